@@ -1,0 +1,58 @@
+# hilock: the two commands are `make demo` and `make test` (see README.md).
+# Each installs what is missing (Debian packages via apt-get, Python packages
+# into a virtualenv under the build directory), builds and runs.
+
+BUILD ?= build
+JOBS ?= 2
+CMAKE_FLAGS ?=
+export PKG_CONFIG_PATH := $(abspath $(BUILD))/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+
+.PHONY: all deps build demo test test-c test-sanitizers test-asan test-tsan test-valgrind bench clean format
+
+all: build
+
+# Debian packages every target needs; language makefiles add to APT_PACKAGES.
+APT_PACKAGES := build-essential cmake pkg-config libhiredis-dev uuid-dev \
+	redis-server redis-sentinel valgrind
+
+include mk/*.mk
+
+deps:
+	@APT_PACKAGES="$(APT_PACKAGES)" sh tools/install-deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHILOCK_BUILD_LUA=ON $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+test-c: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+
+test-asan: deps
+	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DHILOCK_SANITIZE=address -DHILOCK_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-asan -j$(JOBS)
+	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE nosan
+
+test-tsan: deps
+	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DHILOCK_SANITIZE=thread -DHILOCK_BUILD_BENCH=OFF
+	cmake --build $(BUILD)-tsan -j$(JOBS)
+	cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE nosan
+
+test-valgrind: build
+	cd $(BUILD) && HILOCK_VALGRIND=1 ctest --output-on-failure -j$(JOBS) --timeout 600 -L valgrind
+
+test-sanitizers: test-asan test-tsan test-valgrind
+
+# Language targets (test-python, test-lua, test-go) come from mk/*.mk.
+test: test-c test-sanitizers $(LANG_TESTS)
+	@echo "make test: all suites passed"
+
+demo: build $(LANG_DEMO_DEPS)
+	sh examples/run-demo.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
+
+format:
+	clang-format -i core/include/*.h core/include/hilock/*.h core/src/*.c core/src/*.h tests/*.c tests/*.h examples/c/*.c bench/*.c

@@ -1,0 +1,320 @@
+/*
+ * hilock: Redisson-compatible distributed locks on Redis.
+ *
+ * The stable C ABI. Only opaque handles cross it; every fallible function
+ * returns an int status (0 = HL_OK, negative = an error from the table
+ * below) and, on failure, leaves a message for the calling thread in
+ * hl_error_last().
+ *
+ * Conventions
+ *   - Output parameters come first and are named out*; they are written only
+ *     on HL_OK.
+ *   - Durations are milliseconds as int64_t. For a wait, -1 means "forever"
+ *     and 0 means "one attempt". For a lease, -1 means "no lease: the
+ *     watchdog keeps the lock alive while it is held".
+ *   - Names are binary-safe bytes with a length; NUL bytes are allowed.
+ *   - "Held by someone else" is a normal result (an out flag), not an error.
+ *   - The library never calls user code from its own threads.
+ *
+ * This header is C89, C99, C11 and C++ clean and has no inline or variadic
+ * functions, so bindings can generate their declarations from it.
+ */
+#ifndef HILOCK_H
+#define HILOCK_H
+
+#ifndef HL_NO_SYSTEM_INCLUDES
+#include <stddef.h>
+#include <stdint.h>
+#endif
+
+#include "hilock/version.h"
+
+#ifndef HL_EXTERN
+#if defined(_WIN32)
+#define HL_EXTERN
+#elif defined(__GNUC__) && !defined(HL_NO_ATTRIBUTES)
+#define HL_EXTERN __attribute__((visibility("default")))
+#else
+#define HL_EXTERN
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Status codes. One list; the numbers are explicit and never reused.
+ * X(NAME, value, message)
+ * ------------------------------------------------------------------------ */
+#define HL_STATUS_MAP(X)                                                       \
+	X(OK, 0, "success")                                                    \
+	X(EINVAL, -1, "invalid argument")                                      \
+	X(ENOMEM, -2, "out of memory")                                         \
+	X(ETIMEDOUT, -3, "timed out")                                          \
+	X(EINTERRUPTED, -4, "interrupted")                                     \
+	X(ENOTHELD, -5, "lock not held by this owner")                         \
+	X(ELOST, -6, "lock was lost while held")                               \
+	X(ECLOSED, -7, "client is closed")                                     \
+	X(EFORKED, -8, "client was created in another process (fork)")         \
+	X(ECONNECT, -9, "cannot connect to redis")                             \
+	X(EAUTH, -10, "redis authentication failed")                           \
+	X(EIO, -11, "connection to redis failed")                              \
+	X(EREDIS, -12, "redis replied with an error")                          \
+	X(EPROTOCOL, -13, "unexpected reply from redis")                       \
+	X(ESYSTEM, -14, "operating system error")
+
+#define HL_STATUS_ENUM_(name, value, msg) HL_##name = value,
+typedef enum hl_status {
+	HL_STATUS_MAP(HL_STATUS_ENUM_) HL_STATUS_LAST_ = -15
+} hl_status;
+#undef HL_STATUS_ENUM_
+
+/* Message of a status code ("timed out"); "unknown status" for others.
+ * Never NULL; static storage. Any thread. */
+HL_EXTERN const char *hl_status_str(int status);
+
+/* Name of a status code ("HL_ETIMEDOUT"); "HL_UNKNOWN" for others.
+ * Never NULL; static storage. Any thread. */
+HL_EXTERN const char *hl_status_name(int status);
+
+/* Detail of the last failure of a hilock call on the calling thread, for
+ * example "redis://h:1: connection refused". Never NULL ("" if none).
+ * Valid until the next hilock call on this thread. */
+HL_EXTERN const char *hl_error_last(void);
+
+/* Status code of the last failure on the calling thread (HL_OK if none). */
+HL_EXTERN int hl_error_last_code(void);
+
+/* ------------------------------------------------------------------------
+ * Version
+ * ------------------------------------------------------------------------ */
+
+/* The version string of the library loaded at run time ("0.1.0"). */
+HL_EXTERN const char *hl_version(void);
+
+/* major * 10000 + minor * 100 + patch of the library loaded at run time. */
+HL_EXTERN int hl_version_number(void);
+
+/* ------------------------------------------------------------------------
+ * Handles
+ * ------------------------------------------------------------------------ */
+
+/* A connection to one Redis deployment: command connections, a subscriber
+ * connection, a watchdog thread, and a client id (UUID). Thread-safe. */
+typedef struct hl_client hl_client;
+
+/* A reentrant lock (Redisson RLock): a name plus a reference to its
+ * client. Cheap. A handle may be used by several threads at once; each
+ * thread is its own owner unless the handle has an explicit owner. */
+typedef struct hl_lock hl_lock;
+
+/* A cancellation flag for blocking calls. Trigger it from any thread to
+ * make a blocking call that was given it return HL_EINTERRUPTED. Sticky:
+ * once triggered it stays so until hl_cancel_reset(). */
+typedef struct hl_cancel hl_cancel;
+
+/* ------------------------------------------------------------------------
+ * Client options (versioned, append-only)
+ * ------------------------------------------------------------------------ */
+#define HL_CLIENT_OPTIONS_VERSION 1
+
+typedef struct hl_client_options {
+	unsigned int version;        /* HL_CLIENT_OPTIONS_VERSION */
+	int64_t watchdog_timeout_ms; /* lease of a lock taken without one,
+	                                renewed every third; default 30000 */
+	int64_t connect_timeout_ms;  /* default 10000 */
+	int64_t command_timeout_ms;  /* one command's reply; default 3000 */
+	int retry_attempts;          /* retries of a failed command (only where
+	                                it cannot apply twice); default 4 */
+	int64_t retry_delay_ms;      /* base of the backoff; default 1000 */
+	const char *client_name;     /* CLIENT SETNAME; NULL: none. Copied. */
+	int pool_size;               /* command connections; default 4 */
+	int64_t subscription_timeout_ms; /* waiting for SUBSCRIBE; 7500 */
+} hl_client_options;
+
+#define HL_CLIENT_OPTIONS_INIT                                                 \
+	{ HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL, 4, 7500 }
+
+/* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT.
+ * Returns HL_OK, or HL_EINVAL for a NULL opts or an unknown version. */
+HL_EXTERN int hl_client_options_init(hl_client_options *opts,
+                                     unsigned int version);
+
+/* ------------------------------------------------------------------------
+ * Client
+ * ------------------------------------------------------------------------ */
+
+/* Connect to Redis and start the client's threads.
+ *
+ * url: "redis://[[user]:password@]host[:port][/db]" (default port 6379,
+ *      db 0; user and password are percent-decoded) or
+ *      "unix:///path/to/redis.sock[?db=N]" (user and password as above:
+ *      "unix://[[user]:password@]/path").
+ * opts: NULL for the defaults. Not retained.
+ * On HL_OK *out owns a new client; release it with hl_client_free().
+ * Returns HL_OK, HL_EINVAL (bad url or option), HL_ECONNECT, HL_EAUTH,
+ * HL_EREDIS (SELECT or SETNAME refused), HL_ENOMEM, HL_ESYSTEM.
+ * Any thread. */
+HL_EXTERN int hl_client_new(hl_client **out, const char *url,
+                            const hl_client_options *opts);
+
+/* Close the client: wake every blocked call (they return HL_ECLOSED), stop
+ * renewing its locks (their leases then run out; nothing is unlocked), stop
+ * its threads, close its connections. Handles stay valid and return
+ * HL_ECLOSED. Idempotent; NULL is ignored. Any thread except the client's
+ * own (there are none the user can run on). In a child process after
+ * fork() it only drops the inherited sockets: it never touches the
+ * parent's locks. */
+HL_EXTERN void hl_client_close(hl_client *client);
+
+/* Close (as hl_client_close) and drop the caller's reference. The memory is
+ * freed when the last lock handle made from it is freed too. NULL is
+ * ignored. The client pointer must not be used afterwards. */
+HL_EXTERN void hl_client_free(hl_client *client);
+
+/* The client's UUID (36 lowercase characters), the first part of every
+ * owner string it writes. Static for the client's life. NULL for NULL. */
+HL_EXTERN const char *hl_client_id(const hl_client *client);
+
+/* A new owner id, unique in this process for its whole life, for handles
+ * whose owner is not the calling OS thread (goroutines, asyncio tasks).
+ * Never 0. Any thread. */
+HL_EXTERN uint64_t hl_owner_id_new(void);
+
+/* The owner id the calling thread uses by default (assigned on first use,
+ * never reused in this process). Any thread. */
+HL_EXTERN uint64_t hl_thread_owner_id(void);
+
+/* Wake every call of this client blocked right now (they return
+ * HL_EINTERRUPTED). Any thread. Returns HL_OK or HL_EINVAL. */
+HL_EXTERN int hl_client_interrupt(hl_client *client);
+
+/* ------------------------------------------------------------------------
+ * Cancellation
+ * ------------------------------------------------------------------------ */
+
+/* A new, untriggered flag. Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
+HL_EXTERN int hl_cancel_new(hl_cancel **out);
+
+/* Trigger: blocked calls given this flag return HL_EINTERRUPTED promptly,
+ * and later calls given it return HL_EINTERRUPTED at once. Any thread (not
+ * from a signal handler). NULL is ignored. */
+HL_EXTERN void hl_cancel_trigger(hl_cancel *cancel);
+
+/* Untrigger. Any thread. NULL is ignored. */
+HL_EXTERN void hl_cancel_reset(hl_cancel *cancel);
+
+/* 1 if triggered, 0 if not or NULL. */
+HL_EXTERN int hl_cancel_is_triggered(const hl_cancel *cancel);
+
+/* Free. No call may be using it. NULL is ignored. */
+HL_EXTERN void hl_cancel_free(hl_cancel *cancel);
+
+/* ------------------------------------------------------------------------
+ * Reentrant lock (Redisson RLock; hash <name>, channel
+ * redisson_lock__channel:{name})
+ * ------------------------------------------------------------------------ */
+
+/* A handle for the lock called name (name_len bytes, 1 to 65536, any byte
+ * values). Keeps a reference to client. Does not touch Redis.
+ * Returns HL_OK, HL_EINVAL (NULL or empty or too long name), HL_ECLOSED,
+ * HL_EFORKED, HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
+                          size_t name_len);
+
+/* Free the handle. Neither releases the lock nor stops its renewal: only
+ * unlock, hl_lock_abandon() or closing the client does. No call may be using
+ * the handle. NULL is ignored. */
+HL_EXTERN void hl_lock_free(hl_lock *lock);
+
+/* Give the handle an explicit owner id (from hl_owner_id_new()): every
+ * thread using the handle then acts as that one owner. 0 returns to the
+ * default (each calling thread is its own owner). Set it before sharing
+ * the handle. Returns HL_OK or HL_EINVAL. */
+HL_EXTERN int hl_lock_set_owner(hl_lock *lock, uint64_t owner_id);
+
+/* Write the owner string this handle uses from the calling thread
+ * ("<client uuid>:<owner id>", the hash field in Redis) into buf, NUL
+ * terminated. *out_len (if not NULL) gets its length. Returns HL_OK, or
+ * HL_EINVAL when buf is NULL or smaller than the string plus its NUL (then
+ * *out_len still gets the length). */
+HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
+                            size_t buf_len);
+
+/* Acquire, waiting at most wait_ms (-1: forever; 0: one attempt).
+ * lease_ms: -1 for the watchdog (renewed while held), or a fixed lease
+ * (1 ms to 2^40 ms) after which Redis frees the lock. Reentrant: an owner
+ * that holds the lock gets it again and its hold count grows.
+ * *out_acquired = 1 if acquired, 0 if the wait ran out first.
+ * cancel: NULL, or a flag that interrupts the wait.
+ * Returns HL_OK (see *out_acquired), HL_EINTERRUPTED (cancel triggered, or
+ * hl_client_interrupt()), HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_EIO,
+ * HL_EREDIS. Any thread; blocks the calling thread only. */
+HL_EXTERN int hl_lock_try_acquire(int *out_acquired, hl_lock *lock,
+                                  int64_t wait_ms, int64_t lease_ms,
+                                  hl_cancel *cancel);
+
+/* Acquire, waiting as long as it takes (or until cancel is triggered).
+ * Same as hl_lock_try_acquire() with wait_ms -1. Returns HL_OK when
+ * acquired, or an error as above; never "not acquired". */
+HL_EXTERN int hl_lock_acquire(hl_lock *lock, int64_t lease_ms,
+                              hl_cancel *cancel);
+
+/* Release one hold of this owner; at zero the lock is deleted and one
+ * waiter (in any process, Redisson's too) is woken.
+ * *out_released (may be NULL): 1 if the lock is now free, 0 if this owner
+ * still holds it (reentrant holds remain).
+ * Returns HL_OK, HL_ENOTHELD (this owner does not hold it; the lock is
+ * untouched), HL_ELOST (the watchdog had found the hold lost; nothing to
+ * release), HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. Any thread. */
+HL_EXTERN int hl_lock_release(int *out_released, hl_lock *lock);
+
+/* Delete the lock whoever holds it, and wake a waiter.
+ * *out_existed (may be NULL): 1 if it was locked.
+ * Returns HL_OK, HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. */
+HL_EXTERN int hl_lock_force_unlock(int *out_existed, hl_lock *lock);
+
+/* *out = 1 if anyone holds the lock. Returns HL_OK or an error. */
+HL_EXTERN int hl_lock_is_locked(int *out, hl_lock *lock);
+
+/* *out = 1 if this handle's owner (calling thread) holds it. */
+HL_EXTERN int hl_lock_is_held(int *out, hl_lock *lock);
+
+/* *out = this owner's hold count (0 if it does not hold it). */
+HL_EXTERN int hl_lock_hold_count(int64_t *out, hl_lock *lock);
+
+/* *out = remaining time to live in ms; -2 if the lock is free, -1 if it
+ * has no expiry. */
+HL_EXTERN int hl_lock_ttl(int64_t *out, hl_lock *lock);
+
+/* *out = 1 if the watchdog found this owner's current hold lost (the key
+ * vanished, another owner has it, or Redis stayed unreachable until the
+ * lease ended). Cleared by the next acquire or release of this owner.
+ * Local: no round trip. */
+HL_EXTERN int hl_lock_is_lost(int *out, hl_lock *lock);
+
+/* Wait until this owner's hold is found lost, at most timeout_ms (-1:
+ * forever). *out_lost = 1 if lost, 0 if the time ran out, or the owner holds
+ * nothing watched (not held, or released). Returns HL_OK, HL_EINTERRUPTED,
+ * HL_ECLOSED, HL_EINVAL. */
+HL_EXTERN int hl_lock_wait_lost(int *out_lost, hl_lock *lock,
+                                int64_t timeout_ms, hl_cancel *cancel);
+
+/* A file descriptor that becomes readable when this owner's current hold is
+ * found lost (for poll/epoll/select). Owned by the library: do not read or
+ * close it; valid until this owner's hold ends (release or re-acquire
+ * after loss) or the client is closed. Returns HL_OK, HL_ENOTHELD (this
+ * owner has no hold known to this client), HL_ESYSTEM. */
+HL_EXTERN int hl_lock_lost_fd(int *out_fd, hl_lock *lock);
+
+/* Stop renewing this owner's hold without releasing it: its lease then runs
+ * out (for an owner that died holding the lock). Returns HL_OK (also when
+ * there was nothing to stop), HL_EINVAL. */
+HL_EXTERN int hl_lock_abandon(hl_lock *lock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HILOCK_H */

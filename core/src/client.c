@@ -1,0 +1,618 @@
+/* The client: options, lifecycle, the connection pool, commands with the
+ * retry policy, owner ids, fork and thread-exit handling. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <uuid/uuid.h>
+
+atomic_uint hl__fork_generation;
+
+/* Owner ids: one process-wide sequence, never reused (an OS thread id is
+ * reused after the thread exits, and the new thread would inherit a dead
+ * thread's hold). */
+static atomic_uint_fast64_t owner_seq;
+static _Thread_local uint64_t tl_owner;
+
+/* Live clients, so a thread's exit can drop its holds everywhere. */
+static pthread_mutex_t live_mu = PTHREAD_MUTEX_INITIALIZER;
+static hl_client *live_clients;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_key_t thread_key;
+
+static void on_fork_child(void)
+{
+	atomic_fetch_add(&hl__fork_generation, 1);
+	/* The child has one thread; the list lock may have been held by a
+	 * parent thread at fork time. */
+	pthread_mutex_init(&live_mu, NULL);
+	live_clients = NULL;
+	tl_owner = 0;
+}
+
+/* A thread that exits while it holds locks stops being renewed in every
+ * client, so its leases run out instead of being renewed for ever. */
+static void on_thread_exit(void *value)
+{
+	uint64_t id = (uint64_t)(uintptr_t)value;
+	hl_client *c;
+	if (!id)
+		return;
+	pthread_mutex_lock(&live_mu);
+	for (c = live_clients; c; c = c->next_live)
+		hl__holds_drop_owner(c, id);
+	pthread_mutex_unlock(&live_mu);
+}
+
+static void init_once(void)
+{
+	pthread_atfork(NULL, NULL, on_fork_child);
+	pthread_key_create(&thread_key, on_thread_exit);
+	{
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		srand((unsigned)(ts.tv_nsec ^ getpid()));
+	}
+}
+
+uint64_t hl_owner_id_new(void)
+{
+	return atomic_fetch_add(&owner_seq, 1) + 1;
+}
+
+uint64_t hl_thread_owner_id(void)
+{
+	if (!tl_owner) {
+		pthread_once(&once, init_once);
+		tl_owner = hl_owner_id_new();
+		/* Registers the exit hook; the value is the owner id. */
+		pthread_setspecific(thread_key, (void *)(uintptr_t)tl_owner);
+	}
+	return tl_owner;
+}
+
+uint64_t hl__effective_owner(const hl_lock *lock)
+{
+	return lock->owner_id ? lock->owner_id : hl_thread_owner_id();
+}
+
+size_t hl__owner_string(char *buf, const hl_client *c, uint64_t owner_id)
+{
+	int n = snprintf(buf, HL_OWNER_MAX, "%s:%llu", c->id,
+	                 (unsigned long long)owner_id);
+	return (size_t)n;
+}
+
+int hl_client_options_init(hl_client_options *opts, unsigned int version)
+{
+	hl_client_options def = HL_CLIENT_OPTIONS_INIT;
+	if (!opts)
+		return hl__fail(HL_EINVAL, "options is NULL");
+	if (version != HL_CLIENT_OPTIONS_VERSION)
+		return hl__fail(HL_EINVAL,
+		                "options version %u is not supported (this "
+		                "library knows version %u)",
+		                version, HL_CLIENT_OPTIONS_VERSION);
+	*opts = def;
+	return HL_OK;
+}
+
+static int check_ms(const char *what, int64_t v, int64_t lo)
+{
+	if (v < lo || v > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL, "option %s = %lld out of range", what,
+		                (long long)v);
+	return HL_OK;
+}
+
+static int conf_init(hl_conf *conf, const char *url,
+                     const hl_client_options *o)
+{
+	int rc;
+	memset(conf, 0, sizeof(*conf));
+	if (o->version != HL_CLIENT_OPTIONS_VERSION)
+		return hl__fail(HL_EINVAL,
+		                "options version %u is not supported; use "
+		                "HL_CLIENT_OPTIONS_INIT or "
+		                "hl_client_options_init()",
+		                o->version);
+	if ((rc = check_ms("watchdog_timeout_ms", o->watchdog_timeout_ms,
+	                   30)) ||
+	    (rc = check_ms("connect_timeout_ms", o->connect_timeout_ms, 1)) ||
+	    (rc = check_ms("command_timeout_ms", o->command_timeout_ms, 1)) ||
+	    (rc = check_ms("retry_delay_ms", o->retry_delay_ms, 0)) ||
+	    (rc = check_ms("subscription_timeout_ms",
+	                   o->subscription_timeout_ms, 1)))
+		return rc;
+	if (o->retry_attempts < 0 || o->retry_attempts > 100)
+		return hl__fail(HL_EINVAL, "option retry_attempts = %d out of "
+		                           "range 0-100",
+		                o->retry_attempts);
+	if (o->pool_size < 1 || o->pool_size > 1024)
+		return hl__fail(HL_EINVAL,
+		                "option pool_size = %d out of range 1-1024",
+		                o->pool_size);
+	if (o->client_name && (strpbrk(o->client_name, " \n\r\t") ||
+	                       strlen(o->client_name) > 512))
+		return hl__fail(HL_EINVAL, "client_name must be at most 512 "
+		                           "characters without spaces");
+	if ((rc = hl__url_parse(&conf->url, url)) != HL_OK)
+		return rc;
+	{
+		char buf[300];
+		if (conf->url.is_unix)
+			snprintf(buf, sizeof(buf), "unix://%.250s",
+			         conf->url.path);
+		else
+			snprintf(buf, sizeof(buf), "redis://%.250s:%d",
+			         conf->url.host, conf->url.port);
+		conf->url_text = strdup(buf);
+	}
+	conf->watchdog_ms = o->watchdog_timeout_ms;
+	conf->connect_timeout_ms = o->connect_timeout_ms;
+	conf->command_timeout_ms = o->command_timeout_ms;
+	conf->retry_attempts = o->retry_attempts;
+	conf->retry_delay_ms = o->retry_delay_ms;
+	conf->pool_size = o->pool_size;
+	conf->subscription_timeout_ms = o->subscription_timeout_ms;
+	conf->client_name =
+	        (o->client_name && *o->client_name) ? strdup(o->client_name)
+	                                            : NULL;
+	if (!conf->url_text || (o->client_name && *o->client_name &&
+	                        !conf->client_name))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	return HL_OK;
+}
+
+static void conf_clear(hl_conf *conf)
+{
+	hl__url_clear(&conf->url);
+	free(conf->url_text);
+	free(conf->client_name);
+	memset(conf, 0, sizeof(*conf));
+}
+
+/* Load every script once; EVALSHA then needs only their hashes. */
+static int load_scripts(hl_client *c, redisContext *ctx)
+{
+	const char *argv[HL_SCRIPT_COUNT][3];
+	size_t lens[HL_SCRIPT_COUNT][3];
+	const char **argvp[HL_SCRIPT_COUNT];
+	const size_t *lensp[HL_SCRIPT_COUNT];
+	int argcs[HL_SCRIPT_COUNT];
+	redisReply *replies[HL_SCRIPT_COUNT];
+	enum hl_sent sent;
+	int i, rc;
+	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
+		argv[i][0] = "SCRIPT";
+		lens[i][0] = 6;
+		argv[i][1] = "LOAD";
+		lens[i][1] = 4;
+		argv[i][2] = hl__script((enum hl_script_id)i)->source;
+		lens[i][2] = strlen(argv[i][2]);
+		argcs[i] = 3;
+		argvp[i] = argv[i];
+		lensp[i] = lens[i];
+	}
+	rc = hl__conn_roundtrip(ctx, HL_SCRIPT_COUNT, argcs, argvp, lensp,
+	                        replies, &sent);
+	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
+		redisReply *r = replies[i];
+		if (rc == HL_OK) {
+			if (r->type == REDIS_REPLY_STRING && r->len == 40) {
+				memcpy(c->sha[i], r->str, 40);
+				c->sha[i][40] = '\0';
+			} else {
+				rc = hl__fail(HL_EREDIS,
+				              "%s: SCRIPT LOAD of %s failed: %s",
+				              c->conf.url_text,
+				              hl__script((enum hl_script_id)i)
+				                      ->name,
+				              r->type == REDIS_REPLY_ERROR
+				                      ? r->str
+				                      : "unexpected reply");
+			}
+		}
+		if (r)
+			freeReplyObject(r);
+	}
+	return rc;
+}
+
+int hl_client_new(hl_client **out, const char *url,
+                  const hl_client_options *opts)
+{
+	hl_client_options def = HL_CLIENT_OPTIONS_INIT;
+	hl_client *c;
+	uuid_t uu;
+	int rc;
+
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	*out = NULL;
+	if (!url)
+		return hl__fail(HL_EINVAL, "url is NULL");
+	pthread_once(&once, init_once);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = conf_init(&c->conf, url, opts ? opts : &def)) != HL_OK) {
+		conf_clear(&c->conf);
+		free(c);
+		return rc;
+	}
+	atomic_init(&c->refs, 1);
+	atomic_init(&c->closing, 0);
+	c->fork_gen = atomic_load(&hl__fork_generation);
+	uuid_generate_random(uu);
+	uuid_unparse_lower(uu, c->id);
+	pthread_mutex_init(&c->life_mu, NULL);
+	hl__cond_init(&c->life_cond);
+	pthread_mutex_init(&c->pool_mu, NULL);
+	hl__cond_init(&c->pool_cond);
+	pthread_mutex_init(&c->wait_mu, NULL);
+	pthread_mutex_init(&c->hold_mu, NULL);
+	hl__cond_init(&c->hold_cond);
+	hl__cond_init(&c->wd_cond);
+	c->sub_wake_fd = -1;
+	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
+	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
+	    hl__map_init(&c->holds)) {
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+		goto fail;
+	}
+	/* The first pooled connection proves the server, the credentials
+	 * and the database before the client exists. */
+	if ((rc = hl__conn_open(&c->pool[0].ctx, &c->conf)) != HL_OK)
+		goto fail;
+	if ((rc = load_scripts(c, c->pool[0].ctx)) != HL_OK)
+		goto fail;
+	if ((rc = hl__pubsub_start(c)) != HL_OK)
+		goto fail;
+	if ((rc = hl__watchdog_start(c)) != HL_OK) {
+		hl__pubsub_stop(c);
+		goto fail;
+	}
+	c->threads_live = 1;
+	pthread_mutex_lock(&live_mu);
+	c->next_live = live_clients;
+	live_clients = c;
+	pthread_mutex_unlock(&live_mu);
+	*out = c;
+	return HL_OK;
+fail:
+	if (c->pool && c->pool[0].ctx)
+		redisFree(c->pool[0].ctx);
+	free(c->pool);
+	hl__map_clear(&c->subs);
+	hl__map_clear(&c->gates);
+	hl__map_clear(&c->holds);
+	conf_clear(&c->conf);
+	free(c);
+	return rc;
+}
+
+const char *hl_client_id(const hl_client *c)
+{
+	return c ? c->id : NULL;
+}
+
+int hl__client_enter(hl_client *c)
+{
+	if (!c)
+		return hl__fail(HL_EINVAL, "client is NULL");
+	if (c->fork_gen != atomic_load(&hl__fork_generation))
+		return hl__fail(HL_EFORKED,
+		                "this client was created by process before "
+		                "fork(); create a new client in this process");
+	pthread_mutex_lock(&c->life_mu);
+	if (c->closed) {
+		pthread_mutex_unlock(&c->life_mu);
+		return hl__fail(HL_ECLOSED, "the client is closed");
+	}
+	c->active++;
+	pthread_mutex_unlock(&c->life_mu);
+	return HL_OK;
+}
+
+void hl__client_leave(hl_client *c)
+{
+	pthread_mutex_lock(&c->life_mu);
+	if (--c->active == 0 && c->closed)
+		pthread_cond_broadcast(&c->life_cond);
+	pthread_mutex_unlock(&c->life_mu);
+}
+
+static void unlink_live(hl_client *c)
+{
+	hl_client **pp;
+	pthread_mutex_lock(&live_mu);
+	for (pp = &live_clients; *pp; pp = &(*pp)->next_live)
+		if (*pp == c) {
+			*pp = c->next_live;
+			break;
+		}
+	pthread_mutex_unlock(&live_mu);
+}
+
+static void free_connections(hl_client *c)
+{
+	int i;
+	for (i = 0; i < c->conf.pool_size; i++)
+		if (c->pool[i].ctx) {
+			redisFree(c->pool[i].ctx);
+			c->pool[i].ctx = NULL;
+		}
+}
+
+void hl_client_close(hl_client *c)
+{
+	if (!c)
+		return;
+	if (c->fork_gen != atomic_load(&hl__fork_generation)) {
+		/* A child after fork(): the client's threads and locks belong
+		 * to the parent. Only drop the inherited sockets (closing a
+		 * descriptor here leaves the parent's connection intact);
+		 * locks copied from the parent's threads may be held, so take
+		 * none. */
+		if (c->closed)
+			return;
+		c->closed = 1;
+		free_connections(c);
+		if (c->sub_ctx) {
+			redisFree(c->sub_ctx);
+			c->sub_ctx = NULL;
+		}
+		if (c->wd_ctx) {
+			redisFree(c->wd_ctx);
+			c->wd_ctx = NULL;
+		}
+		if (c->sub_wake_fd >= 0) {
+			close(c->sub_wake_fd);
+			c->sub_wake_fd = -1;
+		}
+		c->threads_live = 0;
+		return;
+	}
+	pthread_mutex_lock(&c->life_mu);
+	if (c->closed) {
+		pthread_mutex_unlock(&c->life_mu);
+		return;
+	}
+	c->closed = 1;
+	atomic_store(&c->closing, 1);
+	pthread_mutex_unlock(&c->life_mu);
+
+	/* Wake whatever is blocked: waiters, pool waiters, lost waiters. */
+	hl__pubsub_wake_all(c);
+	pthread_mutex_lock(&c->pool_mu);
+	pthread_cond_broadcast(&c->pool_cond);
+	pthread_mutex_unlock(&c->pool_mu);
+	pthread_mutex_lock(&c->hold_mu);
+	pthread_cond_broadcast(&c->hold_cond);
+	pthread_mutex_unlock(&c->hold_mu);
+
+	/* Calls in flight finish (bounded by the command timeout). */
+	pthread_mutex_lock(&c->life_mu);
+	while (c->active > 0)
+		pthread_cond_wait(&c->life_cond, &c->life_mu);
+	pthread_mutex_unlock(&c->life_mu);
+
+	unlink_live(c);
+	if (c->threads_live) {
+		hl__watchdog_stop(c);
+		hl__pubsub_stop(c);
+		c->threads_live = 0;
+	}
+	free_connections(c);
+	hl__holds_free_all(c);
+}
+
+static void client_destroy(hl_client *c)
+{
+	int forked = c->fork_gen != atomic_load(&hl__fork_generation);
+	if (!forked) {
+		pthread_mutex_destroy(&c->life_mu);
+		pthread_cond_destroy(&c->life_cond);
+		pthread_mutex_destroy(&c->pool_mu);
+		pthread_cond_destroy(&c->pool_cond);
+		pthread_mutex_destroy(&c->wait_mu);
+		pthread_mutex_destroy(&c->hold_mu);
+		pthread_cond_destroy(&c->hold_cond);
+		pthread_cond_destroy(&c->wd_cond);
+	} else {
+		/* The parent's holds, copied: forget them unseen. */
+		hl__holds_free_all(c);
+	}
+	free(c->pool);
+	hl__map_clear(&c->subs);
+	hl__map_clear(&c->gates);
+	hl__map_clear(&c->holds);
+	free(c->heap);
+	conf_clear(&c->conf);
+	free(c);
+}
+
+void hl__client_unref(hl_client *c)
+{
+	if (atomic_fetch_sub(&c->refs, 1) == 1)
+		client_destroy(c);
+}
+
+void hl_client_free(hl_client *c)
+{
+	if (!c)
+		return;
+	hl_client_close(c);
+	hl__client_unref(c);
+}
+
+int hl_client_interrupt(hl_client *c)
+{
+	int rc = hl__client_enter(c);
+	if (rc != HL_OK)
+		return rc;
+	hl__pubsub_wake_all(c);
+	hl__client_leave(c);
+	return HL_OK;
+}
+
+/* ---- the pool ----------------------------------------------------------- */
+
+static int pool_take(hl_client *c, int *out)
+{
+	int i, pick = -1;
+	pthread_mutex_lock(&c->pool_mu);
+	for (;;) {
+		if (atomic_load(&c->closing)) {
+			pthread_mutex_unlock(&c->pool_mu);
+			return hl__fail(HL_ECLOSED, "the client is closed");
+		}
+		/* Prefer an open connection; else any free slot. */
+		for (i = 0; i < c->conf.pool_size; i++) {
+			if (c->pool[i].busy)
+				continue;
+			if (c->pool[i].ctx) {
+				pick = i;
+				break;
+			}
+			if (pick < 0)
+				pick = i;
+		}
+		if (pick >= 0)
+			break;
+		c->pool_waiting++;
+		pthread_cond_wait(&c->pool_cond, &c->pool_mu);
+		c->pool_waiting--;
+	}
+	c->pool[pick].busy = 1;
+	pthread_mutex_unlock(&c->pool_mu);
+	*out = pick;
+	return HL_OK;
+}
+
+static void pool_give(hl_client *c, int i)
+{
+	pthread_mutex_lock(&c->pool_mu);
+	c->pool[i].busy = 0;
+	if (c->pool_waiting)
+		pthread_cond_signal(&c->pool_cond);
+	pthread_mutex_unlock(&c->pool_mu);
+}
+
+/* Sleep up to ms, returning early when the client closes. */
+static void nap(hl_client *c, int64_t ms)
+{
+	int64_t deadline = hl__now_ms() + ms;
+	pthread_mutex_lock(&c->life_mu);
+	while (!c->closed && hl__now_ms() < deadline)
+		if (hl__cond_wait_until(&c->life_cond, &c->life_mu, deadline) ==
+		    ETIMEDOUT)
+			break;
+	pthread_mutex_unlock(&c->life_mu);
+}
+
+int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
+                const size_t *lens, int idempotent, enum hl_sent *sentp)
+{
+	int slot = 0, rc, attempt;
+	enum hl_sent sent = HL_SENT_NOTHING;
+	*out = NULL;
+	if ((rc = pool_take(c, &slot)) != HL_OK)
+		return rc;
+	for (attempt = 0;; attempt++) {
+		redisContext *ctx = c->pool[slot].ctx;
+		redisReply *reply = NULL;
+		const char **av = argv;
+		const size_t *al = lens;
+		if (!ctx) {
+			rc = hl__conn_open(&ctx, &c->conf);
+			if (rc == HL_ECONNECT) {
+				/* Nothing sent: try again after a pause. */
+				sent = HL_SENT_NOTHING;
+				goto retry;
+			}
+			if (rc != HL_OK)
+				break;
+			c->pool[slot].ctx = ctx;
+		}
+		rc = hl__conn_roundtrip(ctx, 1, &argc, &av, &al, &reply,
+		                        &sent);
+		if (rc == HL_OK) {
+			*out = reply;
+			break;
+		}
+		redisFree(ctx);
+		c->pool[slot].ctx = NULL;
+		if (rc != HL_EIO)
+			break;
+		if (sent == HL_SENT_MAYBE && !idempotent)
+			break;
+	retry:
+		if (attempt >= c->conf.retry_attempts ||
+		    atomic_load(&c->closing)) {
+			if (rc == HL_ECONNECT)
+				rc = hl__fail(HL_EIO, "%s: redis unreachable "
+				                      "after %d attempts: %s",
+				              c->conf.url_text, attempt + 1,
+				              hl_error_last());
+			break;
+		}
+		/* A broken pooled connection is common after a restart and
+		 * costs nothing to replace: retry the first time at once. */
+		if (attempt > 0 || rc == HL_ECONNECT)
+			nap(c, hl__jitter_delay(c->conf.retry_delay_ms,
+			                        attempt));
+	}
+	pool_give(c, slot);
+	if (sentp)
+		*sentp = sent;
+	return rc;
+}
+
+int hl__reply_error(const redisReply *r, const char *what)
+{
+	return hl__fail(HL_EREDIS, "%s: redis error: %.400s", what,
+	                r->type == REDIS_REPLY_ERROR ? r->str : "?");
+}
+
+int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
+             int nargs, const char **args, const size_t *lens,
+             enum hl_sent *sent)
+{
+	/* argv: EVALSHA sha numkeys keys... args... */
+	const char *argv[3 + 64];
+	size_t alen[3 + 64];
+	char nk[16];
+	int argc = 3 + nargs, rc;
+	if (nargs > 64)
+		return hl__fail(HL_EINVAL, "too many script arguments");
+	snprintf(nk, sizeof(nk), "%d", nkeys);
+	argv[0] = "EVALSHA";
+	alen[0] = 7;
+	argv[1] = c->sha[id];
+	alen[1] = 40;
+	argv[2] = nk;
+	alen[2] = strlen(nk);
+	memcpy(argv + 3, args, sizeof(*args) * (size_t)nargs);
+	memcpy(alen + 3, lens, sizeof(*lens) * (size_t)nargs);
+	rc = hl__command(c, out, argc, argv, alen, 0, sent);
+	if (rc == HL_OK && (*out)->type == REDIS_REPLY_ERROR &&
+	    strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
+		/* The server lost its script cache (restart, SCRIPT FLUSH):
+		 * EVAL runs it and caches it again. NOSCRIPT means nothing
+		 * ran, so this cannot apply the script twice. */
+		freeReplyObject(*out);
+		*out = NULL;
+		argv[0] = "EVAL";
+		alen[0] = 4;
+		argv[1] = hl__script(id)->source;
+		alen[1] = strlen(argv[1]);
+		rc = hl__command(c, out, argc, argv, alen, 0, sent);
+	}
+	return rc;
+}

@@ -1,0 +1,296 @@
+/*
+ * Private declarations shared by the core's translation units.
+ * Nothing here is part of the ABI; hiredis appears only below this line.
+ */
+#ifndef HL_INTERNAL_H
+#define HL_INTERNAL_H
+
+#include "hilock.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <hiredis/hiredis.h>
+
+#define HL_UUID_LEN 36
+/* "<uuid>:<uint64>" */
+#define HL_OWNER_MAX (HL_UUID_LEN + 1 + 20 + 1)
+#define HL_NAME_MAX 65536
+/* Longest lease or wait we accept: 2^40 ms is about 34 years. */
+#define HL_TIME_MAX ((int64_t)1 << 40)
+
+/* ---- errors (status.c) ---------------------------------------------- */
+#if defined(__GNUC__)
+#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HL_PRINTF(a, b)
+#endif
+/* Record a failure for hl_error_last() on this thread; returns status. */
+int hl__fail(int status, const char *fmt, ...) HL_PRINTF(2, 3);
+int hl__failv(int status, const char *fmt, va_list ap);
+
+/* ---- time and small helpers (util.c) ---------------------------------- */
+int64_t hl__now_ms(void); /* CLOCK_MONOTONIC */
+/* A condition variable whose timed waits use CLOCK_MONOTONIC. */
+int hl__cond_init(pthread_cond_t *cond);
+/* Wait on cond until deadline_ms (monotonic; -1 forever). 0 or ETIMEDOUT. */
+int hl__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu,
+                        int64_t deadline_ms);
+/* Deadline for a wait of wait_ms from now (-1 stays -1). */
+int64_t hl__deadline(int64_t wait_ms);
+/* Milliseconds left until deadline (-1: forever; never below 0). */
+int64_t hl__remaining(int64_t deadline_ms);
+/* Printable, truncated copy of a binary name for messages. */
+const char *hl__printable(char *buf, size_t buf_len, const char *name,
+                          size_t len);
+int64_t hl__jitter_delay(int64_t base_ms, int attempt);
+
+/* A tiny hash map from byte strings to pointers (separate chaining). */
+typedef struct hl_map_entry {
+	struct hl_map_entry *next;
+	uint64_t hash;
+	size_t key_len;
+	void *value;
+	char key[]; /* key_len bytes */
+} hl_map_entry;
+
+typedef struct hl_map {
+	hl_map_entry **buckets;
+	size_t nbuckets;
+	size_t count;
+} hl_map;
+
+int hl__map_init(hl_map *map);
+void hl__map_clear(hl_map *map); /* frees entries, not values */
+void *hl__map_get(const hl_map *map, const void *key, size_t len);
+/* Insert (key must not be present). Returns 0 or -1 on ENOMEM. */
+int hl__map_put(hl_map *map, const void *key, size_t len, void *value);
+void *hl__map_del(hl_map *map, const void *key, size_t len);
+uint64_t hl__hash(const void *key, size_t len);
+
+/* ---- URL (url.c) -------------------------------------------------------- */
+typedef struct hl_url {
+	int is_unix;
+	char *host; /* tcp */
+	int port;
+	char *path; /* unix */
+	char *user; /* NULL: none */
+	char *password;
+	int db;
+} hl_url;
+
+int hl__url_parse(hl_url *out, const char *url);
+void hl__url_clear(hl_url *url);
+
+/* ---- connections (conn.c) ----------------------------------------------- */
+typedef struct hl_conf {
+	hl_url url;
+	char *url_text; /* for messages, without the password */
+	int64_t watchdog_ms;
+	int64_t connect_timeout_ms;
+	int64_t command_timeout_ms;
+	int retry_attempts;
+	int64_t retry_delay_ms;
+	char *client_name;
+	int pool_size;
+	int64_t subscription_timeout_ms;
+} hl_conf;
+
+/* Connect and run the handshake (AUTH, SELECT, CLIENT SETNAME). */
+int hl__conn_open(redisContext **out, const hl_conf *conf);
+
+/* How a failed round trip ended, for the retry policy. */
+enum hl_sent {
+	HL_SENT_NOTHING = 0, /* nothing reached Redis: safe to retry */
+	HL_SENT_MAYBE = 1    /* the command may have run */
+};
+
+/* Send argc commands pipelined (each given as its argv) and read replies.
+ * On failure replies[] holds what was read (others NULL), *sent says
+ * whether a retry could apply a command twice, and the context is unusable.
+ */
+int hl__conn_roundtrip(redisContext *ctx, int ncmd, const int *argcs,
+                       const char **const *argvs, const size_t *const *lens,
+                       redisReply **replies, enum hl_sent *sent);
+
+#include "scripts.h"
+
+/* ---- the client (client.c) ---------------------------------------------- */
+typedef struct hl_pool_conn {
+	redisContext *ctx;
+	int busy;
+} hl_pool_conn;
+
+struct hl_waiter;
+struct hl_hold;
+
+struct hl_client {
+	atomic_int refs; /* the user's reference + one per lock handle */
+	unsigned fork_gen;
+	char id[HL_UUID_LEN + 1];
+	hl_conf conf;
+
+	/* lifecycle */
+	pthread_mutex_t life_mu;
+	pthread_cond_t life_cond;
+	int closed;       /* under life_mu; also read atomically below */
+	atomic_int closing;
+	int active;       /* calls inside the client, under life_mu */
+	int threads_live; /* subscriber + watchdog started */
+
+	/* script hashes (40 hex + NUL), filled at connect */
+	char sha[HL_SCRIPT_COUNT][41];
+
+	/* command connection pool */
+	pthread_mutex_t pool_mu;
+	pthread_cond_t pool_cond;
+	hl_pool_conn *pool;
+	int pool_waiting;
+
+	/* waiting: subscriptions, per-name gates, waiter list (pubsub.c) */
+	pthread_mutex_t wait_mu;
+	hl_map subs;
+	hl_map gates;
+	struct hl_waiter *waiters; /* every blocked call, for interrupts */
+	uint64_t interrupt_gen;
+	pthread_t sub_thread;
+	int sub_wake_fd; /* eventfd the subscriber thread polls */
+	redisContext *sub_ctx;
+	int sub_connected;
+
+	/* holds and the watchdog (watchdog.c) */
+	pthread_mutex_t hold_mu;
+	pthread_cond_t hold_cond; /* lost or released: wakes wait_lost */
+	pthread_cond_t wd_cond;   /* wakes the watchdog thread */
+	hl_map holds;             /* key: owner id (8 bytes) + name */
+	struct hl_hold **heap;    /* by next renewal/expiry */
+	size_t heap_len, heap_cap;
+	int wd_stop;
+	pthread_t wd_thread;
+	redisContext *wd_ctx;
+
+	struct hl_client *next_live; /* global list, for thread exits */
+};
+
+struct hl_lock {
+	hl_client *client;
+	uint64_t owner_id; /* 0: the calling thread */
+	size_t name_len;
+	char *name;
+	size_t channel_len;
+	char *channel;
+};
+
+/* Enter/leave a public call: checks NULL, fork and close. */
+int hl__client_enter(hl_client *client);
+void hl__client_leave(hl_client *client);
+void hl__client_unref(hl_client *client);
+
+/* Run one command (argv form) on a pooled connection, with the retry
+ * policy: reconnect and retry while nothing was sent, or always when
+ * idempotent. *out is a reply (possibly an error reply) to freeReplyObject.
+ */
+int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
+                const size_t *lens, int idempotent, enum hl_sent *sent);
+/* EVALSHA with NOSCRIPT fallback to EVAL. */
+int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
+             int nargs, const char **args, const size_t *lens,
+             enum hl_sent *sent);
+/* Turn an error reply into a status (HL_EREDIS) with its text. */
+int hl__reply_error(const redisReply *r, const char *what);
+
+/* Owner string of the calling thread or the explicit owner. */
+uint64_t hl__effective_owner(const hl_lock *lock);
+size_t hl__owner_string(char *buf, const hl_client *c, uint64_t owner_id);
+
+extern atomic_uint hl__fork_generation;
+
+/* ---- cancel (cancel.c) -------------------------------------------------- */
+/* A blocked call registers (its mutex, its condition) so a trigger can wake
+ * it. Register before taking mu; unregister after releasing it. */
+typedef struct hl_cancel_reg {
+	struct hl_cancel_reg *next;
+	pthread_mutex_t *mu;
+	pthread_cond_t *cond;
+} hl_cancel_reg;
+
+void hl__cancel_register(hl_cancel *cancel, hl_cancel_reg *reg);
+void hl__cancel_unregister(hl_cancel *cancel, hl_cancel_reg *reg);
+int hl__cancel_triggered(const hl_cancel *cancel);
+
+/* ---- waiting (pubsub.c) ------------------------------------------------- */
+typedef struct hl_sub {
+	int refs;
+	int state; /* HL_SUB_* */
+	uint64_t gen;
+	struct hl_waiter *waiters;
+	size_t len;
+	char channel[];
+} hl_sub;
+
+typedef struct hl_gate {
+	struct hl_waiter *head, *tail;
+	size_t len;
+	char name[];
+} hl_gate;
+
+typedef struct hl_waiter {
+	pthread_cond_t cond;
+	struct hl_waiter *all_prev, *all_next;   /* client->waiters */
+	struct hl_waiter *gate_prev, *gate_next; /* gate queue */
+	struct hl_waiter *sub_prev, *sub_next;   /* sub->waiters */
+	hl_gate *gate;
+	hl_sub *sub;
+	uint64_t interrupt_gen;
+} hl_waiter;
+
+int hl__pubsub_start(hl_client *c);
+void hl__pubsub_stop(hl_client *c);
+/* Wake the subscriber thread (new or dropped interest). */
+void hl__pubsub_kick(hl_client *c);
+/* Wake local waiters of a channel (after our own unlock). */
+void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len);
+/* Wake every waiter (close, interrupt). */
+void hl__pubsub_wake_all(hl_client *c);
+
+/* ---- holds and the watchdog (watchdog.c) --------------------------------
+ * A hold is this client's record of one owner holding one name. */
+typedef struct hl_hold {
+	uint64_t owner_id;
+	int thread_owner; /* owner is a thread's default id */
+	int64_t count;
+	int64_t lease_ms; /* lease of the last acquisition (-1: watchdog) */
+	int watchdog;     /* renewed by the watchdog */
+	int64_t expires_ms; /* lease holds: when Redis drops it (monotonic) */
+	int64_t confirmed_ms; /* last time Redis confirmed the lease */
+	int64_t due_ms;       /* next renewal or expiry check */
+	size_t heap_index;    /* SIZE_MAX: not in the heap */
+	uint64_t epoch;       /* bumped on every change */
+	int lost;
+	int lost_fd;
+	char owner[HL_OWNER_MAX];
+	size_t key_len;
+	char key[]; /* owner id (8 bytes) + name */
+} hl_hold;
+
+int hl__watchdog_start(hl_client *c);
+void hl__watchdog_stop(hl_client *c);
+/* Record an acquisition confirmed by Redis (count = the new hold count). */
+int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int64_t count, int64_t lease_ms, int64_t sent_ms);
+/* Record a release; result: 1 free, 0 still held, -1 Redis said not held.
+ * Returns HL_OK, or HL_ELOST when the watchdog had found it lost. */
+int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int result);
+/* Local knowledge: count this owner holds (0 if none, or lost/expired);
+ * *lease_ms (if not NULL) gets the lease to keep on a partial release. */
+int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock,
+                             uint64_t owner, int64_t *lease_ms);
+/* Stop renewing and forget every hold of owner (a thread that exited). */
+void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
+void hl__holds_free_all(hl_client *c);
+
+#endif

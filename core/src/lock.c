@@ -1,0 +1,648 @@
+/*
+ * The reentrant lock (Redisson RLock). Acquire is one EVALSHA when the lock
+ * is free; otherwise the caller queues in the client's per-name gate (FIFO,
+ * so only one local thread competes in Redis and a releaser cannot barge
+ * ahead of its neighbours), subscribes to the lock's channel and sleeps
+ * until an unlock message or the holder's TTL, then tries again.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HL_CHANNEL_PREFIX "redisson_lock__channel:"
+
+static int lock_enter(hl_lock *lock)
+{
+	if (!lock)
+		return hl__fail(HL_EINVAL, "lock is NULL");
+	return hl__client_enter(lock->client);
+}
+
+int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
+                size_t name_len)
+{
+	hl_lock *l;
+	size_t plen = sizeof(HL_CHANNEL_PREFIX) - 1;
+	int braces, rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	*out = NULL;
+	if (!name)
+		return hl__fail(HL_EINVAL, "name is NULL");
+	if (name_len == 0)
+		return hl__fail(HL_EINVAL, "name is empty");
+	if (name_len > HL_NAME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "name is %zu bytes; at most %d are allowed",
+		                name_len, HL_NAME_MAX);
+	if ((rc = hl__client_enter(client)) != HL_OK)
+		return rc;
+	l = calloc(1, sizeof(*l));
+	braces = memchr(name, '{', name_len) == NULL;
+	if (l) {
+		l->name = malloc(name_len);
+		l->channel_len = plen + name_len + (braces ? 2 : 0);
+		l->channel = malloc(l->channel_len);
+	}
+	if (!l || !l->name || !l->channel) {
+		if (l) {
+			free(l->name);
+			free(l->channel);
+		}
+		free(l);
+		hl__client_leave(client);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	memcpy(l->name, name, name_len);
+	l->name_len = name_len;
+	/* PROTOCOL 0.2: channel = prefix:{name}, or prefix:name when the name
+	 * already carries a hash tag. */
+	memcpy(l->channel, HL_CHANNEL_PREFIX, plen);
+	if (braces) {
+		l->channel[plen] = '{';
+		memcpy(l->channel + plen + 1, name, name_len);
+		l->channel[plen + 1 + name_len] = '}';
+	} else {
+		memcpy(l->channel + plen, name, name_len);
+	}
+	atomic_fetch_add(&client->refs, 1);
+	l->client = client;
+	hl__client_leave(client);
+	*out = l;
+	return HL_OK;
+}
+
+void hl_lock_free(hl_lock *lock)
+{
+	if (!lock)
+		return;
+	hl__client_unref(lock->client);
+	free(lock->name);
+	free(lock->channel);
+	free(lock);
+}
+
+int hl_lock_set_owner(hl_lock *lock, uint64_t owner_id)
+{
+	if (!lock)
+		return hl__fail(HL_EINVAL, "lock is NULL");
+	lock->owner_id = owner_id;
+	return HL_OK;
+}
+
+int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
+                  size_t buf_len)
+{
+	char tmp[HL_OWNER_MAX];
+	size_t n;
+	if (!lock)
+		return hl__fail(HL_EINVAL, "lock is NULL");
+	n = hl__owner_string(tmp, lock->client, hl__effective_owner(lock));
+	if (out_len)
+		*out_len = n;
+	if (!buf || buf_len < n + 1)
+		return hl__fail(HL_EINVAL, "buffer of %zu bytes is too small "
+		                           "for the owner (%zu + 1)",
+		                buf_len, n);
+	memcpy(buf, tmp, n + 1);
+	return HL_OK;
+}
+
+static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
+{
+	return hl__printable(buf, len, lock->name, lock->name_len);
+}
+
+/* Ask Redis how many holds owner has: used after a round trip that may or
+ * may not have run, to find out which. Returns the count or -1. */
+static int64_t remote_count(hl_client *c, const hl_lock *lock,
+                            const char *owner)
+{
+	const char *argv[3] = {"HGET", lock->name, owner};
+	size_t lens[3] = {4, lock->name_len, strlen(owner)};
+	redisReply *r = NULL;
+	int64_t n = -1;
+	if (hl__command(c, &r, 3, argv, lens, 1, NULL) != HL_OK)
+		return -1;
+	if (r->type == REDIS_REPLY_NIL)
+		n = 0;
+	else if (r->type == REDIS_REPLY_STRING)
+		n = strtoll(r->str, NULL, 10);
+	freeReplyObject(r);
+	return n;
+}
+
+/* One attempt. HL_OK with *acquired = 1 (and the new count), or 0 with the
+ * holder's TTL in *ttl. */
+static int attempt(hl_lock *lock, const char *owner, int64_t local,
+                   int64_t lease, int *acquired, int64_t *count, int64_t *ttl)
+{
+	hl_client *c = lock->client;
+	char leasebuf[24], label[80];
+	const char *args[3];
+	size_t lens[3];
+	redisReply *r = NULL;
+	enum hl_sent sent;
+	int rc;
+
+	snprintf(leasebuf, sizeof(leasebuf), "%lld",
+	         (long long)(lease < 0 ? c->conf.watchdog_ms : lease));
+	args[0] = lock->name;
+	lens[0] = lock->name_len;
+	args[1] = leasebuf;
+	lens[1] = strlen(leasebuf);
+	args[2] = owner;
+	lens[2] = strlen(owner);
+	*acquired = 0;
+	rc = hl__eval(c, &r, HL_SCRIPT_ACQUIRE, 1, 3, args, lens, &sent);
+	if (rc == HL_EIO && sent == HL_SENT_MAYBE) {
+		/* The script may have run. Only this owner changes its own
+		 * field, so its count tells. */
+		int64_t n = remote_count(c, lock, owner);
+		if (n < 0)
+			return rc;
+		if (n > local) {
+			*acquired = 1;
+			*count = n;
+		} else {
+			*ttl = 0; /* try again at once */
+		}
+		return HL_OK;
+	}
+	if (rc != HL_OK)
+		return rc;
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+		*acquired = 1;
+		*count = r->element[0]->integer;
+	} else if (r->type == REDIS_REPLY_INTEGER) {
+		*ttl = r->integer;
+	} else if (r->type == REDIS_REPLY_ERROR) {
+		rc = hl__fail(HL_EREDIS, "acquiring \"%s\": %.300s",
+		              lock_label(lock, label, sizeof(label)), r->str);
+	} else {
+		rc = hl__fail(HL_EPROTOCOL,
+		              "acquiring \"%s\": unexpected reply type %d",
+		              lock_label(lock, label, sizeof(label)), r->type);
+	}
+	freeReplyObject(r);
+	return rc;
+}
+
+static int check_times(int64_t wait_ms, int64_t lease_ms)
+{
+	if (wait_ms < -1 || wait_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "wait_ms = %lld: use -1 (forever), 0 (one "
+		                "attempt) or up to 2^40 ms",
+		                (long long)wait_ms);
+	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "lease_ms = %lld: use -1 (watchdog) or 1 to "
+		                "2^40 ms",
+		                (long long)lease_ms);
+	return HL_OK;
+}
+
+/* ---- the slow path ------------------------------------------------------ */
+
+/* Why a wait ended early, checked under wait_mu. */
+static int wait_stop(hl_client *c, const hl_waiter *w, hl_cancel *cancel)
+{
+	if (atomic_load(&c->closing))
+		return hl__fail(HL_ECLOSED, "the client was closed while "
+		                            "waiting");
+	if (hl__cancel_triggered(cancel) ||
+	    w->interrupt_gen != c->interrupt_gen)
+		return hl__fail(HL_EINTERRUPTED, "waiting for the lock was "
+		                                 "interrupted");
+	return HL_OK;
+}
+
+static void gate_leave(hl_client *c, hl_waiter *w)
+{
+	hl_gate *g = w->gate;
+	if (!g)
+		return;
+	if (w->gate_prev)
+		w->gate_prev->gate_next = w->gate_next;
+	else
+		g->head = w->gate_next;
+	if (w->gate_next)
+		w->gate_next->gate_prev = w->gate_prev;
+	else
+		g->tail = w->gate_prev;
+	w->gate = NULL;
+	if (g->head)
+		pthread_cond_signal(&g->head->cond);
+	else {
+		hl__map_del(&c->gates, g->name, g->len);
+		free(g);
+	}
+}
+
+static int gate_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
+{
+	hl_gate *g = hl__map_get(&c->gates, lock->name, lock->name_len);
+	if (!g) {
+		g = calloc(1, sizeof(*g) + lock->name_len);
+		if (!g)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		g->len = lock->name_len;
+		memcpy(g->name, lock->name, lock->name_len);
+		if (hl__map_put(&c->gates, g->name, g->len, g) != 0) {
+			free(g);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	w->gate = g;
+	w->gate_next = NULL;
+	w->gate_prev = g->tail;
+	if (g->tail)
+		g->tail->gate_next = w;
+	else
+		g->head = w;
+	g->tail = w;
+	return HL_OK;
+}
+
+static int sub_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
+{
+	hl_sub *s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
+	if (!s) {
+		s = calloc(1, sizeof(*s) + lock->channel_len);
+		if (!s)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		s->len = lock->channel_len;
+		memcpy(s->channel, lock->channel, lock->channel_len);
+		if (hl__map_put(&c->subs, s->channel, s->len, s) != 0) {
+			free(s);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	if (s->refs++ == 0)
+		hl__pubsub_kick(c);
+	w->sub = s;
+	w->sub_prev = NULL;
+	w->sub_next = s->waiters;
+	if (s->waiters)
+		s->waiters->sub_prev = w;
+	s->waiters = w;
+	return HL_OK;
+}
+
+static void sub_leave(hl_client *c, hl_waiter *w)
+{
+	hl_sub *s = w->sub;
+	if (!s)
+		return;
+	if (w->sub_prev)
+		w->sub_prev->sub_next = w->sub_next;
+	else
+		s->waiters = w->sub_next;
+	if (w->sub_next)
+		w->sub_next->sub_prev = w->sub_prev;
+	w->sub = NULL;
+	/* The subscriber thread unsubscribes and frees it. */
+	if (--s->refs == 0)
+		hl__pubsub_kick(c);
+}
+
+static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
+                        int64_t lease, int64_t deadline, hl_cancel *cancel,
+                        int *acquired, int64_t *count, int64_t *sent_ms)
+{
+	hl_client *c = lock->client;
+	hl_waiter w;
+	hl_cancel_reg reg;
+	int rc = HL_OK;
+
+	memset(&w, 0, sizeof(w));
+	hl__cond_init(&w.cond);
+	reg.mu = &c->wait_mu;
+	reg.cond = &w.cond;
+	hl__cancel_register(cancel, &reg);
+	pthread_mutex_lock(&c->wait_mu);
+	w.interrupt_gen = c->interrupt_gen;
+	w.all_next = c->waiters;
+	if (c->waiters)
+		c->waiters->all_prev = &w;
+	c->waiters = &w;
+
+	/* A re-entry never queues: the owner already holds it. */
+	if (local == 0 && (rc = gate_join(c, &w, lock)) == HL_OK) {
+		while (w.gate->head != &w) {
+			if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
+				break;
+			if (hl__cond_wait_until(&w.cond, &c->wait_mu,
+			                        deadline) == ETIMEDOUT &&
+			    hl__remaining(deadline) == 0)
+				break;
+		}
+	}
+	if (rc == HL_OK && (!w.gate || w.gate->head == &w))
+		rc = sub_join(c, &w, lock);
+	else if (rc == HL_OK)
+		goto done; /* the wait ran out in the queue */
+
+	while (rc == HL_OK) {
+		uint64_t gen = w.sub->gen;
+		int64_t ttl = 0, until;
+		pthread_mutex_unlock(&c->wait_mu);
+		*sent_ms = hl__now_ms();
+		rc = attempt(lock, owner, local, lease, acquired, count, &ttl);
+		pthread_mutex_lock(&c->wait_mu);
+		if (rc != HL_OK || *acquired)
+			break;
+		if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
+			break;
+		if (hl__remaining(deadline) == 0)
+			break;
+		/* Sleep until a message (or our subscription becoming
+		 * active, or a reconnect) bumps the generation, or the
+		 * holder's lease would end. */
+		if (ttl < 0 || ttl > c->conf.watchdog_ms)
+			ttl = c->conf.watchdog_ms;
+		until = hl__now_ms() + ttl;
+		if (deadline >= 0 && deadline < until)
+			until = deadline;
+		while (w.sub->gen == gen && hl__now_ms() < until) {
+			if (wait_stop(c, &w, cancel) != HL_OK)
+				break;
+			hl__cond_wait_until(&w.cond, &c->wait_mu, until);
+		}
+	}
+done:
+	sub_leave(c, &w);
+	gate_leave(c, &w);
+	if (w.all_prev)
+		w.all_prev->all_next = w.all_next;
+	else
+		c->waiters = w.all_next;
+	if (w.all_next)
+		w.all_next->all_prev = w.all_prev;
+	pthread_mutex_unlock(&c->wait_mu);
+	hl__cancel_unregister(cancel, &reg);
+	pthread_cond_destroy(&w.cond);
+	return rc;
+}
+
+int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
+                        int64_t lease_ms, hl_cancel *cancel)
+{
+	hl_client *c;
+	char owner[HL_OWNER_MAX];
+	uint64_t owner_id;
+	int64_t local, count = 0, ttl = 0, deadline, sent_ms;
+	int rc, acquired = 0, queue_busy = 0;
+
+	if (!out_acquired)
+		return hl__fail(HL_EINVAL, "out_acquired is NULL");
+	*out_acquired = 0;
+	if ((rc = check_times(wait_ms, lease_ms)) != HL_OK)
+		return rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	if (hl__cancel_triggered(cancel)) {
+		hl__client_leave(c);
+		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
+	}
+	deadline = hl__deadline(wait_ms);
+	owner_id = hl__effective_owner(lock);
+	hl__owner_string(owner, c, owner_id);
+	local = hl__hold_local_count(c, lock, owner_id, NULL);
+	if (local == 0 && wait_ms != 0) {
+		/* Someone of this process already waits: queue behind. */
+		pthread_mutex_lock(&c->wait_mu);
+		queue_busy = hl__map_get(&c->gates, lock->name,
+		                         lock->name_len) != NULL;
+		pthread_mutex_unlock(&c->wait_mu);
+	}
+	if (!queue_busy) {
+		sent_ms = hl__now_ms();
+		rc = attempt(lock, owner, local, lease_ms, &acquired, &count,
+		             &ttl);
+		if (rc == HL_OK && !acquired && wait_ms != 0)
+			rc = slow_acquire(lock, owner, local, lease_ms,
+			                  deadline, cancel, &acquired, &count,
+			                  &sent_ms);
+	} else {
+		rc = slow_acquire(lock, owner, local, lease_ms, deadline,
+		                  cancel, &acquired, &count, &sent_ms);
+	}
+	if (rc == HL_OK && acquired) {
+		rc = hl__hold_acquired(c, lock, owner_id, count, lease_ms,
+		                       sent_ms);
+		*out_acquired = rc == HL_OK;
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
+{
+	int acquired = 0;
+	int rc = hl_lock_try_acquire(&acquired, lock, -1, lease_ms, cancel);
+	if (rc == HL_OK && !acquired)
+		rc = hl__fail(HL_ETIMEDOUT, "lock not acquired");
+	return rc;
+}
+
+int hl_lock_release(int *out_released, hl_lock *lock)
+{
+	hl_client *c;
+	char owner[HL_OWNER_MAX], leasebuf[24], label[80];
+	const char *args[6];
+	size_t lens[6];
+	redisReply *r = NULL;
+	enum hl_sent sent;
+	uint64_t owner_id;
+	int64_t local, lease, result = -2;
+	int rc;
+
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	owner_id = hl__effective_owner(lock);
+	hl__owner_string(owner, c, owner_id);
+	local = hl__hold_local_count(c, lock, owner_id, &lease);
+	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)lease);
+	args[0] = lock->name;
+	lens[0] = lock->name_len;
+	args[1] = lock->channel;
+	lens[1] = lock->channel_len;
+	args[2] = "0"; /* Redisson's unlock message */
+	lens[2] = 1;
+	args[3] = leasebuf;
+	lens[3] = strlen(leasebuf);
+	args[4] = owner;
+	lens[4] = strlen(owner);
+	args[5] = "PUBLISH";
+	lens[5] = 7;
+	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 6, args, lens, &sent);
+	if (rc == HL_EIO && sent == HL_SENT_MAYBE && local > 0) {
+		/* Did it run? Our own count tells (only we change it). */
+		int64_t n = remote_count(c, lock, owner);
+		if (n == local - 1) {
+			rc = HL_OK;
+			result = n == 0 ? 1 : 0;
+		}
+	} else if (rc == HL_OK) {
+		if (r->type == REDIS_REPLY_INTEGER)
+			result = r->integer;
+		else if (r->type == REDIS_REPLY_ERROR)
+			rc = hl__fail(HL_EREDIS, "releasing \"%s\": %.300s",
+			              lock_label(lock, label, sizeof(label)),
+			              r->str);
+		else
+			rc = hl__fail(HL_EPROTOCOL,
+			              "releasing \"%s\": unexpected reply",
+			              lock_label(lock, label, sizeof(label)));
+		freeReplyObject(r);
+	}
+	if (rc == HL_OK) {
+		int lrc = hl__hold_released(c, lock, owner_id, (int)result);
+		if (result == 1)
+			hl__pubsub_notify_local(c, lock->channel,
+			                        lock->channel_len);
+		if (result < 0)
+			rc = lrc == HL_ELOST
+			             ? hl__fail(HL_ELOST,
+			                        "\"%s\" was lost while held (the "
+			                        "watchdog found it gone or could "
+			                        "not renew it in time)",
+			                        lock_label(lock, label,
+			                                   sizeof(label)))
+			             : hl__fail(HL_ENOTHELD,
+			                        "\"%s\" is not held by %s",
+			                        lock_label(lock, label,
+			                                   sizeof(label)),
+			                        owner);
+		else if (out_released)
+			*out_released = result == 1;
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
+{
+	hl_client *c;
+	const char *args[4];
+	size_t lens[4];
+	redisReply *r = NULL;
+	char label[80];
+	int rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	args[0] = lock->name;
+	lens[0] = lock->name_len;
+	args[1] = lock->channel;
+	lens[1] = lock->channel_len;
+	args[2] = "0";
+	lens[2] = 1;
+	args[3] = "PUBLISH";
+	lens[3] = 7;
+	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens, NULL);
+	if (rc == HL_OK) {
+		if (r->type == REDIS_REPLY_INTEGER) {
+			if (out_existed)
+				*out_existed = r->integer == 1;
+			if (r->integer == 1)
+				hl__pubsub_notify_local(c, lock->channel,
+				                        lock->channel_len);
+		} else {
+			rc = hl__fail(r->type == REDIS_REPLY_ERROR ? HL_EREDIS
+			                                          : HL_EPROTOCOL,
+			              "force-unlocking \"%s\": %.300s",
+			              lock_label(lock, label, sizeof(label)),
+			              r->type == REDIS_REPLY_ERROR
+			                      ? r->str
+			                      : "unexpected reply");
+		}
+		freeReplyObject(r);
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
+/* A read-only query: one idempotent command, an integer (or nil) back. */
+static int query(hl_lock *lock, const char *cmd, int with_owner,
+                 int64_t *out, int nil_value)
+{
+	hl_client *c;
+	char owner[HL_OWNER_MAX], label[80];
+	const char *argv[3];
+	size_t lens[3];
+	redisReply *r = NULL;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	argv[0] = cmd;
+	lens[0] = strlen(cmd);
+	argv[1] = lock->name;
+	lens[1] = lock->name_len;
+	if (with_owner) {
+		hl__owner_string(owner, c, hl__effective_owner(lock));
+		argv[2] = owner;
+		lens[2] = strlen(owner);
+	}
+	rc = hl__command(c, &r, with_owner ? 3 : 2, argv, lens, 1, NULL);
+	if (rc == HL_OK) {
+		if (r->type == REDIS_REPLY_INTEGER)
+			*out = r->integer;
+		else if (r->type == REDIS_REPLY_NIL)
+			*out = nil_value;
+		else if (r->type == REDIS_REPLY_STRING)
+			*out = strtoll(r->str, NULL, 10);
+		else
+			rc = hl__fail(r->type == REDIS_REPLY_ERROR ? HL_EREDIS
+			                                          : HL_EPROTOCOL,
+			              "%s \"%s\": %.300s", cmd,
+			              lock_label(lock, label, sizeof(label)),
+			              r->type == REDIS_REPLY_ERROR
+			                      ? r->str
+			                      : "unexpected reply");
+		freeReplyObject(r);
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_lock_is_locked(int *out, hl_lock *lock)
+{
+	int64_t v = 0;
+	int rc = out ? query(lock, "EXISTS", 0, &v, 0)
+	             : hl__fail(HL_EINVAL, "out is NULL");
+	if (rc == HL_OK)
+		*out = v != 0;
+	return rc;
+}
+
+int hl_lock_is_held(int *out, hl_lock *lock)
+{
+	int64_t v = 0;
+	int rc = out ? query(lock, "HEXISTS", 1, &v, 0)
+	             : hl__fail(HL_EINVAL, "out is NULL");
+	if (rc == HL_OK)
+		*out = v != 0;
+	return rc;
+}
+
+int hl_lock_hold_count(int64_t *out, hl_lock *lock)
+{
+	return query(lock, "HGET", 1, out, 0);
+}
+
+int hl_lock_ttl(int64_t *out, hl_lock *lock)
+{
+	return query(lock, "PTTL", 0, out, -2);
+}

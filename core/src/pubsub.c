@@ -1,0 +1,259 @@
+/*
+ * The subscriber: one connection and one thread per client. Waiters ask for
+ * a channel (reference counted); the thread keeps Redis's subscriptions in
+ * line with what is wanted and wakes the waiters of a channel when a
+ * message arrives, when the subscription becomes active, and after a
+ * reconnect (so nobody sleeps on a message lost while disconnected).
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+enum { HL_SUB_NONE = 0, HL_SUB_PENDING, HL_SUB_ACTIVE, HL_SUB_UNSUB };
+
+void hl__pubsub_kick(hl_client *c)
+{
+	uint64_t one = 1;
+	ssize_t n;
+	if (c->sub_wake_fd < 0)
+		return;
+	do
+		n = write(c->sub_wake_fd, &one, sizeof(one));
+	while (n < 0 && errno == EINTR);
+}
+
+static void wake_sub(hl_sub *s)
+{
+	hl_waiter *w;
+	s->gen++;
+	for (w = s->waiters; w; w = w->sub_next)
+		pthread_cond_signal(&w->cond);
+}
+
+void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
+{
+	hl_sub *s;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, channel, len);
+	if (s)
+		wake_sub(s);
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+void hl__pubsub_wake_all(hl_client *c)
+{
+	hl_waiter *w;
+	pthread_mutex_lock(&c->wait_mu);
+	c->interrupt_gen++;
+	for (w = c->waiters; w; w = w->all_next)
+		pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+/* Every subscription is gone with the connection: mark them to be made
+ * again, drop unwanted ones, and wake all waiters to retry at once. */
+static void subs_reset(hl_client *c)
+{
+	size_t i;
+	pthread_mutex_lock(&c->wait_mu);
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		hl_map_entry *e = c->subs.buckets[i], *next;
+		for (; e; e = next) {
+			hl_sub *s = e->value;
+			next = e->next;
+			s->state = HL_SUB_NONE;
+			wake_sub(s);
+		}
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+/* Queue SUBSCRIBE/UNSUBSCRIBE for the difference between wanted and
+ * active; free subscriptions nobody wants any more. Returns the number of
+ * commands appended. Caller holds wait_mu. */
+static int subs_sync(hl_client *c, redisContext *ctx, int *wanted)
+{
+	size_t i;
+	int n = 0;
+	*wanted = 0;
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		hl_map_entry *e = c->subs.buckets[i], *next;
+		for (; e; e = next) {
+			hl_sub *s = e->value;
+			const char *argv[2];
+			size_t lens[2];
+			next = e->next;
+			if (s->refs > 0)
+				(*wanted)++;
+			if (s->refs > 0 && s->state == HL_SUB_NONE) {
+				if (!ctx)
+					continue;
+				argv[0] = "SUBSCRIBE";
+				lens[0] = 9;
+				s->state = HL_SUB_PENDING;
+			} else if (s->refs == 0 && s->state == HL_SUB_ACTIVE) {
+				if (!ctx)
+					continue;
+				argv[0] = "UNSUBSCRIBE";
+				lens[0] = 11;
+				s->state = HL_SUB_UNSUB;
+			} else if (s->refs == 0 && s->state == HL_SUB_NONE) {
+				hl__map_del(&c->subs, s->channel, s->len);
+				free(s);
+				continue;
+			} else {
+				continue;
+			}
+			argv[1] = s->channel;
+			lens[1] = s->len;
+			redisAppendCommandArgv(ctx, 2, argv, lens);
+			n++;
+		}
+	}
+	return n;
+}
+
+static void handle_reply(hl_client *c, redisReply *r)
+{
+	hl_sub *s;
+	const redisReply *kind, *chan;
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+		return;
+	kind = r->element[0];
+	chan = r->element[1];
+	if (kind->type != REDIS_REPLY_STRING ||
+	    chan->type != REDIS_REPLY_STRING)
+		return;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, chan->str, (size_t)chan->len);
+	if (s) {
+		if (strcmp(kind->str, "message") == 0) {
+			wake_sub(s);
+		} else if (strcmp(kind->str, "subscribe") == 0) {
+			if (s->state == HL_SUB_PENDING) {
+				s->state = HL_SUB_ACTIVE;
+				/* Waiters retry now that no message can be
+				 * missed. */
+				wake_sub(s);
+			}
+		} else if (strcmp(kind->str, "unsubscribe") == 0) {
+			if (s->state == HL_SUB_UNSUB)
+				s->state = HL_SUB_NONE;
+		}
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+static void *sub_main(void *arg)
+{
+	hl_client *c = arg;
+	int attempt = 0;
+	pthread_setname_np(pthread_self(), "hl-subscriber");
+	while (!atomic_load(&c->closing)) {
+		struct pollfd pfd[2];
+		redisContext *ctx = c->sub_ctx;
+		int wanted = 0, n, done = 0, timeout = -1;
+
+		pthread_mutex_lock(&c->wait_mu);
+		n = subs_sync(c, ctx, &wanted);
+		pthread_mutex_unlock(&c->wait_mu);
+
+		if (!ctx && wanted) {
+			/* Connect only when someone waits: a process that
+			 * never contends never opens this connection. */
+			if (hl__conn_open(&ctx, &c->conf) == HL_OK) {
+				attempt = 0;
+				pthread_mutex_lock(&c->wait_mu);
+				c->sub_ctx = ctx;
+				c->sub_connected = 1;
+				pthread_mutex_unlock(&c->wait_mu);
+				continue;
+			}
+			ctx = NULL;
+			timeout = (int)hl__jitter_delay(c->conf.retry_delay_ms,
+			                                attempt++);
+		}
+		if (ctx && n > 0) {
+			while (!done)
+				if (redisBufferWrite(ctx, &done) != REDIS_OK)
+					goto broken;
+		}
+		pfd[0].fd = c->sub_wake_fd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = ctx ? ctx->fd : -1;
+		pfd[1].events = POLLIN;
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents & POLLIN) {
+			uint64_t v;
+			if (read(c->sub_wake_fd, &v, sizeof(v)) < 0) {
+				/* nothing: the counter was already read */
+			}
+		}
+		if (ctx && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			void *reply = NULL;
+			if (redisBufferRead(ctx) != REDIS_OK)
+				goto broken;
+			for (;;) {
+				if (redisGetReplyFromReader(ctx, &reply) !=
+				    REDIS_OK)
+					goto broken;
+				if (!reply)
+					break;
+				handle_reply(c, reply);
+				freeReplyObject(reply);
+			}
+		}
+		continue;
+	broken:
+		pthread_mutex_lock(&c->wait_mu);
+		c->sub_ctx = NULL;
+		c->sub_connected = 0;
+		pthread_mutex_unlock(&c->wait_mu);
+		redisFree(ctx);
+		subs_reset(c);
+	}
+	return NULL;
+}
+
+int hl__pubsub_start(hl_client *c)
+{
+	int rc;
+	c->sub_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->sub_wake_fd < 0)
+		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
+	rc = pthread_create(&c->sub_thread, NULL, sub_main, c);
+	if (rc != 0) {
+		close(c->sub_wake_fd);
+		c->sub_wake_fd = -1;
+		return hl__fail(HL_ESYSTEM, "starting the subscriber thread: %s",
+		                strerror(rc));
+	}
+	return HL_OK;
+}
+
+void hl__pubsub_stop(hl_client *c)
+{
+	size_t i;
+	hl__pubsub_kick(c);
+	pthread_join(c->sub_thread, NULL);
+	if (c->sub_ctx) {
+		redisFree(c->sub_ctx);
+		c->sub_ctx = NULL;
+	}
+	close(c->sub_wake_fd);
+	c->sub_wake_fd = -1;
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		hl_map_entry *e;
+		for (e = c->subs.buckets[i]; e; e = e->next)
+			free(e->value);
+	}
+	hl__map_clear(&c->subs);
+	hl__map_init(&c->subs);
+}

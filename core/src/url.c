@@ -1,0 +1,193 @@
+/* redis://[[user]:password@]host[:port][/db] and
+ * unix://[[user]:password@]/path[?db=N] */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int hexval(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decode [s, s+len) into a new string; NULL on bad escapes. */
+static char *decode(const char *s, size_t len)
+{
+	char *out = malloc(len + 1), *o = out;
+	size_t i;
+	if (!out)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '%') {
+			int hi, lo;
+			if (i + 2 >= len)
+				goto bad;
+			hi = hexval((unsigned char)s[i + 1]);
+			lo = hexval((unsigned char)s[i + 2]);
+			if (hi < 0 || lo < 0)
+				goto bad;
+			*o++ = (char)(hi * 16 + lo);
+			i += 2;
+		} else {
+			*o++ = s[i];
+		}
+	}
+	*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+/* A whole decimal number in [lo, hi]; -1 otherwise. */
+static long parse_num(const char *s, size_t len, long lo, long hi)
+{
+	long v = 0;
+	size_t i;
+	if (len == 0 || len > 9)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if (!isdigit((unsigned char)s[i]))
+			return -1;
+		v = v * 10 + (s[i] - '0');
+	}
+	return (v < lo || v > hi) ? -1 : v;
+}
+
+static int bad(hl_url *u, const char *url, const char *why)
+{
+	hl__url_clear(u);
+	return hl__fail(HL_EINVAL, "bad url \"%.200s\": %s", url, why);
+}
+
+/* userinfo "[user]:password" or "password"-less "user"? Redis URLs use
+ * user:password; a lone token before @ is taken as the password (as
+ * redis-cli and most clients do). */
+static int parse_userinfo(hl_url *u, const char *s, size_t len)
+{
+	const char *colon = memchr(s, ':', len);
+	if (colon) {
+		size_t ulen = (size_t)(colon - s);
+		if (ulen > 0) {
+			u->user = decode(s, ulen);
+			if (!u->user)
+				return -1;
+		}
+		u->password = decode(colon + 1, len - ulen - 1);
+	} else {
+		u->password = decode(s, len);
+	}
+	return u->password ? 0 : -1;
+}
+
+int hl__url_parse(hl_url *u, const char *url)
+{
+	const char *p, *end, *at, *slash;
+	memset(u, 0, sizeof(*u));
+	u->port = 6379;
+	if (!url)
+		return hl__fail(HL_EINVAL, "url is NULL");
+	if (strncmp(url, "redis://", 8) == 0) {
+		p = url + 8;
+	} else if (strncmp(url, "unix://", 7) == 0) {
+		p = url + 7;
+		u->is_unix = 1;
+	} else if (strncmp(url, "rediss://", 9) == 0) {
+		return bad(u, url, "TLS (rediss://) is not supported: "
+		                   "hiredis 0.14 has no TLS");
+	} else {
+		return bad(u, url, "expected redis:// or unix://");
+	}
+	end = p + strlen(p);
+	/* userinfo ends at the last '@' before the path */
+	slash = u->is_unix ? NULL : memchr(p, '/', (size_t)(end - p));
+	at = NULL;
+	{
+		const char *q, *lim = slash ? slash : end;
+		for (q = p; q < lim; q++)
+			if (*q == '@')
+				at = q;
+	}
+	if (at) {
+		if (parse_userinfo(u, p, (size_t)(at - p)) != 0)
+			return bad(u, url, "bad percent-escape in user info");
+		p = at + 1;
+	}
+	if (u->is_unix) {
+		const char *q = strchr(p, '?');
+		size_t plen = q ? (size_t)(q - p) : strlen(p);
+		if (plen == 0 || p[0] != '/')
+			return bad(u, url, "unix socket path must be absolute");
+		u->path = decode(p, plen);
+		if (!u->path)
+			return bad(u, url, "bad percent-escape in path");
+		if (q) {
+			long db;
+			if (strncmp(q, "?db=", 4) != 0)
+				return bad(u, url, "only ?db=N is understood");
+			db = parse_num(q + 4, strlen(q + 4), 0, 1000000);
+			if (db < 0)
+				return bad(u, url, "db must be a number");
+			u->db = (int)db;
+		}
+		return HL_OK;
+	}
+	{
+		const char *hend = slash ? slash : end, *colon = NULL, *q;
+		if (*p == '[') { /* [ipv6]:port */
+			const char *rb = memchr(p, ']', (size_t)(hend - p));
+			if (!rb)
+				return bad(u, url, "unclosed '[' in host");
+			u->host = decode(p + 1, (size_t)(rb - p - 1));
+			q = rb + 1;
+			if (q < hend && *q == ':')
+				colon = q;
+			else if (q != hend)
+				return bad(u, url, "junk after ']'");
+		} else {
+			colon = memchr(p, ':', (size_t)(hend - p));
+			u->host = decode(p, (size_t)((colon ? colon : hend) - p));
+		}
+		if (!u->host)
+			return bad(u, url, "bad percent-escape in host");
+		if (u->host[0] == '\0')
+			return bad(u, url, "missing host");
+		if (colon) {
+			long port = parse_num(colon + 1,
+			                      (size_t)(hend - colon - 1), 1, 65535);
+			if (port < 0)
+				return bad(u, url, "port must be 1-65535");
+			u->port = (int)port;
+		}
+		if (slash && slash + 1 < end) {
+			long db = parse_num(slash + 1, (size_t)(end - slash - 1),
+			                    0, 1000000);
+			if (db < 0)
+				return bad(u, url, "database must be a number");
+			u->db = (int)db;
+		}
+	}
+	return HL_OK;
+}
+
+void hl__url_clear(hl_url *u)
+{
+	free(u->host);
+	free(u->path);
+	free(u->user);
+	if (u->password) {
+		volatile char *v = u->password;
+		while (*v)
+			*v++ = 0;
+	}
+	free(u->password);
+	memset(u, 0, sizeof(*u));
+	u->port = 6379;
+}

@@ -1,0 +1,616 @@
+/*
+ * Holds and the watchdog. The client records every hold it knows of
+ * (owner + name -> count, lease, lost state). Holds taken without a lease
+ * sit in a timer heap and are renewed every watchdog/3 by one thread, in
+ * pipelined batches; holds with a lease sit there until their lease ends,
+ * so a lock that is never released is forgotten when Redis forgets it.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define HL_RENEW_KEYS_PER_EVAL 100
+#define HL_RENEW_EVALS_PER_TRIP 32
+#define HL_RENEW_BATCH (HL_RENEW_KEYS_PER_EVAL * HL_RENEW_EVALS_PER_TRIP)
+#define HL_NOT_IN_HEAP ((size_t)-1)
+
+/* ---- the heap (min by due_ms), under hold_mu ---------------------------- */
+
+static void heap_swap(hl_client *c, size_t a, size_t b)
+{
+	hl_hold *t = c->heap[a];
+	c->heap[a] = c->heap[b];
+	c->heap[b] = t;
+	c->heap[a]->heap_index = a;
+	c->heap[b]->heap_index = b;
+}
+
+static void heap_up(hl_client *c, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (c->heap[p]->due_ms <= c->heap[i]->due_ms)
+			break;
+		heap_swap(c, i, p);
+		i = p;
+	}
+}
+
+static void heap_down(hl_client *c, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < c->heap_len && c->heap[l]->due_ms < c->heap[m]->due_ms)
+			m = l;
+		if (r < c->heap_len && c->heap[r]->due_ms < c->heap[m]->due_ms)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(c, i, m);
+		i = m;
+	}
+}
+
+static int heap_push(hl_client *c, hl_hold *h)
+{
+	if (c->heap_len == c->heap_cap) {
+		size_t cap = c->heap_cap ? c->heap_cap * 2 : 64;
+		hl_hold **n = realloc(c->heap, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		c->heap = n;
+		c->heap_cap = cap;
+	}
+	h->heap_index = c->heap_len;
+	c->heap[c->heap_len++] = h;
+	heap_up(c, h->heap_index);
+	return 0;
+}
+
+static void heap_remove(hl_client *c, hl_hold *h)
+{
+	size_t i = h->heap_index;
+	if (i == HL_NOT_IN_HEAP)
+		return;
+	h->heap_index = HL_NOT_IN_HEAP;
+	c->heap_len--;
+	if (i == c->heap_len)
+		return;
+	c->heap[i] = c->heap[c->heap_len];
+	c->heap[i]->heap_index = i;
+	heap_down(c, i);
+	heap_up(c, c->heap[i]->heap_index);
+}
+
+/* (Re)schedule h at due; wakes the watchdog if it became the first. */
+static int schedule(hl_client *c, hl_hold *h, int64_t due)
+{
+	heap_remove(c, h);
+	h->due_ms = due;
+	if (heap_push(c, h) != 0)
+		return -1;
+	if (h->heap_index == 0)
+		pthread_cond_signal(&c->wd_cond);
+	return 0;
+}
+
+/* ---- the registry ------------------------------------------------------- */
+
+static size_t make_key(char *key, uint64_t owner, const hl_lock *lock)
+{
+	memcpy(key, &owner, sizeof(owner));
+	memcpy(key + sizeof(owner), lock->name, lock->name_len);
+	return sizeof(owner) + lock->name_len;
+}
+
+static hl_hold *find(hl_client *c, const hl_lock *lock, uint64_t owner)
+{
+	char stack[256], *key = stack;
+	size_t n = sizeof(owner) + lock->name_len;
+	hl_hold *h;
+	if (n > sizeof(stack) && !(key = malloc(n)))
+		return NULL;
+	make_key(key, owner, lock);
+	h = hl__map_get(&c->holds, key, n);
+	if (key != stack)
+		free(key);
+	return h;
+}
+
+static void hold_free(hl_client *c, hl_hold *h)
+{
+	heap_remove(c, h);
+	hl__map_del(&c->holds, h->key, h->key_len);
+	if (h->lost_fd >= 0)
+		close(h->lost_fd);
+	free(h);
+	/* A wait_lost on this hold returns: the hold ended. */
+	pthread_cond_broadcast(&c->hold_cond);
+}
+
+static void mark_lost(hl_client *c, hl_hold *h)
+{
+	heap_remove(c, h);
+	h->lost = 1;
+	h->watchdog = 0;
+	h->epoch++;
+	if (h->lost_fd >= 0) {
+		uint64_t one = 1;
+		if (write(h->lost_fd, &one, sizeof(one)) < 0) {
+			/* eventfd counter full: it is readable anyway */
+		}
+	}
+	pthread_cond_broadcast(&c->hold_cond);
+}
+
+int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int64_t count, int64_t lease_ms, int64_t sent_ms)
+{
+	hl_hold *h;
+	int rc = HL_OK;
+	pthread_mutex_lock(&c->hold_mu);
+	h = find(c, lock, owner);
+	if (h && h->lost) {
+		/* A new hold after a loss starts clean. */
+		hold_free(c, h);
+		h = NULL;
+	}
+	if (!h) {
+		size_t klen = sizeof(owner) + lock->name_len;
+		h = calloc(1, sizeof(*h) + klen);
+		if (!h) {
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+			goto out;
+		}
+		h->owner_id = owner;
+		h->thread_owner = lock->owner_id == 0;
+		h->heap_index = HL_NOT_IN_HEAP;
+		h->lost_fd = -1;
+		h->key_len = make_key(h->key, owner, lock);
+		hl__owner_string(h->owner, c, owner);
+		if (hl__map_put(&c->holds, h->key, h->key_len, h) != 0) {
+			free(h);
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	h->count = count;
+	h->lease_ms = lease_ms;
+	h->confirmed_ms = sent_ms;
+	h->epoch++;
+	if (lease_ms < 0) {
+		/* Keep the renewal already scheduled on re-entry. */
+		if (!h->watchdog || h->heap_index == HL_NOT_IN_HEAP) {
+			h->watchdog = 1;
+			if (schedule(c, h, sent_ms + c->conf.watchdog_ms / 3))
+				rc = hl__fail(HL_ENOMEM, "out of memory");
+		}
+	} else {
+		h->watchdog = 0;
+		h->expires_ms = sent_ms + lease_ms;
+		if (schedule(c, h, h->expires_ms))
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+	}
+out:
+	pthread_mutex_unlock(&c->hold_mu);
+	return rc;
+}
+
+int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int result)
+{
+	hl_hold *h;
+	int rc = HL_OK;
+	pthread_mutex_lock(&c->hold_mu);
+	h = find(c, lock, owner);
+	if (h) {
+		if (result < 0 && h->lost)
+			rc = HL_ELOST;
+		if (result == 0 && !h->lost) {
+			h->count--;
+			h->epoch++;
+		} else {
+			hold_free(c, h);
+		}
+	}
+	pthread_mutex_unlock(&c->hold_mu);
+	return rc;
+}
+
+int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock,
+                             uint64_t owner, int64_t *lease_ms)
+{
+	hl_hold *h;
+	int64_t n = 0;
+	pthread_mutex_lock(&c->hold_mu);
+	h = find(c, lock, owner);
+	if (h && !h->lost && (h->watchdog || h->expires_ms > hl__now_ms()))
+		n = h->count;
+	if (lease_ms)
+		*lease_ms = h && h->lease_ms > 0 ? h->lease_ms
+		                                 : c->conf.watchdog_ms;
+	pthread_mutex_unlock(&c->hold_mu);
+	return n;
+}
+
+void hl__holds_drop_owner(hl_client *c, uint64_t owner_id)
+{
+	size_t i;
+	pthread_mutex_lock(&c->hold_mu);
+	for (i = 0; i < c->holds.nbuckets; i++) {
+		hl_map_entry *e = c->holds.buckets[i], *next;
+		for (; e; e = next) {
+			hl_hold *h = e->value;
+			next = e->next;
+			if (h->owner_id == owner_id && h->thread_owner)
+				hold_free(c, h);
+		}
+	}
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+void hl__holds_free_all(hl_client *c)
+{
+	size_t i;
+	for (i = 0; i < c->holds.nbuckets; i++) {
+		hl_map_entry *e;
+		for (e = c->holds.buckets[i]; e; e = e->next) {
+			hl_hold *h = e->value;
+			if (h->lost_fd >= 0)
+				close(h->lost_fd);
+			free(h);
+		}
+	}
+	hl__map_clear(&c->holds);
+	hl__map_init(&c->holds);
+	c->heap_len = 0;
+}
+
+/* ---- public: lost state ------------------------------------------------- */
+
+static int lock_enter(hl_lock *lock)
+{
+	if (!lock)
+		return hl__fail(HL_EINVAL, "lock is NULL");
+	return hl__client_enter(lock->client);
+}
+
+int hl_lock_is_lost(int *out, hl_lock *lock)
+{
+	hl_hold *h;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	pthread_mutex_lock(&lock->client->hold_mu);
+	h = find(lock->client, lock, hl__effective_owner(lock));
+	*out = h ? h->lost : 0;
+	pthread_mutex_unlock(&lock->client->hold_mu);
+	hl__client_leave(lock->client);
+	return HL_OK;
+}
+
+int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
+                      hl_cancel *cancel)
+{
+	hl_client *c;
+	hl_cancel_reg reg;
+	int64_t deadline;
+	uint64_t owner;
+	int rc = HL_OK;
+	if (!out_lost)
+		return hl__fail(HL_EINVAL, "out_lost is NULL");
+	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "timeout_ms = %lld: use -1 (forever) or 0 to "
+		                "2^40",
+		                (long long)timeout_ms);
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	owner = hl__effective_owner(lock);
+	deadline = hl__deadline(timeout_ms);
+	reg.mu = &c->hold_mu;
+	reg.cond = &c->hold_cond;
+	hl__cancel_register(cancel, &reg);
+	pthread_mutex_lock(&c->hold_mu);
+	*out_lost = 0;
+	for (;;) {
+		hl_hold *h = find(c, lock, owner);
+		if (h && h->lost) {
+			*out_lost = 1;
+			break;
+		}
+		if (!h || !h->watchdog)
+			break;
+		if (atomic_load(&c->closing)) {
+			rc = hl__fail(HL_ECLOSED, "the client was closed");
+			break;
+		}
+		if (hl__cancel_triggered(cancel)) {
+			rc = hl__fail(HL_EINTERRUPTED,
+			              "waiting for loss was interrupted");
+			break;
+		}
+		if (hl__cond_wait_until(&c->hold_cond, &c->hold_mu, deadline) ==
+		            ETIMEDOUT &&
+		    hl__remaining(deadline) == 0)
+			break;
+	}
+	pthread_mutex_unlock(&c->hold_mu);
+	hl__cancel_unregister(cancel, &reg);
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_lock_lost_fd(int *out_fd, hl_lock *lock)
+{
+	hl_hold *h;
+	int rc = HL_OK;
+	if (!out_fd)
+		return hl__fail(HL_EINVAL, "out_fd is NULL");
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	pthread_mutex_lock(&lock->client->hold_mu);
+	h = find(lock->client, lock, hl__effective_owner(lock));
+	if (!h) {
+		rc = hl__fail(HL_ENOTHELD, "this owner holds no such lock "
+		                           "known to this client");
+	} else {
+		if (h->lost_fd < 0) {
+			h->lost_fd = eventfd(h->lost ? 1 : 0,
+			                     EFD_CLOEXEC | EFD_NONBLOCK);
+			if (h->lost_fd < 0)
+				rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
+				              strerror(errno));
+		}
+		*out_fd = h->lost_fd;
+	}
+	pthread_mutex_unlock(&lock->client->hold_mu);
+	hl__client_leave(lock->client);
+	return rc;
+}
+
+int hl_lock_abandon(hl_lock *lock)
+{
+	hl_hold *h;
+	int rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	pthread_mutex_lock(&lock->client->hold_mu);
+	h = find(lock->client, lock, hl__effective_owner(lock));
+	if (h)
+		hold_free(lock->client, h);
+	pthread_mutex_unlock(&lock->client->hold_mu);
+	hl__client_leave(lock->client);
+	return HL_OK;
+}
+
+/* ---- the watchdog thread ------------------------------------------------ */
+
+typedef struct renew_item {
+	hl_hold *hold; /* valid only while epoch matches, under hold_mu */
+	uint64_t epoch;
+	char *key; /* copies: the hold may be freed while we talk to Redis */
+	size_t key_len;
+	char owner[HL_OWNER_MAX];
+	int64_t confirmed_ms;
+	int result; /* 1 renewed, 0 gone, -1 no answer */
+} renew_item;
+
+static hl_hold *find_key(hl_client *c, const char *key, size_t len)
+{
+	return hl__map_get(&c->holds, key, len);
+}
+
+/* Send the renewals of items[0..n) pipelined, 100 keys per EVALSHA. */
+static void renew_send(hl_client *c, renew_item *items, size_t n)
+{
+	enum { K = HL_RENEW_KEYS_PER_EVAL };
+	size_t nevals = (n + K - 1) / K, e, i;
+	const char **argv[HL_RENEW_EVALS_PER_TRIP];
+	size_t *lens[HL_RENEW_EVALS_PER_TRIP];
+	int argcs[HL_RENEW_EVALS_PER_TRIP];
+	redisReply *replies[HL_RENEW_EVALS_PER_TRIP];
+	char nkeys[HL_RENEW_EVALS_PER_TRIP][16], lease[24];
+	enum hl_sent sent;
+	int rc, attempt;
+
+	for (i = 0; i < n; i++)
+		items[i].result = -1;
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
+	for (e = 0; e < nevals; e++) {
+		size_t first = e * K, cnt = n - first < K ? n - first : K, j;
+		argv[e] = malloc((4 + 2 * cnt) * sizeof(char *));
+		lens[e] = malloc((4 + 2 * cnt) * sizeof(size_t));
+		if (!argv[e] || !lens[e]) {
+			free(argv[e]);
+			free(lens[e]);
+			nevals = e;
+			break;
+		}
+		snprintf(nkeys[e], sizeof(nkeys[e]), "%zu", cnt);
+		argv[e][0] = "EVALSHA";
+		lens[e][0] = 7;
+		argv[e][1] = c->sha[HL_SCRIPT_RENEW];
+		lens[e][1] = 40;
+		argv[e][2] = nkeys[e];
+		lens[e][2] = strlen(nkeys[e]);
+		for (j = 0; j < cnt; j++) {
+			/* the key is the name after the 8-byte owner id */
+			argv[e][3 + j] = items[first + j].key + 8;
+			lens[e][3 + j] = items[first + j].key_len - 8;
+		}
+		argv[e][3 + cnt] = lease;
+		lens[e][3 + cnt] = strlen(lease);
+		for (j = 0; j < cnt; j++) {
+			argv[e][4 + cnt + j] = items[first + j].owner;
+			lens[e][4 + cnt + j] = strlen(items[first + j].owner);
+		}
+		argcs[e] = (int)(4 + 2 * cnt);
+	}
+	/* Renewal is idempotent: retry on a fresh connection once. */
+	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
+		int noscript = 0;
+		if (!c->wd_ctx && hl__conn_open(&c->wd_ctx, &c->conf) != HL_OK)
+			break;
+		rc = hl__conn_roundtrip(c->wd_ctx, (int)nevals, argcs,
+		                        (const char **const *)argv,
+		                        (const size_t *const *)lens, replies,
+		                        &sent);
+		for (e = 0; e < nevals; e++) {
+			redisReply *r = replies[e];
+			size_t first = e * K, j;
+			if (rc == HL_OK && r->type == REDIS_REPLY_ERROR &&
+			    strncmp(r->str, "NOSCRIPT", 8) == 0)
+				noscript = 1;
+			if (rc == HL_OK && r->type == REDIS_REPLY_ARRAY)
+				for (j = 0; j < r->elements && first + j < n;
+				     j++)
+					items[first + j].result =
+					        r->element[j]->integer ? 1 : 0;
+			if (r)
+				freeReplyObject(r);
+		}
+		if (rc != HL_OK) {
+			redisFree(c->wd_ctx);
+			c->wd_ctx = NULL;
+			continue;
+		}
+		if (!noscript)
+			break;
+		/* The script cache was flushed: load it and go again. */
+		{
+			const char *la[3] = {"SCRIPT", "LOAD",
+			                     hl__script(HL_SCRIPT_RENEW)->source};
+			size_t ll[3] = {6, 4, strlen(la[2])};
+			const char **lap = la;
+			const size_t *llp = ll;
+			int three = 3;
+			redisReply *lr = NULL;
+			if (hl__conn_roundtrip(c->wd_ctx, 1, &three, &lap, &llp,
+			                       &lr, &sent) != HL_OK) {
+				redisFree(c->wd_ctx);
+				c->wd_ctx = NULL;
+			}
+			if (lr)
+				freeReplyObject(lr);
+		}
+	}
+	for (e = 0; e < nevals; e++) {
+		free(argv[e]);
+		free(lens[e]);
+	}
+}
+
+static void *wd_main(void *arg)
+{
+	hl_client *c = arg;
+	renew_item *items = calloc(HL_RENEW_BATCH, sizeof(*items));
+	pthread_setname_np(pthread_self(), "hl-watchdog");
+	pthread_mutex_lock(&c->hold_mu);
+	while (!c->wd_stop && items) {
+		int64_t now = hl__now_ms(), sent_ms;
+		size_t n = 0, i;
+		if (c->heap_len == 0) {
+			pthread_cond_wait(&c->wd_cond, &c->hold_mu);
+			continue;
+		}
+		if (c->heap[0]->due_ms > now) {
+			hl__cond_wait_until(&c->wd_cond, &c->hold_mu,
+			                    c->heap[0]->due_ms);
+			continue;
+		}
+		/* Collect what is due (and what is due within a few ms, so
+		 * locks taken together renew together). */
+		while (c->heap_len > 0 && n < HL_RENEW_BATCH &&
+		       c->heap[0]->due_ms <= now + 5) {
+			hl_hold *h = c->heap[0];
+			heap_remove(c, h);
+			if (!h->watchdog) {
+				/* A lease hold whose lease ended: Redis has
+				 * dropped it, so do we. */
+				hold_free(c, h);
+				continue;
+			}
+			items[n].hold = h;
+			items[n].epoch = h->epoch;
+			items[n].key = malloc(h->key_len);
+			if (!items[n].key) {
+				schedule(c, h, now + 100);
+				break;
+			}
+			memcpy(items[n].key, h->key, h->key_len);
+			items[n].key_len = h->key_len;
+			memcpy(items[n].owner, h->owner, sizeof(h->owner));
+			items[n].confirmed_ms = h->confirmed_ms;
+			n++;
+		}
+		if (n == 0)
+			continue;
+		pthread_mutex_unlock(&c->hold_mu);
+		sent_ms = hl__now_ms();
+		renew_send(c, items, n);
+		pthread_mutex_lock(&c->hold_mu);
+		now = hl__now_ms();
+		for (i = 0; i < n; i++) {
+			renew_item *it = &items[i];
+			hl_hold *h = find_key(c, it->key, it->key_len);
+			free(it->key);
+			/* Released or re-acquired meanwhile: the acquire
+			 * path already scheduled what it needs. */
+			if (h != it->hold || h->epoch != it->epoch ||
+			    !h->watchdog)
+				continue;
+			if (it->result == 1) {
+				h->confirmed_ms = sent_ms;
+				schedule(c, h, sent_ms + c->conf.watchdog_ms / 3);
+			} else if (it->result == 0) {
+				mark_lost(c, h);
+			} else if (now >= h->confirmed_ms + c->conf.watchdog_ms) {
+				/* Redis stayed away until the lease ended. */
+				mark_lost(c, h);
+			} else {
+				int64_t retry = c->conf.retry_delay_ms / 4;
+				if (retry < 50)
+					retry = 50;
+				if (now + retry >
+				    h->confirmed_ms + c->conf.watchdog_ms)
+					retry = h->confirmed_ms +
+					        c->conf.watchdog_ms - now;
+				schedule(c, h, now + retry);
+			}
+		}
+	}
+	pthread_mutex_unlock(&c->hold_mu);
+	free(items);
+	if (c->wd_ctx) {
+		redisFree(c->wd_ctx);
+		c->wd_ctx = NULL;
+	}
+	return NULL;
+}
+
+int hl__watchdog_start(hl_client *c)
+{
+	int rc = pthread_create(&c->wd_thread, NULL, wd_main, c);
+	if (rc != 0)
+		return hl__fail(HL_ESYSTEM, "starting the watchdog thread: %s",
+		                strerror(rc));
+	return HL_OK;
+}
+
+void hl__watchdog_stop(hl_client *c)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	c->wd_stop = 1;
+	pthread_cond_broadcast(&c->wd_cond);
+	pthread_mutex_unlock(&c->hold_mu);
+	pthread_join(c->wd_thread, NULL);
+}
