@@ -425,8 +425,14 @@ static void client_destroy(hl_client *c)
 		pthread_cond_destroy(&c->hold_cond);
 		pthread_cond_destroy(&c->wd_cond);
 	} else {
-		/* The parent's holds, copied: forget them unseen. */
+		/* The parent's holds and subscriptions, copied: forget them
+		 * unseen. */
+		size_t i;
+		hl_map_entry *e;
 		hl__holds_free_all(c);
+		for (i = 0; i < c->subs.nbuckets; i++)
+			for (e = c->subs.buckets[i]; e; e = e->next)
+				free(e->value);
 	}
 	free(c->pool);
 	hl__map_clear(&c->subs);

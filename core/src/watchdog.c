@@ -527,11 +527,15 @@ static void *wd_main(void *arg)
 			                    c->heap[0]->due_ms);
 			continue;
 		}
-		/* Collect what is due (and what is due within a few ms, so
-		 * locks taken together renew together). */
+		/* Collect what is due, and what falls due within a tenth of
+		 * the timeout: renewing those a little early lets locks taken
+		 * at different moments share round trips (10,000 locks taken
+		 * over a second renew in a handful of pipelined trips). */
 		while (c->heap_len > 0 && n < HL_RENEW_BATCH &&
-		       c->heap[0]->due_ms <= now + 5) {
+		       c->heap[0]->due_ms <= now + c->conf.watchdog_ms / 10) {
 			hl_hold *h = c->heap[0];
+			if (!h->watchdog && h->due_ms > now)
+				break; /* a lease: forget it only once over */
 			heap_remove(c, h);
 			if (!h->watchdog) {
 				/* A lease hold whose lease ended: Redis has
