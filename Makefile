@@ -7,7 +7,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 export PKG_CONFIG_PATH := $(abspath $(BUILD))/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
-.PHONY: all deps build demo test test-c test-sanitizers test-asan test-tsan test-valgrind bench clean format
+.PHONY: all deps build demo test test-c test-package test-sanitizers test-asan test-tsan test-valgrind bench clean format
 
 all: build
 
@@ -44,8 +44,12 @@ test-valgrind: build
 
 test-sanitizers: test-asan test-tsan test-valgrind
 
+# The installed package: header, libraries, hilock.pc, find_package(hilock).
+test-package: build
+	sh tests/package/check.sh $(BUILD)
+
 # Language targets (test-python, test-lua, test-go) come from mk/*.mk.
-test: test-c test-sanitizers $(LANG_TESTS)
+test: test-c test-package test-sanitizers $(LANG_TESTS)
 	@echo "make test: all suites passed"
 
 demo: build $(LANG_DEMO_DEPS)

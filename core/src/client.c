@@ -307,8 +307,9 @@ int hl__client_enter(hl_client *c)
 		return hl__fail(HL_EINVAL, "client is NULL");
 	if (c->fork_gen != atomic_load(&hl__fork_generation))
 		return hl__fail(HL_EFORKED,
-		                "this client was created by process before "
-		                "fork(); create a new client in this process");
+		                "this client was created by another process "
+		                "(before fork()); create a new client in this "
+		                "process");
 	pthread_mutex_lock(&c->life_mu);
 	if (c->closed) {
 		pthread_mutex_unlock(&c->life_mu);
@@ -385,6 +386,7 @@ void hl_client_close(hl_client *c)
 	}
 	c->closed = 1;
 	atomic_store(&c->closing, 1);
+	pthread_cond_broadcast(&c->life_cond); /* commands pausing to retry */
 	pthread_mutex_unlock(&c->life_mu);
 
 	/* Wake whatever is blocked: waiters, pool waiters, lost waiters. */
