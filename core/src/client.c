@@ -233,7 +233,6 @@ int hl_client_new(hl_client **out, const char *url,
 
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	*out = NULL;
 	if (!url)
 		return hl__fail(HL_EINVAL, "url is NULL");
 	pthread_once(&once, init_once);
@@ -465,6 +464,10 @@ int hl_client_interrupt(hl_client *c)
 	if (rc != HL_OK)
 		return rc;
 	hl__pubsub_wake_all(c);
+	pthread_mutex_lock(&c->hold_mu);
+	c->hold_interrupt_gen++;
+	pthread_cond_broadcast(&c->hold_cond);
+	pthread_mutex_unlock(&c->hold_mu);
 	hl__client_leave(c);
 	return HL_OK;
 }

@@ -166,6 +166,7 @@ struct hl_client {
 	pthread_cond_t hold_cond; /* lost or released: wakes wait_lost */
 	pthread_cond_t wd_cond;   /* wakes the watchdog thread */
 	hl_map holds;             /* key: owner id (8 bytes) + name */
+	uint64_t hold_interrupt_gen; /* hl_client_interrupt, for wait_lost */
 	struct hl_hold **heap;    /* by next renewal/expiry */
 	size_t heap_len, heap_cap;
 	int wd_stop;

@@ -29,7 +29,6 @@ int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
 	int braces, rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	*out = NULL;
 	if (!name)
 		return hl__fail(HL_EINVAL, "name is NULL");
 	if (name_len == 0)
@@ -401,7 +400,6 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 
 	if (!out_acquired)
 		return hl__fail(HL_EINVAL, "out_acquired is NULL");
-	*out_acquired = 0;
 	if ((rc = check_times(wait_ms, lease_ms)) != HL_OK)
 		return rc;
 	if ((rc = lock_enter(lock)) != HL_OK)
@@ -437,8 +435,9 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	if (rc == HL_OK && acquired) {
 		rc = hl__hold_acquired(c, lock, owner_id, count, lease_ms,
 		                       sent_ms);
-		*out_acquired = rc == HL_OK;
 	}
+	if (rc == HL_OK)
+		*out_acquired = acquired;
 	hl__client_leave(c);
 	return rc;
 }

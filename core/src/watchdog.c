@@ -302,8 +302,8 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 	hl_client *c;
 	hl_cancel_reg reg;
 	int64_t deadline;
-	uint64_t owner;
-	int rc = HL_OK;
+	uint64_t owner, interrupt_gen;
+	int rc = HL_OK, lost = 0;
 	if (!out_lost)
 		return hl__fail(HL_EINVAL, "out_lost is NULL");
 	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
@@ -320,11 +320,11 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 	reg.cond = &c->hold_cond;
 	hl__cancel_register(cancel, &reg);
 	pthread_mutex_lock(&c->hold_mu);
-	*out_lost = 0;
+	interrupt_gen = c->hold_interrupt_gen;
 	for (;;) {
 		hl_hold *h = find(c, lock, owner);
 		if (h && h->lost) {
-			*out_lost = 1;
+			lost = 1;
 			break;
 		}
 		if (!h || !h->watchdog)
@@ -333,7 +333,8 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 			rc = hl__fail(HL_ECLOSED, "the client was closed");
 			break;
 		}
-		if (hl__cancel_triggered(cancel)) {
+		if (hl__cancel_triggered(cancel) ||
+		    interrupt_gen != c->hold_interrupt_gen) {
 			rc = hl__fail(HL_EINTERRUPTED,
 			              "waiting for loss was interrupted");
 			break;
@@ -346,6 +347,8 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 	pthread_mutex_unlock(&c->hold_mu);
 	hl__cancel_unregister(cancel, &reg);
 	hl__client_leave(c);
+	if (rc == HL_OK)
+		*out_lost = lost;
 	return rc;
 }
 
@@ -370,7 +373,8 @@ int hl_lock_lost_fd(int *out_fd, hl_lock *lock)
 				rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
 				              strerror(errno));
 		}
-		*out_fd = h->lost_fd;
+		if (rc == HL_OK)
+			*out_fd = h->lost_fd;
 	}
 	pthread_mutex_unlock(&lock->client->hold_mu);
 	hl__client_leave(lock->client);
