@@ -1,0 +1,62 @@
+"""hilock: Redisson-compatible distributed locks on Redis.
+
+A lock that feels like :class:`threading.RLock`::
+
+    import hilock
+
+    with hilock.Client("redis://127.0.0.1:6379/0") as client:
+        with client.lock("orders:42"):          # watchdog keeps it alive
+            ...
+        with client.lock("report", lease=10.0):  # fixed lease, no watchdog
+            ...
+
+The owner of a lock is the thread that took it, or in asyncio the task
+(``async with client.lock(...)``). Times are float seconds. Locks are
+compatible with Redisson's RLock: Java services and hilock processes can
+share them.
+"""
+
+from ._errors import (
+    AuthenticationError,
+    ClientClosedError,
+    ConnectionError,
+    ForkedError,
+    HilockError,
+    Interrupted,
+    InvalidArgumentError,
+    LockLost,
+    LockTimeout,
+    NotHeldError,
+    OutOfMemory,
+    RedisError,
+)
+from ._client import Client, Lock, Name
+from ._lowlevel import ffi as _ffi, lib as _lib
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The version of the libhilock this module runs on ("0.1.0")."""
+    return str(_ffi.string(_lib.hl_version()).decode("ascii"))
+
+
+__all__ = [
+    "Client",
+    "Lock",
+    "Name",
+    "HilockError",
+    "InvalidArgumentError",
+    "NotHeldError",
+    "LockTimeout",
+    "ConnectionError",
+    "AuthenticationError",
+    "LockLost",
+    "ClientClosedError",
+    "ForkedError",
+    "Interrupted",
+    "RedisError",
+    "OutOfMemory",
+    "library_version",
+    "__version__",
+]

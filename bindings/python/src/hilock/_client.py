@@ -1,0 +1,791 @@
+"""The Pythonic layer: :class:`Client` and :class:`Lock`.
+
+Ownership follows the standard library: a lock is held by the thread that
+acquired it (each OS thread is its own owner, as with
+:class:`threading.RLock`), and inside asyncio by the *task* that acquired it
+(each task gets its own owner id, whatever thread runs it).
+
+How waiting works
+-----------------
+* In a thread other than the main thread a blocking acquire is one C call:
+  cffi releases the GIL, the library sleeps on pub/sub, other threads run.
+* In the main thread, where Python delivers signals, a blocking acquire
+  first makes one attempt; if the lock is taken, the wait runs in a helper
+  thread that acts as the *same owner* (a handle whose explicit owner id is
+  the main thread's), while the main thread sleeps on an event that signals
+  interrupt. On Ctrl-C (or any exception raised by a signal handler) the
+  helper's wait is cancelled through an ``hl_cancel`` flag, a hold that
+  raced in is given back, and the exception propagates: the latency is that
+  of the signal handler plus one cancellation, a few milliseconds. The
+  waiter keeps its place in the library's in-process queue while it waits
+  (no polling in slices).
+* In asyncio, every C call runs off the event loop (short calls on a small
+  per-client thread pool, waits on a dedicated thread each, so waiters can
+  never exhaust the pool the releasers need); cancelling the task cancels
+  the wait through ``hl_cancel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import math
+import os
+import re
+import sys
+import threading
+import time
+import weakref
+from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, TypeVar, Union
+
+from . import _errors as E
+from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
+
+__all__ = ["Client", "Lock", "Name"]
+
+Name = Union[str, bytes, bytearray, memoryview]
+"""A lock name: ``str`` (encoded as UTF-8) or bytes (any byte values)."""
+
+_T = TypeVar("_T")
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "<default>"
+
+
+_DEFAULT: Any = _Default()
+
+# One owner id per asyncio task, unique in the process (hl_owner_id_new), so
+# ownership follows the task and never the thread that happens to run it.
+_task_owners: "weakref.WeakKeyDictionary[asyncio.Task[Any], int]" = weakref.WeakKeyDictionary()
+_task_owners_mu = threading.Lock()
+
+
+def _task_owner(task: "asyncio.Task[Any]") -> int:
+    with _task_owners_mu:
+        owner = _task_owners.get(task)
+        if owner is None:
+            owner = int(lib.hl_owner_id_new())
+            _task_owners[task] = owner
+        return owner
+
+
+def _current_task() -> "Optional[asyncio.Task[Any]]":
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running event loop in this thread
+        return None
+
+
+def _encode_name(name: Name) -> bytes:
+    if isinstance(name, str):
+        return name.encode("utf-8")
+    if isinstance(name, (bytes, bytearray, memoryview)):
+        return bytes(name)
+    raise TypeError("lock name must be str or bytes, not %s" % type(name).__name__)
+
+
+def _wait_ms(blocking: bool, timeout: float) -> int:
+    """threading's acquire(blocking, timeout) rules, as a C wait in ms."""
+    if not blocking:
+        if timeout != -1:
+            raise E.InvalidArgumentError("can't specify a timeout for a non-blocking call")
+        return 0
+    if timeout is None or timeout == -1:
+        return -1
+    return ms(timeout, "timeout")
+
+
+_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+
+
+def _safe_url(url: str) -> str:
+    return _URL_PASSWORD.sub(r"\1***@", url)
+
+
+class _Cancel:
+    """An hl_cancel flag owned by Python."""
+
+    __slots__ = ("ptr",)
+
+    def __init__(self) -> None:
+        out = ffi.new("hl_cancel **")
+        check(lib.hl_cancel_new(out))
+        self.ptr = ffi.gc(out[0], lib.hl_cancel_free)
+
+    def trigger(self) -> None:
+        lib.hl_cancel_trigger(self.ptr)
+
+
+def _try_acquire(handle: Any, wait_ms: int, lease_ms: int, cancel: Any) -> Tuple[int, int, str]:
+    """One C acquire; returns (status, acquired, detail) so that the detail,
+    which is thread-local, is read on the thread that made the call."""
+    out = ffi.new("int *")
+    rc = lib.hl_lock_try_acquire(out, handle, wait_ms, lease_ms, cancel)
+    return rc, out[0], (last_detail() if rc else "")
+
+
+def _release(handle: Any) -> Tuple[int, int, str]:
+    out = ffi.new("int *")
+    rc = lib.hl_lock_release(out, handle)
+    return rc, out[0], (last_detail() if rc else "")
+
+
+def _release_quietly(handle: Any) -> None:
+    lib.hl_lock_release(NULL, handle)
+
+
+def _abandon_on_done(handle: Any, _task: Any) -> None:
+    # A task that ends while it still holds the lock can never release it;
+    # stop renewing so its lease runs out instead of living forever.
+    lib.hl_lock_abandon(handle)
+
+
+def _wait_event_uninterrupted(ev: threading.Event, limit: float = 60.0) -> None:
+    """Wait for ev, swallowing exceptions from signal handlers meanwhile (the
+    caller re-raises its own). Bounded: the call we wait for was cancelled
+    and returns promptly."""
+    deadline = time.monotonic() + limit
+    while not ev.is_set() and time.monotonic() < deadline:
+        try:
+            ev.wait(0.05)
+        except BaseException:  # a second Ctrl-C: keep cleaning up
+            pass
+
+
+def _in_helper_thread(call: Callable[[Any], Tuple[int, int, str]],
+                      undo: Optional[Callable[[Tuple[int, int, str]], Any]]) -> Tuple[int, int, str]:
+    """Run a blocking C call (given an hl_cancel) on a helper thread while
+    the calling (main) thread sleeps on an event that signals interrupt.
+
+    If a signal handler raises (Ctrl-C), the call is cancelled, waited for,
+    its effect undone (undo gets its result), and the exception propagates.
+    """
+    cancel = _Cancel()
+    result: "list[Tuple[int, int, str]]" = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            result.append(call(cancel.ptr))
+        finally:
+            done.set()
+
+    t = threading.Thread(target=run, name="hilock-wait", daemon=True)
+    t.start()
+    try:
+        done.wait()
+    except BaseException:
+        cancel.trigger()
+        _wait_event_uninterrupted(done)
+        if result and undo is not None:
+            undo(result[0])  # it raced in: give it back
+        raise
+    t.join()
+    return result[0]
+
+
+async def _settle(fut: "asyncio.Future[_T]", on_cancel: Optional[Callable[[], None]] = None
+                  ) -> Tuple[_T, Optional[BaseException]]:
+    """Await fut to its end even if the awaiting task is cancelled meanwhile.
+
+    Returns (result, the CancelledError if the task was cancelled, else
+    None); the caller cleans up, then re-raises it. on_cancel runs once, at
+    the first cancellation (it cancels the C call so fut ends promptly).
+    """
+    cancelled: Optional[BaseException] = None
+    while True:
+        try:
+            res = await asyncio.shield(fut)
+            return res, cancelled
+        except asyncio.CancelledError as exc:
+            if fut.cancelled():
+                raise
+            if cancelled is None:
+                cancelled = exc
+                if on_cancel is not None:
+                    on_cancel()
+
+
+class Client:
+    """A connection to one Redis deployment, shared by every thread and task.
+
+    ``url`` is ``redis://[[user]:password@]host[:port][/db]`` or
+    ``unix:///path/to/redis.sock[?db=N]``. Times are float seconds.
+
+    ``watchdog_timeout`` is the lease of a lock taken without one; the
+    watchdog renews it every third of that while it is held.
+
+    A client is thread-safe and a context manager (``with`` and
+    ``async with``) that closes it. Closing stops renewing its locks (their
+    leases then run out) and wakes every blocked call with
+    :class:`ClientClosedError`.
+
+    After ``fork()`` the child must not use a client inherited from the
+    parent (every call raises :class:`ForkedError`); it creates its own.
+
+    Raises :class:`ConnectionError` (Redis unreachable),
+    :class:`AuthenticationError`, :class:`InvalidArgumentError` (bad URL or
+    option).
+    """
+
+    def __init__(
+        self,
+        url: str = "redis://127.0.0.1:6379/0",
+        *,
+        watchdog_timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        command_timeout: float = 3.0,
+        retry_attempts: int = 4,
+        retry_delay: float = 1.0,
+        pool_size: int = 4,
+        client_name: Optional[str] = None,
+        subscription_timeout: float = 7.5,
+    ) -> None:
+        if not isinstance(url, str):
+            raise TypeError("url must be str, not %s" % type(url).__name__)
+        self._ptr: Any = None
+        self._closed = True
+        self._url = url
+        self._pid = os.getpid()
+        self._mu = threading.Lock()
+        self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
+        self._executor_pid = 0
+        for what, val in (("retry_attempts", retry_attempts), ("pool_size", pool_size)):
+            if isinstance(val, bool) or not isinstance(val, int):
+                raise TypeError("%s must be an int" % what)
+            if val < 0 or val > 1 << 20:
+                raise E.InvalidArgumentError("%s out of range: %r" % (what, val))
+
+        opts = ffi.new("hl_client_options *")
+        check(lib.hl_client_options_init(opts, lib.HL_CLIENT_OPTIONS_VERSION))
+        opts.watchdog_timeout_ms = ms(watchdog_timeout, "watchdog_timeout", allow_zero=False)
+        opts.connect_timeout_ms = ms(connect_timeout, "connect_timeout", allow_zero=False)
+        opts.command_timeout_ms = ms(command_timeout, "command_timeout", allow_zero=False)
+        opts.retry_delay_ms = ms(retry_delay, "retry_delay")
+        opts.subscription_timeout_ms = ms(subscription_timeout, "subscription_timeout", allow_zero=False)
+        opts.retry_attempts = retry_attempts
+        opts.pool_size = pool_size
+        keep = None
+        if client_name is not None:
+            keep = ffi.new("char[]", client_name.encode("utf-8"))
+            opts.client_name = keep
+        try:
+            curl = url.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise E.InvalidArgumentError("url is not encodable: %s" % exc) from None
+        if b"\0" in curl:
+            raise E.InvalidArgumentError("url contains a NUL character")
+        out = ffi.new("hl_client **")
+        check(lib.hl_client_new(out, curl, opts))
+        del keep
+        self._ptr = ffi.gc(out[0], lib.hl_client_free)
+        self._closed = False
+        self._watchdog_timeout = float(watchdog_timeout)
+
+    # -- properties ---------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The client's UUID: the first part of every owner it writes."""
+        return str(ffi.string(lib.hl_client_id(self._ptr)).decode("ascii"))
+
+    @property
+    def url(self) -> str:
+        """The URL, with any password masked."""
+        return _safe_url(self._url)
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    @property
+    def watchdog_timeout(self) -> float:
+        """The lease, in seconds, of locks taken without one."""
+        return self._watchdog_timeout
+
+    # -- locks ----------------------------------------------------------------
+
+    def lock(self, name: Name, *, lease: Optional[float] = None, timeout: Optional[float] = None) -> "Lock":
+        """A reentrant lock called ``name`` (Redisson RLock). Cheap: no round
+        trip. ``lease`` (seconds) makes ``with`` and :meth:`Lock.acquire`
+        take it for a fixed time with no watchdog; ``None`` uses the
+        watchdog. ``timeout`` bounds the wait of ``with`` (raising
+        :class:`LockTimeout`); ``None`` waits as long as it takes."""
+        return Lock(self, name, lease=lease, timeout=timeout)
+
+    def interrupt(self) -> None:
+        """Wake every call of this client blocked right now: they raise
+        :class:`Interrupted`. Any thread."""
+        check(lib.hl_client_interrupt(self._ptr))
+
+    def close(self) -> None:
+        """Close the client: stop renewing its locks (nothing is unlocked:
+        their leases run out), wake blocked calls, close the connections.
+        Locks made from it then raise :class:`ClientClosedError`.
+        Idempotent."""
+        with self._mu:
+            if self._closed:
+                return
+            self._closed = True
+            ex, self._executor = self._executor, None
+        if self._ptr is not None:
+            lib.hl_client_close(self._ptr)
+        if ex is not None and self._executor_pid == os.getpid():
+            ex.shutdown(wait=False)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "Client":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return "<hilock.Client %s %s>" % (self.url, state)
+
+    # -- asyncio plumbing ------------------------------------------------------
+
+    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        """Threads for short C calls made on behalf of asyncio tasks."""
+        with self._mu:
+            pid = os.getpid()
+            if self._executor is None or self._executor_pid != pid:
+                # after fork the parent's pool threads do not exist here
+                self._executor = concurrent.futures.ThreadPoolExecutor(
+                    max_workers=4, thread_name_prefix="hilock-async")
+                self._executor_pid = pid
+            return self._executor
+
+    def _run_short(self, fn: Callable[..., _T], *args: Any) -> "asyncio.Future[_T]":
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._pool(), fn, *args)
+
+
+class Lock:
+    """A reentrant distributed lock (Redisson RLock), shaped like
+    :class:`threading.RLock`.
+
+    Made by :meth:`Client.lock`. The owner is the calling thread, or inside
+    asyncio the calling task: an owner that holds the lock can acquire it
+    again, and must release it as many times. Any number of threads and
+    tasks may share one ``Lock`` object; two ``Lock`` objects with one name
+    are the same lock.
+
+    ``with lock:`` acquires (waiting as long as it takes, or the lock's
+    ``timeout``) and releases at the end; if the lock stopped being held
+    meanwhile (the watchdog found it lost, a lease ran out, someone
+    force-unlocked it), the end of the block raises :class:`LockLost`.
+    ``async with lock:`` does the same without blocking the event loop.
+    """
+
+    def __init__(self, client: Client, name: Name, *, lease: Optional[float] = None,
+                 timeout: Optional[float] = None) -> None:
+        if not isinstance(client, Client):
+            raise TypeError("client must be a hilock.Client")
+        self._client = client
+        self._name = name
+        self._bname = _encode_name(name)
+        self._lease_ms = -1 if lease is None else ms(lease, "lease", allow_zero=False)
+        self._lease = lease
+        self._timeout = timeout
+        self._with_wait_ms = -1 if timeout is None else ms(timeout, "timeout")
+        self._mu = threading.Lock()
+        self._handle = self._new_handle(0)
+        self._owned: Dict[int, Any] = {}
+        self._task_handles: "weakref.WeakKeyDictionary[asyncio.Task[Any], Any]" = weakref.WeakKeyDictionary()
+        self._task_watch: "weakref.WeakKeyDictionary[asyncio.Task[Any], Any]" = weakref.WeakKeyDictionary()
+
+    # -- handles -------------------------------------------------------------
+
+    def _new_handle(self, owner: int) -> Any:
+        out = ffi.new("hl_lock **")
+        check(lib.hl_lock_new(out, self._client._ptr, self._bname, len(self._bname)))
+        handle = ffi.gc(out[0], lib.hl_lock_free)
+        if owner:
+            check(lib.hl_lock_set_owner(handle, owner))
+        return handle
+
+    def _owner_handle(self, owner: int) -> Any:
+        with self._mu:
+            h = self._owned.get(owner)
+            if h is None:
+                h = self._owned[owner] = self._new_handle(owner)
+            return h
+
+    def _task_handle(self, task: "asyncio.Task[Any]") -> Any:
+        with self._mu:
+            h = self._task_handles.get(task)
+            if h is not None:
+                return h
+        h = self._new_handle(_task_owner(task))
+        with self._mu:
+            old = self._task_handles.get(task)
+            if old is not None:
+                return old
+            self._task_handles[task] = h
+        return h
+
+    def _watch_task(self, task: "Optional[asyncio.Task[Any]]", held: bool) -> None:
+        """Keep a done callback on a task while it holds this lock, so that a
+        task that ends holding it stops being renewed (its lease runs out).
+        Loop thread only."""
+        if task is None:
+            return
+        cb = self._task_watch.get(task)
+        if held and cb is None:
+            cb = functools.partial(_abandon_on_done, self._task_handle(task))
+            self._task_watch[task] = cb
+            task.add_done_callback(cb)
+        elif not held and cb is not None:
+            del self._task_watch[task]
+            task.remove_done_callback(cb)
+
+    def _current(self) -> Any:
+        """The handle of the current owner: the running task, else the thread."""
+        task = _current_task()
+        return self._handle if task is None else self._task_handle(task)
+
+    def _lease_arg(self, lease: Any) -> int:
+        if lease is _DEFAULT:
+            return self._lease_ms
+        if lease is None:
+            return -1
+        return ms(lease, "lease", allow_zero=False)
+
+    # -- properties ----------------------------------------------------------
+
+    @property
+    def name(self) -> Name:
+        """The name as given."""
+        return self._name
+
+    @property
+    def client(self) -> Client:
+        """The client this lock belongs to."""
+        return self._client
+
+    @property
+    def lease(self) -> Optional[float]:
+        """The default lease in seconds, or None for the watchdog."""
+        return self._lease
+
+    @property
+    def owner(self) -> str:
+        """The owner string of the current thread or task
+        (``"<client uuid>:<owner id>"``, the field written in Redis)."""
+        handle = self._current()
+        n = ffi.new("size_t *")
+        buf = ffi.new("char[]", 96)
+        rc = lib.hl_lock_owner(n, handle, buf, 96)
+        if rc != 0 and n[0] >= 96:
+            buf = ffi.new("char[]", n[0] + 1)
+            rc = lib.hl_lock_owner(n, handle, buf, n[0] + 1)
+        check(rc)
+        return str(ffi.string(buf, n[0]).decode("ascii"))
+
+    # -- acquire / release ---------------------------------------------------
+
+    def acquire(self, blocking: bool = True, timeout: float = -1, lease: Optional[float] = _DEFAULT) -> bool:
+        """Acquire the lock, as :meth:`threading.RLock.acquire` does.
+
+        Waits as long as it takes (``timeout=-1``), at most ``timeout``
+        seconds, or not at all (``blocking=False``). Returns True if the
+        lock is now held by the caller (its hold count grew), False if the
+        wait ran out. ``lease``: seconds after which Redis frees the lock,
+        or None to hold it with the watchdog; by default the lock's own.
+
+        Ctrl-C interrupts the wait (:class:`KeyboardInterrupt` is raised
+        and the lock is not taken). The GIL is released while waiting.
+        Raises :class:`ClientClosedError`, :class:`ForkedError`,
+        :class:`ConnectionError`, :class:`Interrupted`.
+        """
+        task = _current_task()
+        ok = self._acquire(task, blocking, timeout, lease)
+        if ok:
+            self._watch_task(task, True)
+        return ok
+
+    def _acquire(self, task: Any, blocking: bool, timeout: float, lease: Any) -> bool:
+        wait_ms = _wait_ms(blocking, timeout)
+        lease_ms = self._lease_arg(lease)
+        handle = self._handle if task is None else self._task_handle(task)
+        if wait_ms == 0 or threading.current_thread() is not threading.main_thread():
+            rc, acquired, detail = _try_acquire(handle, wait_ms, lease_ms, NULL)
+            if rc:
+                raise error_for(rc, detail)
+            return bool(acquired)
+
+        # Main thread: signals are handled here, and only between bytecodes.
+        start = time.monotonic()
+        rc, acquired, detail = _try_acquire(handle, 0, lease_ms, NULL)
+        if rc:
+            raise error_for(rc, detail)
+        if acquired:
+            return True
+        if wait_ms > 0:
+            wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
+        if handle is self._handle:
+            # A helper thread waits as this thread's owner.
+            handle = self._owner_handle(int(lib.hl_thread_owner_id()))
+        return self._wait_interruptibly(handle, wait_ms, lease_ms)
+
+    def _wait_interruptibly(self, handle: Any, wait_ms: int, lease_ms: int) -> bool:
+        rc, acquired, detail = _in_helper_thread(
+            lambda cancel: _try_acquire(handle, wait_ms, lease_ms, cancel),
+            lambda res: _release_quietly(handle) if res[0] == 0 and res[1] else None)
+        if rc:
+            raise error_for(rc, detail)
+        return bool(acquired)
+
+    def release(self) -> None:
+        """Release one hold of the current thread (or task); the lock is
+        freed when the count reaches zero.
+
+        Raises :class:`NotHeldError` (a :class:`RuntimeError`) if the
+        caller does not hold it, :class:`LockLost` if the watchdog had
+        found the hold lost."""
+        task = _current_task()
+        rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
+        if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
+            self._watch_task(task, False)
+        if rc:
+            raise error_for(rc, detail)
+
+    def _exit_error(self, rc: int, detail: str) -> BaseException:
+        if rc in (lib.HL_ELOST, lib.HL_ENOTHELD):
+            return error_for(rc, detail, cls=E.LockLost,
+                             prefix="lock %r was not held at the end of its with block: " % (self._name,))
+        return error_for(rc, detail)
+
+    def _enter_timeout(self) -> E.LockTimeout:
+        return E.LockTimeout("could not acquire lock %r within %s s" % (self._name, self._timeout))
+
+    def __enter__(self) -> "Lock":
+        if self._with_wait_ms == -1:
+            ok = self.acquire()
+        else:
+            ok = self.acquire(timeout=self._timeout if self._timeout is not None else -1)
+        if not ok:
+            raise self._enter_timeout()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        task = _current_task()
+        rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
+        if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
+            self._watch_task(task, False)
+        if rc == 0:
+            return
+        err = self._exit_error(rc, detail)
+        if exc is None:
+            raise err
+        # Do not hide the block's own exception; tell it what else happened.
+        if hasattr(exc, "add_note"):
+            exc.add_note("hilock: " + str(err))
+
+    # -- state -----------------------------------------------------------------
+
+    def _int_query(self, fn: Any, ctype: str = "int *") -> int:
+        out = ffi.new(ctype)
+        check(fn(out, self._current()))
+        return int(out[0])
+
+    def locked(self) -> bool:
+        """True if anyone holds the lock (one round trip)."""
+        return bool(self._int_query(lib.hl_lock_is_locked))
+
+    def held(self) -> bool:
+        """True if the current thread (or task) holds the lock."""
+        return bool(self._int_query(lib.hl_lock_is_held))
+
+    @property
+    def hold_count(self) -> int:
+        """How many times the current thread (or task) holds the lock."""
+        return self._int_query(lib.hl_lock_hold_count, "int64_t *")
+
+    @staticmethod
+    def _ttl_seconds(v: int) -> Optional[float]:
+        if v == -2:
+            return None
+        if v == -1:
+            return math.inf
+        return v / 1000.0
+
+    @property
+    def ttl(self) -> Optional[float]:
+        """Seconds the lock has left to live in Redis: None if it is free,
+        ``math.inf`` if it has no expiry."""
+        return self._ttl_seconds(self._int_query(lib.hl_lock_ttl, "int64_t *"))
+
+    @property
+    def lost(self) -> bool:
+        """True if the watchdog found the current owner's hold lost (local,
+        no round trip). Cleared by the owner's next acquire or release."""
+        return bool(self._int_query(lib.hl_lock_is_lost))
+
+    def force_unlock(self) -> bool:
+        """Delete the lock whoever holds it and wake a waiter. Returns True
+        if it was locked."""
+        return bool(self._int_query(lib.hl_lock_force_unlock))
+
+    def wait_lost(self, timeout: Optional[float] = None) -> bool:
+        """Block until the current owner's hold is found lost (True), or
+        ``timeout`` seconds pass, or the owner holds nothing watched
+        (False)."""
+        wait = -1 if timeout is None else ms(timeout, "timeout")
+        handle = self._current()
+
+        def call(cancel: Any) -> Tuple[int, int, str]:
+            out = ffi.new("int *")
+            rc = lib.hl_lock_wait_lost(out, handle, wait, cancel)
+            return rc, out[0], (last_detail() if rc else "")
+
+        if wait != 0 and threading.current_thread() is threading.main_thread():
+            if handle is self._handle:
+                handle = self._owner_handle(int(lib.hl_thread_owner_id()))
+            rc, lost, detail = _in_helper_thread(call, None)  # Ctrl-C works
+        else:
+            rc, lost, detail = call(NULL)
+        if rc:
+            raise error_for(rc, detail)
+        return bool(lost)
+
+    # -- asyncio -------------------------------------------------------------
+
+    def _require_task(self) -> "asyncio.Task[Any]":
+        task = _current_task()
+        if task is None:
+            raise RuntimeError("the async methods of hilock.Lock must run in an asyncio task")
+        return task
+
+    async def acquire_async(self, blocking: bool = True, timeout: float = -1,
+                            lease: Optional[float] = _DEFAULT) -> bool:
+        """:meth:`acquire` for asyncio: the owner is the current task, and
+        the event loop never blocks. Cancelling the task cancels the wait
+        (the lock is not taken)."""
+        task = self._require_task()
+        ok = await self._acquire_async(task, blocking, timeout, lease)
+        if ok:
+            self._watch_task(task, True)
+        return ok
+
+    async def _acquire_async(self, task: "asyncio.Task[Any]", blocking: bool, timeout: float,
+                             lease: Any) -> bool:
+        wait_ms = _wait_ms(blocking, timeout)
+        lease_ms = self._lease_arg(lease)
+        handle = self._task_handle(task)
+        loop = asyncio.get_running_loop()
+        start = time.monotonic()
+        # One attempt on the short-call pool first.
+        acquired = await self._acquire_off_loop(
+            self._client._run_short(_try_acquire, handle, 0, lease_ms, NULL), handle, None)
+        if acquired or wait_ms == 0:
+            return acquired
+        if wait_ms > 0:
+            wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
+        cancel = _Cancel()
+        cf: "concurrent.futures.Future[Tuple[int, int, str]]" = concurrent.futures.Future()
+
+        def run() -> None:
+            try:
+                cf.set_result(_try_acquire(handle, wait_ms, lease_ms, cancel.ptr))
+            except BaseException as exc:  # pragma: no cover - ffi failures
+                cf.set_exception(exc)
+
+        threading.Thread(target=run, name="hilock-async-wait", daemon=True).start()
+        return await self._acquire_off_loop(asyncio.wrap_future(cf, loop=loop), handle, cancel)
+
+    async def _acquire_off_loop(self, fut: "asyncio.Future[Tuple[int, int, str]]", handle: Any,
+                                cancel: Optional[_Cancel]) -> bool:
+        (rc, acquired, detail), cancelled = await _settle(
+            fut, cancel.trigger if cancel is not None else None)
+        if cancelled is not None:
+            if rc == 0 and acquired:
+                await _settle(self._client._run_short(_release_quietly, handle))
+            raise cancelled
+        if rc:
+            raise error_for(rc, detail)
+        return bool(acquired)
+
+    async def release_async(self) -> None:
+        """:meth:`release` for asyncio (the current task's hold). Completes
+        even if the task is cancelled meanwhile."""
+        task = self._require_task()
+        (rc, released, detail), cancelled = await _settle(
+            self._client._run_short(_release, self._task_handle(task)))
+        if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
+            self._watch_task(task, False)
+        if rc:
+            raise error_for(rc, detail)
+        if cancelled is not None:
+            raise cancelled
+
+    async def __aenter__(self) -> "Lock":
+        if not await self.acquire_async(timeout=-1 if self._timeout is None else self._timeout):
+            raise self._enter_timeout()
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        task = self._require_task()
+        (rc, released, detail), cancelled = await _settle(
+            self._client._run_short(_release, self._task_handle(task)))
+        if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
+            self._watch_task(task, False)
+        if rc:
+            err = self._exit_error(rc, detail)
+            if exc is None and cancelled is None:
+                raise err
+            target = exc if exc is not None else cancelled
+            if target is not None and hasattr(target, "add_note"):
+                target.add_note("hilock: " + str(err))
+        if cancelled is not None:
+            raise cancelled
+
+    async def _query_async(self, fn: Any, ctype: str) -> int:
+        handle = self._task_handle(self._require_task())
+
+        def call() -> Tuple[int, int, str]:
+            out = ffi.new(ctype)
+            rc = fn(out, handle)
+            return rc, int(out[0]) if rc == 0 else 0, (last_detail() if rc else "")
+
+        (rc, value, detail), cancelled = await _settle(self._client._run_short(call))
+        if cancelled is not None:
+            raise cancelled
+        if rc:
+            raise error_for(rc, detail)
+        return value
+
+    async def locked_async(self) -> bool:
+        """:meth:`locked` without blocking the event loop."""
+        return bool(await self._query_async(lib.hl_lock_is_locked, "int *"))
+
+    async def held_async(self) -> bool:
+        """:meth:`held` for the current task, without blocking the loop."""
+        return bool(await self._query_async(lib.hl_lock_is_held, "int *"))
+
+    async def hold_count_async(self) -> int:
+        """:attr:`hold_count` for the current task, without blocking the loop."""
+        return await self._query_async(lib.hl_lock_hold_count, "int64_t *")
+
+    async def ttl_async(self) -> Optional[float]:
+        """:attr:`ttl` without blocking the event loop."""
+        return self._ttl_seconds(await self._query_async(lib.hl_lock_ttl, "int64_t *"))
+
+    async def force_unlock_async(self) -> bool:
+        """:meth:`force_unlock` without blocking the event loop."""
+        return bool(await self._query_async(lib.hl_lock_force_unlock, "int *"))
+
+    def __repr__(self) -> str:
+        lease = "watchdog" if self._lease_ms == -1 else "lease=%gs" % (self._lease_ms / 1000.0)
+        return "<hilock.Lock %r %s>" % (self._name, lease)

@@ -1,0 +1,100 @@
+"""Exceptions of the hilock binding.
+
+Every exception derives from :class:`HilockError`; where a builtin means the
+same thing, the class derives from it too, so ``except TimeoutError`` or
+``except RuntimeError`` work as they do with :mod:`threading`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Optional
+
+__all__ = [
+    "HilockError",
+    "InvalidArgumentError",
+    "NotHeldError",
+    "LockTimeout",
+    "ConnectionError",
+    "AuthenticationError",
+    "LockLost",
+    "ClientClosedError",
+    "ForkedError",
+    "Interrupted",
+    "RedisError",
+    "OutOfMemory",
+]
+
+
+class HilockError(Exception):
+    """Root of every error raised by hilock.
+
+    ``code`` is the library's status code (a negative int, ``None`` for
+    errors raised by the Python layer itself), ``status`` its name
+    (``"HL_ENOTHELD"``) and ``detail`` the library's message for the failed
+    call (may be empty).
+    """
+
+    code: Optional[int] = None
+    status: str = ""
+    detail: str = ""
+
+
+class InvalidArgumentError(HilockError, ValueError):
+    """An argument was rejected (empty or too long name, bad URL, bad time)."""
+
+
+class NotHeldError(HilockError, RuntimeError):
+    """Release of a lock the calling thread (or task) does not hold.
+
+    Also a :class:`RuntimeError`, which is what :class:`threading.RLock`
+    raises in the same case.
+    """
+
+
+class LockTimeout(HilockError, TimeoutError):
+    """A timeout that is an error rather than a ``False`` result.
+
+    Raised by ``with lock:`` when the lock was made with ``timeout=`` and
+    could not be taken in time, and when Redis does not answer in the
+    client's command timeout. Also a :class:`TimeoutError`.
+    """
+
+
+class ConnectionError(HilockError, builtins.ConnectionError):
+    """Redis cannot be reached, or the connection broke. Also the builtin
+    :class:`ConnectionError`."""
+
+
+class AuthenticationError(ConnectionError):
+    """Redis refused the credentials in the URL."""
+
+
+class LockLost(HilockError):
+    """The lock stopped being held before its ``with`` block ended.
+
+    The watchdog found the lock gone or owned by someone else (or could not
+    renew it in time), or a fixed lease ran out, or it was force-unlocked:
+    the block did not run under the lock to its end.
+    """
+
+
+class ClientClosedError(HilockError):
+    """The :class:`~hilock.Client` was closed; make a new one."""
+
+
+class ForkedError(HilockError):
+    """A :class:`~hilock.Client` inherited through ``fork()`` was used in the
+    child. Create a new ``Client`` in the child process."""
+
+
+class Interrupted(HilockError):
+    """A blocking call was woken by :meth:`~hilock.Client.interrupt`."""
+
+
+class RedisError(HilockError):
+    """Redis replied with an error, or with a reply hilock did not expect."""
+
+
+class OutOfMemory(HilockError, MemoryError):
+    """The library could not allocate memory."""

@@ -1,0 +1,244 @@
+"""asyncio: an owner per task, contention, cancellation, a free event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+
+import hilock
+from conftest import Holder
+
+
+def run(coro, timeout: float = 60.0):  # type: ignore[no-untyped-def]
+    async def bounded():  # type: ignore[no-untyped-def]
+        return await asyncio.wait_for(coro, timeout)
+
+    return asyncio.run(bounded())
+
+
+class LoopWatch:
+    """Measures the longest gap between ticks of the event loop."""
+
+    def __init__(self) -> None:
+        self.max_gap = 0.0
+        self._task: "asyncio.Task[None] | None" = None
+
+    async def _tick(self) -> None:
+        last = time.monotonic()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.monotonic()
+            self.max_gap = max(self.max_gap, now - last)
+            last = now
+
+    def start(self) -> None:
+        self._task = asyncio.ensure_future(self._tick())
+
+    async def stop(self) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        try:
+            await self._task
+        except asyncio.CancelledError:
+            pass
+
+
+def test_tasks_contend_counter_exact(client):
+    lock = client.lock("async:count")
+    state = {"counter": 0, "inside": 0, "overlap": 0}
+
+    async def worker(n: int) -> None:
+        for _ in range(n):
+            async with lock:
+                state["inside"] += 1
+                if state["inside"] != 1:
+                    state["overlap"] += 1
+                v = state["counter"]
+                await asyncio.sleep(0.001)  # other tasks run here
+                state["counter"] = v + 1
+                state["inside"] -= 1
+
+    async def main() -> float:
+        watch = LoopWatch()
+        watch.start()
+        await asyncio.gather(*(worker(10) for _ in range(12)))  # more than any pool
+        await watch.stop()
+        return watch.max_gap
+
+    gap = run(main())
+    assert state["counter"] == 120
+    assert state["overlap"] == 0
+    assert gap < 0.5, gap  # the loop kept ticking while tasks waited
+    assert not lock.locked()
+
+
+def test_owner_is_the_task_not_the_thread(client):
+    lock = client.lock("async:owner")
+
+    async def main() -> None:
+        holding = asyncio.Event()
+        done = asyncio.Event()
+
+        async def holder() -> None:
+            async with lock:
+                async with lock:  # reentrant within the task
+                    assert await lock.hold_count_async() == 2
+                    assert lock.hold_count == 2  # sync calls use the task too
+                assert await lock.held_async()
+                holding.set()
+                await done.wait()
+
+        async def other() -> None:
+            await holding.wait()
+            # same thread, another task: another owner
+            assert await lock.acquire_async(blocking=False) is False
+            assert not await lock.held_async()
+            assert await lock.locked_async()
+            with pytest.raises(hilock.NotHeldError):
+                await lock.release_async()
+            t0 = time.monotonic()
+            assert await lock.acquire_async(timeout=0.2) is False
+            assert time.monotonic() - t0 >= 0.15
+            done.set()
+
+        await asyncio.gather(holder(), other())
+        assert not await lock.locked_async()
+
+    run(main())
+
+
+def test_waiting_task_wakes_and_loop_is_free(client, other_client):
+    holder = Holder(other_client.lock("async:wake"))
+    lock = client.lock("async:wake")
+
+    async def waiter() -> tuple:
+        ok = await lock.acquire_async(timeout=20)
+        held = await lock.held_async()
+        ttl = await lock.ttl_async()
+        await lock.release_async()
+        return ok, held, ttl
+
+    async def main() -> tuple:
+        watch = LoopWatch()
+        watch.start()
+        task = asyncio.ensure_future(waiter())
+        await asyncio.sleep(0.5)
+        assert not task.done()
+        # main's task is not the owner of the waiter's hold, nor waiting
+        assert not await lock.held_async()
+        await asyncio.get_running_loop().run_in_executor(None, holder.release)
+        res = await asyncio.wait_for(task, 5)
+        await watch.stop()
+        return res + (watch.max_gap,)
+
+    ok, held, ttl, gap = run(main())
+    assert ok is True and held is True and ttl is not None and ttl > 0
+    assert gap < 0.5, gap
+    assert not lock.locked()
+
+
+def test_cancelled_waiter_does_not_take_the_lock(client, other_client):
+    holder = Holder(other_client.lock("async:cancel"))
+    lock = client.lock("async:cancel")
+
+    async def main() -> None:
+        task = asyncio.ensure_future(lock.acquire_async())
+        await asyncio.sleep(0.3)
+        t0 = time.monotonic()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert time.monotonic() - t0 < 1.0
+        await asyncio.get_running_loop().run_in_executor(None, holder.release)
+        await asyncio.sleep(0.2)
+        assert not await lock.locked_async()
+
+    run(main())
+
+
+def test_async_with_timeout_and_asyncio_timeout(client, other_client):
+    other_client.lock("async:to").acquire()
+
+    async def main() -> None:
+        with pytest.raises(hilock.LockTimeout):
+            async with client.lock("async:to", timeout=0.2):
+                pytest.fail("entered a held lock")
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.lock("async:to").acquire_async(), 0.3)
+        assert not await client.lock("async:to").held_async()
+
+    run(main())
+
+
+def test_async_lost_and_force_unlock(client, redis):
+    lock = client.lock("async:lost")
+
+    async def main() -> None:
+        with pytest.raises(hilock.LockLost):
+            async with lock:
+                assert await lock.force_unlock_async() is True
+
+    run(main())
+    assert not lock.locked()
+
+
+def test_task_ending_while_holding_stops_renewal(client, other_client):
+    lock = client.lock("async:orphan")
+
+    async def main() -> None:
+        await asyncio.ensure_future(lock.acquire_async())  # that task ends holding
+
+    run(main())
+    assert lock.locked()
+    assert other_client.lock("async:orphan").acquire(timeout=8) is True
+
+
+def test_async_methods_need_a_task(client):
+    lock = client.lock("async:notask")
+    coro = lock.release_async()
+    with pytest.raises(RuntimeError):
+        coro.send(None)
+    coro.close()
+
+
+def test_async_with_client(url):
+    async def main() -> None:
+        async with hilock.Client(url) as c:
+            async with c.lock("async:client"):
+                assert await c.lock("async:client").held_async()
+        assert c.closed
+
+    run(main())
+
+
+def test_threads_and_tasks_together(client):
+    """A thread and tasks contend on one lock without deadlock."""
+    lock = client.lock("async:mixed")
+    count = [0]
+
+    def thread_work() -> None:
+        for _ in range(10):
+            with lock:
+                v = count[0]
+                time.sleep(0.001)
+                count[0] = v + 1
+
+    async def task_work() -> None:
+        for _ in range(10):
+            async with lock:
+                v = count[0]
+                await asyncio.sleep(0.001)
+                count[0] = v + 1
+
+    t = threading.Thread(target=thread_work)
+    t.start()
+
+    async def main() -> None:
+        await asyncio.gather(task_work(), task_work())
+
+    run(main())
+    t.join(30)
+    assert count[0] == 30
