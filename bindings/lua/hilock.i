@@ -1,0 +1,298 @@
+/*
+ * hilock.i: the SWIG interface that generates the C glue of the Lua binding
+ * (module "hilock_core"). It is deliberately 1:1 with hilock.h and thin; the
+ * Lua idioms (seconds, guards, coroutine owners, raising on misuse) live in
+ * hilock.lua, which is what users `require`.
+ *
+ * Conventions of every wrapped call that returns a status:
+ *   success -> true, <outputs...>
+ *   failure -> nil, message, code      (code = hl_status_name(), "HL_EIO")
+ * The failure values are pushed inside the same C call that failed, so no
+ * other hilock call (a finalizer run by the garbage collector, say) can
+ * overwrite the thread-local error detail before it is read.
+ *
+ * Handles are SWIG userdata that own their C object; their __gc calls the
+ * library's own free functions (hl_client_free, hl_lock_free), never free()
+ * on a library pointer.
+ */
+%module hilock_core
+
+%{
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hilock.h"
+
+/* A status code that the typemaps below turn into Lua values. */
+typedef int hl_rc;
+
+/* The handle the Lua layer keeps per (Lock object, coroutine): a library
+ * lock handle with that coroutine's owner id, plus how many holds were taken
+ * through it and not yet given back. A handle that still has holds when it is
+ * collected belongs to a coroutine that was collected while holding (the Lua
+ * layer keeps holding handles reachable from the coroutine's owner record), so
+ * its destructor abandons the hold: the watchdog stops renewing it and the
+ * lease runs out, instead of a dead coroutine holding the lock forever. */
+typedef struct hlua_lock {
+	hl_lock *lock; /* NULL once closed */
+	int64_t holds;
+} hlua_lock;
+
+/* Number of live hlua_lock and hl_client wrappers, for the leak tests
+ * (atomic: a host may run Lua states on several threads). */
+static atomic_long hlua_live_locks;
+static atomic_long hlua_live_clients;
+
+static int hlua_push_failure(lua_State *L, int rc)
+{
+	const char *detail = hl_error_last();
+	lua_pushnil(L);
+	if (detail == NULL || detail[0] == '\0' || hl_error_last_code() != rc)
+		detail = hl_status_str(rc);
+	lua_pushstring(L, detail);
+	lua_pushstring(L, hl_status_name(rc));
+	return 3;
+}
+
+static void hlua_handle_close(hlua_lock *h)
+{
+	if (h->lock != NULL) {
+		if (h->holds > 0)
+			(void)hl_lock_abandon(h->lock);
+		hl_lock_free(h->lock);
+		h->lock = NULL;
+	}
+	h->holds = 0;
+}
+
+static int hlua_lock_new(hlua_lock **out, hl_client *client, const void *name,
+                         size_t name_len, uint64_t owner)
+{
+	hlua_lock *h;
+	int rc;
+
+	h = (hlua_lock *)calloc(1, sizeof(*h));
+	if (h == NULL)
+		return HL_ENOMEM;
+	rc = hl_lock_new(&h->lock, client, name, name_len);
+	if (rc == HL_OK && owner != 0)
+		rc = hl_lock_set_owner(h->lock, owner);
+	if (rc != HL_OK) {
+		hl_lock_free(h->lock);
+		free(h);
+		return rc;
+	}
+	hlua_live_locks++;
+	*out = h;
+	return HL_OK;
+}
+
+static int hlua_client_new(hl_client **out, const char *url,
+                           const hl_client_options *opts)
+{
+	int rc = hl_client_new(out, url, opts);
+	if (rc == HL_OK)
+		hlua_live_clients++;
+	return rc;
+}
+%}
+
+/* ---- typemaps ----------------------------------------------------------- */
+
+typedef int hl_rc;
+
+/* The status: on failure return nil, message, code at once (no argout runs);
+ * on success push true, then the argout typemaps push the outputs. */
+%typemap(out) hl_rc {
+	if ($1 != HL_OK)
+		return hlua_push_failure(L, $1);
+	lua_pushboolean(L, 1);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) int *OUT_BOOL (int tmp = 0) "$1 = &tmp;"
+%typemap(argout) int *OUT_BOOL {
+	lua_pushboolean(L, *$1 != 0);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) int64_t *OUT_INT (int64_t tmp = 0) "$1 = &tmp;"
+%typemap(argout) int64_t *OUT_INT {
+	lua_pushinteger(L, (lua_Integer)*$1);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) (char *OUT_BUF, size_t OUT_BUF_LEN) (char tmp[128]) {
+	tmp[0] = '\0';
+	$1 = tmp;
+	$2 = sizeof(tmp);
+}
+%typemap(argout) (char *OUT_BUF, size_t OUT_BUF_LEN) {
+	lua_pushstring(L, $1);
+	SWIG_arg++;
+}
+
+/* New objects are owned by their userdata (__gc runs the destructor). */
+%typemap(in, numinputs=0) hl_client **OUT_CLIENT (hl_client *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hl_client **OUT_CLIENT {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+%typemap(in, numinputs=0) hlua_lock **OUT_LOCK (hlua_lock *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_lock **OUT_LOCK {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+
+/* Binary-safe names: a Lua string with its length, NUL bytes included. */
+%typemap(in) (const void *name, size_t name_len) {
+	size_t len_ = 0;
+	$1 = (void *)luaL_checklstring(L, $input, &len_);
+	$2 = len_;
+}
+
+/* Milliseconds and owner ids are Lua integers. */
+%typemap(in) int64_t "$1 = (int64_t)luaL_checkinteger(L, $input);"
+%typemap(in) uint64_t "$1 = (uint64_t)luaL_checkinteger(L, $input);"
+%typemap(out) uint64_t "lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++;"
+%typemap(out) int64_t "lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++;"
+
+/* Client options from a Lua table of integer milliseconds (the Lua layer
+ * converts seconds and validates); absent fields keep the defaults. */
+%typemap(in) const hl_client_options *OPTS (hl_client_options tmp) {
+	hl_client_options_init(&tmp, HL_CLIENT_OPTIONS_VERSION);
+	if (!lua_isnoneornil(L, $input)) {
+		luaL_checktype(L, $input, LUA_TTABLE);
+#define HLUA_OPT_INT(field, type)                                              \
+		lua_getfield(L, $input, #field);                               \
+		if (!lua_isnil(L, -1))                                         \
+			tmp.field = (type)luaL_checkinteger(L, -1);            \
+		lua_pop(L, 1);
+		HLUA_OPT_INT(watchdog_timeout_ms, int64_t)
+		HLUA_OPT_INT(connect_timeout_ms, int64_t)
+		HLUA_OPT_INT(command_timeout_ms, int64_t)
+		HLUA_OPT_INT(retry_attempts, int)
+		HLUA_OPT_INT(retry_delay_ms, int64_t)
+		HLUA_OPT_INT(pool_size, int)
+		HLUA_OPT_INT(subscription_timeout_ms, int64_t)
+#undef HLUA_OPT_INT
+		/* The string stays alive in the table for the whole call;
+		 * hl_client_new copies it. */
+		lua_getfield(L, $input, "client_name");
+		if (!lua_isnil(L, -1))
+			tmp.client_name = luaL_checkstring(L, -1);
+		lua_pop(L, 1);
+	}
+	$1 = &tmp;
+}
+%typemap(default) const hl_client_options *OPTS "$1 = NULL;"
+
+/* ---- module functions --------------------------------------------------- */
+
+%rename(version) hl_version;
+const char *hl_version(void);
+%rename(version_number) hl_version_number;
+int hl_version_number(void);
+%rename(status_name) hl_status_name;
+const char *hl_status_name(int status);
+%rename(status_str) hl_status_str;
+const char *hl_status_str(int status);
+%rename(owner_id_new) hl_owner_id_new;
+uint64_t hl_owner_id_new(void);
+
+%rename(client_new) hlua_client_new;
+hl_rc hlua_client_new(hl_client **OUT_CLIENT, const char *url,
+                      const hl_client_options *OPTS);
+
+%rename(lock_new) hlua_lock_new;
+hl_rc hlua_lock_new(hlua_lock **OUT_LOCK, hl_client *client, const void *name,
+                    size_t name_len, uint64_t owner);
+
+%inline %{
+/* Live wrapper counts (for the leak tests). */
+static long live_locks(void) { return atomic_load(&hlua_live_locks); }
+static long live_clients(void) { return atomic_load(&hlua_live_clients); }
+%}
+
+/* ---- hl_client ---------------------------------------------------------- */
+
+%nodefaultctor hl_client;
+/* The extension functions are named <struct>_<method>: rename the methods
+ * whose C name would collide with the library's own functions. */
+%rename(close) hl_client::close_;
+%rename(id) hl_client::id_;
+%rename(interrupt) hl_client::interrupt_;
+typedef struct hl_client {} hl_client;
+%extend hl_client {
+	~hl_client() {
+		hlua_live_clients--;
+		hl_client_free($self);
+	}
+	/* hl_client_close: idempotent; the object stays valid (calls then
+	 * return HL_ECLOSED) until __gc frees it. */
+	void close_() { hl_client_close($self); }
+	const char *id_() { return hl_client_id($self); }
+	hl_rc interrupt_() { return hl_client_interrupt($self); }
+}
+
+/* ---- hlua_lock ---------------------------------------------------------- */
+
+%nodefaultctor hlua_lock;
+typedef struct hlua_lock {} hlua_lock;
+%extend hlua_lock {
+	~hlua_lock() {
+		hlua_handle_close($self);
+		hlua_live_locks--;
+		free($self);
+	}
+	/* Free the library handle now (abandoning holds still counted on it);
+	 * idempotent. Calls afterwards return HL_EINVAL. */
+	void close() { hlua_handle_close($self); }
+	bool closed() { return $self->lock == NULL; }
+	/* Holds taken through this handle and not yet given back. */
+	int64_t local_holds() { return $self->holds; }
+	/* Forget the holds (another handle of the same owner released the lock
+	 * completely). */
+	void disarm() { $self->holds = 0; }
+
+	hl_rc try_acquire(int *OUT_BOOL, int64_t wait_ms, int64_t lease_ms) {
+		int rc = hl_lock_try_acquire(OUT_BOOL, $self->lock, wait_ms,
+		                             lease_ms, NULL);
+		if (rc == HL_OK && *OUT_BOOL)
+			$self->holds++;
+		return rc;
+	}
+	hl_rc release(int *OUT_BOOL) {
+		int rc = hl_lock_release(OUT_BOOL, $self->lock);
+		if (rc == HL_OK) {
+			if (*OUT_BOOL)
+				$self->holds = 0;
+			else if ($self->holds > 0)
+				$self->holds--;
+		} else if (rc == HL_ENOTHELD || rc == HL_ELOST) {
+			$self->holds = 0;
+		}
+		return rc;
+	}
+	hl_rc force_unlock(int *OUT_BOOL) {
+		return hl_lock_force_unlock(OUT_BOOL, $self->lock);
+	}
+	hl_rc is_locked(int *OUT_BOOL) { return hl_lock_is_locked(OUT_BOOL, $self->lock); }
+	hl_rc is_held(int *OUT_BOOL) { return hl_lock_is_held(OUT_BOOL, $self->lock); }
+	hl_rc hold_count(int64_t *OUT_INT) { return hl_lock_hold_count(OUT_INT, $self->lock); }
+	hl_rc ttl(int64_t *OUT_INT) { return hl_lock_ttl(OUT_INT, $self->lock); }
+	hl_rc is_lost(int *OUT_BOOL) { return hl_lock_is_lost(OUT_BOOL, $self->lock); }
+	hl_rc wait_lost(int *OUT_BOOL, int64_t timeout_ms) {
+		return hl_lock_wait_lost(OUT_BOOL, $self->lock, timeout_ms, NULL);
+	}
+	hl_rc abandon() {
+		int rc = hl_lock_abandon($self->lock);
+		if (rc == HL_OK)
+			$self->holds = 0;
+		return rc;
+	}
+	hl_rc owner(char *OUT_BUF, size_t OUT_BUF_LEN) {
+		return hl_lock_owner(NULL, $self->lock, OUT_BUF, OUT_BUF_LEN);
+	}
+}

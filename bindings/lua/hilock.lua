@@ -1,0 +1,528 @@
+--- hilock: Redisson-compatible distributed locks on Redis, for Lua.
+--
+--   local hilock = require "hilock"
+--   local client = assert(hilock.connect("redis://127.0.0.1:6379/0", {watchdog_timeout = 30}))
+--   local lock = client:lock("orders:42")
+--   do
+--     local held <close> = assert(lock:acquire())  -- released when the scope ends
+--   end
+--
+-- Conventions, as in Lua's io library:
+--   * misuse (a closed client or lock, an argument of the wrong type or range)
+--     raises an error;
+--   * a runtime failure (Redis unreachable, lock not held...) returns
+--     nil, message, code   where code is the C status name, e.g. "HL_EIO";
+--   * contention (the wait ran out) returns false.
+-- Times are seconds (any non-negative number; rounded up to milliseconds).
+--
+-- Ownership: every coroutine (the main one included) is its own lock owner,
+-- as a thread is in Redisson. Two coroutines never both hold one lock; a
+-- coroutine that holds a lock can take it again (the hold count grows). A
+-- coroutine that is garbage-collected while it holds a lock stops being
+-- renewed, so the lease runs out (it is not unlocked). Blocking calls
+-- (acquire with a wait) block the whole Lua state, not just the coroutine.
+--
+-- This file is the idiomatic layer over the SWIG-generated module
+-- "hilock_core" (see hilock.i); it must stay loadable by Lua 5.1 to 5.4.
+
+local core = require "hilock_core"
+
+local type, error, pcall, select, setmetatable, tostring, pairs =
+	type, error, pcall, select, setmetatable, tostring, pairs
+local format = string.format
+local ceil, huge = math.ceil, math.huge
+local tointeger = math.tointeger or function(x) return x end
+local unpack = table.unpack or unpack
+local pack = table.pack or function(...) return {n = select("#", ...), ...} end
+
+local M = {}
+
+M.version = core.version()
+M.version_number = core.version_number()
+M._VERSION = "hilock " .. M.version
+
+--- Status codes by name: M.codes.HL_ETIMEDOUT == -3 (the third value of a
+-- failure is the name, so `code == "HL_ENOTHELD"` is the usual test).
+M.codes = {}
+for v = 0, -100, -1 do
+	local name = core.status_name(v)
+	if name == "HL_UNKNOWN" then break end
+	M.codes[name] = v
+end
+
+local MAX_NAME = 65536
+local MAX_LEASE_MS = 2 ^ 40
+
+-- Argument checking --------------------------------------------------------
+
+local function argerror(n, fname, msg, level)
+	error(format("bad argument #%d to '%s' (%s)", n, fname, msg), level + 1)
+end
+
+-- seconds -> integer milliseconds, rounded up. `forever` (if given) is what
+-- nil and math.huge map to; otherwise they are errors.
+local function to_ms(v, what, fname, level, forever)
+	if v == nil or v == huge then
+		if forever ~= nil then return forever end
+	end
+	if type(v) ~= "number" or v ~= v then
+		error(format("bad option '%s' to '%s' (number of seconds expected, got %s)",
+			what, fname, v ~= v and "nan" or type(v)), level + 1)
+	end
+	if v < 0 then
+		error(format("bad option '%s' to '%s' (negative time %s)", what, fname,
+			tostring(v)), level + 1)
+	end
+	local ms = ceil(v * 1000)
+	if ms >= MAX_LEASE_MS then
+		error(format("bad option '%s' to '%s' (%s s is too long)", what, fname,
+			tostring(v)), level + 1)
+	end
+	return tointeger(ms) or ms
+end
+
+local function check_options(opts, known, fname, n, level)
+	if opts == nil then return {} end
+	if type(opts) ~= "table" then
+		argerror(n, fname, "table of options expected, got " .. type(opts), level + 1)
+	end
+	for k in pairs(opts) do
+		if not known[k] then
+			error(format("bad argument #%d to '%s' (unknown option '%s')", n, fname,
+				tostring(k)), level + 1)
+		end
+	end
+	return opts
+end
+
+-- Owners: one per coroutine ------------------------------------------------
+
+-- coroutine -> {id = owner id, armed = {[handle] = lock object}}. Weak keys
+-- (an ephemeron table in 5.2+): the record lives as long as its coroutine.
+-- `armed` holds, strongly, every handle through which the coroutine still
+-- holds a lock, so such a handle can only be collected together with its
+-- coroutine; its C destructor then abandons the hold (see hilock.i).
+local owners = setmetatable({}, {__mode = "k"})
+local MAIN = {} -- key of the main coroutine in Lua 5.1 (running() is nil)
+
+local function current_owner()
+	local co = coroutine.running() or MAIN
+	local rec = owners[co]
+	if rec == nil then
+		rec = {id = core.owner_id_new(), armed = {}}
+		owners[co] = rec
+	end
+	return rec, co
+end
+
+-- Client -------------------------------------------------------------------
+
+local Client = {}
+Client.__index = Client
+Client.__name = "hilock.client"
+
+local client_options = {
+	watchdog_timeout = true, connect_timeout = true, command_timeout = true,
+	retry_attempts = true, retry_delay = true, client_name = true,
+	pool_size = true, subscription_timeout = true,
+}
+
+local function positive_int(v, what, fname, level)
+	if v == nil then return nil end
+	if type(v) ~= "number" or v ~= v or v < 0 or v ~= ceil(v) or v > 2 ^ 31 then
+		error(format("bad option '%s' to '%s' (non-negative integer expected)",
+			what, fname), level + 1)
+	end
+	return tointeger(v) or v
+end
+
+--- hilock.connect(url [, opts]) --> client | nil, message, code
+-- url: "redis://[[user]:password@]host[:port][/db]" or "unix:///path[?db=N]".
+-- opts (all optional; times in seconds): watchdog_timeout, connect_timeout,
+-- command_timeout, retry_attempts, retry_delay, client_name, pool_size,
+-- subscription_timeout.
+function M.connect(url, opts)
+	if type(url) ~= "string" then
+		argerror(1, "connect", "string expected, got " .. type(url), 2)
+	end
+	if url:find("\0", 1, true) then
+		argerror(1, "connect", "url contains a NUL byte", 2)
+	end
+	opts = check_options(opts, client_options, "connect", 2, 2)
+	local o = {}
+	local function ms(key)
+		if opts[key] ~= nil then o[key .. "_ms"] = to_ms(opts[key], key, "connect", 3) end
+	end
+	ms("watchdog_timeout"); ms("connect_timeout"); ms("command_timeout")
+	ms("retry_delay"); ms("subscription_timeout")
+	o.retry_attempts = positive_int(opts.retry_attempts, "retry_attempts", "connect", 2)
+	o.pool_size = positive_int(opts.pool_size, "pool_size", "connect", 2)
+	if opts.client_name ~= nil then
+		if type(opts.client_name) ~= "string" then
+			error("bad option 'client_name' to 'connect' (string expected)", 2)
+		end
+		if opts.client_name:find("\0", 1, true) then
+			error("bad option 'client_name' to 'connect' (contains a NUL byte)", 2)
+		end
+		o.client_name = opts.client_name
+	end
+	local ok, c, code = core.client_new(url, o)
+	if not ok then return nil, c, code end
+	return setmetatable({_c = c, _closed = false, _url = url}, Client)
+end
+
+local function check_client(self, fname, level)
+	if getmetatable(self) ~= Client then
+		error(format("bad self to '%s' (hilock client expected)", fname), level + 1)
+	end
+	if self._closed then error("attempt to use a closed hilock client", level + 1) end
+end
+
+--- client:close() --> true. Wakes blocked calls, stops renewing this client's
+-- locks (their leases then run out; nothing is unlocked). Idempotent; also
+-- the __close metamethod (`local client <close> = ...`).
+function Client:close()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'close' (hilock client expected)", 2)
+	end
+	if not self._closed then
+		self._closed = true
+		self._c:close()
+	end
+	return true
+end
+Client.__close = Client.close
+
+--- client:closed() --> boolean
+function Client:closed()
+	return self._closed == true
+end
+
+--- client:id() --> the client's UUID, the first part of its owner strings.
+function Client:id()
+	check_client(self, "id", 2)
+	return self._c:id()
+end
+
+--- client:interrupt() --> true | nil, message, code. Wakes every call of this
+-- client blocked right now (from a signal handler of a host program, say).
+function Client:interrupt()
+	check_client(self, "interrupt", 2)
+	return self._c:interrupt()
+end
+
+function Client:__tostring()
+	-- never print a password: "redis://user:***@host"
+	local url = self._url:gsub("^(%a+://[^/@]-):[^/@]*@", "%1:***@")
+	return format("hilock.client (%s%s)", url, self._closed and ", closed" or "")
+end
+
+-- Lock ---------------------------------------------------------------------
+
+local Lock = {}
+Lock.__index = Lock
+Lock.__name = "hilock.lock"
+
+local Guard = {}
+Guard.__index = Guard
+Guard.__name = "hilock.guard"
+
+--- client:lock(name) --> lock. name: a string of 1 to 65536 bytes (any
+-- bytes, NUL included). Cheap, touches no server.
+function Client:lock(name)
+	check_client(self, "lock", 2)
+	if type(name) ~= "string" then
+		argerror(1, "lock", "string expected, got " .. type(name), 2)
+	end
+	if #name == 0 or #name > MAX_NAME then
+		argerror(1, "lock", "name must be 1 to 65536 bytes", 2)
+	end
+	return setmetatable({
+		_client = self,
+		_name = name,
+		-- coroutine -> this object's handle for that coroutine's owner
+		_handles = setmetatable({}, {__mode = "k"}),
+		_closed = false,
+	}, Lock)
+end
+
+local function check_lock(self, fname, level)
+	if getmetatable(self) ~= Lock then
+		error(format("bad self to '%s' (hilock lock expected)", fname), level + 1)
+	end
+	if self._closed then error("attempt to use a closed hilock lock", level + 1) end
+	if self._client._closed then error("attempt to use a closed hilock client", level + 1) end
+end
+
+-- The current coroutine's handle: handle, owner record | nil, message, code.
+local function handle(self)
+	local rec, co = current_owner()
+	local h = self._handles[co]
+	if h == nil then
+		local ok, hh, code = core.lock_new(self._client._c, self._name, rec.id)
+		if not ok then return nil, hh, code end
+		h = hh
+		self._handles[co] = h
+	end
+	return h, rec
+end
+
+-- Bookkeeping after a release through handle h of owner rec.
+local function released(self, h, rec, ok, now_free)
+	if ok and now_free then
+		-- The owner holds the lock no more, through any object: forget
+		-- the holds counted on its other handles for the same lock.
+		for hh, lk in pairs(rec.armed) do
+			if lk._client == self._client and lk._name == self._name then
+				hh:disarm()
+				rec.armed[hh] = nil
+			end
+		end
+	end
+	if h:local_holds() == 0 then rec.armed[h] = nil end
+end
+
+local function release(self, h, rec)
+	local ok, now_free, code = h:release()
+	released(self, h, rec, ok, now_free)
+	if not ok then return nil, now_free, code end
+	return true
+end
+
+local acquire_options = {wait = true, lease = true}
+
+--- lock:acquire([opts]) --> guard | false | nil, message, code
+-- opts: {wait = seconds, lease = seconds}, or a number (the wait).
+--   wait: nil or math.huge waits as long as it takes; 0 tries once.
+--   lease: nil lets the watchdog keep the lock while it is held; a number
+--   makes Redis free the lock after that long.
+-- The guard releases this hold once: guard:release(), or its __close when a
+-- `local g <close>` goes out of scope (also on error).
+function Lock:acquire(opts)
+	check_lock(self, "acquire", 2)
+	if type(opts) == "number" then opts = {wait = opts} end
+	opts = check_options(opts, acquire_options, "acquire", 1, 2)
+	local wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
+	local lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
+	if lease_ms == 0 then
+		error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
+	end
+	local h, rec, code = handle(self)
+	if not h then return nil, rec, code end
+	local ok, acquired, code2 = h:try_acquire(wait_ms, lease_ms)
+	if not ok then return nil, acquired, code2 end
+	if not acquired then return false end
+	rec.armed[h] = self
+	return setmetatable({lock = self, h = h, rec = rec, done = false}, Guard)
+end
+Lock.lock = Lock.acquire
+
+--- lock:try_acquire([opts]) --> like acquire, but wait defaults to 0.
+function Lock:try_acquire(opts)
+	check_lock(self, "try_acquire", 2)
+	if opts == nil or type(opts) == "number" then
+		return self:acquire({wait = opts or 0})
+	end
+	if type(opts) == "table" and opts.wait == nil then
+		local o = {}
+		for k, v in pairs(opts) do o[k] = v end
+		o.wait = 0
+		opts = o
+	end
+	return self:acquire(opts)
+end
+
+--- lock:unlock() --> true | nil, message, code
+-- Releases one hold of the current coroutine ("HL_ENOTHELD" if it holds
+-- none, "HL_ELOST" if the watchdog had found the hold lost).
+function Lock:unlock()
+	check_lock(self, "unlock", 2)
+	local h, rec, code = handle(self)
+	if not h then return nil, rec, code end
+	return release(self, h, rec)
+end
+Lock.release = Lock.unlock
+
+local function query(self, fname, method, ...)
+	check_lock(self, fname, 3)
+	local h, msg, code = handle(self)
+	if not h then return nil, msg, code end
+	local ok, v, code2 = h[method](h, ...)
+	if not ok then return nil, v, code2 end
+	return v
+end
+
+--- lock:locked() --> true if anyone holds it | nil, message, code
+function Lock:locked() return query(self, "locked", "is_locked") end
+--- lock:held() --> true if the current coroutine holds it
+function Lock:held() return query(self, "held", "is_held") end
+--- lock:hold_count() --> the current coroutine's hold count (0 if none)
+function Lock:hold_count() return query(self, "hold_count", "hold_count") end
+--- lock:lost() --> true if the watchdog found the current coroutine's hold
+-- lost (the key vanished, another owner took it, Redis unreachable for a
+-- whole lease). Local, no round trip. Cleared by the next acquire/release.
+function Lock:lost() return query(self, "lost", "is_lost") end
+
+--- lock:ttl() --> seconds the lock has left (a float); -1 if it has no
+-- expiry; -2 if it is free | nil, message, code
+function Lock:ttl()
+	local v, msg, code = query(self, "ttl", "ttl")
+	if v == nil then return nil, msg, code end
+	if v < 0 then return v end
+	return v / 1000
+end
+
+--- lock:force_unlock() --> true if it was locked, false if it was free |
+-- nil, message, code. Deletes the lock whoever holds it.
+function Lock:force_unlock() return query(self, "force_unlock", "force_unlock") end
+
+--- lock:wait_lost([timeout]) --> true when the current coroutine's hold is
+-- found lost, false when timeout seconds (nil: forever) ran out or nothing
+-- is held | nil, message, code. Blocks the Lua state.
+function Lock:wait_lost(timeout)
+	check_lock(self, "wait_lost", 2)
+	local ms = to_ms(timeout, "timeout", "wait_lost", 2, -1)
+	return query(self, "wait_lost", "wait_lost", ms)
+end
+
+--- lock:owner() --> the owner string the current coroutine writes
+-- ("<client uuid>:<owner id>", the hash field in Redis).
+function Lock:owner() return query(self, "owner", "owner") end
+
+--- lock:name() --> the lock's name
+function Lock:name()
+	return self._name
+end
+
+--- lock:with([opts,] f, ...) --> the results of f(...)
+-- Acquires (opts as for acquire; by default waiting as long as it takes),
+-- calls f(...), releases, returns what f returned. If f raises, the lock is
+-- released and the error is re-raised unchanged. Raises too when the lock
+-- cannot be acquired (timed out or failed) or the release fails after f
+-- succeeded (for example "HL_ELOST").
+function Lock:with(a, ...)
+	check_lock(self, "with", 2)
+	local opts, res, guard, msg, code
+	if type(a) == "function" then
+		guard, msg, code = self:acquire()
+		if guard then res = pack(pcall(a, ...)) end
+	else
+		opts = a
+		local f = ...
+		if type(f) ~= "function" then
+			argerror(2, "with", "function expected, got " .. type(f), 2)
+		end
+		guard, msg, code = self:acquire(opts)
+		if guard then res = pack(pcall(f, select(2, ...))) end
+	end
+	if guard == false then
+		error(format("hilock: timed out waiting for lock %q", self._name), 2)
+	elseif not guard then
+		error(format("hilock: cannot acquire lock %q: %s (%s)", self._name,
+			tostring(msg), tostring(code)), 2)
+	end
+	local rok, rmsg, rcode = guard:release()
+	if not res[1] then error(res[2], 0) end
+	if not rok then
+		error(format("hilock: releasing lock %q failed: %s (%s)", self._name,
+			tostring(rmsg), tostring(rcode)), 2)
+	end
+	return unpack(res, 2, res.n)
+end
+
+--- lock:close() --> true | nil, message, code
+-- Gives back the holds taken through this object and not yet released (of
+-- every coroutine that used it), then frees its C handles; anything it could
+-- not release is abandoned (the lease runs out). Afterwards the object is
+-- closed: using it raises. Idempotent; also the __close metamethod, so
+--   local lk <close> = client:lock("job")
+-- releases on scope exit.
+function Lock:close()
+	if getmetatable(self) ~= Lock then
+		error("bad self to 'close' (hilock lock expected)", 2)
+	end
+	if self._closed then return true end
+	self._closed = true
+	local rok, rmsg, rcode = true, nil, nil
+	for co, h in pairs(self._handles) do
+		local rec = owners[co]
+		while h:local_holds() > 0 and not self._client._closed do
+			local ok, now_free, code = h:release()
+			if rec then released(self, h, rec, ok, now_free) end
+			if not ok then
+				if code ~= "HL_ENOTHELD" and rok then
+					rok, rmsg, rcode = nil, now_free, code
+				end
+				break
+			end
+		end
+		if rec then rec.armed[h] = nil end
+		h:close()
+		self._handles[co] = nil
+	end
+	if not rok then return nil, rmsg, rcode end
+	return true
+end
+
+function Lock:__close(err)
+	local ok, msg, code = self:close()
+	if not ok and err == nil then
+		error(format("hilock: closing lock %q failed: %s (%s)", self._name,
+			tostring(msg), tostring(code)), 2)
+	end
+end
+
+function Lock:__tostring()
+	return format("hilock.lock (%q%s)", self._name, self._closed and ", closed" or "")
+end
+
+-- Guard --------------------------------------------------------------------
+
+--- guard:release() --> true | nil, message, code
+-- Releases the hold this guard stands for, once; later calls return true.
+-- Works from any coroutine: it releases the hold of the coroutine that took
+-- it.
+function Guard:release()
+	if getmetatable(self) ~= Guard then
+		error("bad self to 'release' (hilock guard expected)", 2)
+	end
+	if self.done then return true end
+	self.done = true
+	local lock = self.lock
+	if lock._closed or lock._client._closed or self.h:closed() then
+		return true -- lock:close() released it, or the client is gone
+	end
+	return release(lock, self.h, self.rec)
+end
+Guard.unlock = Guard.release
+
+--- guard:released() --> boolean
+function Guard:released()
+	return self.done
+end
+
+--- guard:lock_object() --> the lock object it came from
+function Guard:lock_object()
+	return self.lock
+end
+
+-- On scope exit: release once. A failed release is raised when the scope
+-- ended normally; when it ended by an error, that error wins.
+function Guard:__close(err)
+	if self.done then return end
+	local ok, msg, code = self:release()
+	if not ok and err == nil then
+		error(format("hilock: releasing lock %q failed: %s (%s)", self.lock._name,
+			tostring(msg), tostring(code)), 2)
+	end
+end
+
+function Guard:__tostring()
+	return format("hilock.guard (%q%s)", self.lock._name, self.done and ", released" or "")
+end
+
+-- Internals for tests --------------------------------------------------------
+M._core = core
+M._owners = owners
+
+return M

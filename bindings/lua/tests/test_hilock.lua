@@ -1,0 +1,626 @@
+-- Tests of the Lua binding, against the redis-server started by
+-- run-tests.sh (HILOCK_TEST_URL). Prints TAP (readable by `prove`) and a
+-- final "N passed, N failed"; exits non-zero if any test failed.
+local hilock = require "hilock"
+local core = hilock._core
+
+local URL = assert(os.getenv("HILOCK_TEST_URL"), "HILOCK_TEST_URL not set (use run-tests.sh)")
+local PORT = os.getenv("HILOCK_TEST_REDIS_PORT")
+local LUA = os.getenv("HILOCK_TEST_LUA") or "lua5.4"
+local EXAMPLES = os.getenv("HILOCK_TEST_EXAMPLES")
+local HERE = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
+
+math.randomseed(os.time())
+local RUN = tostring(os.time()) .. ":" .. tostring(math.random(1, 1e9))
+local seq = 0
+local function uname(what)
+	seq = seq + 1
+	return "hilock:lua:test:" .. RUN .. ":" .. seq .. ":" .. (what or "")
+end
+
+-- helpers --------------------------------------------------------------------
+
+local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function sh(cmd)
+	local p = assert(io.popen(cmd))
+	local out = p:read("a")
+	local ok, how, code = p:close()
+	return out, ok, code
+end
+
+local function redis(...)
+	local cmd = "redis-cli -h 127.0.0.1 -p " .. PORT
+	for i = 1, select("#", ...) do cmd = cmd .. " " .. shq((select(i, ...))) end
+	local out = sh(cmd .. " 2>&1")
+	return (out:gsub("\n$", ""))
+end
+
+local function now()
+	local out = sh("date +%s.%N")
+	return tonumber(out)
+end
+
+local function sleep(s) os.execute("sleep " .. s) end
+
+-- Poll pred every 0.1 s up to limit seconds; true as soon as it holds.
+local function eventually(limit, pred)
+	local deadline = now() + limit
+	repeat
+		if pred() then return true end
+		sleep(0.1)
+	until now() > deadline
+	return pred()
+end
+
+local function eq(a, b, what)
+	if a ~= b then
+		error(string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)), 2)
+	end
+end
+
+local function raises(pattern, f, ...)
+	local ok, err = pcall(f, ...)
+	if ok then error("expected an error matching '" .. pattern .. "'", 2) end
+	if not tostring(err):match(pattern) then
+		error("error '" .. tostring(err) .. "' does not match '" .. pattern .. "'", 2)
+	end
+end
+
+-- Runtime failure triple: nil, message (string), code (the status name).
+local function fails(code, v, msg, c)
+	if v ~= nil then error("expected nil, message, code; got " .. tostring(v), 2) end
+	if type(msg) ~= "string" or msg == "" then error("no message", 2) end
+	if code and c ~= code then error("expected code " .. code .. ", got " .. tostring(c) .. " (" .. msg .. ")", 2) end
+	if type(c) ~= "string" or not c:match("^HL_") then error("bad code " .. tostring(c), 2) end
+end
+
+-- TAP ------------------------------------------------------------------------
+
+local tests = {}
+local function test(name, f) tests[#tests + 1] = {name = name, f = f} end
+
+local client = assert(hilock.connect(URL, {watchdog_timeout = 2}))
+local other = assert(hilock.connect(URL, {watchdog_timeout = 2})) -- another "process"
+
+-- tests ----------------------------------------------------------------------
+
+test("module: version, codes", function()
+	eq(type(hilock.version), "string")
+	assert(hilock.version:match("^%d+%.%d+%.%d+"))
+	eq(hilock._VERSION, "hilock " .. hilock.version)
+	eq(hilock.codes.HL_OK, 0)
+	eq(hilock.codes.HL_ETIMEDOUT, -3)
+	eq(hilock.codes.HL_ENOTHELD, -5)
+	eq(hilock.codes.HL_ESYSTEM, -14)
+end)
+
+test("connect: client id, tostring, close is idempotent", function()
+	local c = assert(hilock.connect(URL))
+	eq(#c:id(), 36)
+	assert(c:id():match("^%x+%-%x+%-%x+%-%x+%-%x+$"))
+	assert(c:id() ~= client:id(), "two clients, two ids")
+	assert(tostring(c):match("hilock.client"))
+	eq(c:closed(), false)
+	eq(c:interrupt(), true, "interrupt with nobody blocked")
+	local lk = c:lock(uname("afterinterrupt"))
+	local g = assert(lk:acquire{wait = 0}, "usable after interrupt")
+	g:release()
+	eq(c:close(), true)
+	eq(c:close(), true)
+	eq(c:closed(), true)
+	raises("closed hilock client", c.id, c)
+	raises("closed hilock client", c.lock, c, "x")
+end)
+
+test("connect: options reach the server (client_name)", function()
+	local cname = "hilock-lua-" .. RUN:gsub("%W", "-")
+	local c = assert(hilock.connect(URL, {client_name = cname, pool_size = 2,
+		connect_timeout = 5, command_timeout = 5, retry_attempts = 2, retry_delay = 0.5,
+		subscription_timeout = 5, watchdog_timeout = 10}))
+	local g = assert(c:lock(uname("opts")):acquire())
+	local ttl = g:lock_object():ttl()
+	assert(ttl > 5 and ttl <= 10, "watchdog_timeout 10 s gives ttl " .. ttl)
+	g:release()
+	assert(redis("CLIENT", "LIST"):find("name=" .. cname, 1, true), "CLIENT SETNAME")
+	c:close()
+end)
+
+test("connect: <close> closes the client", function()
+	local keep
+	do
+		local c <close> = assert(hilock.connect(URL))
+		keep = c
+		eq(keep:closed(), false)
+	end
+	eq(keep:closed(), true)
+end)
+
+test("connect: runtime failures return nil, message, code", function()
+	-- a port nobody listens on: ours, after the server we ask for... use 1
+	fails("HL_ECONNECT", hilock.connect("redis://127.0.0.1:1/0", {connect_timeout = 2}))
+	fails("HL_EINVAL", hilock.connect("bogus://x"))
+	fails("HL_EINVAL", hilock.connect("redis://127.0.0.1:" .. PORT .. "/notadb"))
+end)
+
+test("connect: misuse raises", function()
+	raises("string expected", hilock.connect, 42)
+	raises("string expected", hilock.connect, nil)
+	raises("table of options expected", hilock.connect, URL, 5)
+	raises("unknown option 'bogus'", hilock.connect, URL, {bogus = 1})
+	raises("number of seconds expected", hilock.connect, URL, {watchdog_timeout = "30"})
+	raises("negative", hilock.connect, URL, {watchdog_timeout = -1})
+	raises("nan", hilock.connect, URL, {connect_timeout = 0 / 0})
+	raises("integer expected", hilock.connect, URL, {pool_size = 1.5})
+	raises("string expected", hilock.connect, URL, {client_name = 7})
+	raises("NUL byte", hilock.connect, URL .. "\0x")
+	raises("NUL byte", hilock.connect, URL, {client_name = "a\0b"})
+end)
+
+test("lock: every query on a free lock", function()
+	local lock = client:lock(uname("free"))
+	eq(lock:locked(), false, "locked")
+	eq(lock:held(), false, "held")
+	eq(lock:hold_count(), 0, "hold_count")
+	eq(lock:ttl(), -2, "ttl")
+	eq(lock:lost(), false, "lost")
+	eq(lock:force_unlock(), false, "force_unlock")
+	fails("HL_ENOTHELD", lock:unlock())
+	eq(lock:wait_lost(0), false, "wait_lost")
+	assert(tostring(lock):match("hilock.lock"))
+end)
+
+test("lock: acquire, reentrancy, unlock, Redis state", function()
+	local name = uname("basic")
+	local lock = client:lock(name)
+	local g = assert(lock:acquire())
+	assert(tostring(g):match("hilock.guard"))
+	eq(lock:locked(), true)
+	eq(lock:held(), true)
+	eq(lock:hold_count(), 1)
+	local ttl = lock:ttl()
+	assert(ttl > 0 and ttl <= 2, "ttl within the 2 s watchdog timeout: " .. ttl)
+	-- the hash field is "<client uuid>:<owner id>" with the hold count
+	local owner = lock:owner()
+	assert(owner:match("^" .. client:id():gsub("%-", "%%-") .. ":%d+$"), owner)
+	eq(redis("HGET", name, owner), "1", "hash field")
+	-- seen from another client: locked, not held
+	local theirs = other:lock(name)
+	eq(theirs:locked(), true)
+	eq(theirs:held(), false)
+	eq(theirs:acquire{wait = 0}, false, "contention returns false")
+	-- reentrant
+	local g2 = assert(lock:acquire{wait = 0})
+	eq(lock:hold_count(), 2)
+	eq(redis("HGET", name, owner), "2", "hash field after re-entry")
+	-- a second object for the same name, same coroutine: the same owner
+	local again = client:lock(name)
+	eq(again:held(), true)
+	eq(again:hold_count(), 2)
+	eq(again:owner(), owner)
+	eq(lock:unlock(), true)
+	eq(lock:hold_count(), 1)
+	eq(lock:locked(), true)
+	eq(g:release(), true)
+	eq(g:released(), true)
+	eq(lock:locked(), false)
+	eq(redis("EXISTS", name), "0")
+	-- the guard of the re-entry has nothing left: it reports, once
+	fails("HL_ENOTHELD", g2:release())
+	eq(g2:release(), true, "a guard releases once")
+	eq(g:release(), true, "idempotent")
+	fails("HL_ENOTHELD", lock:unlock())
+end)
+
+test("lock: acquire{wait} times out with false, after about wait", function()
+	local name = uname("wait")
+	local g = assert(other:lock(name):acquire())
+	local lock = client:lock(name)
+	local t0 = now()
+	eq(lock:acquire{wait = 0.5}, false)
+	local dt = now() - t0
+	assert(dt >= 0.45 and dt < 5, "waited " .. dt)
+	eq(lock:acquire(0), false, "a number is the wait")
+	eq(lock:try_acquire(), false, "try_acquire waits 0")
+	eq(lock:held(), false)
+	g:release()
+	local g2 = assert(lock:try_acquire{lease = 5})
+	eq(lock:held(), true)
+	g2:release()
+end)
+
+test("lock: a waiter wakes when another process unlocks", function()
+	local name = uname("wake")
+	-- a holder in another process: acquire, say so, hold 1 s, unlock
+	local script = string.format([[
+		local hilock = require "hilock"
+		local c = assert(hilock.connect(%q))
+		local l = c:lock(%q)
+		assert(l:acquire())
+		io.write("held\n"); io.stdout:flush()
+		os.execute("sleep 1")
+		assert(l:unlock())
+		c:close()
+	]], URL, name)
+	local p = assert(io.popen(LUA .. " -e " .. shq(script)))
+	eq(p:read("l"), "held")
+	local lock = client:lock(name)
+	eq(lock:locked(), true)
+	local t0 = now()
+	local g = assert(lock:acquire{wait = 20})
+	local dt = now() - t0
+	assert(dt > 0.5 and dt < 10, "woke after " .. dt)
+	assert(p:close(), "holder process failed")
+	g:release()
+end)
+
+test("lock: force_unlock frees someone else's lock", function()
+	local name = uname("force")
+	local theirs = other:lock(name)
+	assert(theirs:acquire())
+	local lock = client:lock(name)
+	eq(lock:force_unlock(), true)
+	eq(lock:locked(), false)
+	eq(theirs:held(), false)
+	eq(lock:force_unlock(), false)
+end)
+
+test("<close>: the guard releases at scope end and on error", function()
+	local name = uname("close")
+	local lock = client:lock(name)
+	do
+		local held <close> = assert(lock:acquire())
+		eq(lock:held(), true)
+	end
+	eq(lock:locked(), false, "released at scope end")
+	local boom = setmetatable({}, {__tostring = function() return "boom" end})
+	local ok, err = pcall(function()
+		local held <close> = assert(lock:acquire())
+		eq(lock:hold_count(), 1)
+		error(boom)
+	end)
+	eq(ok, false)
+	eq(err, boom, "the original error object propagates")
+	eq(lock:locked(), false, "released on error")
+	-- reentrant scopes release one hold each
+	do
+		local a <close> = assert(lock:acquire())
+		do
+			local b <close> = assert(lock:acquire())
+			eq(lock:hold_count(), 2)
+		end
+		eq(lock:hold_count(), 1)
+	end
+	eq(lock:locked(), false)
+end)
+
+test("<close>: a failed release raises at a normal scope end", function()
+	local name = uname("closefail")
+	local lock = client:lock(name)
+	local ok, err = pcall(function()
+		local held <close> = assert(lock:acquire())
+		other:lock(name):force_unlock()
+	end)
+	eq(ok, false)
+	assert(tostring(err):match("releasing lock"), tostring(err))
+end)
+
+test("<close> on a lock object releases its holds and closes it", function()
+	local name = uname("lockclose")
+	local keep
+	do
+		local lk <close> = client:lock(name)
+		keep = lk
+		assert(lk:acquire())
+		assert(lk:acquire())
+		eq(lk:hold_count(), 2)
+	end
+	eq(other:lock(name):locked(), false)
+	raises("closed hilock lock", keep.held, keep)
+	raises("closed hilock lock", keep.acquire, keep)
+	eq(keep:close(), true, "idempotent")
+end)
+
+test("with: runs f under the lock, returns its results", function()
+	local name = uname("with")
+	local lock = client:lock(name)
+	local a, b, c = lock:with(function(x, y)
+		eq(lock:held(), true)
+		eq(lock:hold_count(), 1)
+		return x + y, nil, "z"
+	end, 1, 2)
+	eq(a, 3); eq(b, nil); eq(c, "z")
+	eq(lock:locked(), false)
+	-- options first
+	local r = lock:with({wait = 1, lease = 5}, function(x)
+		local ttl = lock:ttl()
+		assert(ttl > 2 and ttl <= 5, "fixed lease " .. ttl)
+		return x
+	end, "v")
+	eq(r, "v")
+	-- nested: reentrant
+	lock:with(function()
+		lock:with(function() eq(lock:hold_count(), 2) end)
+		eq(lock:hold_count(), 1)
+	end)
+	eq(lock:locked(), false)
+end)
+
+test("with: releases on error and rethrows the same error", function()
+	local lock = client:lock(uname("witherr"))
+	local e = {}
+	local ok, err = pcall(lock.with, lock, function() error(e) end)
+	eq(ok, false)
+	eq(err, e)
+	eq(lock:locked(), false)
+	local ok2, err2 = pcall(lock.with, lock, function() error("plain", 0) end)
+	eq(ok2, false); eq(err2, "plain")
+	eq(lock:locked(), false)
+end)
+
+test("with: raises when the lock cannot be had", function()
+	local name = uname("withbusy")
+	local g = assert(other:lock(name):acquire())
+	local lock = client:lock(name)
+	local ran = false
+	raises("timed out", lock.with, lock, {wait = 0}, function() ran = true end)
+	eq(ran, false)
+	raises("function expected", lock.with, lock, {wait = 0})
+	g:release()
+end)
+
+test("coroutines: each one is its own owner", function()
+	local name = uname("co")
+	local lock = client:lock(name)
+	local steps = {}
+	local co1 = coroutine.create(function()
+		local g = assert(lock:acquire{wait = 0})
+		steps[#steps + 1] = "co1 holds"
+		eq(lock:hold_count(), 1)
+		coroutine.yield(lock:owner())
+		eq(lock:held(), true, "co1 still holds after resuming")
+		assert(lock:acquire{wait = 0}, "co1 re-enters")
+		eq(lock:hold_count(), 2)
+		coroutine.yield()
+		eq(lock:unlock(), true)
+		eq(g:release(), true)
+		steps[#steps + 1] = "co1 released"
+	end)
+	local ok, owner1 = coroutine.resume(co1)
+	assert(ok, owner1)
+	-- the main coroutine does not hold it and cannot take it
+	eq(lock:locked(), true)
+	eq(lock:held(), false)
+	eq(lock:hold_count(), 0)
+	assert(lock:owner() ~= owner1, "distinct owner strings")
+	eq(lock:acquire{wait = 0}, false, "main is refused")
+	fails("HL_ENOTHELD", lock:unlock())
+	-- neither can a second coroutine
+	local co2 = coroutine.wrap(function()
+		eq(lock:held(), false)
+		eq(lock:acquire{wait = 0.2}, false)
+		return "co2 refused"
+	end)
+	eq(co2(), "co2 refused")
+	assert(coroutine.resume(co1))
+	eq(lock:held(), false, "main still does not hold it")
+	local ok3, err3 = coroutine.resume(co1)
+	assert(ok3, err3)
+	eq(coroutine.status(co1), "dead")
+	eq(steps[2], "co1 released")
+	eq(lock:locked(), false)
+	local g = assert(lock:acquire{wait = 0}, "main gets it now")
+	g:release()
+end)
+
+test("coroutines: a guard releases its coroutine's hold from anywhere", function()
+	local name = uname("coguard")
+	local lock = client:lock(name)
+	local guard = coroutine.wrap(function() return assert(lock:acquire()) end)()
+	eq(lock:held(), false)
+	eq(lock:locked(), true)
+	eq(guard:release(), true)
+	eq(lock:locked(), false)
+end)
+
+test("watchdog: a lock without lease outlives the watchdog timeout", function()
+	local name = uname("watchdog")
+	local lock = client:lock(name) -- client: watchdog_timeout = 2 s
+	local g = assert(lock:acquire())
+	local ttl0 = lock:ttl()
+	assert(ttl0 > 0 and ttl0 <= 2, "ttl " .. ttl0)
+	sleep(3.5)
+	eq(lock:held(), true, "still held after 1.75 timeouts")
+	eq(other:lock(name):locked(), true)
+	local ttl = lock:ttl()
+	assert(ttl > 0 and ttl <= 2, "renewed ttl " .. ttl)
+	eq(lock:lost(), false)
+	eq(g:release(), true)
+	eq(lock:locked(), false)
+end)
+
+test("lease: a fixed lease runs out; unlocking afterwards fails", function()
+	local name = uname("lease")
+	local lock = client:lock(name)
+	local g = assert(lock:acquire{lease = 1})
+	local ttl = lock:ttl()
+	assert(ttl > 0 and ttl <= 1, "ttl " .. ttl)
+	assert(eventually(5, function() return other:lock(name):locked() == false end),
+		"the lease ran out")
+	eq(lock:held(), false)
+	fails(nil, g:release())
+	-- someone else can have it now
+	local theirs = assert(other:lock(name):acquire{wait = 0})
+	theirs:release()
+end)
+
+test("lost: the watchdog finds a deleted hold lost", function()
+	local name = uname("lost")
+	local lock = client:lock(name)
+	local g = assert(lock:acquire())
+	eq(lock:lost(), false)
+	eq(redis("DEL", name), "1")
+	eq(lock:wait_lost(10), true, "found lost within 10 s")
+	eq(lock:lost(), true)
+	local v, msg, code = g:release()
+	fails(nil, v, msg, code)
+	assert(code == "HL_ELOST" or code == "HL_ENOTHELD", code)
+	eq(lock:lost(), false, "cleared by the release")
+end)
+
+test("coroutines: a collected coroutine's hold is abandoned, a live one's is renewed", function()
+	local dropped_name, kept_name = uname("dropped"), uname("kept")
+	local function holder(name)
+		local co = coroutine.create(function()
+			local lock = client:lock(name)
+			assert(lock:acquire())
+			coroutine.yield()
+			error("never resumed")
+		end)
+		assert(coroutine.resume(co))
+		return co
+	end
+	do holder(dropped_name) end
+	local kept = holder(kept_name)
+	eq(other:lock(dropped_name):locked(), true)
+	collectgarbage("collect")
+	collectgarbage("collect")
+	-- watchdog timeout 2 s: the dropped lease ends within ~2 s, the kept
+	-- one is renewed every ~0.7 s
+	assert(eventually(8, function() return other:lock(dropped_name):locked() == false end),
+		"the collected coroutine's lock expired")
+	eq(other:lock(kept_name):locked(), true, "the live coroutine's lock is still renewed")
+	eq(coroutine.status(kept), "suspended")
+	other:lock(kept_name):force_unlock()
+end)
+
+test("names are binary-safe", function()
+	local a, b = "nul\0one", "nul\0two"
+	local prefix = uname("bin")
+	local la, lb, lp = client:lock(prefix .. a), client:lock(prefix .. b), client:lock(prefix .. "nul")
+	local g = assert(la:acquire())
+	eq(other:lock(prefix .. a):locked(), true)
+	eq(lb:locked(), false)
+	eq(lp:locked(), false)
+	g:release()
+	local big = client:lock(string.rep("x", 65536))
+	local g2 = assert(big:acquire{wait = 0})
+	eq(big:held(), true)
+	g2:release()
+end)
+
+test("bad input raises", function()
+	local lock = client:lock(uname("bad"))
+	raises("string expected", client.lock, client, 42)
+	raises("string expected", client.lock, client)
+	raises("1 to 65536 bytes", client.lock, client, "")
+	raises("1 to 65536 bytes", client.lock, client, string.rep("x", 65537))
+	raises("hilock client expected", client.lock, {}, "x")
+	raises("negative", lock.acquire, lock, {wait = -1})
+	raises("negative", lock.acquire, lock, -0.5)
+	raises("number of seconds expected", lock.acquire, lock, {wait = "1"})
+	raises("nan", lock.acquire, lock, {wait = 0 / 0})
+	raises("lease must be positive", lock.acquire, lock, {lease = 0})
+	raises("too long", lock.acquire, lock, {lease = 2 ^ 40})
+	raises("unknown option 'timeout'", lock.acquire, lock, {timeout = 1})
+	raises("table of options expected", lock.acquire, lock, "soon")
+	raises("hilock lock expected", lock.held, client)
+	raises("hilock lock expected", lock.held)
+	raises("negative", lock.wait_lost, lock, -1)
+	eq(lock:locked(), false, "nothing happened")
+	-- a closed client makes its locks raise
+	local c = assert(hilock.connect(URL))
+	local l = c:lock(uname("closed"))
+	local g = assert(l:acquire{lease = 5})
+	c:close()
+	raises("closed hilock client", l.held, l)
+	raises("closed hilock client", l.acquire, l)
+	raises("closed hilock client", l.unlock, l)
+	eq(g:release(), true, "a guard of a closed client has nothing to do")
+end)
+
+test("handles are collected without leaks (live counters)", function()
+	collectgarbage("collect")
+	local base = core.live_locks()
+	local cbase = core.live_clients()
+	for i = 1, 3000 do
+		local lock = client:lock(uname("gc" .. i))
+		assert(lock:held() == false)
+	end
+	assert(core.live_locks() >= base, "counter sane")
+	for _ = 1, 5 do local c = assert(hilock.connect(URL)) end
+	collectgarbage("collect")
+	collectgarbage("collect")
+	eq(core.live_locks(), base, "live lock handles")
+	eq(core.live_clients(), cbase, "live clients")
+end)
+
+test("several Lua processes contend; the GET/SET counter ends exact", function()
+	assert(EXAMPLES, "HILOCK_TEST_EXAMPLES not set")
+	local name, key = uname("contend"), uname("counter")
+	local procs, per = 4, 25
+	local pipes = {}
+	for i = 1, procs do
+		pipes[i] = assert(io.popen(string.format("HILOCK_URL=%s %s %s %s %s %d 2>&1",
+			shq(URL), LUA, shq(EXAMPLES .. "/contend.lua"), shq(name), shq(key), per)))
+	end
+	local lines, failed = 0, {}
+	for i = 1, procs do
+		local out = pipes[i]:read("a")
+		local ok = pipes[i]:close()
+		for line in out:gmatch("[^\n]+") do
+			if line:match("^%[lua pid %d+%] holds .+, counter %-> %d+$") then
+				lines = lines + 1
+			end
+		end
+		if not ok then failed[#failed + 1] = out end
+	end
+	eq(#failed, 0, "failed workers: " .. table.concat(failed, "\n"))
+	eq(lines, procs * per, "progress lines")
+	eq(redis("GET", key), tostring(procs * per), "counter")
+	eq(other:lock(name):locked(), false)
+end)
+
+test("compat_smoke.lua (the 5.1/LuaJIT-compatible subset) passes", function()
+	local out, ok = sh(string.format("%s %s 2>&1", LUA, shq(HERE .. "/compat_smoke.lua")))
+	assert(ok and out:match("smoke ok"), out)
+end)
+
+test("valgrind: thousands of unreleased handles, no leaks or errors", function()
+	if os.getenv("HILOCK_TEST_NO_VALGRIND") == "1" then return "skip", "HILOCK_TEST_NO_VALGRIND=1" end
+	local _, found = sh("command -v valgrind >/dev/null 2>&1")
+	if not found then return "skip", "valgrind not installed" end
+	local out, ok, code = sh(string.format(
+		"valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite " ..
+		"%s %s 2000 2>&1", LUA, shq(HERE .. "/gc_stress.lua")))
+	if not ok then
+		error("valgrind run failed (exit " .. tostring(code) .. "):\n" .. out)
+	end
+	assert(out:match("handles collected"), out)
+end)
+
+-- runner ---------------------------------------------------------------------
+
+print("1.." .. #tests)
+local passed, failed, skipped = 0, 0, 0
+for i, t in ipairs(tests) do
+	local ok, res, why = xpcall(t.f, debug.traceback)
+	if ok and res == "skip" then
+		skipped = skipped + 1
+		passed = passed + 1
+		print(string.format("ok %d - %s # SKIP %s", i, t.name, why))
+	elseif ok then
+		passed = passed + 1
+		print(string.format("ok %d - %s", i, t.name))
+	else
+		failed = failed + 1
+		print(string.format("not ok %d - %s", i, t.name))
+		for line in tostring(res):gmatch("[^\n]+") do print("#   " .. line) end
+	end
+	io.stdout:flush()
+end
+other:close()
+client:close()
+print(string.format("# %d passed, %d failed%s", passed, failed,
+	skipped > 0 and (", " .. skipped .. " skipped") or ""))
+os.exit(failed == 0 and 0 or 1)
