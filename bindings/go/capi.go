@@ -1,0 +1,375 @@
+package hilock
+
+// This file is the only one that talks to C. Every libhilock operation is
+// one cgo call into a small wrapper below that makes the library call(s)
+// and, on failure, copies hl_error_last() into the result on the same OS
+// thread: the detail is thread-local, and a goroutine may be moved to
+// another thread between two cgo calls.
+
+/*
+#cgo pkg-config: hilock
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <hilock.h>
+
+#if !defined(HL_VERSION_MAJOR) || HL_VERSION_MAJOR != 0
+#error "the hilock Go binding needs libhilock 0.x (hilock.h has another major version)"
+#endif
+
+#define HLGO_MSG_LEN 512
+
+typedef struct hlgo_result {
+	int status;       // HL_OK or the failing call's status
+	int flag;         // acquired / released / locked / held / existed
+	int was_lost;     // acquire: the owner's previous hold had been lost
+	int lost_fd;      // acquire: a dup of hl_lock_lost_fd(), or -1
+	int64_t value;    // hold count / ttl
+	char msg[HLGO_MSG_LEN]; // failure detail
+} hlgo_result;
+
+static void hlgo_copy(char *dst, const char *src) {
+	size_t n = src ? strlen(src) : 0;
+	if (n >= HLGO_MSG_LEN)
+		n = HLGO_MSG_LEN - 1;
+	if (n)
+		memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+// Record a failure. Must run right after the failing call, before any other
+// hilock call on this thread replaces the thread-local detail.
+static int hlgo_fail(hlgo_result *r, int status) {
+	const char *m = hl_error_last();
+	r->status = status;
+	hlgo_copy(r->msg, (m && *m) ? m : hl_status_str(status));
+	return status;
+}
+
+static void hlgo_reset(hlgo_result *r) {
+	r->status = HL_OK;
+	r->flag = 0;
+	r->was_lost = 0;
+	r->lost_fd = -1;
+	r->value = 0;
+	r->msg[0] = '\0';
+}
+
+// hlgo_client_new connects with the options the Go side set; a value of 0
+// (or has_retry 0) keeps the library's default.
+static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
+		int64_t watchdog_ms, int64_t connect_ms, int64_t command_ms,
+		int has_retry, int retry_attempts, int64_t retry_delay_ms,
+		const char *client_name, int pool_size, int64_t subscription_ms) {
+	hl_client_options o;
+	int rc;
+	hlgo_reset(r);
+	rc = hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+		return;
+	}
+	if (watchdog_ms != 0)
+		o.watchdog_timeout_ms = watchdog_ms;
+	if (connect_ms != 0)
+		o.connect_timeout_ms = connect_ms;
+	if (command_ms != 0)
+		o.command_timeout_ms = command_ms;
+	if (has_retry) {
+		o.retry_attempts = retry_attempts;
+		o.retry_delay_ms = retry_delay_ms;
+	}
+	if (client_name)
+		o.client_name = client_name;
+	if (pool_size != 0)
+		o.pool_size = pool_size;
+	if (subscription_ms != 0)
+		o.subscription_timeout_ms = subscription_ms;
+	rc = hl_client_new(out, url, &o);
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+}
+
+// A lock handle is a cheap view (a name and a client reference); the hold
+// state lives in the client, keyed by name and owner. Opening one per call
+// means no C memory outlives a call, so a Mutex needs no finalizer to free
+// it.
+static int hlgo_open(hl_lock **out, hlgo_result *r, hl_client *c,
+		const void *name, size_t name_len, uint64_t owner) {
+	int rc;
+	hlgo_reset(r);
+	rc = hl_lock_new(out, c, name, name_len);
+	if (rc != HL_OK)
+		return hlgo_fail(r, rc);
+	rc = hl_lock_set_owner(*out, owner);
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+		hl_lock_free(*out);
+		return rc;
+	}
+	return HL_OK;
+}
+
+// A private, non-blocking duplicate of the library's lost fd: the library
+// owns (and will close) its own; the Go runtime polls the duplicate.
+static int hlgo_dup_lost_fd(hl_lock *lk) {
+	int fd, d, fl;
+	if (hl_lock_lost_fd(&fd, lk) != HL_OK)
+		return -1;
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d < 0)
+		return -1;
+	fl = fcntl(d, F_GETFL);
+	if (fl < 0 || fcntl(d, F_SETFL, fl | O_NONBLOCK) < 0) {
+		close(d);
+		return -1;
+	}
+	return d;
+}
+
+static void hlgo_acquire(hlgo_result *r, hl_client *c, const void *name,
+		size_t name_len, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
+		hl_cancel *cancel, int want_fd) {
+	hl_lock *lk;
+	int rc, acquired = 0, lost = 0;
+	if (hlgo_open(&lk, r, c, name, name_len, owner) != HL_OK)
+		return;
+	if (hl_lock_is_lost(&lost, lk) == HL_OK)
+		r->was_lost = lost;
+	rc = hl_lock_try_acquire(&acquired, lk, wait_ms, lease_ms, cancel);
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+	} else {
+		r->flag = acquired;
+		if (acquired && want_fd)
+			r->lost_fd = hlgo_dup_lost_fd(lk);
+	}
+	hl_lock_free(lk);
+}
+
+enum {
+	HLGO_RELEASE,
+	HLGO_FORCE_UNLOCK,
+	HLGO_IS_LOCKED,
+	HLGO_IS_HELD,
+	HLGO_HOLD_COUNT,
+	HLGO_TTL,
+	HLGO_ABANDON
+};
+
+static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
+		const void *name, size_t name_len, uint64_t owner) {
+	hl_lock *lk;
+	int rc = HL_EINVAL, flag = 0;
+	int64_t value = 0;
+	if (hlgo_open(&lk, r, c, name, name_len, owner) != HL_OK)
+		return;
+	switch (op) {
+	case HLGO_RELEASE: rc = hl_lock_release(&flag, lk); break;
+	case HLGO_FORCE_UNLOCK: rc = hl_lock_force_unlock(&flag, lk); break;
+	case HLGO_IS_LOCKED: rc = hl_lock_is_locked(&flag, lk); break;
+	case HLGO_IS_HELD: rc = hl_lock_is_held(&flag, lk); break;
+	case HLGO_HOLD_COUNT: rc = hl_lock_hold_count(&value, lk); break;
+	case HLGO_TTL: rc = hl_lock_ttl(&value, lk); break;
+	case HLGO_ABANDON: rc = hl_lock_abandon(lk); break;
+	}
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+	} else {
+		r->flag = flag;
+		r->value = value;
+	}
+	hl_lock_free(lk);
+}
+
+// 1 if fd has data to read now (the lost signal), 0 if not. A hang-up alone
+// is not a loss: the library may close its end when a hold ends normally.
+static int hlgo_fd_readable(int fd) {
+	struct pollfd p;
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	if (poll(&p, 1, 0) != 1)
+		return 0;
+	return (p.revents & POLLIN) != 0;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"time"
+	"unsafe"
+)
+
+// Version is the version of the libhilock loaded at run time ("0.1.0").
+func Version() string { return C.GoString(C.hl_version()) }
+
+// status codes used by the Go side.
+const (
+	statusOK          = int(C.HL_OK)
+	statusInvalid     = int(C.HL_EINVAL)
+	statusTimedOut    = int(C.HL_ETIMEDOUT)
+	statusInterrupted = int(C.HL_EINTERRUPTED)
+	statusNotHeld     = int(C.HL_ENOTHELD)
+	statusLost        = int(C.HL_ELOST)
+	statusClosed      = int(C.HL_ECLOSED)
+	statusForked      = int(C.HL_EFORKED)
+)
+
+func statusName(code int) string { return C.GoString(C.hl_status_name(C.int(code))) }
+func statusText(code int) string { return C.GoString(C.hl_status_str(C.int(code))) }
+
+type cResult = C.hlgo_result
+
+// cClient is the C client handle.
+type cClient = C.hl_client
+
+func resultError(op string, r *cResult) error {
+	code := int(r.status)
+	return &Error{
+		Op:      op,
+		Code:    code,
+		Name:    statusName(code),
+		Message: C.GoString(&r.msg[0]),
+	}
+}
+
+// cancelFor returns a libhilock cancellation flag that is triggered when ctx
+// is done, and a function that stops watching ctx and frees the flag. For a
+// ctx that can never be done it returns a NULL flag and starts nothing.
+// The flag is sticky, so a ctx done before the C call starts still
+// interrupts it.
+func cancelFor(ctx context.Context) (*C.hl_cancel, func(), error) {
+	done := ctx.Done()
+	if done == nil {
+		return nil, func() {}, nil
+	}
+	var cc *C.hl_cancel
+	if rc := int(C.hl_cancel_new(&cc)); rc != statusOK {
+		return nil, nil, &Error{Op: "cancel", Code: rc, Name: statusName(rc), Message: statusText(rc)}
+	}
+	stop := make(chan struct{})
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		select {
+		case <-done:
+			C.hl_cancel_trigger(cc)
+		case <-stop:
+		}
+	}()
+	return cc, func() {
+		close(stop)
+		<-exited // nobody may trigger a freed flag
+		C.hl_cancel_free(cc)
+	}, nil
+}
+
+// --- client ---------------------------------------------------------------
+
+func durationMs(d time.Duration) int64 {
+	if d <= 0 {
+		return int64(d / time.Millisecond)
+	}
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 {
+		ms++ // round up: a 1.5 ms wait is not a 1 ms wait, a 1 µs lease not 0
+	}
+	return ms
+}
+
+func newCClient(url string, cfg *config) (*C.hl_client, error) {
+	var r cResult
+	var p *C.hl_client
+	curl := C.CString(url)
+	defer C.free(unsafe.Pointer(curl))
+	var cname *C.char
+	if cfg.clientNameSet {
+		cname = C.CString(cfg.clientName)
+		defer C.free(unsafe.Pointer(cname))
+	}
+	hasRetry := C.int(0)
+	if cfg.retrySet {
+		hasRetry = 1
+	}
+	C.hlgo_client_new(&r, &p, curl,
+		C.int64_t(durationMs(cfg.watchdog)), C.int64_t(durationMs(cfg.connectTimeout)),
+		C.int64_t(durationMs(cfg.commandTimeout)), hasRetry, C.int(cfg.retryAttempts),
+		C.int64_t(durationMs(cfg.retryDelay)), cname, C.int(cfg.poolSize),
+		C.int64_t(durationMs(cfg.subscriptionTimeout)))
+	if r.status != C.HL_OK {
+		return nil, resultError("connect", &r)
+	}
+	return p, nil
+}
+
+func clientID(p *C.hl_client) string { return C.GoString(C.hl_client_id(p)) }
+
+func closeCClient(p *C.hl_client) { C.hl_client_close(p) }
+
+func freeCClient(p *C.hl_client) { C.hl_client_free(p) }
+
+func newOwnerID() uint64 { return uint64(C.hl_owner_id_new()) }
+
+// --- lock operations --------------------------------------------------------
+
+type lockOp int
+
+const (
+	opRelease     lockOp = C.HLGO_RELEASE
+	opForceUnlock lockOp = C.HLGO_FORCE_UNLOCK
+	opIsLocked    lockOp = C.HLGO_IS_LOCKED
+	opIsHeld      lockOp = C.HLGO_IS_HELD
+	opHoldCount   lockOp = C.HLGO_HOLD_COUNT
+	opTTL         lockOp = C.HLGO_TTL
+	opAbandon     lockOp = C.HLGO_ABANDON
+)
+
+// opResult is the Go copy of a C result.
+type opResult struct {
+	status  int
+	flag    bool
+	wasLost bool
+	lostFd  int
+	value   int64
+	err     error
+}
+
+// callLock runs one lock operation. The caller holds c.mu for reading, so
+// p stays valid for the whole call.
+func callLock(p *C.hl_client, op lockOp, opName string, name []byte, owner uint64) opResult {
+	var r cResult
+	C.hlgo_lock_op(&r, C.int(op), p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner))
+	runtime.KeepAlive(name)
+	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value), lostFd: -1}
+	if r.status != C.HL_OK {
+		res.err = resultError(opName, &r)
+	}
+	return res
+}
+
+func callAcquire(p *C.hl_client, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel, wantFd bool) opResult {
+	var r cResult
+	want := C.int(0)
+	if wantFd {
+		want = 1
+	}
+	C.hlgo_acquire(&r, p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner),
+		C.int64_t(waitMs), C.int64_t(leaseMs), cancel, want)
+	runtime.KeepAlive(name)
+	res := opResult{status: int(r.status), flag: r.flag != 0, wasLost: r.was_lost != 0,
+		lostFd: int(r.lost_fd), value: int64(r.value)}
+	if r.status != C.HL_OK {
+		res.err = resultError("lock", &r)
+	}
+	return res
+}
+
+func fdReadable(fd uintptr) bool { return C.hlgo_fd_readable(C.int(fd)) != 0 }
+
+func closeFd(fd int) { C.close(C.int(fd)) }

@@ -1,0 +1,91 @@
+// Package hilock provides Redisson-compatible distributed locks on Redis,
+// over the libhilock C library (cgo).
+//
+//	c, err := hilock.Connect(ctx, "redis://127.0.0.1:6379/0",
+//		hilock.WithWatchdogTimeout(30*time.Second))
+//	if err != nil {
+//		return err
+//	}
+//	defer c.Close()
+//
+//	m := c.Mutex("orders:42")
+//	if err := m.LockContext(ctx); err != nil {
+//		return err // ctx.Err(), hilock.ErrClosed, a Redis failure...
+//	}
+//	defer m.Unlock()
+//
+// A lock taken by a hilock program excludes Java services using Redisson's
+// RLock on the same name, and the other way round: keys, owner strings,
+// channels and messages are Redisson's.
+//
+// # Ownership follows the Mutex value
+//
+// Redisson ties a lock to the Java thread that took it. Goroutines move
+// between OS threads, so here a lock belongs to the [Mutex] value that took
+// it, never to a goroutine or an OS thread:
+//
+//   - Each Mutex returned by [Client.Mutex] is its own owner, with an owner id
+//     unique in the process (the hash field in Redis is
+//     "<client id>:<owner id>", see [Mutex.Owner]).
+//   - Reentrancy is per Mutex: a Mutex that holds the lock gets it again at
+//     once and its hold count grows; each Release drops one hold, and the
+//     lock is free when the count reaches zero.
+//   - Any goroutine may release what a Mutex holds, as with sync.Mutex.
+//   - Goroutines that must exclude each other use a Mutex each
+//     (c.Mutex(name) is cheap: it does not touch Redis). Goroutines sharing
+//     one Mutex value share its holds: the second Lock re-enters instead of
+//     waiting.
+//
+// # Blocking, contexts and leases
+//
+// [Mutex.LockContext] and [Mutex.TryLock] block the calling goroutine only.
+// When ctx is done the C wait is interrupted at once (the binding triggers a
+// libhilock cancellation flag; it does not poll) and the call returns
+// ctx.Err(); a ctx deadline also bounds the wait in the library. Lock and
+// Unlock make Mutex a [sync.Locker]; they panic when the call fails, as
+// sync.Mutex panics on misuse, so code that must survive a Redis outage uses
+// LockContext and Release, which return errors.
+//
+// A lock taken without a lease (LockContext, Lock, TryLock with lease 0) is
+// kept alive by the client's watchdog: written with the watchdog timeout
+// ([WithWatchdogTimeout], default 30 s) and renewed every third of it while
+// held. If a renewal finds the lock gone or taken by another owner, or Redis
+// stays unreachable until the lease ends, the hold is lost and the channel
+// of [Mutex.Lost] is closed. A lock taken with a fixed lease is not renewed
+// and simply expires in Redis; Lost never fires for it. [Mutex.Context]
+// turns a loss into a cancelled context for the work done under the lock.
+//
+// # Errors
+//
+// Failures are values that work with errors.Is: [ErrNotHeld], [ErrLost],
+// [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], and context.Canceled
+// or context.DeadlineExceeded (returned as ctx.Err()). Library failures are
+// *[Error] values carrying the status code, its name ("HL_ENOTHELD") and the
+// library's detail message; use errors.As to read them.
+//
+// libhilock keeps the detail of the last failure in thread-local storage,
+// and a goroutine may move to another OS thread between two cgo calls. The
+// binding therefore never reads it in a separate call: each operation is one
+// cgo call into a small C wrapper that makes the library call and copies
+// the detail into a caller buffer on the same thread, which is cheaper than
+// runtime.LockOSThread around two calls.
+//
+// # Resources
+//
+// [Client.Close] is explicit and idempotent: it wakes every blocked call
+// (they return [ErrClosed]), stops renewing the client's locks (their leases
+// then run out in Redis; nothing is unlocked), closes the Lost channels of
+// the holds it was watching, and returns only when every goroutine the
+// binding started for this client has ended. Further use returns ErrClosed.
+// Finalizers are only a safety net: a Client that is garbage collected
+// unclosed is closed, and a Mutex that is garbage collected while it holds
+// the lock stops being renewed, so its lease runs out instead of the lock
+// being renewed forever.
+//
+// # Build
+//
+// cgo finds libhilock with pkg-config (package "hilock"; point
+// PKG_CONFIG_PATH at an installed prefix or at a build tree's pkgconfig
+// directory). The package refuses to compile against a libhilock whose
+// major version is not 0.
+package hilock

@@ -1,0 +1,63 @@
+package hilock
+
+import "errors"
+
+// Sentinel errors. Errors returned by this package match them with
+// errors.Is; the concrete value is usually an *Error with the library's
+// detail.
+var (
+	// ErrInvalid: a bad argument (empty or too long name, negative lease or
+	// option, malformed URL).
+	ErrInvalid = errors.New("hilock: invalid argument")
+	// ErrTimeout: the library gave up waiting (for example for a
+	// subscription or a reply). A wait that simply ran out is not an
+	// error: TryLock returns false.
+	ErrTimeout = errors.New("hilock: timed out")
+	// ErrNotHeld: the Mutex releases a lock it does not hold (never took
+	// it, released it already, or its lease ran out). The lock is untouched.
+	ErrNotHeld = errors.New("hilock: lock not held by this owner")
+	// ErrLost: the watchdog had found the hold lost (the key vanished,
+	// another owner took it, or Redis stayed unreachable until the lease
+	// ended); there was nothing left to release.
+	ErrLost = errors.New("hilock: lock was lost while held")
+	// ErrClosed: the Client is closed.
+	ErrClosed = errors.New("hilock: client is closed")
+	// ErrForked: the client was created in another process.
+	ErrForked = errors.New("hilock: client was created in another process")
+)
+
+// Error is a failure reported by libhilock.
+type Error struct {
+	Op      string // the operation: "connect", "lock", "unlock", ...
+	Code    int    // the negative libhilock status (HL_E...)
+	Name    string // the status name, for example "HL_ENOTHELD"
+	Message string // the library's detail for this failure
+}
+
+func (e *Error) Error() string {
+	return "hilock: " + e.Op + ": " + e.Message + " (" + e.Name + ")"
+}
+
+// Is makes errors.Is(err, ErrNotHeld) and the like work for library
+// failures.
+func (e *Error) Is(target error) bool {
+	switch e.Code {
+	case statusInvalid:
+		return target == ErrInvalid
+	case statusTimedOut:
+		return target == ErrTimeout
+	case statusNotHeld:
+		return target == ErrNotHeld
+	case statusLost:
+		return target == ErrLost
+	case statusClosed:
+		return target == ErrClosed
+	case statusForked:
+		return target == ErrForked
+	}
+	return false
+}
+
+func invalid(op, msg string) error {
+	return &Error{Op: op, Code: statusInvalid, Name: statusName(statusInvalid), Message: msg}
+}

@@ -1,0 +1,3 @@
+module hilock/bindings/go
+
+go 1.19

@@ -1,0 +1,333 @@
+package hilock
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// A Mutex is a distributed reentrant lock (Redisson's RLock) seen by one
+// owner: the Mutex value itself. It implements sync.Locker. See the package
+// documentation for ownership, reentrancy and lost locks.
+//
+// A Mutex is safe for concurrent use, but goroutines sharing one share its
+// holds; goroutines that must exclude each other each use their own.
+type Mutex struct {
+	c     *Client
+	name  []byte
+	owner uint64
+	err   error // a bad name, reported by every method
+
+	mu    sync.Mutex
+	count int64 // this Mutex's holds, as far as it knows
+	cur   *hold // the current (or most recent) hold; nil before the first
+}
+
+var _ sync.Locker = (*Mutex)(nil)
+
+// check reports a Mutex that cannot be used: a bad name, or a zero Mutex
+// not made by Client.Mutex.
+func (m *Mutex) check() error {
+	if m.c == nil {
+		return invalid("mutex", "a Mutex must come from Client.Mutex")
+	}
+	return m.err
+}
+
+// Name is the lock's name (the Redis key).
+func (m *Mutex) Name() string { return string(m.name) }
+
+// Owner is the owner string this Mutex writes into the lock's hash in
+// Redis: "<client id>:<owner id>".
+func (m *Mutex) Owner() string {
+	if m.c == nil {
+		return ""
+	}
+	return m.c.id + ":" + strconv.FormatUint(m.owner, 10)
+}
+
+// Lock acquires the lock, waiting as long as it takes, with the watchdog
+// keeping it alive. It panics if the lock cannot be acquired (client
+// closed, Redis unreachable...); use LockContext to get an error instead.
+func (m *Mutex) Lock() {
+	if err := m.LockContext(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+// Unlock releases one hold. It panics if the release fails (ErrNotHeld for
+// a Mutex that does not hold the lock, as sync.Mutex panics; ErrLost;
+// ErrClosed; Redis failures); use Release to get an error instead.
+func (m *Mutex) Unlock() {
+	if err := m.Release(); err != nil {
+		panic(err)
+	}
+}
+
+// LockContext acquires the lock, waiting until it is held or ctx is done,
+// with the watchdog keeping it alive. If ctx is done first it returns
+// ctx.Err() (context.Canceled or context.DeadlineExceeded) promptly. A Mutex
+// that already holds the lock gets it again at once (its hold count grows).
+func (m *Mutex) LockContext(ctx context.Context) error {
+	_, err := m.acquire(ctx, -1, -1)
+	return err
+}
+
+// TryLock tries to acquire the lock, waiting at most wait (0: one attempt;
+// negative: as long as ctx allows) and no longer than ctx allows.
+// lease 0 means the watchdog keeps the lock alive while it is held;
+// a positive lease is a fixed lifetime after which Redis frees the lock
+// (rounded up to whole milliseconds; not renewed, and Lost does not fire
+// for it). It returns true when the lock is held, false when the wait ran
+// out, and ctx.Err() when ctx was done first.
+func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if lease < 0 {
+		return false, invalid("lock", "negative lease")
+	}
+	waitMs := int64(-1)
+	if wait >= 0 {
+		waitMs = durationMs(wait)
+	}
+	leaseMs := int64(-1)
+	if lease > 0 {
+		leaseMs = durationMs(lease)
+	}
+	return m.acquire(ctx, waitMs, leaseMs)
+}
+
+func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error) {
+	defer runtime.KeepAlive(m)
+	if err := m.check(); err != nil {
+		return false, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	byDeadline := false
+	if dl, ok := ctx.Deadline(); ok {
+		rem := durationMs(time.Until(dl))
+		if rem <= 0 {
+			return false, context.DeadlineExceeded
+		}
+		if waitMs < 0 || rem < waitMs {
+			waitMs, byDeadline = rem, true
+		}
+	}
+	cancel, stop, err := cancelFor(ctx)
+	if err != nil {
+		return false, err
+	}
+	p, err := m.c.enter()
+	if err != nil {
+		stop()
+		return false, err
+	}
+	r := callAcquire(p, m.name, m.owner, waitMs, leaseMs, cancel, leaseMs < 0)
+	m.c.mu.RUnlock()
+	stop()
+
+	if r.err != nil {
+		if r.status == statusInterrupted && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, r.err
+	}
+	if !r.flag {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if byDeadline {
+			return false, context.DeadlineExceeded
+		}
+		return false, nil
+	}
+	m.held(r.wasLost, r.lostFd)
+	return true, nil
+}
+
+// held records a successful acquire. wasLost: the library had found this
+// owner's previous hold lost (so this acquire started a new hold). fd: a
+// dup of the lost fd of the hold, or -1.
+func (m *Mutex) held(wasLost bool, fd int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur != nil && m.count > 0 && (wasLost || m.cur.isLost()) {
+		m.cur.markLost()
+		m.endHoldLocked()
+	}
+	if m.count == 0 {
+		m.cur = newHold()
+		m.count = 1
+		// Safety net: a Mutex collected while it holds stops being renewed.
+		runtime.SetFinalizer(m, (*Mutex).finalize)
+	} else {
+		m.count++
+	}
+	if fd >= 0 {
+		if m.cur.done == nil && !m.cur.isLost() {
+			m.c.watch(m.cur, fd) // takes fd
+		} else {
+			closeFd(fd) // a re-entry: the hold is watched already
+		}
+	}
+}
+
+// endHoldLocked forgets the current hold (m.mu held). Its Lost channel
+// stays as it is: closed if it was lost, open forever if released.
+func (m *Mutex) endHoldLocked() {
+	if m.cur != nil {
+		m.c.unwatch(m.cur)
+	}
+	m.count = 0
+	runtime.SetFinalizer(m, nil)
+}
+
+// Release releases one hold. When the hold count reaches zero the lock is
+// deleted and one waiter (in any process) is woken. It returns an error
+// matching ErrNotHeld if this Mutex does not hold the lock (the lock is
+// left untouched), ErrLost if the watchdog had found the hold lost,
+// ErrClosed after Close.
+func (m *Mutex) Release() error {
+	defer runtime.KeepAlive(m)
+	if err := m.check(); err != nil {
+		return err
+	}
+	p, err := m.c.enter()
+	if err != nil {
+		return err
+	}
+	r := callLock(p, opRelease, "unlock", m.name, m.owner)
+	m.c.mu.RUnlock()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch {
+	case r.err == nil && !r.flag:
+		if m.count > 1 {
+			m.count--
+		}
+	case r.err == nil, r.status == statusNotHeld:
+		m.endHoldLocked()
+	case r.status == statusLost:
+		if m.cur != nil {
+			m.cur.markLost()
+		}
+		m.endHoldLocked()
+	}
+	return r.err
+}
+
+// Lost returns a channel that is closed when the watchdog finds this
+// Mutex's hold lost: the key vanished or another owner took it, or Redis
+// stayed unreachable until the lease ended. It is also closed by
+// Client.Close, which stops renewal. The channel belongs to the current
+// hold (or the most recent one): a new hold, taken after the Mutex was fully
+// released or after a loss, gets a new channel, and a channel of a hold
+// released normally is never closed. Lost returns nil (a channel that never
+// fires) before the first hold. Holds with a fixed lease are not watched.
+func (m *Mutex) Lost() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur == nil {
+		return nil
+	}
+	return m.cur.lost
+}
+
+// Context returns a copy of parent that is cancelled when this Mutex's
+// current hold is lost (see Lost), so work done under the lock can stop
+// when the lock no longer protects it. Its Err is then context.Canceled;
+// a closed Lost channel tells a loss from a cancelled parent. Call cancel
+// when the work is done: it ends the goroutine that watches the hold.
+// Without a hold (or with a fixed lease) only parent and cancel end it.
+func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
+	lost := m.Lost()
+	ctx, cancel := context.WithCancel(parent)
+	if lost != nil {
+		go func() {
+			select {
+			case <-lost:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, cancel
+}
+
+// HoldCount is this Mutex's hold count as Redis has it (0 if it does not
+// hold the lock).
+func (m *Mutex) HoldCount() (int64, error) {
+	r := m.query(opHoldCount, "hold count")
+	return r.value, r.err
+}
+
+// IsLocked reports whether anyone holds the lock.
+func (m *Mutex) IsLocked() (bool, error) {
+	r := m.query(opIsLocked, "is locked")
+	return r.flag, r.err
+}
+
+// IsHeld reports whether this Mutex holds the lock.
+func (m *Mutex) IsHeld() (bool, error) {
+	r := m.query(opIsHeld, "is held")
+	return r.flag, r.err
+}
+
+// TTL is the lock's remaining time to live. ok is false if the lock is
+// free; a lock without expiry (not written by hilock or Redisson) reports
+// ttl -1 with ok true.
+func (m *Mutex) TTL() (ttl time.Duration, ok bool, err error) {
+	r := m.query(opTTL, "ttl")
+	if r.err != nil {
+		return 0, false, r.err
+	}
+	switch {
+	case r.value == -2:
+		return 0, false, nil
+	case r.value < 0:
+		return -1, true, nil
+	}
+	return time.Duration(r.value) * time.Millisecond, true, nil
+}
+
+// ForceUnlock deletes the lock whoever holds it and wakes a waiter. It
+// reports whether the lock was held.
+func (m *Mutex) ForceUnlock() (bool, error) {
+	r := m.query(opForceUnlock, "force unlock")
+	return r.flag, r.err
+}
+
+func (m *Mutex) query(op lockOp, name string) opResult {
+	defer runtime.KeepAlive(m)
+	if err := m.check(); err != nil {
+		return opResult{err: err}
+	}
+	p, err := m.c.enter()
+	if err != nil {
+		return opResult{err: err}
+	}
+	r := callLock(p, op, name, m.name, m.owner)
+	m.c.mu.RUnlock()
+	return r
+}
+
+// finalize runs when a Mutex that holds the lock is garbage collected: the
+// owner is gone, so stop renewing (its lease then runs out) instead of
+// keeping the lock forever.
+func (m *Mutex) finalize() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.count > 0 {
+		if p, err := m.c.enter(); err == nil {
+			callLock(p, opAbandon, "abandon", m.name, m.owner)
+			m.c.mu.RUnlock()
+		}
+	}
+	m.endHoldLocked()
+}

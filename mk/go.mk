@@ -1,0 +1,36 @@
+# Go binding (bindings/go, examples/go).
+#
+# cgo finds libhilock through pkg-config: the Makefile exports
+# PKG_CONFIG_PATH=$(BUILD)/pkgconfig, whose build-tree hilock.pc carries an
+# rpath to $(BUILD)/core, so test binaries and the example run without
+# LD_LIBRARY_PATH. The module needs Go 1.19 or newer (Debian 12's golang-go)
+# and no third-party modules; GOTOOLCHAIN=local keeps newer go commands from
+# downloading a toolchain. -race needs cgo and gcc (build-essential).
+ifeq ($(shell command -v go 2>/dev/null),)
+APT_PACKAGES += golang-go
+endif
+LANG_TESTS += test-go
+LANG_DEMO_DEPS += demo-go
+
+GO ?= go
+GO_ENV := GOTOOLCHAIN=local CGO_ENABLED=1 GOFLAGS=
+# go's build cache does not hash pkg-config's output or the headers cgo
+# includes: key the cached cgo objects to this build tree and header, or a
+# package compiled against another BUILD would be linked (with its rpath).
+GO_CGO_KEY := $(shell cat core/include/hilock.h core/include/hilock/version.h | cksum | cut -d' ' -f1)
+GO_ENV += CGO_CFLAGS="-g -O2 -DHILOCK_GO_BUILD=$(abspath $(BUILD)) -DHILOCK_GO_HEADER=$(GO_CGO_KEY)"
+# Without HOME (some CI shells) go has no default cache or GOPATH.
+ifeq ($(HOME),)
+GO_ENV += GOCACHE=$(abspath $(BUILD))/go-cache GOPATH=$(abspath $(BUILD))/go-path
+endif
+
+.PHONY: test-go demo-go
+
+test-go: build
+	cd bindings/go && $(GO_ENV) $(GO) vet ./...
+	cd bindings/go && $(GO_ENV) $(GO) test -race -count=1 -timeout 5m ./...
+
+# The example the demo runs: $(BUILD)/examples/go-contend.
+demo-go: build
+	mkdir -p $(BUILD)/examples
+	cd examples/go && $(GO_ENV) $(GO) build -o $(abspath $(BUILD))/examples/go-contend ./contend
