@@ -436,6 +436,7 @@ static void client_destroy(hl_client *c)
 				free(e->value);
 	}
 	free(c->pool);
+	free(c->renew_items);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);

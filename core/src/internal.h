@@ -172,6 +172,8 @@ struct hl_client {
 	int wd_stop;
 	pthread_t wd_thread;
 	redisContext *wd_ctx;
+	void *renew_items; /* the watchdog's batch buffer, grown on demand */
+	size_t renew_cap;
 
 	struct hl_client *next_live; /* global list, for thread exits */
 };

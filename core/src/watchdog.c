@@ -516,10 +516,10 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 static void *wd_main(void *arg)
 {
 	hl_client *c = arg;
-	renew_item *items = calloc(HL_RENEW_BATCH, sizeof(*items));
+	renew_item *items = NULL;
 	pthread_setname_np(pthread_self(), "hl-watchdog");
 	pthread_mutex_lock(&c->hold_mu);
-	while (!c->wd_stop && items) {
+	while (!c->wd_stop) {
 		int64_t now = hl__now_ms(), sent_ms;
 		size_t n = 0, i;
 		if (c->heap_len == 0) {
@@ -540,6 +540,20 @@ static void *wd_main(void *arg)
 			hl_hold *h = c->heap[0];
 			if (!h->watchdog && h->due_ms > now)
 				break; /* a lease: forget it only once over */
+			if (n == c->renew_cap) {
+				/* Grown on demand: a client holding few locks
+				 * keeps a small buffer. */
+				size_t cap = c->renew_cap ? c->renew_cap * 2 : 16;
+				renew_item *ni;
+				if (cap > HL_RENEW_BATCH)
+					cap = HL_RENEW_BATCH;
+				ni = realloc(c->renew_items, cap * sizeof(*ni));
+				if (!ni)
+					break;
+				c->renew_items = ni;
+				c->renew_cap = cap;
+			}
+			items = c->renew_items;
 			heap_remove(c, h);
 			if (!h->watchdog) {
 				/* A lease hold whose lease ended: Redis has
@@ -597,7 +611,6 @@ static void *wd_main(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&c->hold_mu);
-	free(items);
 	if (c->wd_ctx) {
 		redisFree(c->wd_ctx);
 		c->wd_ctx = NULL;

@@ -1,0 +1,270 @@
+/*
+ * Test harness for the hilock C tests.
+ *
+ * - Throwaway redis-server instances (ht_redis_*): a free 127.0.0.1 port, a
+ *   mkdtemp directory, nothing persisted; stopped at exit, and killed by
+ *   the kernel (PR_SET_PDEATHSIG) if the test process dies first.
+ * - Assertion macros that print file:line, the status name and
+ *   hl_error_last() on failure, then stop the servers and exit 1.
+ * - A raw hiredis side channel to inspect Redis state directly.
+ * - Test cases: each executable holds several cases; ctest runs each case
+ *   in its own process (`test_x case_name`), so one failure names itself
+ *   and a deadlock is a timeout of that case only.
+ *
+ * Functions that start or stop servers must run on the main thread (the
+ * death signal is tied to the thread that forked the server).
+ */
+#ifndef HILOCK_TEST_HARNESS_H
+#define HILOCK_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+#include "hilock.h"
+
+/* ------------------------------------------------------------------------
+ * Test cases
+ * ------------------------------------------------------------------------ */
+typedef struct ht_case {
+	const char *name;
+	void (*fn)(void);
+} ht_case;
+
+/* Runs argv[1] (a case name), or every case in order when there is none.
+ * Re-executes the test under valgrind first when HILOCK_VALGRIND=1 and
+ * ctest marked the test valgrind-appropriate (HILOCK_TEST_VALGRIND=1). */
+int ht_main(int argc, char **argv, const ht_case *cases, size_t n_cases);
+
+#define HT_MAIN(...)                                                           \
+	int main(int argc, char **argv)                                        \
+	{                                                                      \
+		static const ht_case cases_[] = {__VA_ARGS__};                 \
+		return ht_main(argc, argv, cases_,                             \
+		               sizeof cases_ / sizeof cases_[0]);              \
+	}
+#define HT_CASE(fn)                                                            \
+	{                                                                      \
+#fn, fn                                                        \
+	}
+
+/* ------------------------------------------------------------------------
+ * Failure reporting
+ * ------------------------------------------------------------------------ */
+
+/* Print "file:line: message" and end the test (exit status 1). From the
+ * test process: stops its servers first. From a forked child: _exit(1). */
+void ht_fail(const char *file, int line, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4), noreturn));
+
+/* Print a progress note ("# ..."), flushed. */
+void ht_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define HT_FAIL(...) ht_fail(__FILE__, __LINE__, __VA_ARGS__)
+
+/* cond must hold. */
+#define HT_CHECK(cond)                                                         \
+	do {                                                                   \
+		if (!(cond))                                                   \
+			HT_FAIL("check failed: %s", #cond);                    \
+	} while (0)
+
+/* cond must hold; printf-style detail on failure. */
+#define HT_CHECKF(cond, ...)                                                   \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, \
+			        __LINE__, #cond);                              \
+			fprintf(stderr, __VA_ARGS__);                          \
+			fprintf(stderr, "\n");                                 \
+			HT_FAIL("(see above)");                                \
+		}                                                              \
+	} while (0)
+
+/* expr (a hilock call) must return HL_OK. */
+#define HT_OK(expr)                                                            \
+	do {                                                                   \
+		int ht_rc_ = (expr);                                           \
+		if (ht_rc_ != HL_OK)                                           \
+			HT_FAIL("%s returned %s (%s): %s", #expr,              \
+			        hl_status_name(ht_rc_), hl_status_str(ht_rc_), \
+			        hl_error_last());                              \
+	} while (0)
+
+/* expr must return the status want, and (for an error) leave a non-empty
+ * hl_error_last() and hl_error_last_code() == want. */
+#define HT_RC(expr, want)                                                      \
+	do {                                                                   \
+		int ht_rc_ = (expr);                                           \
+		ht_check_rc(__FILE__, __LINE__, #expr, ht_rc_, (want));        \
+	} while (0)
+
+/* expr must return one of two statuses (documented alternatives). */
+#define HT_RC2(expr, want1, want2)                                             \
+	do {                                                                   \
+		int ht_rc_ = (expr);                                           \
+		ht_check_rc(__FILE__, __LINE__, #expr, ht_rc_,                 \
+		            ht_rc_ == (want2) ? (want2) : (want1));            \
+	} while (0)
+
+/* a == b as int64_t. */
+#define HT_EQ(a, b)                                                            \
+	do {                                                                   \
+		long long ht_a_ = (long long)(a), ht_b_ = (long long)(b);      \
+		if (ht_a_ != ht_b_)                                            \
+			HT_FAIL("expected %s == %s, got %lld and %lld", #a,    \
+			        #b, ht_a_, ht_b_);                             \
+	} while (0)
+
+/* lo <= v <= hi as int64_t. */
+#define HT_RANGE(v, lo, hi)                                                    \
+	do {                                                                   \
+		long long ht_v_ = (long long)(v);                              \
+		long long ht_lo_ = (long long)(lo), ht_hi_ = (long long)(hi);  \
+		if (ht_v_ < ht_lo_ || ht_v_ > ht_hi_)                          \
+			HT_FAIL("expected %s in [%lld, %lld], got %lld", #v,   \
+			        ht_lo_, ht_hi_, ht_v_);                        \
+	} while (0)
+
+/* Strings equal. */
+#define HT_STREQ(a, b)                                                         \
+	do {                                                                   \
+		const char *ht_a_ = (a), *ht_b_ = (b);                         \
+		if (!ht_a_ || !ht_b_ || strcmp(ht_a_, ht_b_) != 0)             \
+			HT_FAIL("expected %s == %s, got \"%s\" and \"%s\"",    \
+			        #a, #b, ht_a_ ? ht_a_ : "(null)",              \
+			        ht_b_ ? ht_b_ : "(null)");                     \
+	} while (0)
+
+void ht_check_rc(const char *file, int line, const char *expr, int got,
+                 int want);
+
+/* ------------------------------------------------------------------------
+ * Time
+ * ------------------------------------------------------------------------ */
+
+/* CLOCK_MONOTONIC in ms. */
+int64_t ht_now_ms(void);
+void ht_sleep_ms(int64_t ms);
+
+/* Factor for upper time bounds: 1 normally, larger under sanitizers or
+ * valgrind, or HILOCK_TEST_SCALE from the environment. */
+int ht_scale(void);
+
+/* 1 when running under valgrind (re-executed by the harness). */
+int ht_under_valgrind(void);
+
+/* ------------------------------------------------------------------------
+ * redis-server
+ * ------------------------------------------------------------------------ */
+typedef struct ht_redis_opts {
+	const char *requirepass;  /* --requirepass; NULL: none */
+	int unixsocket;           /* 1: also listen on <dir>/redis.sock */
+	const char *acl_user;     /* an extra ACL user (ACL SETUSER ... on
+	                             ~* &* +@all), re-created on restart */
+	const char *acl_password; /* its password */
+} ht_redis_opts;
+
+typedef struct ht_redis {
+	int pid; /* 0 when stopped */
+	int port;
+	char dir[256];      /* the mkdtemp directory */
+	char sock[300];     /* unix socket path ("" without) */
+	char log[300];      /* its stdout and stderr */
+	char password[128]; /* for the raw helper ("" without) */
+	char url[512];      /* "redis://127.0.0.1:<port>" (no password) */
+	ht_redis_opts opts;
+} ht_redis;
+
+/* Start a server (opts may be NULL). Fails the test on error. At most
+ * HT_MAX_SERVERS per process; all are stopped at exit. */
+#define HT_MAX_SERVERS 4
+ht_redis *ht_redis_start(const ht_redis_opts *opts);
+
+/* Stop it (SIGTERM, then SIGKILL after a bound); keeps the directory and
+ * port so ht_redis_restart() can bring it back. */
+void ht_redis_stop(ht_redis *r);
+
+/* Stop (if running) and start again on the same port: an empty server. */
+void ht_redis_restart(ht_redis *r);
+
+/* Stop it and remove its directory. */
+void ht_redis_destroy(ht_redis *r);
+
+/* The first server started by ht_redis_default() (started on first use). */
+ht_redis *ht_redis_default(void);
+
+/* A port on 127.0.0.1 nobody listens on (bound to 0 then closed). */
+int ht_free_port(void);
+
+/* ------------------------------------------------------------------------
+ * hilock helpers
+ * ------------------------------------------------------------------------ */
+
+/* A client for r with watchdog_timeout_ms = watchdog_ms (0: default).
+ * Fails the test on error. */
+hl_client *ht_client(ht_redis *r, int64_t watchdog_ms);
+
+/* A client for url with opts (NULL: defaults). Fails the test on error. */
+hl_client *ht_client_url(const char *url, const hl_client_options *opts);
+
+/* A lock handle for the C string name. Fails the test on error. */
+hl_lock *ht_lock(hl_client *c, const char *name);
+
+/* The owner string of lock for the calling thread (static per thread). */
+const char *ht_owner(const hl_lock *lock);
+
+/* ------------------------------------------------------------------------
+ * Raw hiredis side channel
+ * ------------------------------------------------------------------------ */
+
+/* A new connection to r (authenticated, db 0). Fails the test on error. */
+redisContext *ht_raw_new(const ht_redis *r);
+
+/* Run a command (hiredis format, %b for binary); fails the test on a
+ * connection error (a Redis error reply is returned). Free the reply. */
+redisReply *ht_raw(redisContext *c, const char *fmt, ...);
+
+/* Shared raw connection for the main thread's checks (one per server). */
+redisContext *ht_raw_of(ht_redis *r);
+
+/* Commands on the shared connection of r; the key is binary (k, klen). */
+long long ht_pttl(ht_redis *r, const void *k, size_t klen);
+int ht_exists(ht_redis *r, const void *k, size_t klen);
+/* HGET as an integer; -1 when the field (or key) is missing. */
+long long ht_hget_int(ht_redis *r, const void *k, size_t klen,
+                      const char *field);
+/* Number of fields of hash k. */
+long long ht_hlen(ht_redis *r, const void *k, size_t klen);
+/* GET as an integer (0 if missing). */
+long long ht_get_int(redisContext *c, const char *k);
+void ht_set_int(redisContext *c, const char *k, long long v);
+void ht_del(ht_redis *r, const void *k, size_t klen);
+/* PUBSUB NUMSUB channel. */
+long long ht_numsub(ht_redis *r, const void *ch, size_t chlen);
+/* INFO stats total_commands_processed. */
+long long ht_total_commands(ht_redis *r);
+
+/* A subscriber connection to r, subscribed to channel ch (confirmed). */
+redisContext *ht_sub_new(ht_redis *r, const void *ch, size_t chlen);
+/* The next published message: its payload (malloc'd, NUL-terminated) and,
+ * if chbuf, its channel. Fails the test if none arrives within 5 s. */
+char *ht_sub_next(redisContext *s, char *chbuf, size_t chbuf_len);
+
+/* Run fn(arg) on a new thread; join it with a bound (fails on timeout). */
+#include <pthread.h>
+pthread_t ht_thread_start(void *(*fn)(void *), void *arg);
+void ht_thread_join(pthread_t t, int64_t timeout_ms);
+
+/* C-string shorthands. */
+#define HT_S(s) (s), strlen(s)
+
+/* Wait until pred(arg) is true, at most timeout_ms (scaled). Returns 1 if it
+ * became true, 0 on timeout. Polls every 10 ms: for test-side observation
+ * only. */
+int ht_wait_until(int (*pred)(void *), void *arg, int64_t timeout_ms);
+
+#endif

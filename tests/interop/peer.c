@@ -1,0 +1,166 @@
+/*
+ * interop peer: one hilock client and one lock handle, driven line by line
+ * over stdin by the Java side of `make interop` (tests/interop/java).
+ *
+ *   hl_interop_peer URL NAME_HEX WATCHDOG_TIMEOUT_MS
+ *
+ * NAME_HEX is the lock name's bytes in hex (the Java side sends the UTF-8
+ * bytes of its String that way, whatever the locale's argv encoding).
+ *
+ * Prints "ready <owner>" once connected, then answers each command with one
+ * line, "ok ..." or "err <STATUS_NAME> <detail>":
+ *
+ *   acquire WAIT_MS LEASE_MS  -> ok acquired=0|1 ms=<time spent>
+ *   release                   -> ok released=0|1
+ *   force                     -> ok existed=0|1        (hl_lock_force_unlock)
+ *   locked | held | count | ttl | lost
+ *                             -> ok locked=.. | held=.. | count=.. | ttl=.. | lost=..
+ *   waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
+ *   owner                     -> ok owner=<uuid>:<id>
+ *   quit                      -> bye (then exits 0)
+ *
+ * One thread does everything, so the handle's owner (the calling thread) is
+ * the same for every command. End of input acts as "quit".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <hilock.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Decode hex into buf (at most cap bytes); returns the length or -1. */
+static long unhex(char *buf, size_t cap, const char *hex)
+{
+	size_t n = strlen(hex), i;
+
+	if (n % 2 != 0 || n / 2 > cap)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		unsigned int byte;
+		if (sscanf(hex + 2 * i, "%2x", &byte) != 1)
+			return -1;
+		buf[i] = (char)byte;
+	}
+	return (long)(n / 2);
+}
+
+static void reply_err(int rc)
+{
+	printf("err %s %s\n", hl_status_name(rc), hl_error_last());
+}
+
+static void reply_flag(const char *what, int rc, long long value)
+{
+	if (rc == HL_OK)
+		printf("ok %s=%lld\n", what, value);
+	else
+		reply_err(rc);
+}
+
+int main(int argc, char **argv)
+{
+	hl_client_options opts;
+	hl_client *client = NULL;
+	hl_lock *lock = NULL;
+	char line[256], owner[128], name[1024];
+	long name_len;
+	int rc;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: %s URL NAME_HEX WATCHDOG_TIMEOUT_MS\n",
+		        argv[0]);
+		return 2;
+	}
+	name_len = unhex(name, sizeof(name), argv[2]);
+	if (name_len <= 0) {
+		fprintf(stderr, "%s: bad NAME_HEX\n", argv[0]);
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	hl_client_options_init(&opts, HL_CLIENT_OPTIONS_VERSION);
+	opts.watchdog_timeout_ms = strtoll(argv[3], NULL, 10);
+	opts.client_name = "hilock-interop-peer";
+	rc = hl_client_new(&client, argv[1], &opts);
+	if (rc != HL_OK) {
+		printf("err %s %s\n", hl_status_name(rc), hl_error_last());
+		return 1;
+	}
+	rc = hl_lock_new(&lock, client, name, (size_t)name_len);
+	if (rc == HL_OK)
+		rc = hl_lock_owner(NULL, lock, owner, sizeof(owner));
+	if (rc != HL_OK) {
+		reply_err(rc);
+		hl_lock_free(lock);
+		hl_client_free(client);
+		return 1;
+	}
+	printf("ready %s\n", owner);
+
+	while (fgets(line, sizeof(line), stdin) != NULL) {
+		char cmd[32] = "";
+		long long a = 0, b = 0;
+		int n = sscanf(line, "%31s %lld %lld", cmd, &a, &b);
+		int flag = 0;
+		int64_t v = 0, t0 = now_ms();
+
+		if (n < 1)
+			continue;
+		if (strcmp(cmd, "quit") == 0) {
+			break;
+		} else if (strcmp(cmd, "acquire") == 0 && n == 3) {
+			rc = hl_lock_try_acquire(&flag, lock, a, b, NULL);
+			if (rc == HL_OK)
+				printf("ok acquired=%d ms=%" PRId64 "\n", flag,
+				       now_ms() - t0);
+			else
+				reply_err(rc);
+		} else if (strcmp(cmd, "release") == 0) {
+			rc = hl_lock_release(&flag, lock);
+			reply_flag("released", rc, flag);
+		} else if (strcmp(cmd, "force") == 0) {
+			rc = hl_lock_force_unlock(&flag, lock);
+			reply_flag("existed", rc, flag);
+		} else if (strcmp(cmd, "locked") == 0) {
+			rc = hl_lock_is_locked(&flag, lock);
+			reply_flag("locked", rc, flag);
+		} else if (strcmp(cmd, "held") == 0) {
+			rc = hl_lock_is_held(&flag, lock);
+			reply_flag("held", rc, flag);
+		} else if (strcmp(cmd, "count") == 0) {
+			rc = hl_lock_hold_count(&v, lock);
+			reply_flag("count", rc, v);
+		} else if (strcmp(cmd, "ttl") == 0) {
+			rc = hl_lock_ttl(&v, lock);
+			reply_flag("ttl", rc, v);
+		} else if (strcmp(cmd, "lost") == 0) {
+			rc = hl_lock_is_lost(&flag, lock);
+			reply_flag("lost", rc, flag);
+		} else if (strcmp(cmd, "waitlost") == 0 && n == 2) {
+			rc = hl_lock_wait_lost(&flag, lock, a, NULL);
+			if (rc == HL_OK)
+				printf("ok lost=%d ms=%" PRId64 "\n", flag,
+				       now_ms() - t0);
+			else
+				reply_err(rc);
+		} else if (strcmp(cmd, "owner") == 0) {
+			printf("ok owner=%s\n", owner);
+		} else {
+			printf("err HL_EINVAL unknown command\n");
+		}
+	}
+	printf("bye\n");
+	hl_lock_free(lock);
+	hl_client_free(client);
+	return 0;
+}

@@ -1,0 +1,231 @@
+/*
+ * A waiter wakes on unlock, through pub/sub, without polling: the holder's
+ * lock has a 30 s TTL (watchdog), so only the unlock message can wake the
+ * waiter within the bounds below.
+ */
+#include "harness.h"
+
+#include <stdatomic.h>
+
+#define CHANNEL "redisson_lock__channel:{wake:lock}"
+
+struct waiter {
+	hl_lock *l;
+	int rc, acquired, hold_ms;
+	atomic_int done;
+	atomic_int *inside, *overlap;
+	int64_t t_acquired;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = hl_lock_try_acquire(&w->acquired, w->l, 20000, -1, NULL);
+	w->t_acquired = ht_now_ms();
+	if (w->rc == HL_OK && w->acquired) {
+		if (w->inside && atomic_fetch_add(w->inside, 1) != 0)
+			atomic_store(w->overlap, 1);
+		ht_sleep_ms(w->hold_ms);
+		if (w->inside)
+			atomic_fetch_sub(w->inside, 1);
+		if (hl_lock_release(NULL, w->l) != HL_OK)
+			w->rc = -100;
+	}
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+struct sub_arg {
+	ht_redis *r;
+	long long n;
+};
+
+static int subscribed(void *arg)
+{
+	struct sub_arg *a = arg;
+	return ht_numsub(a->r, HT_S(CHANNEL)) >= a->n;
+}
+
+static void wait_subscribed(ht_redis *r, long long n)
+{
+	struct sub_arg a;
+
+	a.r = r;
+	a.n = n;
+	HT_CHECKF(ht_wait_until(subscribed, &a, 5000),
+	          "waiters never subscribed to %s (%lld of %lld)", CHANNEL,
+	          ht_numsub(r, HT_S(CHANNEL)), n);
+}
+
+/* Holder on hc, one waiter on wc (maybe the same client); returns the
+ * wake-up delay. How the lock is freed: 0 release, 1 force unlock. */
+static int64_t one_waiter(hl_client *hc, hl_client *wc, int how,
+                          int measure_polling)
+{
+	ht_redis *r = ht_redis_default();
+	hl_lock *h = ht_lock(hc, "wake:lock");
+	struct waiter w;
+	pthread_t t;
+	int64_t t_release;
+	int existed;
+
+	memset(&w, 0, sizeof w);
+	w.l = ht_lock(wc, "wake:lock");
+	HT_OK(hl_lock_acquire(h, -1, NULL));
+	HT_RANGE(ht_pttl(r, HT_S("wake:lock")), 20000, 30000);
+	t = ht_thread_start(wait_thread, &w);
+	wait_subscribed(r, 1);
+	if (measure_polling) {
+		long long before = ht_total_commands(r), after;
+		ht_sleep_ms(1500);
+		after = ht_total_commands(r);
+		ht_note("%lld commands in 1.5 s of waiting", after - before);
+		HT_CHECKF(after - before <= 8,
+		          "%lld commands while a waiter waited 1.5 s: polling?",
+		          after - before);
+	} else {
+		ht_sleep_ms(200);
+	}
+	HT_EQ(atomic_load(&w.done), 0); /* still waiting */
+	t_release = ht_now_ms();
+	if (how == 0) {
+		HT_OK(hl_lock_release(NULL, h));
+	} else {
+		hl_client *third = ht_client(r, 0);
+		hl_lock *f = ht_lock(third, "wake:lock");
+		HT_OK(hl_lock_force_unlock(&existed, f));
+		HT_EQ(existed, 1);
+		hl_lock_free(f);
+		hl_client_free(third);
+	}
+	ht_thread_join(t, 25000);
+	HT_OK(w.rc);
+	HT_EQ(w.acquired, 1);
+	HT_EQ(ht_exists(r, HT_S("wake:lock")), 0);
+	hl_lock_free(h);
+	hl_lock_free(w.l);
+	return w.t_acquired - t_release;
+}
+
+static void check_delay(int64_t dt)
+{
+	ht_note("waiter acquired %lld ms after the unlock", (long long)dt);
+	HT_RANGE(dt, 0, 2000 * ht_scale());
+}
+
+static void same_client(void)
+{
+	hl_client *c = ht_client(ht_redis_default(), 0);
+	check_delay(one_waiter(c, c, 0, 0));
+	hl_client_free(c);
+}
+
+static void other_client(void)
+{
+	hl_client *c = ht_client(ht_redis_default(), 0);
+	hl_client *c2 = ht_client(ht_redis_default(), 0);
+	check_delay(one_waiter(c, c2, 0, 0));
+	hl_client_free(c);
+	hl_client_free(c2);
+}
+
+static void no_polling(void)
+{
+	hl_client *c = ht_client(ht_redis_default(), 0);
+	hl_client *c2 = ht_client(ht_redis_default(), 0);
+	check_delay(one_waiter(c, c2, 0, 1));
+	hl_client_free(c);
+	hl_client_free(c2);
+}
+
+static void force_unlock(void)
+{
+	hl_client *c = ht_client(ht_redis_default(), 0);
+	hl_client *c2 = ht_client(ht_redis_default(), 0);
+	check_delay(one_waiter(c, c2, 1, 0));
+	hl_client_free(c);
+	hl_client_free(c2);
+}
+
+/* Three waiters (two threads of one client, one of another) all get the
+ * lock in turn, one at a time, soon after the holder releases. */
+static void several_waiters(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *hc = ht_client(r, 0);
+	hl_client *c2 = ht_client(r, 0), *c3 = ht_client(r, 0);
+	hl_lock *h = ht_lock(hc, "wake:lock");
+	struct waiter w[3];
+	pthread_t t[3];
+	atomic_int inside = 0, overlap = 0;
+	int64_t t_release;
+	int i;
+
+	HT_OK(hl_lock_acquire(h, -1, NULL));
+	for (i = 0; i < 3; i++) {
+		memset(&w[i], 0, sizeof w[i]);
+		w[i].l = ht_lock(i < 2 ? c2 : c3, "wake:lock");
+		w[i].hold_ms = 50;
+		w[i].inside = &inside;
+		w[i].overlap = &overlap;
+		t[i] = ht_thread_start(wait_thread, &w[i]);
+	}
+	wait_subscribed(r, 2);
+	ht_sleep_ms(300);
+	for (i = 0; i < 3; i++)
+		HT_EQ(atomic_load(&w[i].done), 0);
+	t_release = ht_now_ms();
+	HT_OK(hl_lock_release(NULL, h));
+	for (i = 0; i < 3; i++)
+		ht_thread_join(t[i], 25000);
+	for (i = 0; i < 3; i++) {
+		HT_OK(w[i].rc);
+		HT_EQ(w[i].acquired, 1);
+		HT_RANGE(w[i].t_acquired - t_release, 0, 3000 * ht_scale());
+	}
+	HT_EQ(atomic_load(&overlap), 0);
+	HT_EQ(ht_exists(r, HT_S("wake:lock")), 0);
+	for (i = 0; i < 3; i++)
+		hl_lock_free(w[i].l);
+	hl_lock_free(h);
+	hl_client_free(hc);
+	hl_client_free(c2);
+	hl_client_free(c3);
+}
+
+/* A lock held by a foreign owner (another Redisson-compatible process,
+ * simulated with raw commands) and released the Redisson way (DEL +
+ * PUBLISH "0"): the waiter wakes on the message. */
+static void external_unlock(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	struct waiter w;
+	pthread_t t;
+	int64_t t_release;
+
+	freeReplyObject(ht_raw(
+	        ht_raw_of(r),
+	        "HSET wake:lock 11111111-2222-3333-4444-555555555555:1 1"));
+	freeReplyObject(ht_raw(ht_raw_of(r), "PEXPIRE wake:lock 30000"));
+	memset(&w, 0, sizeof w);
+	w.l = ht_lock(c, "wake:lock");
+	t = ht_thread_start(wait_thread, &w);
+	wait_subscribed(r, 1);
+	ht_sleep_ms(200);
+	HT_EQ(atomic_load(&w.done), 0);
+	t_release = ht_now_ms();
+	freeReplyObject(ht_raw(ht_raw_of(r), "DEL wake:lock"));
+	freeReplyObject(ht_raw(ht_raw_of(r), "PUBLISH %s 0", CHANNEL));
+	ht_thread_join(t, 25000);
+	HT_OK(w.rc);
+	HT_EQ(w.acquired, 1);
+	check_delay(w.t_acquired - t_release);
+	hl_lock_free(w.l);
+	hl_client_free(c);
+}
+
+HT_MAIN(HT_CASE(same_client), HT_CASE(other_client), HT_CASE(no_polling),
+        HT_CASE(force_unlock), HT_CASE(several_waiters),
+        HT_CASE(external_unlock))
