@@ -14,7 +14,7 @@
  *   release                   -> ok released=0|1
  *   force                     -> ok existed=0|1        (hl_lock_force_unlock)
  *   locked | held | count | ttl | lost
- *                             -> ok locked=.. | held=.. | count=.. | ttl=.. | lost=..
+ *                             -> ok <that word>=<number>
  *   waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
  *   owner                     -> ok owner=<uuid>:<id>
  *   quit                      -> bye (then exits 0)

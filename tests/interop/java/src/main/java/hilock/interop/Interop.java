@@ -457,6 +457,55 @@ public final class Interop {
 		}
 	}
 
+	/* ------------------------------------------------------------------
+	 * e. Fixed leases: the waiter on the other side sleeps for the holder's
+	 *    remaining TTL (from the acquire script's reply) and gets the lock
+	 *    when the lease runs out, with no unlock message at all.
+	 * ------------------------------------------------------------------ */
+	static final long LEASE_MS = 1_500;
+
+	static String hilockLeaseExpires() throws Exception {
+		final String name = "interop:e:hilock-lease";
+		try (Peer p = new Peer(name, 30_000)) {
+			long t0 = System.nanoTime();
+			check(p.ask("acquire 0 " + LEASE_MS, "acquired") == 1, "hilock could not take the free lock");
+			RLock lock = rA.getLock(name);
+			long ttl = lock.remainTimeToLive();
+			check(ttl > 0 && ttl <= LEASE_MS, "Redisson remainTimeToLive %d of a %d ms hilock lease", ttl, LEASE_MS);
+			check(lock.tryLock(8, SECONDS), "Redisson tryLock(8 s) failed; the hilock lease was %d ms", LEASE_MS);
+			long ms = msSince(t0);
+			try {
+				check(ms >= LEASE_MS - 300 && ms < LEASE_MS + PROMPT_MS,
+					"Redisson acquired %d ms after hilock took a %d ms lease", ms, LEASE_MS);
+				check(p.call("release").startsWith("err HL_ENOTHELD"),
+					"hilock release after its lease ran out and Redisson took over was not HL_ENOTHELD");
+			} finally {
+				lock.unlock();
+			}
+			return String.format("Redisson took over %d ms after a %d ms hilock lease", ms, LEASE_MS);
+		}
+	}
+
+	static String redissonLeaseExpires() throws Exception {
+		final String name = "interop:e:redisson-lease";
+		try (Peer p = new Peer(name, 30_000)) {
+			RLock lock = rA.getLock(name);
+			long t0 = System.nanoTime();
+			check(lock.tryLock(5_000, LEASE_MS, MILLISECONDS), "Redisson could not take the free lock");
+			long ttl = p.ask("ttl", "ttl");
+			check(ttl > 0 && ttl <= LEASE_MS, "hilock ttl %d of a %d ms Redisson lease", ttl, LEASE_MS);
+			String reply = p.call("acquire 8000 -1", 12_000);
+			long ms = msSince(t0);
+			check(Peer.value(reply, "acquired", "acquire") == 1,
+				"hilock acquire (8 s) failed; the Redisson lease was %d ms: %s", LEASE_MS, reply);
+			check(ms >= LEASE_MS - 300 && ms < LEASE_MS + PROMPT_MS,
+				"hilock acquired %d ms after Redisson took a %d ms lease", ms, LEASE_MS);
+			check(!lock.isHeldByCurrentThread(), "Redisson still thinks it holds");
+			check(p.ask("release", "released") == 1, "hilock release");
+			return String.format("hilock took over %d ms after a %d ms Redisson lease", ms, LEASE_MS);
+		}
+	}
+
 	/* ------------------------------------------------------------------ */
 
 	static RedissonClient client(long watchdogMs) {
@@ -530,10 +579,12 @@ public final class Interop {
 		scenarios.put("c redisson-holds-hilock-looks", Interop::redissonHoldsHilockLooks);
 		scenarios.put("d hilock-watchdog", Interop::hilockWatchdog);
 		scenarios.put("d redisson-watchdog", Interop::redissonWatchdog);
+		scenarios.put("e hilock-lease-expires", Interop::hilockLeaseExpires);
+		scenarios.put("e redisson-lease-expires", Interop::redissonLeaseExpires);
 
 		int passed = 0, failed = 0;
 		for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
-			if (!filter.isEmpty() && !e.getKey().contains(filter))
+			if (!filter.isEmpty() && !e.getKey().startsWith(filter))
 				continue;
 			long t0 = System.nanoTime();
 			ExecutorService one = Executors.newSingleThreadExecutor();
