@@ -5,6 +5,7 @@
 #include "harness.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static void expect_state(hl_lock *l, int locked, int held, int64_t count)
 {
@@ -703,9 +704,107 @@ static void deep_reentry(void)
 	hl_client_free(c);
 }
 
+/* ---- cost: an uncontended lock + unlock is exactly two round trips ------
+ * Two EVALSHA (the scripts were loaded when the client connected) and no
+ * other client command. Redis counts the commands a script runs in
+ * commandstats too, so those (the scripts' own) are allowed. */
+#define HT_MAX_CMDS 64
+typedef struct cmdstats {
+	int n;
+	char name[HT_MAX_CMDS][48];
+	long long calls[HT_MAX_CMDS];
+} cmdstats;
+
+static void read_cmdstats(ht_redis *r, cmdstats *st)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "INFO commandstats");
+	const char *p = rep->str;
+	st->n = 0;
+	while ((p = strstr(p, "cmdstat_")) != NULL && st->n < HT_MAX_CMDS) {
+		const char *colon = strchr(p, ':'), *calls;
+		size_t len = (size_t)(colon - p - 8);
+		if (len >= sizeof(st->name[0]))
+			len = sizeof(st->name[0]) - 1;
+		memcpy(st->name[st->n], p + 8, len);
+		st->name[st->n][len] = '\0';
+		calls = strstr(colon, "calls=");
+		st->calls[st->n++] = atoll(calls + 6);
+		p = colon;
+	}
+	freeReplyObject(rep);
+}
+
+static long long calls_of(const cmdstats *st, const char *name)
+{
+	int i;
+	for (i = 0; i < st->n; i++)
+		if (strcmp(st->name[i], name) == 0)
+			return st->calls[i];
+	return 0;
+}
+
+static void round_trips(void)
+{
+	static const char *script_cmds[] = {"exists",  "hexists", "hincrby",
+	                                    "pexpire", "del",     "publish",
+	                                    "info"};
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, "lock:cost");
+	cmdstats before, after;
+	int released = 0, i;
+	size_t k;
+
+	read_cmdstats(r, &before);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(&released, l));
+	read_cmdstats(r, &after);
+	HT_EQ(released, 1);
+	HT_EQ(calls_of(&after, "evalsha") - calls_of(&before, "evalsha"), 2);
+	for (i = 0; i < after.n; i++) {
+		int allowed = strcmp(after.name[i], "evalsha") == 0;
+		for (k = 0; k < sizeof(script_cmds) / sizeof(*script_cmds); k++)
+			allowed |= strcmp(after.name[i], script_cmds[k]) == 0;
+		if (!allowed)
+			HT_CHECKF(after.calls[i] ==
+			                  calls_of(&before, after.name[i]),
+			          "unexpected client command %s",
+			          after.name[i]);
+	}
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* ---- NOSCRIPT: a flushed script cache is reloaded transparently -------- */
+static void script_flush(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, "lock:flush");
+	redisReply *rep;
+	int released = 0;
+
+	rep = ht_raw(ht_raw_of(r), "SCRIPT FLUSH");
+	freeReplyObject(rep);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_EQ(ht_hget_int(r, HT_S("lock:flush"), ht_owner(l)), 1);
+	rep = ht_raw(ht_raw_of(r), "SCRIPT FLUSH");
+	freeReplyObject(rep);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	HT_EQ(ht_exists(r, HT_S("lock:flush")), 0);
+	/* and EVALSHA works again afterwards (EVAL cached it) */
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(basics), HT_CASE(reentry), HT_CASE(other_thread),
         HT_CASE(non_owner_release), HT_CASE(force_unlock),
         HT_CASE(explicit_owner), HT_CASE(second_handle), HT_CASE(wire_format),
         HT_CASE(channel_braces), HT_CASE(lease), HT_CASE(waiter_ttl),
         HT_CASE(try_timeout), HT_CASE(free_handle_keeps_hold),
-        HT_CASE(foreign_holder), HT_CASE(deep_reentry))
+        HT_CASE(foreign_holder), HT_CASE(deep_reentry), HT_CASE(round_trips),
+        HT_CASE(script_flush))

@@ -134,7 +134,10 @@ typedef struct hl_client_options {
 } hl_client_options;
 
 #define HL_CLIENT_OPTIONS_INIT                                                 \
-	{ HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL, 4, 7500 }
+	{                                                                      \
+		HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL,  \
+		        4, 7500                                                \
+	}
 
 /* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT.
  * Returns HL_OK, or HL_EINVAL for a NULL opts or an unknown version. */

@@ -104,13 +104,12 @@ int hl_client_options_init(hl_client_options *opts, unsigned int version)
 static int check_ms(const char *what, int64_t v, int64_t lo)
 {
 	if (v < lo || v > HL_TIME_MAX)
-		return hl__fail(HL_EINVAL, "option %s = %lld out of range", what,
-		                (long long)v);
+		return hl__fail(HL_EINVAL, "option %s = %lld out of range",
+		                what, (long long)v);
 	return HL_OK;
 }
 
-static int conf_init(hl_conf *conf, const char *url,
-                     const hl_client_options *o)
+static int conf_init(hl_conf *conf, const char *url, const hl_client_options *o)
 {
 	int rc;
 	memset(conf, 0, sizeof(*conf));
@@ -129,8 +128,9 @@ static int conf_init(hl_conf *conf, const char *url,
 	                   o->subscription_timeout_ms, 1)))
 		return rc;
 	if (o->retry_attempts < 0 || o->retry_attempts > 100)
-		return hl__fail(HL_EINVAL, "option retry_attempts = %d out of "
-		                           "range 0-100",
+		return hl__fail(HL_EINVAL,
+		                "option retry_attempts = %d out of "
+		                "range 0-100",
 		                o->retry_attempts);
 	if (o->pool_size < 1 || o->pool_size > 1024)
 		return hl__fail(HL_EINVAL,
@@ -159,11 +159,11 @@ static int conf_init(hl_conf *conf, const char *url,
 	conf->retry_delay_ms = o->retry_delay_ms;
 	conf->pool_size = o->pool_size;
 	conf->subscription_timeout_ms = o->subscription_timeout_ms;
-	conf->client_name =
-	        (o->client_name && *o->client_name) ? strdup(o->client_name)
-	                                            : NULL;
-	if (!conf->url_text || (o->client_name && *o->client_name &&
-	                        !conf->client_name))
+	conf->client_name = (o->client_name && *o->client_name)
+	                            ? strdup(o->client_name)
+	                            : NULL;
+	if (!conf->url_text ||
+	    (o->client_name && *o->client_name && !conf->client_name))
 		return hl__fail(HL_ENOMEM, "out of memory");
 	return HL_OK;
 }
@@ -207,14 +207,14 @@ static int load_scripts(hl_client *c, redisContext *ctx)
 				memcpy(c->sha[i], r->str, 40);
 				c->sha[i][40] = '\0';
 			} else {
-				rc = hl__fail(HL_EREDIS,
-				              "%s: SCRIPT LOAD of %s failed: %s",
-				              c->conf.url_text,
-				              hl__script((enum hl_script_id)i)
-				                      ->name,
-				              r->type == REDIS_REPLY_ERROR
-				                      ? r->str
-				                      : "unexpected reply");
+				rc = hl__fail(
+				        HL_EREDIS,
+				        "%s: SCRIPT LOAD of %s failed: %s",
+				        c->conf.url_text,
+				        hl__script((enum hl_script_id)i)->name,
+				        r->type == REDIS_REPLY_ERROR
+				                ? r->str
+				                : "unexpected reply");
 			}
 		}
 		if (r)
@@ -552,8 +552,7 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 				break;
 			c->pool[slot].ctx = ctx;
 		}
-		rc = hl__conn_roundtrip(ctx, 1, &argc, &av, &al, &reply,
-		                        &sent);
+		rc = hl__conn_roundtrip(ctx, 1, &argc, &av, &al, &reply, &sent);
 		if (rc == HL_OK) {
 			*out = reply;
 			break;
@@ -568,8 +567,9 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 		if (attempt >= c->conf.retry_attempts ||
 		    atomic_load(&c->closing)) {
 			if (rc == HL_ECONNECT)
-				rc = hl__fail(HL_EIO, "%s: redis unreachable "
-				                      "after %d attempts: %s",
+				rc = hl__fail(HL_EIO,
+				              "%s: redis unreachable "
+				              "after %d attempts: %s",
 				              c->conf.url_text, attempt + 1,
 				              hl_error_last());
 			break;
@@ -577,8 +577,8 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 		/* A broken pooled connection is common after a restart and
 		 * costs nothing to replace: retry the first time at once. */
 		if (attempt > 0 || rc == HL_ECONNECT)
-			nap(c, hl__jitter_delay(c->conf.retry_delay_ms,
-			                        attempt));
+			nap(c,
+			    hl__jitter_delay(c->conf.retry_delay_ms, attempt));
 	}
 	pool_give(c, slot);
 	if (sentp)

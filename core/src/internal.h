@@ -18,7 +18,7 @@
 #define HL_UUID_LEN 36
 /* "<uuid>:<uint64>" */
 #define HL_OWNER_MAX (HL_UUID_LEN + 1 + 20 + 1)
-#define HL_NAME_MAX 65536
+#define HL_NAME_MAX  65536
 /* Longest lease or wait we accept: 2^40 ms is about 34 years. */
 #define HL_TIME_MAX ((int64_t)1 << 40)
 
@@ -136,7 +136,7 @@ struct hl_client {
 	/* lifecycle */
 	pthread_mutex_t life_mu;
 	pthread_cond_t life_cond;
-	int closed;       /* under life_mu; also read atomically below */
+	int closed; /* under life_mu; also read atomically below */
 	atomic_int closing;
 	int active;       /* calls inside the client, under life_mu */
 	int threads_live; /* subscriber + watchdog started */
@@ -163,11 +163,11 @@ struct hl_client {
 
 	/* holds and the watchdog (watchdog.c) */
 	pthread_mutex_t hold_mu;
-	pthread_cond_t hold_cond; /* lost or released: wakes wait_lost */
-	pthread_cond_t wd_cond;   /* wakes the watchdog thread */
-	hl_map holds;             /* key: owner id (8 bytes) + name */
+	pthread_cond_t hold_cond;    /* lost or released: wakes wait_lost */
+	pthread_cond_t wd_cond;      /* wakes the watchdog thread */
+	hl_map holds;                /* key: owner id (8 bytes) + name */
 	uint64_t hold_interrupt_gen; /* hl_client_interrupt, for wait_lost */
-	struct hl_hold **heap;    /* by next renewal/expiry */
+	struct hl_hold **heap;       /* by next renewal/expiry */
 	size_t heap_len, heap_cap;
 	int wd_stop;
 	pthread_t wd_thread;
@@ -265,9 +265,9 @@ typedef struct hl_hold {
 	uint64_t owner_id;
 	int thread_owner; /* owner is a thread's default id */
 	int64_t count;
-	int64_t lease_ms; /* lease of the last acquisition (-1: watchdog) */
-	int watchdog;     /* renewed by the watchdog */
-	int64_t expires_ms; /* lease holds: when Redis drops it (monotonic) */
+	int64_t lease_ms;     /* lease of the last acquisition (-1: watchdog) */
+	int watchdog;         /* renewed by the watchdog */
+	int64_t expires_ms;   /* lease holds: when Redis drops it (monotonic) */
 	int64_t confirmed_ms; /* last time Redis confirmed the lease */
 	int64_t due_ms;       /* next renewal or expiry check */
 	size_t heap_index;    /* SIZE_MAX: not in the heap */
@@ -290,8 +290,8 @@ int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
                       int result);
 /* Local knowledge: count this owner holds (0 if none, or lost/expired);
  * *lease_ms (if not NULL) gets the lease to keep on a partial release. */
-int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock,
-                             uint64_t owner, int64_t *lease_ms);
+int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock, uint64_t owner,
+                             int64_t *lease_ms);
 /* Stop renewing and forget every hold of owner (a thread that exited). */
 void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);

@@ -103,8 +103,9 @@ int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
 	if (out_len)
 		*out_len = n;
 	if (!buf || buf_len < n + 1)
-		return hl__fail(HL_EINVAL, "buffer of %zu bytes is too small "
-		                           "for the owner (%zu + 1)",
+		return hl__fail(HL_EINVAL,
+		                "buffer of %zu bytes is too small "
+		                "for the owner (%zu + 1)",
 		                buf_len, n);
 	memcpy(buf, tmp, n + 1);
 	return HL_OK;
@@ -511,8 +512,10 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 		if (result < 0)
 			rc = lrc == HL_ELOST
 			             ? hl__fail(HL_ELOST,
-			                        "\"%s\" was lost while held (the "
-			                        "watchdog found it gone or could "
+			                        "\"%s\" was lost while held "
+			                        "(the "
+			                        "watchdog found it gone or "
+			                        "could "
 			                        "not renew it in time)",
 			                        lock_label(lock, label,
 			                                   sizeof(label)))
@@ -556,8 +559,9 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 				hl__pubsub_notify_local(c, lock->channel,
 				                        lock->channel_len);
 		} else {
-			rc = hl__fail(r->type == REDIS_REPLY_ERROR ? HL_EREDIS
-			                                          : HL_EPROTOCOL,
+			rc = hl__fail(r->type == REDIS_REPLY_ERROR
+			                      ? HL_EREDIS
+			                      : HL_EPROTOCOL,
 			              "force-unlocking \"%s\": %.300s",
 			              lock_label(lock, label, sizeof(label)),
 			              r->type == REDIS_REPLY_ERROR
@@ -571,8 +575,8 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 }
 
 /* A read-only query: one idempotent command, an integer (or nil) back. */
-static int query(hl_lock *lock, const char *cmd, int with_owner,
-                 int64_t *out, int nil_value)
+static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
+                 int nil_value)
 {
 	hl_client *c;
 	char owner[HL_OWNER_MAX], label[80];
@@ -603,8 +607,9 @@ static int query(hl_lock *lock, const char *cmd, int with_owner,
 		else if (r->type == REDIS_REPLY_STRING)
 			*out = strtoll(r->str, NULL, 10);
 		else
-			rc = hl__fail(r->type == REDIS_REPLY_ERROR ? HL_EREDIS
-			                                          : HL_EPROTOCOL,
+			rc = hl__fail(r->type == REDIS_REPLY_ERROR
+			                      ? HL_EREDIS
+			                      : HL_EPROTOCOL,
 			              "%s \"%s\": %.300s", cmd,
 			              lock_label(lock, label, sizeof(label)),
 			              r->type == REDIS_REPLY_ERROR

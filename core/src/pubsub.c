@@ -232,7 +232,8 @@ int hl__pubsub_start(hl_client *c)
 	if (rc != 0) {
 		close(c->sub_wake_fd);
 		c->sub_wake_fd = -1;
-		return hl__fail(HL_ESYSTEM, "starting the subscriber thread: %s",
+		return hl__fail(HL_ESYSTEM,
+		                "starting the subscriber thread: %s",
 		                strerror(rc));
 	}
 	return HL_OK;

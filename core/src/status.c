@@ -9,7 +9,7 @@ static _Thread_local int tl_code;
 const char *hl_status_str(int status)
 {
 	switch (status) {
-#define HL_STATUS_STR_(name, value, msg)                                        \
+#define HL_STATUS_STR_(name, value, msg)                                       \
 	case value:                                                            \
 		return msg;
 		HL_STATUS_MAP(HL_STATUS_STR_)
@@ -21,7 +21,7 @@ const char *hl_status_str(int status)
 const char *hl_status_name(int status)
 {
 	switch (status) {
-#define HL_STATUS_NAME_(name, value, msg)                                       \
+#define HL_STATUS_NAME_(name, value, msg)                                      \
 	case value:                                                            \
 		return "HL_" #name;
 		HL_STATUS_MAP(HL_STATUS_NAME_)

@@ -100,8 +100,9 @@ int hl__url_parse(hl_url *u, const char *url)
 		p = url + 7;
 		u->is_unix = 1;
 	} else if (strncmp(url, "rediss://", 9) == 0) {
-		return bad(u, url, "TLS (rediss://) is not supported: "
-		                   "hiredis 0.14 has no TLS");
+		return bad(u, url,
+		           "TLS (rediss://) is not supported: "
+		           "hiredis 0.14 has no TLS");
 	} else {
 		return bad(u, url, "expected redis:// or unix://");
 	}
@@ -153,22 +154,25 @@ int hl__url_parse(hl_url *u, const char *url)
 				return bad(u, url, "junk after ']'");
 		} else {
 			colon = memchr(p, ':', (size_t)(hend - p));
-			u->host = decode(p, (size_t)((colon ? colon : hend) - p));
+			u->host =
+			        decode(p, (size_t)((colon ? colon : hend) - p));
 		}
 		if (!u->host)
 			return bad(u, url, "bad percent-escape in host");
 		if (u->host[0] == '\0')
 			return bad(u, url, "missing host");
 		if (colon) {
-			long port = parse_num(colon + 1,
-			                      (size_t)(hend - colon - 1), 1, 65535);
+			long port =
+			        parse_num(colon + 1, (size_t)(hend - colon - 1),
+			                  1, 65535);
 			if (port < 0)
 				return bad(u, url, "port must be 1-65535");
 			u->port = (int)port;
 		}
 		if (slash && slash + 1 < end) {
-			long db = parse_num(slash + 1, (size_t)(end - slash - 1),
-			                    0, 1000000);
+			long db =
+			        parse_num(slash + 1, (size_t)(end - slash - 1),
+			                  0, 1000000);
 			if (db < 0)
 				return bad(u, url, "database must be a number");
 			u->db = (int)db;

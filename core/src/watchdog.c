@@ -14,10 +14,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define HL_RENEW_KEYS_PER_EVAL 100
+#define HL_RENEW_KEYS_PER_EVAL  100
 #define HL_RENEW_EVALS_PER_TRIP 32
-#define HL_RENEW_BATCH (HL_RENEW_KEYS_PER_EVAL * HL_RENEW_EVALS_PER_TRIP)
-#define HL_NOT_IN_HEAP ((size_t)-1)
+#define HL_RENEW_BATCH          (HL_RENEW_KEYS_PER_EVAL * HL_RENEW_EVALS_PER_TRIP)
+#define HL_NOT_IN_HEAP          ((size_t)-1)
 
 /* ---- the heap (min by due_ms), under hold_mu ---------------------------- */
 
@@ -222,8 +222,8 @@ int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
 	return rc;
 }
 
-int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock,
-                             uint64_t owner, int64_t *lease_ms)
+int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock, uint64_t owner,
+                             int64_t *lease_ms)
 {
 	hl_hold *h;
 	int64_t n = 0;
@@ -491,8 +491,9 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 			break;
 		/* The script cache was flushed: load it and go again. */
 		{
-			const char *la[3] = {"SCRIPT", "LOAD",
-			                     hl__script(HL_SCRIPT_RENEW)->source};
+			const char *la[3] = {
+			        "SCRIPT", "LOAD",
+			        hl__script(HL_SCRIPT_RENEW)->source};
 			size_t ll[3] = {6, 4, strlen(la[2])};
 			const char **lap = la;
 			const size_t *llp = ll;
@@ -543,7 +544,8 @@ static void *wd_main(void *arg)
 			if (n == c->renew_cap) {
 				/* Grown on demand: a client holding few locks
 				 * keeps a small buffer. */
-				size_t cap = c->renew_cap ? c->renew_cap * 2 : 16;
+				size_t cap =
+				        c->renew_cap ? c->renew_cap * 2 : 16;
 				renew_item *ni;
 				if (cap > HL_RENEW_BATCH)
 					cap = HL_RENEW_BATCH;
@@ -592,10 +594,12 @@ static void *wd_main(void *arg)
 				continue;
 			if (it->result == 1) {
 				h->confirmed_ms = sent_ms;
-				schedule(c, h, sent_ms + c->conf.watchdog_ms / 3);
+				schedule(c, h,
+				         sent_ms + c->conf.watchdog_ms / 3);
 			} else if (it->result == 0) {
 				mark_lost(c, h);
-			} else if (now >= h->confirmed_ms + c->conf.watchdog_ms) {
+			} else if (now >=
+			           h->confirmed_ms + c->conf.watchdog_ms) {
 				/* Redis stayed away until the lease ended. */
 				mark_lost(c, h);
 			} else {
