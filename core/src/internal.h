@@ -170,6 +170,7 @@ struct hl_client {
 	struct hl_hold **heap;       /* by next renewal/expiry */
 	size_t heap_len, heap_cap;
 	int wd_stop;
+	int64_t wd_sleep_until; /* INT64_MIN while the watchdog is awake */
 	pthread_t wd_thread;
 	redisContext *wd_ctx;
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */

@@ -87,14 +87,19 @@ static void heap_remove(hl_client *c, hl_hold *h)
 	heap_up(c, c->heap[i]->heap_index);
 }
 
-/* (Re)schedule h at due; wakes the watchdog if it became the first. */
+/* (Re)schedule h at due. The watchdog is woken only when a renewal falls
+ * due before the moment it sleeps until: it wakes every third of the
+ * timeout anyway, so taking a lock (renewal due a third of the timeout
+ * later) normally costs no wake-up and no context switch. A lease hold
+ * never wakes it: forgetting an expired lease a little late is harmless,
+ * since lookups check expires_ms themselves. */
 static int schedule(hl_client *c, hl_hold *h, int64_t due)
 {
 	heap_remove(c, h);
 	h->due_ms = due;
 	if (heap_push(c, h) != 0)
 		return -1;
-	if (h->heap_index == 0)
+	if (h->watchdog && due < c->wd_sleep_until)
 		pthread_cond_signal(&c->wd_cond);
 	return 0;
 }
@@ -523,13 +528,14 @@ static void *wd_main(void *arg)
 	while (!c->wd_stop) {
 		int64_t now = hl__now_ms(), sent_ms;
 		size_t n = 0, i;
-		if (c->heap_len == 0) {
-			pthread_cond_wait(&c->wd_cond, &c->hold_mu);
-			continue;
-		}
-		if (c->heap[0]->due_ms > now) {
-			hl__cond_wait_until(&c->wd_cond, &c->hold_mu,
-			                    c->heap[0]->due_ms);
+		if (c->heap_len == 0 || c->heap[0]->due_ms > now) {
+			int64_t until = now + c->conf.watchdog_ms / 3;
+			if (c->heap_len > 0 && c->heap[0]->due_ms < until)
+				until = c->heap[0]->due_ms;
+			c->wd_sleep_until = until;
+			hl__cond_wait_until(&c->wd_cond, &c->hold_mu, until);
+			c->wd_sleep_until =
+			        INT64_MIN; /* awake: rereads the heap */
 			continue;
 		}
 		/* Collect what is due, and what falls due within a tenth of
@@ -624,7 +630,9 @@ static void *wd_main(void *arg)
 
 int hl__watchdog_start(hl_client *c)
 {
-	int rc = pthread_create(&c->wd_thread, NULL, wd_main, c);
+	int rc;
+	c->wd_sleep_until = INT64_MIN;
+	rc = pthread_create(&c->wd_thread, NULL, wd_main, c);
 	if (rc != 0)
 		return hl__fail(HL_ESYSTEM, "starting the watchdog thread: %s",
 		                strerror(rc));
