@@ -76,7 +76,7 @@ static void options_init(void)
 	HT_EQ(o.retry_attempts, 4);
 	HT_EQ(o.retry_delay_ms, 1000);
 	HT_CHECK(o.client_name == NULL);
-	HT_EQ(o.pool_size, 4);
+	HT_EQ(o.pool_size, 32);
 	HT_EQ(o.subscription_timeout_ms, 7500);
 	HT_EQ(o.watchdog_timeout_ms, want.watchdog_timeout_ms);
 	HT_EQ(o.subscription_timeout_ms, want.subscription_timeout_ms);

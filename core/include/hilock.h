@@ -129,14 +129,15 @@ typedef struct hl_client_options {
 	                                it cannot apply twice); default 4 */
 	int64_t retry_delay_ms;      /* base of the backoff; default 1000 */
 	const char *client_name;     /* CLIENT SETNAME; NULL: none. Copied. */
-	int pool_size;               /* command connections; default 4 */
+	int pool_size;               /* most command connections, opened on
+	                                demand as threads need them; 32 */
 	int64_t subscription_timeout_ms; /* waiting for SUBSCRIBE; 7500 */
 } hl_client_options;
 
 #define HL_CLIENT_OPTIONS_INIT                                                 \
 	{                                                                      \
 		HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL,  \
-		        4, 7500                                                \
+		        32, 7500                                               \
 	}
 
 /* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT.

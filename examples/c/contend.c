@@ -108,7 +108,7 @@ static int run(const char *url, const char *name, const char *counter,
 	raw = connect_raw(url);
 	if (raw == NULL)
 		return 1;
-	/* NULL options: the defaults (30 s watchdog timeout, pool of 4). */
+	/* NULL options: the defaults (30 s watchdog timeout, up to 32 connections). */
 	rc = hl_client_new(&client, url, NULL);
 	if (rc != HL_OK) {
 		redisFree(raw);

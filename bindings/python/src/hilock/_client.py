@@ -240,7 +240,7 @@ class Client:
         command_timeout: float = 3.0,
         retry_attempts: int = 4,
         retry_delay: float = 1.0,
-        pool_size: int = 4,
+        pool_size: int = 32,
         client_name: Optional[str] = None,
         subscription_timeout: float = 7.5,
     ) -> None:
