@@ -1,0 +1,859 @@
+/*
+ * hlbench: the C side of `make bench`. One program, one scenario per run,
+ * one JSON object on stdout (bench/run.py collects them into BENCHMARKS.md).
+ *
+ *   hlbench URL floor        SECONDS [nopping]   raw hiredis: EVALSHA pairs,
+ * PING hlbench URL uncontended  SECONDS [LEASE_MS]  hilock lock+unlock pairs
+ *   hlbench URL contend      SECONDS W MODE CS_US [SAMPLES_FILE]
+ *                                               MODE: threads | processes
+ *   hlbench URL paired       SECONDS [LEASE_MS]  floor and hilock, alternating
+ *   hlbench URL scale        SECONDS T [POOL]    T threads, distinct locks
+ *   hlbench URL watchdog     N PERIODS WD_MS     N held locks, renewal cost
+ *   hlbench URL memory       N WAITERS           per held lock, per waiter
+ *
+ * The floor program sends the very scripts the core sends: it compiles the
+ * core's private scripts.c (core/src/scripts.h) and loads them with SCRIPT
+ * LOAD, so there is no second copy to drift.
+ */
+#define _GNU_SOURCE
+
+#include <hilock.h>
+#include <hiredis/hiredis.h>
+
+#include "scripts.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define LEASE_MS 30000 /* the core's default watchdog lease */
+
+static const char *g_url;
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void die(const char *what, int rc)
+{
+	fprintf(stderr, "hlbench: %s: %s (%s)\n", what, hl_status_name(rc),
+	        hl_error_last());
+	exit(1);
+}
+
+static void die_msg(const char *what)
+{
+	fprintf(stderr, "hlbench: %s\n", what);
+	exit(1);
+}
+
+/* ---- raw hiredis helpers (the floor and the Redis-side counters) ------- */
+
+static redisContext *raw_connect(void)
+{
+	char host[256] = "127.0.0.1";
+	int port = 6379, db = 0;
+	const char *p = g_url, *colon, *slash;
+	redisContext *c;
+
+	if (strncmp(p, "redis://", 8) != 0)
+		die_msg("only redis://host:port[/db] URLs are supported");
+	p += 8;
+	slash = strchr(p, '/');
+	colon = strchr(p, ':');
+	if (colon && slash && colon > slash)
+		colon = NULL;
+	snprintf(host, sizeof(host), "%.*s",
+	         (int)((colon   ? colon
+	                : slash ? slash
+	                        : p + strlen(p)) -
+	               p),
+	         p);
+	if (colon)
+		port = atoi(colon + 1);
+	if (slash && slash[1])
+		db = atoi(slash + 1);
+	c = redisConnect(host, port);
+	if (c == NULL || c->err)
+		die_msg("cannot connect with hiredis");
+	if (db)
+		freeReplyObject(redisCommand(c, "SELECT %d", db));
+	return c;
+}
+
+static redisReply *raw_cmd(redisContext *c, int argc, const char **argv)
+{
+	redisReply *r = redisCommandArgv(c, argc, argv, NULL);
+	if (r == NULL)
+		die_msg("redis connection failed");
+	if (r->type == REDIS_REPLY_ERROR) {
+		fprintf(stderr, "hlbench: redis error: %s\n", r->str);
+		exit(1);
+	}
+	return r;
+}
+
+/* A numeric field of INFO <section> ("used_memory", or "cmdstat_evalsha"
+ * then its "calls=" part). -1 if absent. */
+static long long info_field(redisContext *c, const char *section,
+                            const char *field)
+{
+	redisReply *r = redisCommand(c, "INFO %s", section);
+	long long v = -1;
+	char key[128];
+	const char *p;
+
+	if (r == NULL || r->type != REDIS_REPLY_STRING)
+		die_msg("INFO failed");
+	snprintf(key, sizeof(key), "\n%s:", field);
+	p = strstr(r->str, key);
+	if (p) {
+		p += strlen(key);
+		if (strncmp(p, "calls=", 6) == 0)
+			p += 6;
+		v = strtoll(p, NULL, 10);
+	}
+	freeReplyObject(r);
+	return v;
+}
+
+static long long evalsha_calls(redisContext *c)
+{
+	long long a = info_field(c, "commandstats", "cmdstat_evalsha");
+	long long b = info_field(c, "commandstats", "cmdstat_eval");
+	return (a < 0 ? 0 : a) + (b < 0 ? 0 : b);
+}
+
+/* ---- floor: the same two scripts, EVALSHA, one connection -------------- */
+
+static void load_sha(redisContext *c, enum hl_script_id id, char *sha)
+{
+	const char *argv[3] = {"SCRIPT", "LOAD", hl__script(id)->source};
+	redisReply *r = raw_cmd(c, 3, argv);
+	snprintf(sha, 41, "%s", r->str);
+	freeReplyObject(r);
+}
+
+static int bench_floor(double seconds, int with_ping)
+{
+	redisContext *c = raw_connect();
+	char acq[41], rel[41];
+	const char *owner = "00000000-0000-4000-8000-000000000000:1";
+	const char *name = "bench:floor";
+	const char *channel = "redisson_lock__channel:{bench:floor}";
+	char lease[16];
+	long long pairs = 0, pings = 0;
+	int64_t t0, end, t;
+
+	snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+	load_sha(c, HL_SCRIPT_ACQUIRE, acq);
+	load_sha(c, HL_SCRIPT_RELEASE, rel);
+
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	t0 = now_ns();
+	while ((t = now_ns()) < end) {
+		const char *a[] = {"EVALSHA", acq, "1", name, lease, owner};
+		const char *u[] = {"EVALSHA", rel,   "2",   name,     channel,
+		                   "0",       lease, owner, "PUBLISH"};
+		redisReply *r = raw_cmd(c, 6, a);
+		if (r->type != REDIS_REPLY_ARRAY)
+			die_msg("floor: acquire script did not acquire");
+		freeReplyObject(r);
+		r = raw_cmd(c, 9, u);
+		if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+			die_msg("floor: release script did not release");
+		freeReplyObject(r);
+		pairs++;
+	}
+	double pair_s = (double)(t - t0) / 1e9;
+
+	end = now_ns() + (int64_t)(with_ping ? seconds * 1e9 : 0);
+	t0 = now_ns();
+	while ((t = now_ns()) < end || pings == 0) {
+		const char *p[] = {"PING"};
+		freeReplyObject(raw_cmd(c, 1, p));
+		pings++;
+	}
+	double ping_s = (double)(t - t0) / 1e9;
+
+	printf("{\"scenario\":\"floor\",\"pairs_per_s\":%.1f,"
+	       "\"ping_per_s\":%.1f,\"ping_rtt_us\":%.2f}\n",
+	       pairs / pair_s, pings / ping_s, ping_s * 1e6 / pings);
+	redisFree(c);
+	return 0;
+}
+
+/* ---- hilock helpers ------------------------------------------------------ */
+
+static hl_client *new_client(int64_t watchdog_ms, int pool_size)
+{
+	hl_client_options o;
+	hl_client *c = NULL;
+	int rc;
+
+	hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+	if (watchdog_ms > 0)
+		o.watchdog_timeout_ms = watchdog_ms;
+	if (pool_size > 0)
+		o.pool_size = pool_size;
+	o.client_name = "hlbench";
+	rc = hl_client_new(&c, g_url, &o);
+	if (rc != HL_OK)
+		die("hl_client_new", rc);
+	return c;
+}
+
+static hl_lock *new_lock(hl_client *c, const char *name)
+{
+	hl_lock *l = NULL;
+	int rc = hl_lock_new(&l, c, name, strlen(name));
+	if (rc != HL_OK)
+		die("hl_lock_new", rc);
+	return l;
+}
+
+static int64_t g_lease_ms = -1; /* -1: the watchdog */
+
+static void acquire(hl_lock *l)
+{
+	int rc = hl_lock_acquire(l, g_lease_ms, NULL);
+	if (rc != HL_OK)
+		die("hl_lock_acquire", rc);
+}
+
+static void release(hl_lock *l)
+{
+	int rc = hl_lock_release(NULL, l);
+	if (rc != HL_OK)
+		die("hl_lock_release", rc);
+}
+
+/* Lock+unlock pairs on one lock until the deadline. */
+static long long pairs_until(hl_lock *l, int64_t end)
+{
+	long long n = 0;
+	while (now_ns() < end) {
+		acquire(l);
+		release(l);
+		n++;
+	}
+	return n;
+}
+
+static int bench_uncontended(double seconds)
+{
+	hl_client *c = new_client(0, 0);
+	hl_lock *l = new_lock(c, "bench:uncontended");
+	int64_t t0 = now_ns();
+	long long n = pairs_until(l, t0 + (int64_t)(seconds * 1e9));
+	double s = (double)(now_ns() - t0) / 1e9;
+
+	printf("{\"scenario\":\"uncontended\",\"lang\":\"c\",\"lib\":"
+	       "\"hilock\","
+	       "\"lease_ms\":%lld,\"pairs_per_s\":%.1f}\n",
+	       (long long)g_lease_ms, n / s);
+	hl_lock_free(l);
+	hl_client_free(c);
+	return 0;
+}
+
+/* Floor and hilock in alternating 100 ms slices on the same lock name, so
+ * both see the same machine load: the fairest ratio a shared machine
+ * allows. */
+static int bench_paired(double seconds)
+{
+	redisContext *raw = raw_connect();
+	hl_client *c = new_client(0, 0);
+	hl_lock *l = new_lock(c, "bench:paired");
+	const char *owner = "00000000-0000-4000-8000-000000000000:1";
+	const char *name = "bench:paired";
+	const char *channel = "redisson_lock__channel:{bench:paired}";
+	char acq[41], rel[41], lease[16];
+	long long nf = 0, nh = 0;
+	int64_t tf = 0, th = 0, end, t0, t;
+	const int64_t slice = 100000000;
+
+	snprintf(lease, sizeof(lease), "%d", LEASE_MS);
+	load_sha(raw, HL_SCRIPT_ACQUIRE, acq);
+	load_sha(raw, HL_SCRIPT_RELEASE, rel);
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			const char *a[] = {"EVALSHA", acq,   "1",
+			                   name,      lease, owner};
+			const char *u[] = {"EVALSHA", rel,     "2",
+			                   name,      channel, "0",
+			                   lease,     owner,   "PUBLISH"};
+			freeReplyObject(raw_cmd(raw, 6, a));
+			freeReplyObject(raw_cmd(raw, 9, u));
+			nf++;
+		}
+		tf += t - t0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			acquire(l);
+			release(l);
+			nh++;
+		}
+		th += t - t0;
+	}
+	printf("{\"scenario\":\"paired\",\"lease_ms\":%lld,"
+	       "\"floor_pairs_per_s\":%.1f,\"hilock_pairs_per_s\":%.1f}\n",
+	       (long long)g_lease_ms, nf * 1e9 / (double)tf,
+	       nh * 1e9 / (double)th);
+	hl_lock_free(l);
+	hl_client_free(c);
+	redisFree(raw);
+	return 0;
+}
+
+/* ---- scale: T threads, distinct locks, one client ----------------------- */
+
+struct scale_arg {
+	hl_client *c;
+	int index;
+	pthread_barrier_t *start;
+	int64_t end_after_ns;
+	long long pairs;
+};
+
+static void *scale_thread(void *p)
+{
+	struct scale_arg *a = p;
+	char name[64];
+	hl_lock *l;
+
+	snprintf(name, sizeof(name), "bench:scale:%d", a->index);
+	l = new_lock(a->c, name);
+	pthread_barrier_wait(a->start);
+	a->pairs = pairs_until(l, now_ns() + a->end_after_ns);
+	hl_lock_free(l);
+	return NULL;
+}
+
+static int bench_scale(double seconds, int threads, int pool)
+{
+	hl_client *c = new_client(0, pool);
+	struct scale_arg *args = calloc((size_t)threads, sizeof(*args));
+	pthread_t *tids = calloc((size_t)threads, sizeof(*tids));
+	pthread_barrier_t start;
+	long long total = 0;
+	int64_t t0;
+	int i;
+
+	if (args == NULL || tids == NULL)
+		die_msg("out of memory");
+	pthread_barrier_init(&start, NULL, (unsigned)threads + 1);
+	for (i = 0; i < threads; i++) {
+		args[i] = (struct scale_arg){c, i, &start,
+		                             (int64_t)(seconds * 1e9), 0};
+		pthread_create(&tids[i], NULL, scale_thread, &args[i]);
+	}
+	pthread_barrier_wait(&start);
+	t0 = now_ns();
+	for (i = 0; i < threads; i++) {
+		pthread_join(tids[i], NULL);
+		total += args[i].pairs;
+	}
+	double s = (double)(now_ns() - t0) / 1e9;
+	printf("{\"scenario\":\"scale\",\"threads\":%d,\"pool\":%d,"
+	       "\"pairs_per_s\":%.1f}\n",
+	       threads, pool, total / s);
+	pthread_barrier_destroy(&start);
+	free(args);
+	free(tids);
+	hl_client_free(c);
+	return 0;
+}
+
+/* ---- contention: W workers, one lock, a critical section ---------------- */
+
+#define MAX_SAMPLES 16384
+
+/* Shared between workers (mmap'ed MAP_SHARED, so processes see it too). */
+struct contend_shared {
+	atomic_int ready;
+	atomic_int go;
+	atomic_llong last_release_ns; /* when the holder called release */
+	atomic_int holders;           /* must never exceed 1 */
+	atomic_int violations;
+	int64_t start_ns, end_ns;
+	int cs_us;
+};
+
+struct contend_worker {
+	long long count;     /* acquisitions */
+	long long nwait;     /* wait samples */
+	long long nhandoff;  /* handoff samples */
+	long long cs_ns_sum; /* time really spent in the critical section */
+	int32_t wait_us[MAX_SAMPLES];
+	int32_t handoff_us[MAX_SAMPLES];
+};
+
+static void sleep_us(int us)
+{
+	struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static void contend_loop(struct contend_shared *sh, struct contend_worker *w,
+                         hl_client *c)
+{
+	hl_lock *l = new_lock(c, "bench:contend");
+
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go))
+		sleep_us(200);
+	for (;;) {
+		int64_t t0 = now_ns(), t1, t2;
+		long long rel;
+
+		if (t0 >= sh->end_ns)
+			break;
+		acquire(l);
+		t1 = now_ns();
+		if (atomic_fetch_add(&sh->holders, 1) != 0)
+			atomic_fetch_add(&sh->violations, 1);
+		rel = atomic_load(&sh->last_release_ns);
+		if (w->nwait < MAX_SAMPLES)
+			w->wait_us[w->nwait++] = (int32_t)((t1 - t0) / 1000);
+		/* A handoff: the previous holder let go while we waited. */
+		if (rel > t0 && w->nhandoff < MAX_SAMPLES)
+			w->handoff_us[w->nhandoff++] =
+			        (int32_t)((t1 - rel) / 1000);
+		sleep_us(sh->cs_us);
+		t2 = now_ns();
+		w->cs_ns_sum += t2 - t1;
+		w->count++;
+		atomic_fetch_sub(&sh->holders, 1);
+		atomic_store(&sh->last_release_ns, now_ns());
+		release(l);
+	}
+	hl_lock_free(l);
+}
+
+struct contend_thread_arg {
+	struct contend_shared *sh;
+	struct contend_worker *w;
+	hl_client *c;
+};
+
+static void *contend_thread(void *p)
+{
+	struct contend_thread_arg *a = p;
+	contend_loop(a->sh, a->w, a->c);
+	return NULL;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double pct(const int32_t *v, long long n, double p)
+{
+	long long i;
+	if (n == 0)
+		return 0;
+	i = (long long)(p * (double)(n - 1) + 0.5);
+	return v[i];
+}
+
+static int bench_contend(double seconds, int workers, const char *mode,
+                         int cs_us, const char *samples_file)
+{
+	size_t size = sizeof(struct contend_shared) +
+	              (size_t)workers * sizeof(struct contend_worker);
+	int processes = strcmp(mode, "processes") == 0;
+	struct contend_shared *sh;
+	struct contend_worker *ws;
+	hl_client *c = NULL;
+	pthread_t *tids = NULL;
+	struct contend_thread_arg *targs = NULL;
+	int i;
+
+	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die_msg("mmap failed");
+	ws = (struct contend_worker *)(sh + 1);
+	sh->cs_us = cs_us;
+	sh->end_ns = INT64_MAX;
+
+	if (processes) {
+		for (i = 0; i < workers; i++) {
+			pid_t pid = fork();
+			if (pid < 0)
+				die_msg("fork failed");
+			if (pid == 0) {
+				/* Each process its own client, made after fork.
+				 */
+				hl_client *cc = new_client(0, 0);
+				contend_loop(sh, &ws[i], cc);
+				hl_client_free(cc);
+				_exit(0);
+			}
+		}
+	} else {
+		c = new_client(0, 0);
+		tids = calloc((size_t)workers, sizeof(*tids));
+		targs = calloc((size_t)workers, sizeof(*targs));
+		if (tids == NULL || targs == NULL)
+			die_msg("out of memory");
+		for (i = 0; i < workers; i++) {
+			targs[i] = (struct contend_thread_arg){sh, &ws[i], c};
+			pthread_create(&tids[i], NULL, contend_thread,
+			               &targs[i]);
+		}
+	}
+	/* Start everyone together once all have a client (at most 60 s). */
+	for (i = 0; i < 60000 && atomic_load(&sh->ready) < workers; i++)
+		sleep_us(1000);
+	if (atomic_load(&sh->ready) < workers)
+		die_msg("workers did not start");
+	sh->start_ns = now_ns();
+	sh->end_ns = sh->start_ns + (int64_t)(seconds * 1e9);
+	atomic_store(&sh->go, 1);
+
+	if (processes) {
+		int st;
+		while (wait(&st) > 0)
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				die_msg("a worker process failed");
+	} else {
+		for (i = 0; i < workers; i++)
+			pthread_join(tids[i], NULL);
+	}
+	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
+
+	/* Merge the samples. */
+	long long total = 0, nwait = 0, nhand = 0, mn = -1, mx = 0;
+	long long cs_sum = 0;
+	for (i = 0; i < workers; i++) {
+		total += ws[i].count;
+		nwait += ws[i].nwait;
+		nhand += ws[i].nhandoff;
+		cs_sum += ws[i].cs_ns_sum;
+		if (mn < 0 || ws[i].count < mn)
+			mn = ws[i].count;
+		if (ws[i].count > mx)
+			mx = ws[i].count;
+	}
+	int32_t *wv = malloc((size_t)(nwait + 1) * sizeof(int32_t));
+	int32_t *hv = malloc((size_t)(nhand + 1) * sizeof(int32_t));
+	long long k = 0, h = 0;
+	if (wv == NULL || hv == NULL)
+		die_msg("out of memory");
+	for (i = 0; i < workers; i++) {
+		memcpy(wv + k, ws[i].wait_us, (size_t)ws[i].nwait * 4);
+		k += ws[i].nwait;
+		memcpy(hv + h, ws[i].handoff_us, (size_t)ws[i].nhandoff * 4);
+		h += ws[i].nhandoff;
+	}
+	if (samples_file && samples_file[0]) {
+		FILE *f = fopen(samples_file, "w");
+		if (f == NULL)
+			die_msg("cannot write the samples file");
+		for (k = 0; k < nwait; k++)
+			fprintf(f, "%d\n", wv[k]);
+		fclose(f);
+	}
+	qsort(wv, (size_t)nwait, sizeof(int32_t), cmp_i32);
+	qsort(hv, (size_t)nhand, sizeof(int32_t), cmp_i32);
+	printf("{\"scenario\":\"contend\",\"lang\":\"c\",\"lib\":\"hilock\","
+	       "\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,"
+	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,"
+	       "\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,\"wait_max_us\":%.0f,"
+	       "\"handoff_p50_us\":%.0f,\"handoff_p99_us\":%.0f,"
+	       "\"fair_min\":%lld,\"fair_max\":%lld,\"violations\":%d}\n",
+	       mode, workers, cs_us, total / elapsed,
+	       total ? cs_sum / 1000.0 / total : 0.0, pct(wv, nwait, 0.5),
+	       pct(wv, nwait, 0.99), nwait ? (double)wv[nwait - 1] : 0.0,
+	       pct(hv, nhand, 0.5), pct(hv, nhand, 0.99), mn, mx,
+	       atomic_load(&sh->violations));
+	free(wv);
+	free(hv);
+	free(tids);
+	free(targs);
+	hl_client_free(c);
+	int bad = atomic_load(&sh->violations) != 0;
+	munmap(sh, size);
+	return bad;
+}
+
+/* ---- watchdog: N held locks, renewal round trips and CPU ---------------- */
+
+/* CPU seconds (user + system) of this process's threads whose name
+ * contains "watch" or "wd" (the core names its watchdog thread), and their
+ * write(2) calls added to *syscw. */
+static double watchdog_cpu(char *found, size_t found_len, long long *syscw)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	double total = -1;
+
+	if (d == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		char path[300], comm[64] = "", buf[1024];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+		         e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = '\0';
+		fclose(f);
+		comm[strcspn(comm, "\n")] = '\0';
+		if (strstr(comm, "watch") == NULL && strstr(comm, "wd") == NULL)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
+		         e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		if (fgets(buf, sizeof(buf), f) != NULL) {
+			/* Fields after the ")" of comm: state is 3rd, utime
+			 * 14th, stime 15th. */
+			const char *p = strrchr(buf, ')');
+			unsigned long long ut = 0, st = 0;
+			if (p && sscanf(p + 2,
+			                "%*c %*d %*d %*d %*d %*d %*u %*u "
+			                "%*u %*u %*u %llu %llu",
+			                &ut, &st) == 2) {
+				total = (total < 0 ? 0 : total) +
+				        (double)(ut + st) /
+				                (double)sysconf(_SC_CLK_TCK);
+				snprintf(found, found_len, "%s", comm);
+			}
+		}
+		fclose(f);
+		/* write(2) calls of that thread: every round trip needs at
+		 * least one, so they bound the round trips from above. */
+		snprintf(path, sizeof(path), "/proc/self/task/%s/io",
+		         e->d_name);
+		f = fopen(path, "r");
+		while (f && fgets(buf, sizeof(buf), f) != NULL)
+			if (strncmp(buf, "syscw:", 6) == 0)
+				*syscw += strtoll(buf + 6, NULL, 10);
+		if (f)
+			fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+static double process_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int bench_watchdog(int n, int periods, int64_t wd_ms)
+{
+	hl_client *c = new_client(wd_ms, 0);
+	redisContext *raw = raw_connect();
+	hl_lock **locks = calloc((size_t)n, sizeof(*locks));
+	char name[64], thread_name[64] = "";
+	int i, kept = 0;
+	int64_t period_ns = wd_ms * 1000000 / 3;
+
+	if (locks == NULL)
+		die_msg("out of memory");
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "bench:wd:%d", i);
+		locks[i] = new_lock(c, name);
+		acquire(locks[i]);
+	}
+	/* Let one renewal period pass so the schedule is steady. */
+	sleep_us((int)(period_ns / 1000));
+	long long calls0 = evalsha_calls(raw);
+	long long cmds0 = info_field(raw, "stats", "total_commands_processed");
+	long long w0 = 0, w1 = 0;
+	double cpu0 = watchdog_cpu(thread_name, sizeof(thread_name), &w0);
+	double pcpu0 = process_cpu();
+	int64_t t0 = now_ns();
+	sleep_us((int)(periods * period_ns / 1000));
+	double el = (double)(now_ns() - t0) / 1e9;
+	long long calls1 = evalsha_calls(raw);
+	long long cmds1 = info_field(raw, "stats", "total_commands_processed");
+	double cpu1 = watchdog_cpu(thread_name, sizeof(thread_name), &w1);
+	double pcpu1 = process_cpu();
+	double nper = el / ((double)period_ns / 1e9);
+	/* commands_per_period leaves out the 3 INFO commands of this very
+	 * measurement (they fall between the two total_commands_processed). */
+
+	/* Every lock must still be there with a fresh lease: the oldest was
+	 * taken more than one lease ago, so without renewals it would be gone.
+	 */
+	for (i = 0; i < n; i++) {
+		char key[64];
+		redisReply *r;
+		snprintf(key, sizeof(key), "bench:wd:%d", i);
+		r = redisCommand(raw, "PTTL %s", key);
+		if (r && r->type == REDIS_REPLY_INTEGER && r->integer > 0)
+			kept++;
+		freeReplyObject(r);
+	}
+	printf("{\"scenario\":\"watchdog\",\"locks\":%d,\"watchdog_ms\":%lld,"
+	       "\"periods\":%.2f,\"evalsha_per_period\":%.1f,"
+	       "\"commands_per_period\":%.1f,\"wd_writes_per_period\":%.1f,"
+	       "\"wd_thread\":\"%s\","
+	       "\"wd_cpu_ms_per_period\":%.2f,\"process_cpu_ms_per_period\":%."
+	       "2f,"
+	       "\"still_held\":%d}\n",
+	       n, (long long)wd_ms, nper, (calls1 - calls0) / nper,
+	       (cmds1 - cmds0 - 3) / nper, (double)(w1 - w0) / nper,
+	       thread_name, cpu0 >= 0 ? (cpu1 - cpu0) * 1000 / nper : -1.0,
+	       (pcpu1 - pcpu0) * 1000 / nper, kept);
+	for (i = 0; i < n; i++) {
+		release(locks[i]);
+		hl_lock_free(locks[i]);
+	}
+	free(locks);
+	redisFree(raw);
+	hl_client_free(c);
+	return kept == n ? 0 : 1;
+}
+
+/* ---- memory: per held lock and per waiter ------------------------------- */
+
+static long long heap_in_use(void)
+{
+	struct mallinfo2 mi = mallinfo2();
+	return (long long)mi.uordblks + (long long)mi.hblkhd;
+}
+
+struct waiter_arg {
+	hl_lock *l;
+	atomic_int *entered;
+};
+
+static void *waiter_thread(void *p)
+{
+	struct waiter_arg *a = p;
+	atomic_fetch_add(a->entered, 1);
+	acquire(a->l);
+	release(a->l);
+	return NULL;
+}
+
+static int bench_memory(int n, int waiters)
+{
+	hl_client *c = new_client(0, 0);
+	redisContext *raw = raw_connect();
+	hl_lock **locks = calloc((size_t)n, sizeof(*locks));
+	pthread_t *tids = calloc((size_t)waiters, sizeof(*tids));
+	struct waiter_arg wa;
+	atomic_int entered = 0;
+	char name[64];
+	int i;
+
+	if (locks == NULL || tids == NULL)
+		die_msg("out of memory");
+	/* Handles first: their cost is the handle's, not the hold's. */
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "bench:mem:%d", i);
+		locks[i] = new_lock(c, name);
+	}
+	long long r0 = info_field(raw, "memory", "used_memory");
+	long long h0 = heap_in_use();
+	for (i = 0; i < n; i++)
+		acquire(locks[i]);
+	long long h1 = heap_in_use();
+	long long r1 = info_field(raw, "memory", "used_memory");
+
+	/* Waiters: threads blocked on lock 0, which we hold. */
+	wa.l = locks[0];
+	wa.entered = &entered;
+	long long wr0 = info_field(raw, "memory", "used_memory");
+	long long wh0 = heap_in_use();
+	for (i = 0; i < waiters; i++)
+		pthread_create(&tids[i], NULL, waiter_thread, &wa);
+	for (i = 0; i < 10000 && atomic_load(&entered) < waiters; i++)
+		sleep_us(1000);
+	sleep_us(500000); /* let them reach their wait */
+	long long wh1 = heap_in_use();
+	long long wr1 = info_field(raw, "memory", "used_memory");
+	for (i = 0; i < n; i++)
+		release(locks[i]);
+	for (i = 0; i < waiters; i++)
+		pthread_join(tids[i], NULL);
+
+	printf("{\"scenario\":\"memory\",\"locks\":%d,\"waiters\":%d,"
+	       "\"redis_bytes_per_lock\":%.1f,\"client_heap_bytes_per_lock\":%."
+	       "1f,"
+	       "\"redis_bytes_per_waiter\":%.1f,"
+	       "\"client_heap_bytes_per_waiter\":%.1f}\n",
+	       n, waiters, (double)(r1 - r0) / n, (double)(h1 - h0) / n,
+	       (double)(wr1 - wr0) / waiters, (double)(wh1 - wh0) / waiters);
+	for (i = 0; i < n; i++)
+		hl_lock_free(locks[i]);
+	free(locks);
+	free(tids);
+	redisFree(raw);
+	hl_client_free(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *s;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: hlbench URL SCENARIO ARGS... (see the "
+		                "comment at the top of bench/hlbench.c)\n");
+		return 2;
+	}
+	g_url = argv[1];
+	s = argv[2];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (strcmp(s, "floor") == 0 && (argc == 4 || argc == 5))
+		return bench_floor(atof(argv[3]),
+		                   argc == 4 ||
+		                           strcmp(argv[4], "nopping") != 0);
+	if (strcmp(s, "uncontended") == 0 && (argc == 4 || argc == 5)) {
+		if (argc == 5)
+			g_lease_ms = atoll(argv[4]);
+		return bench_uncontended(atof(argv[3]));
+	}
+	if (strcmp(s, "contend") == 0 && (argc == 7 || argc == 8))
+		return bench_contend(atof(argv[3]), atoi(argv[4]), argv[5],
+		                     atoi(argv[6]), argc == 8 ? argv[7] : NULL);
+	if (strcmp(s, "paired") == 0 && (argc == 4 || argc == 5)) {
+		if (argc == 5)
+			g_lease_ms = atoll(argv[4]);
+		return bench_paired(atof(argv[3]));
+	}
+	if (strcmp(s, "scale") == 0 && (argc == 5 || argc == 6))
+		return bench_scale(atof(argv[3]), atoi(argv[4]),
+		                   argc == 6 ? atoi(argv[5]) : 0);
+	if (strcmp(s, "watchdog") == 0 && argc == 6)
+		return bench_watchdog(atoi(argv[3]), atoi(argv[4]),
+		                      atoll(argv[5]));
+	if (strcmp(s, "memory") == 0 && argc == 5)
+		return bench_memory(atoi(argv[3]), atoi(argv[4]));
+	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");
+	return 2;
+}
