@@ -14,6 +14,12 @@
  *     watchdog keeps the lock alive while it is held".
  *   - Names are binary-safe bytes with a length; NUL bytes are allowed.
  *   - "Held by someone else" is a normal result (an out flag), not an error.
+ *   - Threads: every function may be called from any thread, concurrently,
+ *     unless its comment says otherwise. Handles are owned by the caller
+ *     that created them and freed with their _free function.
+ *   - Every call on a client or a handle made from it returns HL_EINVAL for
+ *     a NULL handle, HL_ECLOSED after hl_client_close() and HL_EFORKED in a
+ *     child process that inherited the client; those are not repeated below.
  *   - The library never calls user code from its own threads.
  *
  * This header is C89, C99, C11 and C++ clean and has no inline or variadic
@@ -279,17 +285,21 @@ HL_EXTERN int hl_lock_release(int *out_released, hl_lock *lock);
  * Returns HL_OK, HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. */
 HL_EXTERN int hl_lock_force_unlock(int *out_existed, hl_lock *lock);
 
-/* *out = 1 if anyone holds the lock. Returns HL_OK or an error. */
+/* Queries: one read-only round trip each (retried after a broken
+ * connection). Return HL_OK, HL_EIO, HL_EREDIS (and see Conventions). */
+
+/* *out = 1 if anyone holds the lock (EXISTS). */
 HL_EXTERN int hl_lock_is_locked(int *out, hl_lock *lock);
 
-/* *out = 1 if this handle's owner (calling thread) holds it. */
+/* *out = 1 if this handle's owner (the calling thread, or the explicit
+ * owner) holds it (HEXISTS). */
 HL_EXTERN int hl_lock_is_held(int *out, hl_lock *lock);
 
-/* *out = this owner's hold count (0 if it does not hold it). */
+/* *out = this owner's hold count, 0 if it does not hold it (HGET). */
 HL_EXTERN int hl_lock_hold_count(int64_t *out, hl_lock *lock);
 
 /* *out = remaining time to live in ms; -2 if the lock is free, -1 if it
- * has no expiry. */
+ * has no expiry (PTTL). */
 HL_EXTERN int hl_lock_ttl(int64_t *out, hl_lock *lock);
 
 /* *out = 1 if the watchdog found this owner's current hold lost (the key
