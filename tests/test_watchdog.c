@@ -296,8 +296,42 @@ static void stops_after_release_other_thread(void)
 	hl_client_free(c);
 }
 
+/* Re-entries and partial releases racing the watchdog's renewals: a
+ * renewal in flight while the count changes must still leave the hold
+ * scheduled. A short timeout makes renewals frequent; the base hold must
+ * survive all along (it would expire if one renewal were dropped). */
+static void renewals_race_reentry(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 150);
+	hl_lock *l = ht_lock(c, "wd:race");
+	int64_t end, n = 0;
+	int released = 7, lost = 7;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	end = ht_now_ms() + 2500;
+	while (ht_now_ms() < end) {
+		HT_OK(hl_lock_acquire(l, -1, NULL));
+		HT_OK(hl_lock_release(&released, l));
+		HT_EQ(released, 0);
+		if (++n % 16 == 0)
+			HT_EQ(ht_hget_int(r, HT_S("wd:race"), ht_owner(l)), 1);
+	}
+	/* idle for several timeouts: only the watchdog keeps it */
+	ht_sleep_ms(600);
+	HT_EQ(ht_hget_int(r, HT_S("wd:race"), ht_owner(l)), 1);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	ht_note("%lld re-entries raced the renewals", (long long)n);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(keeps_alive), HT_CASE(stops_after_release),
         HT_CASE(stops_after_release_other_handle), HT_CASE(reentrant),
         HT_CASE(lease_expires), HT_CASE(abandon), HT_CASE(dead_thread),
         HT_CASE(close_stops), HT_CASE(many_locks),
-        HT_CASE(stops_after_release_other_thread))
+        HT_CASE(stops_after_release_other_thread),
+        HT_CASE(renewals_race_reentry))

@@ -169,6 +169,7 @@ struct hl_client {
 	uint64_t hold_interrupt_gen; /* hl_client_interrupt, for wait_lost */
 	struct hl_hold **heap;       /* by next renewal/expiry */
 	size_t heap_len, heap_cap;
+	uint64_t hold_seq; /* hold epochs */
 	int wd_stop;
 	int64_t wd_sleep_until; /* INT64_MIN while the watchdog is awake */
 	pthread_t wd_thread;
@@ -272,7 +273,7 @@ typedef struct hl_hold {
 	int64_t confirmed_ms; /* last time Redis confirmed the lease */
 	int64_t due_ms;       /* next renewal or expiry check */
 	size_t heap_index;    /* SIZE_MAX: not in the heap */
-	uint64_t epoch;       /* bumped on every change */
+	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
 	int lost;
 	int lost_fd;
 	char owner[HL_OWNER_MAX];

@@ -143,7 +143,6 @@ static void mark_lost(hl_client *c, hl_hold *h)
 	heap_remove(c, h);
 	h->lost = 1;
 	h->watchdog = 0;
-	h->epoch++;
 	if (h->lost_fd >= 0) {
 		uint64_t one = 1;
 		if (write(h->lost_fd, &one, sizeof(one)) < 0) {
@@ -184,10 +183,14 @@ int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
 			goto out;
 		}
 	}
+	/* A count of 1 is a hold Redis made afresh (the first, or one taken
+	 * again after the key vanished): a renewal in flight for the old one
+	 * must not judge it. */
+	if (count == 1 || h->epoch == 0)
+		h->epoch = ++c->hold_seq;
 	h->count = count;
 	h->lease_ms = lease_ms;
 	h->confirmed_ms = sent_ms;
-	h->epoch++;
 	if (lease_ms < 0) {
 		/* Keep the renewal already scheduled on re-entry. */
 		if (!h->watchdog || h->heap_index == HL_NOT_IN_HEAP) {
@@ -218,7 +221,6 @@ int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
 			rc = HL_ELOST;
 		if (result == 0 && !h->lost) {
 			h->count--;
-			h->epoch++;
 		} else {
 			hold_free(c, h);
 		}
@@ -593,13 +595,16 @@ static void *wd_main(void *arg)
 			renew_item *it = &items[i];
 			hl_hold *h = find_key(c, it->key, it->key_len);
 			free(it->key);
-			/* Released or re-acquired meanwhile: the acquire
-			 * path already scheduled what it needs. */
+			/* Released, or held afresh, or turned into a lease
+			 * meanwhile: this answer is about a hold that is
+			 * gone. (Re-entries and partial releases keep the
+			 * epoch, and the hold must be rescheduled here.) */
 			if (h != it->hold || h->epoch != it->epoch ||
 			    !h->watchdog)
 				continue;
 			if (it->result == 1) {
-				h->confirmed_ms = sent_ms;
+				if (sent_ms > h->confirmed_ms)
+					h->confirmed_ms = sent_ms;
 				schedule(c, h,
 				         sent_ms + c->conf.watchdog_ms / 3);
 			} else if (it->result == 0) {
