@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -70,6 +71,20 @@ void *hl__map_get(const hl_map *map, const void *key, size_t len);
 int hl__map_put(hl_map *map, const void *key, size_t len, void *value);
 void *hl__map_del(hl_map *map, const void *key, size_t len);
 uint64_t hl__hash(const void *key, size_t len);
+
+/* ---- an intrusive doubly linked list (util.c) --------------------------- */
+typedef struct hl_dlink {
+	struct hl_dlink *prev, *next;
+} hl_dlink;
+
+typedef struct hl_dlist {
+	hl_dlink *head, *tail;
+} hl_dlist;
+
+void hl__dlist_push(hl_dlist *list, hl_dlink *link); /* at the tail */
+void hl__dlist_remove(hl_dlist *list, hl_dlink *link);
+/* The struct of type T whose member m is the link l. */
+#define HL_CONTAINER(l, T, m) ((T *)(void *)((char *)(l)-offsetof(T, m)))
 
 /* ---- URL (url.c) -------------------------------------------------------- */
 typedef struct hl_url {
@@ -154,7 +169,7 @@ struct hl_client {
 	pthread_mutex_t wait_mu;
 	hl_map subs;
 	hl_map gates;
-	struct hl_waiter *waiters; /* every blocked call, for interrupts */
+	hl_dlist waiters; /* every blocked hl_waiter, for interrupts */
 	uint64_t interrupt_gen;
 	pthread_t sub_thread;
 	int sub_wake_fd; /* eventfd the subscriber thread polls */
@@ -231,22 +246,22 @@ typedef struct hl_sub {
 	int refs;
 	int state; /* HL_SUB_* */
 	uint64_t gen;
-	struct hl_waiter *waiters;
+	hl_dlist waiters; /* hl_waiter.sub_link */
 	size_t len;
 	char channel[];
 } hl_sub;
 
 typedef struct hl_gate {
-	struct hl_waiter *head, *tail;
+	hl_dlist queue; /* hl_waiter.gate_link, FIFO: the head competes */
 	size_t len;
 	char name[];
 } hl_gate;
 
 typedef struct hl_waiter {
 	pthread_cond_t cond;
-	struct hl_waiter *all_prev, *all_next;   /* client->waiters */
-	struct hl_waiter *gate_prev, *gate_next; /* gate queue */
-	struct hl_waiter *sub_prev, *sub_next;   /* sub->waiters */
+	hl_dlink all_link;  /* client->waiters */
+	hl_dlink gate_link; /* gate->queue */
+	hl_dlink sub_link;  /* sub->waiters */
 	hl_gate *gate;
 	hl_sub *sub;
 	uint64_t interrupt_gen;

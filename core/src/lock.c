@@ -227,17 +227,12 @@ static void gate_leave(hl_client *c, hl_waiter *w)
 	hl_gate *g = w->gate;
 	if (!g)
 		return;
-	if (w->gate_prev)
-		w->gate_prev->gate_next = w->gate_next;
-	else
-		g->head = w->gate_next;
-	if (w->gate_next)
-		w->gate_next->gate_prev = w->gate_prev;
-	else
-		g->tail = w->gate_prev;
+	hl__dlist_remove(&g->queue, &w->gate_link);
 	w->gate = NULL;
-	if (g->head)
-		pthread_cond_signal(&g->head->cond);
+	if (g->queue.head)
+		pthread_cond_signal(
+		        &HL_CONTAINER(g->queue.head, hl_waiter, gate_link)
+		                 ->cond);
 	else {
 		hl__map_del(&c->gates, g->name, g->len);
 		free(g);
@@ -259,13 +254,7 @@ static int gate_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
 		}
 	}
 	w->gate = g;
-	w->gate_next = NULL;
-	w->gate_prev = g->tail;
-	if (g->tail)
-		g->tail->gate_next = w;
-	else
-		g->head = w;
-	g->tail = w;
+	hl__dlist_push(&g->queue, &w->gate_link);
 	return HL_OK;
 }
 
@@ -286,11 +275,7 @@ static int sub_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
 	if (s->refs++ == 0)
 		hl__pubsub_kick(c);
 	w->sub = s;
-	w->sub_prev = NULL;
-	w->sub_next = s->waiters;
-	if (s->waiters)
-		s->waiters->sub_prev = w;
-	s->waiters = w;
+	hl__dlist_push(&s->waiters, &w->sub_link);
 	return HL_OK;
 }
 
@@ -299,12 +284,7 @@ static void sub_leave(hl_client *c, hl_waiter *w)
 	hl_sub *s = w->sub;
 	if (!s)
 		return;
-	if (w->sub_prev)
-		w->sub_prev->sub_next = w->sub_next;
-	else
-		s->waiters = w->sub_next;
-	if (w->sub_next)
-		w->sub_next->sub_prev = w->sub_prev;
+	hl__dlist_remove(&s->waiters, &w->sub_link);
 	w->sub = NULL;
 	/* The subscriber thread unsubscribes and frees it. */
 	if (--s->refs == 0)
@@ -327,14 +307,11 @@ static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
 	hl__cancel_register(cancel, &reg);
 	pthread_mutex_lock(&c->wait_mu);
 	w.interrupt_gen = c->interrupt_gen;
-	w.all_next = c->waiters;
-	if (c->waiters)
-		c->waiters->all_prev = &w;
-	c->waiters = &w;
+	hl__dlist_push(&c->waiters, &w.all_link);
 
 	/* A re-entry never queues: the owner already holds it. */
 	if (local == 0 && (rc = gate_join(c, &w, lock)) == HL_OK) {
-		while (w.gate->head != &w) {
+		while (w.gate->queue.head != &w.gate_link) {
 			if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
 				break;
 			if (hl__cond_wait_until(&w.cond, &c->wait_mu,
@@ -343,7 +320,7 @@ static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
 				break;
 		}
 	}
-	if (rc == HL_OK && (!w.gate || w.gate->head == &w))
+	if (rc == HL_OK && (!w.gate || w.gate->queue.head == &w.gate_link))
 		rc = sub_join(c, &w, lock);
 	else if (rc == HL_OK)
 		goto done; /* the wait ran out in the queue */
@@ -378,12 +355,7 @@ static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
 done:
 	sub_leave(c, &w);
 	gate_leave(c, &w);
-	if (w.all_prev)
-		w.all_prev->all_next = w.all_next;
-	else
-		c->waiters = w.all_next;
-	if (w.all_next)
-		w.all_next->all_prev = w.all_prev;
+	hl__dlist_remove(&c->waiters, &w.all_link);
 	pthread_mutex_unlock(&c->wait_mu);
 	hl__cancel_unregister(cancel, &reg);
 	pthread_cond_destroy(&w.cond);

@@ -29,10 +29,11 @@ void hl__pubsub_kick(hl_client *c)
 
 static void wake_sub(hl_sub *s)
 {
-	hl_waiter *w;
+	hl_dlink *l;
 	s->gen++;
-	for (w = s->waiters; w; w = w->sub_next)
-		pthread_cond_signal(&w->cond);
+	for (l = s->waiters.head; l; l = l->next)
+		pthread_cond_signal(
+		        &HL_CONTAINER(l, hl_waiter, sub_link)->cond);
 }
 
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
@@ -47,11 +48,12 @@ void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
 
 void hl__pubsub_wake_all(hl_client *c)
 {
-	hl_waiter *w;
+	hl_dlink *l;
 	pthread_mutex_lock(&c->wait_mu);
 	c->interrupt_gen++;
-	for (w = c->waiters; w; w = w->all_next)
-		pthread_cond_signal(&w->cond);
+	for (l = c->waiters.head; l; l = l->next)
+		pthread_cond_signal(
+		        &HL_CONTAINER(l, hl_waiter, all_link)->cond);
 	pthread_mutex_unlock(&c->wait_mu);
 }
 

@@ -211,3 +211,27 @@ void *hl__map_del(hl_map *map, const void *key, size_t len)
 	map->count--;
 	return v;
 }
+
+void hl__dlist_push(hl_dlist *list, hl_dlink *link)
+{
+	link->next = NULL;
+	link->prev = list->tail;
+	if (list->tail)
+		list->tail->next = link;
+	else
+		list->head = link;
+	list->tail = link;
+}
+
+void hl__dlist_remove(hl_dlist *list, hl_dlink *link)
+{
+	if (link->prev)
+		link->prev->next = link->next;
+	else
+		list->head = link->next;
+	if (link->next)
+		link->next->prev = link->prev;
+	else
+		list->tail = link->prev;
+	link->prev = link->next = NULL;
+}
