@@ -5,6 +5,8 @@
 rockspec_format = "3.0"
 package = "hilock"
 version = "scm-1"
+-- The project has no public address yet: url and homepage are placeholders
+-- (luarocks make from a checkout does not fetch source.url).
 source = {
    url = "git+https://github.com/hilock/hilock.git",
 }
@@ -16,7 +18,7 @@ hilock C, Python and Go libraries: watchdog lease renewal, waiting without
 polling, coroutine ownership, `local held <close> = assert(lock:acquire())`.
 ]],
    homepage = "https://github.com/hilock/hilock",
-   license = "MIT",
+   license = "not chosen yet",
    labels = { "redis", "lock", "distributed", "redisson" },
 }
 dependencies = {
