@@ -26,7 +26,6 @@ typedef struct hlgo_result {
 	int status;       // HL_OK or the failing call's status
 	int flag;         // acquired / released / locked / held / existed
 	int was_lost;     // acquire: the owner's previous hold had been lost
-	int lost_fd;      // acquire: a dup of hl_lock_lost_fd(), or -1
 	int64_t value;    // hold count / ttl
 	char msg[HLGO_MSG_LEN]; // failure detail
 } hlgo_result;
@@ -53,7 +52,6 @@ static void hlgo_reset(hlgo_result *r) {
 	r->status = HL_OK;
 	r->flag = 0;
 	r->was_lost = 0;
-	r->lost_fd = -1;
 	r->value = 0;
 	r->msg[0] = '\0';
 }
@@ -132,7 +130,7 @@ static int hlgo_dup_lost_fd(hl_lock *lk) {
 
 static void hlgo_acquire(hlgo_result *r, hl_client *c, const void *name,
 		size_t name_len, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
-		hl_cancel *cancel, int want_fd) {
+		hl_cancel *cancel) {
 	hl_lock *lk;
 	int rc, acquired = 0, lost = 0;
 	if (hlgo_open(&lk, r, c, name, name_len, owner) != HL_OK)
@@ -144,8 +142,6 @@ static void hlgo_acquire(hlgo_result *r, hl_client *c, const void *name,
 		hlgo_fail(r, rc);
 	} else {
 		r->flag = acquired;
-		if (acquired && want_fd)
-			r->lost_fd = hlgo_dup_lost_fd(lk);
 	}
 	hl_lock_free(lk);
 }
@@ -157,7 +153,8 @@ enum {
 	HLGO_IS_HELD,
 	HLGO_HOLD_COUNT,
 	HLGO_TTL,
-	HLGO_ABANDON
+	HLGO_ABANDON,
+	HLGO_LOST_FD
 };
 
 static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
@@ -175,6 +172,7 @@ static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
 	case HLGO_HOLD_COUNT: rc = hl_lock_hold_count(&value, lk); break;
 	case HLGO_TTL: rc = hl_lock_ttl(&value, lk); break;
 	case HLGO_ABANDON: rc = hl_lock_abandon(lk); break;
+	case HLGO_LOST_FD: rc = HL_OK; value = hlgo_dup_lost_fd(lk); break;
 	}
 	if (rc != HL_OK) {
 		hlgo_fail(r, rc);
@@ -328,6 +326,7 @@ const (
 	opHoldCount   lockOp = C.HLGO_HOLD_COUNT
 	opTTL         lockOp = C.HLGO_TTL
 	opAbandon     lockOp = C.HLGO_ABANDON
+	opLostFd      lockOp = C.HLGO_LOST_FD
 )
 
 // opResult is the Go copy of a C result.
@@ -335,7 +334,6 @@ type opResult struct {
 	status  int
 	flag    bool
 	wasLost bool
-	lostFd  int
 	value   int64
 	err     error
 }
@@ -346,24 +344,20 @@ func callLock(p *C.hl_client, op lockOp, opName string, name []byte, owner uint6
 	var r cResult
 	C.hlgo_lock_op(&r, C.int(op), p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner))
 	runtime.KeepAlive(name)
-	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value), lostFd: -1}
+	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value)}
 	if r.status != C.HL_OK {
 		res.err = resultError(opName, &r)
 	}
 	return res
 }
 
-func callAcquire(p *C.hl_client, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel, wantFd bool) opResult {
+func callAcquire(p *C.hl_client, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {
 	var r cResult
-	want := C.int(0)
-	if wantFd {
-		want = 1
-	}
 	C.hlgo_acquire(&r, p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner),
-		C.int64_t(waitMs), C.int64_t(leaseMs), cancel, want)
+		C.int64_t(waitMs), C.int64_t(leaseMs), cancel)
 	runtime.KeepAlive(name)
 	res := opResult{status: int(r.status), flag: r.flag != 0, wasLost: r.was_lost != 0,
-		lostFd: int(r.lost_fd), value: int64(r.value)}
+		value: int64(r.value)}
 	if r.status != C.HL_OK {
 		res.err = resultError("lock", &r)
 	}

@@ -165,6 +165,7 @@ const maxNameLen = 65536
 type hold struct {
 	lost     chan struct{}
 	lostOnce sync.Once
+	watchdog bool          // renewed by the watchdog (no fixed lease)
 	file     *os.File      // dup of the library's lost fd; nil if unwatched
 	done     chan struct{} // closed when the watcher goroutine has ended
 }

@@ -127,7 +127,10 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 		stop()
 		return false, err
 	}
-	r := callAcquire(p, m.name, m.owner, waitMs, leaseMs, cancel, leaseMs < 0)
+	// The lost fd is only asked for when Lost() is first called: most
+	// holds are never watched, and watching costs an eventfd, a dup and
+	// two epoll calls per acquire.
+	r := callAcquire(p, m.name, m.owner, waitMs, leaseMs, cancel)
 	m.c.mu.RUnlock()
 	stop()
 
@@ -146,14 +149,14 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 		}
 		return false, nil
 	}
-	m.held(r.wasLost, r.lostFd)
+	m.held(r.wasLost, leaseMs < 0)
 	return true, nil
 }
 
 // held records a successful acquire. wasLost: the library had found this
-// owner's previous hold lost (so this acquire started a new hold). fd: a
-// dup of the lost fd of the hold, or -1.
-func (m *Mutex) held(wasLost bool, fd int) {
+// owner's previous hold lost (so this acquire started a new hold).
+// watchdog: taken without a fixed lease (so Lost() can watch it).
+func (m *Mutex) held(wasLost bool, watchdog bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur != nil && m.count > 0 && (wasLost || m.cur.isLost()) {
@@ -162,18 +165,12 @@ func (m *Mutex) held(wasLost bool, fd int) {
 	}
 	if m.count == 0 {
 		m.cur = newHold()
+		m.cur.watchdog = watchdog
 		m.count = 1
 		// Safety net: a Mutex collected while it holds stops being renewed.
 		runtime.SetFinalizer(m, (*Mutex).finalize)
 	} else {
 		m.count++
-	}
-	if fd >= 0 {
-		if m.cur.done == nil && !m.cur.isLost() {
-			m.c.watch(m.cur, fd) // takes fd
-		} else {
-			closeFd(fd) // a re-entry: the hold is watched already
-		}
 	}
 }
 
@@ -236,7 +233,26 @@ func (m *Mutex) Lost() <-chan struct{} {
 	if m.cur == nil {
 		return nil
 	}
+	if m.count > 0 && m.cur.watchdog && m.cur.done == nil && !m.cur.isLost() {
+		m.watchLocked()
+	}
 	return m.cur.lost
+}
+
+// watchLocked starts watching the current hold for loss (m.mu held): the
+// library's lost fd, duplicated, parked in Go's poller.
+func (m *Mutex) watchLocked() {
+	p, err := m.c.enter()
+	if err != nil {
+		// Closed: nothing renews the hold any more.
+		m.cur.markLost()
+		return
+	}
+	r := callLock(p, opLostFd, "lost", m.name, m.owner)
+	m.c.mu.RUnlock()
+	if r.err == nil && r.value >= 0 {
+		m.c.watch(m.cur, int(r.value)) // takes the fd
+	}
 }
 
 // Context returns a copy of parent that is cancelled when this Mutex's
