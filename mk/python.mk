@@ -16,7 +16,7 @@ PY_VENV_STAMP := $(PY_VENV)/.hilock-venv-ready
 
 $(PY_VENV_STAMP):
 	python3 -m venv $(PY_VENV)
-	$(PY_VENV)/bin/python -m pip install -q setuptools wheel cffi pytest
+	$(PY_VENV)/bin/python -m pip install -q "setuptools>=61" wheel "cffi>=1.15,<3" "pytest>=7,<10"
 	touch $@
 
 # Rebuilt every time: it is quick, and it must follow the C library.
