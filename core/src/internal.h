@@ -35,6 +35,7 @@ int hl__failv(int status, const char *fmt, va_list ap);
 
 /* ---- time and small helpers (util.c) ---------------------------------- */
 int64_t hl__now_ms(void); /* CLOCK_MONOTONIC */
+int64_t hl__now_us(void);
 /* A condition variable whose timed waits use CLOCK_MONOTONIC. */
 int hl__cond_init(pthread_cond_t *cond);
 /* Wait on cond until deadline_ms (monotonic; -1 forever). 0 or ETIMEDOUT. */
@@ -171,6 +172,14 @@ struct hl_client {
 	hl_map gates;
 	hl_dlist waiters; /* every blocked hl_waiter, for interrupts */
 	uint64_t interrupt_gen;
+	/* Handoff hints: a name this client just freed while other processes
+	 * were subscribed to it, and until when (monotonic us) its own next
+	 * acquire holds back so one of them can take it. Direct-mapped by
+	 * name hash, under wait_mu. */
+	struct hl_handoff {
+		uint64_t hash;
+		int64_t until_us;
+	} handoff[64];
 	pthread_t sub_thread;
 	int sub_wake_fd; /* eventfd the subscriber thread polls */
 	redisContext *sub_ctx;
@@ -242,6 +251,8 @@ void hl__cancel_unregister(hl_cancel *cancel, hl_cancel_reg *reg);
 int hl__cancel_triggered(const hl_cancel *cancel);
 
 /* ---- waiting (pubsub.c) ------------------------------------------------- */
+enum { HL_SUB_NONE = 0, HL_SUB_PENDING, HL_SUB_ACTIVE, HL_SUB_UNSUB };
+
 typedef struct hl_sub {
 	int refs;
 	int state; /* HL_SUB_* */
@@ -273,6 +284,8 @@ void hl__pubsub_stop(hl_client *c);
 void hl__pubsub_kick(hl_client *c);
 /* Wake local waiters of a channel (after our own unlock). */
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len);
+/* Wake the waiters of one subscription (caller holds wait_mu). */
+void hl__pubsub_wake(hl_sub *s);
 /* Wake every waiter (close, interrupt). */
 void hl__pubsub_wake_all(hl_client *c);
 

@@ -362,6 +362,64 @@ done:
 	return rc;
 }
 
+/* ---- handoff across processes ------------------------------------------
+ * An unlock message takes a pub/sub delivery and a round trip to turn into
+ * another process's acquisition; a thread here that releases and at once
+ * acquires again would win every time and starve the other processes (the
+ * in-process gate only orders this process's threads). So when the unlock
+ * reached subscribers other than our own, this client holds back its next
+ * acquire of that name for about two of the round trips the release took
+ * (at most 2 ms): long enough for a woken waiter elsewhere to take it. */
+#define HL_HANDOFF_MAX_US 2000
+
+static struct hl_handoff *handoff_slot(hl_client *c, uint64_t hash)
+{
+	return &c->handoff[hash % (sizeof(c->handoff) / sizeof(c->handoff[0]))];
+}
+
+/* The lock is free: wake our own waiters, note whether others listen. */
+static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
+                  int64_t rtt_us)
+{
+	uint64_t hash = hl__hash(lock->name, lock->name_len);
+	struct hl_handoff *slot;
+	hl_sub *s;
+	int ours;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
+	ours = s && s->state == HL_SUB_ACTIVE;
+	if (s)
+		hl__pubsub_wake(s);
+	slot = handoff_slot(c, hash);
+	if (receivers > ours) {
+		int64_t hold = 2 * rtt_us + 50;
+		slot->hash = hash;
+		slot->until_us =
+		        hl__now_us() +
+		        (hold < HL_HANDOFF_MAX_US ? hold : HL_HANDOFF_MAX_US);
+	} else if (slot->hash == hash) {
+		slot->until_us = 0;
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+/* Microseconds this client should hold back before acquiring name (0:
+ * none). Caller holds wait_mu. */
+static int64_t handoff_hold_back(hl_client *c, const hl_lock *lock)
+{
+	uint64_t hash = hl__hash(lock->name, lock->name_len);
+	struct hl_handoff *slot = handoff_slot(c, hash);
+	int64_t left;
+	if (slot->hash != hash || slot->until_us == 0)
+		return 0;
+	left = slot->until_us - hl__now_us();
+	if (left <= 0) {
+		slot->until_us = 0;
+		return 0;
+	}
+	return left;
+}
+
 int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
                         int64_t lease_ms, hl_cancel *cancel)
 {
@@ -388,10 +446,19 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	local = hl__hold_local_count(c, lock, owner_id, NULL);
 	if (local == 0 && wait_ms != 0) {
 		/* Someone of this process already waits: queue behind. */
+		int64_t hold_back = 0;
 		pthread_mutex_lock(&c->wait_mu);
 		queue_busy = hl__map_get(&c->gates, lock->name,
 		                         lock->name_len) != NULL;
+		if (!queue_busy)
+			hold_back = handoff_hold_back(c, lock);
 		pthread_mutex_unlock(&c->wait_mu);
+		if (hold_back > 0) {
+			struct timespec ts;
+			ts.tv_sec = 0;
+			ts.tv_nsec = (long)hold_back * 1000;
+			nanosleep(&ts, NULL);
+		}
 	}
 	if (!queue_busy) {
 		sent_ms = hl__now_ms();
@@ -433,7 +500,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	redisReply *r = NULL;
 	enum hl_sent sent;
 	uint64_t owner_id;
-	int64_t local, lease, result = -2;
+	int64_t local, lease, result = -2, receivers = 0, t0, rtt_us;
 	int rc;
 
 	if ((rc = lock_enter(lock)) != HL_OK)
@@ -455,7 +522,9 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	lens[4] = strlen(owner);
 	args[5] = "PUBLISH";
 	lens[5] = 7;
+	t0 = hl__now_us();
 	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 6, args, lens, &sent);
+	rtt_us = hl__now_us() - t0;
 	if (rc == HL_EIO && sent == HL_SENT_MAYBE && local > 0) {
 		/* Did it run? Our own count tells (only we change it). */
 		int64_t n = remote_count(c, lock, owner);
@@ -464,9 +533,13 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 			result = n == 0 ? 1 : 0;
 		}
 	} else if (rc == HL_OK) {
-		if (r->type == REDIS_REPLY_INTEGER)
+		if (r->type == REDIS_REPLY_INTEGER) {
 			result = r->integer;
-		else if (r->type == REDIS_REPLY_ERROR)
+		} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+		           r->element[1]->type == REDIS_REPLY_INTEGER) {
+			result = 1;
+			receivers = r->element[1]->integer;
+		} else if (r->type == REDIS_REPLY_ERROR)
 			rc = hl__fail(HL_EREDIS, "releasing \"%s\": %.300s",
 			              lock_label(lock, label, sizeof(label)),
 			              r->str);
@@ -479,8 +552,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	if (rc == HL_OK) {
 		int lrc = hl__hold_released(c, lock, owner_id, (int)result);
 		if (result == 1)
-			hl__pubsub_notify_local(c, lock->channel,
-			                        lock->channel_len);
+			freed(c, lock, receivers, rtt_us);
 		if (result < 0)
 			rc = lrc == HL_ELOST
 			             ? hl__fail(HL_ELOST,

@@ -14,8 +14,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-enum { HL_SUB_NONE = 0, HL_SUB_PENDING, HL_SUB_ACTIVE, HL_SUB_UNSUB };
-
 void hl__pubsub_kick(hl_client *c)
 {
 	uint64_t one = 1;
@@ -27,7 +25,7 @@ void hl__pubsub_kick(hl_client *c)
 	while (n < 0 && errno == EINTR);
 }
 
-static void wake_sub(hl_sub *s)
+void hl__pubsub_wake(hl_sub *s)
 {
 	hl_dlink *l;
 	s->gen++;
@@ -42,7 +40,7 @@ void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
 	pthread_mutex_lock(&c->wait_mu);
 	s = hl__map_get(&c->subs, channel, len);
 	if (s)
-		wake_sub(s);
+		hl__pubsub_wake(s);
 	pthread_mutex_unlock(&c->wait_mu);
 }
 
@@ -69,7 +67,7 @@ static void subs_reset(hl_client *c)
 			hl_sub *s = e->value;
 			next = e->next;
 			s->state = HL_SUB_NONE;
-			wake_sub(s);
+			hl__pubsub_wake(s);
 		}
 	}
 	pthread_mutex_unlock(&c->wait_mu);
@@ -135,13 +133,13 @@ static void handle_reply(hl_client *c, redisReply *r)
 	s = hl__map_get(&c->subs, chan->str, (size_t)chan->len);
 	if (s) {
 		if (strcmp(kind->str, "message") == 0) {
-			wake_sub(s);
+			hl__pubsub_wake(s);
 		} else if (strcmp(kind->str, "subscribe") == 0) {
 			if (s->state == HL_SUB_PENDING) {
 				s->state = HL_SUB_ACTIVE;
 				/* Waiters retry now that no message can be
 				 * missed. */
-				wake_sub(s);
+				hl__pubsub_wake(s);
 			}
 		} else if (strcmp(kind->str, "unsubscribe") == 0) {
 			if (s->state == HL_SUB_UNSUB)

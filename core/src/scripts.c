@@ -20,7 +20,8 @@ static const char acquire_src[] =
 
 /* KEYS[1] lock name, KEYS[2] channel. ARGV[1] unlock message ("0"),
  * ARGV[2] lease ms, ARGV[3] owner, ARGV[4] publish command.
- * Not held by owner: -1. Still held (reentrant): 0. Released: 1. */
+ * Not held by owner: -1. Still held (reentrant): 0. Released: {1, number
+ * of subscribers the message reached}. */
 static const char release_src[] =
         "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then\n"
         "  return -1\n"
@@ -30,8 +31,7 @@ static const char release_src[] =
         "  return 0\n"
         "end\n"
         "redis.call('del', KEYS[1])\n"
-        "redis.call(ARGV[4], KEYS[2], ARGV[1])\n"
-        "return 1\n";
+        "return {1, redis.call(ARGV[4], KEYS[2], ARGV[1])}\n";
 
 /* KEYS[1] lock name, KEYS[2] channel. ARGV[1] message, ARGV[2] publish
  * command. 1 if the lock existed. */

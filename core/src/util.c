@@ -12,6 +12,13 @@ int64_t hl__now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t hl__now_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 int hl__cond_init(pthread_cond_t *cond)
 {
 	pthread_condattr_t attr;
