@@ -1,0 +1,186 @@
+// Package harness runs the Go scenarios of `make bench` for any lock
+// library, and prints one JSON object with the same fields as
+// bench/hlbench.c, so bench/run.py treats every language alike.
+//
+//	PROG URL uncontended SECONDS
+//	PROG URL contend SECONDS W goroutines CS_US [SAMPLES_FILE]
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Locker is one lock object; each worker gets its own.
+type Locker interface {
+	Lock() error
+	Unlock() error
+}
+
+// Factory makes a Locker for a name. It must be safe for concurrent use.
+type Factory func(name string) Locker
+
+func die(err error) {
+	fmt.Fprintln(os.Stderr, "gobench:", err)
+	os.Exit(1)
+}
+
+func pct(v []int64, p float64) int64 {
+	if len(v) == 0 {
+		return 0
+	}
+	return v[int(p*float64(len(v)-1)+0.5)]
+}
+
+// Main parses the arguments (after URL, which the caller used to build
+// the factory) and runs the scenario.
+func Main(lib string, args []string, newLock Factory) {
+	if len(args) < 3 {
+		die(fmt.Errorf("usage: URL uncontended SECONDS | URL contend SECONDS W MODE CS_US [FILE]"))
+	}
+	secs, _ := strconv.ParseFloat(args[2], 64)
+	dur := time.Duration(secs * float64(time.Second))
+	out := map[string]interface{}{"lang": "go", "lib": lib}
+	switch args[1] {
+	case "uncontended":
+		l := newLock("bench:go:uncontended:" + lib)
+		n := 0
+		t0 := time.Now()
+		for time.Since(t0) < dur {
+			if err := l.Lock(); err != nil {
+				die(err)
+			}
+			if err := l.Unlock(); err != nil {
+				die(err)
+			}
+			n++
+		}
+		out["scenario"] = "uncontended"
+		out["pairs_per_s"] = float64(n) / time.Since(t0).Seconds()
+	case "contend":
+		if len(args) < 6 {
+			die(fmt.Errorf("contend needs SECONDS W MODE CS_US"))
+		}
+		w, _ := strconv.Atoi(args[3])
+		csUs, _ := strconv.Atoi(args[5])
+		contend(out, newLock, dur, w, args[4], csUs, args[6:])
+	default:
+		die(fmt.Errorf("unknown scenario %q", args[1]))
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+	if v, ok := out["violations"].(int64); ok && v != 0 {
+		os.Exit(1)
+	}
+}
+
+func contend(out map[string]interface{}, newLock Factory, dur time.Duration,
+	w int, mode string, csUs int, rest []string) {
+	var (
+		lastRelease atomic.Int64 // ns since base, when the holder let go
+		holders     atomic.Int32
+		violations  atomic.Int64
+		wg          sync.WaitGroup
+		start       = make(chan struct{})
+	)
+	base := time.Now()
+	counts := make([]int64, w)
+	waits := make([][]int64, w)
+	hands := make([][]int64, w)
+	csSum := make([]int64, w)
+	var end time.Time
+	for i := 0; i < w; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			l := newLock("bench:go:contend")
+			<-start
+			for {
+				t0 := time.Since(base).Nanoseconds()
+				if time.Now().After(end) {
+					return
+				}
+				if err := l.Lock(); err != nil {
+					die(err)
+				}
+				t1 := time.Since(base).Nanoseconds()
+				if holders.Add(1) != 1 {
+					violations.Add(1)
+				}
+				rel := lastRelease.Load()
+				waits[i] = append(waits[i], (t1-t0)/1000)
+				if rel > t0 {
+					hands[i] = append(hands[i], (t1-rel)/1000)
+				}
+				time.Sleep(time.Duration(csUs) * time.Microsecond)
+				csSum[i] += time.Since(base).Nanoseconds() - t1
+				counts[i]++
+				holders.Add(-1)
+				lastRelease.Store(time.Since(base).Nanoseconds())
+				if err := l.Unlock(); err != nil {
+					die(err)
+				}
+			}
+		}(i)
+	}
+	t0 := time.Now()
+	end = t0.Add(dur)
+	close(start)
+	wg.Wait()
+	el := time.Since(t0).Seconds()
+	var all, hs []int64
+	var total, cs int64
+	mn, mx := int64(-1), int64(0)
+	for i := 0; i < w; i++ {
+		all = append(all, waits[i]...)
+		hs = append(hs, hands[i]...)
+		total += counts[i]
+		cs += csSum[i]
+		if mn < 0 || counts[i] < mn {
+			mn = counts[i]
+		}
+		if counts[i] > mx {
+			mx = counts[i]
+		}
+	}
+	if len(rest) > 0 && rest[0] != "" {
+		f, err := os.Create(rest[0])
+		if err != nil {
+			die(err)
+		}
+		for _, v := range all {
+			fmt.Fprintln(f, v)
+		}
+		f.Close()
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a] < all[b] })
+	sort.Slice(hs, func(a, b int) bool { return hs[a] < hs[b] })
+	var max int64
+	if len(all) > 0 {
+		max = all[len(all)-1]
+	}
+	csMean := 0.0
+	if total > 0 {
+		csMean = float64(cs) / 1000 / float64(total)
+	}
+	out["scenario"] = "contend"
+	out["mode"] = mode
+	out["workers"] = w
+	out["cs_us"] = csUs
+	out["acq_per_s"] = float64(total) / el
+	out["cs_mean_us"] = csMean
+	out["wait_p50_us"] = pct(all, 0.5)
+	out["wait_p99_us"] = pct(all, 0.99)
+	out["wait_max_us"] = max
+	out["handoff_p50_us"] = pct(hs, 0.5)
+	out["handoff_p99_us"] = pct(hs, 0.99)
+	out["fair_min"] = mn
+	out["fair_max"] = mx
+	out["violations"] = violations.Load()
+}

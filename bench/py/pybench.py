@@ -1,0 +1,199 @@
+"""pybench: the Python scenarios of `make bench`, for hilock and its peers.
+
+    pybench.py URL LIB uncontended SECONDS
+    pybench.py URL LIB contend SECONDS W MODE CS_US [SAMPLES_FILE]
+
+LIB: hilock (the cffi binding), redispy (redis-py's Lock), pyredislock
+(python-redis-lock). MODE: threads or processes. Prints one JSON object,
+the same shape as bench/hlbench.c's, so bench/run.py treats all alike.
+
+Each library is used the way its documentation shows, with its defaults:
+redis-py's Lock polls every 0.1 s while it waits (its `sleep` argument), and
+python-redis-lock waits on a BLPOP signal list.
+"""
+
+import json
+import multiprocessing as mp
+import os
+import sys
+import threading
+import time
+
+LOCK_NAME = "bench:py:contend"
+
+
+_client_mu = threading.Lock()
+_client = {}
+
+
+def per_process(new_client):
+    """One client per process, shared by its threads, made on first use
+    (so after fork in a child). The mutex matters: threads starting
+    together would otherwise each make a client of their own."""
+    with _client_mu:
+        if _client.get("pid") != os.getpid():
+            _client["client"] = new_client()
+            _client["pid"] = os.getpid()
+        return _client["client"]
+
+
+def make_factory(url, lib):
+    """Return make_lock(name) -> object with acquire() and release()."""
+    if lib == "hilock":
+        import hilock
+
+        def make(name):
+            return per_process(lambda: hilock.Client(url)).lock(name)
+
+        return make
+    if lib == "redispy":
+        import redis
+
+        def make(name):
+            # No timeout: like a watchdog-held lock, no expiry while held.
+            return per_process(lambda: redis.Redis.from_url(url)).lock(name)
+
+        return make
+    if lib == "pyredislock":
+        import redis
+        import redis_lock
+
+        def make(name):
+            # expire + auto_renewal: its equivalent of a watchdog.
+            return redis_lock.Lock(
+                per_process(lambda: redis.Redis.from_url(url)), name,
+                expire=30, auto_renewal=True)
+
+        return make
+    raise SystemExit("unknown lib " + lib)
+
+
+def uncontended(url, lib, seconds):
+    make = make_factory(url, lib)
+    lk = make("bench:py:uncontended:" + lib)
+    n = 0
+    t0 = time.perf_counter()
+    end = t0 + seconds
+    while time.perf_counter() < end:
+        lk.acquire()
+        lk.release()
+        n += 1
+    el = time.perf_counter() - t0
+    return {"scenario": "uncontended", "lang": "python", "lib": lib,
+            "pairs_per_s": round(n / el, 1)}
+
+
+def worker(*args):
+    out = args[-1]
+    try:
+        work(*args)
+    except BaseException as e:  # report it, or the main side waits in vain
+        out.put(("error", "%s: %s" % (type(e).__name__, e)))
+        raise
+
+
+def work(url, lib, start, end_at, cs_s, last_release, holders, out):
+    make = make_factory(url, lib)
+    lk = make(LOCK_NAME)
+    waits, handoffs, count, cs_sum = [], [], 0, 0
+    violations = 0
+    start.wait()  # all ready: the main thread sets end_at
+    start.wait()  # go
+    while True:
+        t0 = time.monotonic_ns()
+        if t0 >= end_at.value:
+            break
+        lk.acquire()
+        t1 = time.monotonic_ns()
+        holders.value += 1  # only the holder writes it
+        if holders.value != 1:
+            violations += 1
+        rel = last_release.value
+        waits.append((t1 - t0) // 1000)
+        if rel > t0:
+            handoffs.append((t1 - rel) // 1000)
+        time.sleep(cs_s)
+        cs_sum += time.monotonic_ns() - t1
+        count += 1
+        holders.value -= 1
+        last_release.value = time.monotonic_ns()
+        lk.release()
+    out.put((count, waits, handoffs, cs_sum, violations))
+
+
+def pct(v, p):
+    if not v:
+        return 0
+    return v[int(p * (len(v) - 1) + 0.5)]
+
+
+def contend(url, lib, seconds, workers, mode, cs_us, samples):
+    if mode == "processes":
+        ctx = mp.get_context("fork")
+        start = ctx.Barrier(workers + 1)
+        last_release = ctx.Value("q", 0, lock=False)
+        holders = ctx.Value("i", 0, lock=False)
+        end_at = ctx.Value("q", 2**62, lock=False)
+        out = ctx.Queue()
+        procs = [ctx.Process(target=worker,
+                             args=(url, lib, start, end_at, cs_us / 1e6,
+                                   last_release, holders, out))
+                 for _ in range(workers)]
+    else:
+        class Box:
+            def __init__(self, v):
+                self.value = v
+        import queue
+        start = threading.Barrier(workers + 1)
+        last_release, holders, end_at = Box(0), Box(0), Box(2**62)
+        out = queue.Queue()
+        procs = [threading.Thread(target=worker,
+                                  args=(url, lib, start, end_at, cs_us / 1e6,
+                                        last_release, holders, out))
+                 for _ in range(workers)]
+    for p in procs:
+        p.start()
+    start.wait(timeout=60)
+    t0 = time.monotonic_ns()
+    end_at.value = t0 + int(seconds * 1e9)
+    start.wait(timeout=60)
+    results = [out.get(timeout=seconds + 60) for _ in procs]
+    errors = [r[1] for r in results if r[0] == "error"]
+    if errors:
+        raise SystemExit("pybench: a worker failed: " + errors[0])
+    for p in procs:
+        p.join(timeout=60)
+    el = (time.monotonic_ns() - t0) / 1e9
+    counts = [r[0] for r in results]
+    waits = sorted(w for r in results for w in r[1])
+    hand = sorted(h for r in results for h in r[2])
+    total = sum(counts)
+    if samples:
+        with open(samples, "w") as f:
+            f.write("\n".join(str(w) for w in waits) + "\n")
+    return {"scenario": "contend", "lang": "python", "lib": lib, "mode": mode,
+            "workers": workers, "cs_us": cs_us,
+            "acq_per_s": round(total / el, 1),
+            "cs_mean_us": round(sum(r[3] for r in results) / 1000 / max(total, 1), 1),
+            "wait_p50_us": pct(waits, 0.5), "wait_p99_us": pct(waits, 0.99),
+            "wait_max_us": waits[-1] if waits else 0,
+            "handoff_p50_us": pct(hand, 0.5), "handoff_p99_us": pct(hand, 0.99),
+            "fair_min": min(counts), "fair_max": max(counts),
+            "violations": sum(r[4] for r in results)}
+
+
+def main(argv):
+    url, lib, scenario = argv[1], argv[2], argv[3]
+    if scenario == "uncontended":
+        res = uncontended(url, lib, float(argv[4]))
+    elif scenario == "contend":
+        res = contend(url, lib, float(argv[4]), int(argv[5]), argv[6],
+                      int(argv[7]), argv[8] if len(argv) > 8 else None)
+    else:
+        raise SystemExit("unknown scenario " + scenario)
+    print(json.dumps(res), flush=True)
+    return 1 if res.get("violations") else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

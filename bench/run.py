@@ -1,0 +1,966 @@
+#!/usr/bin/env python3
+"""run.py: `make bench`. Starts its own redis-server, runs every scenario,
+writes BENCHMARKS.md (and bench/wait-times.png).
+
+    python3 bench/run.py --build BUILD [--quick] [--only c,python,...]
+
+Every figure is printed next to a reference measured in the same run (the
+raw-hiredis floor, the PING round trip, the ideal throughput, or one
+thread), as a ratio. A scenario whose pieces are missing is reported as
+"not measured: <why>", never silently dropped.
+
+Pieces, all built or installed under BUILD:
+  BUILD/bench/hlbench             C scenarios and the floor (CMake target)
+  BUILD/venv-python/bin/python    the hilock Python binding (mk/python.mk)
+  BUILD/venv-bench                redis-py, python-redis-lock, matplotlib
+  BUILD/bench-go/                 bench/go: redsync and the hilock Go binding
+  BUILD/bench-java/               bench/java: the Redisson driver (Maven)
+  Lua: the SWIG module under BUILD/bindings/lua
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "bench")
+
+CS_US = 1000                 # the critical section under contention
+WORKERS = [2, 4, 16, 64]
+SCALE_THREADS = [1, 8, 32]
+WD_LOCKS = 10000
+WD_TIMEOUT_MS = 3000         # renewal period = 1 s
+WAITERS = 100
+REPS = 3                     # runs per binding in scenario (1)
+
+
+def log(*a):
+    print("bench:", *a, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------
+# redis-server
+# --------------------------------------------------------------------------
+class Redis:
+    def __init__(self):
+        self.server = os.environ.get("REDIS_SERVER", "redis-server")
+        self.dir = tempfile.mkdtemp(prefix="hilock-bench-")
+        self.proc = None
+        self.port = None
+
+    def start(self):
+        for _ in range(5):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            s.close()
+            self.proc = subprocess.Popen(
+                [self.server, "--port", str(port), "--bind", "127.0.0.1",
+                 "--save", "", "--appendonly", "no", "--dir", self.dir,
+                 "--maxclients", "4096"],
+                stdout=open(os.path.join(self.dir, "redis.log"), "w"),
+                stderr=subprocess.STDOUT)
+            deadline = time.time() + 10
+            while time.time() < deadline and self.proc.poll() is None:
+                try:
+                    if self.cmd("PING", port=port) == "PONG":
+                        self.port = port
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.05)
+            self.stop()
+        raise SystemExit("bench: cannot start redis-server")
+
+    def cmd(self, *args, port=None):
+        """One command over a fresh socket (RESP), for setup and INFO."""
+        with socket.create_connection(("127.0.0.1", port or self.port),
+                                      timeout=10) as s:
+            buf = b"*%d\r\n" % len(args)
+            for a in args:
+                a = a.encode() if isinstance(a, str) else a
+                buf += b"$%d\r\n%s\r\n" % (len(a), a)
+            s.sendall(buf)
+            f = s.makefile("rb")
+            line = f.readline()
+            t, rest = line[:1], line[1:].strip()
+            if t == b"+":
+                return rest.decode()
+            if t == b"-":
+                raise RuntimeError(rest.decode())
+            if t == b":":
+                return int(rest)
+            if t == b"$":
+                n = int(rest)
+                return None if n < 0 else f.read(n + 2)[:-2].decode()
+            raise RuntimeError("unexpected reply %r" % line)
+
+    def info(self, section):
+        out = {}
+        for line in self.cmd("INFO", section).splitlines():
+            if ":" in line:
+                k, v = line.split(":", 1)
+                out[k] = v
+        return out
+
+    @property
+    def url(self):
+        return "redis://127.0.0.1:%d/0" % self.port
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------
+# running one scenario
+# --------------------------------------------------------------------------
+class NotMeasured(Exception):
+    pass
+
+
+def run_json(cmd, timeout, env=None, cwd=None):
+    """Run a scenario program; return its last JSON line."""
+    log("$", " ".join(cmd))
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=timeout, env=env, cwd=cwd, text=True)
+    except subprocess.TimeoutExpired:
+        raise NotMeasured("timed out after %d s" % timeout)
+    lines = [l for l in p.stdout.splitlines() if l.startswith("{")]
+    if p.returncode != 0 or not lines:
+        err = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        raise NotMeasured("failed: " + err[:200])
+    return json.loads(lines[-1])
+
+
+def sh(cmd, timeout=600, cwd=None, env=None):
+    log("$", " ".join(cmd))
+    p = subprocess.run(cmd, cwd=cwd, env=env, timeout=timeout,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+    if p.returncode != 0:
+        raise NotMeasured("`%s` failed: %s" % (
+            " ".join(os.path.basename(c) for c in cmd[:3]),
+            (p.stdout.strip().splitlines() or ["?"])[-1][:200]))
+    return p.stdout
+
+
+# --------------------------------------------------------------------------
+# the language pieces: each returns a runner(scenario args...) or raises
+# NotMeasured with the reason
+# --------------------------------------------------------------------------
+class Pieces:
+    def __init__(self, build, quick):
+        self.build = build
+        self.quick = quick
+        self.why = {}
+        self.built = {}
+
+    def hlbench(self):
+        p = os.path.join(self.build, "bench", "hlbench")
+        if not os.access(p, os.X_OK):
+            raise NotMeasured("%s is not built" % p)
+        return [p]
+
+    def bench_venv(self):
+        """venv with the peers: redis-py, python-redis-lock, matplotlib."""
+        venv = os.path.join(self.build, "venv-bench")
+        py = os.path.join(venv, "bin", "python")
+        if "venv" in self.why:
+            raise NotMeasured(self.why["venv"])
+        try:
+            if not os.path.exists(py):
+                sh([sys.executable, "-m", "venv", venv])
+            probe = subprocess.run([py, "-c", "import redis, redis_lock"],
+                                   capture_output=True)
+            if probe.returncode != 0:
+                sh([py, "-m", "pip", "install", "-q", "redis",
+                    "python-redis-lock", "matplotlib"], timeout=900)
+        except NotMeasured as e:
+            self.why["venv"] = str(e)
+            raise
+        return py
+
+    def python_hilock(self):
+        py = os.path.join(self.build, "venv-python", "bin", "python")
+        if not os.access(py, os.X_OK):
+            raise NotMeasured("the Python binding's venv %s is missing "
+                              "(build it with the python mk target)" % py)
+        probe = subprocess.run([py, "-c", "import hilock"],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            raise NotMeasured("`import hilock` fails in venv-python: " +
+                              (probe.stderr.strip().splitlines() or ["?"])[-1])
+        return [py, os.path.join(BENCH, "py", "pybench.py")]
+
+    def python_peer(self):
+        return [self.bench_venv(), os.path.join(BENCH, "py", "pybench.py")]
+
+    def lua(self):
+        lua = shutil.which("lua5.4") or shutil.which("lua")
+        if not lua:
+            raise NotMeasured("no lua5.4 interpreter")
+        sodir = None
+        base = os.path.join(self.build, "bindings", "lua")
+        for dp, _, files in os.walk(base):
+            if any(f.endswith(".so") for f in files):
+                sodir = dp
+                break
+        if not sodir:
+            raise NotMeasured("the Lua module is not built under %s" % base)
+        env = dict(os.environ)
+        env["LUA_CPATH"] = sodir + "/?.so;;"
+        env["LUA_PATH"] = ";".join([
+            os.path.join(ROOT, "bindings", "lua", "?.lua"),
+            os.path.join(ROOT, "bindings", "lua", "?", "init.lua"),
+            os.path.join(sodir, "?.lua"), ";"])
+        return [lua, os.path.join(BENCH, "lua", "luabench.lua")], env
+
+    def go(self, what):
+        """Build bench/go/<what> (redsync or hilock) into BUILD/bench-go."""
+        key = "go-" + what
+        if key in self.why:
+            raise NotMeasured(self.why[key])
+        if key in self.built:
+            return self.built[key]
+        gobin = shutil.which("go")
+        if not gobin:
+            raise NotMeasured("no go toolchain")
+        out = os.path.join(self.build, "bench-go", what)
+        try:
+            env = dict(os.environ)
+            # As mk/go.mk builds the binding: the local toolchain, cgo on,
+            # and the build dir in CGO_CFLAGS so Go's cache never mixes
+            # libhilock builds of different build directories.
+            env.update(GOTOOLCHAIN="local", CGO_ENABLED="1",
+                       GOFLAGS="-buildvcs=false",
+                       CGO_CFLAGS="-g -O2 -DHILOCK_GO_BUILD=" + self.build,
+                       PKG_CONFIG_PATH=os.path.join(self.build, "pkgconfig"))
+            sh([gobin, "build", "-o", out, "./" + what],
+               cwd=os.path.join(BENCH, "go"), env=env, timeout=900)
+        except NotMeasured as e:
+            self.why[key] = str(e)
+            raise
+        self.built[key] = [out]
+        return [out]
+
+    def java(self):
+        if "java" in self.why:
+            raise NotMeasured(self.why["java"])
+        if "java" in self.built:
+            return self.built["java"]
+        mvn, java = shutil.which("mvn"), shutil.which("java")
+        if not mvn or not java:
+            raise NotMeasured("no JDK or Maven")
+        target = os.path.join(self.build, "bench-java")
+        jar = os.path.join(target, "hilock-bench-redisson.jar")
+        try:
+            sh([mvn, "-q", "-B", "-f", os.path.join(BENCH, "java", "pom.xml"),
+                "-DbuildDir=" + target, "package"], timeout=900)
+        except NotMeasured as e:
+            self.why["java"] = str(e)
+            raise
+        if not os.path.exists(jar):
+            self.why["java"] = "maven did not produce " + jar
+            raise NotMeasured(self.why["java"])
+        self.built["java"] = [java, "-jar", jar]
+        return self.built["java"]
+
+    def prepare(self, want):
+        """Build and install every piece up front, so no build runs in
+        the middle of a measurement."""
+        for group, fn in (("python", self.bench_venv),
+                          ("go", lambda: self.go("hilock")),
+                          ("go", lambda: self.go("redsync")),
+                          ("java", self.java)):
+            if want(group):
+                try:
+                    fn()
+                except NotMeasured as e:
+                    log("not measured:", group, "-", e)
+
+
+# --------------------------------------------------------------------------
+# the run
+# --------------------------------------------------------------------------
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--quick", action="store_true",
+                    help="short runs (a smoke test of the bench itself)")
+    ap.add_argument("--only", default="",
+                    help="comma list of groups: floor,c,python,lua,go,java")
+    ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--render", metavar="JSON",
+                    help="only rewrite the page from BUILD/bench-results.json")
+    args = ap.parse_args()
+    build = os.path.abspath(args.build)
+    if args.render:
+        with open(args.render) as f:
+            R = json.load(f)
+        R["scale"] = {(int(k) if k.isdigit() else k): v
+                      for k, v in R["scale"].items()}
+        with open(args.out, "w") as f:
+            f.write(render(R))
+        return 0
+    # Stop cleanly (redis-server included) on SIGTERM as on Ctrl-C.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    only = set(filter(None, args.only.split(",")))
+
+    def want(g):
+        return not only or g in only
+
+    secs = 1.0 if args.quick else 3.0
+    csecs = 1.5 if args.quick else 4.0
+    workers = [2, 16] if args.quick else WORKERS
+    pieces = Pieces(build, args.quick)
+    redis = Redis()
+    redis.start()
+    log("redis-server on", redis.url)
+    R = {"uncontended": {}, "contend": [], "scale": {}, "notes": {},
+         "samples": {}}
+    samples_dir = tempfile.mkdtemp(prefix="hilock-bench-samples-")
+    t_start = time.time()
+
+    def attempt(key, fn):
+        try:
+            redis.cmd("FLUSHALL")
+            return fn()
+        except NotMeasured as e:
+            R["notes"][key] = str(e)
+            log("not measured:", key, "-", e)
+            return None
+
+    try:
+        pieces.prepare(want)
+        hb = None
+        try:
+            hb = pieces.hlbench()
+        except NotMeasured as e:
+            R["notes"]["c"] = str(e)
+        url = redis.url
+
+        # ---- the floor -------------------------------------------------
+        if hb and want("floor"):
+            R["floor"] = attempt("floor", lambda: run_json(
+                hb + [url, "floor", str(secs)], 120))
+
+        # ---- (1) uncontended -------------------------------------------
+        # Other work on a shared machine moves every figure, so each row
+        # gets its own floor, measured just before and just after it.
+        U = R["uncontended"]
+        U_floor = R["uncontended_floor"] = {}
+
+        def floored(key, fn):
+            """Run fn REPS times between floor runs; keep the median of
+            each run's ratio to the mean of the floors on either side."""
+            def run():
+                if not hb:
+                    return fn()
+
+                def floor():
+                    return run_json(hb + [url, "floor", str(secs / 2),
+                                          "nopping"], 120)["pairs_per_s"]
+                floors, runs = [floor()], []
+                for _ in range(REPS):
+                    runs.append(fn())
+                    floors.append(floor())
+                ratios = sorted((r["pairs_per_s"] * 2 / (floors[i] +
+                                                         floors[i + 1]), i)
+                                for i, r in enumerate(runs))
+                ratio_, i = ratios[len(ratios) // 2]
+                U_floor[key] = runs[i]["pairs_per_s"] / ratio_
+                res = dict(runs[i])
+                res["ratios"] = [round(x, 3) for x, _ in ratios]
+                return res
+            return attempt(key, run)
+        if hb and want("c"):
+            # C runs the floor and hilock in one process, in alternating
+            # 100 ms slices: both see the same load. The fixed-lease row
+            # shows what the watchdog's bookkeeping costs per pair.
+            for key, extra in (("c/hilock", []), ("c/hilock-lease", ["30000"])):
+                r = attempt(key, lambda: run_json(
+                    hb + [url, "paired", str(2 * secs)] + extra, 120))
+                if r:
+                    U[key] = {"pairs_per_s": r["hilock_pairs_per_s"]}
+                    U_floor[key] = r["floor_pairs_per_s"]
+        if want("python"):
+            U["python/hilock"] = floored("python/hilock", lambda: run_json(
+                pieces.python_hilock() + [url, "hilock", "uncontended",
+                                          str(secs)], 120))
+            for lib in ("redispy", "pyredislock"):
+                U["python/" + lib] = floored("python/" + lib, lambda: run_json(
+                    pieces.python_peer() + [url, lib, "uncontended",
+                                            str(secs)], 120))
+        if want("lua"):
+            def lua_unc():
+                cmd, env = pieces.lua()
+                return run_json(cmd + [url, "uncontended", str(secs)], 120,
+                                env=env)
+            U["lua/hilock"] = floored("lua/hilock", lua_unc)
+        if want("go"):
+            U["go/hilock"] = floored("go/hilock", lambda: run_json(
+                pieces.go("hilock") + [url, "uncontended", str(secs)], 120))
+            U["go/redsync"] = floored("go/redsync", lambda: run_json(
+                pieces.go("redsync") + [url, "uncontended", str(secs)], 120))
+        if want("java"):
+            U["java/redisson"] = floored("java/redisson", lambda: run_json(
+                pieces.java() + [url, "uncontended", str(secs)], 300))
+
+        # ---- (2) contention --------------------------------------------
+        def contend(key, cmd, w, mode, env=None):
+            """cmd(): the command line up to the scenario name."""
+            sf = os.path.join(samples_dir, "%s-%s-%d.txt" % (
+                key.replace("/", "-"), mode, w))
+            res = attempt("%s/%s/%d" % (key, mode, w), lambda: run_json(
+                cmd() + ["contend", str(csecs), str(w), mode,
+                         str(CS_US), sf], csecs + 90, env=env))
+            if res:
+                res["key"] = key
+                R["contend"].append(res)
+                R["samples"][(key, mode, w)] = sf
+
+        for w in workers:
+            for mode in ("threads", "processes"):
+                if hb and want("c"):
+                    contend("c/hilock", lambda: hb + [url], w, mode)
+                if want("python"):
+                    contend("python/hilock", lambda: pieces.python_hilock()
+                            + [url, "hilock"], w, mode)
+                    contend("python/redispy", lambda: pieces.python_peer()
+                            + [url, "redispy"], w, mode)
+                    contend("python/pyredislock", lambda: pieces.python_peer()
+                            + [url, "pyredislock"], w, mode)
+            if want("go"):
+                contend("go/hilock", lambda: pieces.go("hilock") + [url], w,
+                        "goroutines")
+                contend("go/redsync", lambda: pieces.go("redsync") + [url], w,
+                        "goroutines")
+            if want("java"):
+                contend("java/redisson", lambda: pieces.java() + [url], w,
+                        "threads")
+
+        # ---- (3) scale ---------------------------------------------------
+        if hb and want("c"):
+            # REPS rounds of 1, 8, 32 threads and 32 threads limited to a
+            # pool of 4 connections (what the pool is worth); each
+            # figure is compared with the one thread of its own round, and
+            # the median round is kept: the machine's load drifts.
+            configs = [(t, [str(t)]) for t in SCALE_THREADS] + \
+                [("32p", ["32", "4"])]
+            rounds = {k: [] for k, _ in configs}
+            for _ in range(REPS):
+                for k, a in configs:
+                    r = attempt("scale/%s" % k, lambda: run_json(
+                        hb + [url, "scale", str(secs)] + a, 120))
+                    rounds[k].append(r)
+            for k, _ in configs:
+                pairs = [(r["pairs_per_s"] / one["pairs_per_s"], r)
+                         for r, one in zip(rounds[k], rounds[1])
+                         if r and one]
+                if pairs:
+                    pairs.sort(key=lambda x: x[0])
+                    x, r = pairs[len(pairs) // 2]
+                    r = dict(r)
+                    r["ratio"] = x
+                    r["ratios"] = [round(p[0], 2) for p in pairs]
+                    R["scale"][k] = r
+
+        # ---- (4) watchdog, (5) memory -----------------------------------
+        if hb and want("c"):
+            R["watchdog"] = attempt("watchdog", lambda: run_json(
+                hb + [url, "watchdog", str(WD_LOCKS), "2" if args.quick
+                      else "4", str(WD_TIMEOUT_MS)], 300))
+            R["memory"] = attempt("memory", lambda: run_json(
+                hb + [url, "memory", str(WD_LOCKS), str(WAITERS)], 300))
+
+        R["versions"] = versions(redis, build, pieces)
+        R["duration_s"] = round(time.time() - t_start)
+        R["plot"] = plot(R, pieces, args.out)
+        R["quick"] = args.quick
+        R["argv"] = "make bench" if not args.quick else \
+            "python3 bench/run.py --quick --build <build>"
+        R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
+        R.pop("samples", None)
+        # The raw results, so the page can be re-rendered (--render).
+        with open(os.path.join(build, "bench-results%s.json" % (
+                "-quick" if args.quick else "")), "w") as f:
+            json.dump(R, f, indent=1, default=str)
+        with open(args.out, "w") as f:
+            f.write(render(R))
+        log("wrote", args.out, "in %d s" % R["duration_s"])
+    finally:
+        redis.cleanup()
+        shutil.rmtree(samples_dir, ignore_errors=True)
+    return 0
+
+
+# --------------------------------------------------------------------------
+# versions and the machine
+# --------------------------------------------------------------------------
+def first_line(cmd):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+        return ((p.stdout or p.stderr).strip().splitlines() or ["?"])[0]
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+
+
+def versions(redis, build, pieces):
+    v = {}
+    cpu = "?"
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    v["machine"] = "%s, %d CPUs, %s %s" % (cpu, os.cpu_count() or 0,
+                                           platform.system(), platform.release())
+    v["redis"] = redis.info("server").get("redis_version", "?")
+    v["hiredis"] = first_line(["pkg-config", "--modversion", "hiredis"])
+    pcp = os.path.join(build, "pkgconfig")
+    v["hilock"] = first_line(["env", "PKG_CONFIG_PATH=" + pcp, "pkg-config",
+                              "--modversion", "hilock"])
+    v["python"] = platform.python_version()
+    py = os.path.join(build, "venv-bench", "bin", "python")
+    if os.path.exists(py):
+        v["redis-py"] = first_line([py, "-c", "import redis; print(redis.__version__)"])
+        v["python-redis-lock"] = first_line(
+            [py, "-c", "import importlib.metadata as m; "
+                       "print(m.version('python-redis-lock'))"])
+    v["go"] = first_line(["go", "version"])
+    gomod = os.path.join(BENCH, "go", "go.mod")
+    if os.path.exists(gomod):
+        m = re.search(r"go-redsync/redsync/v4 (v\S+)", open(gomod).read())
+        if m:
+            v["redsync"] = m.group(1)
+    v["lua"] = first_line(["lua5.4", "-v"])
+    v["java"] = first_line(["java", "-version"])
+    pom = os.path.join(BENCH, "java", "pom.xml")
+    if os.path.exists(pom):
+        m = re.search(r"<redisson.version>([^<]+)<", open(pom).read())
+        if m:
+            v["redisson"] = m.group(1)
+    return v
+
+
+# --------------------------------------------------------------------------
+# the plot
+# --------------------------------------------------------------------------
+def plot(R, pieces, out_md):
+    try:
+        py = pieces.bench_venv()
+    except NotMeasured as e:
+        return "not drawn: " + str(e)
+    series = []
+    for (key, mode, w), path in sorted(R["samples"].items()):
+        if w == 16 and mode in ("threads", "goroutines") and os.path.exists(path):
+            series.append(("%s (%d %s)" % (key, w, mode), path))
+    if not series:
+        return "not drawn: no wait samples at 16 workers"
+    # Next to the page: bench/wait-times.png for BENCHMARKS.md at the top
+    # of the repository, <name>-wait-times.png beside any other --out.
+    out_md = os.path.abspath(out_md)
+    if out_md == os.path.join(ROOT, "BENCHMARKS.md"):
+        out = os.path.join(BENCH, "wait-times.png")
+    else:
+        out = os.path.splitext(out_md)[0] + "-wait-times.png"
+    script = r'''
+import sys, json
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+series = json.loads(sys.argv[1]); out = sys.argv[2]
+fig, (ax, bx) = plt.subplots(1, 2, figsize=(13, 5.5))
+for label, path in series:
+    v = sorted(max(int(x), 1) / 1000.0 for x in open(path).read().split())
+    if not v: continue
+    n = len(v)
+    ax.step(v, [(i + 1) / n for i in range(n)], where="post",
+            label="%s, n=%d" % (label, n))
+    # the tail: fraction of acquisitions that waited longer than x
+    bx.step(v, [max(1 - (i + 1) / n, 0.5 / n) for i in range(n)],
+            where="post", label=label)
+ax.set_xscale("log")
+ax.set_xlabel("wait for the lock (ms, log scale)")
+ax.set_ylabel("fraction of acquisitions (CDF)")
+ax.set_title("Wait time: 16 workers, one lock, 1 ms critical section")
+ax.grid(True, which="both", alpha=0.3)
+ax.legend(fontsize=8, loc="upper left")
+bx.set_xscale("log")
+bx.set_yscale("log")
+bx.set_xlabel("wait for the lock (ms, log scale)")
+bx.set_ylabel("fraction that waited longer (log scale)")
+bx.set_title("The tail (1 - CDF)")
+bx.grid(True, which="both", alpha=0.3)
+fig.tight_layout()
+fig.savefig(out, dpi=110)
+'''
+    log("plotting", out)
+    try:
+        p = subprocess.run([py, "-c", script, json.dumps(series), out],
+                           capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return "not drawn: matplotlib timed out"
+    if p.returncode != 0:
+        return "not drawn: " + ((p.stderr.strip().splitlines() or ["?"])[-1])
+    return os.path.relpath(out, os.path.dirname(out_md))
+
+
+# --------------------------------------------------------------------------
+# BENCHMARKS.md
+# --------------------------------------------------------------------------
+def fmt(x, unit=""):
+    if x is None:
+        return "-"
+    if isinstance(x, float) and x >= 100:
+        x = int(round(x))
+    if isinstance(x, float):
+        return "%.2f%s" % (x, unit)
+    return "{:,}{}".format(x, unit)
+
+
+def ratio(a, b):
+    if a is None or not b:
+        return "-"
+    return "%.2fx" % (a / b)
+
+
+def us(x):
+    if x is None:
+        return "-"
+    if x >= 10000:
+        return "%.0f ms" % (x / 1000)
+    if x >= 1000:
+        return "%.1f ms" % (x / 1000)
+    return "%d µs" % x
+
+
+LIBNAMES = {"hilock-lease": "hilock, fixed 30 s lease (no watchdog)",
+            "redispy": "redis-py `Lock`", "pyredislock": "python-redis-lock",
+            "redsync": "redsync", "redisson": "Redisson `RLock`"}
+
+
+def render(R):
+    o = []
+    w = o.append
+    v = R["versions"]
+    floor = R.get("floor") or {}
+    fpairs = floor.get("pairs_per_s")
+    rtt_us = floor.get("ping_rtt_us")
+    w("# Benchmarks\n")
+    w("Generated by `%s` (bench/run.py) on %s UTC in %d s. Every figure "
+      "stands next to a reference measured in the same run, as a ratio. "
+      "Scenario (1) repeats each binding three times, the others run "
+      "once: on a shared 2-core machine treat "
+      "differences under ~15%% as noise.%s\n" % (
+          R["argv"], R["date"],
+          R["duration_s"],
+          " **Quick mode: short runs, fewer worker counts.**" if R["quick"]
+          else ""))
+    w("## Machine and versions\n")
+    w("| | |\n|---|---|")
+    for k in ("machine", "redis", "hiredis", "hilock", "python", "redis-py",
+              "python-redis-lock", "go", "redsync", "lua", "java", "redisson"):
+        if k in v:
+            w("| %s | %s |" % (k, v[k]))
+    w("\nOne redis-server (started by the bench, `--save \"\" "
+      "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
+      "round trips are loopback round trips, and the server shares the two "
+      "cores with the clients.\n")
+
+    w("## The floor\n")
+    w("`hlbench floor`: a raw hiredis program, one connection, no library "
+      "logic, sending the core's own acquire and release scripts "
+      "(core/src/scripts.c compiled in, loaded with SCRIPT LOAD) with "
+      "EVALSHA, and PING.\n")
+    if floor:
+        w("| reference | per second | one round trip |\n|---|---:|---:|")
+        w("| EVALSHA acquire + EVALSHA release (pair) | %s | %.1f µs per pair |"
+          % (fmt(fpairs), 1e6 / fpairs))
+        w("| PING | %s | %.1f µs |\n" % (fmt(floor["ping_per_s"]), rtt_us))
+    else:
+        w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
+
+    w("## (1) Uncontended lock+unlock, one thread\n")
+    w("Pairs per second, one thread, one lock, lock then unlock at once "
+      "(hilock with the watchdog, lease -1). The machine is shared, so "
+      "each row carries its own floor: for C, one process alternates "
+      "100 ms of the floor and 100 ms of hilock; every other row runs %d "
+      "times, each between two floor runs, and shows the median of the "
+      "ratios to the mean of the floors on either side (all of them in "
+      "the last column). Target: C at least 0.95x the floor, every "
+      "binding at least 0.9x.\n" % REPS)
+    w("| language | library | pairs/s | its floor | vs floor | target | "
+      "all ratios |\n|---|---|---:|---:|---:|---|---|")
+    for key, target in (("c/hilock", 0.95), ("c/hilock-lease", None),
+                        ("python/hilock", 0.9),
+                        ("lua/hilock", 0.9), ("go/hilock", 0.9),
+                        ("python/redispy", None), ("python/pyredislock", None),
+                        ("go/redsync", None), ("java/redisson", None)):
+        lang, lib = key.split("/")
+        r = R["uncontended"].get(key)
+        rf = R["uncontended_floor"].get(key, fpairs)
+        if r:
+            x = r["pairs_per_s"] / rf if rf else None
+            t = "-" if target is None else (
+                "%s (>= %.2fx)" % ("met" if x and x >= target else "missed",
+                                   target))
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (
+                lang, LIBNAMES.get(lib, lib), fmt(r["pairs_per_s"]), fmt(rf),
+                ratio(r["pairs_per_s"], rf), t,
+                " ".join("%.2f" % x for x in r.get("ratios", []))))
+        else:
+            w("| %s | %s | not measured: %s | | | | |" % (
+                lang, LIBNAMES.get(lib, lib), R["notes"].get(key, "not run")))
+    w("")
+
+    w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
+    w("W workers loop: acquire (wait timed), sleep %d µs, release. "
+      "Threads share one client per process; processes have one client "
+      "each; Go uses goroutines. Ideal = 1 / (1 ms + one PING round trip) "
+      "= %s acquisitions/s. *wait* is the time in the acquire call; "
+      "*handoff* is from the holder calling unlock to the next holder "
+      "returning from acquire; *fair* is the fewest and the most "
+      "acquisitions of one worker. *cs* is the critical section as really "
+      "slept (nanosleep overshoots 1 ms by ~0.1 ms here); *vs ideal, cs as "
+      "slept* divides by 1 / (that + one round trip) instead. Target: "
+      "throughput >= 0.8x ideal; wait p99 >= 10x lower than "
+      "redis-py's Lock.\n" % (CS_US, fmt(1e6 / (CS_US + rtt_us)) if rtt_us
+                              else "?"))
+    ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
+    w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept "
+      "| wait p50 | wait p99 | wait max "
+      "| handoff p50 | handoff p99 | fair min/max | cs |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows = sorted(R["contend"], key=lambda r: (r["key"], r["mode"],
+                                               r["workers"]))
+    for r in rows:
+        ideal_cs = 1e6 / (r["cs_mean_us"] + rtt_us) if rtt_us else None
+        w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d "
+          "| %s |" % (
+            r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
+            ratio(r["acq_per_s"], ideal), ratio(r["acq_per_s"], ideal_cs),
+            us(r["wait_p50_us"]),
+            us(r["wait_p99_us"]), us(r["wait_max_us"]),
+            us(r["handoff_p50_us"]), us(r["handoff_p99_us"]),
+            r["fair_min"], r["fair_max"], us(r["cs_mean_us"])))
+    bad = [r for r in rows if r.get("violations")]
+    if bad:
+        w("\n**Mutual exclusion violated** in: " + ", ".join(
+            "%s %s W=%d (%d)" % (r["key"], r["mode"], r["workers"],
+                                 r["violations"]) for r in bad))
+    missing = sorted(k for k in R["notes"] if k.count("/") == 3 or
+                     (k.count("/") == 2 and k.split("/")[-1].isdigit()))
+    if missing:
+        w("\nNot measured:\n")
+        seen = set()
+        for k in missing:
+            lib = "/".join(k.split("/")[:2])
+            if lib in seen:
+                continue
+            seen.add(lib)
+            w("- %s: %s" % (lib, R["notes"][k]))
+    # wait p99 vs redis-py, per (mode, W)
+    by = {(r["key"], r["mode"], r["workers"]): r for r in rows}
+    comp = []
+    for (key, mode, wk), r in sorted(by.items()):
+        if key == "python/redispy":
+            continue
+        ref = by.get(("python/redispy", mode, wk)) or \
+            by.get(("python/redispy", "threads", wk))
+        if key.endswith("/hilock") and ref:
+            comp.append((key, mode, wk, r["wait_p99_us"], ref["wait_p99_us"]))
+    if comp:
+        w("\nWait p99 against redis-py's `Lock` at the same W (target: "
+          ">= 10x lower):\n")
+        w("| hilock | mode | W | wait p99 | redis-py p99 | lower by |\n"
+          "|---|---|---:|---:|---:|---:|")
+        for key, mode, wk, a, b in comp:
+            w("| %s | %s | %d | %s | %s | %s |" % (
+                key, mode, wk, us(a), us(b), ratio(b, max(a, 1))))
+    if R.get("plot", "").endswith(".png"):
+        w("\nWait-time distribution at 16 workers (threads, goroutines): "
+          "[%s](%s)\n" % (R["plot"], R["plot"]))
+    else:
+        w("\nPlot %s\n" % R.get("plot"))
+
+    w("## (3) Scale: threads on distinct locks, one client\n")
+    w("T threads each lock+unlock their own lock through one shared client "
+      "(default pool: up to 32 command connections, opened as threads need "
+      "them). Target: 32 threads at "
+      "least 4x one thread.\n")
+    w("Each configuration ran %d times, in rounds; *vs 1 thread* is the "
+      "median of its ratios to the one-thread run of the same round (all "
+      "in the last column), pairs/s that median round's.\n" % REPS)
+    w("| threads | pairs/s | vs 1 thread | all ratios |\n"
+      "|---:|---:|---:|---|")
+    one = (R["scale"].get(1) or {}).get("pairs_per_s")
+    for t in SCALE_THREADS + ["32p"]:
+        r = R["scale"].get(t)
+        label = "32, pool limited to 4 connections" if t == "32p" \
+            else str(t)
+        if r:
+            w("| %s | %s | %s | %s |" % (
+                label, fmt(r["pairs_per_s"]),
+                "%.2fx" % r["ratio"] if "ratio" in r
+                else ratio(r["pairs_per_s"], one),
+                " ".join("%.2f" % x for x in r.get("ratios", []))))
+        else:
+            w("| %s | not measured: %s | | |" % (
+                label, R["notes"].get("scale/%s" % t, "not run")))
+    w("")
+
+    w("## (4) Watchdog\n")
+    wd = R.get("watchdog")
+    if wd:
+        w("%d locks held with the watchdog (timeout %d ms, so a renewal "
+          "period of %d ms) by one client, measured over %.1f periods. "
+          "Round trips: the watchdog thread's `write(2)` calls "
+          "(/proc/self/task/<tid>/io `syscw`; a round trip needs at least "
+          "one, so this bounds them from above). Redis side: EVALSHA calls "
+          "from `INFO commandstats`. Target: at most 100 round trips per "
+          "period.\n" % (wd["locks"], wd["watchdog_ms"],
+                         wd["watchdog_ms"] // 3, wd["periods"]))
+        w("| figure, per renewal period | value |\n|---|---:|")
+        w("| round trips (upper bound: writes of the watchdog thread) | %.1f |"
+          % wd["wd_writes_per_period"])
+        w("| EVALSHA renewal scripts | %.1f (%.0f locks each) |" % (
+            wd["evalsha_per_period"], wd["locks"] / wd["evalsha_per_period"]
+            if wd["evalsha_per_period"] else 0))
+        w("| Redis commands, counting those the scripts run | %.0f |"
+          % wd["commands_per_period"])
+        w("| watchdog thread (`%s`) CPU | %s |" % (
+            wd["wd_thread"] or "not found",
+            "%.1f ms" % wd["wd_cpu_ms_per_period"]
+            if wd["wd_cpu_ms_per_period"] >= 0 else "-"))
+        w("| whole client process CPU | %.1f ms |" %
+          wd["process_cpu_ms_per_period"])
+        w("| locks still held at the end (PTTL > 0) | %d of %d |\n" % (
+            wd["still_held"], wd["locks"]))
+        w("The CPU figures come from /proc in clock ticks (10 ms), so "
+          "they are coarse at this size.\n")
+    else:
+        w("not measured: %s\n" % R["notes"].get("watchdog",
+                                                R["notes"].get("c")))
+
+    w("## (5) Memory\n")
+    m = R.get("memory")
+    if m:
+        w("Redis `used_memory` and the client's heap (glibc `mallinfo2`) "
+          "before and after %d locks are held by one client, and before and "
+          "after %d threads of that client wait for one held lock (thread "
+          "stacks not counted).\n" % (m["locks"], m["waiters"]))
+        w("| per | Redis | client heap |\n|---|---:|---:|")
+        w("| held lock | %.0f B | %.0f B |" % (
+            m["redis_bytes_per_lock"], m["client_heap_bytes_per_lock"]))
+        w("| waiting thread | %.0f B | %.0f B |\n" % (
+            m["redis_bytes_per_waiter"], m["client_heap_bytes_per_waiter"]))
+    else:
+        w("not measured: %s\n" % R["notes"].get("memory", R["notes"].get("c")))
+
+    w("## Targets\n")
+    w(targets(R, fpairs, ideal))
+    notes = os.path.join(BENCH, "ANALYSIS.md")
+    if os.path.exists(notes):
+        w("\n## Analysis\n")
+        w("Written by hand (bench/ANALYSIS.md) from the figures of the run "
+          "it was last checked against; the tables above are regenerated "
+          "by every run.\n")
+        w(open(notes).read())
+    w("\n## Reproduce\n")
+    w("`make bench` builds hilock and the bindings, installs the bench's "
+      "own packages (Debian: a JDK, Maven, python3-venv; PyPI: redis, "
+      "python-redis-lock, matplotlib into BUILD/venv-bench; Go modules: "
+      "redsync and go-redis for bench/go; Maven Central: Redisson for "
+      "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
+      "7 minutes of measurement on 2 cores, plus the first downloads. "
+      "`--only floor,c,python,lua,go,java` runs a subset, `--quick` a short "
+      "smoke run (its page goes where `--out` says), and `--render "
+      "BUILD/bench-results.json` rewrites this page from the raw results "
+      "of the last run. Pieces: bench/hlbench.c (C and the floor), "
+      "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
+      "module: redsync, and the binding through a replace directive), "
+      "bench/java/ (the Redisson driver).\n")
+    return "\n".join(o) + "\n"
+
+
+def targets(R, fpairs, ideal):
+    out = ["| target | measured | verdict |", "|---|---|---|"]
+    U = R["uncontended"]
+    for key, t in (("c/hilock", 0.95), ("python/hilock", 0.9),
+                   ("lua/hilock", 0.9), ("go/hilock", 0.9)):
+        r = U.get(key)
+        rf = R["uncontended_floor"].get(key, fpairs)
+        if r and rf:
+            x = r["pairs_per_s"] / rf
+            out.append("| %s uncontended >= %.2fx floor | %.2fx | %s |" % (
+                key, t, x, "met" if x >= t else "missed"))
+        else:
+            out.append("| %s uncontended >= %.2fx floor | not measured | - |"
+                       % (key, t))
+    rtt = (R.get("floor") or {}).get("ping_rtt_us")
+    for mode in ("threads", "processes"):
+        cs = [r for r in R["contend"] if r["key"] == "c/hilock" and
+              r["mode"] == mode]
+        if cs and ideal and rtt:
+            x = [r["acq_per_s"] / ideal for r in cs]
+            y = [r["acq_per_s"] * (r["cs_mean_us"] + rtt) / 1e6 for r in cs]
+            out.append("| C contention (%s, W=%s) >= 0.8x ideal | %.2fx to "
+                       "%.2fx (cs as slept: %.2fx to %.2fx) | %s |" % (
+                           mode, ",".join(str(r["workers"]) for r in cs),
+                           min(x), max(x), min(y), max(y),
+                           "met" if min(x) >= 0.8 else
+                           "met with cs as slept" if min(y) >= 0.8 else
+                           "missed"))
+    by = {(r["key"], r["mode"], r["workers"]): r for r in R["contend"]}
+    ps = []
+    for mode in ("threads", "processes"):
+        ps = []
+        for (k, m, wk), r in sorted(by.items()):
+            ref = by.get(("python/redispy", m, wk))
+            if k == "c/hilock" and m == mode and ref:
+                ps.append("W=%d: %.1fx" % (
+                    wk, ref["wait_p99_us"] / max(r["wait_p99_us"], 1)))
+        if ps:
+            out.append("| C wait p99 >= 10x lower than redis-py Lock (%s) "
+                       "| %s | see Analysis |" % (mode, ", ".join(ps)))
+    r32 = R["scale"].get(32) or R["scale"].get("32")
+    if r32 and "ratio" in r32:
+        out.append("| 32 threads >= 4x one thread | %.2fx | %s |" % (
+            r32["ratio"], "met" if r32["ratio"] >= 4 else "missed"))
+    wd = R.get("watchdog")
+    if wd:
+        out.append("| 10,000 watchdog locks in <= 100 round trips per period "
+                   "| <= %.0f round trips (%.0f EVALSHA) | %s |" % (
+                       wd["wd_writes_per_period"], wd["evalsha_per_period"],
+                       "met" if wd["wd_writes_per_period"] <= 100
+                       else "missed"))
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

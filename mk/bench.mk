@@ -1,0 +1,26 @@
+# Benchmarks (bench/, BENCHMARKS.md). `make bench` is NOT part of `make test`:
+# it starts its own redis-server, runs every scenario (about 10 minutes on
+# 2 cores) and rewrites BENCHMARKS.md and bench/wait-times.png.
+#
+# Its extra Debian packages (Python for the driver and the Python peers, Go
+# for redsync, a JDK and Maven for Redisson) are installed only by
+# `make bench`, so `make test` does not pull them in.
+BENCH_APT_PACKAGES := python3 python3-venv python3-pip \
+	openjdk-17-jdk-headless maven
+ifeq ($(shell command -v go 2>/dev/null),)
+BENCH_APT_PACKAGES += golang-go
+endif
+BENCH_ARGS ?=
+
+.PHONY: bench-deps
+
+bench-deps:
+	@APT_PACKAGES="$(BENCH_APT_PACKAGES)" sh tools/install-deps.sh
+
+# The language examples' build targets (LANG_DEMO_DEPS, from the other
+# mk files) build the bindings the bench measures; they are named in the
+# recipe because that list is complete only once every mk file is read.
+bench: build bench-deps
+	@if [ -n "$(strip $(LANG_DEMO_DEPS))" ]; then \
+		$(MAKE) --no-print-directory $(LANG_DEMO_DEPS); fi
+	python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
