@@ -174,7 +174,9 @@ static int bench_floor(double seconds, int with_ping)
 			die_msg("floor: acquire script did not acquire");
 		freeReplyObject(r);
 		r = raw_cmd(c, 9, u);
-		if (r->type != REDIS_REPLY_INTEGER || r->integer != 1)
+		/* released: {1, subscribers the unlock message reached} */
+		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+		    r->element[0]->integer != 1)
 			die_msg("floor: release script did not release");
 		freeReplyObject(r);
 		pairs++;
