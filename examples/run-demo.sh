@@ -20,64 +20,15 @@ REDIS_SERVER=${REDIS_SERVER:-redis-server}
 REDIS_CLI=${REDIS_CLI:-redis-cli}
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hilock-demo.XXXXXX")
-REDIS_PID=""
-cleanup() {
-	if [ -n "$REDIS_PID" ]; then
-		kill "$REDIS_PID" 2>/dev/null || true
-		# Bounded wait for it to go (5 s).
-		i=0
-		while kill -0 "$REDIS_PID" 2>/dev/null && [ $i -lt 50 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -9 "$REDIS_PID" 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
+TR_DIR=$TMP
+. "$ROOT/tools/throwaway-redis.sh"
+trap 'tr_stop; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 
-# A free port: bind port 0 and let the kernel choose (python3 is there
-# whenever the Python binding is); otherwise pick one at random. Either way
-# redis-server may still lose a race for it, so try a few times.
-free_port() {
-	if command -v python3 >/dev/null 2>&1; then
-		python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-	else
-		echo $((20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000))
-	fi
-}
-
-start_redis() {
-	tries=0
-	while [ $tries -lt 5 ]; do
-		tries=$((tries + 1))
-		PORT=$(free_port)
-		"$REDIS_SERVER" --port "$PORT" --bind 127.0.0.1 --save "" \
-			--appendonly no --dir "$TMP" --daemonize no \
-			>"$TMP/redis.log" 2>&1 &
-		REDIS_PID=$!
-		i=0
-		while [ $i -lt 100 ]; do # 10 s at most
-			if "$REDIS_CLI" -p "$PORT" ping 2>/dev/null | grep -q PONG; then
-				return 0
-			fi
-			kill -0 "$REDIS_PID" 2>/dev/null || break
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill "$REDIS_PID" 2>/dev/null || true
-		wait "$REDIS_PID" 2>/dev/null || true
-		REDIS_PID=""
-	done
-	echo "run-demo: cannot start $REDIS_SERVER; its log:" >&2
-	cat "$TMP/redis.log" >&2
-	return 1
-}
-
-start_redis
+tr_start || { echo "run-demo: no redis-server" >&2; exit 1; }
+PORT=$TR_PORT
 export HILOCK_URL="redis://127.0.0.1:$PORT/0"
-echo "run-demo: redis-server on 127.0.0.1:$PORT (pid $REDIS_PID)"
+echo "run-demo: redis-server on 127.0.0.1:$PORT (pid $TR_PID)"
 "$REDIS_CLI" -p "$PORT" set "$COUNTER" 0 >/dev/null
 
 # Every runner is started in the background; its pid and iteration count are

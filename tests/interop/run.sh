@@ -43,27 +43,15 @@ if [ ! -f "$jar" ] || [ -n "$(find "$here/java/pom.xml" "$here/java/src" -newer 
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-interop.XXXXXX")
-redis_pid=""
-cleanup() {
-	if [ -n "$redis_pid" ]; then
-		kill "$redis_pid" 2>/dev/null || true
-		i=0
-		while kill -0 "$redis_pid" 2>/dev/null && [ $i -lt 50 ]; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-		kill -9 "$redis_pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+TR_DIR=$tmp
+REDIS_SERVER=$redis
+. "$here/../../tools/throwaway-redis.sh"
+trap 'tr_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-# A free port (bound to port 0 and released), then our own redis-server.
-port=$(java -jar "$jar" freeport)
-"$redis" --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
-	--dir "$tmp" --logfile "$tmp/redis.log" --daemonize no &
-redis_pid=$!
+tr_start || exit 1
+port=$TR_PORT
+redis_pid=$TR_PID
 echo "interop: redis-server $($redis --version | sed 's/.*v=\([^ ]*\).*/\1/') on 127.0.0.1:$port (pid $redis_pid)"
 
 status=0

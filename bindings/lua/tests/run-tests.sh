@@ -31,48 +31,14 @@ command -v "$redis" >/dev/null 2>&1 || { echo "run-tests: $redis not found" >&2;
 command -v redis-cli >/dev/null 2>&1 || { echo "run-tests: redis-cli not found (redis-tools)" >&2; exit 2; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-lua-test.XXXXXX")
-pid=""
-cleanup() {
-	if [ -n "$pid" ]; then
-		kill "$pid" 2>/dev/null || true
-		i=0
-		while kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+TR_DIR=$tmp
+REDIS_SERVER=$redis
+. "$repo/tools/throwaway-redis.sh"
+trap 'tr_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
-# A free port (bound port 0 in the helper); retry if someone takes it first.
-port=""
-attempt=0
-while [ $attempt -lt 10 ]; do
-	attempt=$((attempt + 1))
-	p=$("$mod/tests/hilock_lua_freeport")
-	"$redis" --port "$p" --bind 127.0.0.1 --save "" --appendonly no \
-		--dir "$tmp" --logfile "$tmp/redis.log" --daemonize no >/dev/null 2>&1 &
-	pid=$!
-	i=0
-	while [ $i -lt 100 ]; do
-		if ! kill -0 "$pid" 2>/dev/null; then break; fi
-		if [ "$(redis-cli -h 127.0.0.1 -p "$p" ping 2>/dev/null)" = "PONG" ]; then
-			port=$p
-			break
-		fi
-		sleep 0.05
-		i=$((i + 1))
-	done
-	[ -n "$port" ] && break
-	kill "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=""
-done
-if [ -z "$port" ]; then
-	echo "run-tests: could not start $redis" >&2
-	cat "$tmp/redis.log" >&2 2>/dev/null || true
-	exit 2
-fi
+tr_start || exit 2
+port=$TR_PORT
 
 export HILOCK_TEST_URL="redis://127.0.0.1:$port/0"
 export HILOCK_TEST_REDIS_PORT="$port"

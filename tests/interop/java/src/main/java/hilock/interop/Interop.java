@@ -11,7 +11,6 @@ import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +42,6 @@ import org.redisson.config.Config;
  * contend on the same lock names of one throwaway redis-server.
  *
  * <pre>
- *   java -jar hilock-interop-redisson.jar freeport
  *   java -jar hilock-interop-redisson.jar run PORT PEER_BINARY CONTEND_BINARY [FILTER]
  * </pre>
  *
@@ -541,14 +539,8 @@ public final class Interop {
 	}
 
 	public static void main(String[] args) throws Exception {
-		if (args.length == 1 && args[0].equals("freeport")) {
-			try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-				System.out.println(s.getLocalPort());
-			}
-			return;
-		}
 		if (args.length < 4 || !args[0].equals("run")) {
-			System.err.println("usage: Interop freeport | run PORT PEER CONTEND [FILTER]");
+			System.err.println("usage: Interop run PORT PEER CONTEND [FILTER]");
 			System.exit(2);
 		}
 		int port = Integer.parseInt(args[1]);
