@@ -59,11 +59,6 @@ void hl_cancel_free(hl_cancel *c)
 	free(c);
 }
 
-int hl__cancel_triggered(const hl_cancel *c)
-{
-	return hl_cancel_is_triggered(c);
-}
-
 void hl__cancel_register(hl_cancel *c, hl_cancel_reg *reg)
 {
 	if (!c)

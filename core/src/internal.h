@@ -183,7 +183,6 @@ struct hl_client {
 	pthread_t sub_thread;
 	int sub_wake_fd; /* eventfd the subscriber thread polls */
 	redisContext *sub_ctx;
-	int sub_connected;
 
 	/* holds and the watchdog (watchdog.c) */
 	pthread_mutex_t hold_mu;
@@ -248,7 +247,6 @@ typedef struct hl_cancel_reg {
 
 void hl__cancel_register(hl_cancel *cancel, hl_cancel_reg *reg);
 void hl__cancel_unregister(hl_cancel *cancel, hl_cancel_reg *reg);
-int hl__cancel_triggered(const hl_cancel *cancel);
 
 /* ---- waiting (pubsub.c) ------------------------------------------------- */
 enum { HL_SUB_NONE = 0, HL_SUB_PENDING, HL_SUB_ACTIVE, HL_SUB_UNSUB };

@@ -215,7 +215,7 @@ static int wait_stop(hl_client *c, const hl_waiter *w, hl_cancel *cancel)
 	if (atomic_load(&c->closing))
 		return hl__fail(HL_ECLOSED, "the client was closed while "
 		                            "waiting");
-	if (hl__cancel_triggered(cancel) ||
+	if (hl_cancel_is_triggered(cancel) ||
 	    w->interrupt_gen != c->interrupt_gen)
 		return hl__fail(HL_EINTERRUPTED, "waiting for the lock was "
 		                                 "interrupted");
@@ -436,7 +436,7 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
 	c = lock->client;
-	if (hl__cancel_triggered(cancel)) {
+	if (hl_cancel_is_triggered(cancel)) {
 		hl__client_leave(c);
 		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
 	}

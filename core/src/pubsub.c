@@ -170,7 +170,6 @@ static void *sub_main(void *arg)
 				attempt = 0;
 				pthread_mutex_lock(&c->wait_mu);
 				c->sub_ctx = ctx;
-				c->sub_connected = 1;
 				pthread_mutex_unlock(&c->wait_mu);
 				continue;
 			}
@@ -214,7 +213,6 @@ static void *sub_main(void *arg)
 	broken:
 		pthread_mutex_lock(&c->wait_mu);
 		c->sub_ctx = NULL;
-		c->sub_connected = 0;
 		pthread_mutex_unlock(&c->wait_mu);
 		redisFree(ctx);
 		subs_reset(c);

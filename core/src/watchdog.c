@@ -340,7 +340,7 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 			rc = hl__fail(HL_ECLOSED, "the client was closed");
 			break;
 		}
-		if (hl__cancel_triggered(cancel) ||
+		if (hl_cancel_is_triggered(cancel) ||
 		    interrupt_gen != c->hold_interrupt_gen) {
 			rc = hl__fail(HL_EINTERRUPTED,
 			              "waiting for loss was interrupted");
@@ -411,7 +411,6 @@ typedef struct renew_item {
 	char *key; /* copies: the hold may be freed while we talk to Redis */
 	size_t key_len;
 	char owner[HL_OWNER_MAX];
-	int64_t confirmed_ms;
 	int result; /* 1 renewed, 0 gone, -1 no answer */
 } renew_item;
 
@@ -581,7 +580,6 @@ static void *wd_main(void *arg)
 			memcpy(items[n].key, h->key, h->key_len);
 			items[n].key_len = h->key_len;
 			memcpy(items[n].owner, h->owner, sizeof(h->owner));
-			items[n].confirmed_ms = h->confirmed_ms;
 			n++;
 		}
 		if (n == 0)
