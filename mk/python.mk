@@ -10,13 +10,15 @@ LANG_TESTS += test-python
 LANG_DEMO_DEPS += python-binding
 
 PY_VENV := $(BUILD)/venv-python
-PY_VENV_STAMP := $(PY_VENV)/.hilock-venv-ready
+# The stamp's suffix changes when the list below does, so an older venv is
+# brought up to date (setuptools >= 77 reads the SPDX licence in pyproject).
+PY_VENV_STAMP := $(PY_VENV)/.hilock-venv-ready-2
 
 .PHONY: python-binding test-python
 
 $(PY_VENV_STAMP):
 	python3 -m venv $(PY_VENV)
-	$(PY_VENV)/bin/python -m pip install -q "setuptools>=61" wheel "cffi>=1.15,<3" "pytest>=7,<10"
+	$(PY_VENV)/bin/python -m pip install -q "setuptools>=77" wheel "cffi>=1.15,<3" "pytest>=7,<10"
 	touch $@
 
 # Rebuilt every time: it is quick, and it must follow the C library.

@@ -5,8 +5,9 @@
 rockspec_format = "3.0"
 package = "hilock"
 version = "scm-1"
--- The project has no public address yet: url and homepage are placeholders
--- (luarocks make from a checkout does not fetch source.url).
+-- source.url and homepage: the project's chosen address (the Go module path
+-- is github.com/hilock/hilock/bindings/go); luarocks make from a checkout
+-- does not fetch source.url.
 source = {
    url = "git+https://github.com/hilock/hilock.git",
 }
@@ -18,7 +19,7 @@ hilock C, Python and Go libraries: watchdog lease renewal, waiting without
 polling, coroutine ownership, `local held <close> = assert(lock:acquire())`.
 ]],
    homepage = "https://github.com/hilock/hilock",
-   license = "not chosen yet",
+   license = "Apache-2.0",
    labels = { "redis", "lock", "distributed", "redisson" },
 }
 dependencies = {
