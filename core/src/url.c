@@ -3,6 +3,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,10 +62,35 @@ static long parse_num(const char *s, size_t len, long lo, long hi)
 	return (v < lo || v > hi) ? -1 : v;
 }
 
+/* Writes url into out (cap bytes, truncated) as messages may quote it: with
+ * the password masked. The user info is what precedes the LAST '@' after
+ * the scheme (the parser takes the last '@' before the path; a password
+ * with an unescaped '/' or '@' must not leak either, so any '@' counts):
+ * "user:***@" keeps the user, a lone token (taken as the password) becomes
+ * "***@". Over-masking a path with an '@' is harmless; leaking is not. */
+static void mask_url(char *out, size_t cap, const char *url)
+{
+	const char *s = strstr(url, "://"), *at, *colon;
+	s = s ? s + 3 : url;
+	at = strrchr(s, '@');
+	if (!at) {
+		snprintf(out, cap, "%s", url);
+		return;
+	}
+	colon = memchr(s, ':', (size_t)(at - s));
+	if (colon)
+		snprintf(out, cap, "%.*s***%s", (int)(colon + 1 - url), url,
+		         at);
+	else
+		snprintf(out, cap, "%.*s***%s", (int)(s - url), url, at);
+}
+
 static int bad(hl_url *u, const char *url, const char *why)
 {
+	char shown[200];
 	hl__url_clear(u);
-	return hl__fail(HL_EINVAL, "bad url \"%.200s\": %s", url, why);
+	mask_url(shown, sizeof shown, url);
+	return hl__fail(HL_EINVAL, "bad url \"%s\": %s", shown, why);
 }
 
 /* userinfo "[user]:password" or "password"-less "user"? Redis URLs use
@@ -132,13 +158,27 @@ int hl__url_parse(hl_url *u, const char *url)
 		if (q) {
 			long db;
 			if (strncmp(q, "?db=", 4) != 0)
-				return bad(u, url, "only ?db=N is understood");
+				return bad(u, url,
+				           "the only query string understood "
+				           "is ?db=N");
 			db = parse_num(q + 4, strlen(q + 4), 0, 1000000);
 			if (db < 0)
 				return bad(u, url, "db must be a number");
 			u->db = (int)db;
 		}
 		return HL_OK;
+	}
+	{
+		const char *query = strpbrk(p, "?#");
+		if (query && *query == '?')
+			return bad(
+			        u, url,
+			        "a query string is not supported in redis:// "
+			        "urls (the database goes in the path: "
+			        "redis://host:port/N)");
+		if (query)
+			return bad(u, url,
+			           "a fragment (#...) is not supported");
 	}
 	{
 		const char *hend = slash ? slash : end, *colon = NULL, *q;
