@@ -28,7 +28,8 @@ endif
 
 test-go: build
 	cd bindings/go && $(GO_ENV) $(GO) vet ./...
-	cd bindings/go && $(GO_ENV) $(GO) test -race -count=1 -timeout 5m ./...
+	cd bindings/go && $(GO_ENV) HILOCK_FAULTPROXY=$(abspath $(BUILD))/tests/tools/faultproxy \
+		$(GO) test -race -count=1 -timeout 5m ./...
 
 # The example the demo runs: $(BUILD)/examples/go-contend.
 demo-go: build

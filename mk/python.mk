@@ -27,4 +27,5 @@ python-binding: build $(PY_VENV_STAMP)
 		--no-build-isolation --force-reinstall --no-deps ./bindings/python
 
 test-python: build python-binding
-	cd bindings/python && $(abspath $(PY_VENV))/bin/python -m pytest -p no:cacheprovider tests
+	cd bindings/python && HILOCK_FAULTPROXY=$(abspath $(BUILD))/tests/tools/faultproxy \
+		$(abspath $(PY_VENV))/bin/python -m pytest -p no:cacheprovider tests

@@ -937,3 +937,372 @@ int ht_main(int argc, char **argv, const ht_case *cases, size_t n_cases)
 	}
 	return 0;
 }
+
+/* ------------------------------------------------------------------------
+ * Fault-injection proxy
+ * ------------------------------------------------------------------------ */
+#include <poll.h>
+
+#ifndef HT_FAULTPROXY_PATH
+#define HT_FAULTPROXY_PATH "faultproxy"
+#endif
+
+static ht_proxy g_proxies[HT_MAX_PROXIES];
+static int g_nproxies;
+static pthread_mutex_t g_proxy_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Read one line of the proxy's answers into line (without the newline)
+ * within timeout_ms. Returns 0, or -1 with the reason in line. */
+static int proxy_read_line(ht_proxy *p, char *line, size_t line_len,
+                           int64_t timeout_ms)
+{
+	int64_t deadline = ht_now_ms() + timeout_ms;
+
+	for (;;) {
+		char *nl = memchr(p->buf, '\n', p->buf_len);
+		struct pollfd pfd;
+		int64_t left;
+		ssize_t n;
+
+		if (nl) {
+			size_t len = (size_t)(nl - p->buf);
+			size_t copy = len < line_len - 1 ? len : line_len - 1;
+
+			memcpy(line, p->buf, copy);
+			line[copy] = '\0';
+			p->buf_len -= len + 1;
+			memmove(p->buf, nl + 1, p->buf_len);
+			return 0;
+		}
+		if (p->buf_len == sizeof p->buf) {
+			snprintf(line, line_len, "answer too long");
+			return -1;
+		}
+		left = deadline - ht_now_ms();
+		if (left <= 0) {
+			snprintf(line, line_len, "no answer within %lld ms",
+			         (long long)timeout_ms);
+			return -1;
+		}
+		pfd.fd = p->from_fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
+			snprintf(line, line_len, "poll: %s", strerror(errno));
+			return -1;
+		}
+		if (!pfd.revents)
+			continue;
+		n = read(p->from_fd, p->buf + p->buf_len,
+		         sizeof p->buf - p->buf_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(line, line_len, "faultproxy exited");
+			return -1;
+		}
+		p->buf_len += (size_t)n;
+	}
+}
+
+static int write_all(int fd, const char *s, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, s, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		s += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void proxy_kill_wait(ht_proxy *p)
+{
+	int64_t deadline = ht_now_ms() + 5000;
+	int status;
+
+	/* "quit", and EOF on its stdin (unless a forked child holds a copy
+	 * of the pipe): either makes it exit */
+	if (p->to_fd >= 0) {
+		write_all(p->to_fd, "quit\n", 5);
+		close(p->to_fd);
+	}
+	p->to_fd = -1;
+	while (p->pid > 0 && ht_now_ms() < deadline) {
+		pid_t w = waitpid(p->pid, &status, WNOHANG);
+		if (w == p->pid || (w < 0 && errno == ECHILD))
+			break;
+		ht_sleep_ms(5);
+	}
+	if (p->pid > 0 && ht_now_ms() >= deadline) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, &status, 0);
+	}
+	p->pid = 0;
+	if (p->from_fd >= 0)
+		close(p->from_fd);
+	p->from_fd = -1;
+}
+
+static void proxy_at_exit(void)
+{
+	int i;
+
+	if (getpid() != g_main_pid)
+		return;
+	for (i = 0; i < g_nproxies; i++)
+		if (g_proxies[i].pid > 0)
+			proxy_kill_wait(&g_proxies[i]);
+}
+
+static const char *proxy_bin(void)
+{
+	const char *bin = getenv("HILOCK_FAULTPROXY");
+
+	return bin && *bin ? bin : HT_FAULTPROXY_PATH;
+}
+
+ht_proxy *ht_proxy_start(int upstream_port)
+{
+	static int registered;
+	pid_t parent = getpid();
+	int to[2], from[2];
+	char line[256], portbuf[16];
+	const char *bin = proxy_bin();
+	ht_proxy *p;
+	pid_t pid;
+
+	check_main_thread();
+	if (g_nproxies >= HT_MAX_PROXIES)
+		HT_FAIL("too many fault proxies");
+	if (!registered) {
+		atexit(proxy_at_exit);
+		registered = 1;
+	}
+	p = &g_proxies[g_nproxies++];
+	memset(p, 0, sizeof *p);
+	p->to_fd = p->from_fd = -1;
+	p->upstream_port = upstream_port;
+	if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0)
+		HT_FAIL("pipe2: %s", strerror(errno));
+	snprintf(portbuf, sizeof portbuf, "%d", upstream_port);
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		HT_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(126);
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl(bin, bin, portbuf, (char *)NULL);
+		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	p->pid = pid;
+	p->to_fd = to[1];
+	p->from_fd = from[0];
+	if (proxy_read_line(p, line, sizeof line, 5000 * ht_scale()) != 0 ||
+	    sscanf(line, "port %d", &p->port) != 1 || p->port <= 0) {
+		proxy_kill_wait(p);
+		HT_FAIL("faultproxy (%s) did not start: %s", bin, line);
+	}
+	snprintf(p->url, sizeof p->url, "redis://127.0.0.1:%d", p->port);
+	return p;
+}
+
+/* Send cmd, read the answer into ans. 0 when it starts with "ok". */
+static int proxy_request(ht_proxy *p, const char *cmd, char *ans,
+                         size_t ans_len)
+{
+	char out[256];
+	int n, rc;
+
+	n = snprintf(out, sizeof out, "%s\n", cmd);
+	if (n < 0 || (size_t)n >= sizeof out || strchr(cmd, '\n')) {
+		snprintf(ans, ans_len, "bad command");
+		return -1;
+	}
+	pthread_mutex_lock(&g_proxy_mu);
+	if (p->pid <= 0) {
+		snprintf(ans, ans_len, "proxy stopped");
+		rc = -1;
+	} else if (write_all(p->to_fd, out, (size_t)n) != 0) {
+		snprintf(ans, ans_len, "write: %s", strerror(errno));
+		rc = -1;
+	} else {
+		rc = proxy_read_line(p, ans, ans_len, 5000 * ht_scale());
+	}
+	pthread_mutex_unlock(&g_proxy_mu);
+	if (rc == 0 && strncmp(ans, "ok", 2) != 0)
+		rc = -1;
+	if (rc == 0 && ans[2] != '\0' && ans[2] != ' ')
+		rc = -1;
+	return rc;
+}
+
+void ht_proxy_cmd(ht_proxy *p, const char *cmd)
+{
+	char ans[256];
+
+	if (proxy_request(p, cmd, ans, sizeof ans) != 0)
+		HT_FAIL("faultproxy \"%s\": %s", cmd, ans);
+}
+
+long ht_proxy_count(ht_proxy *p)
+{
+	char ans[256];
+	long n;
+
+	if (proxy_request(p, "count", ans, sizeof ans) != 0)
+		HT_FAIL("faultproxy \"count\": %s", ans);
+	if (sscanf(ans, "ok %ld", &n) != 1)
+		HT_FAIL("faultproxy \"count\": bad answer \"%s\"", ans);
+	return n;
+}
+
+void ht_proxy_stop(ht_proxy *p)
+{
+	check_main_thread();
+	if (p->pid <= 0)
+		return;
+	pthread_mutex_lock(&g_proxy_mu);
+	proxy_kill_wait(p);
+	pthread_mutex_unlock(&g_proxy_mu);
+}
+
+/* ------------------------------------------------------------------------
+ * Critical-section overlap checker
+ * ------------------------------------------------------------------------ */
+static void cs_append(const char *path, const char *what, const char *tag)
+{
+	char line[512];
+	int n, fd;
+	ssize_t w;
+
+	if (strchr(tag, '\n'))
+		HT_FAIL("ht_cs_%s: the tag has a newline", what);
+	n = snprintf(line, sizeof line, "%s %s\n", what, tag);
+	if (n < 0 || (size_t)n >= sizeof line)
+		HT_FAIL("ht_cs_%s: tag too long", what);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		HT_FAIL("ht_cs_%s: open %s: %s", what, path, strerror(errno));
+	do
+		w = write(fd, line, (size_t)n);
+	while (w < 0 && errno == EINTR);
+	if (w != n)
+		HT_FAIL("ht_cs_%s: write %s: %s", what, path,
+		        w < 0 ? strerror(errno) : "short write");
+	close(fd);
+}
+
+void ht_cs_enter(const char *path, const char *tag)
+{
+	cs_append(path, "enter", tag);
+}
+
+void ht_cs_leave(const char *path, const char *tag)
+{
+	cs_append(path, "leave", tag);
+}
+
+long ht_cs_verify(const char *path, char *why, size_t why_len)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, *open_tag = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long lineno = 0, sections = 0, open_line = 0;
+	int bad = 0;
+
+	if (why_len > 0)
+		why[0] = '\0';
+	if (!f) {
+		snprintf(why, why_len, "open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (!bad && (len = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (len == 0 || line[len - 1] != '\n') {
+			snprintf(why, why_len, "line %ld: incomplete line",
+			         lineno);
+			bad = 1;
+		} else if ((size_t)len != strlen(line)) {
+			snprintf(why, why_len, "line %ld: NUL byte", lineno);
+			bad = 1;
+		} else {
+			line[len - 1] = '\0';
+		}
+		if (bad)
+			break;
+		if (strncmp(line, "enter ", 6) == 0) {
+			if (open_tag) {
+				snprintf(why, why_len,
+				         "line %ld: overlap: \"%s\" while "
+				         "\"enter %s\" (line %ld) is not left",
+				         lineno, line, open_tag, open_line);
+				bad = 1;
+			} else {
+				open_tag = strdup(line + 6);
+				open_line = lineno;
+				if (!open_tag)
+					HT_FAIL("strdup");
+			}
+		} else if (strncmp(line, "leave ", 6) == 0) {
+			if (!open_tag) {
+				snprintf(why, why_len,
+				         "line %ld: \"%s\" outside any section",
+				         lineno, line);
+				bad = 1;
+			} else if (strcmp(open_tag, line + 6) != 0) {
+				snprintf(why, why_len,
+				         "line %ld: \"%s\" but \"enter %s\" "
+				         "(line %ld) is open: overlap",
+				         lineno, line, open_tag, open_line);
+				bad = 1;
+			} else {
+				free(open_tag);
+				open_tag = NULL;
+				sections++;
+			}
+		} else {
+			snprintf(why, why_len, "line %ld: not enter/leave: %s",
+			         lineno, line);
+			bad = 1;
+		}
+	}
+	if (!bad && ferror(f)) {
+		snprintf(why, why_len, "read %s: %s", path, strerror(errno));
+		bad = 1;
+	}
+	if (!bad && open_tag) {
+		snprintf(why, why_len,
+		         "line %ld: \"enter %s\" never left (end of file)",
+		         open_line, open_tag);
+		bad = 1;
+	}
+	free(open_tag);
+	free(line);
+	fclose(f);
+	return bad ? -1 : sections;
+}
+
+long ht_cs_check(const char *path)
+{
+	char why[512];
+	long n = ht_cs_verify(path, why, sizeof why);
+
+	if (n < 0)
+		HT_FAIL("critical sections in %s: %s", path, why);
+	return n;
+}

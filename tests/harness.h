@@ -267,4 +267,68 @@ void ht_thread_join(pthread_t t, int64_t timeout_ms);
  * only. */
 int ht_wait_until(int (*pred)(void *), void *arg, int64_t timeout_ms);
 
+/* ------------------------------------------------------------------------
+ * Fault injection: a TCP proxy between a client and a server
+ * ------------------------------------------------------------------------
+ * tests/tools/faultproxy (HILOCK_FAULTPROXY in the environment overrides
+ * the path built in) listens on a free 127.0.0.1 port and forwards each
+ * connection to 127.0.0.1:<upstream_port>. Commands (ht_proxy_cmd):
+ *   "reset"          every current connection pair closed with RST (both
+ *                    sides); later connections work
+ *   "blackhole on"   nothing forwarded, nothing read: data waits in the
+ *                    kernel; new connections are accepted but get nothing
+ *   "blackhole off"  everything held flows again (late: a delayed packet)
+ *   "drop on|off"    data read in either direction is discarded
+ *   "delay MS"       each chunk, in each direction, is held MS ms (so a
+ *                    round trip takes 2 * MS more); "delay 0" removes it
+ * Each returns once the effect is in place. Start and stop on the main
+ * thread (like servers); stopped at exit, and the proxy exits by itself
+ * when the test process dies. */
+typedef struct ht_proxy {
+	int pid; /* 0 when stopped */
+	int port;
+	char url[128]; /* "redis://127.0.0.1:<port>" */
+	int upstream_port;
+	int to_fd;     /* its stdin */
+	int from_fd;   /* its stdout */
+	char buf[256]; /* answer bytes read but not consumed */
+	size_t buf_len;
+} ht_proxy;
+
+#define HT_MAX_PROXIES 4
+
+/* Start a proxy to 127.0.0.1:upstream_port. Fails the test on error. */
+ht_proxy *ht_proxy_start(int upstream_port);
+
+/* Send one command; fail the test unless it answers "ok" within 5 s
+ * (scaled). */
+void ht_proxy_cmd(ht_proxy *p, const char *cmd);
+
+/* The number of connection pairs the proxy holds open. */
+long ht_proxy_count(ht_proxy *p);
+
+/* Stop it (quit, then SIGKILL after a bound). */
+void ht_proxy_stop(ht_proxy *p);
+
+/* ------------------------------------------------------------------------
+ * Critical-section overlap checker
+ * ------------------------------------------------------------------------
+ * Call ht_cs_enter() right after acquiring a lock and ht_cs_leave() right
+ * before releasing it: each appends one line ("enter <tag>\n",
+ * "leave <tag>\n") to path with a single write() on an O_APPEND descriptor
+ * (any thread or forked child). Since each line is written while the lock
+ * is held, the file's order is the real order of the sections: an overlap
+ * shows as two enters in a row. The tag (no newline) names the holder. */
+void ht_cs_enter(const char *path, const char *tag);
+void ht_cs_leave(const char *path, const char *tag);
+
+/* The number of complete sections in path, or -1 (with the reason and the
+ * line number in why) unless its lines strictly alternate "enter T" and
+ * "leave T" with the same T in each pair and end with a leave. A missing
+ * file is an error; an empty one has 0 sections. */
+long ht_cs_verify(const char *path, char *why, size_t why_len);
+
+/* ht_cs_verify(), failing the test on -1. */
+long ht_cs_check(const char *path);
+
 #endif
