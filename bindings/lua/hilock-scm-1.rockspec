@@ -1,7 +1,11 @@
--- luarocks make bindings/lua/hilock-scm-1.rockspec   (from the repository root)
+-- luarocks --lua-version 5.4 make bindings/lua/hilock-scm-1.rockspec
+--   (from the repository root). Lua 5.4 only: Debian's luarocks targets 5.1
+--   unless told otherwise, and a module built for 5.1 fails in lua5.4 with
+--   "undefined symbol: lua_pcall".
 -- Builds libhilock statically into the module (nothing else to install) with
 -- CMake and SWIG; needs cmake, swig, hiredis (libhiredis-dev) and libuuid
--- (uuid-dev).
+-- (uuid-dev). The module is linked with -z nodelete: Lua unloads C modules
+-- when a state closes, and libhilock registers a thread-exit destructor.
 rockspec_format = "3.0"
 package = "hilock"
 version = "scm-1"
@@ -23,7 +27,7 @@ polling, coroutine ownership, `local held <close> = assert(lock:acquire())`.
    labels = { "redis", "lock", "distributed", "redisson" },
 }
 dependencies = {
-   "lua >= 5.1",
+   "lua >= 5.4, < 5.5",
 }
 external_dependencies = {
    HIREDIS = { header = "hiredis/hiredis.h" },
@@ -33,7 +37,9 @@ build = {
    type = "command",
    build_command = [[
 cmake -S . -B build-luarocks -DCMAKE_BUILD_TYPE=Release \
-  -DHILOCK_BUILD_LUA=ON -DHILOCK_LUA_STATIC=ON -DHILOCK_LUA_INCLUDE_DIR="$(LUA_INCDIR)" \
+  -DHILOCK_BUILD_LUA=ON -DHILOCK_LUA_VERSION=5.4 -DHILOCK_LUA_STATIC=ON \
+  -DHILOCK_LUA_INCLUDE_DIR="$(LUA_INCDIR)" \
+  -DCMAKE_MODULE_LINKER_FLAGS="-Wl,-z,nodelete" \
   -DHILOCK_BUILD_TESTS=OFF -DHILOCK_BUILD_EXAMPLES=OFF -DHILOCK_BUILD_BENCH=OFF \
   -DCMAKE_INSTALL_PREFIX="$(PREFIX)" \
   -DHILOCK_LUA_LMOD="$(LUADIR)" -DHILOCK_LUA_CMOD="$(LIBDIR)" &&

@@ -193,6 +193,9 @@ typedef int hl_rc;
 %rename(version) hl_version;
 const char *hl_version(void);
 %rename(version_number) hl_version_number;
+/* SWIG's int is a Lua float (lua_pushnumber); a version number is an
+ * integer (math.type(...) == "integer" in 5.3+). */
+%typemap(out) int hl_version_number "lua_pushinteger(L, (lua_Integer)$1); SWIG_arg++;"
 int hl_version_number(void);
 %rename(status_name) hl_status_name;
 const char *hl_status_name(int status);

@@ -38,7 +38,8 @@ local pack = table.pack or function(...) return {n = select("#", ...), ...} end
 local M = {}
 
 M.version = core.version()
-M.version_number = core.version_number()
+-- an integer (hilock.i pushes it as one; tointeger keeps 5.3+ sure of it)
+M.version_number = tointeger(core.version_number()) or core.version_number()
 M._VERSION = "hilock " .. M.version
 
 --- Status codes by name: M.codes.HL_ETIMEDOUT == -3 (the third value of a

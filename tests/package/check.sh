@@ -97,6 +97,8 @@ if [ "$(cache HILOCK_BUILD_LUA)" = ON ]; then
 		esac
 	done
 	IFS=$old_ifs
+	readelf -d "$lua_mod" | grep -q 'FLAGS_1.*NODELETE' ||
+		fail "the Lua module is not linked with -z nodelete"
 	# Loaded from the installed tree alone, it finds the installed libhilock.
 	if [ "$(cache HILOCK_LUA_STATIC)" != ON ]; then
 		got=$(lua_finds "$lua_mod")

@@ -95,6 +95,60 @@ test("module: version, codes", function()
 	eq(hilock.codes.HL_ESYSTEM, -14)
 end)
 
+test("module: version_number is an integer", function()
+	eq(math.type(hilock.version_number), "integer", "math.type(hilock.version_number)")
+	eq(math.type(core.version_number()), "integer", "math.type(core.version_number())")
+	local maj, min, pat = hilock.version:match("^(%d+)%.(%d+)%.(%d+)")
+	eq(hilock.version_number, tonumber(maj) * 10000 + tonumber(min) * 100 + tonumber(pat))
+	eq(tostring(hilock.version_number), string.format("%d", hilock.version_number), "tostring")
+end)
+
+test("module: linked with -z nodelete (never unloaded with its Lua state)", function()
+	-- libhilock registers a thread-exit destructor; lua_close dlcloses C
+	-- modules, so the module (and libhilock with it) must stay mapped.
+	local path = assert(package.searchpath("hilock_core", package.cpath))
+	local out, ok = sh("readelf -d " .. shq(path) .. " 2>&1")
+	assert(ok, "readelf failed: " .. out)
+	assert(out:match("FLAGS_1[^\n]*NODELETE"), "no NODELETE in FLAGS_1 of " .. path .. ":\n" .. out)
+end)
+
+test("connect: no message shows the URL's password", function()
+	local secret = "topsecret"
+	local function clean(what, v, msg, code)
+		eq(v, nil, what)
+		assert(type(msg) == "string" and msg ~= "", what .. ": no message")
+		assert(not msg:find("ecret", 1, true), what .. ": the message shows the password: " .. msg)
+		return msg, code
+	end
+	-- a port nobody listens on
+	local msg, code = clean("unreachable", hilock.connect(
+		"redis://alice:" .. secret .. "@127.0.0.1:1/0", {connect_timeout = 2, retry_attempts = 0}))
+	eq(code, "HL_ECONNECT")
+	-- bad URLs, each at another step of the parse
+	for _, url in ipairs{
+		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/abc",
+		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0?x=1",
+		"redis://:" .. secret .. "@127.0.0.1:99999",
+		"rediss://alice:" .. secret .. "@127.0.0.1:" .. PORT,
+		"bogus://alice:" .. secret .. "@x",
+	} do
+		msg, code = clean(url, hilock.connect(url))
+		eq(code, "HL_EINVAL", url)
+		assert(msg:find("***", 1, true), url .. ": the password is not shown masked: " .. msg)
+	end
+	msg = clean("query string", hilock.connect("redis://127.0.0.1:" .. PORT .. "/0?x=1"))
+	assert(msg:find("query string", 1, true), msg)
+	-- credentials the server refuses (it has no such user)
+	msg, code = clean("wrong password", hilock.connect(
+		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0", {retry_attempts = 0}))
+	eq(code, "HL_EAUTH")
+	-- tostring of a client masks it too
+	local c = assert(hilock.connect(URL))
+	c._url = "redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0"
+	assert(not tostring(c):find("ecret", 1, true), tostring(c))
+	c:close()
+end)
+
 test("connect: client id, tostring, close is idempotent", function()
 	local c = assert(hilock.connect(URL))
 	eq(#c:id(), 36)
