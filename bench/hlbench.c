@@ -166,14 +166,16 @@ static int bench_floor(double seconds, int with_ping)
 	end = now_ns() + (int64_t)(seconds * 1e9);
 	t0 = now_ns();
 	while ((t = now_ns()) < end) {
-		const char *a[] = {"EVALSHA", acq, "1", name, lease, owner};
-		const char *u[] = {"EVALSHA", rel,   "2",   name,     channel,
-		                   "0",       lease, owner, "PUBLISH"};
-		redisReply *r = raw_cmd(c, 6, a);
+		/* the scripts set the hold count the caller will have */
+		const char *a[] = {"EVALSHA", acq,   "1", name,
+		                   lease,     owner, "1"};
+		const char *u[] = {"EVALSHA", rel,   "2",   name,      channel,
+		                   "0",       lease, owner, "PUBLISH", "1"};
+		redisReply *r = raw_cmd(c, 7, a);
 		if (r->type != REDIS_REPLY_ARRAY)
 			die_msg("floor: acquire script did not acquire");
 		freeReplyObject(r);
-		r = raw_cmd(c, 9, u);
+		r = raw_cmd(c, 10, u);
 		/* released: {1, subscribers the unlock message reached} */
 		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
 		    r->element[0]->integer != 1)
@@ -296,13 +298,13 @@ static int bench_paired(double seconds)
 	while (now_ns() < end) {
 		t0 = now_ns();
 		while ((t = now_ns()) < t0 + slice) {
-			const char *a[] = {"EVALSHA", acq,   "1",
-			                   name,      lease, owner};
-			const char *u[] = {"EVALSHA", rel,     "2",
-			                   name,      channel, "0",
-			                   lease,     owner,   "PUBLISH"};
-			freeReplyObject(raw_cmd(raw, 6, a));
-			freeReplyObject(raw_cmd(raw, 9, u));
+			const char *a[] = {"EVALSHA", acq,   "1", name,
+			                   lease,     owner, "1"};
+			const char *u[] = {"EVALSHA", rel, "2",   name,
+			                   channel,   "0", lease, owner,
+			                   "PUBLISH", "1"};
+			freeReplyObject(raw_cmd(raw, 7, a));
+			freeReplyObject(raw_cmd(raw, 10, u));
 			nf++;
 		}
 		tf += t - t0;

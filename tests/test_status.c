@@ -20,9 +20,9 @@ static void table(void)
 	};
 	size_t i, j, n = sizeof expected / sizeof expected[0];
 
-	HT_EQ(n, 15);
+	HT_EQ(n, 16);
 	for (i = 0; i < n; i++) {
-		HT_EQ(expected[i].code, -(int)i); /* 0, -1, ... -14 */
+		HT_EQ(expected[i].code, -(int)i); /* 0, -1, ... -15 */
 		HT_STREQ(hl_status_name(expected[i].code), expected[i].name);
 		HT_STREQ(hl_status_str(expected[i].code), expected[i].msg);
 		/* messages and names are distinct */
@@ -37,12 +37,13 @@ static void table(void)
 	HT_STREQ(hl_status_name(HL_EFORKED), "HL_EFORKED");
 	HT_STREQ(hl_status_str(HL_ETIMEDOUT), "timed out");
 	HT_EQ(HL_ESYSTEM, -14);
+	HT_EQ(HL_EINDOUBT, -15);
 }
 
 /* ---- unknown codes ------------------------------------------------------ */
 static void unknown(void)
 {
-	int codes[] = {1,    2,     100,     -15,     -16,
+	int codes[] = {1,    2,     100,     -16,     -17,
 	               -100, -1000, INT_MIN, INT_MAX, HL_STATUS_LAST_};
 	size_t i;
 

@@ -68,11 +68,12 @@ extern "C" {
 	X(EIO, -11, "connection to redis failed")                              \
 	X(EREDIS, -12, "redis replied with an error")                          \
 	X(EPROTOCOL, -13, "unexpected reply from redis")                       \
-	X(ESYSTEM, -14, "operating system error")
+	X(ESYSTEM, -14, "operating system error")                              \
+	X(EINDOUBT, -15, "outcome unknown: redis did not confirm it")
 
 #define HL_STATUS_ENUM_(name, value, msg) HL_##name = value,
 typedef enum hl_status {
-	HL_STATUS_MAP(HL_STATUS_ENUM_) HL_STATUS_LAST_ = -15
+	HL_STATUS_MAP(HL_STATUS_ENUM_) HL_STATUS_LAST_ = -16
 } hl_status;
 #undef HL_STATUS_ENUM_
 
@@ -123,7 +124,7 @@ typedef struct hl_cancel hl_cancel;
 /* ------------------------------------------------------------------------
  * Client options (versioned, append-only)
  * ------------------------------------------------------------------------ */
-#define HL_CLIENT_OPTIONS_VERSION 1
+#define HL_CLIENT_OPTIONS_VERSION 2
 
 typedef struct hl_client_options {
 	unsigned int version;        /* HL_CLIENT_OPTIONS_VERSION */
@@ -137,16 +138,29 @@ typedef struct hl_client_options {
 	const char *client_name;     /* CLIENT SETNAME; NULL: none. Copied. */
 	int pool_size;               /* most command connections, opened on
 	                                demand as threads need them; 32 */
-	int64_t subscription_timeout_ms; /* waiting for SUBSCRIBE; 7500 */
+	int64_t subscription_timeout_ms; /* longest wait for Redis to confirm
+	                                    a SUBSCRIBE before the subscriber
+	                                    connection is made anew; 7500 */
+	/* version 2 */
+	int64_t ping_interval_ms; /* while anyone waits, PING the subscriber
+	                             connection when it was silent this long,
+	                             and make it anew if the PONG does not
+	                             come within command_timeout_ms (a dead
+	                             connection would lose wake-ups); 1000.
+	                             0: never */
 } hl_client_options;
 
 #define HL_CLIENT_OPTIONS_INIT                                                 \
 	{                                                                      \
 		HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL,  \
-		        32, 7500                                               \
+		        32, 7500, 1000                                         \
 	}
 
-/* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT.
+/* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT for the given
+ * version: 2 (this header), or 1 for a program built against an older
+ * header, whose struct ends before ping_interval_ms (only the version 1
+ * fields are written). hl_client_new() accepts both versions too: fields a
+ * version lacks get their defaults.
  * Returns HL_OK, or HL_EINVAL for a NULL opts or an unknown version. */
 HL_EXTERN int hl_client_options_init(hl_client_options *opts,
                                      unsigned int version);

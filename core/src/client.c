@@ -87,17 +87,32 @@ size_t hl__owner_string(char *buf, const hl_client *c, uint64_t owner_id)
 	return (size_t)n;
 }
 
+/* Bytes of hl_client_options that a program built for version v has: the
+ * struct is append-only, so an older one is a prefix of this one. */
+static size_t options_size(unsigned int v)
+{
+	switch (v) {
+	case 1:
+		return offsetof(hl_client_options, ping_interval_ms);
+	case 2:
+		return sizeof(hl_client_options);
+	}
+	return 0;
+}
+
 int hl_client_options_init(hl_client_options *opts, unsigned int version)
 {
 	hl_client_options def = HL_CLIENT_OPTIONS_INIT;
+	size_t n = options_size(version);
 	if (!opts)
 		return hl__fail(HL_EINVAL, "options is NULL");
-	if (version != HL_CLIENT_OPTIONS_VERSION)
+	if (n == 0)
 		return hl__fail(HL_EINVAL,
 		                "options version %u is not supported (this "
-		                "library knows version %u)",
+		                "library knows versions 1 to %u)",
 		                version, HL_CLIENT_OPTIONS_VERSION);
-	*opts = def;
+	def.version = version;
+	memcpy(opts, &def, n);
 	return HL_OK;
 }
 
@@ -109,23 +124,30 @@ static int check_ms(const char *what, int64_t v, int64_t lo)
 	return HL_OK;
 }
 
-static int conf_init(hl_conf *conf, const char *url, const hl_client_options *o)
+static int conf_init(hl_conf *conf, const char *url,
+                     const hl_client_options *given)
 {
+	hl_client_options all = HL_CLIENT_OPTIONS_INIT;
+	const hl_client_options *o = &all;
+	size_t n = options_size(given->version);
 	int rc;
 	memset(conf, 0, sizeof(*conf));
-	if (o->version != HL_CLIENT_OPTIONS_VERSION)
+	if (n == 0)
 		return hl__fail(HL_EINVAL,
 		                "options version %u is not supported; use "
 		                "HL_CLIENT_OPTIONS_INIT or "
 		                "hl_client_options_init()",
-		                o->version);
+		                given->version);
+	/* An older struct is a prefix: its fields over the defaults. */
+	memcpy(&all, given, n);
 	if ((rc = check_ms("watchdog_timeout_ms", o->watchdog_timeout_ms,
 	                   30)) ||
 	    (rc = check_ms("connect_timeout_ms", o->connect_timeout_ms, 1)) ||
 	    (rc = check_ms("command_timeout_ms", o->command_timeout_ms, 1)) ||
 	    (rc = check_ms("retry_delay_ms", o->retry_delay_ms, 0)) ||
 	    (rc = check_ms("subscription_timeout_ms",
-	                   o->subscription_timeout_ms, 1)))
+	                   o->subscription_timeout_ms, 1)) ||
+	    (rc = check_ms("ping_interval_ms", o->ping_interval_ms, 0)))
 		return rc;
 	if (o->retry_attempts < 0 || o->retry_attempts > 100)
 		return hl__fail(HL_EINVAL,
@@ -159,6 +181,7 @@ static int conf_init(hl_conf *conf, const char *url, const hl_client_options *o)
 	conf->retry_delay_ms = o->retry_delay_ms;
 	conf->pool_size = o->pool_size;
 	conf->subscription_timeout_ms = o->subscription_timeout_ms;
+	conf->ping_interval_ms = o->ping_interval_ms;
 	conf->client_name = (o->client_name && *o->client_name)
 	                            ? strdup(o->client_name)
 	                            : NULL;
@@ -177,7 +200,7 @@ static void conf_clear(hl_conf *conf)
 }
 
 /* Load every script once; EVALSHA then needs only their hashes. */
-static int load_scripts(hl_client *c, redisContext *ctx)
+static int load_scripts(hl_client *c, hl_conn *conn)
 {
 	const char *argv[HL_SCRIPT_COUNT][3];
 	size_t lens[HL_SCRIPT_COUNT][3];
@@ -198,8 +221,9 @@ static int load_scripts(hl_client *c, redisContext *ctx)
 		argvp[i] = argv[i];
 		lensp[i] = lens[i];
 	}
-	rc = hl__conn_roundtrip(ctx, HL_SCRIPT_COUNT, argcs, argvp, lensp,
-	                        replies, &sent);
+	rc = hl__conn_roundtrip(conn, HL_SCRIPT_COUNT, argcs, argvp, lensp,
+	                        replies, &sent, NULL,
+	                        c->conf.command_timeout_ms);
 	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
 		redisReply *r = replies[i];
 		if (rc == HL_OK) {
@@ -266,9 +290,9 @@ int hl_client_new(hl_client **out, const char *url,
 	}
 	/* The first pooled connection proves the server, the credentials
 	 * and the database before the client exists. */
-	if ((rc = hl__conn_open(&c->pool[0].ctx, &c->conf)) != HL_OK)
+	if ((rc = hl__conn_open(&c->pool[0].conn, &c->conf, NULL)) != HL_OK)
 		goto fail;
-	if ((rc = load_scripts(c, c->pool[0].ctx)) != HL_OK)
+	if ((rc = load_scripts(c, c->pool[0].conn)) != HL_OK)
 		goto fail;
 	if ((rc = hl__pubsub_start(c)) != HL_OK)
 		goto fail;
@@ -284,8 +308,8 @@ int hl_client_new(hl_client **out, const char *url,
 	*out = c;
 	return HL_OK;
 fail:
-	if (c->pool && c->pool[0].ctx)
-		redisFree(c->pool[0].ctx);
+	if (c->pool)
+		hl__conn_free(c->pool[0].conn);
 	free(c->pool);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
@@ -342,11 +366,10 @@ static void unlink_live(hl_client *c)
 static void free_connections(hl_client *c)
 {
 	int i;
-	for (i = 0; i < c->conf.pool_size; i++)
-		if (c->pool[i].ctx) {
-			redisFree(c->pool[i].ctx);
-			c->pool[i].ctx = NULL;
-		}
+	for (i = 0; i < c->conf.pool_size; i++) {
+		hl__conn_free(c->pool[i].conn);
+		c->pool[i].conn = NULL;
+	}
 }
 
 void hl_client_close(hl_client *c)
@@ -363,14 +386,10 @@ void hl_client_close(hl_client *c)
 			return;
 		c->closed = 1;
 		free_connections(c);
-		if (c->sub_ctx) {
-			redisFree(c->sub_ctx);
-			c->sub_ctx = NULL;
-		}
-		if (c->wd_ctx) {
-			redisFree(c->wd_ctx);
-			c->wd_ctx = NULL;
-		}
+		hl__conn_free(c->sub_conn);
+		c->sub_conn = NULL;
+		hl__conn_free(c->wd_conn);
+		c->wd_conn = NULL;
 		if (c->sub_wake_fd >= 0) {
 			close(c->sub_wake_fd);
 			c->sub_wake_fd = -1;
@@ -464,7 +483,7 @@ int hl_client_interrupt(hl_client *c)
 	int rc = hl__client_enter(c);
 	if (rc != HL_OK)
 		return rc;
-	hl__pubsub_wake_all(c);
+	hl__pubsub_wake_all(c); /* bumps interrupt_gen */
 	pthread_mutex_lock(&c->hold_mu);
 	c->hold_interrupt_gen++;
 	pthread_cond_broadcast(&c->hold_cond);
@@ -475,11 +494,15 @@ int hl_client_interrupt(hl_client *c)
 
 /* ---- the pool ----------------------------------------------------------- */
 
-static int pool_take(hl_client *c, int *out)
+static int pool_take(hl_client *c, int *out, const hl_bound *b)
 {
-	int i, pick = -1;
+	int i, pick = -1, rc;
 	pthread_mutex_lock(&c->pool_mu);
 	for (;;) {
+		if ((rc = hl__bound_check(b)) != HL_OK) {
+			pthread_mutex_unlock(&c->pool_mu);
+			return rc;
+		}
 		if (atomic_load(&c->closing)) {
 			pthread_mutex_unlock(&c->pool_mu);
 			return hl__fail(HL_ECLOSED, "the client is closed");
@@ -488,7 +511,7 @@ static int pool_take(hl_client *c, int *out)
 		for (i = 0; i < c->conf.pool_size; i++) {
 			if (c->pool[i].busy)
 				continue;
-			if (c->pool[i].ctx) {
+			if (c->pool[i].conn) {
 				pick = i;
 				break;
 			}
@@ -498,7 +521,10 @@ static int pool_take(hl_client *c, int *out)
 		if (pick >= 0)
 			break;
 		c->pool_waiting++;
-		pthread_cond_wait(&c->pool_cond, &c->pool_mu);
+		/* Woken by a returned connection or close; a slice so that
+		 * a cancel or a deadline is noticed too. */
+		hl__cond_wait_until(&c->pool_cond, &c->pool_mu,
+		                    hl__now_ms() + 20);
 		c->pool_waiting--;
 	}
 	c->pool[pick].busy = 1;
@@ -516,33 +542,118 @@ static void pool_give(hl_client *c, int i)
 	pthread_mutex_unlock(&c->pool_mu);
 }
 
-/* Sleep up to ms, returning early when the client closes. */
-static void nap(hl_client *c, int64_t ms)
+int hl__pause(hl_client *c, int64_t ms, const hl_bound *b)
 {
-	int64_t deadline = hl__now_ms() + ms;
+	int64_t until = hl__now_ms() + ms;
+	int rc = HL_OK;
 	pthread_mutex_lock(&c->life_mu);
-	while (!c->closed && hl__now_ms() < deadline)
-		if (hl__cond_wait_until(&c->life_cond, &c->life_mu, deadline) ==
-		    ETIMEDOUT)
+	while (!c->closed && (rc = hl__bound_check(b)) == HL_OK) {
+		int64_t now = hl__now_ms(), slice = now + 20;
+		if (now >= until)
 			break;
+		/* close broadcasts life_cond; cancel and interrupt are seen
+		 * within a slice */
+		hl__cond_wait_until(&c->life_cond, &c->life_mu,
+		                    slice < until ? slice : until);
+	}
+	if (rc == HL_OK && c->closed)
+		rc = hl__fail(HL_ECLOSED, "the client was closed");
 	pthread_mutex_unlock(&c->life_mu);
+	return rc;
 }
 
-int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
-                const size_t *lens, int idempotent, enum hl_sent *sentp)
+/* ---- fences -------------------------------------------------------------
+ * A connection dropped while a state-changing command may still be on its
+ * way (a reply timed out, a reset) could deliver that command late: after
+ * the caller was told it failed, even after the same owner's next command.
+ * So its server-side id and address go on a list, and the next command
+ * this client sends is preceded, in the same pipeline, by CLIENT KILL ID
+ * <id> ADDR <addr> for each: once that has run, nothing the old connection
+ * carried can run any more. (The address guards against a restarted server
+ * that reuses the id for someone else's connection.) */
+
+static void fence_add(hl_client *c, const hl_conn *conn)
 {
-	int slot = 0, rc, attempt;
-	enum hl_sent sent = HL_SENT_NOTHING;
+	pthread_mutex_lock(&c->pool_mu);
+	if (!c->fence_off && conn->server_id >= 0 && conn->server_addr[0]) {
+		if (c->nfences == HL_FENCE_MAX) {
+			/* the oldest is the most likely to be gone already */
+			memmove(c->fences, c->fences + 1,
+			        (HL_FENCE_MAX - 1) * sizeof(c->fences[0]));
+			c->nfences--;
+		}
+		c->fences[c->nfences].id = conn->server_id;
+		memcpy(c->fences[c->nfences].addr, conn->server_addr,
+		       sizeof(conn->server_addr));
+		c->nfences++;
+	}
+	pthread_mutex_unlock(&c->pool_mu);
+}
+
+/* Copy the pending fences (at most max). */
+static int fences_pending(hl_client *c, hl_fence *out, int max)
+{
+	int n;
+	pthread_mutex_lock(&c->pool_mu);
+	n = c->nfences < max ? c->nfences : max;
+	memcpy(out, c->fences, (size_t)n * sizeof(*out));
+	pthread_mutex_unlock(&c->pool_mu);
+	return n;
+}
+
+/* The fences whose CLIENT KILL ran are done; a refusal (an ACL without
+ * CLIENT KILL, a server without it) turns fencing off for this client. */
+static void fences_done(hl_client *c, const hl_fence *f, int n,
+                        redisReply **replies)
+{
+	int i, j;
+	pthread_mutex_lock(&c->pool_mu);
+	for (i = 0; i < n; i++) {
+		if (replies[i]->type == REDIS_REPLY_ERROR &&
+		    strstr(replies[i]->str, "No such client") == NULL) {
+			c->fence_off = 1;
+			c->nfences = 0;
+			break;
+		}
+		for (j = 0; j < c->nfences; j++)
+			if (c->fences[j].id == f[i].id &&
+			    strcmp(c->fences[j].addr, f[i].addr) == 0) {
+				memmove(c->fences + j, c->fences + j + 1,
+				        (size_t)(c->nfences - j - 1) *
+				                sizeof(c->fences[0]));
+				c->nfences--;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&c->pool_mu);
+}
+
+/* ---- commands ----------------------------------------------------------- */
+
+#define HL_FENCES_PER_TRIP 4
+
+int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
+                const size_t *lens, int flags, enum hl_sent *sentp,
+                const hl_bound *b)
+{
+	int slot = 0, rc, attempt, i;
+	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
 	*out = NULL;
-	if ((rc = pool_take(c, &slot)) != HL_OK)
+	if ((rc = pool_take(c, &slot, b)) != HL_OK)
 		return rc;
 	for (attempt = 0;; attempt++) {
-		redisContext *ctx = c->pool[slot].ctx;
-		redisReply *reply = NULL;
-		const char **av = argv;
-		const size_t *al = lens;
-		if (!ctx) {
-			rc = hl__conn_open(&ctx, &c->conf);
+		hl_conn *conn = c->pool[slot].conn;
+		hl_fence f[HL_FENCES_PER_TRIP];
+		char ids[HL_FENCES_PER_TRIP][24];
+		const char *fargv[HL_FENCES_PER_TRIP][6];
+		size_t flens[HL_FENCES_PER_TRIP][6];
+		const char **argvp[HL_FENCES_PER_TRIP + 1];
+		const size_t *lensp[HL_FENCES_PER_TRIP + 1];
+		int argcs[HL_FENCES_PER_TRIP + 1];
+		redisReply *replies[HL_FENCES_PER_TRIP + 1];
+		int nf;
+		if (!conn) {
+			rc = hl__conn_open(&conn, &c->conf, b);
 			if (rc == HL_ECONNECT) {
 				/* Nothing sent: try again after a pause. */
 				sent = HL_SENT_NOTHING;
@@ -550,39 +661,80 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 			}
 			if (rc != HL_OK)
 				break;
-			c->pool[slot].ctx = ctx;
+			c->pool[slot].conn = conn;
 		}
-		rc = hl__conn_roundtrip(ctx, 1, &argc, &av, &al, &reply, &sent);
+		nf = fences_pending(c, f, HL_FENCES_PER_TRIP);
+		for (i = 0; i < nf; i++) {
+			snprintf(ids[i], sizeof(ids[i]), "%lld", f[i].id);
+			fargv[i][0] = "CLIENT";
+			fargv[i][1] = "KILL";
+			fargv[i][2] = "ID";
+			fargv[i][3] = ids[i];
+			fargv[i][4] = "ADDR";
+			fargv[i][5] = f[i].addr;
+			flens[i][0] = 6;
+			flens[i][1] = 4;
+			flens[i][2] = 2;
+			flens[i][3] = strlen(ids[i]);
+			flens[i][4] = 4;
+			flens[i][5] = strlen(f[i].addr);
+			argcs[i] = 6;
+			argvp[i] = fargv[i];
+			lensp[i] = flens[i];
+		}
+		argcs[nf] = argc;
+		argvp[nf] = argv;
+		lensp[nf] = lens;
+		rc = hl__conn_roundtrip(conn, nf + 1, argcs, argvp, lensp,
+		                        replies, &sent, b,
+		                        c->conf.command_timeout_ms);
 		if (rc == HL_OK) {
-			*out = reply;
+			if (nf)
+				fences_done(c, f, nf, replies);
+			for (i = 0; i < nf; i++)
+				freeReplyObject(replies[i]);
+			*out = replies[nf];
 			break;
 		}
-		redisFree(ctx);
-		c->pool[slot].ctx = NULL;
+		for (i = 0; i <= nf; i++)
+			if (replies[i])
+				freeReplyObject(replies[i]);
+		if (sent == HL_SENT_MAYBE) {
+			any_sent = HL_SENT_MAYBE;
+			if (flags & HL_CMD_WRITE)
+				fence_add(c, conn);
+		}
+		hl__conn_free(conn);
+		c->pool[slot].conn = NULL;
 		if (rc != HL_EIO)
-			break;
-		if (sent == HL_SENT_MAYBE && !idempotent)
+			break; /* the bound stopped it, or out of memory */
+		if (sent == HL_SENT_MAYBE && !(flags & HL_CMD_IDEMPOTENT))
 			break;
 	retry:
-		if (attempt >= c->conf.retry_attempts ||
-		    atomic_load(&c->closing)) {
-			if (rc == HL_ECONNECT)
-				rc = hl__fail(HL_EIO,
-				              "%s: redis unreachable "
-				              "after %d attempts: %s",
-				              c->conf.url_text, attempt + 1,
-				              hl_error_last());
+		if (attempt >= c->conf.retry_attempts) {
+			rc = hl__fail_wrap(HL_EIO, "%s: no answer after %d %s",
+			                   c->conf.url_text, attempt + 1,
+			                   attempt ? "attempts" : "attempt");
 			break;
 		}
 		/* A broken pooled connection is common after a restart and
 		 * costs nothing to replace: retry the first time at once. */
-		if (attempt > 0 || rc == HL_ECONNECT)
-			nap(c,
-			    hl__jitter_delay(c->conf.retry_delay_ms, attempt));
+		if (attempt > 0 || rc == HL_ECONNECT) {
+			int prc = hl__pause(
+			        c,
+			        hl__jitter_delay(c->conf.retry_delay_ms,
+			                         attempt),
+			        b);
+			if (prc != HL_OK) {
+				rc = prc;
+				break;
+			}
+		}
 	}
 	pool_give(c, slot);
+	/* Also after a success: an earlier attempt may have run too. */
 	if (sentp)
-		*sentp = sent;
+		*sentp = any_sent;
 	return rc;
 }
 
@@ -593,8 +745,8 @@ int hl__reply_error(const redisReply *r, const char *what)
 }
 
 int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
-             int nargs, const char **args, const size_t *lens,
-             enum hl_sent *sent)
+             int nargs, const char **args, const size_t *lens, int flags,
+             enum hl_sent *sent, const hl_bound *b)
 {
 	/* argv: EVALSHA sha numkeys keys... args... */
 	const char *argv[3 + 64];
@@ -612,7 +764,7 @@ int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
 	alen[2] = strlen(nk);
 	memcpy(argv + 3, args, sizeof(*args) * (size_t)nargs);
 	memcpy(alen + 3, lens, sizeof(*lens) * (size_t)nargs);
-	rc = hl__command(c, out, argc, argv, alen, 0, sent);
+	rc = hl__command(c, out, argc, argv, alen, flags, sent, b);
 	if (rc == HL_OK && (*out)->type == REDIS_REPLY_ERROR &&
 	    strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
 		/* The server lost its script cache (restart, SCRIPT FLUSH):
@@ -624,7 +776,7 @@ int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
 		alen[0] = 4;
 		argv[1] = hl__script(id)->source;
 		alen[1] = strlen(argv[1]);
-		rc = hl__command(c, out, argc, argv, alen, 0, sent);
+		rc = hl__command(c, out, argc, argv, alen, flags, sent, b);
 	}
 	return rc;
 }

@@ -1,18 +1,185 @@
-/* One hiredis connection: connect, handshake, pipelined round trips. */
+/*
+ * One connection: hilock's own non-blocking socket (TCP or unix), with
+ * hiredis used only to format commands and parse replies. Every wait on the
+ * socket is a poll() bounded by the command timeout and by the caller's
+ * bound (deadline, cancel flag, client close or interrupt), so no call
+ * outlives its deadline because the network stopped answering.
+ */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
-static struct timeval tv_of(int64_t ms)
+/* How often a wait without data rechecks cancel, close and interrupt. */
+#define HL_IO_SLICE_MS 20
+
+/* ---- bounds ------------------------------------------------------------- */
+
+void hl__bound_init(hl_bound *b, hl_client *c, int64_t deadline_ms,
+                    hl_cancel *cancel)
 {
-	struct timeval tv;
-	tv.tv_sec = (time_t)(ms / 1000);
-	tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
-	return tv;
+	b->deadline_ms = deadline_ms;
+	b->cancel = cancel;
+	b->client = c;
+	b->interrupt_gen = c ? atomic_load(&c->interrupt_gen) : 0;
+	b->interruptible = 1;
+}
+
+int hl__bound_check(const hl_bound *b)
+{
+	if (!b)
+		return HL_OK;
+	if (b->client && atomic_load(&b->client->closing))
+		return hl__fail(HL_ECLOSED, "the client was closed");
+	if (hl_cancel_is_triggered(b->cancel) ||
+	    (b->client && b->interruptible &&
+	     atomic_load(&b->client->interrupt_gen) != b->interrupt_gen))
+		return hl__fail(HL_EINTERRUPTED, "interrupted");
+	if (b->deadline_ms >= 0 && hl__now_ms() >= b->deadline_ms)
+		return hl__fail(HL_ETIMEDOUT, "the deadline passed");
+	return HL_OK;
+}
+
+/* The earlier of now + timeout_ms and the bound's deadline. */
+static int64_t io_deadline(const hl_bound *b, int64_t timeout_ms)
+{
+	int64_t d = hl__now_ms() + timeout_ms;
+	if (b && b->deadline_ms >= 0 && b->deadline_ms < d)
+		d = b->deadline_ms;
+	return d;
+}
+
+/* Wait until fd is ready for events, or io_deadline, or the bound stops
+ * us. HL_OK when ready; HL_EIO "what timed out" at io_deadline; the
+ * bound's status when it stops the wait. */
+static int wait_fd(int fd, short events, int64_t deadline, const hl_bound *b,
+                   const char *what, int64_t timeout_ms)
+{
+	for (;;) {
+		struct pollfd p;
+		int64_t left;
+		int rc, slice;
+		if ((rc = hl__bound_check(b)) != HL_OK)
+			return rc;
+		left = deadline - hl__now_ms();
+		if (left <= 0)
+			return hl__fail(HL_EIO, "%s: no answer within %lld ms",
+			                what, (long long)timeout_ms);
+		slice = left > HL_IO_SLICE_MS ? HL_IO_SLICE_MS : (int)left;
+		/* Nothing can stop the wait early: one poll for all of it. */
+		if (!b || (!b->cancel && !b->client))
+			slice = (int)(left > 1 << 30 ? 1 << 30 : left);
+		p.fd = fd;
+		p.events = events;
+		p.revents = 0;
+		rc = poll(&p, 1, slice);
+		if (rc > 0)
+			return HL_OK; /* ready, or an error the next I/O reports
+			               */
+		if (rc < 0 && errno != EINTR)
+			return hl__fail(HL_EIO, "%s: poll: %s", what,
+			                strerror(errno));
+	}
+}
+
+/* ---- connecting --------------------------------------------------------- */
+
+static int set_socket_options(int fd, int tcp)
+{
+	int one = 1;
+	if (tcp) {
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+	}
+	return 0;
+}
+
+/* Start a non-blocking connect and wait for it within the bound. */
+static int connect_addr(int *out, int family, const struct sockaddr *sa,
+                        socklen_t salen, const hl_conf *conf, const hl_bound *b)
+{
+	int fd, rc, err = 0;
+	socklen_t errlen = sizeof(err);
+	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return hl__fail(HL_ECONNECT, "socket: %s", strerror(errno));
+	set_socket_options(fd, family != AF_UNIX);
+	do
+		rc = connect(fd, sa, salen);
+	while (rc < 0 && errno == EINTR);
+	if (rc < 0 && errno != EINPROGRESS && errno != EAGAIN) {
+		rc = hl__fail(HL_ECONNECT, "%s", strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (rc < 0) {
+		rc = wait_fd(fd, POLLOUT,
+		             io_deadline(b, conf->connect_timeout_ms), b,
+		             "connect", conf->connect_timeout_ms);
+		if (rc == HL_EIO)
+			rc = hl__fail(HL_ECONNECT,
+			              "connection not established within "
+			              "%lld ms",
+			              (long long)conf->connect_timeout_ms);
+		if (rc != HL_OK) {
+			close(fd);
+			return rc;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &errlen) < 0)
+			err = errno;
+		if (err) {
+			close(fd);
+			return hl__fail(HL_ECONNECT, "%s", strerror(err));
+		}
+	}
+	*out = fd;
+	return HL_OK;
+}
+
+static int connect_socket(int *out, const hl_conf *conf, const hl_bound *b)
+{
+	if (conf->url.is_unix) {
+		struct sockaddr_un sun;
+		memset(&sun, 0, sizeof(sun));
+		sun.sun_family = AF_UNIX;
+		if (strlen(conf->url.path) >= sizeof(sun.sun_path))
+			return hl__fail(HL_EINVAL, "unix socket path too long");
+		strcpy(sun.sun_path, conf->url.path);
+		return connect_addr(out, AF_UNIX, (struct sockaddr *)&sun,
+		                    sizeof(sun), conf, b);
+	} else {
+		struct addrinfo hints, *res = NULL, *ai;
+		char port[16];
+		int rc, gai;
+		memset(&hints, 0, sizeof(hints));
+		hints.ai_family = AF_UNSPEC;
+		hints.ai_socktype = SOCK_STREAM;
+		snprintf(port, sizeof(port), "%d", conf->url.port);
+		gai = getaddrinfo(conf->url.host, port, &hints, &res);
+		if (gai != 0)
+			return hl__fail(HL_ECONNECT, "cannot resolve %s: %s",
+			                conf->url.host, gai_strerror(gai));
+		rc = hl__fail(HL_ECONNECT, "no address for %s", conf->url.host);
+		for (ai = res; ai; ai = ai->ai_next) {
+			rc = connect_addr(out, ai->ai_family, ai->ai_addr,
+			                  ai->ai_addrlen, conf, b);
+			/* A stop (deadline, cancel, close) ends the search. */
+			if (rc == HL_OK || rc != HL_ECONNECT)
+				break;
+		}
+		freeaddrinfo(res);
+		return rc;
+	}
 }
 
 static int is_auth_error(const char *s)
@@ -24,9 +191,43 @@ static int is_auth_error(const char *s)
 	       strstr(s, "no password is set") != NULL;
 }
 
-int hl__conn_open(redisContext **out, const hl_conf *conf)
+/* "id=7 addr=127.0.0.1:5000 ..." from CLIENT INFO: this connection as the
+ * server knows it, so that a later connection can fence it off. */
+static void parse_client_info(hl_conn *conn, const redisReply *r)
 {
-	redisContext *ctx;
+	const char *id, *addr, *end;
+	size_t n;
+	if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)
+		return;
+	id = strstr(r->str, "id=");
+	addr = strstr(r->str, " addr=");
+	if (!id || id != r->str || !addr)
+		return;
+	addr += 6;
+	end = strchr(addr, ' ');
+	n = end ? (size_t)(end - addr) : strlen(addr);
+	if (n == 0 || n >= sizeof(conn->server_addr))
+		return;
+	conn->server_id = strtoll(id + 3, NULL, 10);
+	memcpy(conn->server_addr, addr, n);
+	conn->server_addr[n] = '\0';
+}
+
+void hl__conn_free(hl_conn *conn)
+{
+	if (!conn)
+		return;
+	if (conn->fd >= 0)
+		close(conn->fd);
+	if (conn->reader)
+		redisReaderFree(conn->reader);
+	free(conn->obuf);
+	free(conn);
+}
+
+int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
+{
+	hl_conn *conn;
 	const char *argv[4][3];
 	size_t lens[4][3];
 	int argcs[4], n = 0, i, rc;
@@ -37,24 +238,20 @@ int hl__conn_open(redisContext **out, const hl_conf *conf)
 	char dbbuf[16];
 	const char *what[4];
 
-	if (conf->url.is_unix)
-		ctx = redisConnectUnixWithTimeout(
-		        conf->url.path, tv_of(conf->connect_timeout_ms));
-	else
-		ctx = redisConnectWithTimeout(conf->url.host, conf->url.port,
-		                              tv_of(conf->connect_timeout_ms));
-	if (!ctx)
-		return hl__fail(HL_ENOMEM, "%s: out of memory connecting",
-		                conf->url_text);
-	if (ctx->err) {
-		rc = hl__fail(HL_ECONNECT, "%s: %s", conf->url_text,
-		              ctx->errstr);
-		redisFree(ctx);
-		return rc;
+	conn = calloc(1, sizeof(*conn));
+	if (!conn)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	conn->fd = -1;
+	conn->server_id = -1;
+	conn->reader = redisReaderCreate();
+	if (!conn->reader) {
+		free(conn);
+		return hl__fail(HL_ENOMEM, "out of memory");
 	}
-	redisSetTimeout(ctx, tv_of(conf->command_timeout_ms));
-	if (!conf->url.is_unix)
-		redisEnableKeepAlive(ctx);
+	if ((rc = connect_socket(&conn->fd, conf, b)) != HL_OK) {
+		hl__conn_free(conn);
+		return hl__fail_wrap(rc, "%s", conf->url_text);
+	}
 
 	if (conf->url.password) {
 		int a = 0;
@@ -88,62 +285,149 @@ int hl__conn_open(redisContext **out, const hl_conf *conf)
 		argcs[n] = 3;
 		what[n++] = "CLIENT SETNAME";
 	}
-	/* PING tells a server that wants a password from one that does not. */
-	argv[n][0] = "PING";
-	lens[n][0] = 4;
-	argcs[n] = 1;
-	what[n++] = "PING";
+	/* CLIENT INFO tells a server that wants a password from one that
+	 * does not (NOAUTH), and names this connection for fencing. A server
+	 * without it (before 6.2) or an ACL that forbids it only costs the
+	 * fencing. */
+	argv[n][0] = "CLIENT";
+	lens[n][0] = 6;
+	argv[n][1] = "INFO";
+	lens[n][1] = 4;
+	argcs[n] = 2;
+	what[n++] = "CLIENT INFO";
 	for (i = 0; i < n; i++) {
 		argvp[i] = argv[i];
 		lensp[i] = lens[i];
 	}
-	rc = hl__conn_roundtrip(ctx, n, argcs, argvp, lensp, replies, &sent);
+	rc = hl__conn_roundtrip(conn, n, argcs, argvp, lensp, replies, &sent, b,
+	                        conf->command_timeout_ms);
 	if (rc != HL_OK) {
-		int r2 = hl__fail(HL_ECONNECT, "%s: handshake failed: %s",
-		                  conf->url_text, hl_error_last());
 		for (i = 0; i < n; i++)
 			if (replies[i])
 				freeReplyObject(replies[i]);
-		redisFree(ctx);
-		return r2;
+		hl__conn_free(conn);
+		if (rc == HL_EIO || rc == HL_EPROTOCOL)
+			return hl__fail_wrap(HL_ECONNECT, "%s: handshake",
+			                     conf->url_text);
+		return hl__fail_wrap(rc, "%s: handshake", conf->url_text);
 	}
 	rc = HL_OK;
 	for (i = 0; i < n && rc == HL_OK; i++) {
 		redisReply *r = replies[i];
-		if (r->type != REDIS_REPLY_ERROR)
+		if (r->type != REDIS_REPLY_ERROR) {
+			if (i == n - 1)
+				parse_client_info(conn, r);
 			continue;
+		}
 		if (is_auth_error(r->str))
 			rc = hl__fail(HL_EAUTH, "%s: %s refused: %s",
 			              conf->url_text, what[i], r->str);
-		else
+		else if (i < n - 1)
 			rc = hl__fail(HL_EREDIS, "%s: %s refused: %s",
 			              conf->url_text, what[i], r->str);
 	}
 	for (i = 0; i < n; i++)
 		freeReplyObject(replies[i]);
 	if (rc != HL_OK) {
-		redisFree(ctx);
+		hl__conn_free(conn);
 		return rc;
 	}
-	*out = ctx;
+	*out = conn;
 	return HL_OK;
 }
 
-/* An idle connection must have nothing to read: readable means the server
- * closed it (restart, timeout) or sent garbage. Checked before reuse so a
- * command is not written into a dead socket, where it would be ambiguous
- * whether it ran. */
-static int conn_dead(redisContext *ctx)
+/* ---- I/O ---------------------------------------------------------------- */
+
+int hl__conn_append(hl_conn *conn, int argc, const char **argv,
+                    const size_t *lens)
+{
+	char *cmd = NULL;
+	int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+	if (len < 0 || !cmd)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if (conn->olen + (size_t)len > conn->ocap) {
+		size_t cap = conn->ocap ? conn->ocap : 256;
+		char *nb;
+		while (cap < conn->olen + (size_t)len)
+			cap *= 2;
+		nb = realloc(conn->obuf, cap);
+		if (!nb) {
+			redisFreeCommand(cmd);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+		conn->obuf = nb;
+		conn->ocap = cap;
+	}
+	memcpy(conn->obuf + conn->olen, cmd, (size_t)len);
+	conn->olen += (size_t)len;
+	redisFreeCommand(cmd);
+	return HL_OK;
+}
+
+int hl__conn_write_some(hl_conn *conn, int *wrote)
+{
+	ssize_t n;
+	*wrote = 0;
+	if (conn->olen == 0)
+		return HL_OK;
+	do
+		n = send(conn->fd, conn->obuf, conn->olen, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return HL_OK;
+		return hl__fail(HL_EIO, "writing to redis: %s",
+		                strerror(errno));
+	}
+	*wrote = n > 0;
+	memmove(conn->obuf, conn->obuf + n, conn->olen - (size_t)n);
+	conn->olen -= (size_t)n;
+	return HL_OK;
+}
+
+int hl__conn_read_some(hl_conn *conn)
+{
+	char buf[16384];
+	ssize_t n;
+	do
+		n = recv(conn->fd, buf, sizeof(buf), 0);
+	while (n < 0 && errno == EINTR);
+	if (n == 0)
+		return hl__fail(HL_EIO, "redis closed the connection");
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return HL_OK;
+		return hl__fail(HL_EIO, "reading from redis: %s",
+		                strerror(errno));
+	}
+	if (redisReaderFeed(conn->reader, buf, (size_t)n) != REDIS_OK)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	conn->last_read_ms = hl__now_ms();
+	return HL_OK;
+}
+
+int hl__conn_next_reply(hl_conn *conn, redisReply **out)
+{
+	void *r = NULL;
+	*out = NULL;
+	if (redisReaderGetReply(conn->reader, &r) != REDIS_OK)
+		return hl__fail(HL_EPROTOCOL, "bad reply from redis: %s",
+		                conn->reader->errstr);
+	*out = r;
+	return HL_OK;
+}
+
+int hl__conn_dead(hl_conn *conn)
 {
 	struct pollfd pfd;
 	char ch;
 	ssize_t n;
-	pfd.fd = ctx->fd;
+	pfd.fd = conn->fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
 	if (poll(&pfd, 1, 0) <= 0)
 		return 0;
-	n = recv(ctx->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
+	n = recv(conn->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
 	if (n == 0)
 		return 1;
 	if (n < 0)
@@ -151,41 +435,52 @@ static int conn_dead(redisContext *ctx)
 	return 1; /* unexpected data */
 }
 
-int hl__conn_roundtrip(redisContext *ctx, int ncmd, const int *argcs,
+int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
                        const char **const *argvs, const size_t *const *lens,
-                       redisReply **replies, enum hl_sent *sent)
+                       redisReply **replies, enum hl_sent *sent,
+                       const hl_bound *b, int64_t timeout_ms)
 {
-	int i, done = 0, first = 1;
+	int i, got = 0, rc, wrote;
+	int64_t deadline = io_deadline(b, timeout_ms);
 	*sent = HL_SENT_NOTHING;
 	for (i = 0; i < ncmd; i++)
 		replies[i] = NULL;
-	if (ctx->err || conn_dead(ctx))
-		return hl__fail(HL_EIO, "connection to redis was closed");
-	for (i = 0; i < ncmd; i++) {
-		if (redisAppendCommandArgv(ctx, argcs[i], argvs[i], lens[i]) !=
-		    REDIS_OK)
-			return hl__fail(HL_ENOMEM, "out of memory: %s",
-			                ctx->errstr);
-	}
-	while (!done) {
-		if (redisBufferWrite(ctx, &done) != REDIS_OK) {
-			*sent = first ? HL_SENT_NOTHING : HL_SENT_MAYBE;
-			return hl__fail(HL_EIO, "writing to redis: %s",
-			                ctx->errstr);
-		}
-		first = 0;
+	/* An idle connection must have nothing to read: readable means the
+	 * server closed it (restart, timeout) or sent garbage. Checked
+	 * before use so a command is not written into a dead socket, where
+	 * it would be ambiguous whether it ran. */
+	if (conn->olen == 0 && hl__conn_dead(conn))
+		return hl__fail(HL_EIO, "the connection to redis was closed");
+	if ((rc = hl__bound_check(b)) != HL_OK)
+		return rc;
+	for (i = 0; i < ncmd; i++)
+		if ((rc = hl__conn_append(conn, argcs[i], argvs[i], lens[i])) !=
+		    HL_OK)
+			return rc;
+	while (conn->olen > 0) {
+		if ((rc = hl__conn_write_some(conn, &wrote)) != HL_OK)
+			return rc;
+		if (wrote)
+			*sent = HL_SENT_MAYBE;
+		if (conn->olen > 0 &&
+		    (rc = wait_fd(conn->fd, POLLOUT, deadline, b,
+		                  "writing to redis", timeout_ms)) != HL_OK)
+			return rc;
 	}
 	*sent = HL_SENT_MAYBE;
-	for (i = 0; i < ncmd; i++) {
-		void *r = NULL;
-		if (redisGetReply(ctx, &r) != REDIS_OK || !r) {
-			int timeout = ctx->err == REDIS_ERR_IO &&
-			              (errno == EAGAIN || errno == EWOULDBLOCK);
-			return hl__fail(HL_EIO, "reading from redis: %s",
-			                timeout ? "command timed out"
-			                        : ctx->errstr);
+	while (got < ncmd) {
+		redisReply *r;
+		if ((rc = hl__conn_next_reply(conn, &r)) != HL_OK)
+			return rc;
+		if (r) {
+			replies[got++] = r;
+			continue;
 		}
-		replies[i] = r;
+		if ((rc = wait_fd(conn->fd, POLLIN, deadline, b,
+		                  "reading from redis", timeout_ms)) != HL_OK)
+			return rc;
+		if ((rc = hl__conn_read_some(conn)) != HL_OK)
+			return rc;
 	}
 	return HL_OK;
 }

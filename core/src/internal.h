@@ -32,6 +32,9 @@
 /* Record a failure for hl_error_last() on this thread; returns status. */
 int hl__fail(int status, const char *fmt, ...) HL_PRINTF(2, 3);
 int hl__failv(int status, const char *fmt, va_list ap);
+/* Record a failure whose message is "<prefix>: <the current message>", the
+ * cause a lower layer recorded. Returns status. */
+int hl__fail_wrap(int status, const char *fmt, ...) HL_PRINTF(2, 3);
 
 /* ---- time and small helpers (util.c) ---------------------------------- */
 int64_t hl__now_ms(void); /* CLOCK_MONOTONIC */
@@ -102,6 +105,7 @@ int hl__url_parse(hl_url *out, const char *url);
 void hl__url_clear(hl_url *url);
 
 /* ---- connections (conn.c) ----------------------------------------------- */
+struct hl_client;
 typedef struct hl_conf {
 	hl_url url;
 	char *url_text; /* for messages, without the password */
@@ -113,10 +117,42 @@ typedef struct hl_conf {
 	char *client_name;
 	int pool_size;
 	int64_t subscription_timeout_ms;
+	int64_t ping_interval_ms;
 } hl_conf;
 
-/* Connect and run the handshake (AUTH, SELECT, CLIENT SETNAME). */
-int hl__conn_open(redisContext **out, const hl_conf *conf);
+/* What bounds one blocking call: its deadline and what stops it early
+ * (cancel flag, the client's close or hl_client_interrupt()). Every wait
+ * on the network, every retry pause and every reconnect honours it. */
+typedef struct hl_bound {
+	int64_t deadline_ms;      /* monotonic; -1: none */
+	hl_cancel *cancel;        /* NULL: none */
+	struct hl_client *client; /* NULL: none */
+	uint64_t interrupt_gen;   /* the client's, when the call began */
+	int interruptible;        /* hl_client_interrupt() stops it (1) */
+} hl_bound;
+
+void hl__bound_init(hl_bound *b, struct hl_client *c, int64_t deadline_ms,
+                    hl_cancel *cancel);
+/* HL_OK, or why the call must stop now (HL_ECLOSED, HL_EINTERRUPTED,
+ * HL_ETIMEDOUT), recorded. NULL: HL_OK. */
+int hl__bound_check(const hl_bound *b);
+
+/* One connection: a non-blocking socket, hiredis's reply reader, a buffer
+ * of formatted commands not yet written. */
+typedef struct hl_conn {
+	int fd;
+	redisReader *reader;
+	char *obuf;
+	size_t olen, ocap;
+	long long server_id;  /* CLIENT INFO id; -1 unknown */
+	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
+	int64_t last_read_ms; /* when data last arrived */
+} hl_conn;
+
+/* Connect and run the handshake (AUTH, SELECT, CLIENT SETNAME, CLIENT
+ * INFO), within the connect and command timeouts and the bound. */
+int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b);
+void hl__conn_free(hl_conn *conn);
 
 /* How a failed round trip ended, for the retry policy. */
 enum hl_sent {
@@ -124,21 +160,43 @@ enum hl_sent {
 	HL_SENT_MAYBE = 1    /* the command may have run */
 };
 
-/* Send argc commands pipelined (each given as its argv) and read replies.
- * On failure replies[] holds what was read (others NULL), *sent says
- * whether a retry could apply a command twice, and the context is unusable.
- */
-int hl__conn_roundtrip(redisContext *ctx, int ncmd, const int *argcs,
+/* Send ncmd commands pipelined (each given as its argv) and read their
+ * replies, within timeout_ms and the bound. On failure replies[] holds what
+ * was read (others NULL), *sent says whether a command may have run, and
+ * the connection is unusable. Fails with HL_EIO (network, or no reply in
+ * time), or the bound's status. */
+int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
                        const char **const *argvs, const size_t *const *lens,
-                       redisReply **replies, enum hl_sent *sent);
+                       redisReply **replies, enum hl_sent *sent,
+                       const hl_bound *b, int64_t timeout_ms);
+/* Lower-level I/O for the subscriber, which never blocks on the socket:
+ * queue a command; write what the socket takes now (*wrote = 1 if any);
+ * read what has arrived; take the next whole reply (NULL: none yet). */
+int hl__conn_append(hl_conn *conn, int argc, const char **argv,
+                    const size_t *lens);
+int hl__conn_write_some(hl_conn *conn, int *wrote);
+int hl__conn_read_some(hl_conn *conn);
+int hl__conn_next_reply(hl_conn *conn, redisReply **out);
+/* 1 if an idle connection has something to read: closed or broken. */
+int hl__conn_dead(hl_conn *conn);
 
 #include "scripts.h"
 
 /* ---- the client (client.c) ---------------------------------------------- */
 typedef struct hl_pool_conn {
-	redisContext *ctx;
+	hl_conn *conn;
 	int busy;
 } hl_pool_conn;
+
+/* A connection dropped while a command that changes state may still be on
+ * its way to Redis (a delayed packet): killed from another connection
+ * before this client sends anything else, so nothing it carried can land
+ * after a later command. */
+typedef struct hl_fence {
+	long long id;
+	char addr[64];
+} hl_fence;
+#define HL_FENCE_MAX 16
 
 struct hl_waiter;
 struct hl_hold;
@@ -165,13 +223,16 @@ struct hl_client {
 	pthread_cond_t pool_cond;
 	hl_pool_conn *pool;
 	int pool_waiting;
+	hl_fence fences[HL_FENCE_MAX]; /* pending, under pool_mu */
+	int nfences;
+	int fence_off; /* the server refused CLIENT KILL: no fencing */
 
 	/* waiting: subscriptions, per-name gates, waiter list (pubsub.c) */
 	pthread_mutex_t wait_mu;
 	hl_map subs;
 	hl_map gates;
 	hl_dlist waiters; /* every blocked hl_waiter, for interrupts */
-	uint64_t interrupt_gen;
+	atomic_uint_fast64_t interrupt_gen; /* hl_client_interrupt() */
 	/* Handoff hints: a name this client just freed while other processes
 	 * were subscribed to it, and until when (monotonic us) its own next
 	 * acquire holds back so one of them can take it. Direct-mapped by
@@ -182,7 +243,7 @@ struct hl_client {
 	} handoff[64];
 	pthread_t sub_thread;
 	int sub_wake_fd; /* eventfd the subscriber thread polls */
-	redisContext *sub_ctx;
+	hl_conn *sub_conn;
 
 	/* holds and the watchdog (watchdog.c) */
 	pthread_mutex_t hold_mu;
@@ -196,7 +257,7 @@ struct hl_client {
 	int wd_stop;
 	int64_t wd_sleep_until; /* INT64_MIN while the watchdog is awake */
 	pthread_t wd_thread;
-	redisContext *wd_ctx;
+	hl_conn *wd_conn;
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
 
@@ -217,16 +278,36 @@ int hl__client_enter(hl_client *client);
 void hl__client_leave(hl_client *client);
 void hl__client_unref(hl_client *client);
 
+/* How a command may be retried. */
+enum {
+	/* Running it twice leaves the same state as once: resent after a
+	 * connection broke with it possibly in flight. */
+	HL_CMD_IDEMPOTENT = 1,
+	/* It changes state: a connection dropped with it possibly in flight
+	 * is fenced (CLIENT KILL from the next connection, before anything
+	 * else this client sends), so a copy delayed in the network can never
+	 * land after a later command. */
+	HL_CMD_WRITE = 2
+};
+
 /* Run one command (argv form) on a pooled connection, with the retry
- * policy: reconnect and retry while nothing was sent, or always when
- * idempotent. *out is a reply (possibly an error reply) to freeReplyObject.
- */
+ * policy: reconnect and retry while nothing was sent, or also after a
+ * possible send when HL_CMD_IDEMPOTENT; every attempt, reconnect and pause
+ * within the bound b (NULL: the command timeout and retry policy alone).
+ * *out is a reply (possibly an error reply) to freeReplyObject. *sent (may
+ * be NULL) says whether an attempt that failed may have run the command:
+ * on failure, whether it may have run at all; on success, whether it may
+ * have run before the attempt that answered. */
 int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
-                const size_t *lens, int idempotent, enum hl_sent *sent);
+                const size_t *lens, int flags, enum hl_sent *sent,
+                const hl_bound *b);
 /* EVALSHA with NOSCRIPT fallback to EVAL. */
 int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
-             int nargs, const char **args, const size_t *lens,
-             enum hl_sent *sent);
+             int nargs, const char **args, const size_t *lens, int flags,
+             enum hl_sent *sent, const hl_bound *b);
+/* Wait up to ms, returning early when the bound stops the call (its
+ * status) or the client closes. */
+int hl__pause(hl_client *c, int64_t ms, const hl_bound *b);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
 int hl__reply_error(const redisReply *r, const char *what);
 
@@ -288,15 +369,25 @@ void hl__pubsub_wake(hl_sub *s);
 void hl__pubsub_wake_all(hl_client *c);
 
 /* ---- holds and the watchdog (watchdog.c) --------------------------------
- * A hold is this client's record of one owner holding one name. */
+ * A hold is this client's record of one owner holding one name: how many
+ * holds the caller was told it got (never more: a hold Redis has that the
+ * caller was not given, from an acquire whose reply was lost, is not
+ * adopted), the lease, and whether it is lost. Lock-changing operations of
+ * one owner on one name run one at a time (busy), so the count an
+ * operation sends is exact and a retried script cannot interleave with the
+ * next one. */
 typedef struct hl_hold {
 	uint64_t owner_id;
 	int thread_owner; /* owner is a thread's default id */
-	int64_t count;
-	int64_t lease_ms;     /* lease of the last acquisition (-1: watchdog) */
-	int watchdog;         /* renewed by the watchdog */
+	int64_t count;    /* holds the caller got (0: first acquire running) */
+	int busy;         /* an acquire or release is in flight */
+	int64_t lease_ms; /* lease of the last acquisition (-1: watchdog) */
+	int watchdog;     /* renewed by the watchdog */
 	int64_t expires_ms;   /* lease holds: when Redis drops it (monotonic) */
-	int64_t confirmed_ms; /* last time Redis confirmed the lease */
+	int64_t confirmed_ms; /* sending time of the last command Redis
+	                         confirmed set the lease */
+	int64_t sent_max_ms;  /* sending time of the last command that may
+	                         have set it (a renewal without an answer) */
 	int64_t due_ms;       /* next renewal or expiry check */
 	size_t heap_index;    /* SIZE_MAX: not in the heap */
 	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
@@ -307,19 +398,48 @@ typedef struct hl_hold {
 	char key[]; /* owner id (8 bytes) + name */
 } hl_hold;
 
+/* One lock-changing operation, from hl__op_begin to its end. */
+typedef struct hl_op {
+	hl_hold *hold;    /* busy while the operation runs */
+	int64_t count;    /* the caller's holds when it began (0 if lost) */
+	int lost;         /* the caller's hold had ended without a release:
+	                     found lost, or its fixed lease ran out */
+	int known;        /* this client had a record of the hold */
+	int64_t lease_ms; /* the lease to keep on a partial release */
+	int64_t ends_ms;  /* when Redis drops the hold at the latest if
+	                     nothing renews it (monotonic); -1 none */
+} hl_op;
+
 int hl__watchdog_start(hl_client *c);
 void hl__watchdog_stop(hl_client *c);
-/* Record an acquisition confirmed by Redis (count = the new hold count). */
-int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
-                      int64_t count, int64_t lease_ms, int64_t sent_ms);
-/* Record a release; result: 1 free, 0 still held, -1 Redis said not held.
- * Returns HL_OK, or HL_ELOST when the watchdog had found it lost. */
-int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
-                      int result);
-/* Local knowledge: count this owner holds (0 if none, or lost/expired);
- * *lease_ms (if not NULL) gets the lease to keep on a partial release. */
-int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock, uint64_t owner,
-                             int64_t *lease_ms);
+/* How long before the end of its lease a hold that could not be renewed
+ * counts as lost, so that the holder knows before anyone else can take
+ * the lock. */
+int64_t hl__loss_margin(int64_t lease_ms);
+
+/* Begin an acquire or release of owner on lock: waits (within b) while
+ * another of the same owner and name runs. */
+int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
+                 const hl_bound *b);
+/* End it: nothing changed. */
+void hl__op_end(hl_client *c, hl_op *op);
+/* End it: acquired, the count is now op->count + 1. */
+int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms);
+/* End it: one hold released, others remain (count - 1). */
+void hl__op_released_one(hl_client *c, hl_op *op);
+/* End it: the hold is over for this client (released, lost, not held,
+ * or left to its lease). */
+void hl__op_gone(hl_client *c, hl_op *op);
+/* When Redis drops the op's hold at the latest if nothing renews it. */
+int64_t hl__op_hold_ends(hl_client *c, hl_op *op);
+/* A final release is about to be sent: stop renewing now, whatever it
+ * answers (Redisson does the same). */
+void hl__op_stop_renewal(hl_client *c, hl_op *op);
+/* The count owner holds of lock as far as this client knows (0 if none,
+ * lost or expired). */
+int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner);
+/* This client force-unlocked lock: every hold it had of it is lost. */
+void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock);
 /* Stop renewing and forget every hold of owner (a thread that exited). */
 void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);

@@ -116,68 +116,49 @@ static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
 	return hl__printable(buf, len, lock->name, lock->name_len);
 }
 
-/* Ask Redis how many holds owner has: used after a round trip that may or
- * may not have run, to find out which. Returns the count or -1. */
-static int64_t remote_count(hl_client *c, const hl_lock *lock,
-                            const char *owner)
-{
-	const char *argv[3] = {"HGET", lock->name, owner};
-	size_t lens[3] = {4, lock->name_len, strlen(owner)};
-	redisReply *r = NULL;
-	int64_t n = -1;
-	if (hl__command(c, &r, 3, argv, lens, 1, NULL) != HL_OK)
-		return -1;
-	if (r->type == REDIS_REPLY_NIL)
-		n = 0;
-	else if (r->type == REDIS_REPLY_STRING)
-		n = strtoll(r->str, NULL, 10);
-	freeReplyObject(r);
-	return n;
-}
+/* The longest a call goes past its deadline to finish one attempt: a wait
+ * of 0 (one attempt) or a deadline that falls in a round trip gets this
+ * much for it, and no more, however the network behaves. */
+#define HL_GRACE_MS 150
 
-/* One attempt. HL_OK with *acquired = 1 (and the new count), or 0 with the
- * holder's TTL in *ttl. */
-static int attempt(hl_lock *lock, const char *owner, int64_t local,
-                   int64_t lease, int *acquired, int64_t *count, int64_t *ttl)
+/* One attempt within b, as part of op (owner's count op->count).
+ * HL_OK with *acquired = 1, or 0 with the holder's TTL in *ttl; the bound's
+ * status when it stopped the attempt. The acquire sets the count, so it is
+ * resent after a lost reply: a copy that ran already changes nothing. */
+static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
+                   int64_t lease, const hl_bound *b, int *acquired,
+                   int64_t *ttl)
 {
 	hl_client *c = lock->client;
-	char leasebuf[24], label[80];
-	const char *args[3];
-	size_t lens[3];
+	char leasebuf[24], countbuf[24], label[80];
+	const char *args[4];
+	size_t lens[4];
 	redisReply *r = NULL;
-	enum hl_sent sent;
 	int rc;
 
 	snprintf(leasebuf, sizeof(leasebuf), "%lld",
 	         (long long)(lease < 0 ? c->conf.watchdog_ms : lease));
+	snprintf(countbuf, sizeof(countbuf), "%lld",
+	         (long long)(op->count + 1));
 	args[0] = lock->name;
 	lens[0] = lock->name_len;
 	args[1] = leasebuf;
 	lens[1] = strlen(leasebuf);
 	args[2] = owner;
 	lens[2] = strlen(owner);
+	args[3] = countbuf;
+	lens[3] = strlen(countbuf);
 	*acquired = 0;
-	rc = hl__eval(c, &r, HL_SCRIPT_ACQUIRE, 1, 3, args, lens, &sent);
-	if (rc == HL_EIO && sent == HL_SENT_MAYBE) {
-		/* The script may have run. Only this owner changes its own
-		 * field, so its count tells. */
-		int64_t n = remote_count(c, lock, owner);
-		if (n < 0)
-			return rc;
-		if (n > local) {
-			*acquired = 1;
-			*count = n;
-		} else {
-			*ttl = 0; /* try again at once */
-		}
-		return HL_OK;
-	}
+	rc = hl__eval(c, &r, HL_SCRIPT_ACQUIRE, 1, 4, args, lens,
+	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b);
 	if (rc != HL_OK)
-		return rc;
+		return rc == HL_EIO ? hl__fail_wrap(rc, "acquiring \"%s\"",
+		                                    lock_label(lock, label,
+		                                               sizeof(label)))
+		                    : rc;
 	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
 	    r->element[0]->type == REDIS_REPLY_INTEGER) {
 		*acquired = 1;
-		*count = r->element[0]->integer;
 	} else if (r->type == REDIS_REPLY_INTEGER) {
 		*ttl = r->integer;
 	} else if (r->type == REDIS_REPLY_ERROR) {
@@ -189,6 +170,29 @@ static int attempt(hl_lock *lock, const char *owner, int64_t local,
 		              lock_label(lock, label, sizeof(label)), r->type);
 	}
 	freeReplyObject(r);
+	return rc;
+}
+
+/* One attempt of owner on lock as its own operation: begin, send, record.
+ * *acquired and *ttl as attempt(); *reentry (may be NULL) = 1 when the
+ * owner already held the lock. */
+static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
+                      int64_t lease, const hl_bound *b, int *acquired,
+                      int64_t *ttl, int *reentry)
+{
+	hl_client *c = lock->client;
+	hl_op op;
+	int64_t sent_ms;
+	int rc = hl__op_begin(&op, c, lock, owner_id, b);
+	if (rc != HL_OK)
+		return rc;
+	if (reentry)
+		*reentry = op.count > 0;
+	sent_ms = hl__now_ms();
+	rc = attempt(lock, owner, &op, lease, b, acquired, ttl);
+	if (rc == HL_OK && *acquired)
+		return hl__op_acquired(c, &op, lease, sent_ms);
+	hl__op_end(c, &op);
 	return rc;
 }
 
@@ -291,9 +295,9 @@ static void sub_leave(hl_client *c, hl_waiter *w)
 		hl__pubsub_kick(c);
 }
 
-static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
-                        int64_t lease, int64_t deadline, hl_cancel *cancel,
-                        int *acquired, int64_t *count, int64_t *sent_ms)
+static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
+                        int64_t local, int64_t lease, int64_t deadline,
+                        const hl_bound *b, hl_cancel *cancel, int *acquired)
 {
 	hl_client *c = lock->client;
 	hl_waiter w;
@@ -306,7 +310,7 @@ static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
 	reg.cond = &w.cond;
 	hl__cancel_register(cancel, &reg);
 	pthread_mutex_lock(&c->wait_mu);
-	w.interrupt_gen = c->interrupt_gen;
+	w.interrupt_gen = b->interrupt_gen;
 	hl__dlist_push(&c->waiters, &w.all_link);
 
 	/* A re-entry never queues: the owner already holds it. */
@@ -329,8 +333,8 @@ static int slow_acquire(hl_lock *lock, const char *owner, int64_t local,
 		uint64_t gen = w.sub->gen;
 		int64_t ttl = 0, until;
 		pthread_mutex_unlock(&c->wait_mu);
-		*sent_ms = hl__now_ms();
-		rc = attempt(lock, owner, local, lease, acquired, count, &ttl);
+		rc = attempt_op(lock, owner_id, owner, lease, b, acquired, &ttl,
+		                NULL);
 		pthread_mutex_lock(&c->wait_mu);
 		if (rc != HL_OK || *acquired)
 			break;
@@ -426,8 +430,9 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	hl_client *c;
 	char owner[HL_OWNER_MAX];
 	uint64_t owner_id;
-	int64_t local, count = 0, ttl = 0, deadline, sent_ms;
+	int64_t local, ttl = 0, deadline, io_deadline, grace;
 	int rc, acquired = 0, queue_busy = 0;
+	hl_bound b;
 
 	if (!out_acquired)
 		return hl__fail(HL_EINVAL, "out_acquired is NULL");
@@ -441,11 +446,23 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
 	}
 	deadline = hl__deadline(wait_ms);
+	/* Network I/O ends with the wait, but one attempt gets a grace. */
+	grace = c->conf.command_timeout_ms < HL_GRACE_MS
+	                ? c->conf.command_timeout_ms
+	                : HL_GRACE_MS;
+	io_deadline = deadline;
+	if (deadline >= 0 && deadline < hl__now_ms() + grace)
+		io_deadline = hl__now_ms() + grace;
+	hl__bound_init(&b, c, io_deadline, cancel);
 	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
-	local = hl__hold_local_count(c, lock, owner_id, NULL);
-	if (local == 0 && wait_ms != 0) {
-		/* Someone of this process already waits: queue behind. */
+	local = hl__hold_peek(c, lock, owner_id);
+	if (local == 0) {
+		/* Someone of this process already waits: queue behind. A
+		 * name this client just handed to another process: hold back
+		 * briefly. Even a single attempt defers to both, so that an
+		 * owner that releases and at once tries again cannot barge
+		 * ahead of those waiting. */
 		int64_t hold_back = 0;
 		pthread_mutex_lock(&c->wait_mu);
 		queue_busy = hl__map_get(&c->gates, lock->name,
@@ -453,6 +470,11 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 		if (!queue_busy)
 			hold_back = handoff_hold_back(c, lock);
 		pthread_mutex_unlock(&c->wait_mu);
+		if (wait_ms == 0 && (queue_busy || hold_back > 0)) {
+			*out_acquired = 0;
+			hl__client_leave(c);
+			return HL_OK;
+		}
 		if (hold_back > 0) {
 			struct timespec ts;
 			ts.tv_sec = 0;
@@ -461,20 +483,23 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 		}
 	}
 	if (!queue_busy) {
-		sent_ms = hl__now_ms();
-		rc = attempt(lock, owner, local, lease_ms, &acquired, &count,
-		             &ttl);
+		rc = attempt_op(lock, owner_id, owner, lease_ms, &b, &acquired,
+		                &ttl, NULL);
 		if (rc == HL_OK && !acquired && wait_ms != 0)
-			rc = slow_acquire(lock, owner, local, lease_ms,
-			                  deadline, cancel, &acquired, &count,
-			                  &sent_ms);
+			rc = slow_acquire(lock, owner_id, owner, local,
+			                  lease_ms, deadline, &b, cancel,
+			                  &acquired);
 	} else {
-		rc = slow_acquire(lock, owner, local, lease_ms, deadline,
-		                  cancel, &acquired, &count, &sent_ms);
+		rc = slow_acquire(lock, owner_id, owner, local, lease_ms,
+		                  deadline, &b, cancel, &acquired);
 	}
-	if (rc == HL_OK && acquired) {
-		rc = hl__hold_acquired(c, lock, owner_id, count, lease_ms,
-		                       sent_ms);
+	/* The wait ended inside a round trip that Redis did not answer in
+	 * time: not acquired, as far as anyone can tell (an acquire that
+	 * lands later is not this caller's: it is never renewed, and the
+	 * owner's next acquire or release folds it away). */
+	if (rc == HL_ETIMEDOUT) {
+		rc = HL_OK;
+		acquired = 0;
 	}
 	if (rc == HL_OK)
 		*out_acquired = acquired;
@@ -494,22 +519,47 @@ int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
 int hl_lock_release(int *out_released, hl_lock *lock)
 {
 	hl_client *c;
-	char owner[HL_OWNER_MAX], leasebuf[24], label[80];
-	const char *args[6];
-	size_t lens[6];
+	char owner[HL_OWNER_MAX], leasebuf[24], countbuf[24], label[80];
+	const char *args[7];
+	size_t lens[7];
 	redisReply *r = NULL;
-	enum hl_sent sent;
+	enum hl_sent sent = HL_SENT_NOTHING;
 	uint64_t owner_id;
-	int64_t local, lease, result = -2, receivers = 0, t0, rtt_us;
-	int rc;
+	int64_t receivers = 0, t0, rtt_us, result = -2;
+	int rc, final;
+	hl_bound b;
+	hl_op op;
 
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
 	c = lock->client;
+	lock_label(lock, label, sizeof(label));
 	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
-	local = hl__hold_local_count(c, lock, owner_id, &lease);
-	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)lease);
+	hl__bound_init(&b, c, -1, NULL);
+	b.interruptible = 0; /* a release is not a wait */
+	if ((rc = hl__op_begin(&op, c, lock, owner_id, &b)) != HL_OK)
+		goto out;
+	if (op.lost) {
+		/* Known already: no round trip. */
+		hl__op_gone(c, &op);
+		rc = hl__fail(HL_ELOST,
+		              "\"%s\" was lost while held: the watchdog found "
+		              "it gone or taken, or could not renew it before "
+		              "its lease ran out, or its fixed lease ended",
+		              label);
+		goto out;
+	}
+	final = op.count <= 1;
+	if (final && op.known) {
+		/* Whatever the answer, this hold is not renewed any more; if
+		 * Redis does not answer, retrying past the end of its lease
+		 * would be pointless. */
+		hl__op_stop_renewal(c, &op);
+		b.deadline_ms = hl__op_hold_ends(c, &op);
+	}
+	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)op.lease_ms);
+	snprintf(countbuf, sizeof(countbuf), "%lld", (long long)op.count);
 	args[0] = lock->name;
 	lens[0] = lock->name_len;
 	args[1] = lock->channel;
@@ -522,55 +572,82 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	lens[4] = strlen(owner);
 	args[5] = "PUBLISH";
 	lens[5] = 7;
+	args[6] = countbuf;
+	lens[6] = strlen(countbuf);
 	t0 = hl__now_us();
-	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 6, args, lens, &sent);
+	/* It sets the count, so resending it after a lost reply is safe
+	 * (unless the count is unknown: then it takes one off). */
+	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
+	              HL_CMD_WRITE | (op.count > 0 ? HL_CMD_IDEMPOTENT : 0),
+	              &sent, &b);
 	rtt_us = hl__now_us() - t0;
-	if (rc == HL_EIO && sent == HL_SENT_MAYBE && local > 0) {
-		/* Did it run? Our own count tells (only we change it). */
-		int64_t n = remote_count(c, lock, owner);
-		if (n == local - 1) {
-			rc = HL_OK;
-			result = n == 0 ? 1 : 0;
-		}
-	} else if (rc == HL_OK) {
+	if (rc == HL_OK) {
 		if (r->type == REDIS_REPLY_INTEGER) {
 			result = r->integer;
 		} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
 		           r->element[1]->type == REDIS_REPLY_INTEGER) {
 			result = 1;
 			receivers = r->element[1]->integer;
-		} else if (r->type == REDIS_REPLY_ERROR)
+		} else if (r->type == REDIS_REPLY_ERROR) {
 			rc = hl__fail(HL_EREDIS, "releasing \"%s\": %.300s",
-			              lock_label(lock, label, sizeof(label)),
-			              r->str);
-		else
+			              label, r->str);
+		} else {
 			rc = hl__fail(HL_EPROTOCOL,
 			              "releasing \"%s\": unexpected reply",
-			              lock_label(lock, label, sizeof(label)));
+			              label);
+		}
 		freeReplyObject(r);
 	}
-	if (rc == HL_OK) {
-		int lrc = hl__hold_released(c, lock, owner_id, (int)result);
-		if (result == 1)
-			freed(c, lock, receivers, rtt_us);
-		if (result < 0)
-			rc = lrc == HL_ELOST
-			             ? hl__fail(HL_ELOST,
-			                        "\"%s\" was lost while held "
-			                        "(the "
-			                        "watchdog found it gone or "
-			                        "could "
-			                        "not renew it in time)",
-			                        lock_label(lock, label,
-			                                   sizeof(label)))
-			             : hl__fail(HL_ENOTHELD,
-			                        "\"%s\" is not held by %s",
-			                        lock_label(lock, label,
-			                                   sizeof(label)),
-			                        owner);
-		else if (out_released)
-			*out_released = result == 1;
+	if (result == -1 && sent == HL_SENT_MAYBE && op.known) {
+		/* An earlier attempt whose reply was lost did it. */
+		result = 1;
+		receivers = 0;
 	}
+	if (result == 1) {
+		hl__op_gone(c, &op);
+		freed(c, lock, receivers, rtt_us);
+		if (out_released)
+			*out_released = 1;
+	} else if (result == 0) {
+		hl__op_released_one(c, &op);
+		if (out_released)
+			*out_released = 0;
+	} else if (result == -1) {
+		hl__op_gone(c, &op);
+		if (op.known)
+			rc = hl__fail(
+			        HL_ELOST,
+			        "\"%s\" was lost while held: Redis no "
+			        "longer had it for %s (its lease ran out, "
+			        "Redis restarted or lost it, or it was "
+			        "force-unlocked)",
+			        label, owner);
+		else
+			rc = hl__fail(HL_ENOTHELD, "\"%s\" is not held by %s",
+			              label, owner);
+	} else if (!final) {
+		/* The next acquire or release of this owner sets the count
+		 * Redis has, whatever became of this one. */
+		hl__op_released_one(c, &op);
+		if (rc == HL_EIO || rc == HL_ETIMEDOUT) {
+			rc = HL_OK;
+			if (out_released)
+				*out_released = 0;
+		}
+	} else if (!op.known) {
+		hl__op_gone(c, &op);
+	} else {
+		int64_t left = hl__op_hold_ends(c, &op) - hl__now_ms();
+		hl__op_gone(c, &op);
+		if (rc != HL_ECLOSED)
+			rc = hl__fail_wrap(HL_EINDOUBT,
+			                   "releasing \"%s\" was not confirmed "
+			                   "(no longer renewed, Redis drops it "
+			                   "within %lld ms at the latest)",
+			                   label,
+			                   (long long)(left > 0 ? left : 0));
+	}
+out:
 	hl__client_leave(c);
 	return rc;
 }
@@ -594,11 +671,13 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 	lens[2] = 1;
 	args[3] = "PUBLISH";
 	lens[3] = 7;
-	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens, NULL);
+	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens,
+	              HL_CMD_WRITE, NULL, NULL);
 	if (rc == HL_OK) {
 		if (r->type == REDIS_REPLY_INTEGER) {
 			if (out_existed)
 				*out_existed = r->integer == 1;
+			hl__holds_force_unlocked(c, lock);
 			if (r->integer == 1)
 				hl__pubsub_notify_local(c, lock->channel,
 				                        lock->channel_len);
@@ -642,7 +721,8 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 		argv[2] = owner;
 		lens[2] = strlen(owner);
 	}
-	rc = hl__command(c, &r, with_owner ? 3 : 2, argv, lens, 1, NULL);
+	rc = hl__command(c, &r, with_owner ? 3 : 2, argv, lens,
+	                 HL_CMD_IDEMPOTENT, NULL, NULL);
 	if (rc == HL_OK) {
 		if (r->type == REDIS_REPLY_INTEGER)
 			*out = r->integer;

@@ -75,12 +75,13 @@ static void subs_reset(hl_client *c)
 
 /* Queue SUBSCRIBE/UNSUBSCRIBE for the difference between wanted and
  * active; free subscriptions nobody wants any more. Returns the number of
- * commands appended. Caller holds wait_mu. */
-static int subs_sync(hl_client *c, redisContext *ctx, int *wanted)
+ * commands queued; *wanted = subscriptions someone waits on, *pending =
+ * those Redis has not confirmed yet. Caller holds wait_mu. */
+static int subs_sync(hl_client *c, hl_conn *conn, int *wanted, int *pending)
 {
 	size_t i;
 	int n = 0;
-	*wanted = 0;
+	*wanted = *pending = 0;
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e = c->subs.buckets[i], *next;
 		for (; e; e = next) {
@@ -91,13 +92,13 @@ static int subs_sync(hl_client *c, redisContext *ctx, int *wanted)
 			if (s->refs > 0)
 				(*wanted)++;
 			if (s->refs > 0 && s->state == HL_SUB_NONE) {
-				if (!ctx)
+				if (!conn)
 					continue;
 				argv[0] = "SUBSCRIBE";
 				lens[0] = 9;
 				s->state = HL_SUB_PENDING;
 			} else if (s->refs == 0 && s->state == HL_SUB_ACTIVE) {
-				if (!ctx)
+				if (!conn)
 					continue;
 				argv[0] = "UNSUBSCRIBE";
 				lens[0] = 11;
@@ -107,28 +108,36 @@ static int subs_sync(hl_client *c, redisContext *ctx, int *wanted)
 				free(s);
 				continue;
 			} else {
+				if (s->state == HL_SUB_PENDING)
+					(*pending)++;
 				continue;
 			}
 			argv[1] = s->channel;
 			lens[1] = s->len;
-			redisAppendCommandArgv(ctx, 2, argv, lens);
-			n++;
+			if (hl__conn_append(conn, 2, argv, lens) == HL_OK) {
+				n++;
+				if (s->state == HL_SUB_PENDING)
+					(*pending)++;
+			}
 		}
 	}
 	return n;
 }
 
-static void handle_reply(hl_client *c, redisReply *r)
+/* Returns 1 for the PONG of our health check. */
+static int handle_reply(hl_client *c, redisReply *r)
 {
 	hl_sub *s;
 	const redisReply *kind, *chan;
 	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
-		return;
+		return 0;
 	kind = r->element[0];
 	chan = r->element[1];
 	if (kind->type != REDIS_REPLY_STRING ||
 	    chan->type != REDIS_REPLY_STRING)
-		return;
+		return 0;
+	if (strcmp(kind->str, "pong") == 0)
+		return 1;
 	pthread_mutex_lock(&c->wait_mu);
 	s = hl__map_get(&c->subs, chan->str, (size_t)chan->len);
 	if (s) {
@@ -147,45 +156,120 @@ static void handle_reply(hl_client *c, redisReply *r)
 		}
 	}
 	pthread_mutex_unlock(&c->wait_mu);
+	return 0;
 }
 
+/* The earlier of two deadlines (-1: none). */
+static int64_t earlier(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
+/*
+ * The subscriber loop. Health: a connection can die silently (a network
+ * that drops everything sends no reset), and a dead subscriber loses
+ * wake-ups, so while anyone waits it must keep proving itself alive:
+ * - Redis must confirm each SUBSCRIBE within subscription_timeout;
+ * - after ping_interval of silence it is sent a PING, whose PONG must come
+ *   within command_timeout.
+ * Otherwise the connection is made anew, everything is subscribed again and
+ * every waiter retries at once.
+ */
 static void *sub_main(void *arg)
 {
 	hl_client *c = arg;
 	int attempt = 0;
+	int64_t ping_sent = -1, pending_since = -1, retry_at = -1;
+	hl_bound b;
+	hl__bound_init(&b, c, -1, NULL);
+	b.interruptible = 0;
 	pthread_setname_np(pthread_self(), "hl-subscriber");
 	while (!atomic_load(&c->closing)) {
 		struct pollfd pfd[2];
-		redisContext *ctx = c->sub_ctx;
-		int wanted = 0, n, done = 0, timeout = -1;
+		hl_conn *conn = c->sub_conn;
+		int wanted = 0, pending = 0, wrote, timeout = -1;
+		int64_t now, wake = -1;
 
 		pthread_mutex_lock(&c->wait_mu);
-		n = subs_sync(c, ctx, &wanted);
+		subs_sync(c, conn, &wanted, &pending);
 		pthread_mutex_unlock(&c->wait_mu);
+		now = hl__now_ms();
 
-		if (!ctx && wanted) {
+		if (!conn && wanted && (retry_at < 0 || now >= retry_at)) {
 			/* Connect only when someone waits: a process that
 			 * never contends never opens this connection. */
-			if (hl__conn_open(&ctx, &c->conf) == HL_OK) {
+			if (hl__conn_open(&conn, &c->conf, &b) == HL_OK) {
 				attempt = 0;
+				retry_at = -1;
+				ping_sent = pending_since = -1;
 				pthread_mutex_lock(&c->wait_mu);
-				c->sub_ctx = ctx;
+				c->sub_conn = conn;
 				pthread_mutex_unlock(&c->wait_mu);
 				continue;
 			}
-			ctx = NULL;
-			timeout = (int)hl__jitter_delay(c->conf.retry_delay_ms,
-			                                attempt++);
+			conn = NULL;
+			retry_at =
+			        now + hl__jitter_delay(c->conf.retry_delay_ms,
+			                               attempt++);
 		}
-		if (ctx && n > 0) {
-			while (!done)
-				if (redisBufferWrite(ctx, &done) != REDIS_OK)
-					goto broken;
+		if (!conn && wanted)
+			wake = retry_at;
+		if (conn) {
+			if (pending == 0)
+				pending_since = -1;
+			else if (pending_since < 0)
+				pending_since = now;
+			if (wanted && c->conf.ping_interval_ms > 0 &&
+			    ping_sent < 0 &&
+			    now - conn->last_read_ms >=
+			            c->conf.ping_interval_ms) {
+				const char *ping = "PING";
+				size_t plen = 4;
+				if (hl__conn_append(conn, 1, &ping, &plen) ==
+				    HL_OK)
+					ping_sent = now;
+			}
+			if (hl__conn_write_some(conn, &wrote) != HL_OK) {
+				goto broken;
+			}
+			if (ping_sent >= 0 &&
+			    now - ping_sent > c->conf.command_timeout_ms) {
+				goto broken;
+			}
+			if (pending_since >= 0 &&
+			    now - pending_since >
+			            c->conf.subscription_timeout_ms) {
+				goto broken;
+			}
+			if (ping_sent >= 0)
+				wake = earlier(
+				        wake,
+				        ping_sent + c->conf.command_timeout_ms +
+				                1);
+			else if (wanted && c->conf.ping_interval_ms > 0)
+				wake = earlier(
+				        wake, conn->last_read_ms +
+				                      c->conf.ping_interval_ms);
+			if (pending_since >= 0)
+				wake = earlier(
+				        wake,
+				        pending_since +
+				                c->conf.subscription_timeout_ms +
+				                1);
+		}
+		if (wake >= 0) {
+			int64_t d = wake - now;
+			timeout = d <= 0 ? 0 : d > 60000 ? 60000 : (int)d;
 		}
 		pfd[0].fd = c->sub_wake_fd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = ctx ? ctx->fd : -1;
-		pfd[1].events = POLLIN;
+		pfd[1].fd = conn ? conn->fd : -1;
+		pfd[1].events =
+		        (short)(POLLIN | (conn && conn->olen ? POLLOUT : 0));
 		pfd[0].revents = pfd[1].revents = 0;
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -195,26 +279,30 @@ static void *sub_main(void *arg)
 				/* nothing: the counter was already read */
 			}
 		}
-		if (ctx && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			void *reply = NULL;
-			if (redisBufferRead(ctx) != REDIS_OK)
+		if (conn && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+			redisReply *reply = NULL;
+			if (hl__conn_read_some(conn) != HL_OK) {
 				goto broken;
+			}
 			for (;;) {
-				if (redisGetReplyFromReader(ctx, &reply) !=
-				    REDIS_OK)
+				if (hl__conn_next_reply(conn, &reply) !=
+				    HL_OK) {
 					goto broken;
+				}
 				if (!reply)
 					break;
-				handle_reply(c, reply);
+				if (handle_reply(c, reply))
+					ping_sent = -1;
 				freeReplyObject(reply);
 			}
 		}
 		continue;
 	broken:
 		pthread_mutex_lock(&c->wait_mu);
-		c->sub_ctx = NULL;
+		c->sub_conn = NULL;
 		pthread_mutex_unlock(&c->wait_mu);
-		redisFree(ctx);
+		hl__conn_free(conn);
+		ping_sent = pending_since = -1;
 		subs_reset(c);
 	}
 	return NULL;
@@ -242,10 +330,8 @@ void hl__pubsub_stop(hl_client *c)
 	size_t i;
 	hl__pubsub_kick(c);
 	pthread_join(c->sub_thread, NULL);
-	if (c->sub_ctx) {
-		redisFree(c->sub_ctx);
-		c->sub_ctx = NULL;
-	}
+	hl__conn_free(c->sub_conn);
+	c->sub_conn = NULL;
 	close(c->sub_wake_fd);
 	c->sub_wake_fd = -1;
 	for (i = 0; i < c->subs.nbuckets; i++) {

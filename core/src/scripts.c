@@ -7,26 +7,45 @@
 
 #include <stddef.h>
 
-/* KEYS[1] lock name. ARGV[1] lease ms, ARGV[2] owner.
- * Acquired: {hold count}. Taken: PTTL of the key (-1 if it has no TTL). */
+/*
+ * Hold counts are *set*, not incremented: the caller sends the count it
+ * will have afterwards (its own record is the truth of what it was given).
+ * So a script run twice (resent after a lost reply) leaves what running it
+ * once does, and a hold Redis has that the caller was never given (an
+ * acquire whose reply was lost) is folded away by the owner's next acquire
+ * or release instead of outliving it. Redis state and messages are
+ * Redisson's: an owner field with its hold count, PEXPIRE, the unlock
+ * message.
+ */
+
+/* KEYS[1] lock name. ARGV[1] lease ms, ARGV[2] owner, ARGV[3] the owner's
+ * hold count once acquired. Acquired: {hold count}. Taken: PTTL of the key
+ * (-1 if it has no TTL). */
 static const char acquire_src[] =
         "if redis.call('exists', KEYS[1]) == 0 or "
         "redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
-        "  local n = redis.call('hincrby', KEYS[1], ARGV[2], 1)\n"
+        "  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
         "  redis.call('pexpire', KEYS[1], ARGV[1])\n"
-        "  return {n}\n"
+        "  return {tonumber(ARGV[3])}\n"
         "end\n"
         "return redis.call('pttl', KEYS[1])\n";
 
 /* KEYS[1] lock name, KEYS[2] channel. ARGV[1] unlock message ("0"),
- * ARGV[2] lease ms, ARGV[3] owner, ARGV[4] publish command.
- * Not held by owner: -1. Still held (reentrant): 0. Released: {1, number
- * of subscribers the message reached}. */
+ * ARGV[2] lease ms, ARGV[3] owner, ARGV[4] publish command, ARGV[5] the
+ * owner's hold count before this release (0: unknown, one less than Redis
+ * has). Not held by owner: -1. Still held (reentrant): 0. Released: {1,
+ * number of subscribers the message reached}. */
 static const char release_src[] =
-        "if redis.call('hexists', KEYS[1], ARGV[3]) == 0 then\n"
+        "local v = redis.call('hget', KEYS[1], ARGV[3])\n"
+        "if not v then\n"
         "  return -1\n"
         "end\n"
-        "if redis.call('hincrby', KEYS[1], ARGV[3], -1) > 0 then\n"
+        "local n = tonumber(ARGV[5])\n"
+        "if n == 0 then\n"
+        "  n = tonumber(v)\n"
+        "end\n"
+        "if n > 1 then\n"
+        "  redis.call('hset', KEYS[1], ARGV[3], n - 1)\n"
         "  redis.call('pexpire', KEYS[1], ARGV[2])\n"
         "  return 0\n"
         "end\n"

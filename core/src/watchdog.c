@@ -106,6 +106,11 @@ static int schedule(hl_client *c, hl_hold *h, int64_t due)
 
 /* ---- the registry ------------------------------------------------------- */
 
+int64_t hl__loss_margin(int64_t lease_ms)
+{
+	return lease_ms / 10;
+}
+
 static size_t make_key(char *key, uint64_t owner, const hl_lock *lock)
 {
 	memcpy(key, &owner, sizeof(owner));
@@ -138,6 +143,20 @@ static void hold_free(hl_client *c, hl_hold *h)
 	pthread_cond_broadcast(&c->hold_cond);
 }
 
+/* Forget h, or, while an operation runs on it, only what it holds (the
+ * operation ends it). */
+static void hold_drop(hl_client *c, hl_hold *h)
+{
+	if (!h->busy) {
+		hold_free(c, h);
+		return;
+	}
+	heap_remove(c, h);
+	h->watchdog = 0;
+	h->count = 0;
+	h->lost = 0;
+}
+
 static void mark_lost(hl_client *c, hl_hold *h)
 {
 	heap_remove(c, h);
@@ -152,17 +171,52 @@ static void mark_lost(hl_client *c, hl_hold *h)
 	pthread_cond_broadcast(&c->hold_cond);
 }
 
-int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
-                      int64_t count, int64_t lease_ms, int64_t sent_ms)
+/* When a watchdog hold that Redis stopped confirming counts as lost: the
+ * end of the last confirmed lease, measured from when that command was
+ * sent (Redis set the lease no earlier), less the safety margin. */
+static int64_t loss_deadline(const hl_client *c, const hl_hold *h)
+{
+	return h->confirmed_ms + c->conf.watchdog_ms -
+	       hl__loss_margin(c->conf.watchdog_ms);
+}
+
+/* The local clock decides, whatever the network does: a watchdog hold
+ * past its loss deadline is lost even if the watchdog thread has not
+ * looked yet. */
+static int is_lost(hl_client *c, hl_hold *h, int64_t now)
+{
+	if (!h->lost && h->watchdog && h->count > 0 &&
+	    now >= loss_deadline(c, h))
+		mark_lost(c, h);
+	return h->lost;
+}
+
+/* When Redis drops the hold at the latest if nothing renews it. */
+static int64_t hold_ends(const hl_client *c, const hl_hold *h)
+{
+	if (h->lease_ms > 0)
+		return h->expires_ms;
+	return h->sent_max_ms + c->conf.watchdog_ms;
+}
+
+int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
+                 const hl_bound *b)
 {
 	hl_hold *h;
 	int rc = HL_OK;
+	int64_t now;
+	memset(op, 0, sizeof(*op));
 	pthread_mutex_lock(&c->hold_mu);
-	h = find(c, lock, owner);
-	if (h && h->lost) {
-		/* A new hold after a loss starts clean. */
-		hold_free(c, h);
-		h = NULL;
+	for (;;) {
+		h = find(c, lock, owner);
+		if (!h || !h->busy)
+			break;
+		/* Another operation of this owner on this name runs: it is
+		 * one round trip (or a few retries) long. */
+		if ((rc = hl__bound_check(b)) != HL_OK)
+			goto out;
+		hl__cond_wait_until(&c->hold_cond, &c->hold_mu,
+		                    hl__now_ms() + 20);
 	}
 	if (!h) {
 		size_t klen = sizeof(owner) + lock->name_len;
@@ -175,6 +229,7 @@ int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
 		h->thread_owner = lock->owner_id == 0;
 		h->heap_index = HL_NOT_IN_HEAP;
 		h->lost_fd = -1;
+		h->lease_ms = -1;
 		h->key_len = make_key(h->key, owner, lock);
 		hl__owner_string(h->owner, c, owner);
 		if (hl__map_put(&c->holds, h->key, h->key_len, h) != 0) {
@@ -182,15 +237,68 @@ int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
 			rc = hl__fail(HL_ENOMEM, "out of memory");
 			goto out;
 		}
+	} else {
+		op->known = h->count > 0 || h->lost;
 	}
-	/* A count of 1 is a hold Redis made afresh (the first, or one taken
-	 * again after the key vanished): a renewal in flight for the old one
-	 * must not judge it. */
-	if (count == 1 || h->epoch == 0)
+	now = hl__now_ms();
+	h->busy = 1;
+	op->hold = h;
+	op->lease_ms = h->lease_ms > 0 ? h->lease_ms : c->conf.watchdog_ms;
+	op->ends_ms = op->known ? hold_ends(c, h) : -1;
+	if (is_lost(c, h, now) ||
+	    (h->count > 0 && h->lease_ms > 0 && now >= h->expires_ms))
+		op->lost = 1;
+	else
+		op->count = h->count;
+out:
+	pthread_mutex_unlock(&c->hold_mu);
+	return rc;
+}
+
+/* Clear busy; free a record that holds nothing; wake whoever waits. */
+static void op_finish(hl_client *c, hl_op *op)
+{
+	hl_hold *h = op->hold;
+	h->busy = 0;
+	if (h->count == 0 && !h->lost)
+		hold_free(c, h);
+	else
+		pthread_cond_broadcast(&c->hold_cond);
+	op->hold = NULL;
+}
+
+void hl__op_end(hl_client *c, hl_op *op)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	op_finish(c, op);
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms)
+{
+	hl_hold *h = op->hold;
+	int rc = HL_OK;
+	pthread_mutex_lock(&c->hold_mu);
+	if (op->lost || h->count == 0) {
+		/* A new hold (the first, or one taken again after a loss)
+		 * starts clean; a renewal in flight for the old one must not
+		 * judge it. */
+		heap_remove(c, h);
+		h->lost = 0;
+		h->watchdog = 0;
+		if (h->lost_fd >= 0) {
+			close(h->lost_fd);
+			h->lost_fd = -1;
+		}
 		h->epoch = ++c->hold_seq;
-	h->count = count;
+		h->sent_max_ms = sent_ms;
+	}
+	/* What the caller was told it holds, whatever Redis had. */
+	h->count = op->count + 1;
 	h->lease_ms = lease_ms;
 	h->confirmed_ms = sent_ms;
+	if (sent_ms > h->sent_max_ms)
+		h->sent_max_ms = sent_ms;
 	if (lease_ms < 0) {
 		/* Keep the renewal already scheduled on re-entry. */
 		if (!h->watchdog || h->heap_index == HL_NOT_IN_HEAP) {
@@ -204,45 +312,72 @@ int hl__hold_acquired(hl_client *c, const hl_lock *lock, uint64_t owner,
 		if (schedule(c, h, h->expires_ms))
 			rc = hl__fail(HL_ENOMEM, "out of memory");
 	}
-out:
+	op_finish(c, op);
 	pthread_mutex_unlock(&c->hold_mu);
 	return rc;
 }
 
-int hl__hold_released(hl_client *c, const hl_lock *lock, uint64_t owner,
-                      int result)
+void hl__op_released_one(hl_client *c, hl_op *op)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	if (op->hold->count > 0)
+		op->hold->count--;
+	op_finish(c, op);
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+void hl__op_gone(hl_client *c, hl_op *op)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	hold_drop(c, op->hold);
+	op_finish(c, op);
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+int64_t hl__op_hold_ends(hl_client *c, hl_op *op)
+{
+	int64_t t;
+	pthread_mutex_lock(&c->hold_mu);
+	t = hold_ends(c, op->hold);
+	pthread_mutex_unlock(&c->hold_mu);
+	return t;
+}
+
+void hl__op_stop_renewal(hl_client *c, hl_op *op)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	heap_remove(c, op->hold);
+	op->hold->watchdog = 0;
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner)
 {
 	hl_hold *h;
-	int rc = HL_OK;
+	int64_t n = 0, now = hl__now_ms();
 	pthread_mutex_lock(&c->hold_mu);
 	h = find(c, lock, owner);
-	if (h) {
-		if (result < 0 && h->lost)
-			rc = HL_ELOST;
-		if (result == 0 && !h->lost) {
-			h->count--;
-		} else {
-			hold_free(c, h);
+	if (h && !is_lost(c, h, now) &&
+	    (h->lease_ms < 0 || h->expires_ms > now))
+		n = h->count;
+	pthread_mutex_unlock(&c->hold_mu);
+	return n;
+}
+
+void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock)
+{
+	size_t i;
+	pthread_mutex_lock(&c->hold_mu);
+	for (i = 0; i < c->holds.nbuckets; i++) {
+		hl_map_entry *e;
+		for (e = c->holds.buckets[i]; e; e = e->next) {
+			hl_hold *h = e->value;
+			if (h->key_len == 8 + lock->name_len && h->count > 0 &&
+			    memcmp(h->key + 8, lock->name, lock->name_len) == 0)
+				mark_lost(c, h);
 		}
 	}
 	pthread_mutex_unlock(&c->hold_mu);
-	return rc;
-}
-
-int64_t hl__hold_local_count(hl_client *c, const hl_lock *lock, uint64_t owner,
-                             int64_t *lease_ms)
-{
-	hl_hold *h;
-	int64_t n = 0;
-	pthread_mutex_lock(&c->hold_mu);
-	h = find(c, lock, owner);
-	if (h && !h->lost && (h->watchdog || h->expires_ms > hl__now_ms()))
-		n = h->count;
-	if (lease_ms)
-		*lease_ms = h && h->lease_ms > 0 ? h->lease_ms
-		                                 : c->conf.watchdog_ms;
-	pthread_mutex_unlock(&c->hold_mu);
-	return n;
 }
 
 void hl__holds_drop_owner(hl_client *c, uint64_t owner_id)
@@ -255,7 +390,7 @@ void hl__holds_drop_owner(hl_client *c, uint64_t owner_id)
 			hl_hold *h = e->value;
 			next = e->next;
 			if (h->owner_id == owner_id && h->thread_owner)
-				hold_free(c, h);
+				hold_drop(c, h);
 		}
 	}
 	pthread_mutex_unlock(&c->hold_mu);
@@ -297,7 +432,7 @@ int hl_lock_is_lost(int *out, hl_lock *lock)
 		return rc;
 	pthread_mutex_lock(&lock->client->hold_mu);
 	h = find(lock->client, lock, hl__effective_owner(lock));
-	*out = h ? h->lost : 0;
+	*out = h ? is_lost(lock->client, h, hl__now_ms()) : 0;
 	pthread_mutex_unlock(&lock->client->hold_mu);
 	hl__client_leave(lock->client);
 	return HL_OK;
@@ -330,11 +465,12 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 	interrupt_gen = c->hold_interrupt_gen;
 	for (;;) {
 		hl_hold *h = find(c, lock, owner);
-		if (h && h->lost) {
+		int64_t until = deadline;
+		if (h && is_lost(c, h, hl__now_ms())) {
 			lost = 1;
 			break;
 		}
-		if (!h || !h->watchdog)
+		if (!h || !h->watchdog || h->count == 0)
 			break;
 		if (atomic_load(&c->closing)) {
 			rc = hl__fail(HL_ECLOSED, "the client was closed");
@@ -346,7 +482,10 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 			              "waiting for loss was interrupted");
 			break;
 		}
-		if (hl__cond_wait_until(&c->hold_cond, &c->hold_mu, deadline) ==
+		/* Wake at the loss deadline too: the clock decides. */
+		if (until < 0 || loss_deadline(c, h) < until)
+			until = loss_deadline(c, h);
+		if (hl__cond_wait_until(&c->hold_cond, &c->hold_mu, until) ==
 		            ETIMEDOUT &&
 		    hl__remaining(deadline) == 0)
 			break;
@@ -369,10 +508,11 @@ int hl_lock_lost_fd(int *out_fd, hl_lock *lock)
 		return rc;
 	pthread_mutex_lock(&lock->client->hold_mu);
 	h = find(lock->client, lock, hl__effective_owner(lock));
-	if (!h) {
+	if (!h || (h->count == 0 && !h->lost)) {
 		rc = hl__fail(HL_ENOTHELD, "this owner holds no such lock "
 		                           "known to this client");
 	} else {
+		is_lost(lock->client, h, hl__now_ms());
 		if (h->lost_fd < 0) {
 			h->lost_fd = eventfd(h->lost ? 1 : 0,
 			                     EFD_CLOEXEC | EFD_NONBLOCK);
@@ -397,7 +537,7 @@ int hl_lock_abandon(hl_lock *lock)
 	pthread_mutex_lock(&lock->client->hold_mu);
 	h = find(lock->client, lock, hl__effective_owner(lock));
 	if (h)
-		hold_free(lock->client, h);
+		hold_drop(lock->client, h);
 	pthread_mutex_unlock(&lock->client->hold_mu);
 	hl__client_leave(lock->client);
 	return HL_OK;
@@ -419,8 +559,10 @@ static hl_hold *find_key(hl_client *c, const char *key, size_t len)
 	return hl__map_get(&c->holds, key, len);
 }
 
-/* Send the renewals of items[0..n) pipelined, 100 keys per EVALSHA. */
-static void renew_send(hl_client *c, renew_item *items, size_t n)
+/* Send the renewals of items[0..n) pipelined, 100 keys per EVALSHA,
+ * giving up at deadline (monotonic ms). */
+static void renew_send(hl_client *c, renew_item *items, size_t n,
+                       int64_t deadline)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
 	size_t nevals = (n + K - 1) / K, e, i;
@@ -431,7 +573,11 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 	char nkeys[HL_RENEW_EVALS_PER_TRIP][16], lease[24];
 	enum hl_sent sent;
 	int rc, attempt;
+	hl_bound b;
 
+	/* Close stops it; hl_client_interrupt() is for the user's calls. */
+	hl__bound_init(&b, c, deadline, NULL);
+	b.interruptible = 0;
 	for (i = 0; i < n; i++)
 		items[i].result = -1;
 	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
@@ -468,12 +614,13 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 	/* Renewal is idempotent: retry on a fresh connection once. */
 	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
 		int noscript = 0;
-		if (!c->wd_ctx && hl__conn_open(&c->wd_ctx, &c->conf) != HL_OK)
+		if (!c->wd_conn &&
+		    hl__conn_open(&c->wd_conn, &c->conf, &b) != HL_OK)
 			break;
-		rc = hl__conn_roundtrip(c->wd_ctx, (int)nevals, argcs,
+		rc = hl__conn_roundtrip(c->wd_conn, (int)nevals, argcs,
 		                        (const char **const *)argv,
 		                        (const size_t *const *)lens, replies,
-		                        &sent);
+		                        &sent, &b, c->conf.command_timeout_ms);
 		for (e = 0; e < nevals; e++) {
 			redisReply *r = replies[e];
 			size_t first = e * K, j;
@@ -489,8 +636,10 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 				freeReplyObject(r);
 		}
 		if (rc != HL_OK) {
-			redisFree(c->wd_ctx);
-			c->wd_ctx = NULL;
+			hl__conn_free(c->wd_conn);
+			c->wd_conn = NULL;
+			if (rc != HL_EIO)
+				break; /* out of time, or closing */
 			continue;
 		}
 		if (!noscript)
@@ -505,10 +654,12 @@ static void renew_send(hl_client *c, renew_item *items, size_t n)
 			const size_t *llp = ll;
 			int three = 3;
 			redisReply *lr = NULL;
-			if (hl__conn_roundtrip(c->wd_ctx, 1, &three, &lap, &llp,
-			                       &lr, &sent) != HL_OK) {
-				redisFree(c->wd_ctx);
-				c->wd_ctx = NULL;
+			if (hl__conn_roundtrip(c->wd_conn, 1, &three, &lap,
+			                       &llp, &lr, &sent, &b,
+			                       c->conf.command_timeout_ms) !=
+			    HL_OK) {
+				hl__conn_free(c->wd_conn);
+				c->wd_conn = NULL;
 			}
 			if (lr)
 				freeReplyObject(lr);
@@ -527,7 +678,7 @@ static void *wd_main(void *arg)
 	pthread_setname_np(pthread_self(), "hl-watchdog");
 	pthread_mutex_lock(&c->hold_mu);
 	while (!c->wd_stop) {
-		int64_t now = hl__now_ms(), sent_ms;
+		int64_t now = hl__now_ms(), sent_ms, io_deadline;
 		size_t n = 0, i;
 		if (c->heap_len == 0 || c->heap[0]->due_ms > now) {
 			int64_t until = now + c->conf.watchdog_ms / 3;
@@ -567,9 +718,12 @@ static void *wd_main(void *arg)
 			if (!h->watchdog) {
 				/* A lease hold whose lease ended: Redis has
 				 * dropped it, so do we. */
-				hold_free(c, h);
+				if (!h->busy)
+					hold_free(c, h);
 				continue;
 			}
+			if (is_lost(c, h, now))
+				continue; /* its loss deadline came first */
 			items[n].hold = h;
 			items[n].epoch = h->epoch;
 			items[n].key = malloc(h->key_len);
@@ -584,50 +738,63 @@ static void *wd_main(void *arg)
 		}
 		if (n == 0)
 			continue;
+		/* The round trip may not outlast the first loss deadline of
+		 * the batch (that holder must be told in time), nor the due
+		 * time of holds not in it (each falls due a tenth of the
+		 * timeout from now at the earliest, and before its own loss
+		 * deadline). */
+		io_deadline = now + c->conf.watchdog_ms / 10;
+		for (i = 0; i < n; i++)
+			if (loss_deadline(c, items[i].hold) < io_deadline)
+				io_deadline = loss_deadline(c, items[i].hold);
 		pthread_mutex_unlock(&c->hold_mu);
 		sent_ms = hl__now_ms();
-		renew_send(c, items, n);
+		renew_send(c, items, n, io_deadline);
 		pthread_mutex_lock(&c->hold_mu);
 		now = hl__now_ms();
 		for (i = 0; i < n; i++) {
 			renew_item *it = &items[i];
 			hl_hold *h = find_key(c, it->key, it->key_len);
+			int64_t retry;
 			free(it->key);
 			/* Released, or held afresh, or turned into a lease
 			 * meanwhile: this answer is about a hold that is
 			 * gone. (Re-entries and partial releases keep the
 			 * epoch, and the hold must be rescheduled here.) */
-			if (h != it->hold || h->epoch != it->epoch ||
-			    !h->watchdog)
+			if (h != it->hold || h->epoch != it->epoch)
+				continue;
+			/* A renewal that may have landed sets how long Redis
+			 * may keep the hold, even while it is released. */
+			if (it->result != 0 && sent_ms > h->sent_max_ms)
+				h->sent_max_ms = sent_ms;
+			if (!h->watchdog || h->lost)
 				continue;
 			if (it->result == 1) {
 				if (sent_ms > h->confirmed_ms)
 					h->confirmed_ms = sent_ms;
 				schedule(c, h,
 				         sent_ms + c->conf.watchdog_ms / 3);
-			} else if (it->result == 0) {
-				mark_lost(c, h);
-			} else if (now >=
-			           h->confirmed_ms + c->conf.watchdog_ms) {
-				/* Redis stayed away until the lease ended. */
-				mark_lost(c, h);
-			} else {
-				int64_t retry = c->conf.retry_delay_ms / 4;
-				if (retry < 50)
-					retry = 50;
-				if (now + retry >
-				    h->confirmed_ms + c->conf.watchdog_ms)
-					retry = h->confirmed_ms +
-					        c->conf.watchdog_ms - now;
-				schedule(c, h, now + retry);
+				continue;
 			}
+			if (it->result == 0 || is_lost(c, h, now)) {
+				/* Not held by us any more, or Redis stayed
+				 * away until the loss deadline. */
+				mark_lost(c, h);
+				continue;
+			}
+			/* No answer: again soon, and at the loss deadline at
+			 * the latest, where the clock declares it lost. */
+			retry = c->conf.retry_delay_ms / 4;
+			if (retry < 50)
+				retry = 50;
+			if (now + retry > loss_deadline(c, h))
+				retry = loss_deadline(c, h) - now;
+			schedule(c, h, now + retry);
 		}
 	}
 	pthread_mutex_unlock(&c->hold_mu);
-	if (c->wd_ctx) {
-		redisFree(c->wd_ctx);
-		c->wd_ctx = NULL;
-	}
+	hl__conn_free(c->wd_conn);
+	c->wd_conn = NULL;
 	return NULL;
 }
 
