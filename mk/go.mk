@@ -3,9 +3,11 @@
 # cgo finds libhilock through pkg-config: the Makefile exports
 # PKG_CONFIG_PATH=$(BUILD)/pkgconfig, whose build-tree hilock.pc carries an
 # rpath to $(BUILD)/core, so test binaries and the example run without
-# LD_LIBRARY_PATH. The module needs Go 1.19 or newer (Debian 12's golang-go)
-# and no third-party modules; GOTOOLCHAIN=local keeps newer go commands from
-# downloading a toolchain. -race needs cgo and gcc (build-essential).
+# LD_LIBRARY_PATH. The module (github.com/hilock/hilock/bindings/go) needs
+# Go 1.19 or newer (Debian 12's golang-go) and no third-party modules;
+# GOTOOLCHAIN=local keeps newer go commands from downloading a toolchain.
+# -race needs cgo and gcc (build-essential). check-outside-module.sh uses
+# the module from a throwaway module outside the repository (offline).
 ifeq ($(shell command -v go 2>/dev/null),)
 APT_PACKAGES += golang-go
 endif
@@ -30,6 +32,7 @@ test-go: build
 	cd bindings/go && $(GO_ENV) $(GO) vet ./...
 	cd bindings/go && $(GO_ENV) HILOCK_FAULTPROXY=$(abspath $(BUILD))/tests/tools/faultproxy \
 		$(GO) test -race -count=1 -timeout 5m ./...
+	$(GO_ENV) GO="$(GO)" sh bindings/go/check-outside-module.sh
 
 # The example the demo runs: $(BUILD)/examples/go-contend.
 demo-go: build

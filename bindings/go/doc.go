@@ -84,7 +84,8 @@
 //
 // # Build
 //
-// cgo finds libhilock with pkg-config (package "hilock"; point
+// The import path is github.com/hilock/hilock/bindings/go. cgo finds
+// libhilock with pkg-config (package "hilock"; point
 // PKG_CONFIG_PATH at an installed prefix or at a build tree's pkgconfig
 // directory). The package refuses to compile against a libhilock whose
 // major version is not 0.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	hilock "hilock/bindings/go"
+	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 // Examples are compiled but not run (they need a Redis).

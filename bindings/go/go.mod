@@ -1,3 +1,3 @@
-module hilock/bindings/go
+module github.com/hilock/hilock/bindings/go
 
 go 1.19

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	hilock "hilock/bindings/go"
+	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 func TestVersion(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	hilock "hilock/bindings/go"
+	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 const (

@@ -1,7 +1,7 @@
-module hilock/examples/go
+module github.com/hilock/hilock/examples/go
 
 go 1.19
 
-require hilock/bindings/go v0.0.0
+require github.com/hilock/hilock/bindings/go v0.0.0
 
-replace hilock/bindings/go => ../../bindings/go
+replace github.com/hilock/hilock/bindings/go => ../../bindings/go

@@ -6,9 +6,9 @@ import (
 	"context"
 	"os"
 
-	"hilock/bench/go/harness"
+	"github.com/hilock/hilock/bench/go/harness"
 
-	hilock "hilock/bindings/go"
+	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 type locker struct{ m *hilock.Mutex }

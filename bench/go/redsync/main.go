@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"hilock/bench/go/harness"
+	"github.com/hilock/hilock/bench/go/harness"
 
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"

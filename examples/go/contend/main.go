@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	hilock "hilock/bindings/go"
+	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 func main() {
