@@ -27,6 +27,7 @@ from ._errors import (
     LockLost,
     LockTimeout,
     NotHeldError,
+    OutcomeUnknown,
     OutOfMemory,
     RedisError,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "LockTimeout",
     "ConnectionError",
     "AuthenticationError",
+    "OutcomeUnknown",
     "LockLost",
     "ClientClosedError",
     "ForkedError",

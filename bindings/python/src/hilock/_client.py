@@ -216,7 +216,18 @@ class Client:
     ``unix:///path/to/redis.sock[?db=N]``. Times are float seconds.
 
     ``watchdog_timeout`` is the lease of a lock taken without one; the
-    watchdog renews it every third of that while it is held.
+    watchdog renews it every third of that while it is held. A hold whose
+    renewal Redis does not confirm counts as lost a tenth of that before
+    its lease would end, measured by this machine's clock, so the holder
+    hears of it (:class:`LockLost`) before anyone else can take the lock.
+
+    Every call is bounded however the network behaves: ``command_timeout``
+    for one reply, ``retry_attempts`` resends (only of commands that are
+    safe to run twice) ``retry_delay`` apart, and an acquire's own timeout.
+    ``subscription_timeout`` bounds Redis's confirmation of a subscription
+    and ``ping_interval`` is how long the subscriber connection may stay
+    silent while someone waits before it is checked with a PING (0: never);
+    a connection that fails either is replaced, so no wake-up is lost.
 
     A client is thread-safe and a context manager (``with`` and
     ``async with``) that closes it. Closing stops renewing its locks (their
@@ -243,6 +254,7 @@ class Client:
         pool_size: int = 32,
         client_name: Optional[str] = None,
         subscription_timeout: float = 7.5,
+        ping_interval: float = 1.0,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("url must be str, not %s" % type(url).__name__)
@@ -266,6 +278,7 @@ class Client:
         opts.command_timeout_ms = ms(command_timeout, "command_timeout", allow_zero=False)
         opts.retry_delay_ms = ms(retry_delay, "retry_delay")
         opts.subscription_timeout_ms = ms(subscription_timeout, "subscription_timeout", allow_zero=False)
+        opts.ping_interval_ms = ms(ping_interval, "ping_interval")
         opts.retry_attempts = retry_attempts
         opts.pool_size = pool_size
         keep = None
@@ -552,8 +565,11 @@ class Lock:
         freed when the count reaches zero.
 
         Raises :class:`NotHeldError` (a :class:`RuntimeError`) if the
-        caller does not hold it, :class:`LockLost` if the watchdog had
-        found the hold lost."""
+        caller does not hold it, :class:`LockLost` if the hold had been
+        lost (the watchdog found it gone, it could not be renewed in time,
+        or its lease ran out), and :class:`OutcomeUnknown` (a
+        :class:`ConnectionError`) if Redis did not confirm the release: the
+        hold is then no longer renewed and its lease ends it."""
         task = _current_task()
         rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
         if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):

@@ -17,6 +17,7 @@ __all__ = [
     "LockTimeout",
     "ConnectionError",
     "AuthenticationError",
+    "OutcomeUnknown",
     "LockLost",
     "ClientClosedError",
     "ForkedError",
@@ -68,6 +69,16 @@ class ConnectionError(HilockError, builtins.ConnectionError):
 
 class AuthenticationError(ConnectionError):
     """Redis refused the credentials in the URL."""
+
+
+class OutcomeUnknown(ConnectionError):
+    """Redis did not confirm a release (it stayed unreachable, or the reply
+    was lost and could not be resent in time).
+
+    The hold is no longer renewed, so its lease ends it: ``detail`` says
+    within how many milliseconds at the latest. Also a
+    :class:`ConnectionError` (and so the builtin one).
+    """
 
 
 class LockLost(HilockError):

@@ -32,6 +32,7 @@ _CLASSES: Dict[int, Type[E.HilockError]] = {
     lib.HL_EREDIS: E.RedisError,
     lib.HL_EPROTOCOL: E.RedisError,
     lib.HL_ENOMEM: E.OutOfMemory,
+    lib.HL_EINDOUBT: E.OutcomeUnknown,
 }
 
 
