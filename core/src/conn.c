@@ -169,7 +169,9 @@ static int connect_socket(int *out, const hl_conf *conf, const hl_bound *b)
 		if (gai != 0)
 			return hl__fail(HL_ECONNECT, "cannot resolve %s: %s",
 			                conf->url.host, gai_strerror(gai));
-		rc = hl__fail(HL_ECONNECT, "no address for %s", conf->url.host);
+		rc = HL_ECONNECT;
+		if (!res)
+			hl__fail(rc, "no address for %s", conf->url.host);
 		for (ai = res; ai; ai = ai->ai_next) {
 			rc = connect_addr(out, ai->ai_family, ai->ai_addr,
 			                  ai->ai_addrlen, conf, b);

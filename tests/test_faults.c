@@ -1,0 +1,551 @@
+/*
+ * The network misbehaving: each case puts the fault proxy (reset,
+ * black-hole, drop, delay) between a client and Redis and checks what the
+ * library tells its caller and what it leaves in Redis. One case per item
+ * of the reliability issue:
+ *   1. a release whose reply is lost is finished (it ran, or it is resent);
+ *   2. a release that fails during an outage stops the renewal, so the
+ *      lease ends the hold once the network heals;
+ *   3. an acquire that lands after its caller gave up is never adopted;
+ *   4. loss is told by the local clock, before the lease ends in Redis;
+ *   5. deadlines, cancel, interrupt and close bound every call;
+ *   6. a silently dead subscriber connection is noticed and replaced;
+ *   7. a single attempt defers to this process's queued waiters;
+ * and an overlap check of processes contending through resets.
+ */
+#include "harness.h"
+
+#include <pthread.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* A client through proxy p, with short timeouts so faults show quickly. */
+static hl_client *client_via(ht_proxy *p, int64_t watchdog_ms,
+                             int64_t command_ms)
+{
+	hl_client_options o;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = watchdog_ms;
+	o.command_timeout_ms = command_ms;
+	o.connect_timeout_ms = command_ms;
+	o.retry_delay_ms = 100;
+	o.ping_interval_ms = 300;
+	return ht_client_url(p->url, &o);
+}
+
+struct release_arg {
+	hl_lock *l;
+	int rc, released;
+	int64_t took_ms;
+	char msg[512];
+};
+
+static void *release_thread(void *p)
+{
+	struct release_arg *a = p;
+	int64_t t0 = ht_now_ms();
+	a->released = -1;
+	a->rc = hl_lock_release(&a->released, a->l);
+	a->took_ms = ht_now_ms() - t0;
+	snprintf(a->msg, sizeof a->msg, "%s", hl_error_last());
+	return NULL;
+}
+
+/* Nobody renews name: its TTL only goes down, then it is gone. */
+static void expires_unrenewed(ht_redis *r, const char *name, int64_t bound)
+{
+	long long last = ht_pttl(r, HT_S(name)), now;
+	int64_t t0 = ht_now_ms();
+	while ((now = ht_pttl(r, HT_S(name))) > 0) {
+		HT_CHECKF(now <= last + 20, "%s renewed: pttl %lld after %lld",
+		          name, now, last);
+		last = now;
+		HT_CHECKF(ht_now_ms() - t0 < bound * ht_scale(),
+		          "%s still there after %lld ms", name,
+		          (long long)(ht_now_ms() - t0));
+		ht_sleep_ms(50);
+	}
+	HT_EQ(ht_exists(r, HT_S(name)), 0);
+}
+
+/* ---- 1. a release whose reply is lost ----------------------------------- */
+
+/* The release never reached Redis (black-holed, then the connection
+ * reset): it is resent on a new connection and the lock is free. */
+static void release_lost_unsent(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 4000, 1000);
+	hl_lock *l = ht_lock(c, "faults:rel1");
+	struct release_arg a = {l, 0, 0, 0, ""};
+	pthread_t t;
+
+	/* one owner for this thread and the releasing one */
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	ht_proxy_cmd(p, "blackhole on");
+	t = ht_thread_start(release_thread, &a);
+	ht_sleep_ms(200); /* the release waits in the black hole */
+	ht_proxy_cmd(p, "reset");
+	ht_proxy_cmd(p, "blackhole off");
+	ht_thread_join(t, 10000);
+	ht_note("release: %s after %lld ms", hl_status_name(a.rc),
+	        (long long)a.took_ms);
+	HT_CHECKF(a.rc == HL_OK, "%s: %s", hl_status_name(a.rc), a.msg);
+	HT_EQ(a.released, 1);
+	HT_EQ(ht_exists(r, HT_S("faults:rel1")), 0);
+	/* and nothing renews it back: another client takes it */
+	ht_sleep_ms(1500);
+	HT_EQ(ht_exists(r, HT_S("faults:rel1")), 0);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* The release ran but its reply came too late (delayed past the command
+ * timeout): the resend finds it done, which counts as released. */
+static void release_lost_reply(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 4000, 1000);
+	hl_lock *l = ht_lock(c, "faults:rel2");
+	struct release_arg a = {l, 0, 0, 0, ""};
+	redisContext *sub =
+	        ht_sub_new(r, HT_S("redisson_lock__channel:{faults:rel2}"));
+	pthread_t t;
+	char *msg;
+
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	/* there 600 ms (it runs), back 600 ms more: after the timeout */
+	ht_proxy_cmd(p, "delay 600");
+	t = ht_thread_start(release_thread, &a);
+	msg = ht_sub_next(sub, NULL, 0); /* it ran: the unlock message */
+	HT_STREQ(msg, "0");
+	free(msg);
+	HT_EQ(ht_exists(r, HT_S("faults:rel2")), 0);
+	ht_sleep_ms(600); /* past the command timeout */
+	ht_proxy_cmd(p, "delay 0");
+	ht_thread_join(t, 15000);
+	ht_note("release: %s after %lld ms (%s)", hl_status_name(a.rc),
+	        (long long)a.took_ms, a.msg);
+	HT_CHECKF(a.rc == HL_OK, "%s: %s", hl_status_name(a.rc), a.msg);
+	HT_EQ(a.released, 1);
+	HT_CHECK(a.took_ms >= 1000);
+	ht_sleep_ms(1500); /* not renewed back to life */
+	HT_EQ(ht_exists(r, HT_S("faults:rel2")), 0);
+	redisFree(sub);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* ---- 2. a release during an outage --------------------------------------
+ * Redis stays unreachable for the whole release: the caller hears
+ * HL_EINDOUBT (with when the lease ends it), renewal has stopped, and once
+ * the network heals the key expires by its lease instead of being renewed
+ * for ever. */
+static void release_in_outage(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 6000, 300);
+	hl_lock *l = ht_lock(c, "faults:outage");
+	hl_client *c2 = ht_client(r, 0);
+	hl_lock *l2 = ht_lock(c2, "faults:outage");
+	int released = 7, acquired = 0, rc;
+	int64_t t0;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	ht_proxy_cmd(p, "drop on");
+	t0 = ht_now_ms();
+	rc = hl_lock_release(&released, l);
+	ht_note("release: %s after %lld ms: %s", hl_status_name(rc),
+	        (long long)(ht_now_ms() - t0), hl_error_last());
+	HT_EQ(rc, HL_EINDOUBT);
+	HT_EQ(released, 7); /* untouched on failure */
+	HT_CHECK(strstr(hl_error_last(), "within") != NULL);
+	HT_CHECK(strstr(hl_error_last(), "faults:outage") != NULL);
+	/* bounded by the retry policy, never by the outage */
+	HT_RANGE(ht_now_ms() - t0, 0, 6000 * ht_scale());
+	ht_proxy_cmd(p, "drop off");
+	HT_EQ(ht_exists(r, HT_S("faults:outage")), 1);
+	expires_unrenewed(r, "faults:outage", 8000);
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 0, 5000, NULL));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	hl_lock_free(l2);
+	hl_client_free(c2);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* ---- 3. an acquire that lands after its caller gave up ------------------ */
+static void acquire_lands_late(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 3000, 1000);
+	hl_lock *l = ht_lock(c, "faults:late");
+	int acquired = 7, released = 0, locked = 7, i;
+	int64_t t0;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL)); /* a pooled connection */
+	HT_OK(hl_lock_release(NULL, l));
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 400, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_RANGE(ht_now_ms() - t0, 350, 1500 * ht_scale());
+	/* the acquire waiting in the network lands now */
+	ht_proxy_cmd(p, "blackhole off");
+	for (i = 0; i < 50 && ht_exists(r, HT_S("faults:late")) == 0; i++)
+		ht_sleep_ms(20);
+	HT_EQ(ht_hget_int(r, HT_S("faults:late"), ht_owner(l)), 1);
+	/* never adopted, never renewed: it runs out by its lease */
+	expires_unrenewed(r, "faults:late", 5000);
+
+	/* Again, and this time the owner acquires and releases once after
+	 * it landed: one pair leaves the lock free (the landed hold is
+	 * folded away, not counted). A query first makes a connection (the
+	 * last one was dropped), so the acquire is sent, not the handshake. */
+	HT_OK(hl_lock_is_locked(&locked, l));
+	HT_EQ(locked, 0);
+	ht_proxy_cmd(p, "blackhole on");
+	HT_OK(hl_lock_try_acquire(&acquired, l, 400, -1, NULL));
+	HT_EQ(acquired, 0);
+	ht_proxy_cmd(p, "blackhole off");
+	for (i = 0; i < 50 && ht_exists(r, HT_S("faults:late")) == 0; i++)
+		ht_sleep_ms(20);
+	HT_EQ(ht_hget_int(r, HT_S("faults:late"), ht_owner(l)), 1);
+	HT_OK(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL));
+	HT_EQ(acquired, 1);
+	HT_EQ(ht_hget_int(r, HT_S("faults:late"), ht_owner(l)), 1);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	HT_EQ(ht_exists(r, HT_S("faults:late")), 0);
+	ht_sleep_ms(1500);
+	HT_EQ(ht_exists(r, HT_S("faults:late")), 0);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* ---- 4. loss told by the clock ------------------------------------------
+ * The holder's path is black-holed: its lost signal must fire while the
+ * key still lives in Redis (nobody else can hold it yet), whatever the
+ * network does, and a release is then answered at once. */
+static void loss_by_clock(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	const int64_t WD = 3000;
+	hl_client *c = client_via(p, WD, 1000);
+	hl_lock *l = ht_lock(c, "faults:clock");
+	hl_client *c2 = ht_client(r, 0);
+	hl_lock *l2 = ht_lock(c2, "faults:clock");
+	int lost = 0, fd = -1, acquired = 0;
+	int64_t t0;
+	long long pttl;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_wait_lost(&lost, l, 10000, NULL));
+	pttl = ht_pttl(r, HT_S("faults:clock"));
+	ht_note("lost after %lld ms with %lld ms of lease left in redis",
+	        (long long)(ht_now_ms() - t0), pttl);
+	HT_EQ(lost, 1);
+	HT_CHECKF(pttl > 0, "told after the lease ended (pttl %lld)", pttl);
+	{
+		struct pollfd pf = {fd, POLLIN, 0};
+		HT_EQ(poll(&pf, 1, 0), 1);
+	}
+	/* nobody else could take it before the holder knew */
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 0, 5000, NULL));
+	HT_EQ(acquired, 0);
+	/* known lost: answered without a round trip, in a black hole */
+	t0 = ht_now_ms();
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	HT_RANGE(ht_now_ms() - t0, 0, 100 * ht_scale());
+	/* the lease then ends in redis and another client takes it */
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 2 * WD, 5000, NULL));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(l2);
+	hl_client_free(c2);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* ---- 5. deadlines and cancellation hold during faults ------------------- */
+struct acq_arg {
+	hl_lock *l;
+	hl_cancel *cancel;
+	int64_t wait_ms;
+	int rc, acquired;
+	int64_t took_ms;
+};
+
+static void *acquire_thread(void *p)
+{
+	struct acq_arg *a = p;
+	int64_t t0 = ht_now_ms();
+	a->acquired = -1;
+	a->rc = hl_lock_try_acquire(&a->acquired, a->l, a->wait_ms, -1,
+	                            a->cancel);
+	a->took_ms = ht_now_ms() - t0;
+	return NULL;
+}
+
+static void deadlines(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	/* the defaults: a 3 s command timeout, 4 retries, 10 s connect */
+	hl_client *c = ht_client_url(p->url, NULL);
+	hl_lock *l = ht_lock(c, "faults:deadline");
+	hl_cancel *cancel;
+	struct acq_arg a;
+	pthread_t t;
+	int acquired = 7;
+	int64_t t0;
+
+	HT_OK(hl_cancel_new(&cancel));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l));
+	ht_proxy_cmd(p, "blackhole on");
+
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL));
+	ht_note("wait 1000 in a black hole: %lld ms",
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(acquired, 0);
+	HT_RANGE(ht_now_ms() - t0, 950, 1200 + 300 * (ht_scale() - 1));
+
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 0, -1, NULL));
+	ht_note("wait 0 in a black hole: %lld ms",
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(acquired, 0);
+	HT_RANGE(ht_now_ms() - t0, 0, 300 * ht_scale());
+
+	/* a new connection into the black hole: the same bounds */
+	ht_proxy_cmd(p, "reset");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 500, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_RANGE(ht_now_ms() - t0, 450, 800 * ht_scale());
+
+	/* cancel, interrupt and close wake a waiter stuck in the network */
+	a.l = l;
+	a.cancel = cancel;
+	a.wait_ms = -1;
+	t = ht_thread_start(acquire_thread, &a);
+	ht_sleep_ms(300);
+	t0 = ht_now_ms();
+	hl_cancel_trigger(cancel);
+	ht_thread_join(t, 5000);
+	ht_note("cancel: %s after %lld ms", hl_status_name(a.rc),
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(a.rc, HL_EINTERRUPTED);
+	HT_RANGE(ht_now_ms() - t0, 0, 200 * ht_scale());
+	hl_cancel_reset(cancel);
+
+	a.cancel = NULL;
+	t = ht_thread_start(acquire_thread, &a);
+	ht_sleep_ms(300);
+	t0 = ht_now_ms();
+	HT_OK(hl_client_interrupt(c));
+	ht_thread_join(t, 5000);
+	HT_EQ(a.rc, HL_EINTERRUPTED);
+	HT_RANGE(ht_now_ms() - t0, 0, 200 * ht_scale());
+
+	t = ht_thread_start(acquire_thread, &a);
+	ht_sleep_ms(300);
+	t0 = ht_now_ms();
+	hl_client_close(c);
+	ht_thread_join(t, 5000);
+	HT_EQ(a.rc, HL_ECLOSED);
+	ht_note("close: %lld ms", (long long)(ht_now_ms() - t0));
+	HT_RANGE(ht_now_ms() - t0, 0, 500 * ht_scale());
+
+	hl_cancel_free(cancel);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* A waiter whose Redis goes silent while the lock is held elsewhere
+ * returns by its deadline too. */
+static void deadline_contended(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = ht_client_url(p->url, NULL), *c2 = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, "faults:contended");
+	hl_lock *l2 = ht_lock(c2, "faults:contended");
+	struct acq_arg a = {l, NULL, 1500, 0, 0, 0};
+	pthread_t t;
+
+	HT_OK(hl_lock_acquire(l2, -1, NULL));
+	t = ht_thread_start(acquire_thread, &a);
+	ht_sleep_ms(500); /* waiting, subscribed */
+	ht_proxy_cmd(p, "blackhole on");
+	HT_OK(hl_lock_release(NULL, l2));
+	ht_thread_join(t, 5000);
+	ht_note("contended wait 1500: %lld ms", (long long)a.took_ms);
+	HT_EQ(a.rc, HL_OK);
+	HT_EQ(a.acquired, 0);
+	HT_RANGE(a.took_ms, 1450, 1700 + 300 * (ht_scale() - 1));
+	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(l);
+	hl_lock_free(l2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_proxy_stop(p);
+}
+
+/* ---- 6. a silently dead subscriber ---------------------------------------
+ * While the waiter's connections drop everything, the holder releases:
+ * the unlock message is lost. The subscriber's health check finds its
+ * connection dead and resubscribes once the network is back, and the
+ * waiter takes the lock long before the holder's lease would have freed
+ * it. */
+static void dead_subscriber(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 30000, 500), *c2 = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, "faults:deadsub");
+	hl_lock *l2 = ht_lock(c2, "faults:deadsub");
+	struct acq_arg a = {l, NULL, 30000, 0, 0, 0};
+	pthread_t t;
+	int64_t t0;
+
+	HT_OK(hl_lock_acquire(l2, 30000, NULL)); /* wakes nobody by itself */
+	t = ht_thread_start(acquire_thread, &a);
+	while (ht_numsub(r, HT_S("redisson_lock__channel:{faults:deadsub}")) <
+	       1)
+		ht_sleep_ms(10);
+	ht_proxy_cmd(p, "drop on");
+	HT_OK(hl_lock_release(NULL, l2)); /* its message is dropped */
+	ht_sleep_ms(1500); /* the health check runs into the silence */
+	ht_proxy_cmd(p, "drop off");
+	t0 = ht_now_ms();
+	ht_thread_join(t, 20000);
+	ht_note("acquired %lld ms after the network came back",
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(a.rc, HL_OK);
+	HT_EQ(a.acquired, 1);
+	HT_RANGE(ht_now_ms() - t0, 0, 5000 * ht_scale());
+	hl_lock_free(l);
+	hl_lock_free(l2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_proxy_stop(p);
+}
+
+/* ---- 7. a single attempt does not barge ----------------------------------
+ * A thread that releases and at once makes a zero-wait attempt while a
+ * neighbour is queued for the lock gets "not acquired": the neighbour is
+ * next (this is how Python's main thread makes its first attempt). */
+static void no_barging(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, "faults:barge");
+	struct acq_arg a = {l, NULL, 10000, 0, 0, 0};
+	pthread_t t;
+	int acquired = 7, i;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	t = ht_thread_start(acquire_thread, &a);
+	while (ht_numsub(r, HT_S("redisson_lock__channel:{faults:barge}")) < 1)
+		ht_sleep_ms(10);
+	for (i = 0; i < 20; i++) {
+		HT_OK(hl_lock_release(NULL, l));
+		HT_OK(hl_lock_try_acquire(&acquired, l, 0, -1, NULL));
+		if (!acquired)
+			break;
+	}
+	HT_EQ(acquired, 0);
+	HT_EQ(i, 0); /* the very first time */
+	ht_thread_join(t, 5000);
+	HT_EQ(a.rc, HL_OK);
+	HT_EQ(a.acquired, 1);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* ---- overlap under resets ------------------------------------------------
+ * Four processes, each with its own client through one proxy, take the
+ * lock in a loop; every critical section is recorded; the proxy resets
+ * every connection again and again. No two sections may overlap, and each
+ * process must get in. */
+static void overlap_under_resets(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	char path[300];
+	pid_t kids[4];
+	int i, status;
+	long n;
+
+	snprintf(path, sizeof path, "%s/sections", r->dir);
+	for (i = 0; i < 4; i++) {
+		kids[i] = fork();
+		HT_CHECK(kids[i] >= 0);
+		if (kids[i] == 0) {
+			hl_client *c = client_via(p, 2000, 500);
+			hl_lock *l = ht_lock(c, "faults:overlap");
+			char tag[32];
+			int64_t end = ht_now_ms() + 3000;
+			int got = 0;
+			snprintf(tag, sizeof tag, "p%d", i);
+			while (ht_now_ms() < end) {
+				int acq = 0;
+				if (hl_lock_try_acquire(&acq, l, 500, -1,
+				                        NULL) != HL_OK ||
+				    !acq)
+					continue;
+				ht_cs_enter(path, tag);
+				ht_sleep_ms(2);
+				ht_cs_leave(path, tag);
+				got++;
+				/* a release the network ate is left to its
+				 * lease; only the count matters here */
+				hl_lock_release(NULL, l);
+			}
+			_exit(got > 0 ? 0 : 3);
+		}
+	}
+	for (i = 0; i < 6; i++) {
+		ht_sleep_ms(400);
+		ht_proxy_cmd(p, "reset");
+	}
+	for (i = 0; i < 4; i++) {
+		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
+		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		          "child %d: status %d", i, status);
+	}
+	n = ht_cs_check(path);
+	ht_note("%ld critical sections, no overlap", n);
+	HT_CHECK(n >= 20);
+	ht_proxy_stop(p);
+}
+
+HT_MAIN(HT_CASE(release_lost_unsent), HT_CASE(release_lost_reply),
+        HT_CASE(release_in_outage), HT_CASE(acquire_lands_late),
+        HT_CASE(loss_by_clock), HT_CASE(deadlines), HT_CASE(deadline_contended),
+        HT_CASE(dead_subscriber), HT_CASE(no_barging),
+        HT_CASE(overlap_under_resets))
