@@ -217,6 +217,8 @@ const (
 	statusLost        = int(C.HL_ELOST)
 	statusClosed      = int(C.HL_ECLOSED)
 	statusForked      = int(C.HL_EFORKED)
+	statusConnect     = int(C.HL_ECONNECT)
+	statusAuth        = int(C.HL_EAUTH)
 )
 
 func statusName(code int) string { return C.GoString(C.hl_status_name(C.int(code))) }

@@ -42,9 +42,14 @@
 // When ctx is done the C wait is interrupted at once (the binding triggers a
 // libhilock cancellation flag; it does not poll) and the call returns
 // ctx.Err(); a ctx deadline also bounds the wait in the library. Lock and
-// Unlock make Mutex a [sync.Locker]; they panic when the call fails, as
-// sync.Mutex panics on misuse, so code that must survive a Redis outage uses
-// LockContext and Release, which return errors.
+// Unlock make Mutex a [sync.Locker]. Lock panics when it cannot take the
+// lock (it has no error to return); code that must survive a Redis outage
+// uses LockContext. Unlock panics only on misuse, as sync.Mutex does
+// (unlocking a Mutex that holds nothing: [ErrNotHeld]); a lost hold, a
+// closed client or a Redis failure at Unlock is passed to [Logger] (the
+// standard log package by default) and shows in [Mutex.Lost], so
+// `defer m.Unlock()` never takes the process down. [Mutex.Release] returns
+// the same errors instead.
 //
 // A lock taken without a lease (LockContext, Lock, TryLock with lease 0) is
 // kept alive by the client's watchdog: written with the watchdog timeout
@@ -53,15 +58,18 @@
 // stays unreachable until the lease ends, the hold is lost and the channel
 // of [Mutex.Lost] is closed. A lock taken with a fixed lease is not renewed
 // and simply expires in Redis; Lost never fires for it. [Mutex.Context]
-// turns a loss into a cancelled context for the work done under the lock.
+// turns a loss into a cancelled context for the work done under the lock,
+// whose cause ([Cause], or context.Cause with Go 1.20+) is [ErrLost].
 //
 // # Errors
 //
 // Failures are values that work with errors.Is: [ErrNotHeld], [ErrLost],
-// [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], and context.Canceled
+// [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], [ErrConnect],
+// [ErrAuth], and context.Canceled
 // or context.DeadlineExceeded (returned as ctx.Err()). Library failures are
 // *[Error] values carrying the status code, its name ("HL_ENOTHELD") and the
-// library's detail message; use errors.As to read them.
+// library's detail message; use errors.As to read them. No message carries
+// the password of the URL given to Connect.
 //
 // libhilock keeps the detail of the last failure in thread-local storage,
 // and a goroutine may move to another OS thread between two cgo calls. The

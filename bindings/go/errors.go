@@ -18,12 +18,18 @@ var (
 	ErrNotHeld = errors.New("hilock: lock not held by this owner")
 	// ErrLost: the watchdog had found the hold lost (the key vanished,
 	// another owner took it, or Redis stayed unreachable until the lease
-	// ended); there was nothing left to release.
+	// ended); there was nothing left to release. It is also the Cause of a
+	// Mutex.Context cancelled by a loss.
 	ErrLost = errors.New("hilock: lock was lost while held")
 	// ErrClosed: the Client is closed.
 	ErrClosed = errors.New("hilock: client is closed")
 	// ErrForked: the client was created in another process.
 	ErrForked = errors.New("hilock: client was created in another process")
+	// ErrConnect: Redis could not be reached (refused, unreachable, timed
+	// out while connecting, or a unix socket that is not there).
+	ErrConnect = errors.New("hilock: cannot connect to Redis")
+	// ErrAuth: Redis refused the credentials of the URL (AUTH failed).
+	ErrAuth = errors.New("hilock: Redis refused the credentials")
 )
 
 // Error is a failure reported by libhilock.
@@ -54,6 +60,10 @@ func (e *Error) Is(target error) bool {
 		return target == ErrClosed
 	case statusForked:
 		return target == ErrForked
+	case statusConnect:
+		return target == ErrConnect
+	case statusAuth:
+		return target == ErrAuth
 	}
 	return false
 }

@@ -740,7 +740,7 @@ func TestCloseWakesWaitersAndStopsEverything(t *testing.T) {
 		t.Errorf("ForceUnlock: %v", err)
 	}
 	mustPanic(t, hilock.ErrClosed, c.Mutex("x").Lock)
-	mustPanic(t, hilock.ErrClosed, held.Unlock)
+	// Unlock does not panic for a closed client (see TestUnlockAfterCloseDoesNotPanic).
 
 	if !waitFor(3*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {
 		buf := make([]byte, 1<<16)

@@ -2,6 +2,7 @@ package hilock
 
 import (
 	"context"
+	"log"
 	"runtime"
 	"strconv"
 	"sync"
@@ -57,13 +58,66 @@ func (m *Mutex) Lock() {
 	}
 }
 
-// Unlock releases one hold. It panics if the release fails (ErrNotHeld for
-// a Mutex that does not hold the lock, as sync.Mutex panics; ErrLost;
-// ErrClosed; Redis failures); use Release to get an error instead.
+// Unlock releases one hold, for sync.Locker and `defer m.Unlock()`.
+//
+// It panics only on misuse, as sync.Mutex does: unlocking a Mutex that does
+// not hold the lock (never locked it, or released every hold already; the
+// panic value matches ErrNotHeld), or a Mutex not made by Client.Mutex or
+// with a bad name (ErrInvalid). Nothing is sent to Redis then.
+//
+// Everything else that can go wrong is not the caller's mistake and does not
+// panic: the hold was lost (ErrLost; the Lost channel is closed), the
+// client was closed (ErrClosed), Redis failed or could not be reached. Such
+// an error is passed to Logger, and the hold ends as Release would end it
+// (a lost hold is forgotten; after an I/O failure the Mutex still counts the
+// hold, so Release can be tried again). Use Release to get the error instead.
 func (m *Mutex) Unlock() {
-	if err := m.Release(); err != nil {
+	if err := m.check(); err != nil {
 		panic(err)
 	}
+	m.mu.Lock()
+	count := m.count
+	m.mu.Unlock()
+	if count == 0 {
+		panic(&Error{Op: "unlock", Code: statusNotHeld, Name: statusName(statusNotHeld),
+			Message: "unlock of a Mutex that does not hold " + quoteName(m.name)})
+	}
+	if err := m.Release(); err != nil {
+		if log := Logger; log != nil {
+			log(&UnlockError{Name: string(m.name), Err: err})
+		}
+	}
+}
+
+// Logger receives the errors that Unlock cannot return (see Mutex.Unlock):
+// an *UnlockError, which names the lock and wraps the cause, so
+// errors.Is(err, ErrLost) and the like work. It runs on the goroutine that
+// called Unlock. The default writes the error with the standard library's
+// log package (log.Print); set Logger to nil to drop such errors, or to
+// your own function (log/slog, a metrics counter...). Set it before the
+// program uses hilock: it is read without synchronization.
+var Logger func(err error) = func(err error) { log.Print(err) }
+
+// UnlockError is what Unlock passes to Logger when a release fails.
+type UnlockError struct {
+	Name string // the lock's name
+	Err  error  // the release's error (an *Error, ErrClosed...)
+}
+
+func (e *UnlockError) Error() string {
+	return "hilock: Unlock of " + quoteName([]byte(e.Name)) + ": " + e.Err.Error()
+}
+
+// Unwrap returns the release's error.
+func (e *UnlockError) Unwrap() error { return e.Err }
+
+// quoteName quotes a lock name for a message, shortened if it is long.
+func quoteName(name []byte) string {
+	const max = 200
+	if len(name) > max {
+		return strconv.Quote(string(name[:max])) + "..."
+	}
+	return strconv.Quote(string(name))
 }
 
 // LockContext acquires the lock, waiting until it is held or ctx is done,
@@ -257,23 +311,26 @@ func (m *Mutex) watchLocked() {
 
 // Context returns a copy of parent that is cancelled when this Mutex's
 // current hold is lost (see Lost), so work done under the lock can stop
-// when the lock no longer protects it. Its Err is then context.Canceled;
-// a closed Lost channel tells a loss from a cancelled parent. Call cancel
-// when the work is done: it ends the goroutine that watches the hold.
-// Without a hold (or with a fixed lease) only parent and cancel end it.
+// when the lock no longer protects it. Its Err is then context.Canceled
+// and its cause is ErrLost: Cause(ctx) returns ErrLost (and so does
+// context.Cause with Go 1.20 or newer), also for contexts derived from it.
+// A cancelled parent or cancel gives the parent's cause or
+// context.Canceled instead. Call cancel when the work is done: it ends the
+// goroutine that watches the hold. Without a hold (or with a fixed lease)
+// only parent and cancel end it.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	lost := m.Lost()
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := withCancelCause(parent)
 	if lost != nil {
 		go func() {
 			select {
 			case <-lost:
-				cancel()
+				cancel(ErrLost)
 			case <-ctx.Done():
 			}
 		}()
 	}
-	return ctx, cancel
+	return ctx, func() { cancel(nil) }
 }
 
 // HoldCount is this Mutex's hold count as Redis has it (0 if it does not
