@@ -138,6 +138,8 @@ static void lease_expires(void)
 	HT_EQ(ht_exists(r, HT_S("wd:lease")), 0);
 	HT_OK(hl_lock_is_held(&held, l));
 	HT_EQ(held, 0);
+	/* its own lease ended it: lost, and only then not held */
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
 	HT_RC(hl_lock_release(NULL, l), HL_ENOTHELD);
 
 	/* a lease longer than the watchdog timeout is not cut to it either */

@@ -176,6 +176,7 @@ typedef int hl_rc;
 		HLUA_OPT_INT(retry_delay_ms, int64_t)
 		HLUA_OPT_INT(pool_size, int)
 		HLUA_OPT_INT(subscription_timeout_ms, int64_t)
+		HLUA_OPT_INT(ping_interval_ms, int64_t)
 #undef HLUA_OPT_INT
 		/* The string stays alive in the table for the whole call;
 		 * hl_client_new copies it. */

@@ -125,7 +125,7 @@ Client.__name = "hilock.client"
 local client_options = {
 	watchdog_timeout = true, connect_timeout = true, command_timeout = true,
 	retry_attempts = true, retry_delay = true, client_name = true,
-	pool_size = true, subscription_timeout = true,
+	pool_size = true, subscription_timeout = true, ping_interval = true,
 }
 
 local function positive_int(v, what, fname, level)
@@ -141,7 +141,7 @@ end
 -- url: "redis://[[user]:password@]host[:port][/db]" or "unix:///path[?db=N]".
 -- opts (all optional; times in seconds): watchdog_timeout, connect_timeout,
 -- command_timeout, retry_attempts, retry_delay, client_name, pool_size,
--- subscription_timeout.
+-- subscription_timeout, ping_interval (0: never).
 function M.connect(url, opts)
 	if type(url) ~= "string" then
 		argerror(1, "connect", "string expected, got " .. type(url), 2)
@@ -155,7 +155,7 @@ function M.connect(url, opts)
 		if opts[key] ~= nil then o[key .. "_ms"] = to_ms(opts[key], key, "connect", 3) end
 	end
 	ms("watchdog_timeout"); ms("connect_timeout"); ms("command_timeout")
-	ms("retry_delay"); ms("subscription_timeout")
+	ms("retry_delay"); ms("subscription_timeout"); ms("ping_interval")
 	o.retry_attempts = positive_int(opts.retry_attempts, "retry_attempts", "connect", 2)
 	o.pool_size = positive_int(opts.pool_size, "pool_size", "connect", 2)
 	if opts.client_name ~= nil then

@@ -717,8 +717,18 @@ static void *wd_main(void *arg)
 			heap_remove(c, h);
 			if (!h->watchdog) {
 				/* A lease hold whose lease ended: Redis has
-				 * dropped it, so do we. */
-				if (!h->busy)
+				 * dropped it. Remembered for as long again (at
+				 * least a second), so that a late release
+				 * hears it was lost, not that it never held;
+				 * then forgotten, so that locks left to their
+				 * leases cost nothing for long. */
+				int64_t forget =
+				        h->expires_ms + (h->lease_ms > 1000
+				                                 ? h->lease_ms
+				                                 : 1000);
+				if (h->count > 0 && now < forget)
+					schedule(c, h, forget);
+				else if (!h->busy)
 					hold_free(c, h);
 				continue;
 			}
