@@ -189,7 +189,10 @@ def test_task_ending_while_holding_stops_renewal(client, other_client):
     lock = client.lock("async:orphan")
 
     async def main() -> None:
-        await asyncio.ensure_future(lock.acquire_async())  # that task ends holding
+        # the coroutine runs in a task of its own, but main is the owner
+        # (it called acquire_async); main ends holding
+        await asyncio.ensure_future(lock.acquire_async())
+        assert await lock.held_async()
 
     run(main())
     assert lock.locked()
@@ -242,3 +245,103 @@ def test_threads_and_tasks_together(client):
     run(main())
     t.join(30)
     assert count[0] == 30
+
+
+# -- the owner is the task that calls the async method, however the awaitable
+#    is wrapped (wait_for runs it in a task of its own before Python 3.12)
+
+
+def test_wait_for_acquire_owned_by_the_caller(client, other_client):
+    lock = client.lock("async:waitfor")
+
+    async def main() -> None:
+        assert await asyncio.wait_for(lock.acquire_async(), 5) is True
+        assert await lock.held_async()
+        assert await asyncio.wait_for(lock.hold_count_async(), 5) == 1
+        assert lock.held()  # the synchronous view from this task agrees
+        # another task is another owner, and is excluded
+        assert await asyncio.ensure_future(_try_in_new_task(lock)) is False
+        await lock.release_async()
+        assert not await lock.locked_async()
+        # and release_async through wait_for too
+        assert await asyncio.wait_for(lock.acquire_async(timeout=5), 5)
+        await asyncio.wait_for(lock.release_async(), 5)
+        assert not await lock.locked_async()
+
+    run(main())
+    assert other_client.lock("async:waitfor").acquire(blocking=False)
+
+
+async def _try_in_new_task(lock) -> bool:  # type: ignore[no-untyped-def]
+    return await lock.acquire_async(blocking=False)
+
+
+def test_shield_gather_create_task_owned_by_the_caller(client):
+    lock = client.lock("async:wrapped")
+    other = client.lock("async:wrapped:2")
+
+    async def main() -> None:
+        assert await asyncio.shield(lock.acquire_async()) is True
+        assert await lock.hold_count_async() == 1
+        # gather: both holds are this task's (reentrant), on both locks
+        r = await asyncio.gather(lock.acquire_async(), other.acquire_async())
+        assert r == [True, True]
+        assert await lock.hold_count_async() == 2
+        assert await other.held_async()
+        # create_task of the coroutine: still this task's
+        assert await asyncio.create_task(lock.acquire_async()) is True
+        assert await lock.hold_count_async() == 3
+        for _ in range(3):
+            await lock.release_async()
+        await other.release_async()
+        assert not await lock.locked_async()
+        assert not await other.locked_async()
+        with pytest.raises(hilock.NotHeldError):
+            await lock.release_async()
+
+    run(main())
+
+
+def test_wait_for_timeout_takes_nothing(client, other_client):
+    holder = Holder(other_client.lock("async:waitfor:to"))
+    lock = client.lock("async:waitfor:to")
+
+    async def main() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(lock.acquire_async(), 0.3)
+        assert not await lock.held_async()
+        await asyncio.get_running_loop().run_in_executor(None, holder.release)
+        await asyncio.sleep(0.3)
+        assert not await lock.locked_async()  # the cancelled wait took nothing
+        # and the caller can take it now, through wait_for, and give it back
+        assert await asyncio.wait_for(lock.acquire_async(), 5)
+        await lock.release_async()
+
+    run(main())
+    assert not lock.locked()
+
+
+def test_caller_ending_holding_stops_renewal(client, other_client):
+    """The owner found at call time is the one watched: a task that took the
+    lock through wait_for and ends holding it stops renewing it."""
+    lock = client.lock("async:waitfor:orphan")
+
+    async def job() -> None:
+        await asyncio.wait_for(lock.acquire_async(), 5)
+
+    async def main() -> None:
+        await asyncio.ensure_future(job())
+
+    run(main())
+    assert lock.locked()
+    # watchdog_timeout is 2 s: renewed, it would outlive this wait
+    assert other_client.lock("async:waitfor:orphan").acquire(timeout=8) is True
+
+
+def test_async_methods_are_coroutine_functions_to_inspect():
+    import inspect
+
+    if not hasattr(inspect, "markcoroutinefunction"):
+        pytest.skip("inspect.markcoroutinefunction is Python 3.12+")
+    assert inspect.iscoroutinefunction(hilock.Lock.acquire_async)
+    assert inspect.iscoroutinefunction(hilock.Lock.release_async)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import inspect
 import math
 import os
 import re
@@ -37,7 +38,7 @@ import sys
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Dict, Optional, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Coroutine, Dict, Optional, Tuple, TypeVar, Union
 
 from . import _errors as E
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
@@ -677,19 +678,38 @@ class Lock:
         return bool(lost)
 
     # -- asyncio -------------------------------------------------------------
+    #
+    # The owner of an async call is the task that *calls* the method, found
+    # when the method is called (the public methods are plain functions that
+    # return a coroutine), not the task that happens to run the coroutine:
+    # asyncio.wait_for (before 3.12), shield, gather and create_task run a
+    # coroutine in a task of their own, and the lock must still belong to
+    # the task that awaits it. A coroutine made outside any task (say, handed
+    # to asyncio.run) belongs to the task that runs it.
 
-    def _require_task(self) -> "asyncio.Task[Any]":
-        task = _current_task()
+    def _require_task(self, owner: "Optional[asyncio.Task[Any]]" = None) -> "asyncio.Task[Any]":
+        task = owner if owner is not None else _current_task()
         if task is None:
             raise RuntimeError("the async methods of hilock.Lock must run in an asyncio task")
         return task
 
-    async def acquire_async(self, blocking: bool = True, timeout: float = -1,
-                            lease: Optional[float] = _DEFAULT) -> bool:
-        """:meth:`acquire` for asyncio: the owner is the current task, and
-        the event loop never blocks. Cancelling the task cancels the wait
-        (the lock is not taken)."""
-        task = self._require_task()
+    def acquire_async(self, blocking: bool = True, timeout: float = -1,
+                      lease: Optional[float] = _DEFAULT) -> "Coroutine[Any, Any, bool]":
+        """:meth:`acquire` for asyncio: ``await lock.acquire_async(...)``.
+
+        The owner is the task that calls this method, also when the
+        awaitable is wrapped: ``await asyncio.wait_for(lock.acquire_async(),
+        5)`` (which runs it in a task of its own before Python 3.12),
+        ``asyncio.shield(...)``, ``asyncio.gather(...)`` or
+        ``asyncio.create_task(...)`` all take the lock for the calling task,
+        which then releases it with :meth:`release_async`. The event loop
+        never blocks. Cancelling the wait (the task, or a wait_for timeout)
+        cancels it in the library and the lock is not taken."""
+        return self._acquire_async_for(_current_task(), blocking, timeout, lease)
+
+    async def _acquire_async_for(self, owner: "Optional[asyncio.Task[Any]]", blocking: bool,
+                                 timeout: float, lease: Any) -> bool:
+        task = self._require_task(owner)
         ok = await self._acquire_async(task, blocking, timeout, lease)
         if ok:
             self._watch_task(task, True)
@@ -733,10 +753,15 @@ class Lock:
             raise error_for(rc, detail)
         return bool(acquired)
 
-    async def release_async(self) -> None:
-        """:meth:`release` for asyncio (the current task's hold). Completes
-        even if the task is cancelled meanwhile."""
-        task = self._require_task()
+    def release_async(self) -> "Coroutine[Any, Any, None]":
+        """:meth:`release` for asyncio: ``await lock.release_async()``
+        releases a hold of the task that calls it (wrapped in wait_for or
+        shield, too; see :meth:`acquire_async`). Completes even if the task
+        is cancelled meanwhile."""
+        return self._release_async_for(_current_task())
+
+    async def _release_async_for(self, owner: "Optional[asyncio.Task[Any]]") -> None:
+        task = self._require_task(owner)
         (rc, released, detail), cancelled = await _settle(
             self._client._run_short(_release, self._task_handle(task)))
         if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
@@ -767,8 +792,9 @@ class Lock:
         if cancelled is not None:
             raise cancelled
 
-    async def _query_async(self, fn: Any, ctype: str) -> int:
-        handle = self._task_handle(self._require_task())
+    async def _query_async(self, owner: "Optional[asyncio.Task[Any]]", fn: Any, ctype: str,
+                           conv: Callable[[int], _T]) -> _T:
+        handle = self._task_handle(self._require_task(owner))
 
         def call() -> Tuple[int, int, str]:
             out = ffi.new(ctype)
@@ -780,28 +806,39 @@ class Lock:
             raise cancelled
         if rc:
             raise error_for(rc, detail)
-        return value
+        return conv(value)
 
-    async def locked_async(self) -> bool:
+    # The queries, like acquire_async, speak for the task that calls them.
+
+    def locked_async(self) -> "Coroutine[Any, Any, bool]":
         """:meth:`locked` without blocking the event loop."""
-        return bool(await self._query_async(lib.hl_lock_is_locked, "int *"))
+        return self._query_async(_current_task(), lib.hl_lock_is_locked, "int *", bool)
 
-    async def held_async(self) -> bool:
-        """:meth:`held` for the current task, without blocking the loop."""
-        return bool(await self._query_async(lib.hl_lock_is_held, "int *"))
+    def held_async(self) -> "Coroutine[Any, Any, bool]":
+        """:meth:`held` for the calling task, without blocking the loop."""
+        return self._query_async(_current_task(), lib.hl_lock_is_held, "int *", bool)
 
-    async def hold_count_async(self) -> int:
-        """:attr:`hold_count` for the current task, without blocking the loop."""
-        return await self._query_async(lib.hl_lock_hold_count, "int64_t *")
+    def hold_count_async(self) -> "Coroutine[Any, Any, int]":
+        """:attr:`hold_count` for the calling task, without blocking the loop."""
+        return self._query_async(_current_task(), lib.hl_lock_hold_count, "int64_t *", int)
 
-    async def ttl_async(self) -> Optional[float]:
+    def ttl_async(self) -> "Coroutine[Any, Any, Optional[float]]":
         """:attr:`ttl` without blocking the event loop."""
-        return self._ttl_seconds(await self._query_async(lib.hl_lock_ttl, "int64_t *"))
+        return self._query_async(_current_task(), lib.hl_lock_ttl, "int64_t *", self._ttl_seconds)
 
-    async def force_unlock_async(self) -> bool:
+    def force_unlock_async(self) -> "Coroutine[Any, Any, bool]":
         """:meth:`force_unlock` without blocking the event loop."""
-        return bool(await self._query_async(lib.hl_lock_force_unlock, "int *"))
+        return self._query_async(_current_task(), lib.hl_lock_force_unlock, "int *", bool)
 
     def __repr__(self) -> str:
         lease = "watchdog" if self._lease_ms == -1 else "lease=%gs" % (self._lease_ms / 1000.0)
         return "<hilock.Lock %r %s>" % (self._name, lease)
+
+
+# The async methods are plain functions returning a coroutine (so the owner
+# is found when they are called); tell inspect they are to be awaited.
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+    for _name in ("acquire_async", "release_async", "locked_async", "held_async",
+                  "hold_count_async", "ttl_async", "force_unlock_async"):
+        inspect.markcoroutinefunction(getattr(Lock, _name))
+    del _name
