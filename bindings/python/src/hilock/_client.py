@@ -33,7 +33,6 @@ import functools
 import inspect
 import math
 import os
-import re
 import sys
 import threading
 import time
@@ -99,11 +98,20 @@ def _wait_ms(blocking: bool, timeout: float) -> int:
     return ms(timeout, "timeout")
 
 
-_URL_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
-
-
 def _safe_url(url: str) -> str:
-    return _URL_PASSWORD.sub(r"\1***@", url)
+    """The URL with its password masked, as the C library quotes it: the
+    user info is what precedes the *last* '@' after the scheme (so a
+    password with an unescaped '/' or '@' is masked too); "user:***@" keeps
+    the user, a lone token (a password) becomes "***@"."""
+    i = url.find("://")
+    start = 0 if i < 0 else i + 3
+    at = url.rfind("@", start)
+    if at < 0:
+        return url
+    colon = url.find(":", start, at)
+    if colon >= 0:
+        return url[:colon + 1] + "***" + url[at:]
+    return url[:start] + "***" + url[at:]
 
 
 class _Cancel:
@@ -261,7 +269,7 @@ class Client:
             raise TypeError("url must be str, not %s" % type(url).__name__)
         self._ptr: Any = None
         self._closed = True
-        self._url = url
+        self._url = _safe_url(url)  # the password is never kept
         self._pid = os.getpid()
         self._mu = threading.Lock()
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
@@ -309,7 +317,7 @@ class Client:
     @property
     def url(self) -> str:
         """The URL, with any password masked."""
-        return _safe_url(self._url)
+        return self._url
 
     @property
     def closed(self) -> bool:
