@@ -137,6 +137,28 @@ local function positive_int(v, what, fname, level)
 	return tointeger(v) or v
 end
 
+-- The URL with its password masked, as the C library quotes it: the user
+-- info is what precedes the LAST '@' after the scheme (a password with an
+-- unescaped '/' or '@' is masked too); "user:***@" keeps the user, a lone
+-- token (a password) becomes "***@". The client keeps only this.
+local function mask_url(url)
+	local _, e = url:find("://", 1, true)
+	local start = e and e + 1 or 1
+	local at
+	local i = start
+	while true do
+		local j = url:find("@", i, true)
+		if not j then break end
+		at, i = j, j + 1
+	end
+	if not at then return url end
+	local colon = url:find(":", start, true)
+	if colon and colon < at then
+		return url:sub(1, colon) .. "***" .. url:sub(at)
+	end
+	return url:sub(1, start - 1) .. "***" .. url:sub(at)
+end
+
 --- hilock.connect(url [, opts]) --> client | nil, message, code
 -- url: "redis://[[user]:password@]host[:port][/db]" or "unix:///path[?db=N]".
 -- opts (all optional; times in seconds): watchdog_timeout, connect_timeout,
@@ -169,7 +191,7 @@ function M.connect(url, opts)
 	end
 	local ok, c, code = core.client_new(url, o)
 	if not ok then return nil, c, code end
-	return setmetatable({_c = c, _closed = false, _url = url}, Client)
+	return setmetatable({_c = c, _closed = false, _url = mask_url(url)}, Client)
 end
 
 local function check_client(self, fname, level)
@@ -213,9 +235,8 @@ function Client:interrupt()
 end
 
 function Client:__tostring()
-	-- never print a password: "redis://user:***@host"
-	local url = self._url:gsub("^(%a+://[^/@]-):[^/@]*@", "%1:***@")
-	return format("hilock.client (%s%s)", url, self._closed and ", closed" or "")
+	-- _url has no password ("redis://user:***@host")
+	return format("hilock.client (%s%s)", self._url, self._closed and ", closed" or "")
 end
 
 -- Lock ---------------------------------------------------------------------

@@ -131,6 +131,7 @@ test("connect: no message shows the URL's password", function()
 		"redis://:" .. secret .. "@127.0.0.1:99999",
 		"rediss://alice:" .. secret .. "@127.0.0.1:" .. PORT,
 		"bogus://alice:" .. secret .. "@x",
+		"redis://alice:top/" .. secret .. "@127.0.0.1:" .. PORT .. "/0",
 	} do
 		msg, code = clean(url, hilock.connect(url))
 		eq(code, "HL_EINVAL", url)
@@ -142,11 +143,16 @@ test("connect: no message shows the URL's password", function()
 	msg, code = clean("wrong password", hilock.connect(
 		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0", {retry_attempts = 0}))
 	eq(code, "HL_EAUTH")
-	-- tostring of a client masks it too
-	local c = assert(hilock.connect(URL))
-	c._url = "redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0"
-	assert(not tostring(c):find("ecret", 1, true), tostring(c))
-	c:close()
+	-- a connected client keeps no password (the server's default user has
+	-- none, so AUTH default <anything> succeeds), also a percent-encoded one
+	for _, pw in ipairs{secret, "a%2Fb%40c" .. secret} do
+		local c = assert(hilock.connect("redis://default:" .. pw .. "@127.0.0.1:" .. PORT .. "/0"))
+		eq(tostring(c), "hilock.client (redis://default:***@127.0.0.1:" .. PORT .. "/0)")
+		for k, v in pairs(c) do
+			assert(not tostring(v):find("ecret", 1, true), "client field " .. tostring(k) .. ": " .. tostring(v))
+		end
+		c:close()
+	end
 end)
 
 test("connect: client id, tostring, close is idempotent", function()
