@@ -61,7 +61,8 @@ static void hlgo_reset(hlgo_result *r) {
 static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		int64_t watchdog_ms, int64_t connect_ms, int64_t command_ms,
 		int has_retry, int retry_attempts, int64_t retry_delay_ms,
-		const char *client_name, int pool_size, int64_t subscription_ms) {
+		const char *client_name, int pool_size, int64_t subscription_ms,
+		int has_ping, int64_t ping_ms) {
 	hl_client_options o;
 	int rc;
 	hlgo_reset(r);
@@ -86,6 +87,8 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		o.pool_size = pool_size;
 	if (subscription_ms != 0)
 		o.subscription_timeout_ms = subscription_ms;
+	if (has_ping)
+		o.ping_interval_ms = ping_ms;
 	rc = hl_client_new(out, url, &o);
 	if (rc != HL_OK)
 		hlgo_fail(r, rc);
@@ -219,6 +222,7 @@ const (
 	statusForked      = int(C.HL_EFORKED)
 	statusConnect     = int(C.HL_ECONNECT)
 	statusAuth        = int(C.HL_EAUTH)
+	statusInDoubt     = int(C.HL_EINDOUBT)
 )
 
 func statusName(code int) string { return C.GoString(C.hl_status_name(C.int(code))) }
@@ -297,11 +301,16 @@ func newCClient(url string, cfg *config) (*C.hl_client, error) {
 	if cfg.retrySet {
 		hasRetry = 1
 	}
+	hasPing := C.int(0)
+	if cfg.pingSet {
+		hasPing = 1
+	}
 	C.hlgo_client_new(&r, &p, curl,
 		C.int64_t(durationMs(cfg.watchdog)), C.int64_t(durationMs(cfg.connectTimeout)),
 		C.int64_t(durationMs(cfg.commandTimeout)), hasRetry, C.int(cfg.retryAttempts),
 		C.int64_t(durationMs(cfg.retryDelay)), cname, C.int(cfg.poolSize),
-		C.int64_t(durationMs(cfg.subscriptionTimeout)))
+		C.int64_t(durationMs(cfg.subscriptionTimeout)),
+		hasPing, C.int64_t(durationMs(cfg.pingInterval)))
 	if r.status != C.HL_OK {
 		return nil, resultError("connect", &r)
 	}

@@ -30,6 +30,11 @@ var (
 	ErrConnect = errors.New("hilock: cannot connect to Redis")
 	// ErrAuth: Redis refused the credentials of the URL (AUTH failed).
 	ErrAuth = errors.New("hilock: Redis refused the credentials")
+	// ErrInDoubt: Redis did not confirm a release (it stayed unreachable,
+	// or the reply was lost and could not be resent in time). The hold is
+	// no longer renewed, so its lease ends it; the error's message says
+	// within how long at the latest.
+	ErrInDoubt = errors.New("hilock: outcome unknown, Redis did not confirm it")
 )
 
 // Error is a failure reported by libhilock.
@@ -64,6 +69,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrConnect
 	case statusAuth:
 		return target == ErrAuth
+	case statusInDoubt:
+		return target == ErrInDoubt
 	}
 	return false
 }

@@ -241,8 +241,10 @@ func (m *Mutex) endHoldLocked() {
 // Release releases one hold. When the hold count reaches zero the lock is
 // deleted and one waiter (in any process) is woken. It returns an error
 // matching ErrNotHeld if this Mutex does not hold the lock (the lock is
-// left untouched), ErrLost if the watchdog had found the hold lost,
-// ErrClosed after Close.
+// left untouched), ErrLost if the hold had been lost (the watchdog found it
+// gone, it could not be renewed in time, or its lease ran out: then there
+// is no round trip), ErrInDoubt if Redis did not confirm the release (the
+// hold is no longer renewed and its lease ends it), ErrClosed after Close.
 func (m *Mutex) Release() error {
 	defer runtime.KeepAlive(m)
 	if err := m.check(); err != nil {
@@ -262,7 +264,8 @@ func (m *Mutex) Release() error {
 		if m.count > 1 {
 			m.count--
 		}
-	case r.err == nil, r.status == statusNotHeld:
+	case r.err == nil, r.status == statusNotHeld, r.status == statusInDoubt:
+		// In doubt: the library stopped renewing; the lease ends it.
 		m.endHoldLocked()
 	case r.status == statusLost:
 		if m.cur != nil {

@@ -17,11 +17,15 @@ type config struct {
 	poolSize            int
 	clientNameSet       bool
 	clientName          string
+	pingSet             bool
+	pingInterval        time.Duration
 }
 
 // WithWatchdogTimeout sets the lease of a lock taken without one; the
-// watchdog renews it every third of d while the lock is held, and a hold it
-// cannot renew for d is lost. Default 30 s.
+// watchdog renews it every third of d while the lock is held. A hold whose
+// renewal Redis does not confirm is lost, by this machine's clock, a tenth
+// of d before its lease could end in Redis (so Lost fires before anyone
+// else can take the lock). Default 30 s.
 func WithWatchdogTimeout(d time.Duration) Option {
 	return func(c *config) { c.watchdog = d }
 }
@@ -47,7 +51,8 @@ func WithRetry(attempts int, delay time.Duration) Option {
 	}
 }
 
-// WithPoolSize sets the number of command connections. Default 4.
+// WithPoolSize sets the most command connections, opened on demand.
+// Default 32.
 func WithPoolSize(n int) Option {
 	return func(c *config) { c.poolSize = n }
 }
@@ -60,14 +65,27 @@ func WithClientName(name string) Option {
 	}
 }
 
-// WithSubscriptionTimeout bounds the wait for a SUBSCRIBE. Default 7.5 s.
+// WithSubscriptionTimeout bounds the wait for Redis to confirm a SUBSCRIBE;
+// past it the subscriber connection is made anew. Default 7.5 s.
 func WithSubscriptionTimeout(d time.Duration) Option {
 	return func(c *config) { c.subscriptionTimeout = d }
 }
 
+// WithPingInterval sets how long the subscriber connection may stay silent
+// while anyone waits before a PING checks it (its PONG must come within the
+// command timeout, or the connection is made anew and every waiter
+// retries, so no wake-up is lost to a dead connection). 0 turns the check
+// off. Default 1 s.
+func WithPingInterval(d time.Duration) Option {
+	return func(c *config) {
+		c.pingSet = true
+		c.pingInterval = d
+	}
+}
+
 func (c *config) validate() error {
 	if c.watchdog < 0 || c.connectTimeout < 0 || c.commandTimeout < 0 ||
-		c.subscriptionTimeout < 0 || c.retryDelay < 0 {
+		c.subscriptionTimeout < 0 || c.retryDelay < 0 || c.pingInterval < 0 {
 		return invalid("connect", "negative duration option")
 	}
 	if c.retryAttempts < 0 || c.poolSize < 0 {
