@@ -132,8 +132,9 @@ typedef struct hl_client_options {
 	                                renewed every third; default 30000 */
 	int64_t connect_timeout_ms;  /* default 10000 */
 	int64_t command_timeout_ms;  /* one command's reply; default 3000 */
-	int retry_attempts;          /* retries of a failed command (only where
-	                                it cannot apply twice); default 4 */
+	int retry_attempts;          /* resends of a failed command (only where
+	                                running it twice changes nothing);
+	                                default 4 */
 	int64_t retry_delay_ms;      /* base of the backoff; default 1000 */
 	const char *client_name;     /* CLIENT SETNAME; NULL: none. Copied. */
 	int pool_size;               /* most command connections, opened on
@@ -170,6 +171,15 @@ HL_EXTERN int hl_client_options_init(hl_client_options *opts,
  * ------------------------------------------------------------------------ */
 
 /* Connect to Redis and start the client's threads.
+ *
+ * Failures in flight: when a connection breaks (or a reply does not come in
+ * time) while a command that changes a lock may still be on its way, the
+ * client kills that connection from its next one (CLIENT KILL ID ... ADDR
+ * ..., sent first in the same pipeline), so no copy delayed in the network
+ * can land after a later command. An ACL user without CLIENT KILL (or a
+ * server before 6.2, without CLIENT INFO) turns this fencing off; locks
+ * stay safe, but an acquire delayed in the network can then land after its
+ * caller gave up, and hold the lock until its lease ends.
  *
  * url: "redis://[[user]:password@]host[:port][/db]" (default port 6379,
  *      db 0; user and password are percent-decoded) or
@@ -272,9 +282,22 @@ HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
  * that holds the lock gets it again and its hold count grows.
  * *out_acquired = 1 if acquired, 0 if the wait ran out first.
  * cancel: NULL, or a flag that interrupts the wait.
+ *
+ * The wait bounds everything, however the network behaves: connecting,
+ * each attempt, each resend and each pause end with it (an attempt that
+ * began just before it may take up to 150 ms more, and a wait of 0 gets
+ * those 150 ms for its one attempt). Redis not answering in time is "not
+ * acquired"; an acquire that reaches Redis after the caller gave up is not
+ * the caller's: nothing renews it, its lease ends it, and the owner's next
+ * acquire or release of the lock folds it away.
+ * Fair within the process: an acquire, even of wait 0, defers to threads
+ * of this client already queued for the lock, and briefly to another
+ * process this client just handed the lock to (wait 0 then answers 0
+ * without a round trip).
  * Returns HL_OK (see *out_acquired), HL_EINTERRUPTED (cancel triggered, or
- * hl_client_interrupt()), HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_EIO,
- * HL_EREDIS. Any thread; blocks the calling thread only. */
+ * hl_client_interrupt()), HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_EIO (Redis
+ * unreachable through every retry, within the wait), HL_EREDIS. Any thread;
+ * blocks the calling thread only. */
 HL_EXTERN int hl_lock_try_acquire(int *out_acquired, hl_lock *lock,
                                   int64_t wait_ms, int64_t lease_ms,
                                   hl_cancel *cancel);
@@ -289,9 +312,20 @@ HL_EXTERN int hl_lock_acquire(hl_lock *lock, int64_t lease_ms,
  * waiter (in any process, Redisson's too) is woken.
  * *out_released (may be NULL): 1 if the lock is now free, 0 if this owner
  * still holds it (reentrant holds remain).
- * Returns HL_OK, HL_ENOTHELD (this owner does not hold it; the lock is
- * untouched), HL_ELOST (the watchdog had found the hold lost; nothing to
- * release), HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. Any thread. */
+ *
+ * The last release stops the renewal first, whatever happens next. A
+ * release whose reply is lost is sent again (it sets the hold count, so a
+ * copy that ran already changes nothing), within the retry policy and never
+ * past the end of the hold's lease.
+ * Returns HL_OK; HL_ENOTHELD (this owner holds nothing this client knows
+ * of, and Redis agrees; the lock is untouched); HL_ELOST (the hold ended
+ * before this release: the watchdog found it gone or taken, it could not be
+ * renewed before its lease ran out, or its fixed lease ended, or Redis no
+ * longer had it; a hold already known lost costs no round trip);
+ * HL_EINDOUBT (Redis did not confirm the last release: the hold is no
+ * longer renewed and its lease ends it; hl_error_last() says within how
+ * many ms at the latest); HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. Any
+ * thread. */
 HL_EXTERN int hl_lock_release(int *out_released, hl_lock *lock);
 
 /* Delete the lock whoever holds it, and wake a waiter.
@@ -316,22 +350,27 @@ HL_EXTERN int hl_lock_hold_count(int64_t *out, hl_lock *lock);
  * has no expiry (PTTL). */
 HL_EXTERN int hl_lock_ttl(int64_t *out, hl_lock *lock);
 
-/* *out = 1 if the watchdog found this owner's current hold lost (the key
- * vanished, another owner has it, or Redis stayed unreachable until the
- * lease ended). Cleared by the next acquire or release of this owner.
- * Local: no round trip. */
+/* *out = 1 if this owner's current watchdog hold is lost: the watchdog
+ * found the key gone or another owner's, or Redis did not confirm a renewal
+ * before the loss deadline. The deadline is kept by this machine's
+ * monotonic clock, whatever the network does: the end of the last lease
+ * Redis confirmed (measured from when that command was sent, so Redis's
+ * lease cannot end sooner) less a tenth of the watchdog timeout, so the
+ * holder is told before anyone else can take the lock. Cleared by the next
+ * acquire or release of this owner. Local: no round trip. */
 HL_EXTERN int hl_lock_is_lost(int *out, hl_lock *lock);
 
-/* Wait until this owner's hold is found lost, at most timeout_ms (-1:
- * forever). *out_lost = 1 if lost, 0 if the time ran out, or the owner holds
- * nothing watched (not held, or released). Returns HL_OK, HL_EINTERRUPTED,
- * HL_ECLOSED, HL_EINVAL. */
+/* Wait until this owner's hold is found lost (see hl_lock_is_lost), at
+ * most timeout_ms (-1: forever). *out_lost = 1 if lost, 0 if the time ran out,
+ * or the owner holds nothing watched (not held, or released). Returns HL_OK,
+ * HL_EINTERRUPTED, HL_ECLOSED, HL_EINVAL. */
 HL_EXTERN int hl_lock_wait_lost(int *out_lost, hl_lock *lock,
                                 int64_t timeout_ms, hl_cancel *cancel);
 
 /* A file descriptor that becomes readable when this owner's current hold is
- * found lost (for poll/epoll/select). Owned by the library: do not read or
- * close it; valid until this owner's hold ends (release or re-acquire
+ * found lost (see hl_lock_is_lost; the watchdog thread marks it at the loss
+ * deadline at the latest), for poll/epoll/select. Owned by the library: do not
+ * read or close it; valid until this owner's hold ends (release or re-acquire
  * after loss) or the client is closed. Returns HL_OK, HL_ENOTHELD (this
  * owner has no hold known to this client), HL_ESYSTEM. */
 HL_EXTERN int hl_lock_lost_fd(int *out_fd, hl_lock *lock);
