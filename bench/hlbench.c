@@ -10,6 +10,11 @@
  *   hlbench URL scale        SECONDS T [POOL]    T threads, distinct locks
  *   hlbench URL watchdog     N PERIODS WD_MS     N held locks, renewal cost
  *   hlbench URL memory       N WAITERS           per held lock, per waiter
+ *   hlbench URL faults       PROXY TRIALS WD_MS  through tests/tools/faultproxy
+ *                                               in a black hole: how long
+ *                                               before Redis's lease ends the
+ *                                               holder is told it lost, and
+ *                                               how long a timed acquire takes
  *
  * The floor program sends the very scripts the core sends: it compiles the
  * core's private scripts.c (core/src/scripts.h) and loads them with SCRIPT
@@ -821,6 +826,132 @@ static int bench_memory(int n, int waiters)
 	return 0;
 }
 
+/* ---- faults: the fault proxy between the client and Redis ---------------- */
+
+struct proxy {
+	pid_t pid;
+	FILE *in, *out;
+	char url[64];
+};
+
+static void proxy_cmd(struct proxy *p, const char *cmd)
+{
+	char line[128];
+	fprintf(p->in, "%s\n", cmd);
+	fflush(p->in);
+	if (!fgets(line, sizeof(line), p->out) || strncmp(line, "ok", 2) != 0)
+		die_msg("faultproxy did not answer ok");
+}
+
+static void proxy_start(struct proxy *p, const char *bin, int upstream)
+{
+	int to[2], from[2], port = 0;
+	char arg[16], line[64];
+	if (pipe(to) || pipe(from))
+		die_msg("pipe");
+	snprintf(arg, sizeof(arg), "%d", upstream);
+	p->pid = fork();
+	if (p->pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl(bin, bin, arg, (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	p->in = fdopen(to[1], "w");
+	p->out = fdopen(from[0], "r");
+	if (!fgets(line, sizeof(line), p->out) ||
+	    sscanf(line, "port %d", &port) != 1)
+		die_msg("faultproxy did not start");
+	snprintf(p->url, sizeof(p->url), "redis://127.0.0.1:%d", port);
+}
+
+static void proxy_stop(struct proxy *p)
+{
+	fclose(p->in); /* EOF: it exits */
+	fclose(p->out);
+	waitpid(p->pid, NULL, 0);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void print_series(const char *key, int64_t *v, int n, int last)
+{
+	int i;
+	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
+	printf("\"%s\":[", key);
+	for (i = 0; i < n; i++)
+		printf("%s%lld", i ? "," : "", (long long)v[i]);
+	printf("]%s", last ? "" : ",");
+}
+
+static int bench_faults(const char *bin, int trials, int64_t wd_ms)
+{
+	redisContext *raw = raw_connect();
+	int upstream = 0, i;
+	int64_t margin[64], acq1[64], acq0[64], lost_release[64];
+	const char *port = strrchr(g_url, ':');
+	if (!port || trials < 1 || trials > 64)
+		die_msg("faults: bad arguments");
+	upstream = atoi(port + 1);
+	for (i = 0; i < trials; i++) {
+		struct proxy p;
+		hl_client_options o;
+		hl_client *c;
+		hl_lock *l;
+		int lost = 0, acquired = 0;
+		int64_t t0;
+		redisReply *r;
+		proxy_start(&p, bin, upstream);
+		hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+		o.watchdog_timeout_ms = wd_ms;
+		if (hl_client_new(&c, p.url, &o) != HL_OK)
+			die("faults: connect", hl_error_last_code());
+		if (hl_lock_new(&l, c, "bench:faults", 12) != HL_OK)
+			die("faults: lock", hl_error_last_code());
+		/* (a) the holder's path goes silent */
+		if (hl_lock_acquire(l, -1, NULL) != HL_OK)
+			die("faults: acquire", hl_error_last_code());
+		proxy_cmd(&p, "blackhole on");
+		if (hl_lock_wait_lost(&lost, l, 3 * wd_ms, NULL) != HL_OK ||
+		    !lost)
+			die_msg("faults: the loss was not told");
+		r = redisCommand(raw, "PTTL bench:faults");
+		margin[i] = r ? r->integer : -3;
+		freeReplyObject(r);
+		t0 = now_ns();
+		hl_lock_release(NULL, l); /* HL_ELOST, no round trip */
+		lost_release[i] = (now_ns() - t0) / 1000;
+		/* (b) a timed acquire and a single attempt in the black hole */
+		t0 = now_ns();
+		hl_lock_try_acquire(&acquired, l, 1000, -1, NULL);
+		acq1[i] = (now_ns() - t0) / 1000000;
+		t0 = now_ns();
+		hl_lock_try_acquire(&acquired, l, 0, -1, NULL);
+		acq0[i] = (now_ns() - t0) / 1000000;
+		proxy_cmd(&p, "blackhole off");
+		hl_lock_free(l);
+		hl_client_free(c);
+		proxy_stop(&p);
+		freeReplyObject(redisCommand(raw, "DEL bench:faults"));
+	}
+	printf("{\"scenario\":\"faults\",\"watchdog_ms\":%lld,\"margin_"
+	       "ms\":%lld,",
+	       (long long)wd_ms, (long long)(wd_ms / 10));
+	print_series("lost_before_lease_end_ms", margin, trials, 0);
+	print_series("release_of_lost_us", lost_release, trials, 0);
+	print_series("acquire_wait_1000_ms", acq1, trials, 0);
+	print_series("acquire_wait_0_ms", acq0, trials, 1);
+	printf("}\n");
+	redisFree(raw);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -858,6 +989,8 @@ int main(int argc, char **argv)
 		                      atoll(argv[5]));
 	if (strcmp(s, "memory") == 0 && argc == 5)
 		return bench_memory(atoi(argv[3]), atoi(argv[4]));
+	if (strcmp(s, "faults") == 0 && argc == 6)
+		return bench_faults(argv[3], atoi(argv[4]), atoll(argv[5]));
 	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");
 	return 2;
 }

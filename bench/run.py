@@ -41,6 +41,7 @@ SCALE_THREADS = [1, 8, 32]
 WD_LOCKS = 10000
 WD_TIMEOUT_MS = 3000         # renewal period = 1 s
 WAITERS = 100
+FAULT_WD_MS = 3000           # the faults scenario: lost after ~2.7 s
 REPS = 3                     # runs per binding in scenario (1)
 
 
@@ -495,6 +496,15 @@ def main():
             R["memory"] = attempt("memory", lambda: run_json(
                 hb + [url, "memory", str(WD_LOCKS), str(WAITERS)], 300))
 
+        # ---- (6) faults: the fault proxy between client and Redis --------
+        proxy = os.path.join(build, "tests", "tools", "faultproxy")
+        if hb and want("c") and os.access(proxy, os.X_OK):
+            R["faults"] = attempt("faults", lambda: run_json(
+                hb + [url, "faults", proxy, "3" if args.quick else "10",
+                      str(FAULT_WD_MS)], 600))
+        elif hb and want("c"):
+            R["notes"]["faults"] = "no %s (build the tests)" % proxy
+
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
         R["plot"] = plot(R, pieces, args.out)
@@ -882,6 +892,37 @@ def render(R):
     else:
         w("not measured: %s\n" % R["notes"].get("memory", R["notes"].get("c")))
 
+    w("## (6) Faults\n")
+    f = R.get("faults")
+    if f:
+        w("`hlbench faults`: tests/tools/faultproxy between one client and "
+          "Redis, %d trials. The client holds a lock with the watchdog "
+          "(timeout %d ms), then its path is black-holed (nothing forwarded, "
+          "nothing answered). Loss is declared by the client's clock a "
+          "safety margin (a tenth of the timeout: %d ms) before the last "
+          "confirmed lease could end; PTTL is read in Redis (directly) the "
+          "moment the holder is told. Then, still in the black hole, a "
+          "`try_acquire` with a 1000 ms wait and one with 0. Before this "
+          "work the loss was told up to 4.2 s after another client could "
+          "take the lock, and `acquire(timeout=1)` took 25 s.\n" % (
+              len(f["acquire_wait_1000_ms"]), f["watchdog_ms"],
+              f["margin_ms"]))
+        w("| figure | min | median | max | goal |\n|---|---:|---:|---:|---|")
+
+        def row(label, v, goal):
+            w("| %s | %s | %s | %s | %s |" % (label, v[0], v[len(v) // 2],
+                                             v[-1], goal))
+        row("lease left in Redis when the holder is told it lost (ms)",
+            f["lost_before_lease_end_ms"], "> 0 (told first)")
+        row("release of the lost hold (µs, no round trip)",
+            f["release_of_lost_us"], "no round trip")
+        row("acquire, wait 1000 ms (ms)", f["acquire_wait_1000_ms"],
+            "< 1200")
+        row("acquire, wait 0 (ms)", f["acquire_wait_0_ms"], "small")
+        w("")
+    else:
+        w("not measured: %s\n" % R["notes"].get("faults", R["notes"].get("c")))
+
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
     notes = os.path.join(BENCH, "ANALYSIS.md")
@@ -952,6 +993,18 @@ def targets(R, fpairs, ideal):
     if r32 and "ratio" in r32:
         out.append("| 32 threads >= 4x one thread | %.2fx | %s |" % (
             r32["ratio"], "met" if r32["ratio"] >= 4 else "missed"))
+    f = R.get("faults")
+    if f:
+        out.append("| black hole: loss told before the lease ends in Redis "
+                   "| %d to %d ms before | %s |" % (
+                       f["lost_before_lease_end_ms"][0],
+                       f["lost_before_lease_end_ms"][-1],
+                       "met" if f["lost_before_lease_end_ms"][0] > 0
+                       else "missed"))
+        out.append("| black hole: acquire(wait 1 s) < 1.2 s | %d ms at most "
+                   "| %s |" % (f["acquire_wait_1000_ms"][-1],
+                               "met" if f["acquire_wait_1000_ms"][-1] < 1200
+                               else "missed"))
     wd = R.get("watchdog")
     if wd:
         out.append("| 10,000 watchdog locks in <= 100 round trips per period "
