@@ -7,7 +7,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 export PKG_CONFIG_PATH := $(abspath $(BUILD))/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
-.PHONY: all deps build demo test test-c test-package test-sanitizers test-asan test-tsan test-valgrind bench clean format
+.PHONY: all deps build demo test test-c test-package test-sanitizers test-asan test-tsan test-valgrind chaos bench clean format
 
 all: build
 
@@ -25,19 +25,24 @@ build: deps
 	cmake --build $(BUILD) -j$(JOBS)
 
 test-c: build
-	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300 -LE chaos
+
+# Long soaks under network faults, pauses and kills: not part of `make test`.
+# HILOCK_CHAOS_SECONDS (default 60) sets the length.
+chaos: build
+	cd $(BUILD) && ctest --output-on-failure -L chaos
 
 test-asan: deps
 	cmake -S . -B $(BUILD)-asan -DCMAKE_BUILD_TYPE=Debug -DHILOCK_SANITIZE=address -DHILOCK_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-asan -j$(JOBS)
 	cd $(BUILD)-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE nosan
+		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE 'nosan|chaos'
 
 test-tsan: deps
 	cmake -S . -B $(BUILD)-tsan -DCMAKE_BUILD_TYPE=Debug -DHILOCK_SANITIZE=thread -DHILOCK_BUILD_BENCH=OFF
 	cmake --build $(BUILD)-tsan -j$(JOBS)
 	cd $(BUILD)-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
-		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE nosan
+		ctest --output-on-failure -j$(JOBS) --timeout 300 -LE 'nosan|chaos'
 
 test-valgrind: build
 	cd $(BUILD) && HILOCK_VALGRIND=1 ctest --output-on-failure -j$(JOBS) --timeout 600 -L valgrind

@@ -171,6 +171,13 @@ static void release_in_outage(void)
 	HT_EQ(released, 7); /* untouched on failure */
 	HT_CHECK(strstr(hl_error_last(), "within") != NULL);
 	HT_CHECK(strstr(hl_error_last(), "faults:outage") != NULL);
+	/* each part of the cause once: the server is named once */
+	{
+		const char *m = hl_error_last(), *first = strstr(m, "redis://");
+		HT_CHECK(first != NULL);
+		HT_CHECKF(strstr(first + 1, "redis://") == NULL,
+		          "the server is named twice: %s", m);
+	}
 	/* bounded by the retry policy, never by the outage */
 	HT_RANGE(ht_now_ms() - t0, 0, 6000 * ht_scale());
 	ht_proxy_cmd(p, "drop off");

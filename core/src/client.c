@@ -712,8 +712,13 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 			break;
 	retry:
 		if (attempt >= c->conf.retry_attempts) {
-			rc = hl__fail_wrap(HL_EIO, "%s: no answer after %d %s",
-			                   c->conf.url_text, attempt + 1,
+			/* The server is named once: a failed connect named
+			 * it already. */
+			int named = strstr(hl_error_last(), c->conf.url_text) !=
+			            NULL;
+			rc = hl__fail_wrap(HL_EIO, "%s%sno answer after %d %s",
+			                   named ? "" : c->conf.url_text,
+			                   named ? "" : ": ", attempt + 1,
 			                   attempt ? "attempts" : "attempt");
 			break;
 		}
