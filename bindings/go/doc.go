@@ -64,8 +64,8 @@
 // # Errors
 //
 // Failures are values that work with errors.Is: [ErrNotHeld], [ErrLost],
-// [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], [ErrConnect],
-// [ErrAuth], and context.Canceled
+// [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], [ErrInDoubt],
+// [ErrConnect], [ErrAuth], and context.Canceled
 // or context.DeadlineExceeded (returned as ctx.Err()). Library failures are
 // *[Error] values carrying the status code, its name ("HL_ENOTHELD") and the
 // library's detail message; use errors.As to read them. No message carries
