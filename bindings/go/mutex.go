@@ -67,10 +67,10 @@ func (m *Mutex) Lock() {
 //
 // Everything else that can go wrong is not the caller's mistake and does not
 // panic: the hold was lost (ErrLost; the Lost channel is closed), the
-// client was closed (ErrClosed), Redis failed or could not be reached. Such
-// an error is passed to Logger, and the hold ends as Release would end it
-// (a lost hold is forgotten; after an I/O failure the Mutex still counts the
-// hold, so Release can be tried again). Use Release to get the error instead.
+// client was closed (ErrClosed), Redis did not confirm the release
+// (ErrInDoubt) or failed otherwise. Such an error is passed to Logger, and
+// the Mutex's hold count changes as Release would change it. Use Release to
+// get the error instead.
 func (m *Mutex) Unlock() {
 	if err := m.check(); err != nil {
 		panic(err)
