@@ -17,7 +17,7 @@
  *                                               how long a timed acquire takes
  *
  * The floor program sends the very scripts the core sends: it compiles the
- * core's private scripts.c (core/src/scripts.h) and loads them with SCRIPT
+ * core's private scripts.c (core/src/service/scripts.h) and loads them with SCRIPT
  * LOAD, so there is no second copy to drift.
  */
 #define _GNU_SOURCE

@@ -705,7 +705,7 @@ def render(R):
     w("## The floor\n")
     w("`hlbench floor`: a raw hiredis program, one connection, no library "
       "logic, sending the core's own acquire and release scripts "
-      "(core/src/scripts.c compiled in, loaded with SCRIPT LOAD) with "
+      "(core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with "
       "EVALSHA, and PING.\n")
     if floor:
         w("| reference | per second | one round trip |\n|---|---:|---:|")

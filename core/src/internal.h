@@ -180,7 +180,7 @@ int hl__conn_next_reply(hl_conn *conn, redisReply **out);
 /* 1 if an idle connection has something to read: closed or broken. */
 int hl__conn_dead(hl_conn *conn);
 
-#include "scripts.h"
+#include "service/scripts.h"
 
 /* ---- the client (client.c) ---------------------------------------------- */
 typedef struct hl_pool_conn {
@@ -308,6 +308,8 @@ int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
 /* Wait up to ms, returning early when the bound stops the call (its
  * status) or the client closes. */
 int hl__pause(hl_client *c, int64_t ms, const hl_bound *b);
+/* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
+int hl__load_scripts(hl_client *c, hl_conn *conn);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
 int hl__reply_error(const redisReply *r, const char *what);
 
