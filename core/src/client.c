@@ -271,6 +271,17 @@ fail:
 	return rc;
 }
 
+void hl__bound_init(hl_bound *b, hl_client *c, int64_t deadline_ms,
+                    hl_cancel *cancel, int interruptible)
+{
+	hl__bound_plain(b, deadline_ms, cancel);
+	b->closing = &c->closing;
+	if (interruptible) {
+		b->interrupts = &c->interrupt_gen;
+		b->interrupt_gen = atomic_load(&c->interrupt_gen);
+	}
+}
+
 const char *hl_client_id(const hl_client *c)
 {
 	return c ? c->id : NULL;
@@ -443,4 +454,3 @@ int hl_client_interrupt(hl_client *c)
 	hl__client_leave(c);
 	return HL_OK;
 }
-

@@ -1,184 +1,13 @@
 /*
- * Private declarations shared by the core's translation units.
- * Nothing here is part of the ABI; hiredis appears only below this line.
+ * Private declarations shared by the core's translation units: the client
+ * and the router, the services and the primitives. Nothing here is part of
+ * the ABI, and nothing here includes the RESP library (transport/ alone does).
  */
 #ifndef HL_INTERNAL_H
 #define HL_INTERNAL_H
 
-#include "hilock.h"
-
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <time.h>
-
-#include <hiredis/hiredis.h>
-
-#define HL_UUID_LEN 36
-/* "<uuid>:<uint64>" */
-#define HL_OWNER_MAX (HL_UUID_LEN + 1 + 20 + 1)
-#define HL_NAME_MAX  65536
-/* Longest lease or wait we accept: 2^40 ms is about 34 years. */
-#define HL_TIME_MAX ((int64_t)1 << 40)
-
-/* ---- errors (status.c) ---------------------------------------------- */
-#if defined(__GNUC__)
-#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define HL_PRINTF(a, b)
-#endif
-/* Record a failure for hl_error_last() on this thread; returns status. */
-int hl__fail(int status, const char *fmt, ...) HL_PRINTF(2, 3);
-int hl__failv(int status, const char *fmt, va_list ap);
-/* Record a failure whose message is "<prefix>: <the current message>", the
- * cause a lower layer recorded. Returns status. */
-int hl__fail_wrap(int status, const char *fmt, ...) HL_PRINTF(2, 3);
-
-/* ---- time and small helpers (util.c) ---------------------------------- */
-int64_t hl__now_ms(void); /* CLOCK_MONOTONIC */
-int64_t hl__now_us(void);
-/* A condition variable whose timed waits use CLOCK_MONOTONIC. */
-int hl__cond_init(pthread_cond_t *cond);
-/* Wait on cond until deadline_ms (monotonic; -1 forever). 0 or ETIMEDOUT. */
-int hl__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu,
-                        int64_t deadline_ms);
-/* Deadline for a wait of wait_ms from now (-1 stays -1). */
-int64_t hl__deadline(int64_t wait_ms);
-/* Milliseconds left until deadline (-1: forever; never below 0). */
-int64_t hl__remaining(int64_t deadline_ms);
-/* Printable, truncated copy of a binary name for messages. */
-const char *hl__printable(char *buf, size_t buf_len, const char *name,
-                          size_t len);
-int64_t hl__jitter_delay(int64_t base_ms, int attempt);
-
-/* A tiny hash map from byte strings to pointers (separate chaining). */
-typedef struct hl_map_entry {
-	struct hl_map_entry *next;
-	uint64_t hash;
-	size_t key_len;
-	void *value;
-	char key[]; /* key_len bytes */
-} hl_map_entry;
-
-typedef struct hl_map {
-	hl_map_entry **buckets;
-	size_t nbuckets;
-	size_t count;
-} hl_map;
-
-int hl__map_init(hl_map *map);
-void hl__map_clear(hl_map *map); /* frees entries, not values */
-void *hl__map_get(const hl_map *map, const void *key, size_t len);
-/* Insert (key must not be present). Returns 0 or -1 on ENOMEM. */
-int hl__map_put(hl_map *map, const void *key, size_t len, void *value);
-void *hl__map_del(hl_map *map, const void *key, size_t len);
-uint64_t hl__hash(const void *key, size_t len);
-
-/* ---- an intrusive doubly linked list (util.c) --------------------------- */
-typedef struct hl_dlink {
-	struct hl_dlink *prev, *next;
-} hl_dlink;
-
-typedef struct hl_dlist {
-	hl_dlink *head, *tail;
-} hl_dlist;
-
-void hl__dlist_push(hl_dlist *list, hl_dlink *link); /* at the tail */
-void hl__dlist_remove(hl_dlist *list, hl_dlink *link);
-/* The struct of type T whose member m is the link l. */
-#define HL_CONTAINER(l, T, m) ((T *)(void *)((char *)(l)-offsetof(T, m)))
-
-/* ---- URL (url.c) -------------------------------------------------------- */
-typedef struct hl_url {
-	int is_unix;
-	char *host; /* tcp */
-	int port;
-	char *path; /* unix */
-	char *user; /* NULL: none */
-	char *password;
-	int db;
-} hl_url;
-
-int hl__url_parse(hl_url *out, const char *url);
-void hl__url_clear(hl_url *url);
-
-/* ---- connections (conn.c) ----------------------------------------------- */
-struct hl_client;
-typedef struct hl_conf {
-	hl_url url;
-	char *url_text; /* for messages, without the password */
-	int64_t watchdog_ms;
-	int64_t connect_timeout_ms;
-	int64_t command_timeout_ms;
-	int retry_attempts;
-	int64_t retry_delay_ms;
-	char *client_name;
-	int pool_size;
-	int64_t subscription_timeout_ms;
-	int64_t ping_interval_ms;
-} hl_conf;
-
-/* What bounds one blocking call: its deadline and what stops it early
- * (cancel flag, the client's close or hl_client_interrupt()). Every wait
- * on the network, every retry pause and every reconnect honours it. */
-typedef struct hl_bound {
-	int64_t deadline_ms;      /* monotonic; -1: none */
-	hl_cancel *cancel;        /* NULL: none */
-	struct hl_client *client; /* NULL: none */
-	uint64_t interrupt_gen;   /* the client's, when the call began */
-	int interruptible;        /* hl_client_interrupt() stops it (1) */
-} hl_bound;
-
-void hl__bound_init(hl_bound *b, struct hl_client *c, int64_t deadline_ms,
-                    hl_cancel *cancel);
-/* HL_OK, or why the call must stop now (HL_ECLOSED, HL_EINTERRUPTED,
- * HL_ETIMEDOUT), recorded. NULL: HL_OK. */
-int hl__bound_check(const hl_bound *b);
-
-/* One connection: a non-blocking socket, hiredis's reply reader, a buffer
- * of formatted commands not yet written. */
-typedef struct hl_conn {
-	int fd;
-	redisReader *reader;
-	char *obuf;
-	size_t olen, ocap;
-	long long server_id;  /* CLIENT INFO id; -1 unknown */
-	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
-	int64_t last_read_ms; /* when data last arrived */
-} hl_conn;
-
-/* Connect and run the handshake (AUTH, SELECT, CLIENT SETNAME, CLIENT
- * INFO), within the connect and command timeouts and the bound. */
-int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b);
-void hl__conn_free(hl_conn *conn);
-
-/* How a failed round trip ended, for the retry policy. */
-enum hl_sent {
-	HL_SENT_NOTHING = 0, /* nothing reached Redis: safe to retry */
-	HL_SENT_MAYBE = 1    /* the command may have run */
-};
-
-/* Send ncmd commands pipelined (each given as its argv) and read their
- * replies, within timeout_ms and the bound. On failure replies[] holds what
- * was read (others NULL), *sent says whether a command may have run, and
- * the connection is unusable. Fails with HL_EIO (network, or no reply in
- * time), or the bound's status. */
-int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
-                       const char **const *argvs, const size_t *const *lens,
-                       redisReply **replies, enum hl_sent *sent,
-                       const hl_bound *b, int64_t timeout_ms);
-/* Lower-level I/O for the subscriber, which never blocks on the socket:
- * queue a command; write what the socket takes now (*wrote = 1 if any);
- * read what has arrived; take the next whole reply (NULL: none yet). */
-int hl__conn_append(hl_conn *conn, int argc, const char **argv,
-                    const size_t *lens);
-int hl__conn_write_some(hl_conn *conn, int *wrote);
-int hl__conn_read_some(hl_conn *conn);
-int hl__conn_next_reply(hl_conn *conn, redisReply **out);
-/* 1 if an idle connection has something to read: closed or broken. */
-int hl__conn_dead(hl_conn *conn);
+#include "base/base.h"
+#include "transport/transport.h"
 
 #include "service/scripts.h"
 
@@ -273,6 +102,11 @@ struct hl_lock {
 	char *channel;
 };
 
+/* A bound for a call on c: deadline_ms and cancel, and c's close and
+ * hl_client_interrupt() (interruptible: 0 for work that is not a wait). */
+void hl__bound_init(hl_bound *b, hl_client *c, int64_t deadline_ms,
+                    hl_cancel *cancel, int interruptible);
+
 /* Enter/leave a public call: checks NULL, fork and close. */
 int hl__client_enter(hl_client *client);
 void hl__client_leave(hl_client *client);
@@ -298,11 +132,11 @@ enum {
  * be NULL) says whether an attempt that failed may have run the command:
  * on failure, whether it may have run at all; on success, whether it may
  * have run before the attempt that answered. */
-int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
+int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
                 const size_t *lens, int flags, enum hl_sent *sent,
                 const hl_bound *b);
 /* EVALSHA with NOSCRIPT fallback to EVAL. */
-int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
+int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
              enum hl_sent *sent, const hl_bound *b);
 /* Wait up to ms, returning early when the bound stops the call (its
@@ -311,7 +145,7 @@ int hl__pause(hl_client *c, int64_t ms, const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
-int hl__reply_error(const redisReply *r, const char *what);
+int hl__reply_error(const hl_reply *r, const char *what);
 
 /* Owner string of the calling thread or the explicit owner. */
 uint64_t hl__effective_owner(const hl_lock *lock);

@@ -1,5 +1,5 @@
 /* Status table, thread-local error detail and version. */
-#include "internal.h"
+#include "base/base.h"
 
 #include <stdio.h>
 #include <string.h>

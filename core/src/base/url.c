@@ -1,6 +1,6 @@
 /* redis://[[user]:password@]host[:port][/db] and
  * unix://[[user]:password@]/path[?db=N] */
-#include "internal.h"
+#include "base/base.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -126,9 +126,7 @@ int hl__url_parse(hl_url *u, const char *url)
 		p = url + 7;
 		u->is_unix = 1;
 	} else if (strncmp(url, "rediss://", 9) == 0) {
-		return bad(u, url,
-		           "TLS (rediss://) is not supported: "
-		           "hiredis 0.14 has no TLS");
+		return bad(u, url, "TLS (rediss://) is not supported yet");
 	} else {
 		return bad(u, url, "expected redis:// or unix://");
 	}

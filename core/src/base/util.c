@@ -1,5 +1,5 @@
 /* Time, condition variables and a small hash map. */
-#include "internal.h"
+#include "base/base.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -241,4 +241,27 @@ void hl__dlist_remove(hl_dlist *list, hl_dlink *link)
 	else
 		list->tail = link->prev;
 	link->prev = link->next = NULL;
+}
+
+void hl__bound_plain(hl_bound *b, int64_t deadline_ms, hl_cancel *cancel)
+{
+	b->deadline_ms = deadline_ms;
+	b->cancel = cancel;
+	b->closing = NULL;
+	b->interrupts = NULL;
+	b->interrupt_gen = 0;
+}
+
+int hl__bound_check(const hl_bound *b)
+{
+	if (!b)
+		return HL_OK;
+	if (b->closing && atomic_load(b->closing))
+		return hl__fail(HL_ECLOSED, "the client was closed");
+	if (hl_cancel_is_triggered(b->cancel) ||
+	    (b->interrupts && atomic_load(b->interrupts) != b->interrupt_gen))
+		return hl__fail(HL_EINTERRUPTED, "interrupted");
+	if (b->deadline_ms >= 0 && hl__now_ms() >= b->deadline_ms)
+		return hl__fail(HL_ETIMEDOUT, "the deadline passed");
+	return HL_OK;
 }

@@ -133,7 +133,7 @@ static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
 	char leasebuf[24], countbuf[24], label[80];
 	const char *args[4];
 	size_t lens[4];
-	redisReply *r = NULL;
+	hl_reply *r = NULL;
 	int rc;
 
 	snprintf(leasebuf, sizeof(leasebuf), "%lld",
@@ -156,20 +156,22 @@ static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
 		                                    lock_label(lock, label,
 		                                               sizeof(label)))
 		                    : rc;
-	if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-	    r->element[0]->type == REDIS_REPLY_INTEGER) {
+	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) == 1 &&
+	    hl__reply_type(hl__reply_at(r, 0)) == HL_REPLY_INTEGER) {
 		*acquired = 1;
-	} else if (r->type == REDIS_REPLY_INTEGER) {
-		*ttl = r->integer;
-	} else if (r->type == REDIS_REPLY_ERROR) {
+	} else if (hl__reply_type(r) == HL_REPLY_INTEGER) {
+		*ttl = hl__reply_int(r);
+	} else if (hl__reply_type(r) == HL_REPLY_ERROR) {
 		rc = hl__fail(HL_EREDIS, "acquiring \"%s\": %.300s",
-		              lock_label(lock, label, sizeof(label)), r->str);
+		              lock_label(lock, label, sizeof(label)),
+		              hl__reply_str(r));
 	} else {
 		rc = hl__fail(HL_EPROTOCOL,
 		              "acquiring \"%s\": unexpected reply type %d",
-		              lock_label(lock, label, sizeof(label)), r->type);
+		              lock_label(lock, label, sizeof(label)),
+		              hl__reply_type(r));
 	}
-	freeReplyObject(r);
+	hl__reply_free(r);
 	return rc;
 }
 
@@ -453,7 +455,7 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	io_deadline = deadline;
 	if (deadline >= 0 && deadline < hl__now_ms() + grace)
 		io_deadline = hl__now_ms() + grace;
-	hl__bound_init(&b, c, io_deadline, cancel);
+	hl__bound_init(&b, c, io_deadline, cancel, 1);
 	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
 	local = hl__hold_peek(c, lock, owner_id);
@@ -522,7 +524,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	char owner[HL_OWNER_MAX], leasebuf[24], countbuf[24], label[80];
 	const char *args[7];
 	size_t lens[7];
-	redisReply *r = NULL;
+	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
 	uint64_t owner_id;
 	int64_t receivers = 0, t0, rtt_us, result = -2;
@@ -536,8 +538,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	lock_label(lock, label, sizeof(label));
 	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
-	hl__bound_init(&b, c, -1, NULL);
-	b.interruptible = 0; /* a release is not a wait */
+	hl__bound_init(&b, c, -1, NULL, 0); /* a release is not a wait */
 	if ((rc = hl__op_begin(&op, c, lock, owner_id, &b)) != HL_OK)
 		goto out;
 	if (op.lost) {
@@ -582,21 +583,23 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	              &sent, &b);
 	rtt_us = hl__now_us() - t0;
 	if (rc == HL_OK) {
-		if (r->type == REDIS_REPLY_INTEGER) {
-			result = r->integer;
-		} else if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-		           r->element[1]->type == REDIS_REPLY_INTEGER) {
+		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
+			result = hl__reply_int(r);
+		} else if (hl__reply_type(r) == HL_REPLY_ARRAY &&
+		           hl__reply_len(r) == 2 &&
+		           hl__reply_type(hl__reply_at(r, 1)) ==
+		                   HL_REPLY_INTEGER) {
 			result = 1;
-			receivers = r->element[1]->integer;
-		} else if (r->type == REDIS_REPLY_ERROR) {
+			receivers = hl__reply_int(hl__reply_at(r, 1));
+		} else if (hl__reply_type(r) == HL_REPLY_ERROR) {
 			rc = hl__fail(HL_EREDIS, "releasing \"%s\": %.300s",
-			              label, r->str);
+			              label, hl__reply_str(r));
 		} else {
 			rc = hl__fail(HL_EPROTOCOL,
 			              "releasing \"%s\": unexpected reply",
 			              label);
 		}
-		freeReplyObject(r);
+		hl__reply_free(r);
 	}
 	if (result == -1 && sent == HL_SENT_MAYBE && op.known) {
 		/* An earlier attempt whose reply was lost did it. */
@@ -657,7 +660,7 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 	hl_client *c;
 	const char *args[4];
 	size_t lens[4];
-	redisReply *r = NULL;
+	hl_reply *r = NULL;
 	char label[80];
 	int rc;
 	if ((rc = lock_enter(lock)) != HL_OK)
@@ -674,24 +677,24 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens,
 	              HL_CMD_WRITE, NULL, NULL);
 	if (rc == HL_OK) {
-		if (r->type == REDIS_REPLY_INTEGER) {
+		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
 			if (out_existed)
-				*out_existed = r->integer == 1;
+				*out_existed = hl__reply_int(r) == 1;
 			hl__holds_force_unlocked(c, lock);
-			if (r->integer == 1)
+			if (hl__reply_int(r) == 1)
 				hl__pubsub_notify_local(c, lock->channel,
 				                        lock->channel_len);
 		} else {
-			rc = hl__fail(r->type == REDIS_REPLY_ERROR
+			rc = hl__fail(hl__reply_type(r) == HL_REPLY_ERROR
 			                      ? HL_EREDIS
 			                      : HL_EPROTOCOL,
 			              "force-unlocking \"%s\": %.300s",
 			              lock_label(lock, label, sizeof(label)),
-			              r->type == REDIS_REPLY_ERROR
-			                      ? r->str
+			              hl__reply_type(r) == HL_REPLY_ERROR
+			                      ? hl__reply_str(r)
 			                      : "unexpected reply");
 		}
-		freeReplyObject(r);
+		hl__reply_free(r);
 	}
 	hl__client_leave(c);
 	return rc;
@@ -705,7 +708,7 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 	char owner[HL_OWNER_MAX], label[80];
 	const char *argv[3];
 	size_t lens[3];
-	redisReply *r = NULL;
+	hl_reply *r = NULL;
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
@@ -724,22 +727,22 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 	rc = hl__command(c, &r, with_owner ? 3 : 2, argv, lens,
 	                 HL_CMD_IDEMPOTENT, NULL, NULL);
 	if (rc == HL_OK) {
-		if (r->type == REDIS_REPLY_INTEGER)
-			*out = r->integer;
-		else if (r->type == REDIS_REPLY_NIL)
+		if (hl__reply_type(r) == HL_REPLY_INTEGER)
+			*out = hl__reply_int(r);
+		else if (hl__reply_type(r) == HL_REPLY_NIL)
 			*out = nil_value;
-		else if (r->type == REDIS_REPLY_STRING)
-			*out = strtoll(r->str, NULL, 10);
+		else if (hl__reply_type(r) == HL_REPLY_STRING)
+			*out = strtoll(hl__reply_str(r), NULL, 10);
 		else
-			rc = hl__fail(r->type == REDIS_REPLY_ERROR
+			rc = hl__fail(hl__reply_type(r) == HL_REPLY_ERROR
 			                      ? HL_EREDIS
 			                      : HL_EPROTOCOL,
 			              "%s \"%s\": %.300s", cmd,
 			              lock_label(lock, label, sizeof(label)),
-			              r->type == REDIS_REPLY_ERROR
-			                      ? r->str
+			              hl__reply_type(r) == HL_REPLY_ERROR
+			                      ? hl__reply_str(r)
 			                      : "unexpected reply");
-		freeReplyObject(r);
+		hl__reply_free(r);
 	}
 	hl__client_leave(c);
 	return rc;

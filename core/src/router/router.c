@@ -21,7 +21,7 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 	const char **argvp[HL_SCRIPT_COUNT];
 	const size_t *lensp[HL_SCRIPT_COUNT];
 	int argcs[HL_SCRIPT_COUNT];
-	redisReply *replies[HL_SCRIPT_COUNT];
+	hl_reply *replies[HL_SCRIPT_COUNT];
 	enum hl_sent sent;
 	int i, rc;
 	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
@@ -39,10 +39,11 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 	                        replies, &sent, NULL,
 	                        c->conf.command_timeout_ms);
 	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
-		redisReply *r = replies[i];
+		hl_reply *r = replies[i];
 		if (rc == HL_OK) {
-			if (r->type == REDIS_REPLY_STRING && r->len == 40) {
-				memcpy(c->sha[i], r->str, 40);
+			if (hl__reply_type(r) == HL_REPLY_STRING &&
+			    hl__reply_strlen(r) == 40) {
+				memcpy(c->sha[i], hl__reply_str(r), 40);
 				c->sha[i][40] = '\0';
 			} else {
 				rc = hl__fail(
@@ -50,13 +51,13 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 				        "%s: SCRIPT LOAD of %s failed: %s",
 				        c->conf.url_text,
 				        hl__script((enum hl_script_id)i)->name,
-				        r->type == REDIS_REPLY_ERROR
-				                ? r->str
+				        hl__reply_type(r) == HL_REPLY_ERROR
+				                ? hl__reply_str(r)
 				                : "unexpected reply");
 			}
 		}
 		if (r)
-			freeReplyObject(r);
+			hl__reply_free(r);
 	}
 	return rc;
 }
@@ -143,17 +144,19 @@ int hl__pause(hl_client *c, int64_t ms, const hl_bound *b)
 
 static void fence_add(hl_client *c, const hl_conn *conn)
 {
+	const char *addr;
+	long long id = hl__conn_server_id(conn, &addr);
 	pthread_mutex_lock(&c->pool_mu);
-	if (!c->fence_off && conn->server_id >= 0 && conn->server_addr[0]) {
+	if (!c->fence_off && id >= 0) {
 		if (c->nfences == HL_FENCE_MAX) {
 			/* the oldest is the most likely to be gone already */
 			memmove(c->fences, c->fences + 1,
 			        (HL_FENCE_MAX - 1) * sizeof(c->fences[0]));
 			c->nfences--;
 		}
-		c->fences[c->nfences].id = conn->server_id;
-		memcpy(c->fences[c->nfences].addr, conn->server_addr,
-		       sizeof(conn->server_addr));
+		c->fences[c->nfences].id = id;
+		snprintf(c->fences[c->nfences].addr,
+		         sizeof(c->fences[c->nfences].addr), "%s", addr);
 		c->nfences++;
 	}
 	pthread_mutex_unlock(&c->pool_mu);
@@ -173,13 +176,14 @@ static int fences_pending(hl_client *c, hl_fence *out, int max)
 /* The fences whose CLIENT KILL ran are done; a refusal (an ACL without
  * CLIENT KILL, a server without it) turns fencing off for this client. */
 static void fences_done(hl_client *c, const hl_fence *f, int n,
-                        redisReply **replies)
+                        hl_reply **replies)
 {
 	int i, j;
 	pthread_mutex_lock(&c->pool_mu);
 	for (i = 0; i < n; i++) {
-		if (replies[i]->type == REDIS_REPLY_ERROR &&
-		    strstr(replies[i]->str, "No such client") == NULL) {
+		if (hl__reply_type(replies[i]) == HL_REPLY_ERROR &&
+		    strstr(hl__reply_str(replies[i]), "No such client") ==
+		            NULL) {
 			c->fence_off = 1;
 			c->nfences = 0;
 			break;
@@ -201,7 +205,7 @@ static void fences_done(hl_client *c, const hl_fence *f, int n,
 
 #define HL_FENCES_PER_TRIP 4
 
-int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
+int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
                 const size_t *lens, int flags, enum hl_sent *sentp,
                 const hl_bound *b)
 {
@@ -219,7 +223,7 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 		const char **argvp[HL_FENCES_PER_TRIP + 1];
 		const size_t *lensp[HL_FENCES_PER_TRIP + 1];
 		int argcs[HL_FENCES_PER_TRIP + 1];
-		redisReply *replies[HL_FENCES_PER_TRIP + 1];
+		hl_reply *replies[HL_FENCES_PER_TRIP + 1];
 		int nf;
 		if (!conn) {
 			rc = hl__conn_open(&conn, &c->conf, b);
@@ -261,13 +265,13 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 			if (nf)
 				fences_done(c, f, nf, replies);
 			for (i = 0; i < nf; i++)
-				freeReplyObject(replies[i]);
+				hl__reply_free(replies[i]);
 			*out = replies[nf];
 			break;
 		}
 		for (i = 0; i <= nf; i++)
 			if (replies[i])
-				freeReplyObject(replies[i]);
+				hl__reply_free(replies[i]);
 		if (sent == HL_SENT_MAYBE) {
 			any_sent = HL_SENT_MAYBE;
 			if (flags & HL_CMD_WRITE)
@@ -312,13 +316,14 @@ int hl__command(hl_client *c, redisReply **out, int argc, const char **argv,
 	return rc;
 }
 
-int hl__reply_error(const redisReply *r, const char *what)
+int hl__reply_error(const hl_reply *r, const char *what)
 {
 	return hl__fail(HL_EREDIS, "%s: redis error: %.400s", what,
-	                r->type == REDIS_REPLY_ERROR ? r->str : "?");
+	                hl__reply_type(r) == HL_REPLY_ERROR ? hl__reply_str(r)
+	                                                    : "?");
 }
 
-int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
+int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
              enum hl_sent *sent, const hl_bound *b)
 {
@@ -339,12 +344,12 @@ int hl__eval(hl_client *c, redisReply **out, enum hl_script_id id, int nkeys,
 	memcpy(argv + 3, args, sizeof(*args) * (size_t)nargs);
 	memcpy(alen + 3, lens, sizeof(*lens) * (size_t)nargs);
 	rc = hl__command(c, out, argc, argv, alen, flags, sent, b);
-	if (rc == HL_OK && (*out)->type == REDIS_REPLY_ERROR &&
-	    strncmp((*out)->str, "NOSCRIPT", 8) == 0) {
+	if (rc == HL_OK && hl__reply_type(*out) == HL_REPLY_ERROR &&
+	    strncmp(hl__reply_str(*out), "NOSCRIPT", 8) == 0) {
 		/* The server lost its script cache (restart, SCRIPT FLUSH):
 		 * EVAL runs it and caches it again. NOSCRIPT means nothing
 		 * ran, so this cannot apply the script twice. */
-		freeReplyObject(*out);
+		hl__reply_free(*out);
 		*out = NULL;
 		argv[0] = "EVAL";
 		alen[0] = 4;

@@ -125,32 +125,33 @@ static int subs_sync(hl_client *c, hl_conn *conn, int *wanted, int *pending)
 }
 
 /* Returns 1 for the PONG of our health check. */
-static int handle_reply(hl_client *c, redisReply *r)
+static int handle_reply(hl_client *c, hl_reply *r)
 {
 	hl_sub *s;
-	const redisReply *kind, *chan;
-	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+	const hl_reply *kind, *chan;
+	if (hl__reply_type(r) != HL_REPLY_ARRAY || hl__reply_len(r) < 2)
 		return 0;
-	kind = r->element[0];
-	chan = r->element[1];
-	if (kind->type != REDIS_REPLY_STRING ||
-	    chan->type != REDIS_REPLY_STRING)
+	kind = hl__reply_at(r, 0);
+	chan = hl__reply_at(r, 1);
+	if (hl__reply_type(kind) != HL_REPLY_STRING ||
+	    hl__reply_type(chan) != HL_REPLY_STRING)
 		return 0;
-	if (strcmp(kind->str, "pong") == 0)
+	if (strcmp(hl__reply_str(kind), "pong") == 0)
 		return 1;
 	pthread_mutex_lock(&c->wait_mu);
-	s = hl__map_get(&c->subs, chan->str, (size_t)chan->len);
+	s = hl__map_get(&c->subs, hl__reply_str(chan),
+	                (size_t)hl__reply_strlen(chan));
 	if (s) {
-		if (strcmp(kind->str, "message") == 0) {
+		if (strcmp(hl__reply_str(kind), "message") == 0) {
 			hl__pubsub_wake(s);
-		} else if (strcmp(kind->str, "subscribe") == 0) {
+		} else if (strcmp(hl__reply_str(kind), "subscribe") == 0) {
 			if (s->state == HL_SUB_PENDING) {
 				s->state = HL_SUB_ACTIVE;
 				/* Waiters retry now that no message can be
 				 * missed. */
 				hl__pubsub_wake(s);
 			}
-		} else if (strcmp(kind->str, "unsubscribe") == 0) {
+		} else if (strcmp(hl__reply_str(kind), "unsubscribe") == 0) {
 			if (s->state == HL_SUB_UNSUB)
 				s->state = HL_SUB_NONE;
 		}
@@ -185,8 +186,7 @@ static void *sub_main(void *arg)
 	int attempt = 0;
 	int64_t ping_sent = -1, pending_since = -1, retry_at = -1;
 	hl_bound b;
-	hl__bound_init(&b, c, -1, NULL);
-	b.interruptible = 0;
+	hl__bound_init(&b, c, -1, NULL, 0);
 	pthread_setname_np(pthread_self(), "hl-subscriber");
 	while (!atomic_load(&c->closing)) {
 		struct pollfd pfd[2];
@@ -225,7 +225,7 @@ static void *sub_main(void *arg)
 				pending_since = now;
 			if (wanted && c->conf.ping_interval_ms > 0 &&
 			    ping_sent < 0 &&
-			    now - conn->last_read_ms >=
+			    now - hl__conn_last_read(conn) >=
 			            c->conf.ping_interval_ms) {
 				const char *ping = "PING";
 				size_t plen = 4;
@@ -252,7 +252,7 @@ static void *sub_main(void *arg)
 				                1);
 			else if (wanted && c->conf.ping_interval_ms > 0)
 				wake = earlier(
-				        wake, conn->last_read_ms +
+				        wake, hl__conn_last_read(conn) +
 				                      c->conf.ping_interval_ms);
 			if (pending_since >= 0)
 				wake = earlier(
@@ -267,9 +267,11 @@ static void *sub_main(void *arg)
 		}
 		pfd[0].fd = c->sub_wake_fd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = conn ? conn->fd : -1;
+		pfd[1].fd = conn ? hl__conn_fd(conn) : -1;
 		pfd[1].events =
-		        (short)(POLLIN | (conn && conn->olen ? POLLOUT : 0));
+		        (short)(POLLIN |
+		                (conn && hl__conn_pending_output(conn) ? POLLOUT
+		                                                       : 0));
 		pfd[0].revents = pfd[1].revents = 0;
 		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
 			break;
@@ -280,7 +282,7 @@ static void *sub_main(void *arg)
 			}
 		}
 		if (conn && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-			redisReply *reply = NULL;
+			hl_reply *reply = NULL;
 			if (hl__conn_read_some(conn) != HL_OK) {
 				goto broken;
 			}
@@ -293,7 +295,7 @@ static void *sub_main(void *arg)
 					break;
 				if (handle_reply(c, reply))
 					ping_sent = -1;
-				freeReplyObject(reply);
+				hl__reply_free(reply);
 			}
 		}
 		continue;

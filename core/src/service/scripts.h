@@ -1,7 +1,7 @@
 /*
- * The Lua scripts of the lock family (scripts.c). Private, but free of
- * hiredis so that bench/ can compile scripts.c and send the very same
- * scripts from its raw-hiredis floor program.
+ * The Lua scripts of the lock family (scripts.c). Private, but free of the
+ * core's other internals, so that bench/ can compile scripts.c and its
+ * floor program sends the very same scripts.
  */
 #ifndef HL_SCRIPTS_H
 #define HL_SCRIPTS_H

@@ -569,15 +569,14 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	const char **argv[HL_RENEW_EVALS_PER_TRIP];
 	size_t *lens[HL_RENEW_EVALS_PER_TRIP];
 	int argcs[HL_RENEW_EVALS_PER_TRIP];
-	redisReply *replies[HL_RENEW_EVALS_PER_TRIP];
+	hl_reply *replies[HL_RENEW_EVALS_PER_TRIP];
 	char nkeys[HL_RENEW_EVALS_PER_TRIP][16], lease[24];
 	enum hl_sent sent;
 	int rc, attempt;
 	hl_bound b;
 
 	/* Close stops it; hl_client_interrupt() is for the user's calls. */
-	hl__bound_init(&b, c, deadline, NULL);
-	b.interruptible = 0;
+	hl__bound_init(&b, c, deadline, NULL, 0);
 	for (i = 0; i < n; i++)
 		items[i].result = -1;
 	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
@@ -622,18 +621,22 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 		                        (const size_t *const *)lens, replies,
 		                        &sent, &b, c->conf.command_timeout_ms);
 		for (e = 0; e < nevals; e++) {
-			redisReply *r = replies[e];
+			hl_reply *r = replies[e];
 			size_t first = e * K, j;
-			if (rc == HL_OK && r->type == REDIS_REPLY_ERROR &&
-			    strncmp(r->str, "NOSCRIPT", 8) == 0)
+			if (rc == HL_OK &&
+			    hl__reply_type(r) == HL_REPLY_ERROR &&
+			    strncmp(hl__reply_str(r), "NOSCRIPT", 8) == 0)
 				noscript = 1;
-			if (rc == HL_OK && r->type == REDIS_REPLY_ARRAY)
-				for (j = 0; j < r->elements && first + j < n;
-				     j++)
+			if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ARRAY)
+				for (j = 0;
+				     j < hl__reply_len(r) && first + j < n; j++)
 					items[first + j].result =
-					        r->element[j]->integer ? 1 : 0;
+					        hl__reply_int(
+					                hl__reply_at(r, j))
+					                ? 1
+					                : 0;
 			if (r)
-				freeReplyObject(r);
+				hl__reply_free(r);
 		}
 		if (rc != HL_OK) {
 			hl__conn_free(c->wd_conn);
@@ -653,7 +656,7 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 			const char **lap = la;
 			const size_t *llp = ll;
 			int three = 3;
-			redisReply *lr = NULL;
+			hl_reply *lr = NULL;
 			if (hl__conn_roundtrip(c->wd_conn, 1, &three, &lap,
 			                       &llp, &lr, &sent, &b,
 			                       c->conf.command_timeout_ms) !=
@@ -662,7 +665,7 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 				c->wd_conn = NULL;
 			}
 			if (lr)
-				freeReplyObject(lr);
+				hl__reply_free(lr);
 		}
 	}
 	for (e = 0; e < nevals; e++) {

@@ -5,7 +5,9 @@
  * bound (deadline, cancel flag, client close or interrupt), so no call
  * outlives its deadline because the network stopped answering.
  */
-#include "internal.h"
+#include "transport/transport.h"
+
+#include <hiredis/hiredis.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,33 +24,6 @@
 
 /* How often a wait without data rechecks cancel, close and interrupt. */
 #define HL_IO_SLICE_MS 20
-
-/* ---- bounds ------------------------------------------------------------- */
-
-void hl__bound_init(hl_bound *b, hl_client *c, int64_t deadline_ms,
-                    hl_cancel *cancel)
-{
-	b->deadline_ms = deadline_ms;
-	b->cancel = cancel;
-	b->client = c;
-	b->interrupt_gen = c ? atomic_load(&c->interrupt_gen) : 0;
-	b->interruptible = 1;
-}
-
-int hl__bound_check(const hl_bound *b)
-{
-	if (!b)
-		return HL_OK;
-	if (b->client && atomic_load(&b->client->closing))
-		return hl__fail(HL_ECLOSED, "the client was closed");
-	if (hl_cancel_is_triggered(b->cancel) ||
-	    (b->client && b->interruptible &&
-	     atomic_load(&b->client->interrupt_gen) != b->interrupt_gen))
-		return hl__fail(HL_EINTERRUPTED, "interrupted");
-	if (b->deadline_ms >= 0 && hl__now_ms() >= b->deadline_ms)
-		return hl__fail(HL_ETIMEDOUT, "the deadline passed");
-	return HL_OK;
-}
 
 /* The earlier of now + timeout_ms and the bound's deadline. */
 static int64_t io_deadline(const hl_bound *b, int64_t timeout_ms)
@@ -77,7 +52,7 @@ static int wait_fd(int fd, short events, int64_t deadline, const hl_bound *b,
 			                what, (long long)timeout_ms);
 		slice = left > HL_IO_SLICE_MS ? HL_IO_SLICE_MS : (int)left;
 		/* Nothing can stop the wait early: one poll for all of it. */
-		if (!b || (!b->cancel && !b->client))
+		if (!b || (!b->cancel && !b->closing && !b->interrupts))
 			slice = (int)(left > 1 << 30 ? 1 << 30 : left);
 		p.fd = fd;
 		p.events = events;
@@ -90,6 +65,96 @@ static int wait_fd(int fd, short events, int64_t deadline, const hl_bound *b,
 			return hl__fail(HL_EIO, "%s: poll: %s", what,
 			                strerror(errno));
 	}
+}
+
+struct hl_conn {
+	int fd;
+	redisReader *reader;
+	char *obuf; /* formatted commands not yet written */
+	size_t olen, ocap;
+	long long server_id;  /* CLIENT INFO id; -1 unknown */
+	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
+	int64_t last_read_ms; /* when data last arrived */
+};
+
+/* ---- replies: hl_reply is hiredis's redisReply, seen through accessors -- */
+
+_Static_assert(HL_REPLY_STRING == REDIS_REPLY_STRING &&
+                       HL_REPLY_ARRAY == REDIS_REPLY_ARRAY &&
+                       HL_REPLY_INTEGER == REDIS_REPLY_INTEGER &&
+                       HL_REPLY_NIL == REDIS_REPLY_NIL &&
+                       HL_REPLY_STATUS == REDIS_REPLY_STATUS &&
+                       HL_REPLY_ERROR == REDIS_REPLY_ERROR,
+               "reply types");
+
+#define RR(r) ((const redisReply *)(const void *)(r))
+
+int hl__reply_type(const hl_reply *r)
+{
+	return r ? RR(r)->type : HL_REPLY_NIL;
+}
+
+long long hl__reply_int(const hl_reply *r)
+{
+	return r && RR(r)->type == REDIS_REPLY_INTEGER ? RR(r)->integer : 0;
+}
+
+static int has_str(const redisReply *r)
+{
+	return r &&
+	       (r->type == REDIS_REPLY_STRING ||
+	        r->type == REDIS_REPLY_STATUS ||
+	        r->type == REDIS_REPLY_ERROR) &&
+	       r->str;
+}
+
+const char *hl__reply_str(const hl_reply *r)
+{
+	return has_str(RR(r)) ? RR(r)->str : "";
+}
+
+size_t hl__reply_strlen(const hl_reply *r)
+{
+	return has_str(RR(r)) ? RR(r)->len : 0;
+}
+
+size_t hl__reply_len(const hl_reply *r)
+{
+	return r && RR(r)->type == REDIS_REPLY_ARRAY ? RR(r)->elements : 0;
+}
+
+const hl_reply *hl__reply_at(const hl_reply *r, size_t i)
+{
+	if (i >= hl__reply_len(r))
+		return NULL;
+	return (const hl_reply *)(const void *)RR(r)->element[i];
+}
+
+void hl__reply_free(hl_reply *r)
+{
+	if (r)
+		freeReplyObject(r);
+}
+
+int hl__conn_fd(const hl_conn *conn)
+{
+	return conn->fd;
+}
+
+int hl__conn_pending_output(const hl_conn *conn)
+{
+	return conn->olen > 0;
+}
+
+int64_t hl__conn_last_read(const hl_conn *conn)
+{
+	return conn->last_read_ms;
+}
+
+long long hl__conn_server_id(const hl_conn *conn, const char **addr)
+{
+	*addr = conn->server_addr;
+	return conn->server_addr[0] ? conn->server_id : -1;
 }
 
 /* ---- connecting --------------------------------------------------------- */
@@ -195,15 +260,13 @@ static int is_auth_error(const char *s)
 
 /* "id=7 addr=127.0.0.1:5000 ..." from CLIENT INFO: this connection as the
  * server knows it, so that a later connection can fence it off. */
-static void parse_client_info(hl_conn *conn, const redisReply *r)
+static void parse_client_info(hl_conn *conn, const hl_reply *reply)
 {
-	const char *id, *addr, *end;
+	const char *id, *addr, *end, *str = hl__reply_str(reply);
 	size_t n;
-	if (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS)
-		return;
-	id = strstr(r->str, "id=");
-	addr = strstr(r->str, " addr=");
-	if (!id || id != r->str || !addr)
+	id = strstr(str, "id=");
+	addr = strstr(str, " addr=");
+	if (!id || id != str || !addr)
 		return;
 	addr += 6;
 	end = strchr(addr, ' ');
@@ -235,7 +298,7 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 	int argcs[4], n = 0, i, rc;
 	const char **argvp[4];
 	const size_t *lensp[4];
-	redisReply *replies[4] = {0};
+	hl_reply *replies[4] = {0};
 	enum hl_sent sent;
 	char dbbuf[16];
 	const char *what[4];
@@ -306,7 +369,7 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 	if (rc != HL_OK) {
 		for (i = 0; i < n; i++)
 			if (replies[i])
-				freeReplyObject(replies[i]);
+				hl__reply_free(replies[i]);
 		hl__conn_free(conn);
 		if (rc == HL_EIO || rc == HL_EPROTOCOL)
 			return hl__fail_wrap(HL_ECONNECT, "%s: handshake",
@@ -315,21 +378,23 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 	}
 	rc = HL_OK;
 	for (i = 0; i < n && rc == HL_OK; i++) {
-		redisReply *r = replies[i];
-		if (r->type != REDIS_REPLY_ERROR) {
+		const hl_reply *r = replies[i];
+		if (hl__reply_type(r) != HL_REPLY_ERROR) {
 			if (i == n - 1)
 				parse_client_info(conn, r);
 			continue;
 		}
-		if (is_auth_error(r->str))
+		if (is_auth_error(hl__reply_str(r)))
 			rc = hl__fail(HL_EAUTH, "%s: %s refused: %s",
-			              conf->url_text, what[i], r->str);
+			              conf->url_text, what[i],
+			              hl__reply_str(r));
 		else if (i < n - 1)
 			rc = hl__fail(HL_EREDIS, "%s: %s refused: %s",
-			              conf->url_text, what[i], r->str);
+			              conf->url_text, what[i],
+			              hl__reply_str(r));
 	}
 	for (i = 0; i < n; i++)
-		freeReplyObject(replies[i]);
+		hl__reply_free(replies[i]);
 	if (rc != HL_OK) {
 		hl__conn_free(conn);
 		return rc;
@@ -408,7 +473,7 @@ int hl__conn_read_some(hl_conn *conn)
 	return HL_OK;
 }
 
-int hl__conn_next_reply(hl_conn *conn, redisReply **out)
+int hl__conn_next_reply(hl_conn *conn, hl_reply **out)
 {
 	void *r = NULL;
 	*out = NULL;
@@ -439,7 +504,7 @@ int hl__conn_dead(hl_conn *conn)
 
 int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
                        const char **const *argvs, const size_t *const *lens,
-                       redisReply **replies, enum hl_sent *sent,
+                       hl_reply **replies, enum hl_sent *sent,
                        const hl_bound *b, int64_t timeout_ms)
 {
 	int i, got = 0, rc, wrote;
@@ -471,7 +536,7 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 	}
 	*sent = HL_SENT_MAYBE;
 	while (got < ncmd) {
-		redisReply *r;
+		hl_reply *r;
 		if ((rc = hl__conn_next_reply(conn, &r)) != HL_OK)
 			return rc;
 		if (r) {

@@ -1,0 +1,138 @@
+/*
+ * base/: what every layer uses and that knows no other layer: status and
+ * error detail, time, small containers, URLs, the bound of a blocking call.
+ */
+#ifndef HL_BASE_H
+#define HL_BASE_H
+
+#include "hilock.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define HL_UUID_LEN 36
+/* "<uuid>:<uint64>" */
+#define HL_OWNER_MAX (HL_UUID_LEN + 1 + 20 + 1)
+#define HL_NAME_MAX  65536
+/* Longest lease or wait we accept: 2^40 ms is about 34 years. */
+#define HL_TIME_MAX ((int64_t)1 << 40)
+
+/* ---- errors (status.c) ---------------------------------------------- */
+#if defined(__GNUC__)
+#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HL_PRINTF(a, b)
+#endif
+/* Record a failure for hl_error_last() on this thread; returns status. */
+int hl__fail(int status, const char *fmt, ...) HL_PRINTF(2, 3);
+int hl__failv(int status, const char *fmt, va_list ap);
+/* Record a failure whose message is "<prefix>: <the current message>", the
+ * cause a lower layer recorded. Returns status. */
+int hl__fail_wrap(int status, const char *fmt, ...) HL_PRINTF(2, 3);
+
+/* ---- time and small helpers (util.c) ---------------------------------- */
+int64_t hl__now_ms(void); /* CLOCK_MONOTONIC */
+int64_t hl__now_us(void);
+/* A condition variable whose timed waits use CLOCK_MONOTONIC. */
+int hl__cond_init(pthread_cond_t *cond);
+/* Wait on cond until deadline_ms (monotonic; -1 forever). 0 or ETIMEDOUT. */
+int hl__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu,
+                        int64_t deadline_ms);
+/* Deadline for a wait of wait_ms from now (-1 stays -1). */
+int64_t hl__deadline(int64_t wait_ms);
+/* Milliseconds left until deadline (-1: forever; never below 0). */
+int64_t hl__remaining(int64_t deadline_ms);
+/* Printable, truncated copy of a binary name for messages. */
+const char *hl__printable(char *buf, size_t buf_len, const char *name,
+                          size_t len);
+int64_t hl__jitter_delay(int64_t base_ms, int attempt);
+
+/* A tiny hash map from byte strings to pointers (separate chaining). */
+typedef struct hl_map_entry {
+	struct hl_map_entry *next;
+	uint64_t hash;
+	size_t key_len;
+	void *value;
+	char key[]; /* key_len bytes */
+} hl_map_entry;
+
+typedef struct hl_map {
+	hl_map_entry **buckets;
+	size_t nbuckets;
+	size_t count;
+} hl_map;
+
+int hl__map_init(hl_map *map);
+void hl__map_clear(hl_map *map); /* frees entries, not values */
+void *hl__map_get(const hl_map *map, const void *key, size_t len);
+/* Insert (key must not be present). Returns 0 or -1 on ENOMEM. */
+int hl__map_put(hl_map *map, const void *key, size_t len, void *value);
+void *hl__map_del(hl_map *map, const void *key, size_t len);
+uint64_t hl__hash(const void *key, size_t len);
+
+/* ---- an intrusive doubly linked list (util.c) --------------------------- */
+typedef struct hl_dlink {
+	struct hl_dlink *prev, *next;
+} hl_dlink;
+
+typedef struct hl_dlist {
+	hl_dlink *head, *tail;
+} hl_dlist;
+
+void hl__dlist_push(hl_dlist *list, hl_dlink *link); /* at the tail */
+void hl__dlist_remove(hl_dlist *list, hl_dlink *link);
+/* The struct of type T whose member m is the link l. */
+#define HL_CONTAINER(l, T, m) ((T *)(void *)((char *)(l)-offsetof(T, m)))
+
+/* ---- URL (url.c) -------------------------------------------------------- */
+typedef struct hl_url {
+	int is_unix;
+	char *host; /* tcp */
+	int port;
+	char *path; /* unix */
+	char *user; /* NULL: none */
+	char *password;
+	int db;
+} hl_url;
+
+int hl__url_parse(hl_url *out, const char *url);
+void hl__url_clear(hl_url *url);
+
+/* ---- configuration ------------------------------------------------------ */
+typedef struct hl_conf {
+	hl_url url;
+	char *url_text; /* for messages, without the password */
+	int64_t watchdog_ms;
+	int64_t connect_timeout_ms;
+	int64_t command_timeout_ms;
+	int retry_attempts;
+	int64_t retry_delay_ms;
+	char *client_name;
+	int pool_size;
+	int64_t subscription_timeout_ms;
+	int64_t ping_interval_ms;
+} hl_conf;
+
+/* What bounds one blocking call: its deadline and what stops it early
+ * (cancel flag, the client's close or hl_client_interrupt()). Every wait
+ * on the network, every retry pause and every reconnect honours it. */
+typedef struct hl_bound {
+	int64_t deadline_ms; /* monotonic; -1: none */
+	hl_cancel *cancel;   /* NULL: none */
+	/* The owner's close flag and interrupt counter (NULL: none). */
+	const atomic_int *closing;
+	const atomic_uint_fast64_t *interrupts;
+	uint64_t interrupt_gen; /* *interrupts when the call began */
+} hl_bound;
+
+/* A bound of deadline_ms and cancel only (no close, no interrupt). */
+void hl__bound_plain(hl_bound *b, int64_t deadline_ms, hl_cancel *cancel);
+/* HL_OK, or why the call must stop now (HL_ECLOSED, HL_EINTERRUPTED,
+ * HL_ETIMEDOUT), recorded. NULL: HL_OK. */
+int hl__bound_check(const hl_bound *b);
+
+#endif
