@@ -149,12 +149,43 @@ typedef struct hl_client_options {
 	                             come within command_timeout_ms (a dead
 	                             connection would lose wake-ups); 1000.
 	                             0: never */
+	/* TLS, for the rediss schemes (see hl_client_new). Strings are
+	 * copied; NULL: not set. */
+	const char *tls_ca_file;     /* PEM CA certificates to trust; NULL and
+	                                tls_ca_dir NULL: the system's */
+	const char *tls_ca_dir;      /* a directory of hashed CA certificates */
+	const char *tls_cert_file;   /* client certificate (PEM), for servers
+	                                that require one (tls-auth-clients) */
+	const char *tls_key_file;    /* its private key (PEM) */
+	const char *tls_server_name; /* SNI and the name the certificate must
+	                                carry; NULL: the host of the address */
+	int tls_verify;              /* 1 (default): verify the certificate
+	                                chain and name; 0: encrypt only, trust
+	                                anyone (tests, never production) */
+	/* Sentinel (redis-sentinel://): the sentinels' own credentials, when
+	 * they differ from the data nodes' (the URL's userinfo). */
+	const char *sentinel_username;
+	const char *sentinel_password;
+	/* Where read-only queries (is_locked, ttl...) go when the deployment
+	 * has replicas: HL_READ_MASTER (default: a replica may lag, and a
+	 * lock's state read from it can be stale), HL_READ_REPLICA, or
+	 * HL_READ_ANY. Every lock-changing command goes to the master. */
+	int read_from;
+	/* After each lock-changing script on a master that has replicas, WAIT
+	 * for them (Redisson's checkLockSyncedSlaves): -1 (default) for all
+	 * connected replicas, 0 to never wait, n for n replicas; at most
+	 * wait_timeout_ms (default 1000). */
+	int wait_replicas;
+	int64_t wait_timeout_ms;
 } hl_client_options;
+
+enum { HL_READ_MASTER = 0, HL_READ_REPLICA = 1, HL_READ_ANY = 2 };
 
 #define HL_CLIENT_OPTIONS_INIT                                                 \
 	{                                                                      \
 		HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL,  \
-		        32, 7500, 1000                                         \
+		        32, 7500, 1000, NULL, NULL, NULL, NULL, NULL, 1, NULL, \
+		        NULL, HL_READ_MASTER, -1, 1000                         \
 	}
 
 /* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT for the given

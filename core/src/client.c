@@ -124,6 +124,22 @@ static int check_ms(const char *what, int64_t v, int64_t lo)
 	return HL_OK;
 }
 
+/* *dst = a copy of an optional string option (NULL or "" stay NULL).
+ * -1 when out of memory. */
+static int copy_opt(char **dst, const char *src)
+{
+	*dst = src && *src ? strdup(src) : NULL;
+	return src && *src && !*dst ? -1 : 0;
+}
+
+static void wipe(char *secret)
+{
+	volatile char *v = secret;
+	while (v && *v)
+		*v++ = 0;
+	free(secret);
+}
+
 static int conf_init(hl_conf *conf, const char *url,
                      const hl_client_options *given)
 {
@@ -164,15 +180,18 @@ static int conf_init(hl_conf *conf, const char *url,
 		                           "characters without spaces");
 	if ((rc = hl__url_parse(&conf->url, url)) != HL_OK)
 		return rc;
-	{
-		char buf[300];
-		if (conf->url.is_unix)
-			snprintf(buf, sizeof(buf), "unix://%.250s",
-			         conf->url.path);
-		else
-			snprintf(buf, sizeof(buf), "redis://%.250s:%d",
-			         conf->url.host, conf->url.port);
+	if (conf->url.topology == HL_TOPO_SINGLE) {
+		/* the node: "redis://127.0.0.1:6379", "unix:///path" */
+		char buf[300], a[280];
+		const hl_addr *h = &conf->url.hosts[0];
+		snprintf(buf, sizeof(buf), "%s://%s",
+		         h->path[0]      ? "unix"
+		         : conf->url.tls ? "rediss"
+		                         : "redis",
+		         hl__addr_str(h, a, sizeof(a)));
 		conf->url_text = strdup(buf);
+	} else {
+		conf->url_text = hl__url_safe(url);
 	}
 	conf->watchdog_ms = o->watchdog_timeout_ms;
 	conf->connect_timeout_ms = o->connect_timeout_ms;
@@ -182,11 +201,34 @@ static int conf_init(hl_conf *conf, const char *url,
 	conf->pool_size = o->pool_size;
 	conf->subscription_timeout_ms = o->subscription_timeout_ms;
 	conf->ping_interval_ms = o->ping_interval_ms;
-	conf->client_name = (o->client_name && *o->client_name)
-	                            ? strdup(o->client_name)
-	                            : NULL;
-	if (!conf->url_text ||
-	    (o->client_name && *o->client_name && !conf->client_name))
+	if (o->tls_verify != 0 && o->tls_verify != 1)
+		return hl__fail(HL_EINVAL, "option tls_verify = %d: use 1 or 0",
+		                o->tls_verify);
+	if (o->read_from < HL_READ_MASTER || o->read_from > HL_READ_ANY)
+		return hl__fail(HL_EINVAL,
+		                "option read_from = %d: use HL_READ_MASTER, "
+		                "HL_READ_REPLICA or HL_READ_ANY",
+		                o->read_from);
+	if (o->wait_replicas < -1 || o->wait_replicas > 1000)
+		return hl__fail(HL_EINVAL,
+		                "option wait_replicas = %d: use -1 (all), 0 "
+		                "(off) or a number of replicas",
+		                o->wait_replicas);
+	if ((rc = check_ms("wait_timeout_ms", o->wait_timeout_ms, 1)))
+		return rc;
+	conf->tls.verify = o->tls_verify;
+	conf->read_from = o->read_from;
+	conf->wait_replicas = o->wait_replicas;
+	conf->wait_timeout_ms = o->wait_timeout_ms;
+	if (copy_opt(&conf->client_name, o->client_name) ||
+	    copy_opt(&conf->tls.ca_file, o->tls_ca_file) ||
+	    copy_opt(&conf->tls.ca_dir, o->tls_ca_dir) ||
+	    copy_opt(&conf->tls.cert_file, o->tls_cert_file) ||
+	    copy_opt(&conf->tls.key_file, o->tls_key_file) ||
+	    copy_opt(&conf->tls.server_name, o->tls_server_name) ||
+	    copy_opt(&conf->sentinel_user, o->sentinel_username) ||
+	    copy_opt(&conf->sentinel_password, o->sentinel_password) ||
+	    !conf->url_text)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	return HL_OK;
 }
@@ -196,6 +238,13 @@ static void conf_clear(hl_conf *conf)
 	hl__url_clear(&conf->url);
 	free(conf->url_text);
 	free(conf->client_name);
+	free(conf->tls.ca_file);
+	free(conf->tls.ca_dir);
+	free(conf->tls.cert_file);
+	free(conf->tls.key_file);
+	free(conf->tls.server_name);
+	free(conf->sentinel_user);
+	wipe(conf->sentinel_password);
 	memset(conf, 0, sizeof(*conf));
 }
 
@@ -242,7 +291,9 @@ int hl_client_new(hl_client **out, const char *url,
 	}
 	/* The first pooled connection proves the server, the credentials
 	 * and the database before the client exists. */
-	if ((rc = hl__conn_open(&c->pool[0].conn, &c->conf, NULL)) != HL_OK)
+	if ((rc = hl__conn_open(&c->pool[0].conn, &c->conf,
+	                        &c->conf.url.hosts[0], HL_CONN_DATA, NULL)) !=
+	    HL_OK)
 		goto fail;
 	if ((rc = hl__load_scripts(c, c->pool[0].conn)) != HL_OK)
 		goto fail;

@@ -89,20 +89,47 @@ void hl__dlist_remove(hl_dlist *list, hl_dlink *link);
 #define HL_CONTAINER(l, T, m) ((T *)(void *)((char *)(l)-offsetof(T, m)))
 
 /* ---- URL (url.c) -------------------------------------------------------- */
-typedef struct hl_url {
-	int is_unix;
-	char *host; /* tcp */
+/* One node's address: TCP (host, port) or a unix socket (path). */
+typedef struct hl_addr {
+	char host[256];
 	int port;
-	char *path; /* unix */
-	char *user; /* NULL: none */
+	char path[256]; /* unix socket; "" for TCP */
+} hl_addr;
+
+/* "host:port" or the socket path, for messages. */
+const char *hl__addr_str(const hl_addr *a, char *buf, size_t len);
+
+enum hl_topology {
+	HL_TOPO_SINGLE = 0, /* redis:// rediss:// unix:// */
+	HL_TOPO_SENTINEL,   /* redis-sentinel:// rediss-sentinel:// */
+	HL_TOPO_CLUSTER,    /* redis-cluster:// rediss-cluster:// */
+	HL_TOPO_REPLICA     /* redis-replica:// rediss-replica:// */
+};
+
+typedef struct hl_url {
+	int topology; /* HL_TOPO_* */
+	int tls;      /* a rediss scheme */
+	/* single: one; sentinel: the sentinels; cluster: seed nodes;
+	 * replica: the master first, then its replicas */
+	hl_addr *hosts;
+	int nhosts;
+	char *user; /* NULL: none (data nodes) */
 	char *password;
+	char *master_name; /* sentinel: the monitored master's name */
 	int db;
 } hl_url;
 
 int hl__url_parse(hl_url *out, const char *url);
 void hl__url_clear(hl_url *url);
+/* The URL for messages: any password masked. malloc'd. */
+char *hl__url_safe(const char *url);
 
 /* ---- configuration ------------------------------------------------------ */
+typedef struct hl_tls_conf {
+	char *ca_file, *ca_dir, *cert_file, *key_file, *server_name;
+	int verify;
+} hl_tls_conf;
+
 typedef struct hl_conf {
 	hl_url url;
 	char *url_text; /* for messages, without the password */
@@ -115,6 +142,11 @@ typedef struct hl_conf {
 	int pool_size;
 	int64_t subscription_timeout_ms;
 	int64_t ping_interval_ms;
+	hl_tls_conf tls;
+	char *sentinel_user, *sentinel_password;
+	int read_from;
+	int wait_replicas;
+	int64_t wait_timeout_ms;
 } hl_conf;
 
 /* What bounds one blocking call: its deadline and what stops it early

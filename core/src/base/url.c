@@ -113,26 +113,52 @@ static int parse_userinfo(hl_url *u, const char *s, size_t len)
 	return u->password ? 0 : -1;
 }
 
+/* Fill u with the one address of a single-server url. */
+static int url_single(hl_url *u, const char *url, const char *host, int port,
+                      const char *path)
+{
+	u->topology = HL_TOPO_SINGLE;
+	u->hosts = calloc(1, sizeof(*u->hosts));
+	if (!u->hosts)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	u->nhosts = 1;
+	if (path) {
+		if (strlen(path) >= sizeof(u->hosts[0].path))
+			return bad(u, url, "unix socket path too long");
+		strcpy(u->hosts[0].path, path);
+	} else {
+		if (strlen(host) >= sizeof(u->hosts[0].host))
+			return bad(u, url, "host name too long");
+		strcpy(u->hosts[0].host, host);
+		u->hosts[0].port = port;
+	}
+	return HL_OK;
+}
+
+/* Inside hl__url_parse: free the parts parsed so far, then fail. */
+#define bad_(...) (free(host), free(path), bad(u, url, __VA_ARGS__))
+
 int hl__url_parse(hl_url *u, const char *url)
 {
 	const char *p, *end, *at, *slash;
+	char *host = NULL, *path = NULL;
+	int port = 6379, is_unix = 0, rc;
 	memset(u, 0, sizeof(*u));
-	u->port = 6379;
 	if (!url)
 		return hl__fail(HL_EINVAL, "url is NULL");
 	if (strncmp(url, "redis://", 8) == 0) {
 		p = url + 8;
 	} else if (strncmp(url, "unix://", 7) == 0) {
 		p = url + 7;
-		u->is_unix = 1;
+		is_unix = 1;
 	} else if (strncmp(url, "rediss://", 9) == 0) {
-		return bad(u, url, "TLS (rediss://) is not supported yet");
+		return bad_("TLS (rediss://) is not supported yet");
 	} else {
-		return bad(u, url, "expected redis:// or unix://");
+		return bad_("expected redis:// or unix://");
 	}
 	end = p + strlen(p);
 	/* userinfo ends at the last '@' before the path */
-	slash = u->is_unix ? NULL : memchr(p, '/', (size_t)(end - p));
+	slash = is_unix ? NULL : memchr(p, '/', (size_t)(end - p));
 	at = NULL;
 	{
 		const char *q, *lim = slash ? slash : end;
@@ -142,87 +168,89 @@ int hl__url_parse(hl_url *u, const char *url)
 	}
 	if (at) {
 		if (parse_userinfo(u, p, (size_t)(at - p)) != 0)
-			return bad(u, url, "bad percent-escape in user info");
+			return bad_("bad percent-escape in user info");
 		p = at + 1;
 	}
-	if (u->is_unix) {
+	if (is_unix) {
 		const char *q = strchr(p, '?');
 		size_t plen = q ? (size_t)(q - p) : strlen(p);
 		if (plen == 0 || p[0] != '/')
-			return bad(u, url, "unix socket path must be absolute");
-		u->path = decode(p, plen);
-		if (!u->path)
-			return bad(u, url, "bad percent-escape in path");
+			return bad_("unix socket path must be absolute");
+		path = decode(p, plen);
+		if (!path)
+			return bad_("bad percent-escape in path");
 		if (q) {
 			long db;
 			if (strncmp(q, "?db=", 4) != 0)
-				return bad(u, url,
-				           "the only query string understood "
-				           "is ?db=N");
+				return bad_("the only query string understood "
+				            "is ?db=N");
 			db = parse_num(q + 4, strlen(q + 4), 0, 1000000);
 			if (db < 0)
-				return bad(u, url, "db must be a number");
+				return bad_("db must be a number");
 			u->db = (int)db;
 		}
-		return HL_OK;
+		goto done;
 	}
 	{
 		const char *query = strpbrk(p, "?#");
 		if (query && *query == '?')
-			return bad(
-			        u, url,
+			return bad_(
 			        "a query string is not supported in redis:// "
 			        "urls (the database goes in the path: "
 			        "redis://host:port/N)");
 		if (query)
-			return bad(u, url,
-			           "a fragment (#...) is not supported");
+			return bad_("a fragment (#...) is not supported");
 	}
 	{
 		const char *hend = slash ? slash : end, *colon = NULL, *q;
 		if (*p == '[') { /* [ipv6]:port */
 			const char *rb = memchr(p, ']', (size_t)(hend - p));
 			if (!rb)
-				return bad(u, url, "unclosed '[' in host");
-			u->host = decode(p + 1, (size_t)(rb - p - 1));
+				return bad_("unclosed '[' in host");
+			host = decode(p + 1, (size_t)(rb - p - 1));
 			q = rb + 1;
 			if (q < hend && *q == ':')
 				colon = q;
 			else if (q != hend)
-				return bad(u, url, "junk after ']'");
+				return bad_("junk after ']'");
 		} else {
 			colon = memchr(p, ':', (size_t)(hend - p));
-			u->host =
-			        decode(p, (size_t)((colon ? colon : hend) - p));
+			host = decode(p, (size_t)((colon ? colon : hend) - p));
 		}
-		if (!u->host)
-			return bad(u, url, "bad percent-escape in host");
-		if (u->host[0] == '\0')
-			return bad(u, url, "missing host");
+		if (!host)
+			return bad_("bad percent-escape in host");
+		if (host[0] == '\0')
+			return bad_("missing host");
 		if (colon) {
-			long port =
+			long pnum =
 			        parse_num(colon + 1, (size_t)(hend - colon - 1),
 			                  1, 65535);
-			if (port < 0)
-				return bad(u, url, "port must be 1-65535");
-			u->port = (int)port;
+			if (pnum < 0)
+				return bad_("port must be 1-65535");
+			port = (int)pnum;
 		}
 		if (slash && slash + 1 < end) {
 			long db =
 			        parse_num(slash + 1, (size_t)(end - slash - 1),
 			                  0, 1000000);
 			if (db < 0)
-				return bad(u, url, "database must be a number");
+				return bad_("database must be a number");
 			u->db = (int)db;
 		}
 	}
-	return HL_OK;
+done:
+	rc = url_single(u, url, host, port, path);
+	free(host);
+	free(path);
+	return rc;
 }
+
+#undef bad_
 
 void hl__url_clear(hl_url *u)
 {
-	free(u->host);
-	free(u->path);
+	free(u->hosts);
+	free(u->master_name);
 	free(u->user);
 	if (u->password) {
 		volatile char *v = u->password;
@@ -231,5 +259,24 @@ void hl__url_clear(hl_url *u)
 	}
 	free(u->password);
 	memset(u, 0, sizeof(*u));
-	u->port = 6379;
+}
+
+const char *hl__addr_str(const hl_addr *a, char *buf, size_t len)
+{
+	if (a->path[0])
+		snprintf(buf, len, "%s", a->path);
+	else if (strchr(a->host, ':'))
+		snprintf(buf, len, "[%s]:%d", a->host, a->port);
+	else
+		snprintf(buf, len, "%s:%d", a->host, a->port);
+	return buf;
+}
+
+char *hl__url_safe(const char *url)
+{
+	size_t cap = strlen(url) + 8;
+	char *out = malloc(cap);
+	if (out)
+		mask_url(out, cap, url);
+	return out;
 }

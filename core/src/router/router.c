@@ -226,7 +226,9 @@ int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
 		hl_reply *replies[HL_FENCES_PER_TRIP + 1];
 		int nf;
 		if (!conn) {
-			rc = hl__conn_open(&conn, &c->conf, b);
+			rc = hl__conn_open(&conn, &c->conf,
+			                   &c->conf.url.hosts[0], HL_CONN_DATA,
+			                   b);
 			if (rc == HL_ECONNECT) {
 				/* Nothing sent: try again after a pause. */
 				sent = HL_SENT_NOTHING;

@@ -202,7 +202,9 @@ static void *sub_main(void *arg)
 		if (!conn && wanted && (retry_at < 0 || now >= retry_at)) {
 			/* Connect only when someone waits: a process that
 			 * never contends never opens this connection. */
-			if (hl__conn_open(&conn, &c->conf, &b) == HL_OK) {
+			if (hl__conn_open(&conn, &c->conf,
+			                  &c->conf.url.hosts[0], HL_CONN_DATA,
+			                  &b) == HL_OK) {
 				attempt = 0;
 				retry_at = -1;
 				ping_sent = pending_since = -1;

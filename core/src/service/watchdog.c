@@ -614,7 +614,8 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
 		int noscript = 0;
 		if (!c->wd_conn &&
-		    hl__conn_open(&c->wd_conn, &c->conf, &b) != HL_OK)
+		    hl__conn_open(&c->wd_conn, &c->conf, &c->conf.url.hosts[0],
+		                  HL_CONN_DATA, &b) != HL_OK)
 			break;
 		rc = hl__conn_roundtrip(c->wd_conn, (int)nevals, argcs,
 		                        (const char **const *)argv,

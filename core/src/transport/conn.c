@@ -211,15 +211,16 @@ static int connect_addr(int *out, int family, const struct sockaddr *sa,
 	return HL_OK;
 }
 
-static int connect_socket(int *out, const hl_conf *conf, const hl_bound *b)
+static int connect_socket(int *out, const hl_conf *conf, const hl_addr *addr,
+                          const hl_bound *b)
 {
-	if (conf->url.is_unix) {
+	if (addr->path[0]) {
 		struct sockaddr_un sun;
 		memset(&sun, 0, sizeof(sun));
 		sun.sun_family = AF_UNIX;
-		if (strlen(conf->url.path) >= sizeof(sun.sun_path))
+		if (strlen(addr->path) >= sizeof(sun.sun_path))
 			return hl__fail(HL_EINVAL, "unix socket path too long");
-		strcpy(sun.sun_path, conf->url.path);
+		strcpy(sun.sun_path, addr->path);
 		return connect_addr(out, AF_UNIX, (struct sockaddr *)&sun,
 		                    sizeof(sun), conf, b);
 	} else {
@@ -229,14 +230,14 @@ static int connect_socket(int *out, const hl_conf *conf, const hl_bound *b)
 		memset(&hints, 0, sizeof(hints));
 		hints.ai_family = AF_UNSPEC;
 		hints.ai_socktype = SOCK_STREAM;
-		snprintf(port, sizeof(port), "%d", conf->url.port);
-		gai = getaddrinfo(conf->url.host, port, &hints, &res);
+		snprintf(port, sizeof(port), "%d", addr->port);
+		gai = getaddrinfo(addr->host, port, &hints, &res);
 		if (gai != 0)
 			return hl__fail(HL_ECONNECT, "cannot resolve %s: %s",
-			                conf->url.host, gai_strerror(gai));
+			                addr->host, gai_strerror(gai));
 		rc = HL_ECONNECT;
 		if (!res)
-			hl__fail(rc, "no address for %s", conf->url.host);
+			hl__fail(rc, "no address for %s", addr->host);
 		for (ai = res; ai; ai = ai->ai_next) {
 			rc = connect_addr(out, ai->ai_family, ai->ai_addr,
 			                  ai->ai_addrlen, conf, b);
@@ -290,8 +291,28 @@ void hl__conn_free(hl_conn *conn)
 	free(conn);
 }
 
-int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
+/* The node, for messages: "redis://127.0.0.1:6379", "unix:///path",
+ * "sentinel 127.0.0.1:26379". */
+static const char *node_label(char *buf, size_t len, const hl_conf *conf,
+                              const hl_addr *addr, int kind)
 {
+	char a[300];
+	hl__addr_str(addr, a, sizeof(a));
+	if (kind == HL_CONN_SENTINEL)
+		snprintf(buf, len, "sentinel %s", a);
+	else if (addr->path[0])
+		snprintf(buf, len, "unix://%s", a);
+	else
+		snprintf(buf, len, "%s://%s",
+		         conf->url.tls ? "rediss" : "redis", a);
+	return buf;
+}
+
+int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
+                  int kind, const hl_bound *b)
+{
+	char label[320];
+	const char *user, *password;
 	hl_conn *conn;
 	const char *argv[4][3];
 	size_t lens[4][3];
@@ -313,25 +334,29 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 		free(conn);
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
-	if ((rc = connect_socket(&conn->fd, conf, b)) != HL_OK) {
+	node_label(label, sizeof(label), conf, addr, kind);
+	if ((rc = connect_socket(&conn->fd, conf, addr, b)) != HL_OK) {
 		hl__conn_free(conn);
-		return hl__fail_wrap(rc, "%s", conf->url_text);
+		return hl__fail_wrap(rc, "%s", label);
 	}
 
-	if (conf->url.password) {
+	user = kind == HL_CONN_SENTINEL ? conf->sentinel_user : conf->url.user;
+	password = kind == HL_CONN_SENTINEL ? conf->sentinel_password
+	                                    : conf->url.password;
+	if (password) {
 		int a = 0;
 		argv[n][a] = "AUTH";
 		lens[n][a++] = 4;
-		if (conf->url.user) {
-			argv[n][a] = conf->url.user;
-			lens[n][a++] = strlen(conf->url.user);
+		if (user) {
+			argv[n][a] = user;
+			lens[n][a++] = strlen(user);
 		}
-		argv[n][a] = conf->url.password;
-		lens[n][a++] = strlen(conf->url.password);
+		argv[n][a] = password;
+		lens[n][a++] = strlen(password);
 		argcs[n] = a;
 		what[n++] = "AUTH";
 	}
-	if (conf->url.db != 0) {
+	if (conf->url.db != 0 && kind != HL_CONN_SENTINEL) {
 		snprintf(dbbuf, sizeof(dbbuf), "%d", conf->url.db);
 		argv[n][0] = "SELECT";
 		lens[n][0] = 6;
@@ -373,8 +398,8 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 		hl__conn_free(conn);
 		if (rc == HL_EIO || rc == HL_EPROTOCOL)
 			return hl__fail_wrap(HL_ECONNECT, "%s: handshake",
-			                     conf->url_text);
-		return hl__fail_wrap(rc, "%s: handshake", conf->url_text);
+			                     label);
+		return hl__fail_wrap(rc, "%s: handshake", label);
 	}
 	rc = HL_OK;
 	for (i = 0; i < n && rc == HL_OK; i++) {
@@ -385,13 +410,11 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b)
 			continue;
 		}
 		if (is_auth_error(hl__reply_str(r)))
-			rc = hl__fail(HL_EAUTH, "%s: %s refused: %s",
-			              conf->url_text, what[i],
-			              hl__reply_str(r));
+			rc = hl__fail(HL_EAUTH, "%s: %s refused: %s", label,
+			              what[i], hl__reply_str(r));
 		else if (i < n - 1)
-			rc = hl__fail(HL_EREDIS, "%s: %s refused: %s",
-			              conf->url_text, what[i],
-			              hl__reply_str(r));
+			rc = hl__fail(HL_EREDIS, "%s: %s refused: %s", label,
+			              what[i], hl__reply_str(r));
 	}
 	for (i = 0; i < n; i++)
 		hl__reply_free(replies[i]);

@@ -38,7 +38,11 @@ typedef struct hl_conn hl_conn;
 
 /* Connect and run the handshake (AUTH, SELECT, CLIENT SETNAME, CLIENT
  * INFO), within the connect and command timeouts and the bound. */
-int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_bound *b);
+enum { HL_CONN_DATA = 0, HL_CONN_SENTINEL = 1 };
+/* kind: a data node (the URL's credentials, SELECT, SETNAME) or a
+ * sentinel (the sentinel credentials). */
+int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
+                  int kind, const hl_bound *b);
 void hl__conn_free(hl_conn *conn);
 
 /* How a failed round trip ended, for the retry policy. */
