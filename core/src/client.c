@@ -282,6 +282,8 @@ int hl_client_new(hl_client **out, const char *url,
 	pthread_mutex_init(&c->hold_mu, NULL);
 	hl__cond_init(&c->hold_cond);
 	hl__cond_init(&c->wd_cond);
+	pthread_mutex_init(&c->topo_mu, NULL);
+	hl__cond_init(&c->topo_cond);
 	c->sub_wake_fd = -1;
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
@@ -289,13 +291,9 @@ int hl_client_new(hl_client **out, const char *url,
 		rc = hl__fail(HL_ENOMEM, "out of memory");
 		goto fail;
 	}
-	/* The first pooled connection proves the server, the credentials
+	/* The first pooled connection proves the master, the credentials
 	 * and the database before the client exists. */
-	if ((rc = hl__conn_open(&c->pool[0].conn, &c->conf,
-	                        &c->conf.url.hosts[0], HL_CONN_DATA, NULL)) !=
-	    HL_OK)
-		goto fail;
-	if ((rc = hl__load_scripts(c, c->pool[0].conn)) != HL_OK)
+	if ((rc = hl__router_start(c)) != HL_OK)
 		goto fail;
 	if ((rc = hl__pubsub_start(c)) != HL_OK)
 		goto fail;
@@ -304,6 +302,11 @@ int hl_client_new(hl_client **out, const char *url,
 		goto fail;
 	}
 	c->threads_live = 1;
+	if ((rc = hl__router_watch(c)) != HL_OK) {
+		hl__watchdog_stop(c);
+		hl__pubsub_stop(c);
+		goto fail;
+	}
 	pthread_mutex_lock(&live_mu);
 	c->next_live = live_clients;
 	live_clients = c;
@@ -314,6 +317,7 @@ fail:
 	if (c->pool)
 		hl__conn_free(c->pool[0].conn);
 	free(c->pool);
+	free(c->replicas);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
@@ -438,6 +442,7 @@ void hl_client_close(hl_client *c)
 
 	unlink_live(c);
 	if (c->threads_live) {
+		hl__router_stop(c);
 		hl__watchdog_stop(c);
 		hl__pubsub_stop(c);
 		c->threads_live = 0;
@@ -458,6 +463,8 @@ static void client_destroy(hl_client *c)
 		pthread_mutex_destroy(&c->hold_mu);
 		pthread_cond_destroy(&c->hold_cond);
 		pthread_cond_destroy(&c->wd_cond);
+		pthread_mutex_destroy(&c->topo_mu);
+		pthread_cond_destroy(&c->topo_cond);
 	} else {
 		/* The parent's holds and subscriptions, copied: forget them
 		 * unseen. */
@@ -469,6 +476,7 @@ static void client_destroy(hl_client *c)
 				free(e->value);
 	}
 	free(c->pool);
+	free(c->replicas);
 	free(c->renew_items);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);

@@ -12,9 +12,12 @@
 #include "service/scripts.h"
 
 /* ---- the client (client.c) ---------------------------------------------- */
+/* A pooled command connection: to one node, made in one topology epoch. */
 typedef struct hl_pool_conn {
 	hl_conn *conn;
 	int busy;
+	hl_addr addr;
+	uint64_t epoch;
 } hl_pool_conn;
 
 /* A connection dropped while a command that changes state may still be on
@@ -23,7 +26,8 @@ typedef struct hl_pool_conn {
  * after a later command. */
 typedef struct hl_fence {
 	long long id;
-	char addr[64];
+	char addr[64]; /* the connection as the server saw it */
+	hl_addr node;  /* the server */
 } hl_fence;
 #define HL_FENCE_MAX 16
 
@@ -46,6 +50,22 @@ struct hl_client {
 
 	/* script hashes (40 hex + NUL), filled at connect */
 	char sha[HL_SCRIPT_COUNT][41];
+
+	/* the topology (router/): the master as last learnt, and an epoch
+	 * that every change bumps, so each connection owner (pool,
+	 * subscriber, watchdog) notices and reconnects. Under topo_mu. */
+	pthread_mutex_t topo_mu;
+	pthread_cond_t topo_cond;
+	hl_addr master;
+	atomic_uint_fast64_t topo_epoch;
+	int master_replicas; /* connected replicas of the master, for WAIT;
+	                        -1: not known yet */
+	hl_addr *replicas;   /* known replicas (read routing) */
+	int nreplicas;
+	unsigned replica_rr; /* round robin among them */
+	int topo_stop;
+	int topo_thread_live;
+	pthread_t topo_thread; /* sentinel: follows +switch-master */
 
 	/* command connection pool */
 	pthread_mutex_t pool_mu;
@@ -87,6 +107,7 @@ struct hl_client {
 	int64_t wd_sleep_until; /* INT64_MIN while the watchdog is awake */
 	pthread_t wd_thread;
 	hl_conn *wd_conn;
+	uint64_t wd_epoch; /* the topology epoch of wd_conn */
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
 
@@ -120,8 +141,11 @@ enum {
 	/* It changes state: a connection dropped with it possibly in flight
 	 * is fenced (CLIENT KILL from the next connection, before anything
 	 * else this client sends), so a copy delayed in the network can never
-	 * land after a later command. */
-	HL_CMD_WRITE = 2
+	 * land after a later command. On a master with replicas it is
+	 * followed by WAIT (see hl_client_options.wait_replicas). */
+	HL_CMD_WRITE = 2,
+	/* It only reads: it may go to a replica (read_from). */
+	HL_CMD_READ = 4
 };
 
 /* Run one command (argv form) on a pooled connection, with the retry
@@ -135,13 +159,45 @@ enum {
 int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
                 const size_t *lens, int flags, enum hl_sent *sent,
                 const hl_bound *b);
-/* EVALSHA with NOSCRIPT fallback to EVAL. */
+/* hl__command, and for an HL_CMD_WRITE given replicated (not NULL) on a
+ * master with replicas, WAIT in the same round trip: *replicated = the
+ * replicas that confirmed it (0: none did, although some are connected),
+ * or -1 when no WAIT was needed. */
+int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
+                   const size_t *lens, int flags, enum hl_sent *sent,
+                   const hl_bound *b, int *replicated);
+/* EVALSHA with NOSCRIPT fallback to EVAL (replicated: as hl__command_ex). */
 int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
-             enum hl_sent *sent, const hl_bound *b);
+             enum hl_sent *sent, const hl_bound *b, int *replicated);
 /* Wait up to ms, returning early when the bound stops the call (its
  * status) or the client closes. */
 int hl__pause(hl_client *c, int64_t ms, const hl_bound *b);
+/* ---- the router (router/) -------------------------------------------------
+ * Where commands go. hl__command routes by the command's key: the master
+ * for every write (single server, sentinel, master-replica); a replica for
+ * reads when read_from says so. Error replies that concern routing
+ * (READONLY, LOADING, MASTERDOWN, TRYAGAIN, CLUSTERDOWN) are handled there:
+ * the topology is refreshed and the command sent again where that is safe.
+ */
+/* Find the master (asking the sentinels for a sentinel URL), open the first
+ * connection, load the scripts; start the sentinel watcher. */
+int hl__router_start(hl_client *c);
+/* Start following the topology (sentinel), once the subscriber and the
+ * watchdog run. */
+int hl__router_watch(hl_client *c);
+void hl__router_stop(hl_client *c);
+/* The master's address and the topology epoch it belongs to. */
+void hl__router_master(hl_client *c, hl_addr *out, uint64_t *epoch);
+/* The topology epoch: it changes whenever the master does. */
+uint64_t hl__router_epoch(hl_client *c);
+/* A connection to the master failed or was refused (READONLY...): learn
+ * the topology again (asks the sentinels; a no-op for a fixed topology). */
+void hl__router_suspect(hl_client *c, const hl_bound *b);
+/* Open a data connection to the master (for the subscriber and the
+ * watchdog); *epoch (may be NULL) gets the epoch it belongs to. */
+int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
+                              const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
@@ -248,6 +304,8 @@ typedef struct hl_op {
 
 int hl__watchdog_start(hl_client *c);
 void hl__watchdog_stop(hl_client *c);
+/* Wake the watchdog thread (the topology changed: reconnect). */
+void hl__watchdog_kick(hl_client *c);
 /* How long before the end of its lease a hold that could not be renewed
  * counts as lost, so that the holder knows before anyone else can take
  * the lock. */

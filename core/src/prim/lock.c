@@ -125,6 +125,41 @@ static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
  * HL_OK with *acquired = 1, or 0 with the holder's TTL in *ttl; the bound's
  * status when it stopped the attempt. The acquire sets the count, so it is
  * resent after a lost reply: a copy that ran already changes nothing. */
+/* Take back an acquire that set owner's count to op->count + 1: the
+ * release script set back to op->count (deleting the lock at 0). */
+static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
+                        const hl_bound *b)
+{
+	hl_client *c = lock->client;
+	char leasebuf[24], countbuf[24];
+	const char *args[7];
+	size_t lens[7];
+	hl_reply *r = NULL;
+	int rc;
+	snprintf(leasebuf, sizeof(leasebuf), "%lld",
+	         (long long)c->conf.watchdog_ms);
+	snprintf(countbuf, sizeof(countbuf), "%lld",
+	         (long long)(op->count + 1));
+	args[0] = lock->name;
+	lens[0] = lock->name_len;
+	args[1] = lock->channel;
+	lens[1] = lock->channel_len;
+	args[2] = "0";
+	lens[2] = 1;
+	args[3] = leasebuf;
+	lens[3] = strlen(leasebuf);
+	args[4] = owner;
+	lens[4] = strlen(owner);
+	args[5] = "PUBLISH";
+	lens[5] = 7;
+	args[6] = countbuf;
+	lens[6] = strlen(countbuf);
+	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
+	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, NULL);
+	hl__reply_free(r);
+	return rc;
+}
+
 static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
                    int64_t lease, const hl_bound *b, int *acquired,
                    int64_t *ttl)
@@ -134,7 +169,7 @@ static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
 	const char *args[4];
 	size_t lens[4];
 	hl_reply *r = NULL;
-	int rc;
+	int rc, replicated = -1, tries = 0;
 
 	snprintf(leasebuf, sizeof(leasebuf), "%lld",
 	         (long long)(lease < 0 ? c->conf.watchdog_ms : lease));
@@ -148,9 +183,10 @@ static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
 	lens[2] = strlen(owner);
 	args[3] = countbuf;
 	lens[3] = strlen(countbuf);
+again:
 	*acquired = 0;
 	rc = hl__eval(c, &r, HL_SCRIPT_ACQUIRE, 1, 4, args, lens,
-	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b);
+	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, &replicated);
 	if (rc != HL_OK)
 		return rc == HL_EIO ? hl__fail_wrap(rc, "acquiring \"%s\"",
 		                                    lock_label(lock, label,
@@ -172,6 +208,27 @@ static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
 		              hl__reply_type(r));
 	}
 	hl__reply_free(r);
+	if (rc == HL_OK && *acquired && replicated == 0) {
+		/* Taken on the master, but no replica confirmed it: a failover
+		 * now would lose it. Undo, and try again (Redisson's
+		 * NoSyncedSlaves rule, PROTOCOL 0.4). */
+		*acquired = 0;
+		if ((rc = undo_acquire(lock, owner, op, b)) != HL_OK)
+			return rc;
+		if (tries++ >= c->conf.retry_attempts)
+			return hl__fail(
+			        HL_EIO,
+			        "acquiring \"%s\": no replica confirmed "
+			        "it within %lld ms (WAIT), so it was "
+			        "undone",
+			        lock_label(lock, label, sizeof(label)),
+			        (long long)c->conf.wait_timeout_ms);
+		if ((rc = hl__pause(
+		             c, hl__jitter_delay(c->conf.retry_delay_ms, tries),
+		             b)) != HL_OK)
+			return rc;
+		goto again;
+	}
 	return rc;
 }
 
@@ -528,7 +585,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	enum hl_sent sent = HL_SENT_NOTHING;
 	uint64_t owner_id;
 	int64_t receivers = 0, t0, rtt_us, result = -2;
-	int rc, final;
+	int rc, final, replicated = -1;
 	hl_bound b;
 	hl_op op;
 
@@ -580,7 +637,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	 * (unless the count is unknown: then it takes one off). */
 	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
 	              HL_CMD_WRITE | (op.count > 0 ? HL_CMD_IDEMPOTENT : 0),
-	              &sent, &b);
+	              &sent, &b, &replicated);
 	rtt_us = hl__now_us() - t0;
 	if (rc == HL_OK) {
 		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
@@ -675,7 +732,7 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 	args[3] = "PUBLISH";
 	lens[3] = 7;
 	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens,
-	              HL_CMD_WRITE, NULL, NULL);
+	              HL_CMD_WRITE, NULL, NULL, NULL);
 	if (rc == HL_OK) {
 		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
 			if (out_existed)

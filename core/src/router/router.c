@@ -1,17 +1,35 @@
 /*
- * The router: where a command goes and what happens when it fails. Today
- * one server ("single"): a pool of connections opened on demand, the retry
- * policy (resend only what is safe to run twice, within the caller's
- * bound), fencing of connections dropped with a write in flight, and
- * EVALSHA with its NOSCRIPT fallback. Error replies that concern routing
- * are handled here, never in a primitive.
+ * The router: where a command goes and what happens when it fails.
+ *
+ * Topologies with one master (single server, sentinel, master-replica): a
+ * pool of connections opened on demand, keyed by node, so reads can go to
+ * replicas (read_from) and a failover only changes which node the next
+ * connection goes to. The master is learnt once (the URL's first node, or
+ * the sentinels' answer, checked with ROLE) and again whenever it fails;
+ * under sentinel a watcher thread follows +switch-master. Every change
+ * bumps the topology epoch: pooled, subscriber and watchdog connections of
+ * an older epoch are dropped and made anew.
+ *
+ * The retry policy: a command is resent only where that is safe (nothing
+ * was sent, or it is idempotent), within the caller's bound. A connection
+ * dropped with a write in flight is fenced. A write on a master with
+ * replicas is followed by WAIT. Error replies that concern routing
+ * (READONLY, LOADING, MASTERDOWN, TRYAGAIN, CLUSTERDOWN) are handled here,
+ * never in a primitive. EVALSHA falls back to EVAL on NOSCRIPT.
  */
 #include "internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int addr_eq(const hl_addr *a, const hl_addr *b)
+{
+	return a->port == b->port && strcmp(a->host, b->host) == 0 &&
+	       strcmp(a->path, b->path) == 0;
+}
 
 /* Load every script once; EVALSHA then needs only their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn)
@@ -62,11 +80,241 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 	return rc;
 }
 
-/* ---- the pool ----------------------------------------------------------- */
+/* ---- the topology ------------------------------------------------------- */
 
-static int pool_take(hl_client *c, int *out, const hl_bound *b)
+void hl__router_master(hl_client *c, hl_addr *out, uint64_t *epoch)
 {
-	int i, pick = -1, rc;
+	pthread_mutex_lock(&c->topo_mu);
+	*out = c->master;
+	if (epoch)
+		*epoch = atomic_load(&c->topo_epoch);
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+uint64_t hl__router_epoch(hl_client *c)
+{
+	return atomic_load(&c->topo_epoch);
+}
+
+/* The master is (now) a: a change bumps the epoch, and wakes the subscriber
+ * and the watchdog so that they reconnect at once. */
+static void set_master(hl_client *c, const hl_addr *a)
+{
+	int changed;
+	pthread_mutex_lock(&c->topo_mu);
+	changed = !addr_eq(&c->master, a);
+	if (changed) {
+		c->master = *a;
+		c->master_replicas = -1;
+		atomic_fetch_add(&c->topo_epoch, 1);
+	}
+	pthread_mutex_unlock(&c->topo_mu);
+	if (changed) {
+		hl__pubsub_kick(c);
+		hl__watchdog_kick(c);
+	}
+}
+
+static void set_replicas(hl_client *c, const hl_addr *r, int n)
+{
+	hl_addr *copy = n ? malloc((size_t)n * sizeof(*r)) : NULL;
+	if (n && !copy)
+		return;
+	if (n)
+		memcpy(copy, r, (size_t)n * sizeof(*r));
+	pthread_mutex_lock(&c->topo_mu);
+	free(c->replicas);
+	c->replicas = copy;
+	c->nreplicas = n;
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+/* Where a command goes: the master, or for a read a replica when read_from
+ * says so (HL_READ_ANY takes the master in turn with the replicas). */
+static void route(hl_client *c, int flags, hl_addr *out, uint64_t *epoch)
+{
+	pthread_mutex_lock(&c->topo_mu);
+	*out = c->master;
+	*epoch = atomic_load(&c->topo_epoch);
+	if ((flags & HL_CMD_READ) && c->nreplicas > 0 &&
+	    c->conf.read_from != HL_READ_MASTER) {
+		unsigned n = (unsigned)c->nreplicas +
+		             (c->conf.read_from == HL_READ_ANY ? 1u : 0u);
+		unsigned i = c->replica_rr++ % n;
+		if (i < (unsigned)c->nreplicas)
+			*out = c->replicas[i];
+	}
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+/* A reply of ip and port ("SENTINEL get-master-addr-by-name"). */
+static int parse_ip_port(const hl_reply *r, hl_addr *out)
+{
+	const hl_reply *ip = hl__reply_at(r, 0), *port = hl__reply_at(r, 1);
+	long p;
+	if (hl__reply_len(r) != 2 || hl__reply_strlen(ip) == 0 ||
+	    hl__reply_strlen(ip) >= sizeof(out->host))
+		return -1;
+	p = strtol(hl__reply_str(port), NULL, 10);
+	if (p < 1 || p > 65535)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->host, hl__reply_str(ip), hl__reply_strlen(ip));
+	out->port = (int)p;
+	return 0;
+}
+
+/* One round trip of one command on conn. */
+static int one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
+               const char **argv, const hl_bound *b)
+{
+	size_t lens[8];
+	const size_t *lp = lens;
+	enum hl_sent sent;
+	int i;
+	for (i = 0; i < argc; i++)
+		lens[i] = strlen(argv[i]);
+	return hl__conn_roundtrip(conn, 1, &argc, &argv, &lp, out, &sent, b,
+	                          c->conf.command_timeout_ms);
+}
+
+/* One replica of "SENTINEL replicas": a flat list of field, value; a
+ * replica the sentinel sees down or disconnected is skipped (-1). */
+static int parse_replica(const hl_reply *r, hl_addr *out)
+{
+	const char *ip = NULL, *port = NULL, *flags = "";
+	size_t i;
+	for (i = 0; i + 1 < hl__reply_len(r); i += 2) {
+		const char *k = hl__reply_str(hl__reply_at(r, i));
+		const char *v = hl__reply_str(hl__reply_at(r, i + 1));
+		if (strcmp(k, "ip") == 0)
+			ip = v;
+		else if (strcmp(k, "port") == 0)
+			port = v;
+		else if (strcmp(k, "flags") == 0)
+			flags = v;
+	}
+	if (!ip || !port || strlen(ip) >= sizeof(out->host) ||
+	    strstr(flags, "down") || strstr(flags, "disconnected"))
+		return -1;
+	memset(out, 0, sizeof(*out));
+	strcpy(out->host, ip);
+	out->port = atoi(port);
+	return out->port > 0 && out->port < 65536 ? 0 : -1;
+}
+
+/* Ask the sentinels, in turn, where the master is (and which replicas it
+ * has). HL_OK, or HL_ECONNECT when none answers with an address. */
+static int sentinel_ask(hl_client *c, hl_addr *master, const hl_bound *b)
+{
+	const hl_url *u = &c->conf.url;
+	int i, rc = HL_ECONNECT;
+	char tried[400] = "";
+	for (i = 0; i < u->nhosts; i++) {
+		hl_conn *conn = NULL;
+		hl_reply *r = NULL;
+		const char *argv[3] = {"SENTINEL", "get-master-addr-by-name",
+		                       u->master_name};
+		char a[300];
+		rc = hl__conn_open(&conn, &c->conf, &u->hosts[i],
+		                   HL_CONN_SENTINEL, b);
+		if (rc == HL_OK)
+			rc = one(c, conn, &r, 3, argv, b);
+		if (rc == HL_OK && parse_ip_port(r, master) == 0) {
+			/* its replicas too, for read routing */
+			hl_reply *rr = NULL;
+			const char *av[3] = {"SENTINEL", "replicas",
+			                     u->master_name};
+			if (one(c, conn, &rr, 3, av, b) == HL_OK) {
+				hl_addr reps[16];
+				size_t k, n = 0;
+				for (k = 0; k < hl__reply_len(rr) && n < 16;
+				     k++)
+					if (parse_replica(hl__reply_at(rr, k),
+					                  &reps[n]) == 0)
+						n++;
+				set_replicas(c, reps, (int)n);
+			}
+			hl__reply_free(rr);
+			hl__reply_free(r);
+			hl__conn_free(conn);
+			return HL_OK;
+		}
+		if (rc == HL_OK)
+			rc = hl__fail(HL_ECONNECT,
+			              "sentinel %s does not know the master "
+			              "\"%s\"%s%s",
+			              hl__addr_str(&u->hosts[i], a, sizeof(a)),
+			              u->master_name,
+			              hl__reply_type(r) == HL_REPLY_ERROR ? ": "
+			                                                  : "",
+			              hl__reply_type(r) == HL_REPLY_ERROR
+			                      ? hl__reply_str(r)
+			                      : "");
+		hl__reply_free(r);
+		hl__conn_free(conn);
+		if (rc != HL_ECONNECT && rc != HL_EIO && rc != HL_EAUTH)
+			return rc; /* the bound stopped it */
+		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried),
+		         "%s%s", tried[0] ? "; " : "", hl_error_last());
+	}
+	return hl__fail(HL_ECONNECT, "no sentinel gave the master \"%s\": %s",
+	                u->master_name, tried);
+}
+
+/* ROLE on a freshly opened connection: is this node a master? */
+static int is_master(hl_client *c, hl_conn *conn, const hl_bound *b)
+{
+	hl_reply *r = NULL;
+	const char *argv[1] = {"ROLE"};
+	int ok = one(c, conn, &r, 1, argv, b) == HL_OK &&
+	         strcmp(hl__reply_str(hl__reply_at(r, 0)), "master") == 0;
+	hl__reply_free(r);
+	return ok;
+}
+
+void hl__router_suspect(hl_client *c, const hl_bound *b)
+{
+	hl_addr m;
+	if (c->conf.url.topology != HL_TOPO_SENTINEL)
+		return;
+	if (sentinel_ask(c, &m, b) == HL_OK)
+		set_master(c, &m);
+}
+
+int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
+                              const hl_bound *b)
+{
+	hl_addr m;
+	uint64_t e;
+	int rc;
+	hl__router_master(c, &m, &e);
+	rc = hl__conn_open(out, &c->conf, &m, HL_CONN_DATA, b);
+	if (rc == HL_OK && c->conf.url.topology == HL_TOPO_SENTINEL &&
+	    !is_master(c, *out, b)) {
+		/* a demoted master: ask again, and let the caller retry */
+		char a[300];
+		hl__conn_free(*out);
+		*out = NULL;
+		hl__router_suspect(c, b);
+		return hl__fail(HL_ECONNECT, "%s is no longer the master",
+		                hl__addr_str(&m, a, sizeof(a)));
+	}
+	if (rc != HL_OK && c->conf.url.topology == HL_TOPO_SENTINEL)
+		hl__router_suspect(c, b);
+	if (rc == HL_OK && epoch)
+		*epoch = e;
+	return rc;
+}
+
+/* ---- the pool: connections keyed by node -------------------------------- */
+
+/* A free slot for a command to node a in epoch e: one already connected
+ * there, else an empty one, else one connected elsewhere (closed). */
+static int pool_take(hl_client *c, int *out, const hl_addr *a, uint64_t e,
+                     const hl_bound *b)
+{
+	int i, pick, empty, other, rc;
 	pthread_mutex_lock(&c->pool_mu);
 	for (;;) {
 		if ((rc = hl__bound_check(b)) != HL_OK) {
@@ -77,17 +325,23 @@ static int pool_take(hl_client *c, int *out, const hl_bound *b)
 			pthread_mutex_unlock(&c->pool_mu);
 			return hl__fail(HL_ECLOSED, "the client is closed");
 		}
-		/* Prefer an open connection; else any free slot. */
+		pick = empty = other = -1;
 		for (i = 0; i < c->conf.pool_size; i++) {
-			if (c->pool[i].busy)
+			hl_pool_conn *p = &c->pool[i];
+			if (p->busy)
 				continue;
-			if (c->pool[i].conn) {
+			if (!p->conn) {
+				if (empty < 0)
+					empty = i;
+			} else if (p->epoch == e && addr_eq(&p->addr, a)) {
 				pick = i;
 				break;
+			} else if (other < 0) {
+				other = i;
 			}
-			if (pick < 0)
-				pick = i;
 		}
+		if (pick < 0)
+			pick = empty >= 0 ? empty : other;
 		if (pick >= 0)
 			break;
 		c->pool_waiting++;
@@ -99,6 +353,11 @@ static int pool_take(hl_client *c, int *out, const hl_bound *b)
 	}
 	c->pool[pick].busy = 1;
 	pthread_mutex_unlock(&c->pool_mu);
+	if (c->pool[pick].conn &&
+	    (c->pool[pick].epoch != e || !addr_eq(&c->pool[pick].addr, a))) {
+		hl__conn_free(c->pool[pick].conn);
+		c->pool[pick].conn = NULL;
+	}
 	*out = pick;
 	return HL_OK;
 }
@@ -142,7 +401,7 @@ int hl__pause(hl_client *c, int64_t ms, const hl_bound *b)
  * carried can run any more. (The address guards against a restarted server
  * that reuses the id for someone else's connection.) */
 
-static void fence_add(hl_client *c, const hl_conn *conn)
+static void fence_add(hl_client *c, const hl_conn *conn, const hl_addr *node)
 {
 	const char *addr;
 	long long id = hl__conn_server_id(conn, &addr);
@@ -155,6 +414,7 @@ static void fence_add(hl_client *c, const hl_conn *conn)
 			c->nfences--;
 		}
 		c->fences[c->nfences].id = id;
+		c->fences[c->nfences].node = *node;
 		snprintf(c->fences[c->nfences].addr,
 		         sizeof(c->fences[c->nfences].addr), "%s", addr);
 		c->nfences++;
@@ -162,13 +422,15 @@ static void fence_add(hl_client *c, const hl_conn *conn)
 	pthread_mutex_unlock(&c->pool_mu);
 }
 
-/* Copy the pending fences (at most max). */
-static int fences_pending(hl_client *c, hl_fence *out, int max)
+/* Copy the pending fences of node (at most max). */
+static int fences_pending(hl_client *c, const hl_addr *node, hl_fence *out,
+                          int max)
 {
-	int n;
+	int i, n = 0;
 	pthread_mutex_lock(&c->pool_mu);
-	n = c->nfences < max ? c->nfences : max;
-	memcpy(out, c->fences, (size_t)n * sizeof(*out));
+	for (i = 0; i < c->nfences && n < max; i++)
+		if (addr_eq(&c->fences[i].node, node))
+			out[n++] = c->fences[i];
 	pthread_mutex_unlock(&c->pool_mu);
 	return n;
 }
@@ -205,40 +467,124 @@ static void fences_done(hl_client *c, const hl_fence *f, int n,
 
 #define HL_FENCES_PER_TRIP 4
 
-int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
-                const size_t *lens, int flags, enum hl_sent *sentp,
-                const hl_bound *b)
+/* Error replies the router handles: the command did not run, and sending
+ * it again (after learning the topology again, or after a pause) is safe.
+ * 0: none of those. */
+static int routing_error(const hl_reply *r, int *refresh)
 {
-	int slot = 0, rc, attempt, i;
+	const char *e;
+	*refresh = 0;
+	if (hl__reply_type(r) != HL_REPLY_ERROR)
+		return 0;
+	e = hl__reply_str(r);
+	if (strncmp(e, "READONLY", 8) == 0) {
+		*refresh = 1; /* a replica now: the master moved */
+		return 1;
+	}
+	return strncmp(e, "LOADING", 7) == 0 ||
+	       strncmp(e, "MASTERDOWN", 10) == 0 ||
+	       strncmp(e, "TRYAGAIN", 8) == 0 ||
+	       strncmp(e, "CLUSTERDOWN", 11) == 0;
+}
+
+/* "connected_slaves:<n>" of INFO replication; -1 if absent. */
+static int parse_connected_slaves(const hl_reply *r)
+{
+	const char *p = strstr(hl__reply_str(r), "connected_slaves:");
+	return p ? atoi(p + 17) : -1;
+}
+
+/* How many replicas a write on the master waits for (0: none), learning
+ * the master's connected replicas once per topology epoch. */
+static int wait_count(hl_client *c, hl_conn *conn, uint64_t epoch,
+                      const hl_bound *b)
+{
+	int known, n;
+	if (c->conf.wait_replicas == 0)
+		return 0;
+	pthread_mutex_lock(&c->topo_mu);
+	known = atomic_load(&c->topo_epoch) == epoch ? c->master_replicas : 0;
+	pthread_mutex_unlock(&c->topo_mu);
+	if (known < 0) {
+		hl_reply *r = NULL;
+		const char *argv[2] = {"INFO", "replication"};
+		if (one(c, conn, &r, 2, argv, b) != HL_OK)
+			return -1; /* the connection broke: the caller retries
+			            */
+		known = parse_connected_slaves(r);
+		hl__reply_free(r);
+		if (known < 0)
+			known = 0;
+		pthread_mutex_lock(&c->topo_mu);
+		if (atomic_load(&c->topo_epoch) == epoch)
+			c->master_replicas = known;
+		pthread_mutex_unlock(&c->topo_mu);
+	}
+	n = c->conf.wait_replicas < 0 ? known : c->conf.wait_replicas;
+	return known > 0 ? n : 0;
+}
+
+/* WAIT answered acked: fewer than asked makes the count learnt again. */
+static void wait_answered(hl_client *c, uint64_t epoch, int asked,
+                          long long acked)
+{
+	if (acked >= asked)
+		return;
+	pthread_mutex_lock(&c->topo_mu);
+	if (atomic_load(&c->topo_epoch) == epoch)
+		c->master_replicas = -1;
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
+                   const size_t *lens, int flags, enum hl_sent *sentp,
+                   const hl_bound *b, int *replicated)
+{
+	int slot = -1, rc = HL_OK, attempt, i;
 	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
+	char label[300];
 	*out = NULL;
-	if ((rc = pool_take(c, &slot, b)) != HL_OK)
-		return rc;
+	if (replicated)
+		*replicated = -1;
 	for (attempt = 0;; attempt++) {
-		hl_conn *conn = c->pool[slot].conn;
+		hl_conn *conn;
+		hl_addr node;
+		uint64_t epoch;
 		hl_fence f[HL_FENCES_PER_TRIP];
-		char ids[HL_FENCES_PER_TRIP][24];
-		const char *fargv[HL_FENCES_PER_TRIP][6];
-		size_t flens[HL_FENCES_PER_TRIP][6];
-		const char **argvp[HL_FENCES_PER_TRIP + 1];
-		const size_t *lensp[HL_FENCES_PER_TRIP + 1];
-		int argcs[HL_FENCES_PER_TRIP + 1];
-		hl_reply *replies[HL_FENCES_PER_TRIP + 1];
-		int nf;
+		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
+		const char *fargv[HL_FENCES_PER_TRIP][6], *wargv[3];
+		size_t flens[HL_FENCES_PER_TRIP][6], wlens[3];
+		const char **argvp[HL_FENCES_PER_TRIP + 2];
+		const size_t *lensp[HL_FENCES_PER_TRIP + 2];
+		int argcs[HL_FENCES_PER_TRIP + 2];
+		hl_reply *replies[HL_FENCES_PER_TRIP + 2];
+		int nf, nw = 0, refresh = 0;
+
+		route(c, flags, &node, &epoch);
+		hl__addr_str(&node, label, sizeof(label));
+		if ((rc = pool_take(c, &slot, &node, epoch, b)) != HL_OK)
+			break;
+		conn = c->pool[slot].conn;
 		if (!conn) {
-			rc = hl__conn_open(&conn, &c->conf,
-			                   &c->conf.url.hosts[0], HL_CONN_DATA,
+			rc = hl__conn_open(&conn, &c->conf, &node, HL_CONN_DATA,
 			                   b);
 			if (rc == HL_ECONNECT) {
-				/* Nothing sent: try again after a pause. */
+				/* Nothing sent: try again after a pause, and
+				 * ask where the master is now. */
 				sent = HL_SENT_NOTHING;
+				pool_give(c, slot);
+				hl__router_suspect(c, b);
 				goto retry;
 			}
-			if (rc != HL_OK)
+			if (rc != HL_OK) {
+				pool_give(c, slot);
 				break;
+			}
 			c->pool[slot].conn = conn;
+			c->pool[slot].addr = node;
+			c->pool[slot].epoch = epoch;
 		}
-		nf = fences_pending(c, f, HL_FENCES_PER_TRIP);
+		nf = fences_pending(c, &node, f, HL_FENCES_PER_TRIP);
 		for (i = 0; i < nf; i++) {
 			snprintf(ids[i], sizeof(ids[i]), "%lld", f[i].id);
 			fargv[i][0] = "CLIENT";
@@ -260,39 +606,89 @@ int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
 		argcs[nf] = argc;
 		argvp[nf] = argv;
 		lensp[nf] = lens;
-		rc = hl__conn_roundtrip(conn, nf + 1, argcs, argvp, lensp,
-		                        replies, &sent, b,
-		                        c->conf.command_timeout_ms);
+		if ((flags & HL_CMD_WRITE) && replicated) {
+			/* A lock-changing write waits for the replicas, in
+			 * the same round trip (Redisson's synced eval). */
+			int n = wait_count(c, conn, epoch, b);
+			if (n < 0) {
+				rc = HL_EIO;
+				goto broken;
+			}
+			if (n > 0) {
+				snprintf(waitn, sizeof(waitn), "%d", n);
+				snprintf(waitms, sizeof(waitms), "%lld",
+				         (long long)c->conf.wait_timeout_ms);
+				wargv[0] = "WAIT";
+				wargv[1] = waitn;
+				wargv[2] = waitms;
+				wlens[0] = 4;
+				wlens[1] = strlen(waitn);
+				wlens[2] = strlen(waitms);
+				argcs[nf + 1] = 3;
+				argvp[nf + 1] = wargv;
+				lensp[nf + 1] = wlens;
+				nw = 1;
+			}
+		}
+		rc = hl__conn_roundtrip(
+		        conn, nf + 1 + nw, argcs, argvp, lensp, replies, &sent,
+		        b,
+		        c->conf.command_timeout_ms +
+		                (nw ? c->conf.wait_timeout_ms : 0));
 		if (rc == HL_OK) {
 			if (nf)
 				fences_done(c, f, nf, replies);
 			for (i = 0; i < nf; i++)
 				hl__reply_free(replies[i]);
-			*out = replies[nf];
-			break;
+			if (nw) {
+				long long acked =
+				        hl__reply_int(replies[nf + 1]);
+				wait_answered(c, epoch, atoi(waitn), acked);
+				*replicated = (int)acked;
+				hl__reply_free(replies[nf + 1]);
+			}
+			pool_give(c, slot);
+			if (!routing_error(replies[nf], &refresh)) {
+				*out = replies[nf];
+				break;
+			}
+			/* It did not run: refresh or pause, then again. */
+			rc = hl__fail(HL_EREDIS, "%s: %s", label,
+			              hl__reply_str(replies[nf]));
+			hl__reply_free(replies[nf]);
+			if (refresh)
+				hl__router_suspect(c, b);
+			if (attempt == 0)
+				attempt++; /* pause even the first time */
+			goto retry;
 		}
-		for (i = 0; i <= nf; i++)
+		for (i = 0; i <= nf + nw; i++)
 			if (replies[i])
 				hl__reply_free(replies[i]);
+	broken:
 		if (sent == HL_SENT_MAYBE) {
 			any_sent = HL_SENT_MAYBE;
 			if (flags & HL_CMD_WRITE)
-				fence_add(c, conn);
+				fence_add(c, conn, &node);
 		}
 		hl__conn_free(conn);
 		c->pool[slot].conn = NULL;
+		pool_give(c, slot);
 		if (rc != HL_EIO)
 			break; /* the bound stopped it, or out of memory */
 		if (sent == HL_SENT_MAYBE && !(flags & HL_CMD_IDEMPOTENT))
 			break;
+		/* The master may have failed: ask (sentinel). */
+		if (attempt > 0)
+			hl__router_suspect(c, b);
 	retry:
 		if (attempt >= c->conf.retry_attempts) {
 			/* The server is named once: a failed connect named
 			 * it already. */
-			int named = strstr(hl_error_last(), c->conf.url_text) !=
-			            NULL;
-			rc = hl__fail_wrap(HL_EIO, "%s%sno answer after %d %s",
-			                   named ? "" : c->conf.url_text,
+			int named = strstr(hl_error_last(), label) != NULL;
+			rc = hl__fail_wrap(rc == HL_EREDIS ? HL_EREDIS : HL_EIO,
+			                   "%s%sno answer after %d %s",
+			                   named ? "" : label,
 			                   named ? "" : ": ", attempt + 1,
 			                   attempt ? "attempts" : "attempt");
 			break;
@@ -311,11 +707,17 @@ int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
 			}
 		}
 	}
-	pool_give(c, slot);
 	/* Also after a success: an earlier attempt may have run too. */
 	if (sentp)
 		*sentp = any_sent;
 	return rc;
+}
+
+int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
+                const size_t *lens, int flags, enum hl_sent *sentp,
+                const hl_bound *b)
+{
+	return hl__command_ex(c, out, argc, argv, lens, flags, sentp, b, NULL);
 }
 
 int hl__reply_error(const hl_reply *r, const char *what)
@@ -327,7 +729,7 @@ int hl__reply_error(const hl_reply *r, const char *what)
 
 int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
-             enum hl_sent *sent, const hl_bound *b)
+             enum hl_sent *sent, const hl_bound *b, int *replicated)
 {
 	/* argv: EVALSHA sha numkeys keys... args... */
 	const char *argv[3 + 64];
@@ -345,7 +747,8 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
 	alen[2] = strlen(nk);
 	memcpy(argv + 3, args, sizeof(*args) * (size_t)nargs);
 	memcpy(alen + 3, lens, sizeof(*lens) * (size_t)nargs);
-	rc = hl__command(c, out, argc, argv, alen, flags, sent, b);
+	rc = hl__command_ex(c, out, argc, argv, alen, flags, sent, b,
+	                    replicated);
 	if (rc == HL_OK && hl__reply_type(*out) == HL_REPLY_ERROR &&
 	    strncmp(hl__reply_str(*out), "NOSCRIPT", 8) == 0) {
 		/* The server lost its script cache (restart, SCRIPT FLUSH):
@@ -357,7 +760,154 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
 		alen[0] = 4;
 		argv[1] = hl__script(id)->source;
 		alen[1] = strlen(argv[1]);
-		rc = hl__command(c, out, argc, argv, alen, flags, sent, b);
+		rc = hl__command_ex(c, out, argc, argv, alen, flags, sent, b,
+		                    replicated);
 	}
 	return rc;
+}
+
+/* ---- start, stop, and the sentinel watcher ------------------------------ */
+
+/* Follow the master under sentinel: subscribed to +switch-master on one
+ * sentinel (the next one when it fails), and asking every second anyway,
+ * since a message can be missed while no sentinel is reachable. */
+static void *sentinel_main(void *arg)
+{
+	hl_client *c = arg;
+	const hl_url *u = &c->conf.url;
+	hl_conn *sub = NULL;
+	int next = 0;
+	hl_bound b;
+	pthread_setname_np(pthread_self(), "hl-sentinel");
+	hl__bound_init(&b, c, -1, NULL, 0);
+	for (;;) {
+		hl_addr m;
+		struct pollfd pfd;
+		int stop, rc;
+		pthread_mutex_lock(&c->topo_mu);
+		stop = c->topo_stop;
+		pthread_mutex_unlock(&c->topo_mu);
+		if (stop)
+			break;
+		if (!sub) {
+			const char *argv[2] = {"SUBSCRIBE", "+switch-master"};
+			size_t lens[2] = {9, 14};
+			rc = hl__conn_open(&sub, &c->conf,
+			                   &u->hosts[next++ % u->nhosts],
+			                   HL_CONN_SENTINEL, &b);
+			if (rc == HL_OK &&
+			    hl__conn_append(sub, 2, argv, lens) != HL_OK) {
+				hl__conn_free(sub);
+				sub = NULL;
+			}
+		}
+		if (sub) {
+			int wrote;
+			if (hl__conn_write_some(sub, &wrote) != HL_OK) {
+				hl__conn_free(sub);
+				sub = NULL;
+			}
+		}
+		pfd.fd = sub ? hl__conn_fd(sub) : -1;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (poll(&pfd, 1, 1000) > 0 && sub) {
+			hl_reply *r = NULL;
+			if (hl__conn_read_some(sub) != HL_OK) {
+				hl__conn_free(sub);
+				sub = NULL;
+				continue;
+			}
+			/* "message" "+switch-master" "<name> <old ip>
+			 * <old port> <new ip> <new port>" */
+			while (hl__conn_next_reply(sub, &r) == HL_OK && r) {
+				char name[256], ip[256];
+				int oldp, newp;
+				const char *msg =
+				        hl__reply_str(hl__reply_at(r, 2));
+				if (strcmp(hl__reply_str(hl__reply_at(r, 0)),
+				           "message") == 0 &&
+				    sscanf(msg, "%255s %*s %d %255s %d", name,
+				           &oldp, ip, &newp) == 4 &&
+				    strcmp(name, u->master_name) == 0) {
+					memset(&m, 0, sizeof(m));
+					snprintf(m.host, sizeof(m.host), "%s",
+					         ip);
+					m.port = newp;
+					set_master(c, &m);
+				}
+				hl__reply_free(r);
+				r = NULL;
+			}
+			continue;
+		}
+		/* A quiet second: ask, in case a message was missed. */
+		if (sentinel_ask(c, &m, &b) == HL_OK)
+			set_master(c, &m);
+	}
+	hl__conn_free(sub);
+	return NULL;
+}
+
+int hl__router_start(hl_client *c)
+{
+	const hl_url *u = &c->conf.url;
+	hl_bound b;
+	int rc, tries;
+	hl__bound_plain(&b,
+	                hl__now_ms() + c->conf.connect_timeout_ms +
+	                        c->conf.command_timeout_ms,
+	                NULL);
+	c->master_replicas = -1;
+	if (u->topology == HL_TOPO_SENTINEL) {
+		hl_addr m;
+		if ((rc = sentinel_ask(c, &m, &b)) != HL_OK)
+			return rc;
+		c->master = m;
+	} else {
+		c->master = u->hosts[0];
+		if (u->topology == HL_TOPO_REPLICA)
+			set_replicas(c, u->hosts + 1, u->nhosts - 1);
+	}
+	/* The first connection proves the master, the credentials and the
+	 * database before the client exists. Under sentinel the master must
+	 * say so (ROLE): during a failover the sentinels may still name the
+	 * old one for a moment. */
+	for (tries = 0;; tries++) {
+		rc = hl__router_connect_master(c, &c->pool[0].conn, NULL, &b);
+		if (rc == HL_OK || u->topology != HL_TOPO_SENTINEL ||
+		    tries >= c->conf.retry_attempts ||
+		    hl__bound_check(&b) != HL_OK)
+			break;
+		hl__pause(c, hl__jitter_delay(c->conf.retry_delay_ms, tries),
+		          &b);
+	}
+	if (rc != HL_OK)
+		return rc;
+	hl__router_master(c, &c->pool[0].addr, &c->pool[0].epoch);
+	return hl__load_scripts(c, c->pool[0].conn);
+}
+
+int hl__router_watch(hl_client *c)
+{
+	int err;
+	if (c->conf.url.topology != HL_TOPO_SENTINEL)
+		return HL_OK;
+	err = pthread_create(&c->topo_thread, NULL, sentinel_main, c);
+	if (err)
+		return hl__fail(HL_ESYSTEM, "starting the sentinel thread: %s",
+		                strerror(err));
+	c->topo_thread_live = 1;
+	return HL_OK;
+}
+
+void hl__router_stop(hl_client *c)
+{
+	if (!c->topo_thread_live)
+		return;
+	pthread_mutex_lock(&c->topo_mu);
+	c->topo_stop = 1;
+	pthread_mutex_unlock(&c->topo_mu);
+	pthread_join(c->topo_thread, NULL);
+	c->topo_thread_live = 0;
 }

@@ -185,6 +185,7 @@ static void *sub_main(void *arg)
 	hl_client *c = arg;
 	int attempt = 0;
 	int64_t ping_sent = -1, pending_since = -1, retry_at = -1;
+	uint64_t epoch = 0; /* the topology epoch of the connection */
 	hl_bound b;
 	hl__bound_init(&b, c, -1, NULL, 0);
 	pthread_setname_np(pthread_self(), "hl-subscriber");
@@ -202,9 +203,8 @@ static void *sub_main(void *arg)
 		if (!conn && wanted && (retry_at < 0 || now >= retry_at)) {
 			/* Connect only when someone waits: a process that
 			 * never contends never opens this connection. */
-			if (hl__conn_open(&conn, &c->conf,
-			                  &c->conf.url.hosts[0], HL_CONN_DATA,
-			                  &b) == HL_OK) {
+			if (hl__router_connect_master(c, &conn, &epoch, &b) ==
+			    HL_OK) {
 				attempt = 0;
 				retry_at = -1;
 				ping_sent = pending_since = -1;
@@ -220,6 +220,8 @@ static void *sub_main(void *arg)
 		}
 		if (!conn && wanted)
 			wake = retry_at;
+		if (conn && hl__router_epoch(c) != epoch)
+			goto broken; /* the master changed: follow it */
 		if (conn) {
 			if (pending == 0)
 				pending_since = -1;

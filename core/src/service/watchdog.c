@@ -613,9 +613,14 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	/* Renewal is idempotent: retry on a fresh connection once. */
 	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
 		int noscript = 0;
+		if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch) {
+			/* the master changed: renew there */
+			hl__conn_free(c->wd_conn);
+			c->wd_conn = NULL;
+		}
 		if (!c->wd_conn &&
-		    hl__conn_open(&c->wd_conn, &c->conf, &c->conf.url.hosts[0],
-		                  HL_CONN_DATA, &b) != HL_OK)
+		    hl__router_connect_master(c, &c->wd_conn, &c->wd_epoch,
+		                              &b) != HL_OK)
 			break;
 		rc = hl__conn_roundtrip(c->wd_conn, (int)nevals, argcs,
 		                        (const char **const *)argv,
@@ -821,6 +826,13 @@ int hl__watchdog_start(hl_client *c)
 		return hl__fail(HL_ESYSTEM, "starting the watchdog thread: %s",
 		                strerror(rc));
 	return HL_OK;
+}
+
+void hl__watchdog_kick(hl_client *c)
+{
+	pthread_mutex_lock(&c->hold_mu);
+	pthread_cond_broadcast(&c->wd_cond);
+	pthread_mutex_unlock(&c->hold_mu);
 }
 
 void hl__watchdog_stop(hl_client *c)
