@@ -123,6 +123,21 @@ int hl__url_parse(hl_url *out, const char *url);
 void hl__url_clear(hl_url *url);
 /* The URL for messages: any password masked. malloc'd. */
 char *hl__url_safe(const char *url);
+/* The most hosts one URL may list. */
+#define HL_URL_MAX_HOSTS 64
+
+/* ---- cluster slots (slot.c) --------------------------------------------- */
+#define HL_SLOTS 16384
+/* The Redis Cluster slot of a key, as CLUSTER KEYSLOT computes it: CRC16
+ * (XMODEM) of the key, or of its hash tag (the bytes between the first '{'
+ * and the first '}' after it, when not empty), modulo 16384. */
+unsigned hl__slot(const void *key, size_t len);
+/* 1 if every key and channel Redisson derives from this name (PROTOCOL 0.2:
+ * "prefix:{name}", "{name}:suffix", or plain concatenation when the name
+ * has a '{') is in the name's own slot; 0 if some would be elsewhere, so a
+ * script naming both would fail with CROSSSLOT in a cluster ("a}b", "a{}b",
+ * "a{b", ""). Names without braces and "x{t}y" are safe. */
+int hl__name_slot_safe(const void *name, size_t len);
 
 /* ---- configuration ------------------------------------------------------ */
 typedef struct hl_tls_conf {
