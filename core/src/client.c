@@ -318,6 +318,8 @@ fail:
 		hl__conn_free(c->pool[0].conn);
 	free(c->pool);
 	free(c->replicas);
+	free(c->slots);
+	free(c->cnodes);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
@@ -404,8 +406,7 @@ void hl_client_close(hl_client *c)
 			return;
 		c->closed = 1;
 		free_connections(c);
-		hl__conn_free(c->sub_conn);
-		c->sub_conn = NULL;
+		hl__pubsub_drop_inherited(c);
 		hl__conn_free(c->wd_conn);
 		c->wd_conn = NULL;
 		if (c->sub_wake_fd >= 0) {
@@ -477,6 +478,9 @@ static void client_destroy(hl_client *c)
 	}
 	free(c->pool);
 	free(c->replicas);
+	free(c->slots);
+	free(c->cnodes);
+	free(c->subconns);
 	free(c->renew_items);
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);

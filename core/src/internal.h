@@ -66,6 +66,18 @@ struct hl_client {
 	int topo_stop;
 	int topo_thread_live;
 	pthread_t topo_thread; /* sentinel: follows +switch-master */
+	/* cluster: the master of each slot (an index into cnodes; 0xffff:
+	 * not known), the known masters with their connected replicas (for
+	 * WAIT; -1 not known), and whether pub/sub is sharded (Redis 7:
+	 * SSUBSCRIBE and SPUBLISH, as Redisson does). Under topo_mu. */
+	uint16_t *slots;
+	struct hl_cnode {
+		hl_addr addr;
+		int replicas;
+	} * cnodes;
+	int ncnodes;
+	int sharded;
+	int64_t refreshed_ms; /* last slot map refresh (rate limit) */
 
 	/* command connection pool */
 	pthread_mutex_t pool_mu;
@@ -92,7 +104,11 @@ struct hl_client {
 	} handoff[64];
 	pthread_t sub_thread;
 	int sub_wake_fd; /* eventfd the subscriber thread polls */
-	hl_conn *sub_conn;
+	/* the subscriber's connections: one per node in a cluster (sharded
+	 * pub/sub), else one to the master; only the subscriber thread
+	 * changes them, under wait_mu */
+	struct hl_subconn *subconns;
+	int nsubconns;
 
 	/* holds and the watchdog (watchdog.c) */
 	pthread_mutex_t hold_mu;
@@ -192,14 +208,31 @@ void hl__router_master(hl_client *c, hl_addr *out, uint64_t *epoch);
 /* The topology epoch: it changes whenever the master does. */
 uint64_t hl__router_epoch(hl_client *c);
 /* A connection to the master failed or was refused (READONLY...): learn
- * the topology again (asks the sentinels; a no-op for a fixed topology). */
+ * the topology again (asks the sentinels, or reloads the cluster's slot
+ * map; a no-op for a fixed topology). */
 void hl__router_suspect(hl_client *c, const hl_bound *b);
+/* Cluster: the node serving key's slot, and the topology epoch. HL_OK, or
+ * an error when no node is known for it (the map is loaded again). */
+int hl__router_node_for_key(hl_client *c, const void *key, size_t len,
+                            hl_addr *out, uint64_t *epoch, const hl_bound *b);
+/* The publish command of this deployment: "SPUBLISH" in a Redis 7
+ * cluster (sharded pub/sub, as Redisson uses there), else "PUBLISH". */
+const char *hl__router_publish(hl_client *c);
+/* Open a data connection to node a. */
+int hl__router_connect(hl_client *c, const hl_addr *a, hl_conn **out,
+                       const hl_bound *b);
 /* Open a data connection to the master (for the subscriber and the
  * watchdog); *epoch (may be NULL) gets the epoch it belongs to. */
 int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
                               const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn);
+/* Cluster (router/cluster.c): load the slot map; a MOVED; the connected
+ * replicas of a master for WAIT (-1: not known). */
+int hl__cluster_refresh(hl_client *c, const hl_bound *b);
+void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to);
+int hl__cluster_replicas(hl_client *c, const hl_addr *a);
+void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
 int hl__reply_error(const hl_reply *r, const char *what);
 
@@ -227,6 +260,8 @@ enum { HL_SUB_NONE = 0, HL_SUB_PENDING, HL_SUB_ACTIVE, HL_SUB_UNSUB };
 typedef struct hl_sub {
 	int refs;
 	int state; /* HL_SUB_* */
+	int conn;  /* 1 + the index of the subscriber connection it is on
+	              (0: none) */
 	uint64_t gen;
 	hl_dlist waiters; /* hl_waiter.sub_link */
 	size_t len;
@@ -251,6 +286,8 @@ typedef struct hl_waiter {
 
 int hl__pubsub_start(hl_client *c);
 void hl__pubsub_stop(hl_client *c);
+/* In a child after fork(): close the inherited subscriber sockets. */
+void hl__pubsub_drop_inherited(hl_client *c);
 /* Wake the subscriber thread (new or dropped interest). */
 void hl__pubsub_kick(hl_client *c);
 /* Wake local waiters of a channel (after our own unlock). */

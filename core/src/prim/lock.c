@@ -150,8 +150,8 @@ static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
 	lens[3] = strlen(leasebuf);
 	args[4] = owner;
 	lens[4] = strlen(owner);
-	args[5] = "PUBLISH";
-	lens[5] = 7;
+	args[5] = hl__router_publish(c);
+	lens[5] = strlen(args[5]);
 	args[6] = countbuf;
 	lens[6] = strlen(countbuf);
 	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
@@ -628,8 +628,8 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	lens[3] = strlen(leasebuf);
 	args[4] = owner;
 	lens[4] = strlen(owner);
-	args[5] = "PUBLISH";
-	lens[5] = 7;
+	args[5] = hl__router_publish(c);
+	lens[5] = strlen(args[5]);
 	args[6] = countbuf;
 	lens[6] = strlen(countbuf);
 	t0 = hl__now_us();
@@ -729,8 +729,8 @@ int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 	lens[1] = lock->channel_len;
 	args[2] = "0";
 	lens[2] = 1;
-	args[3] = "PUBLISH";
-	lens[3] = 7;
+	args[3] = hl__router_publish(c);
+	lens[3] = strlen(args[3]);
 	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens,
 	              HL_CMD_WRITE, NULL, NULL, NULL);
 	if (rc == HL_OK) {

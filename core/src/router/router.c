@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int addr_eq(const hl_addr *a, const hl_addr *b)
 {
@@ -129,10 +130,37 @@ static void set_replicas(hl_client *c, const hl_addr *r, int n)
 	pthread_mutex_unlock(&c->topo_mu);
 }
 
-/* Where a command goes: the master, or for a read a replica when read_from
- * says so (HL_READ_ANY takes the master in turn with the replicas). */
-static void route(hl_client *c, int flags, hl_addr *out, uint64_t *epoch)
+/* The key a command is routed by: KEYS[1] of a script, else the first
+ * argument. NULL for a command without one. */
+static const char *command_key(int argc, const char **argv, const size_t *lens,
+                               size_t *len)
 {
+	if (argc >= 4 && (strcasecmp(argv[0], "EVALSHA") == 0 ||
+	                  strcasecmp(argv[0], "EVAL") == 0)) {
+		if (atoi(argv[2]) < 1)
+			return NULL;
+		*len = lens[3];
+		return argv[3];
+	}
+	if (argc < 2)
+		return NULL;
+	*len = lens[1];
+	return argv[1];
+}
+
+/* Where a command goes: in a cluster, the master of its key's slot;
+ * otherwise the master, or for a read a replica when read_from says so
+ * (HL_READ_ANY takes the master in turn with the replicas). */
+static int route(hl_client *c, int flags, const char *key, size_t keylen,
+                 hl_addr *out, uint64_t *epoch, const hl_bound *b)
+{
+	if (c->conf.url.topology == HL_TOPO_CLUSTER) {
+		if (!key)
+			return hl__fail(HL_EINVAL,
+			                "a command without a key cannot be "
+			                "routed in a cluster");
+		return hl__router_node_for_key(c, key, keylen, out, epoch, b);
+	}
 	pthread_mutex_lock(&c->topo_mu);
 	*out = c->master;
 	*epoch = atomic_load(&c->topo_epoch);
@@ -145,6 +173,16 @@ static void route(hl_client *c, int flags, hl_addr *out, uint64_t *epoch)
 			*out = c->replicas[i];
 	}
 	pthread_mutex_unlock(&c->topo_mu);
+	return HL_OK;
+}
+
+const char *hl__router_publish(hl_client *c)
+{
+	int sharded;
+	pthread_mutex_lock(&c->topo_mu);
+	sharded = c->conf.url.topology == HL_TOPO_CLUSTER && c->sharded;
+	pthread_mutex_unlock(&c->topo_mu);
+	return sharded ? "SPUBLISH" : "PUBLISH";
 }
 
 /* A reply of ip and port ("SENTINEL get-master-addr-by-name"). */
@@ -208,7 +246,7 @@ static int parse_replica(const hl_reply *r, hl_addr *out)
 static int sentinel_ask(hl_client *c, hl_addr *master, const hl_bound *b)
 {
 	const hl_url *u = &c->conf.url;
-	int i, rc = HL_ECONNECT;
+	int i, rc = HL_ECONNECT, all_auth = 1;
 	char tried[400] = "";
 	for (i = 0; i < u->nhosts; i++) {
 		hl_conn *conn = NULL;
@@ -255,10 +293,13 @@ static int sentinel_ask(hl_client *c, hl_addr *master, const hl_bound *b)
 		hl__conn_free(conn);
 		if (rc != HL_ECONNECT && rc != HL_EIO && rc != HL_EAUTH)
 			return rc; /* the bound stopped it */
+		all_auth &= rc == HL_EAUTH;
 		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried),
 		         "%s%s", tried[0] ? "; " : "", hl_error_last());
 	}
-	return hl__fail(HL_ECONNECT, "no sentinel gave the master \"%s\": %s",
+	/* Every sentinel refused the credentials: say so. */
+	return hl__fail(all_auth ? HL_EAUTH : HL_ECONNECT,
+	                "no sentinel gave the master \"%s\": %s",
 	                u->master_name, tried);
 }
 
@@ -276,10 +317,29 @@ static int is_master(hl_client *c, hl_conn *conn, const hl_bound *b)
 void hl__router_suspect(hl_client *c, const hl_bound *b)
 {
 	hl_addr m;
+	if (c->conf.url.topology == HL_TOPO_CLUSTER) {
+		int64_t last;
+		pthread_mutex_lock(&c->topo_mu);
+		last = c->refreshed_ms;
+		pthread_mutex_unlock(&c->topo_mu);
+		/* a storm of failures loads the map once */
+		if (hl__now_ms() - last >= 100)
+			hl__cluster_refresh(c, b);
+		return;
+	}
 	if (c->conf.url.topology != HL_TOPO_SENTINEL)
 		return;
 	if (sentinel_ask(c, &m, b) == HL_OK)
 		set_master(c, &m);
+}
+
+int hl__router_connect(hl_client *c, const hl_addr *a, hl_conn **out,
+                       const hl_bound *b)
+{
+	int rc = hl__conn_open(out, &c->conf, a, HL_CONN_DATA, b);
+	if (rc != HL_OK)
+		hl__router_suspect(c, b);
+	return rc;
 }
 
 int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
@@ -496,15 +556,21 @@ static int parse_connected_slaves(const hl_reply *r)
 
 /* How many replicas a write on the master waits for (0: none), learning
  * the master's connected replicas once per topology epoch. */
-static int wait_count(hl_client *c, hl_conn *conn, uint64_t epoch,
-                      const hl_bound *b)
+static int wait_count(hl_client *c, hl_conn *conn, const hl_addr *node,
+                      uint64_t epoch, const hl_bound *b)
 {
-	int known, n;
+	int known, n, cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
 	if (c->conf.wait_replicas == 0)
 		return 0;
-	pthread_mutex_lock(&c->topo_mu);
-	known = atomic_load(&c->topo_epoch) == epoch ? c->master_replicas : 0;
-	pthread_mutex_unlock(&c->topo_mu);
+	if (cluster) {
+		known = hl__cluster_replicas(c, node);
+	} else {
+		pthread_mutex_lock(&c->topo_mu);
+		known = atomic_load(&c->topo_epoch) == epoch
+		                ? c->master_replicas
+		                : 0;
+		pthread_mutex_unlock(&c->topo_mu);
+	}
 	if (known < 0) {
 		hl_reply *r = NULL;
 		const char *argv[2] = {"INFO", "replication"};
@@ -515,52 +581,107 @@ static int wait_count(hl_client *c, hl_conn *conn, uint64_t epoch,
 		hl__reply_free(r);
 		if (known < 0)
 			known = 0;
-		pthread_mutex_lock(&c->topo_mu);
-		if (atomic_load(&c->topo_epoch) == epoch)
-			c->master_replicas = known;
-		pthread_mutex_unlock(&c->topo_mu);
+		if (cluster) {
+			hl__cluster_set_replicas(c, node, known);
+		} else {
+			pthread_mutex_lock(&c->topo_mu);
+			if (atomic_load(&c->topo_epoch) == epoch)
+				c->master_replicas = known;
+			pthread_mutex_unlock(&c->topo_mu);
+		}
 	}
 	n = c->conf.wait_replicas < 0 ? known : c->conf.wait_replicas;
 	return known > 0 ? n : 0;
 }
 
 /* WAIT answered acked: fewer than asked makes the count learnt again. */
-static void wait_answered(hl_client *c, uint64_t epoch, int asked,
-                          long long acked)
+static void wait_answered(hl_client *c, const hl_addr *node, uint64_t epoch,
+                          int asked, long long acked)
 {
 	if (acked >= asked)
 		return;
+	if (c->conf.url.topology == HL_TOPO_CLUSTER) {
+		hl__cluster_set_replicas(c, node, -1);
+		return;
+	}
 	pthread_mutex_lock(&c->topo_mu);
 	if (atomic_load(&c->topo_epoch) == epoch)
 		c->master_replicas = -1;
 	pthread_mutex_unlock(&c->topo_mu);
 }
 
+/* "MOVED 3999 127.0.0.1:6381" or "ASK ...": the slot and where it is. */
+static int parse_redirect(const char *e, unsigned *slot, hl_addr *to)
+{
+	char host[256];
+	const char *sp = strchr(e, ' '), *colon;
+	unsigned long sl;
+	long port;
+	char *end;
+	if (!sp)
+		return -1;
+	sl = strtoul(sp + 1, &end, 10);
+	if (*end != ' ' || sl >= 16384)
+		return -1;
+	colon = strrchr(end + 1, ':');
+	if (!colon || (size_t)(colon - end - 1) >= sizeof(host) ||
+	    colon == end + 1)
+		return -1;
+	memcpy(host, end + 1, (size_t)(colon - end - 1));
+	host[colon - end - 1] = '\0';
+	port = strtol(colon + 1, NULL, 10);
+	if (port < 1 || port > 65535)
+		return -1;
+	memset(to, 0, sizeof(*to));
+	/* "[::1]:6379" comes without the brackets in MOVED; an empty host
+	 * means the node we asked (Redis 7's cluster-preferred-endpoint) */
+	snprintf(to->host, sizeof(to->host), "%s", host);
+	to->port = (int)port;
+	*slot = (unsigned)sl;
+	return 0;
+}
+
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
                    const hl_bound *b, int *replicated)
 {
-	int slot = -1, rc = HL_OK, attempt, i;
+	enum { MAXN = HL_FENCES_PER_TRIP + 3 };
+	int slot = -1, rc = HL_OK, attempt, i, asking = 0, redirects = 0;
 	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
-	char label[300];
+	char label[300] = "";
+	size_t keylen = 0;
+	const char *key = command_key(argc, argv, lens, &keylen);
+	hl_addr ask_node;
 	*out = NULL;
 	if (replicated)
 		*replicated = -1;
 	for (attempt = 0;; attempt++) {
 		hl_conn *conn;
 		hl_addr node;
-		uint64_t epoch;
+		uint64_t epoch = 0;
 		hl_fence f[HL_FENCES_PER_TRIP];
 		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
 		const char *fargv[HL_FENCES_PER_TRIP][6], *wargv[3];
-		size_t flens[HL_FENCES_PER_TRIP][6], wlens[3];
-		const char **argvp[HL_FENCES_PER_TRIP + 2];
-		const size_t *lensp[HL_FENCES_PER_TRIP + 2];
-		int argcs[HL_FENCES_PER_TRIP + 2];
-		hl_reply *replies[HL_FENCES_PER_TRIP + 2];
-		int nf, nw = 0, refresh = 0;
+		const char *askv[1] = {"ASKING"};
+		size_t flens[HL_FENCES_PER_TRIP][6], wlens[3], asklen[1] = {6};
+		const char **argvp[MAXN];
+		const size_t *lensp[MAXN];
+		int argcs[MAXN];
+		hl_reply *replies[MAXN];
+		int nf, n, ci, wi = -1, refresh = 0;
+		unsigned rslot;
+		hl_addr to;
 
-		route(c, flags, &node, &epoch);
+		if (asking) {
+			node = ask_node;
+			epoch = hl__router_epoch(c);
+		} else if ((rc = route(c, flags, key, keylen, &node, &epoch,
+		                       b)) != HL_OK) {
+			if (rc == HL_EINVAL || rc == HL_ENOMEM)
+				break;
+			sent = HL_SENT_NOTHING;
+			goto retry;
+		}
 		hl__addr_str(&node, label, sizeof(label));
 		if ((rc = pool_take(c, &slot, &node, epoch, b)) != HL_OK)
 			break;
@@ -573,6 +694,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				 * ask where the master is now. */
 				sent = HL_SENT_NOTHING;
 				pool_give(c, slot);
+				asking = 0;
 				hl__router_suspect(c, b);
 				goto retry;
 			}
@@ -584,6 +706,8 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			c->pool[slot].addr = node;
 			c->pool[slot].epoch = epoch;
 		}
+		/* The pipeline: fences, ASKING (after an ASK), the command,
+		 * WAIT (a write on a master with replicas). */
 		nf = fences_pending(c, &node, f, HL_FENCES_PER_TRIP);
 		for (i = 0; i < nf; i++) {
 			snprintf(ids[i], sizeof(ids[i]), "%lld", f[i].id);
@@ -603,19 +727,26 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			argvp[i] = fargv[i];
 			lensp[i] = flens[i];
 		}
-		argcs[nf] = argc;
-		argvp[nf] = argv;
-		lensp[nf] = lens;
+		n = nf;
+		if (asking) {
+			argcs[n] = 1;
+			argvp[n] = askv;
+			lensp[n++] = asklen;
+		}
+		ci = n;
+		argcs[n] = argc;
+		argvp[n] = argv;
+		lensp[n++] = lens;
 		if ((flags & HL_CMD_WRITE) && replicated) {
 			/* A lock-changing write waits for the replicas, in
 			 * the same round trip (Redisson's synced eval). */
-			int n = wait_count(c, conn, epoch, b);
-			if (n < 0) {
+			int w = wait_count(c, conn, &node, epoch, b);
+			if (w < 0) {
 				rc = HL_EIO;
 				goto broken;
 			}
-			if (n > 0) {
-				snprintf(waitn, sizeof(waitn), "%d", n);
+			if (w > 0) {
+				snprintf(waitn, sizeof(waitn), "%d", w);
 				snprintf(waitms, sizeof(waitms), "%lld",
 				         (long long)c->conf.wait_timeout_ms);
 				wargv[0] = "WAIT";
@@ -624,48 +755,73 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				wlens[0] = 4;
 				wlens[1] = strlen(waitn);
 				wlens[2] = strlen(waitms);
-				argcs[nf + 1] = 3;
-				argvp[nf + 1] = wargv;
-				lensp[nf + 1] = wlens;
-				nw = 1;
+				wi = n;
+				argcs[n] = 3;
+				argvp[n] = wargv;
+				lensp[n++] = wlens;
 			}
 		}
 		rc = hl__conn_roundtrip(
-		        conn, nf + 1 + nw, argcs, argvp, lensp, replies, &sent,
-		        b,
+		        conn, n, argcs, argvp, lensp, replies, &sent, b,
 		        c->conf.command_timeout_ms +
-		                (nw ? c->conf.wait_timeout_ms : 0));
+		                (wi >= 0 ? c->conf.wait_timeout_ms : 0));
 		if (rc == HL_OK) {
+			hl_reply *r = replies[ci];
 			if (nf)
 				fences_done(c, f, nf, replies);
-			for (i = 0; i < nf; i++)
-				hl__reply_free(replies[i]);
-			if (nw) {
-				long long acked =
-				        hl__reply_int(replies[nf + 1]);
-				wait_answered(c, epoch, atoi(waitn), acked);
+			for (i = 0; i < n; i++)
+				if (i != ci && i != wi)
+					hl__reply_free(replies[i]);
+			if (wi >= 0) {
+				long long acked = hl__reply_int(replies[wi]);
+				wait_answered(c, &node, epoch, atoi(waitn),
+				              acked);
 				*replicated = (int)acked;
-				hl__reply_free(replies[nf + 1]);
+				hl__reply_free(replies[wi]);
 			}
 			pool_give(c, slot);
-			if (!routing_error(replies[nf], &refresh)) {
-				*out = replies[nf];
+			asking = 0;
+			if (hl__reply_type(r) == HL_REPLY_ERROR &&
+			    (strncmp(hl__reply_str(r), "MOVED ", 6) == 0 ||
+			     strncmp(hl__reply_str(r), "ASK ", 4) == 0) &&
+			    parse_redirect(hl__reply_str(r), &rslot, &to) ==
+			            0 &&
+			    redirects++ < 16) {
+				/* The slot is elsewhere (MOVED: for good; ASK:
+				 * while it migrates). It did not run here: go
+				 * there at once. */
+				if (to.host[0] == '\0')
+					snprintf(to.host, sizeof(to.host), "%s",
+					         node.host);
+				if (hl__reply_str(r)[0] == 'A') {
+					ask_node = to;
+					asking = 1;
+				} else {
+					hl__cluster_moved(c, rslot, &to);
+				}
+				hl__reply_free(r);
+				attempt--;
+				continue;
+			}
+			if (!routing_error(r, &refresh)) {
+				*out = r;
 				break;
 			}
 			/* It did not run: refresh or pause, then again. */
 			rc = hl__fail(HL_EREDIS, "%s: %s", label,
-			              hl__reply_str(replies[nf]));
-			hl__reply_free(replies[nf]);
-			if (refresh)
+			              hl__reply_str(r));
+			hl__reply_free(r);
+			if (refresh || c->conf.url.topology == HL_TOPO_CLUSTER)
 				hl__router_suspect(c, b);
 			if (attempt == 0)
 				attempt++; /* pause even the first time */
 			goto retry;
 		}
-		for (i = 0; i <= nf + nw; i++)
+		for (i = 0; i < n; i++)
 			if (replies[i])
 				hl__reply_free(replies[i]);
 	broken:
+		asking = 0;
 		if (sent == HL_SENT_MAYBE) {
 			any_sent = HL_SENT_MAYBE;
 			if (flags & HL_CMD_WRITE)
@@ -678,19 +834,20 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			break; /* the bound stopped it, or out of memory */
 		if (sent == HL_SENT_MAYBE && !(flags & HL_CMD_IDEMPOTENT))
 			break;
-		/* The master may have failed: ask (sentinel). */
-		if (attempt > 0)
+		/* The master may have failed: ask (sentinel, cluster). */
+		if (attempt > 0 || c->conf.url.topology == HL_TOPO_CLUSTER)
 			hl__router_suspect(c, b);
 	retry:
 		if (attempt >= c->conf.retry_attempts) {
 			/* The server is named once: a failed connect named
 			 * it already. */
-			int named = strstr(hl_error_last(), label) != NULL;
-			rc = hl__fail_wrap(rc == HL_EREDIS ? HL_EREDIS : HL_EIO,
-			                   "%s%sno answer after %d %s",
-			                   named ? "" : label,
-			                   named ? "" : ": ", attempt + 1,
-			                   attempt ? "attempts" : "attempt");
+			int named = label[0] &&
+			            strstr(hl_error_last(), label) != NULL;
+			rc = hl__fail_wrap(
+			        rc == HL_EREDIS ? HL_EREDIS : HL_EIO,
+			        "%s%sno answer after %d %s", named ? "" : label,
+			        named || !label[0] ? "" : ": ", attempt + 1,
+			        attempt ? "attempts" : "attempt");
 			break;
 		}
 		/* A broken pooled connection is common after a restart and
@@ -732,11 +889,11 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              enum hl_sent *sent, const hl_bound *b, int *replicated)
 {
 	/* argv: EVALSHA sha numkeys keys... args... */
-	const char *argv[3 + 64];
-	size_t alen[3 + 64];
+	const char *argv[3 + 256];
+	size_t alen[3 + 256];
 	char nk[16];
 	int argc = 3 + nargs, rc;
-	if (nargs > 64)
+	if (nargs > 256)
 		return hl__fail(HL_EINVAL, "too many script arguments");
 	snprintf(nk, sizeof(nk), "%d", nkeys);
 	argv[0] = "EVALSHA";
@@ -859,7 +1016,16 @@ int hl__router_start(hl_client *c)
 	                        c->conf.command_timeout_ms,
 	                NULL);
 	c->master_replicas = -1;
-	if (u->topology == HL_TOPO_SENTINEL) {
+	if (u->topology == HL_TOPO_CLUSTER) {
+		/* The slot map, then one connection to a master to prove
+		 * the credentials and load the scripts (the other nodes
+		 * learn them through EVAL on their first NOSCRIPT). */
+		if ((rc = hl__cluster_refresh(c, &b)) != HL_OK)
+			return rc;
+		pthread_mutex_lock(&c->topo_mu);
+		c->master = c->cnodes[0].addr;
+		pthread_mutex_unlock(&c->topo_mu);
+	} else if (u->topology == HL_TOPO_SENTINEL) {
 		hl_addr m;
 		if ((rc = sentinel_ask(c, &m, &b)) != HL_OK)
 			return rc;

@@ -1,9 +1,10 @@
 /*
- * The subscriber: one connection and one thread per client. Waiters ask for
- * a channel (reference counted); the thread keeps Redis's subscriptions in
- * line with what is wanted and wakes the waiters of a channel when a
- * message arrives, when the subscription becomes active, and after a
- * reconnect (so nobody sleeps on a message lost while disconnected).
+ * The subscriber: one thread per client, one connection per node it
+ * subscribes on. Waiters ask for a channel (reference counted); the thread
+ * keeps Redis's subscriptions in line with what is wanted and wakes the
+ * waiters of a channel when a message arrives, when the subscription
+ * becomes active, and after a reconnect (so nobody sleeps on a message lost
+ * while disconnected).
  */
 #include "internal.h"
 
@@ -55,80 +56,198 @@ void hl__pubsub_wake_all(hl_client *c)
 	pthread_mutex_unlock(&c->wait_mu);
 }
 
-/* Every subscription is gone with the connection: mark them to be made
- * again, drop unwanted ones, and wake all waiters to retry at once. */
-static void subs_reset(hl_client *c)
+/* ---- the subscriber's connections ---------------------------------------
+ * One per node: in a cluster with sharded pub/sub a channel is subscribed
+ * on the node that serves its slot (SSUBSCRIBE); elsewhere there is one,
+ * to the master. Each keeps its own health check. */
+struct hl_subconn {
+	hl_addr node;
+	hl_conn *conn;         /* NULL: not connected */
+	uint64_t epoch;        /* the topology epoch it was made in */
+	int64_t ping_sent;     /* an unanswered PING (-1: none) */
+	int64_t pending_since; /* the oldest unconfirmed SUBSCRIBE */
+	int64_t retry_at;      /* when to connect again (-1: now) */
+	int attempt;
+};
+
+#define HL_MAX_SUBCONNS 64
+
+static int sharded(hl_client *c)
+{
+	return strcmp(hl__router_publish(c), "SPUBLISH") == 0;
+}
+
+/* The subscriber connection for node a (made if new); -1 if full. Caller
+ * holds wait_mu. */
+static int subconn_for(hl_client *c, const hl_addr *a, uint64_t epoch)
+{
+	int i;
+	for (i = 0; i < c->nsubconns; i++)
+		if (c->subconns[i].node.port == a->port &&
+		    strcmp(c->subconns[i].node.host, a->host) == 0 &&
+		    strcmp(c->subconns[i].node.path, a->path) == 0)
+			return i;
+	if (!c->subconns) {
+		c->subconns = calloc(HL_MAX_SUBCONNS, sizeof(*c->subconns));
+		if (!c->subconns)
+			return -1;
+	}
+	if (c->nsubconns == HL_MAX_SUBCONNS)
+		return -1;
+	i = c->nsubconns++;
+	memset(&c->subconns[i], 0, sizeof(c->subconns[i]));
+	c->subconns[i].node = *a;
+	c->subconns[i].epoch = epoch;
+	c->subconns[i].ping_sent = -1;
+	c->subconns[i].pending_since = -1;
+	c->subconns[i].retry_at = -1;
+	return i;
+}
+
+/* The subscriptions on connection k are gone with it (k < 0: all of
+ * them): to be made again, and every waiter of theirs retries at once.
+ * Caller holds wait_mu. */
+static void subs_reset(hl_client *c, int k)
 {
 	size_t i;
-	pthread_mutex_lock(&c->wait_mu);
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e = c->subs.buckets[i], *next;
 		for (; e; e = next) {
 			hl_sub *s = e->value;
 			next = e->next;
+			if (k >= 0 && s->conn != k + 1)
+				continue;
 			s->state = HL_SUB_NONE;
+			s->conn = 0;
 			hl__pubsub_wake(s);
 		}
 	}
-	pthread_mutex_unlock(&c->wait_mu);
 }
 
-/* Queue SUBSCRIBE/UNSUBSCRIBE for the difference between wanted and
- * active; free subscriptions nobody wants any more. Returns the number of
- * commands queued; *wanted = subscriptions someone waits on, *pending =
- * those Redis has not confirmed yet. Caller holds wait_mu. */
-static int subs_sync(hl_client *c, hl_conn *conn, int *wanted, int *pending)
+/* Drop connection k (broken, or of an older topology). Caller holds
+ * wait_mu. */
+static void subconn_drop(hl_client *c, int k)
+{
+	struct hl_subconn *sc = &c->subconns[k];
+	hl__conn_free(sc->conn);
+	sc->conn = NULL;
+	sc->ping_sent = sc->pending_since = -1;
+	subs_reset(c, k);
+}
+
+/* Where channel s is to be subscribed: its slot's node in a sharded
+ * cluster, else the master. */
+static int sub_node(hl_client *c, const hl_sub *s, hl_addr *a, uint64_t *e,
+                    const hl_bound *b)
+{
+	if (c->conf.url.topology == HL_TOPO_CLUSTER)
+		return hl__router_node_for_key(c, s->channel, s->len, a, e, b);
+	hl__router_master(c, a, e);
+	return HL_OK;
+}
+
+/* Queue (S)SUBSCRIBE/(S)UNSUBSCRIBE for the difference between wanted and
+ * active, on the right connection; free subscriptions nobody wants any
+ * more. *wanted = subscriptions someone waits on. Caller holds wait_mu;
+ * routing may need the slot map, which it loads without wait_mu. */
+static void subs_sync(hl_client *c, int *wanted, const hl_bound *b)
 {
 	size_t i;
-	int n = 0;
-	*wanted = *pending = 0;
+	int sh = sharded(c);
+	*wanted = 0;
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e = c->subs.buckets[i], *next;
 		for (; e; e = next) {
 			hl_sub *s = e->value;
 			const char *argv[2];
 			size_t lens[2];
+			int k;
 			next = e->next;
 			if (s->refs > 0)
 				(*wanted)++;
 			if (s->refs > 0 && s->state == HL_SUB_NONE) {
-				if (!conn)
+				hl_addr a;
+				uint64_t ep = 0;
+				if (sub_node(c, s, &a, &ep, b) != HL_OK)
 					continue;
-				argv[0] = "SUBSCRIBE";
-				lens[0] = 9;
+				k = subconn_for(c, &a, ep);
+				if (k < 0 || !c->subconns[k].conn)
+					continue; /* once connected */
+				argv[0] = sh ? "SSUBSCRIBE" : "SUBSCRIBE";
 				s->state = HL_SUB_PENDING;
+				s->conn = k + 1;
+				if (c->subconns[k].pending_since < 0)
+					c->subconns[k].pending_since =
+					        hl__now_ms();
 			} else if (s->refs == 0 && s->state == HL_SUB_ACTIVE) {
-				if (!conn)
+				k = s->conn - 1;
+				if (k < 0 || !c->subconns[k].conn) {
+					s->state = HL_SUB_NONE;
 					continue;
-				argv[0] = "UNSUBSCRIBE";
-				lens[0] = 11;
+				}
+				argv[0] = sh ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
 				s->state = HL_SUB_UNSUB;
 			} else if (s->refs == 0 && s->state == HL_SUB_NONE) {
 				hl__map_del(&c->subs, s->channel, s->len);
 				free(s);
 				continue;
 			} else {
-				if (s->state == HL_SUB_PENDING)
-					(*pending)++;
 				continue;
 			}
+			lens[0] = strlen(argv[0]);
 			argv[1] = s->channel;
 			lens[1] = s->len;
-			if (hl__conn_append(conn, 2, argv, lens) == HL_OK) {
-				n++;
-				if (s->state == HL_SUB_PENDING)
-					(*pending)++;
-			}
+			hl__conn_append(c->subconns[k].conn, 2, argv, lens);
 		}
 	}
-	return n;
 }
 
-/* Returns 1 for the PONG of our health check. */
-static int handle_reply(hl_client *c, hl_reply *r)
+/* Any subscription still waiting for Redis's confirmation on k? */
+static int has_pending(hl_client *c, int k)
+{
+	size_t i;
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		hl_map_entry *e;
+		for (e = c->subs.buckets[i]; e; e = e->next) {
+			hl_sub *s = e->value;
+			if (s->conn == k + 1 && s->state == HL_SUB_PENDING)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Does some wanted subscription need connection k's node? */
+static int subconn_wanted(hl_client *c, int k, const hl_bound *b)
+{
+	size_t i;
+	for (i = 0; i < c->subs.nbuckets; i++) {
+		hl_map_entry *e;
+		for (e = c->subs.buckets[i]; e; e = e->next) {
+			hl_sub *s = e->value;
+			hl_addr a;
+			uint64_t ep;
+			if (s->refs == 0)
+				continue;
+			if (s->conn == k + 1)
+				return 1;
+			if (s->state == HL_SUB_NONE &&
+			    sub_node(c, s, &a, &ep, b) == HL_OK &&
+			    a.port == c->subconns[k].node.port &&
+			    strcmp(a.host, c->subconns[k].node.host) == 0 &&
+			    strcmp(a.path, c->subconns[k].node.path) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Returns 1 for the PONG of our health check. Caller holds wait_mu. */
+static int handle_reply(hl_client *c, int k, hl_reply *r)
 {
 	hl_sub *s;
 	const hl_reply *kind, *chan;
+	const char *kd;
 	if (hl__reply_type(r) != HL_REPLY_ARRAY || hl__reply_len(r) < 2)
 		return 0;
 	kind = hl__reply_at(r, 0);
@@ -136,27 +255,31 @@ static int handle_reply(hl_client *c, hl_reply *r)
 	if (hl__reply_type(kind) != HL_REPLY_STRING ||
 	    hl__reply_type(chan) != HL_REPLY_STRING)
 		return 0;
-	if (strcmp(hl__reply_str(kind), "pong") == 0)
+	kd = hl__reply_str(kind);
+	if (strcmp(kd, "pong") == 0)
 		return 1;
-	pthread_mutex_lock(&c->wait_mu);
+	if (kd[0] == 's') /* the sharded kinds: smessage, ssubscribe... */
+		kd++;
 	s = hl__map_get(&c->subs, hl__reply_str(chan),
 	                (size_t)hl__reply_strlen(chan));
-	if (s) {
-		if (strcmp(hl__reply_str(kind), "message") == 0) {
+	if (!s || s->conn != k + 1)
+		return 0;
+	if (strcmp(kd, "message") == 0) {
+		hl__pubsub_wake(s);
+	} else if (strcmp(kd, "subscribe") == 0) {
+		if (s->state == HL_SUB_PENDING) {
+			s->state = HL_SUB_ACTIVE;
+			/* Waiters retry now that no message can be missed. */
 			hl__pubsub_wake(s);
-		} else if (strcmp(hl__reply_str(kind), "subscribe") == 0) {
-			if (s->state == HL_SUB_PENDING) {
-				s->state = HL_SUB_ACTIVE;
-				/* Waiters retry now that no message can be
-				 * missed. */
-				hl__pubsub_wake(s);
-			}
-		} else if (strcmp(hl__reply_str(kind), "unsubscribe") == 0) {
-			if (s->state == HL_SUB_UNSUB)
-				s->state = HL_SUB_NONE;
 		}
+	} else if (strcmp(kd, "unsubscribe") == 0) {
+		/* Ours, or the server's: a slot that moved to another node
+		 * unsubscribes its channels; subscribe them again there. */
+		if (s->state != HL_SUB_UNSUB)
+			hl__pubsub_wake(s);
+		s->state = HL_SUB_NONE;
+		s->conn = 0;
 	}
-	pthread_mutex_unlock(&c->wait_mu);
 	return 0;
 }
 
@@ -173,111 +296,137 @@ static int64_t earlier(int64_t a, int64_t b)
 /*
  * The subscriber loop. Health: a connection can die silently (a network
  * that drops everything sends no reset), and a dead subscriber loses
- * wake-ups, so while anyone waits it must keep proving itself alive:
+ * wake-ups, so while anyone waits each connection must keep proving itself
+ * alive:
  * - Redis must confirm each SUBSCRIBE within subscription_timeout;
  * - after ping_interval of silence it is sent a PING, whose PONG must come
  *   within command_timeout.
- * Otherwise the connection is made anew, everything is subscribed again and
- * every waiter retries at once.
+ * Otherwise the connection is made anew, its channels are subscribed again
+ * and their waiters retry at once. A change of topology (a failover, a new
+ * slot map) does the same for every connection.
  */
 static void *sub_main(void *arg)
 {
 	hl_client *c = arg;
-	int attempt = 0;
-	int64_t ping_sent = -1, pending_since = -1, retry_at = -1;
-	uint64_t epoch = 0; /* the topology epoch of the connection */
 	hl_bound b;
+	struct pollfd pfd[1 + HL_MAX_SUBCONNS];
 	hl__bound_init(&b, c, -1, NULL, 0);
 	pthread_setname_np(pthread_self(), "hl-subscriber");
 	while (!atomic_load(&c->closing)) {
-		struct pollfd pfd[2];
-		hl_conn *conn = c->sub_conn;
-		int wanted = 0, pending = 0, wrote, timeout = -1;
+		int wanted = 0, k, n, timeout = -1;
 		int64_t now, wake = -1;
+		uint64_t epoch = hl__router_epoch(c);
 
 		pthread_mutex_lock(&c->wait_mu);
-		subs_sync(c, conn, &wanted, &pending);
-		pthread_mutex_unlock(&c->wait_mu);
+		/* connections of an older topology go */
+		for (k = 0; k < c->nsubconns; k++)
+			if (c->subconns[k].conn &&
+			    c->subconns[k].epoch != epoch)
+				subconn_drop(c, k);
+		subs_sync(c, &wanted, &b);
 		now = hl__now_ms();
-
-		if (!conn && wanted && (retry_at < 0 || now >= retry_at)) {
-			/* Connect only when someone waits: a process that
-			 * never contends never opens this connection. */
-			if (hl__router_connect_master(c, &conn, &epoch, &b) ==
-			    HL_OK) {
-				attempt = 0;
-				retry_at = -1;
-				ping_sent = pending_since = -1;
-				pthread_mutex_lock(&c->wait_mu);
-				c->sub_conn = conn;
+		for (k = 0; k < c->nsubconns; k++) {
+			struct hl_subconn *sc = &c->subconns[k];
+			int wrote;
+			if (!sc->conn) {
+				hl_conn *conn = NULL;
+				uint64_t e = epoch;
+				int rc;
+				/* Connect only when someone waits: a process
+				 * that never contends opens none. */
+				if (!subconn_wanted(c, k, &b) ||
+				    (sc->retry_at >= 0 && now < sc->retry_at))
+					continue;
 				pthread_mutex_unlock(&c->wait_mu);
+				if (c->conf.url.topology == HL_TOPO_CLUSTER)
+					rc = hl__router_connect(c, &sc->node,
+					                        &conn, &b);
+				else
+					rc = hl__router_connect_master(c, &conn,
+					                               &e, &b);
+				pthread_mutex_lock(&c->wait_mu);
+				sc = &c->subconns[k];
+				if (rc == HL_OK) {
+					sc->conn = conn;
+					sc->epoch = e;
+					sc->attempt = 0;
+					sc->retry_at = -1;
+					sc->ping_sent = sc->pending_since = -1;
+				} else {
+					sc->retry_at =
+					        now +
+					        hl__jitter_delay(
+					                c->conf.retry_delay_ms,
+					                sc->attempt++);
+				}
+				wake = 0; /* subscribe at once */
 				continue;
 			}
-			conn = NULL;
-			retry_at =
-			        now + hl__jitter_delay(c->conf.retry_delay_ms,
-			                               attempt++);
-		}
-		if (!conn && wanted)
-			wake = retry_at;
-		if (conn && hl__router_epoch(c) != epoch)
-			goto broken; /* the master changed: follow it */
-		if (conn) {
-			if (pending == 0)
-				pending_since = -1;
-			else if (pending_since < 0)
-				pending_since = now;
-			if (wanted && c->conf.ping_interval_ms > 0 &&
-			    ping_sent < 0 &&
-			    now - hl__conn_last_read(conn) >=
+			if (!has_pending(c, k))
+				sc->pending_since = -1;
+			if (c->conf.ping_interval_ms > 0 && sc->ping_sent < 0 &&
+			    subconn_wanted(c, k, &b) &&
+			    now - hl__conn_last_read(sc->conn) >=
 			            c->conf.ping_interval_ms) {
 				const char *ping = "PING";
 				size_t plen = 4;
-				if (hl__conn_append(conn, 1, &ping, &plen) ==
-				    HL_OK)
-					ping_sent = now;
+				if (hl__conn_append(sc->conn, 1, &ping,
+				                    &plen) == HL_OK)
+					sc->ping_sent = now;
 			}
-			if (hl__conn_write_some(conn, &wrote) != HL_OK) {
-				goto broken;
+			if (hl__conn_write_some(sc->conn, &wrote) != HL_OK ||
+			    (sc->ping_sent >= 0 &&
+			     now - sc->ping_sent >
+			             c->conf.command_timeout_ms) ||
+			    (sc->pending_since >= 0 &&
+			     now - sc->pending_since >
+			             c->conf.subscription_timeout_ms)) {
+				/* broken, no PONG, or no confirmation */
+				subconn_drop(c, k);
+				wake = 0;
+				continue;
 			}
-			if (ping_sent >= 0 &&
-			    now - ping_sent > c->conf.command_timeout_ms) {
-				goto broken;
-			}
-			if (pending_since >= 0 &&
-			    now - pending_since >
-			            c->conf.subscription_timeout_ms) {
-				goto broken;
-			}
-			if (ping_sent >= 0)
+			if (sc->ping_sent >= 0)
 				wake = earlier(
 				        wake,
-				        ping_sent + c->conf.command_timeout_ms +
-				                1);
+				        sc->ping_sent +
+				                c->conf.command_timeout_ms + 1);
 			else if (wanted && c->conf.ping_interval_ms > 0)
 				wake = earlier(
-				        wake, hl__conn_last_read(conn) +
+				        wake, hl__conn_last_read(sc->conn) +
 				                      c->conf.ping_interval_ms);
-			if (pending_since >= 0)
+			if (sc->pending_since >= 0)
 				wake = earlier(
 				        wake,
-				        pending_since +
+				        sc->pending_since +
 				                c->conf.subscription_timeout_ms +
 				                1);
 		}
+		for (k = 0; k < c->nsubconns; k++)
+			if (!c->subconns[k].conn &&
+			    c->subconns[k].retry_at >= 0 &&
+			    subconn_wanted(c, k, &b))
+				wake = earlier(wake, c->subconns[k].retry_at);
+		n = 0;
+		pfd[n].fd = c->sub_wake_fd;
+		pfd[n].events = POLLIN;
+		pfd[n++].revents = 0;
+		for (k = 0; k < c->nsubconns; k++) {
+			hl_conn *conn = c->subconns[k].conn;
+			pfd[n].fd = conn ? hl__conn_fd(conn) : -1;
+			pfd[n].events =
+			        (short)(POLLIN |
+			                (conn && hl__conn_pending_output(conn)
+			                         ? POLLOUT
+			                         : 0));
+			pfd[n++].revents = 0;
+		}
+		pthread_mutex_unlock(&c->wait_mu);
 		if (wake >= 0) {
-			int64_t d = wake - now;
+			int64_t d = wake - hl__now_ms();
 			timeout = d <= 0 ? 0 : d > 60000 ? 60000 : (int)d;
 		}
-		pfd[0].fd = c->sub_wake_fd;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = conn ? hl__conn_fd(conn) : -1;
-		pfd[1].events =
-		        (short)(POLLIN |
-		                (conn && hl__conn_pending_output(conn) ? POLLOUT
-		                                                       : 0));
-		pfd[0].revents = pfd[1].revents = 0;
-		if (poll(pfd, 2, timeout) < 0 && errno != EINTR)
+		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
 		if (pfd[0].revents & POLLIN) {
 			uint64_t v;
@@ -285,33 +434,42 @@ static void *sub_main(void *arg)
 				/* nothing: the counter was already read */
 			}
 		}
-		if (conn && (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+		pthread_mutex_lock(&c->wait_mu);
+		for (k = 0; k + 1 < n && k < c->nsubconns; k++) {
+			struct hl_subconn *sc = &c->subconns[k];
 			hl_reply *reply = NULL;
-			if (hl__conn_read_some(conn) != HL_OK) {
-				goto broken;
+			if (!sc->conn || !(pfd[k + 1].revents &
+			                   (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			if (hl__conn_read_some(sc->conn) != HL_OK) {
+				subconn_drop(c, k);
+				continue;
 			}
 			for (;;) {
-				if (hl__conn_next_reply(conn, &reply) !=
+				if (hl__conn_next_reply(sc->conn, &reply) !=
 				    HL_OK) {
-					goto broken;
+					subconn_drop(c, k);
+					break;
 				}
 				if (!reply)
 					break;
-				if (handle_reply(c, reply))
-					ping_sent = -1;
+				if (handle_reply(c, k, reply))
+					sc->ping_sent = -1;
 				hl__reply_free(reply);
 			}
 		}
-		continue;
-	broken:
-		pthread_mutex_lock(&c->wait_mu);
-		c->sub_conn = NULL;
 		pthread_mutex_unlock(&c->wait_mu);
-		hl__conn_free(conn);
-		ping_sent = pending_since = -1;
-		subs_reset(c);
 	}
 	return NULL;
+}
+
+void hl__pubsub_drop_inherited(hl_client *c)
+{
+	int k;
+	for (k = 0; k < c->nsubconns; k++) {
+		hl__conn_free(c->subconns[k].conn);
+		c->subconns[k].conn = NULL;
+	}
 }
 
 int hl__pubsub_start(hl_client *c)
@@ -336,8 +494,11 @@ void hl__pubsub_stop(hl_client *c)
 	size_t i;
 	hl__pubsub_kick(c);
 	pthread_join(c->sub_thread, NULL);
-	hl__conn_free(c->sub_conn);
-	c->sub_conn = NULL;
+	for (i = 0; i < (size_t)c->nsubconns; i++)
+		hl__conn_free(c->subconns[i].conn);
+	free(c->subconns);
+	c->subconns = NULL;
+	c->nsubconns = 0;
 	close(c->sub_wake_fd);
 	c->sub_wake_fd = -1;
 	for (i = 0; i < c->subs.nbuckets; i++) {

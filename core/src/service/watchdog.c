@@ -680,6 +680,64 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	}
 }
 
+/* Cluster: a script may only touch keys of one slot, so the renewals go
+ * per slot (up to 100 keys each), each to its slot's master through the
+ * router (which follows MOVED and ASK). */
+static int cmp_slot(const void *a, const void *b)
+{
+	const renew_item *x = a, *y = b;
+	unsigned sx = hl__slot(x->key + 8, x->key_len - 8);
+	unsigned sy = hl__slot(y->key + 8, y->key_len - 8);
+	return sx < sy ? -1 : sx > sy;
+}
+
+static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
+                               int64_t deadline)
+{
+	enum { K = HL_RENEW_KEYS_PER_EVAL };
+	const char *args[2 * K + 1];
+	size_t lens[2 * K + 1], i = 0, j;
+	char lease[24];
+	hl_bound b;
+	hl__bound_init(&b, c, deadline, NULL, 0);
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
+	qsort(items, n, sizeof(*items), cmp_slot);
+	while (i < n) {
+		unsigned slot =
+		        hl__slot(items[i].key + 8, items[i].key_len - 8);
+		size_t cnt = 0;
+		hl_reply *r = NULL;
+		while (i + cnt < n && cnt < K &&
+		       hl__slot(items[i + cnt].key + 8,
+		                items[i + cnt].key_len - 8) == slot)
+			cnt++;
+		for (j = 0; j < cnt; j++) {
+			items[i + j].result = -1;
+			args[j] = items[i + j].key + 8;
+			lens[j] = items[i + j].key_len - 8;
+			args[cnt + 1 + j] = items[i + j].owner;
+			lens[cnt + 1 + j] = strlen(items[i + j].owner);
+		}
+		args[cnt] = lease;
+		lens[cnt] = strlen(lease);
+		if (hl__eval(c, &r, HL_SCRIPT_RENEW, (int)cnt,
+		             (int)(2 * cnt + 1), args, lens, HL_CMD_IDEMPOTENT,
+		             NULL, &b, NULL) == HL_OK &&
+		    hl__reply_type(r) == HL_REPLY_ARRAY)
+			for (j = 0; j < hl__reply_len(r) && j < cnt; j++)
+				items[i + j].result =
+				        hl__reply_int(hl__reply_at(r, j)) ? 1
+				                                          : 0;
+		hl__reply_free(r);
+		i += cnt;
+		if (hl__bound_check(&b) != HL_OK) {
+			for (; i < n; i++)
+				items[i].result = -1;
+			break;
+		}
+	}
+}
+
 static void *wd_main(void *arg)
 {
 	hl_client *c = arg;
@@ -768,7 +826,10 @@ static void *wd_main(void *arg)
 				io_deadline = loss_deadline(c, items[i].hold);
 		pthread_mutex_unlock(&c->hold_mu);
 		sent_ms = hl__now_ms();
-		renew_send(c, items, n, io_deadline);
+		if (c->conf.url.topology == HL_TOPO_CLUSTER)
+			renew_send_cluster(c, items, n, io_deadline);
+		else
+			renew_send(c, items, n, io_deadline);
 		pthread_mutex_lock(&c->hold_mu);
 		now = hl__now_ms();
 		for (i = 0; i < n; i++) {
