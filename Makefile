@@ -13,7 +13,7 @@ all: build
 
 # Debian packages every target needs; language makefiles add to APT_PACKAGES.
 APT_PACKAGES := build-essential cmake pkg-config libhiredis-dev uuid-dev \
-	redis-server redis-sentinel valgrind
+	libssl-dev openssl redis-server redis-sentinel valgrind
 
 include mk/*.mk
 

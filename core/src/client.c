@@ -230,7 +230,7 @@ static int conf_init(hl_conf *conf, const char *url,
 	    copy_opt(&conf->sentinel_password, o->sentinel_password) ||
 	    !conf->url_text)
 		return hl__fail(HL_ENOMEM, "out of memory");
-	return HL_OK;
+	return hl__tls_init(conf); /* rediss: the TLS context, files read */
 }
 
 static void conf_clear(hl_conf *conf)
@@ -245,6 +245,7 @@ static void conf_clear(hl_conf *conf)
 	free(conf->tls.server_name);
 	free(conf->sentinel_user);
 	wipe(conf->sentinel_password);
+	hl__tls_free(conf);
 	memset(conf, 0, sizeof(*conf));
 }
 

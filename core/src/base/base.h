@@ -162,6 +162,7 @@ typedef struct hl_conf {
 	int read_from;
 	int wait_replicas;
 	int64_t wait_timeout_ms;
+	void *tls_ctx; /* transport/'s TLS context (rediss), opaque here */
 } hl_conf;
 
 /* What bounds one blocking call: its deadline and what stops it early

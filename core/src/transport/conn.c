@@ -1,10 +1,13 @@
 /*
  * One connection: hilock's own non-blocking socket (TCP or unix), with
- * hiredis used only to format commands and parse replies. Every wait on the
- * socket is a poll() bounded by the command timeout and by the caller's
- * bound (deadline, cancel flag, client close or interrupt), so no call
- * outlives its deadline because the network stopped answering.
+ * hiredis used only to format commands and parse replies, and TLS over
+ * OpenSSL (tls.c) for the rediss schemes. Every wait on the socket is a
+ * poll() bounded by the command timeout and by the caller's bound
+ * (deadline, cancel flag, client close or interrupt), so no call outlives
+ * its deadline because the network stopped answering; the TLS handshake
+ * too.
  */
+#include "transport/tls.h"
 #include "transport/transport.h"
 
 #include <hiredis/hiredis.h>
@@ -69,6 +72,11 @@ static int wait_fd(int fd, short events, int64_t deadline, const hl_bound *b,
 
 struct hl_conn {
 	int fd;
+	hl_tls *tls;     /* NULL: plain */
+	short tls_rwant; /* TLS: the event a read waits for (POLLIN, or
+	                    POLLOUT while OpenSSL must write first) */
+	short tls_wwant; /* TLS: the event a write waits for */
+	int peer_closed; /* the server closed or reset the socket */
 	redisReader *reader;
 	char *obuf; /* formatted commands not yet written */
 	size_t olen, ocap;
@@ -250,6 +258,97 @@ static int connect_socket(int *out, const hl_conf *conf, const hl_addr *addr,
 	}
 }
 
+/* 1 if addr answers a plain PING in RESP ("+PONG", "-NOAUTH ..."), its
+ * first line in seen: a plain Redis port, which never answers a TLS
+ * ClientHello (it reads it as an inline command that a NUL byte keeps
+ * from ever ending). Asked on a connection of its own, within the bound
+ * and until deadline; 0 when it cannot tell. */
+static int answers_plain_resp(const hl_conf *conf, const hl_addr *addr,
+                              const hl_bound *b, int64_t deadline, char *seen,
+                              size_t seen_len)
+{
+	hl_bound pb;
+	char buf[128];
+	ssize_t n;
+	size_t i;
+	int fd, plain = 0;
+	if (b)
+		pb = *b;
+	else
+		hl__bound_plain(&pb, -1, NULL);
+	if (pb.deadline_ms < 0 || pb.deadline_ms > deadline)
+		pb.deadline_ms = deadline;
+	if (connect_socket(&fd, conf, addr, &pb) != HL_OK)
+		return 0;
+	if (send(fd, "PING\r\n", 6, MSG_NOSIGNAL) == 6 &&
+	    wait_fd(fd, POLLIN, deadline, &pb, "probe", 0) == HL_OK) {
+		do
+			n = recv(fd, buf, sizeof(buf) - 1, 0);
+		while (n < 0 && errno == EINTR);
+		if (n > 0 && (buf[0] == '+' || buf[0] == '-')) {
+			plain = 1;
+			for (i = 0; i < (size_t)n && i + 1 < seen_len; i++) {
+				if (buf[i] == '\r' || buf[i] == '\n')
+					break;
+				seen[i] = buf[i] >= ' ' && buf[i] < 127 ? buf[i]
+				                                        : '?';
+			}
+			seen[i] = '\0';
+		}
+	}
+	close(fd);
+	return plain;
+}
+
+/* The TLS handshake on the connected socket, within the connect timeout
+ * and the bound. When the server has said nothing for a while, a plain
+ * PING on a second connection tells a plain Redis port (which would let
+ * the handshake wait for the whole timeout) from a slow TLS server. */
+static int tls_connect(hl_conn *conn, const hl_conf *conf, const hl_addr *addr,
+                       const hl_bound *b)
+{
+	int64_t deadline = io_deadline(b, conf->connect_timeout_ms);
+	int64_t probe_at =
+	        hl__now_ms() + (conf->connect_timeout_ms / 2 < 250
+	                                ? conf->connect_timeout_ms / 2
+	                                : 250);
+	short want = POLLOUT;
+	int rc, probed = 0;
+	if ((rc = hl__tls_new(&conn->tls, conf, conn->fd, addr->host)) != HL_OK)
+		return rc;
+	while ((rc = hl__tls_handshake(conn->tls, &want)) == HL_TLS_AGAIN) {
+		int64_t until = deadline;
+		char seen[64];
+		if (!probed && want == POLLIN && probe_at < deadline)
+			until = probe_at;
+		rc = wait_fd(conn->fd, want, until, b, "TLS handshake",
+		             conf->connect_timeout_ms);
+		if (rc == HL_EIO && until < deadline) {
+			probed = 1;
+			if (answers_plain_resp(conf, addr, b, deadline, seen,
+			                       sizeof(seen)))
+				return hl__fail(
+				        HL_ECONNECT,
+				        "TLS handshake: not a TLS server: "
+				        "the port answers plain RESP "
+				        "(\"%s\" to a PING); a plain port "
+				        "wants redis://",
+				        seen);
+			continue;
+		}
+		if (rc == HL_EIO)
+			return hl__fail(HL_ECONNECT,
+			                "TLS handshake: no answer within %lld "
+			                "ms (is it a TLS port?)",
+			                (long long)conf->connect_timeout_ms);
+		if (rc != HL_OK)
+			return rc;
+	}
+	conn->tls_rwant = POLLIN;
+	conn->tls_wwant = POLLOUT;
+	return rc;
+}
+
 static int is_auth_error(const char *s)
 {
 	return strncmp(s, "WRONGPASS", 9) == 0 ||
@@ -283,6 +382,7 @@ void hl__conn_free(hl_conn *conn)
 {
 	if (!conn)
 		return;
+	hl__tls_close(conn->tls); /* before its socket closes */
 	if (conn->fd >= 0)
 		close(conn->fd);
 	if (conn->reader)
@@ -335,7 +435,9 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	node_label(label, sizeof(label), conf, addr, kind);
-	if ((rc = connect_socket(&conn->fd, conf, addr, b)) != HL_OK) {
+	if ((rc = connect_socket(&conn->fd, conf, addr, b)) != HL_OK ||
+	    (conf->url.tls && !addr->path[0] &&
+	     (rc = tls_connect(conn, conf, addr, b)) != HL_OK)) {
 		hl__conn_free(conn);
 		return hl__fail_wrap(rc, "%s", label);
 	}
@@ -395,6 +497,19 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 		for (i = 0; i < n; i++)
 			if (replies[i])
 				hl__reply_free(replies[i]);
+		/* A TLS server drops a plain client at its first bytes (or
+		 * answers with an alert, which is no RESP). */
+		if ((rc == HL_EPROTOCOL ||
+		     (rc == HL_EIO && conn->peer_closed)) &&
+		    !conn->tls && !addr->path[0]) {
+			char cause[512];
+			snprintf(cause, sizeof(cause), "%s", hl_error_last());
+			hl__conn_free(conn);
+			return hl__fail(HL_ECONNECT,
+			                "%s: handshake: %s (is the server "
+			                "expecting TLS? use rediss://)",
+			                label, cause);
+		}
 		hl__conn_free(conn);
 		if (rc == HL_EIO || rc == HL_EPROTOCOL)
 			return hl__fail_wrap(HL_ECONNECT, "%s: handshake",
@@ -454,18 +569,41 @@ int hl__conn_append(hl_conn *conn, int argc, const char **argv,
 	return HL_OK;
 }
 
+static int tls_write_some(hl_conn *conn, int *wrote)
+{
+	size_t n;
+	int rc;
+	/* Record by record until the socket is full. */
+	while (conn->olen > 0) {
+		rc = hl__tls_write(conn->tls, conn->obuf, conn->olen, &n,
+		                   &conn->tls_wwant);
+		if (rc != HL_OK)
+			return rc;
+		if (n == 0)
+			break;
+		*wrote = 1;
+		memmove(conn->obuf, conn->obuf + n, conn->olen - n);
+		conn->olen -= n;
+	}
+	return HL_OK;
+}
+
 int hl__conn_write_some(hl_conn *conn, int *wrote)
 {
 	ssize_t n;
 	*wrote = 0;
 	if (conn->olen == 0)
 		return HL_OK;
+	if (conn->tls)
+		return tls_write_some(conn, wrote);
 	do
 		n = send(conn->fd, conn->obuf, conn->olen, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return HL_OK;
+		if (errno == EPIPE || errno == ECONNRESET)
+			conn->peer_closed = 1;
 		return hl__fail(HL_EIO, "writing to redis: %s",
 		                strerror(errno));
 	}
@@ -475,18 +613,47 @@ int hl__conn_write_some(hl_conn *conn, int *wrote)
 	return HL_OK;
 }
 
+/* Everything OpenSSL can decrypt now: several records, until it needs
+ * the socket again (a record is at most 16384 bytes, so nothing is left
+ * in OpenSSL's buffer between calls). A record that carries no data (a
+ * session ticket) reads as nothing. */
+static int tls_read_some(hl_conn *conn)
+{
+	char buf[16384];
+	size_t n;
+	int rc, i;
+	for (i = 0; i < 64; i++) {
+		rc = hl__tls_read(conn->tls, buf, sizeof(buf), &n,
+		                  &conn->tls_rwant);
+		if (rc != HL_OK)
+			return rc;
+		if (n == 0)
+			break;
+		if (redisReaderFeed(conn->reader, buf, n) != REDIS_OK)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		conn->last_read_ms = hl__now_ms();
+	}
+	return HL_OK;
+}
+
 int hl__conn_read_some(hl_conn *conn)
 {
 	char buf[16384];
 	ssize_t n;
+	if (conn->tls)
+		return tls_read_some(conn);
 	do
 		n = recv(conn->fd, buf, sizeof(buf), 0);
 	while (n < 0 && errno == EINTR);
-	if (n == 0)
+	if (n == 0) {
+		conn->peer_closed = 1;
 		return hl__fail(HL_EIO, "redis closed the connection");
+	}
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
 			return HL_OK;
+		if (errno == ECONNRESET)
+			conn->peer_closed = 1;
 		return hl__fail(HL_EIO, "reading from redis: %s",
 		                strerror(errno));
 	}
@@ -507,11 +674,40 @@ int hl__conn_next_reply(hl_conn *conn, hl_reply **out)
 	return HL_OK;
 }
 
+/* Under TLS the raw socket of a healthy connection may be readable: a
+ * session ticket or another TLS record arrived after the handshake. So
+ * read through TLS: application data is unexpected (dead), a failure or a
+ * close is dead, nothing but TLS records is alive. */
+static int tls_dead(hl_conn *conn)
+{
+	struct pollfd pfd;
+	char buf[4096];
+	size_t n;
+	short want;
+	if (hl__tls_pending(conn->tls) > 0)
+		return 1;
+	pfd.fd = conn->fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	if (poll(&pfd, 1, 0) <= 0)
+		return 0;
+	if (hl__tls_read(conn->tls, buf, sizeof(buf), &n, &want) != HL_OK)
+		return 1; /* why is recorded */
+	if (n > 0) {
+		redisReaderFeed(conn->reader, buf, n);
+		hl__fail(HL_EIO, "unexpected data from redis");
+		return 1;
+	}
+	return 0;
+}
+
 int hl__conn_dead(hl_conn *conn)
 {
 	struct pollfd pfd;
 	char ch;
 	ssize_t n;
+	if (conn->tls)
+		return tls_dead(conn);
 	pfd.fd = conn->fd;
 	pfd.events = POLLIN;
 	pfd.revents = 0;
@@ -540,7 +736,10 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 	 * before use so a command is not written into a dead socket, where
 	 * it would be ambiguous whether it ran. */
 	if (conn->olen == 0 && hl__conn_dead(conn))
-		return hl__fail(HL_EIO, "the connection to redis was closed");
+		return conn->tls ? hl__fail_wrap(HL_EIO, "the connection to "
+		                                         "redis was closed")
+		                 : hl__fail(HL_EIO, "the connection to redis "
+		                                    "was closed");
 	if ((rc = hl__bound_check(b)) != HL_OK)
 		return rc;
 	for (i = 0; i < ncmd; i++)
@@ -553,8 +752,10 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 		if (wrote)
 			*sent = HL_SENT_MAYBE;
 		if (conn->olen > 0 &&
-		    (rc = wait_fd(conn->fd, POLLOUT, deadline, b,
-		                  "writing to redis", timeout_ms)) != HL_OK)
+		    (rc = wait_fd(conn->fd,
+		                  conn->tls ? conn->tls_wwant : POLLOUT,
+		                  deadline, b, "writing to redis",
+		                  timeout_ms)) != HL_OK)
 			return rc;
 	}
 	*sent = HL_SENT_MAYBE;
@@ -566,8 +767,13 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 			replies[got++] = r;
 			continue;
 		}
-		if ((rc = wait_fd(conn->fd, POLLIN, deadline, b,
-		                  "reading from redis", timeout_ms)) != HL_OK)
+		/* Bytes OpenSSL already decrypted do not make the socket
+		 * readable. */
+		if ((!conn->tls || hl__tls_pending(conn->tls) == 0) &&
+		    (rc = wait_fd(conn->fd,
+		                  conn->tls ? conn->tls_rwant : POLLIN,
+		                  deadline, b, "reading from redis",
+		                  timeout_ms)) != HL_OK)
 			return rc;
 		if ((rc = hl__conn_read_some(conn)) != HL_OK)
 			return rc;

@@ -30,6 +30,15 @@ size_t hl__reply_len(const hl_reply *r);
 const hl_reply *hl__reply_at(const hl_reply *r, size_t i);
 void hl__reply_free(hl_reply *r);
 
+/* ---- TLS (tls.c) -----------------------------------------------------------
+ * The TLS context of a configuration whose URL is a rediss one: TLS 1.2 or
+ * later, the CA file or directory (else the system's store), the client
+ * certificate and key. Made once per client (conf_init), freed with it.
+ * HL_EINVAL names an option and its file when one cannot be used. Nothing
+ * for a plain URL. */
+int hl__tls_init(hl_conf *conf);
+void hl__tls_free(hl_conf *conf);
+
 /* ---- connections ----------------------------------------------------------
  */
 /* One connection: a non-blocking socket, hiredis's reply reader, a buffer
