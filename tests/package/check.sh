@@ -116,8 +116,9 @@ else
 	lua_checked=""
 fi
 
-# Consumers of one installed tree. Plain pkg-config: no --define-variable,
-# only PKG_CONFIG_PATH (the Makefile's build-tree path is dropped).
+# Consumers of one installed tree, shared and static. Plain pkg-config: no
+# --define-variable, only PKG_CONFIG_PATH (the Makefile's build-tree path
+# is dropped).
 consume() { # consume PREFIX TAG
 	cdir="$tmp/consumer-$2"
 	ldir="$1/$libdir_rel"
@@ -130,6 +131,14 @@ consume() { # consume PREFIX TAG
 	# shellcheck disable=SC2086
 	cc -o "$cdir/consumer-pc" "$here/consumer.c" $flags || fail "pkg-config consumer ($2) does not build: $flags"
 	LD_LIBRARY_PATH="$ldir" "$cdir/consumer-pc" >/dev/null || fail "pkg-config consumer ($2) failed"
+	# Static: the archive and what pkg-config --static adds (its
+	# Requires.private: hiredis, uuid, libssl, libcrypto).
+	"$cdir/consumer_static" >/dev/null || fail "find_package static consumer ($2) failed"
+	sflags=$(PKG_CONFIG_PATH="$ldir/pkgconfig" pkg-config --static --libs hilock | sed 's/-lhilock\b//')
+	# shellcheck disable=SC2086
+	cc -o "$cdir/consumer-pc-static" "$here/consumer.c" -I"$inc" "$ldir/libhilock.a" $sflags ||
+		fail "pkg-config static consumer ($2) does not build: libhilock.a $sflags"
+	env -u LD_LIBRARY_PATH "$cdir/consumer-pc-static" >/dev/null || fail "pkg-config static consumer ($2) failed"
 }
 consume "$stage" installed
 
@@ -142,4 +151,4 @@ consume "$moved" moved
 		"$(readlink -f "$moved/$libdir_rel/libhilock.so.0")" ] ||
 	fail "the moved Lua module does not find the moved libhilock"
 
-echo "package: install --prefix (temporary, then moved), find_package, pkg-config$lua_checked OK"
+echo "package: install --prefix (temporary, then moved), find_package and pkg-config (shared and static)$lua_checked OK"
