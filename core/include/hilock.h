@@ -212,15 +212,39 @@ HL_EXTERN int hl_client_options_init(hl_client_options *opts,
  * stay safe, but an acquire delayed in the network can then land after its
  * caller gave up, and hold the lock until its lease ends.
  *
- * url: "redis://[[user]:password@]host[:port][/db]" (default port 6379,
- *      db 0; user and password are percent-decoded) or
- *      "unix:///path/to/redis.sock[?db=N]" (user and password as above:
- *      "unix://[[user]:password@]/path").
+ * The URL names the server(s) and picks the topology:
+ *   one server   redis://[[user]:password@]host[:port][/db]
+ *                rediss://...  (TLS)
+ *                unix://[[user]:password@]/path/to/redis.sock[?db=N]
+ *   Sentinel     redis-sentinel://[[user]:password@]h1[:port][,h2...]
+ *                        /master-name[/db]   (or #master-name, as Lettuce)
+ *                rediss-sentinel://...  (TLS)
+ *                The hosts are the sentinels (port 26379 by default);
+ *                the userinfo is the data nodes' credentials, the
+ *                sentinels' own are sentinel_username/sentinel_password.
+ *                The master is asked of the sentinels and checked with
+ *                ROLE; failovers (+switch-master) are followed.
+ *   Cluster      redis-cluster://[[user]:password@]h1[:port][,h2...]
+ *                rediss-cluster://...  (TLS)
+ *                Any nodes as seeds; the slot map is learnt from them and
+ *                MOVED/ASK followed. Pub/sub is sharded on Redis 7
+ *                (SSUBSCRIBE/SPUBLISH), as Redisson does there.
+ *   master and replicas, without Sentinel
+ *                redis-replica://[[user]:password@]master[:port]
+ *                        [,replica[:port]...][/db]
+ *                rediss-replica://...  (TLS)
+ * Default port 6379 (sentinels 26379), db 0; at most 64 hosts; IPv6 hosts
+ * in brackets; user, password, host, path and master name are
+ * percent-decoded. Messages never show the password.
+ * Every lock-changing script on a master with connected replicas is
+ * followed by WAIT (wait_replicas, wait_timeout_ms); an acquire no replica
+ * confirmed is undone and tried again, as Redisson does.
  * opts: NULL for the defaults. Not retained.
  * On HL_OK *out owns a new client; release it with hl_client_free().
- * Returns HL_OK, HL_EINVAL (bad url or option), HL_ECONNECT, HL_EAUTH,
- * HL_EREDIS (SELECT or SETNAME refused), HL_ENOMEM, HL_ESYSTEM.
- * Any thread. */
+ * Returns HL_OK, HL_EINVAL (bad url or option, an unreadable TLS file),
+ * HL_ECONNECT (no server, no sentinel that knows the master, no cluster
+ * node, a TLS handshake or certificate that failed), HL_EAUTH, HL_EREDIS
+ * (SELECT or SETNAME refused), HL_ENOMEM, HL_ESYSTEM. Any thread. */
 HL_EXTERN int hl_client_new(hl_client **out, const char *url,
                             const hl_client_options *opts);
 
