@@ -781,8 +781,11 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 		argv[2] = owner;
 		lens[2] = strlen(owner);
 	}
+	/* As Redisson: EXISTS and PTTL may be read on a replica (read_from),
+	 * the owner's own state is read on the master. */
 	rc = hl__command(c, &r, with_owner ? 3 : 2, argv, lens,
-	                 HL_CMD_IDEMPOTENT, NULL, NULL);
+	                 HL_CMD_IDEMPOTENT | (with_owner ? 0 : HL_CMD_READ),
+	                 NULL, NULL);
 	if (rc == HL_OK) {
 		if (hl__reply_type(r) == HL_REPLY_INTEGER)
 			*out = hl__reply_int(r);
