@@ -39,6 +39,21 @@ int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
 		                name_len, HL_NAME_MAX);
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
+	if (client->conf.url.topology == HL_TOPO_CLUSTER &&
+	    !hl__name_slot_safe(name, name_len)) {
+		/* Its channel would hash to another slot than its key, and
+		 * every script that names both would fail with CROSSSLOT
+		 * (Redisson's too): say so now. */
+		char label[80];
+		hl__client_leave(client);
+		return hl__fail(
+		        HL_EINVAL,
+		        "\"%s\": in a cluster, a name with braces must "
+		        "have a non-empty {hash tag} at its first '{' "
+		        "(\"x{tag}y\"), or its lock channel lands in "
+		        "another slot",
+		        hl__printable(label, sizeof(label), name, name_len));
+	}
 	l = calloc(1, sizeof(*l));
 	braces = memchr(name, '{', name_len) == NULL;
 	if (l) {

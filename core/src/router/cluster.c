@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HL_SLOTS      16384
 #define HL_NO_NODE    0xffff
 #define HL_MAX_CNODES 1024
 
