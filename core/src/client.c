@@ -286,6 +286,7 @@ int hl_client_new(hl_client **out, const char *url,
 	pthread_mutex_init(&c->topo_mu, NULL);
 	hl__cond_init(&c->topo_cond);
 	c->sub_wake_fd = -1;
+	c->topo_wake_fd = -1;
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
 	    hl__map_init(&c->holds)) {

@@ -66,6 +66,7 @@ struct hl_client {
 	int topo_stop;
 	int topo_thread_live;
 	pthread_t topo_thread; /* sentinel: follows +switch-master */
+	int topo_wake_fd;      /* eventfd that stops it at once */
 	/* cluster: the master of each slot (an index into cnodes; 0xffff:
 	 * not known), the known masters with their connected replicas (for
 	 * WAIT; -1 not known), and whether pub/sub is sharded (Redis 7:

@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 static int addr_eq(const hl_addr *a, const hl_addr *b)
 {
@@ -939,12 +941,12 @@ static void *sentinel_main(void *arg)
 	hl__bound_init(&b, c, -1, NULL, 0);
 	for (;;) {
 		hl_addr m;
-		struct pollfd pfd;
+		struct pollfd pfd[2];
 		int stop, rc;
 		pthread_mutex_lock(&c->topo_mu);
 		stop = c->topo_stop;
 		pthread_mutex_unlock(&c->topo_mu);
-		if (stop)
+		if (stop || atomic_load(&c->closing))
 			break;
 		if (!sub) {
 			const char *argv[2] = {"SUBSCRIBE", "+switch-master"};
@@ -965,10 +967,16 @@ static void *sentinel_main(void *arg)
 				sub = NULL;
 			}
 		}
-		pfd.fd = sub ? hl__conn_fd(sub) : -1;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		if (poll(&pfd, 1, 1000) > 0 && sub) {
+		pfd[0].fd = sub ? hl__conn_fd(sub) : -1;
+		pfd[0].events = POLLIN;
+		pfd[0].revents = 0;
+		pfd[1].fd = c->topo_wake_fd; /* close: stop at once */
+		pfd[1].events = POLLIN;
+		pfd[1].revents = 0;
+		rc = poll(pfd, 2, 1000);
+		if (pfd[1].revents)
+			break;
+		if (rc > 0 && sub && pfd[0].revents) {
 			hl_reply *r = NULL;
 			if (hl__conn_read_some(sub) != HL_OK) {
 				hl__conn_free(sub);
@@ -1059,10 +1067,16 @@ int hl__router_watch(hl_client *c)
 	int err;
 	if (c->conf.url.topology != HL_TOPO_SENTINEL)
 		return HL_OK;
+	c->topo_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->topo_wake_fd < 0)
+		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
 	err = pthread_create(&c->topo_thread, NULL, sentinel_main, c);
-	if (err)
+	if (err) {
+		close(c->topo_wake_fd);
+		c->topo_wake_fd = -1;
 		return hl__fail(HL_ESYSTEM, "starting the sentinel thread: %s",
 		                strerror(err));
+	}
 	c->topo_thread_live = 1;
 	return HL_OK;
 }
@@ -1071,9 +1085,15 @@ void hl__router_stop(hl_client *c)
 {
 	if (!c->topo_thread_live)
 		return;
+	uint64_t one = 1;
 	pthread_mutex_lock(&c->topo_mu);
 	c->topo_stop = 1;
 	pthread_mutex_unlock(&c->topo_mu);
+	if (write(c->topo_wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is full: it is readable anyway */
+	}
 	pthread_join(c->topo_thread, NULL);
+	close(c->topo_wake_fd);
+	c->topo_wake_fd = -1;
 	c->topo_thread_live = 0;
 }
