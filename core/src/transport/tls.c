@@ -534,6 +534,21 @@ int hl__tls_write(hl_tls *t, const char *buf, size_t len, size_t *wrote,
 		*want = POLLIN;
 		return HL_OK;
 	}
+	if (err == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 &&
+	    (errno == EPIPE || errno == ECONNRESET)) {
+		/* The server closed: an alert it sent first (a client
+		 * certificate it wants or refuses) says why, and may still be
+		 * waiting in the socket. */
+		char scratch[256];
+		int e = errno;
+		ERR_clear_error();
+		if (SSL_read_ex(t->ssl, scratch, sizeof(scratch), &n) != 1 &&
+		    SSL_get_error(t->ssl, 0) == SSL_ERROR_SSL)
+			return tls_failure(t, HL_EIO, "writing to redis",
+			                   SSL_ERROR_SSL);
+		ERR_clear_error();
+		errno = e;
+	}
 	return tls_failure(t, HL_EIO, "writing to redis", err);
 }
 
