@@ -110,6 +110,7 @@ struct hl_client {
 	 * changes them, under wait_mu */
 	struct hl_subconn *subconns;
 	int nsubconns;
+	int sub_map_stale; /* a channel's slot was not in the map */
 
 	/* holds and the watchdog (watchdog.c) */
 	pthread_mutex_t hold_mu;
@@ -216,6 +217,9 @@ void hl__router_suspect(hl_client *c, const hl_bound *b);
  * an error when no node is known for it (the map is loaded again). */
 int hl__router_node_for_key(hl_client *c, const void *key, size_t len,
                             hl_addr *out, uint64_t *epoch, const hl_bound *b);
+/* The same from the map as it is, without loading it: -1 if unknown. */
+int hl__router_node_cached(hl_client *c, const void *key, size_t len,
+                           hl_addr *out, uint64_t *epoch);
 /* The publish command of this deployment: "SPUBLISH" in a Redis 7
  * cluster (sharded pub/sub, as Redisson uses there), else "PUBLISH". */
 const char *hl__router_publish(hl_client *c);

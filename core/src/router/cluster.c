@@ -219,6 +219,21 @@ void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to)
 	pthread_mutex_unlock(&c->topo_mu);
 }
 
+int hl__router_node_cached(hl_client *c, const void *key, size_t len,
+                           hl_addr *out, uint64_t *epoch)
+{
+	unsigned slot = hl__slot(key, len);
+	int rc = -1;
+	pthread_mutex_lock(&c->topo_mu);
+	if (c->slots && c->slots[slot] != HL_NO_NODE) {
+		*out = c->cnodes[c->slots[slot]].addr;
+		*epoch = atomic_load(&c->topo_epoch);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&c->topo_mu);
+	return rc;
+}
+
 int hl__router_node_for_key(hl_client *c, const void *key, size_t len,
                             hl_addr *out, uint64_t *epoch, const hl_bound *b)
 {

@@ -745,6 +745,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			int w = wait_count(c, conn, &node, epoch, b);
 			if (w < 0) {
 				rc = HL_EIO;
+				sent = HL_SENT_NOTHING; /* only INFO was */
 				goto broken;
 			}
 			if (w > 0) {

@@ -137,20 +137,24 @@ static void subconn_drop(hl_client *c, int k)
 
 /* Where channel s is to be subscribed: its slot's node in a sharded
  * cluster, else the master. */
-static int sub_node(hl_client *c, const hl_sub *s, hl_addr *a, uint64_t *e,
-                    const hl_bound *b)
+static int sub_node(hl_client *c, const hl_sub *s, hl_addr *a, uint64_t *e)
 {
-	if (c->conf.url.topology == HL_TOPO_CLUSTER)
-		return hl__router_node_for_key(c, s->channel, s->len, a, e, b);
+	/* No I/O here: the caller holds wait_mu. A slot not in the map
+	 * makes the loop load it, without wait_mu. */
+	if (c->conf.url.topology == HL_TOPO_CLUSTER) {
+		if (hl__router_node_cached(c, s->channel, s->len, a, e) == 0)
+			return HL_OK;
+		c->sub_map_stale = 1;
+		return HL_EREDIS;
+	}
 	hl__router_master(c, a, e);
 	return HL_OK;
 }
 
 /* Queue (S)SUBSCRIBE/(S)UNSUBSCRIBE for the difference between wanted and
  * active, on the right connection; free subscriptions nobody wants any
- * more. *wanted = subscriptions someone waits on. Caller holds wait_mu;
- * routing may need the slot map, which it loads without wait_mu. */
-static void subs_sync(hl_client *c, int *wanted, const hl_bound *b)
+ * more. *wanted = subscriptions someone waits on. Caller holds wait_mu. */
+static void subs_sync(hl_client *c, int *wanted)
 {
 	size_t i;
 	int sh = sharded(c);
@@ -168,7 +172,7 @@ static void subs_sync(hl_client *c, int *wanted, const hl_bound *b)
 			if (s->refs > 0 && s->state == HL_SUB_NONE) {
 				hl_addr a;
 				uint64_t ep = 0;
-				if (sub_node(c, s, &a, &ep, b) != HL_OK)
+				if (sub_node(c, s, &a, &ep) != HL_OK)
 					continue;
 				k = subconn_for(c, &a, ep);
 				if (k < 0 || !c->subconns[k].conn)
@@ -218,7 +222,7 @@ static int has_pending(hl_client *c, int k)
 }
 
 /* Does some wanted subscription need connection k's node? */
-static int subconn_wanted(hl_client *c, int k, const hl_bound *b)
+static int subconn_wanted(hl_client *c, int k)
 {
 	size_t i;
 	for (i = 0; i < c->subs.nbuckets; i++) {
@@ -232,7 +236,7 @@ static int subconn_wanted(hl_client *c, int k, const hl_bound *b)
 			if (s->conn == k + 1)
 				return 1;
 			if (s->state == HL_SUB_NONE &&
-			    sub_node(c, s, &a, &ep, b) == HL_OK &&
+			    sub_node(c, s, &a, &ep) == HL_OK &&
 			    a.port == c->subconns[k].node.port &&
 			    strcmp(a.host, c->subconns[k].node.host) == 0 &&
 			    strcmp(a.path, c->subconns[k].node.path) == 0)
@@ -313,7 +317,7 @@ static void *sub_main(void *arg)
 	hl__bound_init(&b, c, -1, NULL, 0);
 	pthread_setname_np(pthread_self(), "hl-subscriber");
 	while (!atomic_load(&c->closing)) {
-		int wanted = 0, k, n, timeout = -1;
+		int wanted = 0, k, n, timeout = -1, reload;
 		int64_t now, wake = -1;
 		uint64_t epoch = hl__router_epoch(c);
 
@@ -323,7 +327,7 @@ static void *sub_main(void *arg)
 			if (c->subconns[k].conn &&
 			    c->subconns[k].epoch != epoch)
 				subconn_drop(c, k);
-		subs_sync(c, &wanted, &b);
+		subs_sync(c, &wanted);
 		now = hl__now_ms();
 		for (k = 0; k < c->nsubconns; k++) {
 			struct hl_subconn *sc = &c->subconns[k];
@@ -334,7 +338,7 @@ static void *sub_main(void *arg)
 				int rc;
 				/* Connect only when someone waits: a process
 				 * that never contends opens none. */
-				if (!subconn_wanted(c, k, &b) ||
+				if (!subconn_wanted(c, k) ||
 				    (sc->retry_at >= 0 && now < sc->retry_at))
 					continue;
 				pthread_mutex_unlock(&c->wait_mu);
@@ -365,7 +369,7 @@ static void *sub_main(void *arg)
 			if (!has_pending(c, k))
 				sc->pending_since = -1;
 			if (c->conf.ping_interval_ms > 0 && sc->ping_sent < 0 &&
-			    subconn_wanted(c, k, &b) &&
+			    subconn_wanted(c, k) &&
 			    now - hl__conn_last_read(sc->conn) >=
 			            c->conf.ping_interval_ms) {
 				const char *ping = "PING";
@@ -405,7 +409,7 @@ static void *sub_main(void *arg)
 		for (k = 0; k < c->nsubconns; k++)
 			if (!c->subconns[k].conn &&
 			    c->subconns[k].retry_at >= 0 &&
-			    subconn_wanted(c, k, &b))
+			    subconn_wanted(c, k))
 				wake = earlier(wake, c->subconns[k].retry_at);
 		n = 0;
 		pfd[n].fd = c->sub_wake_fd;
@@ -421,7 +425,15 @@ static void *sub_main(void *arg)
 			                         : 0));
 			pfd[n++].revents = 0;
 		}
+		reload = c->sub_map_stale;
+		c->sub_map_stale = 0;
+		if (reload) /* look again soon */
+			wake = earlier(wake, hl__now_ms() + 100);
 		pthread_mutex_unlock(&c->wait_mu);
+		/* a channel's slot is not in the map: load it, without
+		 * wait_mu */
+		if (reload)
+			hl__router_suspect(c, &b);
 		if (wake >= 0) {
 			int64_t d = wake - hl__now_ms();
 			timeout = d <= 0 ? 0 : d > 60000 ? 60000 : (int)d;
