@@ -1,0 +1,309 @@
+/*
+ * Redis Cluster: six nodes, three masters with a replica each
+ * (harness_topo), reached through a redis-cluster:// URL. Locks spread
+ * over every master; a lock is where its slot's master is; waiters are
+ * woken through sharded pub/sub; renewals never cross slots; a slot that
+ * migrates while a lock in it is held (MOVED and ASK), a manual failover
+ * and a kill -9 of a master keep every hold or report it lost, and no two
+ * processes ever hold a lock at once.
+ */
+#include "harness.h"
+#include "harness_topo.h"
+
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static hl_client *cluster_client(ht_cluster *cl, int64_t watchdog_ms)
+{
+	hl_client_options o;
+	char url[600];
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = watchdog_ms;
+	o.command_timeout_ms = 1000;
+	o.connect_timeout_ms = 1000;
+	o.retry_delay_ms = 300;
+	o.retry_attempts = 8; /* a failover takes a few seconds */
+	o.ping_interval_ms = 300;
+	ht_cluster_url(cl, url, sizeof url);
+	return ht_client_url(url, &o);
+}
+
+static long long hget_on(ht_cluster *cl, const char *key, const char *field)
+{
+	int port = ht_cluster_master_of_slot(
+	        cl, ht_cluster_slot_of(cl, key, strlen(key)));
+	redisReply *r = ht_node_cmd(ht_cluster_node(cl, port), "HGET %s %s",
+	                            key, field);
+	long long v = r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+	freeReplyObject(r);
+	return v;
+}
+
+static long long errorstat(ht_cluster *cl, const char *what)
+{
+	long long n = 0;
+	int i;
+	char field[64], v[64];
+	snprintf(field, sizeof field, "errorstat_%s", what);
+	for (i = 0; i < HT_CLUSTER_NODES; i++)
+		if (cl->nodes[i].pid &&
+		    ht_node_info(&cl->nodes[i], "errorstats", field, v,
+		                 sizeof v))
+			n += atoll(strstr(v, "count=") ? strstr(v, "count=") + 6
+			                               : v);
+	return n;
+}
+
+/* Thirty locks over the three masters: each where its slot is, released
+ * cleanly; with the watchdog they stay held through several renewal
+ * periods, and no renewal script ever touched two slots. */
+static void spread(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 1500);
+	hl_lock *l[30];
+	char name[32];
+	int i, masters[3] = {0}, nm = 0;
+
+	for (i = 0; i < 30; i++) {
+		int port, k;
+		snprintf(name, sizeof name, "cl:spread:%d", i);
+		l[i] = ht_lock(c, name);
+		HT_OK(hl_lock_acquire(l[i], -1, NULL));
+		HT_EQ(hget_on(cl, name, ht_owner(l[i])), 1);
+		port = ht_cluster_master_of_slot(
+		        cl, ht_cluster_slot_of(cl, name, strlen(name)));
+		for (k = 0; k < nm && masters[k] != port; k++)
+			;
+		if (k == nm && nm < 3)
+			masters[nm++] = port;
+	}
+	HT_EQ(nm, 3);
+	ht_sleep_ms(4000); /* over two leases: renewed, per slot */
+	for (i = 0; i < 30; i++) {
+		int lost = 7;
+		snprintf(name, sizeof name, "cl:spread:%d", i);
+		HT_OK(hl_lock_is_lost(&lost, l[i]));
+		HT_EQ(lost, 0);
+		HT_EQ(hget_on(cl, name, ht_owner(l[i])), 1);
+		HT_OK(hl_lock_release(NULL, l[i]));
+		hl_lock_free(l[i]);
+	}
+	HT_EQ(errorstat(cl, "CROSSSLOT"), 0);
+	hl_client_free(c);
+	ht_cluster_destroy(cl);
+}
+
+struct waiter {
+	hl_lock *l;
+	int64_t wait_ms;
+	int rc, acquired;
+};
+
+static void *wait_thread(void *p)
+{
+	struct waiter *w = p;
+	w->rc = hl_lock_try_acquire(&w->acquired, w->l, w->wait_ms, -1, NULL);
+	return NULL;
+}
+
+/* A waiter on another client is woken by the unlock message (SPUBLISH on
+ * the slot's node), not by the holder's lease. */
+static void wake(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 3000), *c2 = cluster_client(cl, 3000);
+	hl_lock *l = ht_lock(c, "cl:wake"), *l2 = ht_lock(c2, "cl:wake");
+	struct waiter w = {l2, 20000, 0, 0};
+	pthread_t t;
+	int64_t t0;
+	HT_OK(hl_lock_set_owner(l2, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, 20000, NULL)); /* a long fixed lease */
+	t = ht_thread_start(wait_thread, &w);
+	{
+		/* subscribed with SSUBSCRIBE on the slot's master, as
+		 * Redisson subscribes on Redis 7 */
+		int port = ht_cluster_master_of_slot(
+		        cl, ht_cluster_slot_of(cl, HT_S("cl:wake")));
+		long long subs = 0;
+		int64_t until = ht_now_ms() + 5000 * ht_scale();
+		while (subs < 1 && ht_now_ms() < until) {
+			redisReply *r = ht_node_cmd(
+			        ht_cluster_node(cl, port),
+			        "PUBSUB SHARDNUMSUB redisson_lock__channel:"
+			        "{cl:wake}");
+			subs = r->type == REDIS_REPLY_ARRAY && r->elements == 2
+			               ? r->element[1]->integer
+			               : 0;
+			freeReplyObject(r);
+			if (subs < 1)
+				ht_sleep_ms(20);
+		}
+		HT_EQ(subs, 1);
+	}
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_release(NULL, l));
+	ht_thread_join(t, 25000);
+	ht_note("woken %lld ms after the release",
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(w.rc, HL_OK);
+	HT_EQ(w.acquired, 1);
+	HT_RANGE(ht_now_ms() - t0, 0, 2000 * ht_scale());
+	HT_OK(hl_lock_release(NULL, l2));
+	hl_lock_free(l);
+	hl_lock_free(l2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_cluster_destroy(cl);
+}
+
+/* The slot of a held lock moves to another master: while it migrates a
+ * fresh lock of that slot is taken through ASK on the importing node; once
+ * moved, the holder is renewed there (MOVED) and releases it there. */
+static void migrate(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 1500);
+	hl_lock *l = ht_lock(c, "{cl:mig}held"), *fresh;
+	int slot = ht_cluster_slot_of(cl, HT_S("{cl:mig}held"));
+	int src = ht_cluster_master_of_slot(cl, slot), dst = 0, i, lost = 7;
+	for (i = 0; i < HT_CLUSTER_NODES; i++)
+		if (cl->nodes[i].role == HT_ROLE_MASTER &&
+		    cl->nodes[i].port != src)
+			dst = cl->nodes[i].port;
+	HT_CHECK(dst != 0);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	ht_cluster_migrate_slot_start(cl, slot, dst);
+	/* a key the source no longer has: ASK, then ASKING on dst */
+	fresh = ht_lock(c, "{cl:mig}fresh");
+	HT_OK(hl_lock_acquire(fresh, -1, NULL));
+	{
+		redisReply *r = ht_node_cmd(ht_cluster_node(cl, dst), "ASKING");
+		freeReplyObject(r);
+		r = ht_node_cmd(ht_cluster_node(cl, dst),
+		                "HGET {cl:mig}fresh %s", ht_owner(fresh));
+		/* it landed on the importing node */
+		HT_CHECK(r->type == REDIS_REPLY_STRING);
+		freeReplyObject(r);
+	}
+	HT_CHECK(ht_cluster_migrate_keys(cl, slot) >= 1);
+	ht_cluster_migrate_slot_finish(cl, slot);
+	ht_sleep_ms(3500); /* renewals follow MOVED to dst */
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	HT_EQ(hget_on(cl, "{cl:mig}held", ht_owner(l)), 1);
+	HT_OK(hl_lock_release(NULL, l));
+	HT_OK(hl_lock_release(NULL, fresh));
+	HT_EQ(hget_on(cl, "{cl:mig}held", ht_owner(l)), -1);
+	hl_lock_free(l);
+	hl_lock_free(fresh);
+	hl_client_free(c);
+	ht_cluster_destroy(cl);
+}
+
+/* A manual failover, then a kill -9, of the master of a held lock: the
+ * hold is renewed on the new master; a waiter gets it when released. */
+static void failover(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 6000), *c2 = cluster_client(cl, 6000);
+	hl_lock *l = ht_lock(c, "cl:fo"), *l2 = ht_lock(c2, "cl:fo");
+	struct waiter w = {l2, 40000, 0, 0};
+	int slot = ht_cluster_slot_of(cl, HT_S("cl:fo")), port, lost = 7;
+	pthread_t t;
+	HT_OK(hl_lock_set_owner(l2, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	t = ht_thread_start(wait_thread, &w);
+	port = ht_cluster_failover(cl, ht_cluster_master_of_slot(cl, slot));
+	ht_note("manual failover: master now %d", port);
+	port = ht_cluster_kill_master(cl, port);
+	ht_note("kill -9: master now %d", port);
+	ht_sleep_ms(6500); /* longer than the lease: renewed there */
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	HT_EQ(hget_on(cl, "cl:fo", ht_owner(l)), 1);
+	HT_EQ(w.acquired, 0);
+	HT_OK(hl_lock_release(NULL, l));
+	ht_thread_join(t, 45000);
+	HT_EQ(w.rc, HL_OK);
+	HT_EQ(w.acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	hl_lock_free(l);
+	hl_lock_free(l2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_cluster_destroy(cl);
+}
+
+/* Processes contend on one lock while its master is killed; no two
+ * critical sections overlap. */
+static void overlap_kill(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	char path[300];
+	pid_t kids[3];
+	int i, status, slot = ht_cluster_slot_of(cl, HT_S("cl:overlap"));
+	long n;
+	snprintf(path, sizeof path, "%s/sections", cl->dir);
+	for (i = 0; i < 3; i++) {
+		kids[i] = fork();
+		HT_CHECK(kids[i] >= 0);
+		if (kids[i] == 0) {
+			hl_client *c = cluster_client(cl, 6000);
+			hl_lock *l = ht_lock(c, "cl:overlap");
+			char tag[16];
+			int64_t end = ht_now_ms() + 12000;
+			snprintf(tag, sizeof tag, "p%d", i);
+			while (ht_now_ms() < end) {
+				int acq = 0, lost = 0;
+				if (hl_lock_try_acquire(&acq, l, 1000, -1,
+				                        NULL) != HL_OK ||
+				    !acq)
+					continue;
+				ht_cs_enter(path, tag);
+				ht_sleep_ms(5);
+				hl_lock_is_lost(&lost, l);
+				if (lost)
+					_exit(4);
+				ht_cs_leave(path, tag);
+				hl_lock_release(NULL, l);
+			}
+			hl_lock_free(l);
+			hl_client_free(c);
+			_exit(0);
+		}
+	}
+	ht_sleep_ms(2500);
+	ht_cluster_kill_master(cl, ht_cluster_master_of_slot(cl, slot));
+	for (i = 0; i < 3; i++) {
+		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
+		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		          "child %d: status %d", i, status);
+	}
+	n = ht_cs_check(path);
+	ht_note("%ld critical sections across a kill -9, no overlap", n);
+	HT_CHECK(n >= 30);
+	ht_cluster_destroy(cl);
+}
+
+/* Names whose channel would hash elsewhere are refused at once. */
+static void bad_names(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 3000);
+	hl_lock *l = NULL;
+	HT_RC(hl_lock_new(&l, c, HT_S("a}b")), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "hash tag") != NULL);
+	HT_RC(hl_lock_new(&l, c, HT_S("a{}b")), HL_EINVAL);
+	HT_CHECK(l == NULL);
+	l = ht_lock(c, "x{t}y"); /* a tag: fine */
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l));
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_cluster_destroy(cl);
+}
+
+HT_MAIN(HT_CASE(spread), HT_CASE(bad_names), HT_CASE(wake), HT_CASE(migrate),
+        HT_CASE(failover), HT_CASE(overlap_kill))

@@ -1,0 +1,291 @@
+/*
+ * Sentinel: a master with two replicas and three sentinels (harness_topo),
+ * reached through a redis-sentinel:// URL. The client finds the master
+ * through the sentinels, follows failovers (kill -9 of the master, a
+ * SENTINEL FAILOVER), keeps renewing its holds on the new master, wakes its
+ * waiters, waits for the replicas after each lock change (WAIT), and no
+ * two processes ever hold the lock at once across a failover.
+ */
+#include "harness.h"
+#include "harness_topo.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static hl_client *sentinel_client(ht_sentinel *s, int64_t watchdog_ms)
+{
+	hl_client_options o;
+	char url[600];
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = watchdog_ms;
+	o.command_timeout_ms = 1000;
+	o.connect_timeout_ms = 1000;
+	o.retry_delay_ms = 300;
+	o.retry_attempts = 8; /* a failover takes a few seconds */
+	o.ping_interval_ms = 300;
+	if (s->opts.sentinel_password)
+		o.sentinel_password = s->sentinel_password;
+	ht_sentinel_url(s, url, sizeof url);
+	if (s->opts.password) {
+		/* the data nodes' password in the userinfo */
+		char with[700];
+		const char *rest = strstr(url, "://") + 3;
+		snprintf(with, sizeof with, "%.*s:%s@%s", (int)(rest - url),
+		         url, s->password, rest);
+		return ht_client_url(with, &o);
+	}
+	return ht_client_url(url, &o);
+}
+
+static long long node_hget(ht_node *n, const char *key, const char *field)
+{
+	redisReply *r = ht_node_cmd(n, "HGET %s %s", key, field);
+	long long v = r->type == REDIS_REPLY_STRING ? atoll(r->str) : -1;
+	freeReplyObject(r);
+	return v;
+}
+
+/* The lock lives on the master the sentinels name, and WAIT put it on the
+ * replicas before the acquire returned. */
+static void finds_master(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	hl_client *c = sentinel_client(s, 3000);
+	hl_lock *l = ht_lock(c, "sent:basic");
+	ht_node *m = ht_sentinel_master(s);
+	int i, released = 0;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_EQ(node_hget(m, "sent:basic", ht_owner(l)), 1);
+	for (i = 0; i < HT_SENTINEL_DATA; i++)
+		if (&s->data[i] != m)
+			HT_EQ(node_hget(&s->data[i], "sent:basic", ht_owner(l)),
+			      1);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_sentinel_destroy(s);
+}
+
+/* Credentials: the data nodes' password in the URL, the sentinels' own
+ * in the options; a wrong sentinel password and an unknown master name
+ * fail at once with a clear message. */
+static void credentials(void)
+{
+	ht_sentinel_opts so = {0};
+	ht_sentinel *s;
+	hl_client *c, *bad = NULL;
+	hl_client_options o;
+	hl_lock *l;
+	char url[600];
+	so.password = "datapass";
+	so.sentinel_password = "sentpass";
+	s = ht_sentinel_start(&so);
+	c = sentinel_client(s, 3000);
+	l = ht_lock(c, "sent:creds");
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l));
+	hl_lock_free(l);
+	hl_client_free(c);
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.connect_timeout_ms = 1000;
+	o.sentinel_password = "wrong";
+	ht_sentinel_url(s, url, sizeof url);
+	HT_RC(hl_client_new(&bad, url, &o), HL_EAUTH);
+	ht_note("wrong sentinel password: %s", hl_error_last());
+	HT_CHECK(strstr(hl_error_last(), "sentinel") != NULL);
+	HT_CHECK(strstr(hl_error_last(), "wrong") == NULL);
+
+	o.sentinel_password = "sentpass";
+	snprintf(strrchr(url, '/') + 1, 64, "nosuchmaster");
+	HT_RC(hl_client_new(&bad, url, &o), HL_ECONNECT);
+	ht_note("unknown master: %s", hl_error_last());
+	HT_CHECK(strstr(hl_error_last(), "nosuchmaster") != NULL);
+	ht_sentinel_destroy(s);
+}
+
+struct waiter {
+	hl_lock *l;
+	int64_t wait_ms;
+	int rc, acquired;
+	int64_t took_ms;
+};
+
+static void *wait_thread(void *p)
+{
+	struct waiter *w = p;
+	int64_t t0 = ht_now_ms();
+	w->rc = hl_lock_try_acquire(&w->acquired, w->l, w->wait_ms, -1, NULL);
+	w->took_ms = ht_now_ms() - t0;
+	return NULL;
+}
+
+/* kill -9 of the master while a lock is held with the watchdog and a
+ * waiter waits: after the failover the holder is still renewed on the new
+ * master, and the waiter gets the lock once it is released, within its
+ * wait. */
+static void kill_master(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	hl_client *c = sentinel_client(s, 6000), *c2 = sentinel_client(s, 6000);
+	hl_lock *l = ht_lock(c, "sent:kill"), *l2 = ht_lock(c2, "sent:kill");
+	struct waiter w = {l2, 30000, 0, 0, 0};
+	pthread_t t;
+	int old, now, lost = 7;
+	int64_t t0;
+
+	/* the waiter's thread and this one are one owner */
+	HT_OK(hl_lock_set_owner(l2, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	t = ht_thread_start(wait_thread, &w);
+	ht_sleep_ms(300);
+	old = ht_sentinel_kill_master(s);
+	t0 = ht_now_ms();
+	now = ht_sentinel_wait_failover(s, old, 20000);
+	ht_note("failover from %d to %d in %lld ms", old, now,
+	        (long long)(ht_now_ms() - t0));
+	/* renewed on the new master: a lease (6 s) after the kill it is
+	 * still there */
+	ht_sleep_ms(6500);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	HT_EQ(node_hget(ht_sentinel_node(s, now), "sent:kill", ht_owner(l)), 1);
+	HT_EQ(w.acquired, 0); /* still waiting */
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_release(NULL, l));
+	ht_thread_join(t, 35000);
+	ht_note("waiter: acquired %d, %lld ms after the release", w.acquired,
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(w.rc, HL_OK);
+	HT_EQ(w.acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	hl_lock_free(l);
+	hl_lock_free(l2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_sentinel_destroy(s);
+}
+
+/* Processes contend through failovers (a forced one, then a kill -9); each
+ * critical section is recorded; none may overlap another. */
+static void overlap_failover(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	char path[300];
+	pid_t kids[3];
+	int i, status, old;
+	long n;
+
+	snprintf(path, sizeof path, "%s/sections", s->dir);
+	for (i = 0; i < 3; i++) {
+		kids[i] = fork();
+		HT_CHECK(kids[i] >= 0);
+		if (kids[i] == 0) {
+			hl_client *c = sentinel_client(s, 6000);
+			hl_lock *l = ht_lock(c, "sent:overlap");
+			char tag[16];
+			int64_t end = ht_now_ms() + 14000;
+			snprintf(tag, sizeof tag, "p%d", i);
+			while (ht_now_ms() < end) {
+				int acq = 0, lost = 0;
+				if (hl_lock_try_acquire(&acq, l, 1000, -1,
+				                        NULL) != HL_OK ||
+				    !acq)
+					continue;
+				ht_cs_enter(path, tag);
+				ht_sleep_ms(5);
+				hl_lock_is_lost(&lost, l);
+				if (lost)
+					_exit(4); /* a lost hold: reported */
+				ht_cs_leave(path, tag);
+				hl_lock_release(NULL, l);
+			}
+			hl_lock_free(l);
+			hl_client_free(c);
+			_exit(0);
+		}
+	}
+	ht_sleep_ms(2000);
+	ht_sentinel_failover(s);
+	ht_sleep_ms(2000);
+	old = ht_sentinel_kill_master(s);
+	ht_sentinel_wait_failover(s, old, 20000);
+	for (i = 0; i < 3; i++) {
+		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
+		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		          "child %d: status %d", i, status);
+	}
+	n = ht_cs_check(path);
+	ht_note("%ld critical sections across two failovers, no overlap", n);
+	HT_CHECK(n >= 30);
+	ht_sentinel_destroy(s);
+}
+
+static long long calls_of(ht_node *n, const char *cmd)
+{
+	char field[64], v[128];
+	snprintf(field, sizeof field, "cmdstat_%s", cmd);
+	if (!ht_node_info(n, "commandstats", field, v, sizeof v))
+		return 0;
+	return atoll(strstr(v, "calls=") + 6);
+}
+
+/* redis-replica://: the same deployment without asking the sentinels.
+ * Writes go to the master and are WAITed for; with read_from replica the
+ * read-only queries go to the replicas, by default to the master. */
+static void replica_url(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	ht_node *m = ht_sentinel_master(s), *r1 = NULL, *r2 = NULL;
+	hl_client_options o;
+	hl_client *c, *cr;
+	hl_lock *l, *lr;
+	char url[300];
+	int i, locked = 0;
+	long long before;
+	for (i = 0; i < HT_SENTINEL_DATA; i++) {
+		if (&s->data[i] == m)
+			continue;
+		if (!r1)
+			r1 = &s->data[i];
+		else
+			r2 = &s->data[i];
+	}
+	snprintf(url, sizeof url,
+	         "redis-replica://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d",
+	         m->port, r1->port, r2->port);
+	c = ht_client_url(url, NULL);
+	l = ht_lock(c, "rep:lock");
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	/* WAITed: on both replicas before the acquire returned */
+	HT_EQ(node_hget(r1, "rep:lock", ht_owner(l)), 1);
+	HT_EQ(node_hget(r2, "rep:lock", ht_owner(l)), 1);
+	before = calls_of(m, "exists");
+	HT_OK(hl_lock_is_locked(&locked, l));
+	HT_EQ(locked, 1);
+	HT_EQ(calls_of(m, "exists"), before + 1); /* the master by default */
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.read_from = HL_READ_REPLICA;
+	cr = ht_client_url(url, &o);
+	lr = ht_lock(cr, "rep:lock");
+	before = calls_of(r1, "exists") + calls_of(r2, "exists");
+	for (i = 0; i < 4; i++) {
+		HT_OK(hl_lock_is_locked(&locked, lr));
+		HT_EQ(locked, 1);
+	}
+	HT_EQ(calls_of(r1, "exists") + calls_of(r2, "exists"), before + 4);
+	HT_OK(hl_lock_release(NULL, l));
+	hl_lock_free(lr);
+	hl_client_free(cr);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_sentinel_destroy(s);
+}
+
+HT_MAIN(HT_CASE(finds_master), HT_CASE(credentials), HT_CASE(kill_master),
+        HT_CASE(overlap_failover), HT_CASE(replica_url))
