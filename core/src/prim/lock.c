@@ -376,7 +376,7 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 	hl_client *c = lock->client;
 	hl_waiter w;
 	hl_cancel_reg reg;
-	int rc = HL_OK;
+	int rc = HL_OK, outages = 0;
 
 	memset(&w, 0, sizeof(w));
 	hl__cond_init(&w.cond);
@@ -409,6 +409,22 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 		pthread_mutex_unlock(&c->wait_mu);
 		rc = attempt_op(lock, owner_id, owner, lease, b, acquired, &ttl,
 		                NULL);
+		if (rc == HL_OK)
+			outages = 0;
+		if ((rc == HL_EIO || rc == HL_ECONNECT) &&
+		    hl__remaining(deadline) != 0 &&
+		    (deadline >= 0 || outages < c->conf.retry_attempts)) {
+			/* Redis unreachable (a failover, a restart, the
+			 * network): a wait outlasts it, within its deadline
+			 * and cancel, trying again after a pause. A wait
+			 * without a deadline gives up after retry_attempts
+			 * such outages in a row (each already the whole retry
+			 * policy), so that a server that is gone is told. */
+			rc = hl__pause(c,
+			               hl__jitter_delay(c->conf.retry_delay_ms,
+			                                outages++),
+			               b);
+		}
 		pthread_mutex_lock(&c->wait_mu);
 		if (rc != HL_OK || *acquired)
 			break;
@@ -559,6 +575,10 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	if (!queue_busy) {
 		rc = attempt_op(lock, owner_id, owner, lease_ms, &b, &acquired,
 		                &ttl, NULL);
+		/* a wait outlasts an outage too (see slow_acquire) */
+		if ((rc == HL_EIO || rc == HL_ECONNECT) && wait_ms != 0 &&
+		    hl__remaining(deadline) != 0)
+			rc = HL_OK;
 		if (rc == HL_OK && !acquired && wait_ms != 0)
 			rc = slow_acquire(lock, owner_id, owner, local,
 			                  lease_ms, deadline, &b, cancel,
