@@ -12,7 +12,7 @@ Two jobs:
      link the shared library it names.
   2. Otherwise the checkout's sources: configure CMake, build the static
      archive ``hilock_static`` and link it into the extension, together with
-     hiredis, uuid and pthread.
+     hiredis, uuid, OpenSSL and pthread.
 
 Environment knobs:
 
@@ -207,9 +207,10 @@ def build_static(p: LinkPlan, jobs: Optional[int] = None) -> None:
     if not os.path.isfile(archive):
         raise BuildError("CMake did not produce " + archive)
     p.extra_objects.append(archive)
-    deps = _pkg_config("--libs", "hiredis", "uuid")
+    deps = _pkg_config("--libs", "hiredis", "uuid", "libssl", "libcrypto")
     if deps is None:
-        raise BuildError("pkg-config cannot find hiredis and uuid (apt-get install libhiredis-dev uuid-dev)")
+        raise BuildError("pkg-config cannot find hiredis, uuid and OpenSSL "
+                         "(apt-get install libhiredis-dev uuid-dev libssl-dev)")
     _split_flags(deps, p, link=True)
     p.extra_link_args.append("-pthread")
 

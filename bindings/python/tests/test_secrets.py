@@ -55,8 +55,11 @@ def test_bad_urls(redis_server, tail):  # type: ignore[no-untyped-def]
 
 
 def test_other_schemes_and_oddities():  # type: ignore[no-untyped-def]
-    for url in ("rediss://alice:%s@127.0.0.1:6379" % SECRET,
-                "http://alice:%s@127.0.0.1:6379" % SECRET,
+    # rediss:// is TLS: nobody listens, and the message keeps the secret
+    with pytest.raises(hilock.HilockError) as ei:
+        hilock.Client("rediss://alice:%s@127.0.0.1:%d" % (SECRET, _free_port()), connect_timeout=2.0)
+    _clean(ei.value)
+    for url in ("http://alice:%s@127.0.0.1:6379" % SECRET,
                 "redis://alice:top/%s@127.0.0.1:6379/x" % SECRET,
                 "redis://%s@127.0.0.1:6379/x" % SECRET):
         with pytest.raises(hilock.InvalidArgumentError) as ei:

@@ -114,6 +114,23 @@ def _safe_url(url: str) -> str:
     return url[:start] + "***" + url[at:]
 
 
+PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
+
+
+def _c_path(what: str, path: PathArg) -> bytes:
+    """A file option as the C library wants it: bytes without NUL."""
+    try:
+        b = os.fsencode(path)
+    except TypeError:
+        raise TypeError("%s must be a path (str, bytes or os.PathLike), not %s"
+                        % (what, type(path).__name__)) from None
+    if not b:
+        raise E.InvalidArgumentError("%s is empty" % what)
+    if b"\0" in b:
+        raise E.InvalidArgumentError("%s contains a NUL character" % what)
+    return b
+
+
 class _Cancel:
     """An hl_cancel flag owned by Python."""
 
@@ -221,8 +238,21 @@ async def _settle(fut: "asyncio.Future[_T]", on_cancel: Optional[Callable[[], No
 class Client:
     """A connection to one Redis deployment, shared by every thread and task.
 
-    ``url`` is ``redis://[[user]:password@]host[:port][/db]`` or
+    ``url`` is ``redis://[[user]:password@]host[:port][/db]``,
+    ``rediss://...`` (the same over TLS) or
     ``unix:///path/to/redis.sock[?db=N]``. Times are float seconds.
+
+    TLS (``rediss://``): the server's certificate is verified against
+    ``tls_ca_file`` (PEM CA certificates) and/or ``tls_ca_dir`` (a hashed
+    directory), or the system's store when neither is given, and must carry
+    ``tls_server_name`` (default: the URL's host; an IP address is checked as
+    one). ``tls_cert_file`` and ``tls_key_file`` (PEM, unencrypted) are the
+    client certificate for servers that require one (``tls-auth-clients``).
+    ``tls_verify=False`` encrypts but trusts any server: for tests only.
+    A file that cannot be read raises :class:`InvalidArgumentError` naming
+    it; a certificate refused (wrong CA, expired, another name), a plain
+    server on the port or a server that wants a client certificate raises
+    :class:`ConnectionError` saying which.
 
     ``watchdog_timeout`` is the lease of a lock taken without one; the
     watchdog renews it every third of that while it is held. A hold whose
@@ -264,6 +294,12 @@ class Client:
         client_name: Optional[str] = None,
         subscription_timeout: float = 7.5,
         ping_interval: float = 1.0,
+        tls_ca_file: Optional[PathArg] = None,
+        tls_ca_dir: Optional[PathArg] = None,
+        tls_cert_file: Optional[PathArg] = None,
+        tls_key_file: Optional[PathArg] = None,
+        tls_server_name: Optional[str] = None,
+        tls_verify: bool = True,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("url must be str, not %s" % type(url).__name__)
@@ -290,10 +326,26 @@ class Client:
         opts.ping_interval_ms = ms(ping_interval, "ping_interval")
         opts.retry_attempts = retry_attempts
         opts.pool_size = pool_size
-        keep = None
+        keep: list = []  # C strings, alive until hl_client_new copied them
         if client_name is not None:
-            keep = ffi.new("char[]", client_name.encode("utf-8"))
-            opts.client_name = keep
+            keep.append(ffi.new("char[]", client_name.encode("utf-8")))
+            opts.client_name = keep[-1]
+        if not isinstance(tls_verify, bool):
+            raise TypeError("tls_verify must be a bool")
+        opts.tls_verify = 1 if tls_verify else 0
+        for field, val in (("tls_ca_file", tls_ca_file), ("tls_ca_dir", tls_ca_dir),
+                           ("tls_cert_file", tls_cert_file), ("tls_key_file", tls_key_file)):
+            if val is not None:
+                keep.append(ffi.new("char[]", _c_path(field, val)))
+                setattr(opts, field, keep[-1])
+        if tls_server_name is not None:
+            if not isinstance(tls_server_name, str):
+                raise TypeError("tls_server_name must be str")
+            if "\0" in tls_server_name:
+                raise E.InvalidArgumentError("tls_server_name contains a NUL character")
+            name = tls_server_name.encode("ascii" if tls_server_name.isascii() else "idna")
+            keep.append(ffi.new("char[]", name))
+            opts.tls_server_name = keep[-1]
         try:
             curl = url.encode("utf-8")
         except UnicodeEncodeError as exc:
