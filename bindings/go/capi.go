@@ -57,12 +57,15 @@ static void hlgo_reset(hlgo_result *r) {
 }
 
 // hlgo_client_new connects with the options the Go side set; a value of 0
-// (or has_retry 0) keeps the library's default.
+// (or has_retry 0) keeps the library's default, a NULL TLS string is unset.
 static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		int64_t watchdog_ms, int64_t connect_ms, int64_t command_ms,
 		int has_retry, int retry_attempts, int64_t retry_delay_ms,
 		const char *client_name, int pool_size, int64_t subscription_ms,
-		int has_ping, int64_t ping_ms) {
+		int has_ping, int64_t ping_ms, const char *tls_ca_file,
+		const char *tls_ca_dir, const char *tls_cert_file,
+		const char *tls_key_file, const char *tls_server_name,
+		int tls_verify) {
 	hl_client_options o;
 	int rc;
 	hlgo_reset(r);
@@ -89,6 +92,12 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		o.subscription_timeout_ms = subscription_ms;
 	if (has_ping)
 		o.ping_interval_ms = ping_ms;
+	o.tls_ca_file = tls_ca_file;
+	o.tls_ca_dir = tls_ca_dir;
+	o.tls_cert_file = tls_cert_file;
+	o.tls_key_file = tls_key_file;
+	o.tls_server_name = tls_server_name;
+	o.tls_verify = tls_verify;
 	rc = hl_client_new(out, url, &o);
 	if (rc != HL_OK)
 		hlgo_fail(r, rc);
@@ -305,12 +314,34 @@ func newCClient(url string, cfg *config) (*C.hl_client, error) {
 	if cfg.pingSet {
 		hasPing = 1
 	}
+	// The TLS strings: NULL when empty, freed when the call returns
+	// (hl_client_new copies them).
+	cstr := func(s string) *C.char {
+		if s == "" {
+			return nil
+		}
+		return C.CString(s)
+	}
+	tlsStrs := [...]*C.char{cstr(cfg.tls.CAFile), cstr(cfg.tls.CADir), cstr(cfg.tls.CertFile),
+		cstr(cfg.tls.KeyFile), cstr(cfg.tls.ServerName)}
+	defer func() {
+		for _, p := range tlsStrs {
+			if p != nil {
+				C.free(unsafe.Pointer(p))
+			}
+		}
+	}()
+	tlsVerify := C.int(1)
+	if cfg.tls.InsecureSkipVerify {
+		tlsVerify = 0
+	}
 	C.hlgo_client_new(&r, &p, curl,
 		C.int64_t(durationMs(cfg.watchdog)), C.int64_t(durationMs(cfg.connectTimeout)),
 		C.int64_t(durationMs(cfg.commandTimeout)), hasRetry, C.int(cfg.retryAttempts),
 		C.int64_t(durationMs(cfg.retryDelay)), cname, C.int(cfg.poolSize),
 		C.int64_t(durationMs(cfg.subscriptionTimeout)),
-		hasPing, C.int64_t(durationMs(cfg.pingInterval)))
+		hasPing, C.int64_t(durationMs(cfg.pingInterval)),
+		tlsStrs[0], tlsStrs[1], tlsStrs[2], tlsStrs[3], tlsStrs[4], tlsVerify)
 	if r.status != C.HL_OK {
 		return nil, resultError("connect", &r)
 	}

@@ -33,7 +33,8 @@ type Client struct {
 
 // Connect connects to Redis and starts the client's threads.
 //
-// url is "redis://[[user]:password@]host[:port][/db]" or
+// url is "redis://[[user]:password@]host[:port][/db]", "rediss://..." (the
+// same over TLS: see [WithTLS]) or
 // "unix://[[user]:password@]/path/to/redis.sock[?db=N]". A ctx deadline
 // bounds the connection attempt; if ctx is done first Connect returns
 // ctx.Err() at once, and a client that connects afterwards is closed in the

@@ -1,6 +1,9 @@
 package hilock
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // An Option configures Connect. Options left out keep libhilock's
 // defaults.
@@ -19,6 +22,7 @@ type config struct {
 	clientName          string
 	pingSet             bool
 	pingInterval        time.Duration
+	tls                 TLSConfig
 }
 
 // WithWatchdogTimeout sets the lease of a lock taken without one; the
@@ -83,6 +87,36 @@ func WithPingInterval(d time.Duration) Option {
 	}
 }
 
+// TLSConfig is the TLS of a rediss:// URL (TLS 1.2 or 1.3, through
+// libhilock's OpenSSL). Empty strings are unset. Files are PEM; a key
+// protected by a passphrase is not supported.
+type TLSConfig struct {
+	// CAFile holds the CA certificates to trust; CADir is a directory of
+	// hashed ones (openssl rehash). With neither, the system's store.
+	CAFile string
+	CADir  string
+	// CertFile and KeyFile are the client certificate and its key, for a
+	// server that requires one (tls-auth-clients yes): both or neither.
+	CertFile string
+	KeyFile  string
+	// ServerName is the name the server's certificate must carry, also
+	// sent as SNI. Default: the URL's host (an IP address is checked as an
+	// address).
+	ServerName string
+	// InsecureSkipVerify encrypts but trusts any server: no chain, no
+	// name. For tests only.
+	InsecureSkipVerify bool
+}
+
+// WithTLS sets the TLS options of a rediss:// URL. Verification is on
+// unless InsecureSkipVerify. A file that cannot be used fails Connect with
+// ErrInvalid naming it; a refused certificate (wrong CA, expired, another
+// name), a plain server on the port or a server that wants a client
+// certificate fails it with ErrConnect saying which.
+func WithTLS(t TLSConfig) Option {
+	return func(c *config) { c.tls = t }
+}
+
 func (c *config) validate() error {
 	if c.watchdog < 0 || c.connectTimeout < 0 || c.commandTimeout < 0 ||
 		c.subscriptionTimeout < 0 || c.retryDelay < 0 || c.pingInterval < 0 {
@@ -94,6 +128,15 @@ func (c *config) validate() error {
 	for i := 0; i < len(c.clientName); i++ {
 		if c.clientName[i] == 0 {
 			return invalid("connect", "client name contains a NUL byte")
+		}
+	}
+	for _, f := range []struct{ name, v string }{
+		{"TLSConfig.CAFile", c.tls.CAFile}, {"TLSConfig.CADir", c.tls.CADir},
+		{"TLSConfig.CertFile", c.tls.CertFile}, {"TLSConfig.KeyFile", c.tls.KeyFile},
+		{"TLSConfig.ServerName", c.tls.ServerName},
+	} {
+		if strings.IndexByte(f.v, 0) >= 0 {
+			return invalid("connect", f.name+" contains a NUL byte")
 		}
 	}
 	return nil

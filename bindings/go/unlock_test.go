@@ -361,7 +361,6 @@ func TestNoPasswordInErrors(t *testing.T) {
 		"redis://alice:topsecret@" + redisAddr + "/abc",
 		"redis://alice:topsecret@" + redisAddr + "/0?x=1",
 		"redis://:topsecret@127.0.0.1:99999/0",
-		"rediss://alice:topsecret@" + redisAddr,
 		"http://alice:topsecret@" + redisAddr,
 	} {
 		_, err := hilock.Connect(ctx, url)
@@ -370,7 +369,14 @@ func TestNoPasswordInErrors(t *testing.T) {
 		}
 		noSecret(t, url, err)
 	}
-	_, err := hilock.Connect(ctx, "redis://"+redisAddr+"/0?x=1")
+	// rediss:// is TLS: this plain server is no TLS server
+	tlsURL := "rediss://alice:topsecret@" + redisAddr
+	_, err := hilock.Connect(ctx, tlsURL)
+	if !errors.Is(err, hilock.ErrConnect) {
+		t.Errorf("%s: %v, want ErrConnect", tlsURL, err)
+	}
+	noSecret(t, tlsURL, err)
+	_, err = hilock.Connect(ctx, "redis://"+redisAddr+"/0?x=1")
 	if err == nil || !strings.Contains(err.Error(), "query string") {
 		t.Errorf("a query string: %v, want a message about the query string", err)
 	}
