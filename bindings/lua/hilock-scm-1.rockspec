@@ -3,8 +3,8 @@
 --   unless told otherwise, and a module built for 5.1 fails in lua5.4 with
 --   "undefined symbol: lua_pcall".
 -- Builds libhilock statically into the module (nothing else to install) with
--- CMake and SWIG; needs cmake, swig, hiredis (libhiredis-dev) and libuuid
--- (uuid-dev). The module is linked with -z nodelete: Lua unloads C modules
+-- CMake and SWIG; needs cmake, swig, hiredis (libhiredis-dev), libuuid
+-- (uuid-dev) and OpenSSL (libssl-dev). The module is linked with -z nodelete: Lua unloads C modules
 -- when a state closes, and libhilock registers a thread-exit destructor.
 rockspec_format = "3.0"
 package = "hilock"
@@ -32,6 +32,7 @@ dependencies = {
 external_dependencies = {
    HIREDIS = { header = "hiredis/hiredis.h" },
    UUID = { header = "uuid/uuid.h" },
+   OPENSSL = { header = "openssl/ssl.h" },
 }
 build = {
    type = "command",

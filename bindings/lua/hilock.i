@@ -178,11 +178,26 @@ typedef int hl_rc;
 		HLUA_OPT_INT(subscription_timeout_ms, int64_t)
 		HLUA_OPT_INT(ping_interval_ms, int64_t)
 #undef HLUA_OPT_INT
-		/* The string stays alive in the table for the whole call;
-		 * hl_client_new copies it. */
+		/* The strings stay alive in the table for the whole call;
+		 * hl_client_new copies them. */
 		lua_getfield(L, $input, "client_name");
 		if (!lua_isnil(L, -1))
 			tmp.client_name = luaL_checkstring(L, -1);
+		lua_pop(L, 1);
+#define HLUA_OPT_STR(field)                                                    \
+		lua_getfield(L, $input, #field);                               \
+		if (!lua_isnil(L, -1))                                         \
+			tmp.field = luaL_checkstring(L, -1);                   \
+		lua_pop(L, 1);
+		HLUA_OPT_STR(tls_ca_file)
+		HLUA_OPT_STR(tls_ca_dir)
+		HLUA_OPT_STR(tls_cert_file)
+		HLUA_OPT_STR(tls_key_file)
+		HLUA_OPT_STR(tls_server_name)
+#undef HLUA_OPT_STR
+		lua_getfield(L, $input, "tls_verify");
+		if (!lua_isnil(L, -1))
+			tmp.tls_verify = lua_toboolean(L, -1) ? 1 : 0;
 		lua_pop(L, 1);
 	}
 	$1 = &tmp;

@@ -126,7 +126,11 @@ local client_options = {
 	watchdog_timeout = true, connect_timeout = true, command_timeout = true,
 	retry_attempts = true, retry_delay = true, client_name = true,
 	pool_size = true, subscription_timeout = true, ping_interval = true,
+	tls_ca_file = true, tls_ca_dir = true, tls_cert_file = true, tls_key_file = true,
+	tls_server_name = true, tls_verify = true,
 }
+local tls_strings = {"tls_ca_file", "tls_ca_dir", "tls_cert_file", "tls_key_file",
+	"tls_server_name"}
 
 local function positive_int(v, what, fname, level)
 	if v == nil then return nil end
@@ -160,10 +164,13 @@ local function mask_url(url)
 end
 
 --- hilock.connect(url [, opts]) --> client | nil, message, code
--- url: "redis://[[user]:password@]host[:port][/db]" or "unix:///path[?db=N]".
+-- url: "redis://[[user]:password@]host[:port][/db]", "rediss://..." (TLS) or
+-- "unix:///path[?db=N]".
 -- opts (all optional; times in seconds): watchdog_timeout, connect_timeout,
 -- command_timeout, retry_attempts, retry_delay, client_name, pool_size,
--- subscription_timeout, ping_interval (0: never).
+-- subscription_timeout, ping_interval (0: never); for rediss: tls_ca_file,
+-- tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name (strings) and
+-- tls_verify (boolean, default true).
 function M.connect(url, opts)
 	if type(url) ~= "string" then
 		argerror(1, "connect", "string expected, got " .. type(url), 2)
@@ -188,6 +195,24 @@ function M.connect(url, opts)
 			error("bad option 'client_name' to 'connect' (contains a NUL byte)", 2)
 		end
 		o.client_name = opts.client_name
+	end
+	for _, key in ipairs(tls_strings) do
+		local v = opts[key]
+		if v ~= nil then
+			if type(v) ~= "string" then
+				error(format("bad option '%s' to 'connect' (string expected)", key), 2)
+			end
+			if v:find("\0", 1, true) then
+				error(format("bad option '%s' to 'connect' (contains a NUL byte)", key), 2)
+			end
+			o[key] = v
+		end
+	end
+	if opts.tls_verify ~= nil then
+		if type(opts.tls_verify) ~= "boolean" then
+			error("bad option 'tls_verify' to 'connect' (boolean expected)", 2)
+		end
+		o.tls_verify = opts.tls_verify
 	end
 	local ok, c, code = core.client_new(url, o)
 	if not ok then return nil, c, code end

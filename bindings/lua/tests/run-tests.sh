@@ -7,7 +7,9 @@
 # 127.0.0.1 port in a temporary directory, exports HILOCK_TEST_URL, LUA_PATH
 # and LUA_CPATH for the module built in BUILD_DIR/bindings/lua, runs
 # test_hilock.lua (TAP on stdout, ending "N passed, N failed") and stops the
-# server. Exits non-zero when a test fails. Environment:
+# server. Then test_tls.lua against a second server, TLS only, with
+# certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
+# Exits non-zero when a test fails. Environment:
 #   LUA            the interpreter (default lua5.4, else lua)
 #   HILOCK_TEST_NO_VALGRIND=1   skip the valgrind test
 set -eu
@@ -34,7 +36,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-lua-test.XXXXXX")
 TR_DIR=$tmp
 REDIS_SERVER=$redis
 . "$repo/tools/throwaway-redis.sh"
-trap 'tr_stop; rm -rf "$tmp"' EXIT
+tls_pid=""
+trap '[ -z "$tls_pid" ] || { kill "$tls_pid" 2>/dev/null; wait "$tls_pid" 2>/dev/null; }; tr_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 tr_start || exit 2
@@ -48,5 +51,67 @@ export LUA_PATH="$mod/?.lua;$here/?.lua;;"
 export LUA_CPATH="$mod/?.so;;"
 export LUA_PATH_5_4="$LUA_PATH" LUA_CPATH_5_4="$LUA_CPATH"
 
+# The TLS server: a CA, a server certificate for 127.0.0.1 and localhost,
+# a client one, and another CA (a wrong one), then redis-server with a TLS
+# port only (client certificates optional).
+tls="$tmp/tls"
+start_tls() {
+	command -v openssl >/dev/null 2>&1 || { echo "run-tests: no openssl for the TLS tests" >&2; return 1; }
+	mkdir -p "$tls"
+	(
+		set -e
+		cd "$tls"
+		printf '%s\n' '[req]' 'distinguished_name = dn' 'prompt = no' '[dn]' 'CN = hilock' \
+			'[v3_ca]' 'basicConstraints = critical,CA:TRUE' \
+			'keyUsage = critical,keyCertSign,cRLSign' \
+			'[server]' 'basicConstraints = CA:FALSE' 'extendedKeyUsage = serverAuth' \
+			'subjectAltName = IP:127.0.0.1,DNS:localhost' \
+			'[client]' 'basicConstraints = CA:FALSE' 'extendedKeyUsage = clientAuth' > hl.cnf
+		K='-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes'
+		for ca in ca other-ca; do
+			openssl req -x509 -config hl.cnf -extensions v3_ca $K -days 3650 \
+				-keyout $ca.key -out $ca.crt -subj "/CN=hilock $ca"
+		done
+		for n in server client; do
+			openssl req -new -config hl.cnf $K -keyout $n.key -out $n.csr -subj "/CN=$n"
+			openssl x509 -req -in $n.csr -CA ca.crt -CAkey ca.key -CAcreateserial \
+				-days 3650 -extfile hl.cnf -extensions $n -out $n.crt
+		done
+	) >"$tmp/openssl.log" 2>&1 || { cat "$tmp/openssl.log" >&2; return 1; }
+	for _try in 1 2 3 4 5; do
+		tls_port=$(tr_free_port)
+		"$redis" --port 0 --tls-port "$tls_port" --bind 127.0.0.1 --save "" \
+			--appendonly no --dir "$tls" --daemonize no \
+			--tls-cert-file "$tls/server.crt" --tls-key-file "$tls/server.key" \
+			--tls-ca-cert-file "$tls/ca.crt" --tls-auth-clients optional \
+			>"$tls/redis.log" 2>&1 &
+		tls_pid=$!
+		_i=0
+		while [ $_i -lt 100 ]; do
+			if [ "$(redis-cli --tls --cacert "$tls/ca.crt" -h 127.0.0.1 -p "$tls_port" ping 2>/dev/null)" = PONG ]; then
+				return 0
+			fi
+			kill -0 "$tls_pid" 2>/dev/null || break
+			sleep 0.1
+			_i=$((_i + 1))
+		done
+		kill "$tls_pid" 2>/dev/null || true
+		wait "$tls_pid" 2>/dev/null || true
+		tls_pid=""
+	done
+	echo "run-tests: cannot start $redis with TLS; its log:" >&2
+	cat "$tls/redis.log" >&2 || true
+	return 1
+}
+
 cd "$here"
-"$LUA" "$here/test_hilock.lua"
+rc=0
+"$LUA" "$here/test_hilock.lua" || rc=$?
+if start_tls; then
+	export HILOCK_TEST_TLS_URL="rediss://127.0.0.1:$tls_port/0"
+	export HILOCK_TEST_TLS_PORT="$tls_port" HILOCK_TEST_TLS_DIR="$tls"
+	"$LUA" "$here/test_tls.lua" || rc=$?
+else
+	rc=1
+fi
+exit $rc

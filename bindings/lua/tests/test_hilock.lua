@@ -129,7 +129,6 @@ test("connect: no message shows the URL's password", function()
 		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/abc",
 		"redis://alice:" .. secret .. "@127.0.0.1:" .. PORT .. "/0?x=1",
 		"redis://:" .. secret .. "@127.0.0.1:99999",
-		"rediss://alice:" .. secret .. "@127.0.0.1:" .. PORT,
 		"bogus://alice:" .. secret .. "@x",
 		"redis://alice:top/" .. secret .. "@127.0.0.1:" .. PORT .. "/0",
 	} do
@@ -137,6 +136,9 @@ test("connect: no message shows the URL's password", function()
 		eq(code, "HL_EINVAL", url)
 		assert(msg:find("***", 1, true), url .. ": the password is not shown masked: " .. msg)
 	end
+	-- rediss:// is TLS, and this server is a plain one
+	msg, code = clean("rediss", hilock.connect("rediss://alice:" .. secret .. "@127.0.0.1:" .. PORT))
+	eq(code, "HL_ECONNECT")
 	msg = clean("query string", hilock.connect("redis://127.0.0.1:" .. PORT .. "/0?x=1"))
 	assert(msg:find("query string", 1, true), msg)
 	-- credentials the server refuses (it has no such user)
