@@ -305,5 +305,57 @@ static void bad_names(void)
 	ht_cluster_destroy(cl);
 }
 
-HT_MAIN(HT_CASE(spread), HT_CASE(bad_names), HT_CASE(wake), HT_CASE(migrate),
-        HT_CASE(failover), HT_CASE(overlap_kill))
+/* rediss-cluster://: TLS to every node; locks on every master, a waiter
+ * woken through sharded pub/sub over TLS. */
+static void tls(void)
+{
+	char dir[] = "/tmp/hilock-cl-tls-XXXXXX";
+	ht_tls_certs *certs;
+	ht_cluster_opts co = {0};
+	ht_cluster *cl;
+	hl_client_options o;
+	hl_client *c, *c2;
+	hl_lock *l[6], *w2;
+	struct waiter w;
+	char url[600], name[32];
+	pthread_t t;
+	int i;
+	HT_CHECK(mkdtemp(dir) != NULL);
+	certs = ht_tls_make_certs(dir);
+	co.tls = certs;
+	cl = ht_cluster_start(&co);
+	ht_cluster_url(cl, url, sizeof url);
+	HT_CHECK(strncmp(url, "rediss-cluster://", 17) == 0);
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.tls_ca_file = certs->ca_cert;
+	c = ht_client_url(url, &o);
+	c2 = ht_client_url(url, &o);
+	for (i = 0; i < 6; i++) {
+		snprintf(name, sizeof name, "cl:tls:%d", i);
+		l[i] = ht_lock(c, name);
+		HT_OK(hl_lock_acquire(l[i], 30000, NULL));
+	}
+	w2 = ht_lock(c2, "cl:tls:0");
+	HT_OK(hl_lock_set_owner(w2, hl_owner_id_new()));
+	w.l = w2;
+	w.wait_ms = 20000;
+	t = ht_thread_start(wait_thread, &w);
+	ht_sleep_ms(300);
+	for (i = 0; i < 6; i++) {
+		HT_OK(hl_lock_release(NULL, l[i]));
+		hl_lock_free(l[i]);
+	}
+	ht_thread_join(t, 25000);
+	HT_EQ(w.rc, HL_OK);
+	HT_EQ(w.acquired, 1);
+	HT_OK(hl_lock_release(NULL, w2));
+	hl_lock_free(w2);
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_cluster_destroy(cl);
+	ht_tls_certs_destroy(certs);
+	rmdir(dir);
+}
+
+HT_MAIN(HT_CASE(spread), HT_CASE(bad_names), HT_CASE(tls), HT_CASE(wake),
+        HT_CASE(migrate), HT_CASE(failover), HT_CASE(overlap_kill))

@@ -287,5 +287,50 @@ static void replica_url(void)
 	ht_sentinel_destroy(s);
 }
 
+/* rediss-sentinel://: TLS to the sentinels and to the data nodes, with a
+ * client certificate; the master found, a failover followed. */
+static void tls(void)
+{
+	char dir[] = "/tmp/hilock-sent-tls-XXXXXX";
+	ht_tls_certs *certs;
+	ht_sentinel_opts so = {0};
+	ht_sentinel *s;
+	hl_client_options o;
+	hl_client *c;
+	hl_lock *l;
+	char url[600];
+	int old, lost = 7;
+	HT_CHECK(mkdtemp(dir) != NULL);
+	certs = ht_tls_make_certs(dir);
+	so.tls = certs;
+	so.tls_auth_clients = 1;
+	s = ht_sentinel_start(&so);
+	ht_sentinel_url(s, url, sizeof url);
+	HT_CHECK(strncmp(url, "rediss-sentinel://", 18) == 0);
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = 6000;
+	o.command_timeout_ms = 1000;
+	o.connect_timeout_ms = 1000;
+	o.retry_delay_ms = 300;
+	o.retry_attempts = 8;
+	o.tls_ca_file = certs->ca_cert;
+	o.tls_cert_file = certs->client_cert;
+	o.tls_key_file = certs->client_key;
+	c = ht_client_url(url, &o);
+	l = ht_lock(c, "sent:tls");
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	old = ht_sentinel_kill_master(s);
+	ht_sentinel_wait_failover(s, old, 20000);
+	ht_sleep_ms(6500); /* renewed on the new master, over TLS */
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	HT_OK(hl_lock_release(NULL, l));
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_sentinel_destroy(s);
+	ht_tls_certs_destroy(certs);
+	rmdir(dir);
+}
+
 HT_MAIN(HT_CASE(finds_master), HT_CASE(credentials), HT_CASE(kill_master),
-        HT_CASE(overlap_failover), HT_CASE(replica_url))
+        HT_CASE(overlap_failover), HT_CASE(replica_url), HT_CASE(tls))
