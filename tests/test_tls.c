@@ -1,8 +1,10 @@
 /*
  * TLS (rediss://): the lock cycle over TLS, mutual TLS, the TLS options,
  * and every bad case with its status and a message that says what is
- * wrong. Servers listen on a TLS port next to their plain one
- * (tls_local.h); the harness's side channel uses the plain one.
+ * wrong. Certificates from the shared harness (ht_tls_make_certs). Most
+ * servers listen on a TLS port next to their plain one (tls_local.h), so
+ * the harness's plain side channel sees what hilock did; tls_only_server
+ * uses harness_topo's TLS-only server and its side channel.
  */
 #include "tls_local.h"
 
@@ -71,7 +73,7 @@ static long long info_int(ht_redis *r, const char *field)
 
 static void lock_cycle(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *c = tls_client(r, 0);
 	hl_lock *l = ht_lock(c, "tls:cycle");
 	int64_t n = 0;
@@ -123,7 +125,7 @@ static int numsub_is_one(void *arg)
  * holder's 30 s lease would end. */
 static void contention(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *a = tls_client(r, 0), *b = tls_client(r, 0);
 	hl_lock *la = ht_lock(a, "tls:contended");
 	struct waiter w = {ht_lock(b, "tls:contended"), -1, 0};
@@ -156,7 +158,7 @@ static void contention(void)
 /* The watchdog renews over its own TLS connection past the lease. */
 static void watchdog(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *c = tls_client(r, 600);
 	hl_lock *l = ht_lock(c, "tls:wd");
 	int64_t t0;
@@ -182,7 +184,7 @@ static void watchdog(void)
  * watchdog, over TLS. */
 static void lost(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *c = tls_client(r, 600);
 	hl_lock *l = ht_lock(c, "tls:lost");
 	int v = 0;
@@ -202,7 +204,7 @@ static void lost(void)
  * records read on the raw socket must not make it look dead. */
 static void idle_reuse(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *c = tls_client(r, 0);
 	hl_lock *l = ht_lock(c, "tls:idle");
 	long long before;
@@ -228,7 +230,7 @@ static void idle_reuse(void)
  * connection keeps working without a reconnect. */
 static void fork_child_free(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client *c = tls_client(r, 0);
 	hl_lock *l = ht_lock(c, "tls:fork");
 	long long before;
@@ -262,6 +264,40 @@ static void fork_child_free(void)
 	hl_client_free(c);
 }
 
+/* The shared harness's TLS-only server (no plain port), requiring a
+ * client certificate: the lock cycle, checked on its side channel. */
+static void tls_only_server(void)
+{
+	const ht_tls_certs *t = tl_certs_get();
+	ht_tls_redis *r = ht_redis_start_tls(t, HT_CERT_GOOD, 1);
+	hl_client_options o;
+	redisReply *rep;
+	hl_client *c;
+	hl_lock *l;
+	int v = 0;
+
+	tl_options(&o);
+	o.tls_cert_file = t->client_cert;
+	o.tls_key_file = t->client_key;
+	c = ht_client_url(r->url, &o);
+	l = ht_lock(c, "tls:only");
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	rep = ht_node_cmd(&r->node, "HGET %s %s", "tls:only", ht_owner(l));
+	HT_CHECKF(rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "2") == 0,
+	          "HGET: type %d", rep->type);
+	freeReplyObject(rep);
+	HT_OK(hl_lock_release(&v, l));
+	HT_OK(hl_lock_release(&v, l));
+	HT_EQ(v, 1);
+	rep = ht_node_cmd(&r->node, "EXISTS %s", "tls:only");
+	HT_CHECK(rep->type == REDIS_REPLY_INTEGER && rep->integer == 0);
+	freeReplyObject(rep);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_tls_redis_destroy(r);
+}
+
 /* ---- options ------------------------------------------------------------ */
 
 static void check_cycle(hl_client *c, const char *name)
@@ -277,8 +313,8 @@ static void check_cycle(hl_client *c, const char *name)
 
 static void mutual_tls(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 1, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 1, NULL);
 	hl_client_options o;
 	char url[128];
 	hl_client *c;
@@ -294,8 +330,8 @@ static void mutual_tls(void)
 
 static void ca_dir_and_names(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	hl_client *c;
@@ -324,7 +360,7 @@ static void ca_dir_and_names(void)
 /* tls_verify = 0 encrypts and trusts anyone. */
 static void verify_off(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_UNTRUSTED, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_UNTRUSTED, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	hl_client *c;
@@ -343,8 +379,8 @@ static void verify_off(void)
  * file for it). */
 static void default_store(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	hl_client *c;
@@ -365,7 +401,7 @@ static void default_store(void)
 
 static void plain_client_tls_port(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	char url[128];
 	int64_t t0;
 	snprintf(url, sizeof url, "redis://127.0.0.1:%d", tl_port_of(r->port));
@@ -377,7 +413,7 @@ static void plain_client_tls_port(void)
 
 static void tls_client_plain_port(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	int64_t t0;
@@ -391,9 +427,9 @@ static void tls_client_plain_port(void)
 
 static void wrong_ca(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *good = tl_redis_start(TL_CERT_GOOD, 0, NULL);
-	ht_redis *untrusted = tl_redis_start(TL_CERT_UNTRUSTED, 0, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *good = tl_redis_start(HT_CERT_GOOD, 0, NULL);
+	ht_redis *untrusted = tl_redis_start(HT_CERT_UNTRUSTED, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	hl_client *c = NULL;
@@ -424,7 +460,7 @@ static void wrong_ca(void)
 
 static void expired(void)
 {
-	ht_redis *r = tl_redis_start(TL_CERT_EXPIRED, 0, NULL);
+	ht_redis *r = tl_redis_start(HT_CERT_EXPIRED, 0, NULL);
 	hl_client_options o;
 	char url[128];
 	tl_url(r, url, sizeof url);
@@ -435,8 +471,8 @@ static void expired(void)
 
 static void name_mismatch(void)
 {
-	ht_redis *wrong = tl_redis_start(TL_CERT_WRONG_NAME, 0, NULL);
-	ht_redis *good = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	ht_redis *wrong = tl_redis_start(HT_CERT_WRONG_NAME, 0, NULL);
+	ht_redis *good = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client_options o;
 	char url[128];
 
@@ -469,10 +505,10 @@ static void name_mismatch(void)
 
 static void bad_files(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 0, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 0, NULL);
 	hl_client_options o;
-	char url[128], missing[TL_PATH_MAX + 16];
+	char url[128], missing[HT_PATH_MAX + 16];
 
 	tl_url(r, url, sizeof url);
 	snprintf(missing, sizeof missing, "%s/missing.pem", t->dir);
@@ -499,7 +535,7 @@ static void bad_files(void)
 	EXPECT_FAIL(url, &o, HL_EINVAL, "tls_key_file", missing);
 	tl_options(&o);
 	o.tls_cert_file = t->client_cert;
-	o.tls_key_file = t->server_key[TL_CERT_GOOD]; /* another key */
+	o.tls_key_file = t->server_key[HT_CERT_GOOD]; /* another key */
 	EXPECT_FAIL(url, &o, HL_EINVAL, "tls_key_file", "does not match");
 	tl_options(&o);
 	o.tls_cert_file = t->client_cert;
@@ -512,7 +548,7 @@ static void bad_files(void)
 	o.tls_key_file = t->client_key;
 	EXPECT_FAIL(url, &o, HL_EINVAL, "tls_cert_file", "is a directory");
 	if (geteuid() != 0) { /* root reads anything */
-		char unreadable[TL_PATH_MAX + 16], cmd[1100];
+		char unreadable[HT_PATH_MAX + 16], cmd[1100];
 		snprintf(unreadable, sizeof unreadable, "%s/unreadable.pem",
 		         t->dir);
 		snprintf(cmd, sizeof cmd, "cp '%s' '%s' && chmod 000 '%s'",
@@ -527,8 +563,8 @@ static void bad_files(void)
 
 static void client_cert_required(void)
 {
-	const tl_certs *t = tl_certs_get();
-	ht_redis *r = tl_redis_start(TL_CERT_GOOD, 1, NULL);
+	const ht_tls_certs *t = tl_certs_get();
+	ht_redis *r = tl_redis_start(HT_CERT_GOOD, 1, NULL);
 	hl_client_options o;
 	char url[128];
 
@@ -575,8 +611,9 @@ static void handshake_timeout(void)
 
 HT_MAIN(HT_CASE(lock_cycle), HT_CASE(contention), HT_CASE(watchdog),
         HT_CASE(lost), HT_CASE(idle_reuse), HT_CASE(fork_child_free),
-        HT_CASE(mutual_tls), HT_CASE(ca_dir_and_names), HT_CASE(verify_off),
-        HT_CASE(default_store), HT_CASE(plain_client_tls_port),
-        HT_CASE(tls_client_plain_port), HT_CASE(wrong_ca), HT_CASE(expired),
-        HT_CASE(name_mismatch), HT_CASE(bad_files),
-        HT_CASE(client_cert_required), HT_CASE(handshake_timeout))
+        HT_CASE(tls_only_server), HT_CASE(mutual_tls),
+        HT_CASE(ca_dir_and_names), HT_CASE(verify_off), HT_CASE(default_store),
+        HT_CASE(plain_client_tls_port), HT_CASE(tls_client_plain_port),
+        HT_CASE(wrong_ca), HT_CASE(expired), HT_CASE(name_mismatch),
+        HT_CASE(bad_files), HT_CASE(client_cert_required),
+        HT_CASE(handshake_timeout))
