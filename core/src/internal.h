@@ -230,6 +230,10 @@ int hl__router_connect(hl_client *c, const hl_addr *a, hl_conn **out,
  * watchdog); *epoch (may be NULL) gets the epoch it belongs to. */
 int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
                               const hl_bound *b);
+/* One round trip of one command (C-string arguments, at most 8) on conn,
+ * within the command timeout and b. */
+int hl__router_one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
+                   const char **argv, const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn);
 /* Cluster (router/cluster.c): load the slot map; a MOVED; the connected

@@ -96,6 +96,8 @@ typedef struct hl_addr {
 	char path[256]; /* unix socket; "" for TCP */
 } hl_addr;
 
+/* 1 if a and b name the same node. */
+int hl__addr_eq(const hl_addr *a, const hl_addr *b);
 /* "host:port" or the socket path, for messages. */
 const char *hl__addr_str(const hl_addr *a, char *buf, size_t len);
 

@@ -518,3 +518,9 @@ char *hl__url_safe(const char *url)
 		mask_url(out, cap, url);
 	return out;
 }
+
+int hl__addr_eq(const hl_addr *a, const hl_addr *b)
+{
+	return a->port == b->port && strcmp(a->host, b->host) == 0 &&
+	       strcmp(a->path, b->path) == 0;
+}

@@ -14,12 +14,6 @@
 #define HL_NO_NODE    0xffff
 #define HL_MAX_CNODES 1024
 
-static int addr_eq(const hl_addr *a, const hl_addr *b)
-{
-	return a->port == b->port && strcmp(a->host, b->host) == 0 &&
-	       strcmp(a->path, b->path) == 0;
-}
-
 /* [ip, port, id...] of CLUSTER SLOTS. */
 static int node_addr(const hl_reply *n, hl_addr *out)
 {
@@ -38,7 +32,7 @@ static int cnode_index(struct hl_cnode *nodes, int *n, const hl_addr *a)
 {
 	int i;
 	for (i = 0; i < *n; i++)
-		if (addr_eq(&nodes[i].addr, a))
+		if (hl__addr_eq(&nodes[i].addr, a))
 			return i;
 	if (*n >= HL_MAX_CNODES)
 		return -1;
@@ -73,19 +67,6 @@ static int parse_slots(const hl_reply *r, uint16_t *slots,
 		covered += (int)(hi - lo + 1);
 	}
 	return covered;
-}
-
-static int one_cmd(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
-                   const char **argv, const hl_bound *b)
-{
-	size_t lens[4];
-	const size_t *lp = lens;
-	enum hl_sent sent;
-	int i;
-	for (i = 0; i < argc; i++)
-		lens[i] = strlen(argv[i]);
-	return hl__conn_roundtrip(conn, 1, &argc, &argv, &lp, out, &sent, b,
-	                          c->conf.command_timeout_ms);
 }
 
 /* Load the slot map from the first node that gives one: the known masters,
@@ -124,7 +105,7 @@ int hl__cluster_refresh(hl_client *c, const hl_bound *b)
 		int covered;
 		rc = hl__conn_open(&conn, &c->conf, &try[i], HL_CONN_DATA, b);
 		if (rc == HL_OK)
-			rc = one_cmd(c, conn, &r, 2, argv, b);
+			rc = hl__router_one(c, conn, &r, 2, argv, b);
 		if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ERROR)
 			rc = hl__fail(HL_EREDIS, "%s: CLUSTER SLOTS: %s",
 			              hl__addr_str(&try[i], a, sizeof(a)),
@@ -143,7 +124,8 @@ int hl__cluster_refresh(hl_client *c, const hl_bound *b)
 			 * publishes with SPUBLISH, and so must we. */
 			hl_reply *p = NULL;
 			const char *pv[3] = {"PUBSUB", "SHARDNUMSUB", NULL};
-			sharded = one_cmd(c, conn, &p, 2, pv, b) == HL_OK &&
+			sharded = hl__router_one(c, conn, &p, 2, pv, b) ==
+			                  HL_OK &&
 			          hl__reply_type(p) == HL_REPLY_ARRAY;
 			hl__reply_free(p);
 		}
@@ -198,7 +180,7 @@ void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to)
 	if (c->slots && slot < HL_SLOTS) {
 		int i;
 		for (i = 0; i < c->ncnodes; i++)
-			if (addr_eq(&c->cnodes[i].addr, to))
+			if (hl__addr_eq(&c->cnodes[i].addr, to))
 				break;
 		if (i == c->ncnodes && c->ncnodes < HL_MAX_CNODES) {
 			struct hl_cnode *n =
@@ -263,7 +245,7 @@ int hl__cluster_replicas(hl_client *c, const hl_addr *a)
 	int i, n = -1;
 	pthread_mutex_lock(&c->topo_mu);
 	for (i = 0; i < c->ncnodes; i++)
-		if (addr_eq(&c->cnodes[i].addr, a))
+		if (hl__addr_eq(&c->cnodes[i].addr, a))
 			n = c->cnodes[i].replicas;
 	pthread_mutex_unlock(&c->topo_mu);
 	return n;
@@ -274,7 +256,7 @@ void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n)
 	int i;
 	pthread_mutex_lock(&c->topo_mu);
 	for (i = 0; i < c->ncnodes; i++)
-		if (addr_eq(&c->cnodes[i].addr, a))
+		if (hl__addr_eq(&c->cnodes[i].addr, a))
 			c->cnodes[i].replicas = n;
 	pthread_mutex_unlock(&c->topo_mu);
 }

@@ -28,12 +28,6 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-static int addr_eq(const hl_addr *a, const hl_addr *b)
-{
-	return a->port == b->port && strcmp(a->host, b->host) == 0 &&
-	       strcmp(a->path, b->path) == 0;
-}
-
 /* Load every script once; EVALSHA then needs only their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn)
 {
@@ -105,7 +99,7 @@ static void set_master(hl_client *c, const hl_addr *a)
 {
 	int changed;
 	pthread_mutex_lock(&c->topo_mu);
-	changed = !addr_eq(&c->master, a);
+	changed = !hl__addr_eq(&c->master, a);
 	if (changed) {
 		c->master = *a;
 		c->master_replicas = -1;
@@ -204,9 +198,8 @@ static int parse_ip_port(const hl_reply *r, hl_addr *out)
 	return 0;
 }
 
-/* One round trip of one command on conn. */
-static int one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
-               const char **argv, const hl_bound *b)
+int hl__router_one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
+                   const char **argv, const hl_bound *b)
 {
 	size_t lens[8];
 	const size_t *lp = lens;
@@ -259,13 +252,13 @@ static int sentinel_ask(hl_client *c, hl_addr *master, const hl_bound *b)
 		rc = hl__conn_open(&conn, &c->conf, &u->hosts[i],
 		                   HL_CONN_SENTINEL, b);
 		if (rc == HL_OK)
-			rc = one(c, conn, &r, 3, argv, b);
+			rc = hl__router_one(c, conn, &r, 3, argv, b);
 		if (rc == HL_OK && parse_ip_port(r, master) == 0) {
 			/* its replicas too, for read routing */
 			hl_reply *rr = NULL;
 			const char *av[3] = {"SENTINEL", "replicas",
 			                     u->master_name};
-			if (one(c, conn, &rr, 3, av, b) == HL_OK) {
+			if (hl__router_one(c, conn, &rr, 3, av, b) == HL_OK) {
 				hl_addr reps[16];
 				size_t k, n = 0;
 				for (k = 0; k < hl__reply_len(rr) && n < 16;
@@ -310,7 +303,7 @@ static int is_master(hl_client *c, hl_conn *conn, const hl_bound *b)
 {
 	hl_reply *r = NULL;
 	const char *argv[1] = {"ROLE"};
-	int ok = one(c, conn, &r, 1, argv, b) == HL_OK &&
+	int ok = hl__router_one(c, conn, &r, 1, argv, b) == HL_OK &&
 	         strcmp(hl__reply_str(hl__reply_at(r, 0)), "master") == 0;
 	hl__reply_free(r);
 	return ok;
@@ -395,7 +388,7 @@ static int pool_take(hl_client *c, int *out, const hl_addr *a, uint64_t e,
 			if (!p->conn) {
 				if (empty < 0)
 					empty = i;
-			} else if (p->epoch == e && addr_eq(&p->addr, a)) {
+			} else if (p->epoch == e && hl__addr_eq(&p->addr, a)) {
 				pick = i;
 				break;
 			} else if (other < 0) {
@@ -415,8 +408,8 @@ static int pool_take(hl_client *c, int *out, const hl_addr *a, uint64_t e,
 	}
 	c->pool[pick].busy = 1;
 	pthread_mutex_unlock(&c->pool_mu);
-	if (c->pool[pick].conn &&
-	    (c->pool[pick].epoch != e || !addr_eq(&c->pool[pick].addr, a))) {
+	if (c->pool[pick].conn && (c->pool[pick].epoch != e ||
+	                           !hl__addr_eq(&c->pool[pick].addr, a))) {
 		hl__conn_free(c->pool[pick].conn);
 		c->pool[pick].conn = NULL;
 	}
@@ -491,7 +484,7 @@ static int fences_pending(hl_client *c, const hl_addr *node, hl_fence *out,
 	int i, n = 0;
 	pthread_mutex_lock(&c->pool_mu);
 	for (i = 0; i < c->nfences && n < max; i++)
-		if (addr_eq(&c->fences[i].node, node))
+		if (hl__addr_eq(&c->fences[i].node, node))
 			out[n++] = c->fences[i];
 	pthread_mutex_unlock(&c->pool_mu);
 	return n;
@@ -576,7 +569,7 @@ static int wait_count(hl_client *c, hl_conn *conn, const hl_addr *node,
 	if (known < 0) {
 		hl_reply *r = NULL;
 		const char *argv[2] = {"INFO", "replication"};
-		if (one(c, conn, &r, 2, argv, b) != HL_OK)
+		if (hl__router_one(c, conn, &r, 2, argv, b) != HL_OK)
 			return -1; /* the connection broke: the caller retries
 			            */
 		known = parse_connected_slaves(r);

@@ -83,9 +83,7 @@ static int subconn_for(hl_client *c, const hl_addr *a, uint64_t epoch)
 {
 	int i;
 	for (i = 0; i < c->nsubconns; i++)
-		if (c->subconns[i].node.port == a->port &&
-		    strcmp(c->subconns[i].node.host, a->host) == 0 &&
-		    strcmp(c->subconns[i].node.path, a->path) == 0)
+		if (hl__addr_eq(&c->subconns[i].node, a))
 			return i;
 	if (!c->subconns) {
 		c->subconns = calloc(HL_MAX_SUBCONNS, sizeof(*c->subconns));
@@ -237,9 +235,7 @@ static int subconn_wanted(hl_client *c, int k)
 				return 1;
 			if (s->state == HL_SUB_NONE &&
 			    sub_node(c, s, &a, &ep) == HL_OK &&
-			    a.port == c->subconns[k].node.port &&
-			    strcmp(a.host, c->subconns[k].node.host) == 0 &&
-			    strcmp(a.path, c->subconns[k].node.path) == 0)
+			    hl__addr_eq(&a, &c->subconns[k].node))
 				return 1;
 		}
 	}
