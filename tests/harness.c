@@ -1306,3 +1306,50 @@ long ht_cs_check(const char *path)
 		HT_FAIL("critical sections in %s: %s", path, why);
 	return n;
 }
+
+int ht_contender(hl_client *(*mk)(void *arg), void *arg, const char *name,
+                 const char *path, const char *tag, int64_t duration_ms)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		HT_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		hl_client *c = mk(arg);
+		hl_lock *l = ht_lock(c, name);
+		int64_t end = ht_now_ms() + duration_ms;
+		int got = 0;
+		while (ht_now_ms() < end) {
+			int acq = 0, lost = 0;
+			if (hl_lock_try_acquire(&acq, l, 1000, -1, NULL) !=
+			            HL_OK ||
+			    !acq)
+				continue;
+			ht_cs_enter(path, tag);
+			ht_sleep_ms(2 + got % 4);
+			hl_lock_is_lost(&lost, l);
+			if (lost)
+				_exit(4); /* told: the record stays open */
+			ht_cs_leave(path, tag);
+			got++;
+			hl_lock_release(NULL, l);
+		}
+		hl_lock_free(l);
+		hl_client_free(c);
+		_exit(got > 0 ? 0 : 3);
+	}
+	return (int)pid;
+}
+
+void ht_contenders_wait(const int *pids, int n)
+{
+	int i, status;
+	for (i = 0; i < n; i++) {
+		if (waitpid(pids[i], &status, 0) != pids[i])
+			HT_FAIL("waitpid: %s", strerror(errno));
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+			HT_FAIL("contender %d: %s %d", i,
+			        WIFEXITED(status) ? "exit status" : "signal",
+			        WIFEXITED(status) ? WEXITSTATUS(status)
+			                          : WTERMSIG(status));
+	}
+}

@@ -331,4 +331,17 @@ long ht_cs_verify(const char *path, char *why, size_t why_len);
 /* ht_cs_verify(), failing the test on -1. */
 long ht_cs_check(const char *path);
 
+/* A contending process for the overlap checks: fork a child that makes
+ * its own client (mk(arg), called in the child), then for duration_ms
+ * takes the lock called name (waiting up to 1 s each time, watchdog
+ * lease), records the critical section (a few ms) in path under tag,
+ * and releases it; a release the network ate is left to its lease. The
+ * child exits 0 if it got the lock at least once and never found its hold
+ * lost inside a section, 3 if it never got it, 4 if it lost a hold.
+ * ht_contenders_wait() reaps children and fails the test on any other
+ * status. */
+int ht_contender(hl_client *(*mk)(void *arg), void *arg, const char *name,
+                 const char *path, const char *tag, int64_t duration_ms);
+void ht_contenders_wait(const int *pids, int n);
+
 #endif

@@ -236,51 +236,28 @@ static void failover(void)
 	ht_cluster_destroy(cl);
 }
 
+static hl_client *contender_client(void *cl)
+{
+	return cluster_client(cl, 6000);
+}
+
 /* Processes contend on one lock while its master is killed; no two
  * critical sections overlap. */
 static void overlap_kill(void)
 {
 	ht_cluster *cl = ht_cluster_start(NULL);
-	char path[300];
-	pid_t kids[3];
-	int i, status, slot = ht_cluster_slot_of(cl, HT_S("cl:overlap"));
+	char path[300], tag[8];
+	int kids[3], i, slot = ht_cluster_slot_of(cl, HT_S("cl:overlap"));
 	long n;
 	snprintf(path, sizeof path, "%s/sections", cl->dir);
 	for (i = 0; i < 3; i++) {
-		kids[i] = fork();
-		HT_CHECK(kids[i] >= 0);
-		if (kids[i] == 0) {
-			hl_client *c = cluster_client(cl, 6000);
-			hl_lock *l = ht_lock(c, "cl:overlap");
-			char tag[16];
-			int64_t end = ht_now_ms() + 12000;
-			snprintf(tag, sizeof tag, "p%d", i);
-			while (ht_now_ms() < end) {
-				int acq = 0, lost = 0;
-				if (hl_lock_try_acquire(&acq, l, 1000, -1,
-				                        NULL) != HL_OK ||
-				    !acq)
-					continue;
-				ht_cs_enter(path, tag);
-				ht_sleep_ms(5);
-				hl_lock_is_lost(&lost, l);
-				if (lost)
-					_exit(4);
-				ht_cs_leave(path, tag);
-				hl_lock_release(NULL, l);
-			}
-			hl_lock_free(l);
-			hl_client_free(c);
-			_exit(0);
-		}
+		snprintf(tag, sizeof tag, "p%d", i);
+		kids[i] = ht_contender(contender_client, cl, "cl:overlap", path,
+		                       tag, 12000);
 	}
 	ht_sleep_ms(2500);
 	ht_cluster_kill_master(cl, ht_cluster_master_of_slot(cl, slot));
-	for (i = 0; i < 3; i++) {
-		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
-		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		          "child %d: status %d", i, status);
-	}
+	ht_contenders_wait(kids, 3);
 	n = ht_cs_check(path);
 	ht_note("%ld critical sections across a kill -9, no overlap", n);
 	HT_CHECK(n >= 30);

@@ -499,52 +499,30 @@ static void no_barging(void)
  * lock in a loop; every critical section is recorded; the proxy resets
  * every connection again and again. No two sections may overlap, and each
  * process must get in. */
+static hl_client *client_via_proxy(void *p)
+{
+	return client_via(p, 2000, 500);
+}
+
 static void overlap_under_resets(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	char path[300];
-	pid_t kids[4];
-	int i, status;
+	char path[300], tag[8];
+	int kids[4], i;
 	long n;
 
 	snprintf(path, sizeof path, "%s/sections", r->dir);
 	for (i = 0; i < 4; i++) {
-		kids[i] = fork();
-		HT_CHECK(kids[i] >= 0);
-		if (kids[i] == 0) {
-			hl_client *c = client_via(p, 2000, 500);
-			hl_lock *l = ht_lock(c, "faults:overlap");
-			char tag[32];
-			int64_t end = ht_now_ms() + 3000;
-			int got = 0;
-			snprintf(tag, sizeof tag, "p%d", i);
-			while (ht_now_ms() < end) {
-				int acq = 0;
-				if (hl_lock_try_acquire(&acq, l, 500, -1,
-				                        NULL) != HL_OK ||
-				    !acq)
-					continue;
-				ht_cs_enter(path, tag);
-				ht_sleep_ms(2);
-				ht_cs_leave(path, tag);
-				got++;
-				/* a release the network ate is left to its
-				 * lease; only the count matters here */
-				hl_lock_release(NULL, l);
-			}
-			_exit(got > 0 ? 0 : 3);
-		}
+		snprintf(tag, sizeof tag, "p%d", i);
+		kids[i] = ht_contender(client_via_proxy, p, "faults:overlap",
+		                       path, tag, 3000);
 	}
 	for (i = 0; i < 6; i++) {
 		ht_sleep_ms(400);
 		ht_proxy_cmd(p, "reset");
 	}
-	for (i = 0; i < 4; i++) {
-		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
-		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		          "child %d: status %d", i, status);
-	}
+	ht_contenders_wait(kids, 4);
 	n = ht_cs_check(path);
 	ht_note("%ld critical sections, no overlap", n);
 	HT_CHECK(n >= 20);

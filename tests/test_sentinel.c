@@ -170,55 +170,32 @@ static void kill_master(void)
 	ht_sentinel_destroy(s);
 }
 
+static hl_client *contender_client(void *s)
+{
+	return sentinel_client(s, 6000);
+}
+
 /* Processes contend through failovers (a forced one, then a kill -9); each
  * critical section is recorded; none may overlap another. */
 static void overlap_failover(void)
 {
 	ht_sentinel *s = ht_sentinel_start(NULL);
-	char path[300];
-	pid_t kids[3];
-	int i, status, old;
+	char path[300], tag[8];
+	int kids[3], i, old;
 	long n;
 
 	snprintf(path, sizeof path, "%s/sections", s->dir);
 	for (i = 0; i < 3; i++) {
-		kids[i] = fork();
-		HT_CHECK(kids[i] >= 0);
-		if (kids[i] == 0) {
-			hl_client *c = sentinel_client(s, 6000);
-			hl_lock *l = ht_lock(c, "sent:overlap");
-			char tag[16];
-			int64_t end = ht_now_ms() + 14000;
-			snprintf(tag, sizeof tag, "p%d", i);
-			while (ht_now_ms() < end) {
-				int acq = 0, lost = 0;
-				if (hl_lock_try_acquire(&acq, l, 1000, -1,
-				                        NULL) != HL_OK ||
-				    !acq)
-					continue;
-				ht_cs_enter(path, tag);
-				ht_sleep_ms(5);
-				hl_lock_is_lost(&lost, l);
-				if (lost)
-					_exit(4); /* a lost hold: reported */
-				ht_cs_leave(path, tag);
-				hl_lock_release(NULL, l);
-			}
-			hl_lock_free(l);
-			hl_client_free(c);
-			_exit(0);
-		}
+		snprintf(tag, sizeof tag, "p%d", i);
+		kids[i] = ht_contender(contender_client, s, "sent:overlap",
+		                       path, tag, 14000);
 	}
 	ht_sleep_ms(2000);
 	ht_sentinel_failover(s);
 	ht_sleep_ms(2000);
 	old = ht_sentinel_kill_master(s);
 	ht_sentinel_wait_failover(s, old, 20000);
-	for (i = 0; i < 3; i++) {
-		HT_CHECK(waitpid(kids[i], &status, 0) == kids[i]);
-		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		          "child %d: status %d", i, status);
-	}
+	ht_contenders_wait(kids, 3);
 	n = ht_cs_check(path);
 	ht_note("%ld critical sections across two failovers, no overlap", n);
 	HT_CHECK(n >= 30);
