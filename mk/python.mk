@@ -28,6 +28,7 @@ python-binding: build $(PY_VENV_STAMP)
 
 test-python: build python-binding
 	cd bindings/python && HILOCK_FAULTPROXY=$(abspath $(BUILD))/tests/tools/faultproxy \
+		HILOCK_TOPO=$(abspath $(BUILD))/tests/tools/hl_topo \
 		$(abspath $(PY_VENV))/bin/python -m pytest -p no:cacheprovider tests
 
 # --- A self-contained wheel (NOT part of `make test`: it downloads auditwheel,

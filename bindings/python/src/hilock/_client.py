@@ -114,6 +114,10 @@ def _safe_url(url: str) -> str:
     return url[:start] + "***" + url[at:]
 
 
+# read_from's values, as the C library numbers them.
+_READ_FROM = {"master": lib.HL_READ_MASTER, "replica": lib.HL_READ_REPLICA, "any": lib.HL_READ_ANY}
+
+
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 
@@ -238,9 +242,32 @@ async def _settle(fut: "asyncio.Future[_T]", on_cancel: Optional[Callable[[], No
 class Client:
     """A connection to one Redis deployment, shared by every thread and task.
 
-    ``url`` is ``redis://[[user]:password@]host[:port][/db]``,
-    ``rediss://...`` (the same over TLS) or
-    ``unix:///path/to/redis.sock[?db=N]``. Times are float seconds.
+    ``url`` picks the deployment (times are float seconds):
+
+    * one server: ``redis://[[user]:password@]host[:port][/db]``,
+      ``rediss://...`` (the same over TLS) or
+      ``unix://[[user]:password@]/path/to/redis.sock[?db=N]``;
+    * Sentinel: ``redis-sentinel://[[user]:password@]h1[:port][,h2...]/master-name[/db]``
+      (the hosts are the sentinels, port 26379 by default; the user info is
+      the data nodes'). The master is asked of the sentinels and failovers
+      are followed. ``sentinel_username`` and ``sentinel_password`` are the
+      sentinels' own credentials when they differ;
+    * Cluster: ``redis-cluster://[[user]:password@]h1[:port][,h2...]``: any
+      nodes as seeds; the slot map is learnt, MOVED and ASK followed, and
+      wake-ups use sharded pub/sub on Redis 7;
+    * a master and replicas without Sentinel:
+      ``redis-replica://[[user]:password@]master[:port][,replica[:port]...][/db]``;
+    * ``rediss-sentinel://``, ``rediss-cluster://``, ``rediss-replica://``:
+      the same over TLS (the ``tls_*`` options below).
+
+    Every lock-changing command goes to the master. ``read_from`` says
+    where the read-only queries (:meth:`Lock.locked`, :attr:`Lock.ttl`)
+    go when there are replicas: ``"master"`` (the default: a replica may
+    lag, so what it says can be stale), ``"replica"`` or ``"any"``. After
+    each lock change on a master that has replicas the client waits for
+    them (Redis's WAIT, as Redisson does): ``wait_replicas=-1`` for all
+    connected replicas, ``0`` never, ``n`` for n, at most ``wait_timeout``
+    seconds; an acquire no replica confirmed is undone and tried again.
 
     TLS (``rediss://``): the server's certificate is verified against
     ``tls_ca_file`` (PEM CA certificates) and/or ``tls_ca_dir`` (a hashed
@@ -276,9 +303,11 @@ class Client:
     After ``fork()`` the child must not use a client inherited from the
     parent (every call raises :class:`ForkedError`); it creates its own.
 
-    Raises :class:`ConnectionError` (Redis unreachable),
-    :class:`AuthenticationError`, :class:`InvalidArgumentError` (bad URL or
-    option).
+    Raises :class:`ConnectionError` (Redis unreachable, no sentinel that
+    knows the master, no cluster node), :class:`AuthenticationError`,
+    :class:`InvalidArgumentError` (bad URL or option), :class:`TypeError`
+    (an option of the wrong type). No message, repr or attribute ever
+    shows a password (the URL's or ``sentinel_password``).
     """
 
     def __init__(
@@ -300,6 +329,11 @@ class Client:
         tls_key_file: Optional[PathArg] = None,
         tls_server_name: Optional[str] = None,
         tls_verify: bool = True,
+        sentinel_username: Optional[str] = None,
+        sentinel_password: Optional[str] = None,
+        read_from: str = "master",
+        wait_replicas: int = -1,
+        wait_timeout: float = 1.0,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("url must be str, not %s" % type(url).__name__)
@@ -310,11 +344,17 @@ class Client:
         self._mu = threading.Lock()
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._executor_pid = 0
-        for what, val in (("retry_attempts", retry_attempts), ("pool_size", pool_size)):
+        for what, val, low in (("retry_attempts", retry_attempts, 0), ("pool_size", pool_size, 0),
+                               ("wait_replicas", wait_replicas, -1)):
             if isinstance(val, bool) or not isinstance(val, int):
                 raise TypeError("%s must be an int" % what)
-            if val < 0 or val > 1 << 20:
+            if val < low or val > 1 << 20:
                 raise E.InvalidArgumentError("%s out of range: %r" % (what, val))
+        if not isinstance(read_from, str):
+            raise TypeError("read_from must be str, not %s" % type(read_from).__name__)
+        if read_from not in _READ_FROM:
+            raise E.InvalidArgumentError("read_from must be 'master', 'replica' or 'any', not %r"
+                                         % (read_from,))
 
         opts = ffi.new("hl_client_options *")
         check(lib.hl_client_options_init(opts, lib.HL_CLIENT_OPTIONS_VERSION))
@@ -326,6 +366,9 @@ class Client:
         opts.ping_interval_ms = ms(ping_interval, "ping_interval")
         opts.retry_attempts = retry_attempts
         opts.pool_size = pool_size
+        opts.read_from = _READ_FROM[read_from]
+        opts.wait_replicas = wait_replicas
+        opts.wait_timeout_ms = ms(wait_timeout, "wait_timeout", allow_zero=False)
         keep: list = []  # C strings, alive until hl_client_new copied them
         if client_name is not None:
             keep.append(ffi.new("char[]", client_name.encode("utf-8")))
@@ -346,6 +389,24 @@ class Client:
             name = tls_server_name.encode("ascii" if tls_server_name.isascii() else "idna")
             keep.append(ffi.new("char[]", name))
             opts.tls_server_name = keep[-1]
+        # The sentinels' own credentials. The password is never quoted in a
+        # message, and never kept: hl_client_new copies it.
+        for field, val in (("sentinel_username", sentinel_username),
+                           ("sentinel_password", sentinel_password)):
+            if val is None:
+                continue
+            if not isinstance(val, str):
+                raise TypeError("%s must be str, not %s" % (field, type(val).__name__))
+            if "\0" in val:
+                raise E.InvalidArgumentError("%s contains a NUL character" % field)
+            try:
+                raw: Optional[bytes] = val.encode("utf-8")
+            except UnicodeEncodeError:
+                raw = None  # raised below, outside this handler: no context
+            if raw is None:  # that would carry the whole value
+                raise E.InvalidArgumentError("%s is not encodable as UTF-8" % field)
+            keep.append(ffi.new("char[]", raw))
+            setattr(opts, field, keep[-1])
         try:
             curl = url.encode("utf-8")
         except UnicodeEncodeError as exc:
