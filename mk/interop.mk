@@ -1,17 +1,29 @@
 # Wire compatibility with the real Redisson (tests/interop, README there).
 # `make interop` is NOT part of `make test`: it needs a JDK, Maven and, the
-# first time, Maven Central (Redisson is fetched into ~/.m2). It starts its
-# own redis-server, runs hilock C processes against Redisson RLocks on the
-# same locks, prints one line per scenario and "N passed, N failed".
+# first time, Maven Central (Redisson is fetched into ~/.m2). It runs hilock
+# C processes against Redisson RLocks on the same locks of a throwaway
+# redis-server, then of a Sentinel deployment (a master, two replicas,
+# three sentinels) and of a Redis Cluster (three masters, three replicas),
+# and prints one line per scenario and "N passed, N failed" for all.
+#
+#   make interop                                # all three topologies
+#   make interop INTEROP_TOPOLOGIES=cluster     # single, sentinel, cluster
+#                                               # (comma-separated)
+#   make interop INTEROP_FILTER=b               # scenarios starting with b
+#
+# The Sentinel and Cluster deployments come from the C tests' topology
+# harness (libhilock_test_harness, built by `build`), so they need
+# redis-sentinel and redis-cli as well as redis-server.
 #
 # A JDK (17+) and Maven come from Debian only when `java` or `mvn` is
 # missing, so a machine with its own JDK/Maven is left alone.
 INTEROP_APT_PACKAGES := default-jdk-headless maven
 INTEROP_FILTER ?=
+INTEROP_TOPOLOGIES ?= single,sentinel,cluster
 
 .PHONY: interop
 
 interop: build
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
 		APT_PACKAGES="$(INTEROP_APT_PACKAGES)" sh tools/install-deps.sh; fi
-	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)"
+	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)" "$(INTEROP_TOPOLOGIES)"

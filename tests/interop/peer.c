@@ -17,6 +17,15 @@
  *                             -> ok <that word>=<number>
  *   waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
  *   owner                     -> ok owner=<uuid>:<id>
+ *   contend ITERS PATH        -> ok done=N retries=R lost=L ms=<time spent>
+ *       ITERS times: acquire (watchdog; each attempt waits up to 20 s),
+ *       read the decimal counter in the file PATH, sleep 1 ms, write it
+ *       back plus one, release. The file is shared with Redisson threads
+ *       doing the same under the same lock (make interop's Sentinel and
+ *       Cluster runs), so a lost increment means two holders at once.
+ *       An attempt that fails (HL_EIO during a failover) is retried
+ *       (retries=), a release that finds the hold gone counts in lost=;
+ *       the whole loop ends with "err" after 60 s without progress.
  *   quit                      -> bye (then exits 0)
  *
  * One thread does everything, so the handle's owner (the calling thread) is
@@ -26,11 +35,14 @@
 
 #include <hilock.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static int64_t now_ms(void)
 {
@@ -55,6 +67,107 @@ static long unhex(char *buf, size_t cap, const char *hex)
 	return (long)(n / 2);
 }
 
+/* The shared counter: a zero-padded decimal at offset 0 of the file,
+ * always written whole at once (pwrite of COUNTER_WIDTH bytes). */
+#define COUNTER_WIDTH 20
+
+static int counter_read(int fd, long long *value)
+{
+	char buf[COUNTER_WIDTH + 1];
+	ssize_t n = pread(fd, buf, COUNTER_WIDTH, 0);
+
+	if (n != COUNTER_WIDTH)
+		return -1;
+	buf[COUNTER_WIDTH] = '\0';
+	*value = strtoll(buf, NULL, 10);
+	return 0;
+}
+
+static int counter_write(int fd, long long value)
+{
+	char buf[COUNTER_WIDTH + 1];
+
+	snprintf(buf, sizeof(buf), "%0*lld", COUNTER_WIDTH, value);
+	return pwrite(fd, buf, COUNTER_WIDTH, 0) == COUNTER_WIDTH ? 0 : -1;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* The contend command (see the top of the file). */
+static void contend(hl_lock *lock, long long iters, const char *path)
+{
+	long long done = 0, retries = 0, lost = 0, value;
+	int64_t t0 = now_ms(), progress = t0;
+	int fd = open(path, O_RDWR);
+
+	if (fd < 0) {
+		printf("err HL_ESYSTEM cannot open %s\n", path);
+		return;
+	}
+	while (done < iters) {
+		int flag = 0, rc;
+
+		if (now_ms() - progress > 60000) {
+			printf("err STALLED no progress for 60 s after %lld "
+			       "of %lld (retries=%lld lost=%lld): %s\n",
+			       done, iters, retries, lost, hl_error_last());
+			close(fd);
+			return;
+		}
+		rc = hl_lock_try_acquire(&flag, lock, 20000, -1, NULL);
+		if (rc != HL_OK || !flag) {
+			if (rc != HL_OK && rc != HL_EIO) {
+				printf("err %s acquire after %lld of %lld: %s\n",
+				       hl_status_name(rc), done, iters,
+				       hl_error_last());
+				close(fd);
+				return;
+			}
+			retries++;
+			continue;
+		}
+		if (counter_read(fd, &value) != 0) {
+			printf("err HL_ESYSTEM cannot read %s\n", path);
+			close(fd);
+			return;
+		}
+		sleep_ms(1);
+		if (counter_write(fd, value + 1) != 0) {
+			printf("err HL_ESYSTEM cannot write %s\n", path);
+			close(fd);
+			return;
+		}
+		done++;
+		progress = now_ms();
+		for (;;) {
+			rc = hl_lock_release(NULL, lock);
+			if (rc == HL_OK)
+				break;
+			if (rc == HL_ELOST || rc == HL_ENOTHELD) {
+				lost++;
+				break;
+			}
+			if (rc != HL_EIO || now_ms() - progress > 60000) {
+				printf("err %s release after %lld of %lld: "
+				       "%s\n",
+				       hl_status_name(rc), done, iters,
+				       hl_error_last());
+				close(fd);
+				return;
+			}
+			retries++;
+		}
+	}
+	close(fd);
+	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64 "\n", done,
+	       retries, lost, now_ms() - t0);
+}
+
 static void reply_err(int rc)
 {
 	printf("err %s %s\n", hl_status_name(rc), hl_error_last());
@@ -73,7 +186,7 @@ int main(int argc, char **argv)
 	hl_client_options opts;
 	hl_client *client = NULL;
 	hl_lock *lock = NULL;
-	char line[256], owner[128], name[1024];
+	char line[512], owner[128], name[1024];
 	long name_len;
 	int rc;
 
@@ -108,7 +221,7 @@ int main(int argc, char **argv)
 	printf("ready %s\n", owner);
 
 	while (fgets(line, sizeof(line), stdin) != NULL) {
-		char cmd[32] = "";
+		char cmd[32] = "", path[200] = "";
 		long long a = 0, b = 0;
 		int n = sscanf(line, "%31s %lld %lld", cmd, &a, &b);
 		int flag = 0;
@@ -153,6 +266,10 @@ int main(int argc, char **argv)
 				       now_ms() - t0);
 			else
 				reply_err(rc);
+		} else if (strcmp(cmd, "contend") == 0 &&
+		           sscanf(line, "%31s %lld %199s", cmd, &a, path) ==
+		                   3) {
+			contend(lock, a, path);
 		} else if (strcmp(cmd, "owner") == 0) {
 			printf("ok owner=%s\n", owner);
 		} else {

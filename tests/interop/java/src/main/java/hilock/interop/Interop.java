@@ -12,11 +12,19 @@ import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -34,23 +42,30 @@ import org.redisson.api.RedissonClient;
 import org.redisson.api.RTopic;
 import org.redisson.client.codec.LongCodec;
 import org.redisson.client.codec.StringCodec;
+import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.ShardedSubscriptionMode;
 
 /**
  * The Redisson side of `make interop`: hilock processes (the C peer,
  * tests/interop/peer.c, and the contend example) and Redisson RLocks
- * contend on the same lock names of one throwaway redis-server.
+ * contend on the same lock names, on a throwaway redis-server (single),
+ * then on a Sentinel deployment and on a Cluster (started by the
+ * launcher tests/interop/topo-up.c, driven over its stdin).
  *
  * <pre>
- *   java -jar hilock-interop-redisson.jar run PORT PEER_BINARY CONTEND_BINARY [FILTER]
+ *   java -jar hilock-interop-redisson.jar run --peer PEER_BINARY
+ *       --contend CONTEND_BINARY --topo-up LAUNCHER --work DIR
+ *       [--port PORT] [--topologies single,sentinel,cluster] [--filter F]
  * </pre>
  *
- * One line per scenario ("PASS name: detail" or "FAIL name: why"), then
- * "N passed, N failed"; exit status 1 if any failed.
+ * One line per scenario ("PASS [topology] name: detail" or "FAIL ..."),
+ * then "N passed, N failed" for all topologies together; exit status 1
+ * if any failed.
  */
 public final class Interop {
 	/** Upper bound of any one scenario, on top of each wait's own bound. */
-	static final long SCENARIO_TIMEOUT_MS = 90_000;
+	static final long SCENARIO_TIMEOUT_MS = 120_000;
 	/** "Promptly": a wake-up by pub/sub, far below any lease in play. */
 	static final long PROMPT_MS = 2_000;
 	/** The short watchdog timeout of scenarios c and d (both sides). */
@@ -58,9 +73,16 @@ public final class Interop {
 	static final Pattern OWNER = Pattern.compile(
 		"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}:[0-9]+");
 
+	/** The topology under test: "single", "sentinel" or "cluster". */
+	static String topology;
+	/** hilock's URL of the deployment under test. */
 	static String url;
 	static String peerPath;
 	static String contendPath;
+	static String topoUpPath;
+	static Path workDir;
+	/** The Sentinel or Cluster launcher of the topology under test. */
+	static Launcher launcher;
 	/** Two clients with Redisson's default 30 s watchdog (two UUIDs). */
 	static RedissonClient rA, rB;
 	/** A client whose watchdog timeout is SHORT_WATCHDOG_MS. */
@@ -96,22 +118,28 @@ public final class Interop {
 			: "redisson_lock__channel:{" + name + "}";
 	}
 
+	/** A listener's view of the lock channel: sharded in a cluster, as
+	 *  Redisson 4.3.1 publishes there on Redis 7 (ShardedSubscriptionMode
+	 *  AUTO: SSUBSCRIBE, SPUBLISH, PUBSUB SHARDNUMSUB). */
+	static RTopic lockTopic(RedissonClient rc, String name) {
+		return topology.equals("cluster") ? rc.getShardedTopic(channel(name), LongCodec.INSTANCE)
+			: rc.getTopic(channel(name), LongCodec.INSTANCE);
+	}
+
 	/** The lock hash as Redis holds it (HGETALL), field -> value. */
 	static Map<String, String> lockHash(String name) {
 		return rA.<String, String>getMap(name, StringCodec.INSTANCE).readAllMap();
 	}
 
-	/** One hilock client in its own process, driven over stdin/stdout. */
-	static final class Peer implements AutoCloseable {
+	/** A child process driven line by line over its stdin/stdout. */
+	static class Child {
 		final Process proc;
 		final PrintWriter in;
 		final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-		final String owner;
+		final String what;
 
-		Peer(String name, long watchdogMs) throws Exception {
-			ProcessBuilder pb = new ProcessBuilder(peerPath, url, hex(name),
-				Long.toString(watchdogMs));
-			pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+		Child(String what, ProcessBuilder pb) throws IOException {
+			this.what = what;
 			proc = pb.start();
 			in = new PrintWriter(new OutputStreamWriter(proc.getOutputStream(), UTF_8), true);
 			Thread reader = new Thread(() -> {
@@ -124,12 +152,9 @@ public final class Interop {
 					// the process went away; EOF below says so
 				}
 				lines.add("EOF");
-			}, "peer-reader");
+			}, what + "-reader");
 			reader.setDaemon(true);
 			reader.start();
-			String ready = next(15_000);
-			check(ready.startsWith("ready "), "hilock peer did not start: %s", ready);
-			owner = ready.substring(6);
 		}
 
 		/** The next line, or null if none came within ms. */
@@ -139,7 +164,7 @@ public final class Interop {
 
 		String next(long ms) throws InterruptedException {
 			String l = poll(ms);
-			check(l != null, "hilock peer: no reply within %d ms", ms);
+			check(l != null, "%s: no reply within %d ms", what, ms);
 			return l;
 		}
 
@@ -158,13 +183,32 @@ public final class Interop {
 
 		/** Run a command and return the number after key= in its "ok" reply. */
 		long ask(String command, String key) throws InterruptedException {
-			return value(call(command), key, command);
+			return value(call(command), key, what + " " + command);
 		}
 
 		static long value(String reply, String key, String command) {
 			Matcher m = Pattern.compile("\\b" + key + "=(-?[0-9]+)").matcher(reply);
-			check(reply.startsWith("ok ") && m.find(), "hilock %s: %s", command, reply);
+			check(reply.startsWith("ok ") && m.find(), "%s: %s", command, reply);
 			return Long.parseLong(m.group(1));
+		}
+	}
+
+	/** One hilock client in its own process (peer.c). */
+	static final class Peer extends Child implements AutoCloseable {
+		final String owner;
+
+		Peer(String name, long watchdogMs) throws Exception {
+			super("hilock peer", peerBuilder(name, watchdogMs));
+			String ready = next(15_000);
+			check(ready.startsWith("ready "), "hilock peer did not start: %s", ready);
+			owner = ready.substring(6);
+		}
+
+		static ProcessBuilder peerBuilder(String name, long watchdogMs) {
+			ProcessBuilder pb = new ProcessBuilder(peerPath, url, hex(name),
+				Long.toString(watchdogMs));
+			pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+			return pb;
 		}
 
 		@Override
@@ -262,7 +306,7 @@ public final class Interop {
 		// Listen on the channel as Redisson names it (client B, a bystander):
 		// hilock's unlock must publish the payload 0 there.
 		BlockingQueue<Long> heard = new LinkedBlockingQueue<>();
-		RTopic topic = rB.getTopic(channel(name), LongCodec.INSTANCE);
+		RTopic topic = lockTopic(rB, name);
 		int listener = topic.addListener(Long.class, (ch, msg) -> heard.add(msg));
 		try (Peer p = new Peer(name, 30_000)) {
 			check(p.ask("acquire 0 -1", "acquired") == 1, "hilock could not take the free lock");
@@ -291,7 +335,7 @@ public final class Interop {
 				lock.unlock();
 				return null;
 			}).get(10, SECONDS);
-			return "Redisson woke " + ms + " ms after hilock's release; heard \"0\" on " + channel(name);
+			return "Redisson woke " + ms + " ms after hilock's release; heard \"0\" on " + channel(name) + onWhat(name);
 		} finally {
 			one.shutdownNow();
 			topic.removeListener(listener);
@@ -302,25 +346,25 @@ public final class Interop {
 		try (Peer p = new Peer(name, 30_000)) {
 			RLock lock = rA.getLock(name);
 			check(lock.tryLock(5, SECONDS), "Redisson could not take the free lock");
-			RTopic topic = rB.getTopic(channel(name), LongCodec.INSTANCE);
+			RTopic topic = lockTopic(rB, name);
 			long before = topic.countSubscribers();
 			p.send("acquire 10000 -1");
 			String early = p.poll(800);
 			check(early == null, "hilock acquire returned while Redisson holds: %s", early);
 			long during = topic.countSubscribers();
-			check(during > before, "PUBSUB NUMSUB %s is %d while hilock waits (%d before): not subscribed there",
-				channel(name), during, before);
+			check(during > before, "PUBSUB %s %s is %d while hilock waits (%d before): not subscribed there",
+				topology.equals("cluster") ? "SHARDNUMSUB" : "NUMSUB", channel(name), during, before);
 			long released = System.nanoTime();
 			lock.unlock();
 			String reply = p.next(15_000);
 			long ms = msSince(released);
-			check(Peer.value(reply, "acquired", "acquire") == 1,
+			check(Peer.value(reply, "acquired", "hilock acquire") == 1,
 				"hilock wait (10 s) ran out after Redisson unlocked (message not heard): %s", reply);
 			check(ms < PROMPT_MS, "hilock acquired %d ms after the Redisson unlock (not woken by the message)", ms);
 			check(lock.isLocked() && !lock.isHeldByCurrentThread(), "Redisson does not see the hilock hold");
 			check(p.ask("release", "released") == 1, "hilock release did not free the lock");
 			check(!lock.isLocked(), "lock still held after hilock's release");
-			return "hilock woke " + ms + " ms after Redisson's unlock";
+			return "hilock woke " + ms + " ms after Redisson's unlock" + onWhat(name);
 		}
 	}
 
@@ -349,7 +393,7 @@ public final class Interop {
 			check(lock.forceUnlock(), "Redisson forceUnlock() returned false on a hilock-held lock");
 			String reply = p.call("waitlost 8000", 12_000);
 			long ms = msSince(t0);
-			check(Peer.value(reply, "lost", "waitlost") == 1,
+			check(Peer.value(reply, "lost", "hilock waitlost") == 1,
 				"hilock watchdog did not report the hold lost within 8 s: %s", reply);
 			check(ms <= SHORT_WATCHDOG_MS / 3 + 1500,
 				"hilock found the loss after %d ms (watchdog %d ms renews every %d ms)",
@@ -509,7 +553,7 @@ public final class Interop {
 			check(ttl > 0 && ttl <= LEASE_MS, "hilock ttl %d of a %d ms Redisson lease", ttl, LEASE_MS);
 			String reply = p.call("acquire 8000 -1", 12_000);
 			long ms = msSince(t0);
-			check(Peer.value(reply, "acquired", "acquire") == 1,
+			check(Peer.value(reply, "acquired", "hilock acquire") == 1,
 				"hilock acquire (8 s) failed; the Redisson lease was %d ms: %s", LEASE_MS, reply);
 			check(ms >= LEASE_MS - 300 && ms < LEASE_MS + PROMPT_MS,
 				"hilock acquired %d ms after Redisson took a %d ms lease", ms, LEASE_MS);
@@ -519,6 +563,417 @@ public final class Interop {
 		}
 	}
 
+	/* ------------------------------------------------------------------
+	 * Sentinel and Cluster: the deployment comes from the launcher
+	 * (topo-up.c, the C tests' harness_topo), driven over its stdin.
+	 * ------------------------------------------------------------------ */
+	static final class Launcher extends Child implements AutoCloseable {
+		final Path log;
+		final String up;
+		final Map<String, String> fields = new LinkedHashMap<>();
+
+		Launcher(String kind, Path log) throws Exception {
+			super(kind + " launcher", builder(kind, log));
+			this.log = log;
+			String l = poll(90_000);
+			check(l != null && l.startsWith("up " + kind + " "), "%s deployment did not start: %s%s", kind, l, logTail());
+			up = l;
+			String[] words = l.split(" ");
+			for (int i = 3; i < words.length; i++) {
+				int eq = words[i].indexOf('=');
+				if (eq > 0)
+					fields.put(words[i].substring(0, eq), words[i].substring(eq + 1));
+			}
+			url = words[2];
+		}
+
+		static ProcessBuilder builder(String kind, Path log) {
+			ProcessBuilder pb = new ProcessBuilder(topoUpPath, kind);
+			pb.redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
+			return pb;
+		}
+
+		/** A command of the launcher; its "ok" reply, or a Fail. */
+		String command(String line, long ms) throws InterruptedException {
+			String r = call(line, ms);
+			check(r.startsWith("ok "), "%s %s: %s%s", what, line, r, logTail());
+			return r;
+		}
+
+		String logTail() {
+			try {
+				List<String> all = Files.readAllLines(log, UTF_8);
+				return "\n--- last lines of " + log + " ---\n"
+					+ String.join("\n", all.subList(Math.max(0, all.size() - 15), all.size()));
+			} catch (IOException e) {
+				return "";
+			}
+		}
+
+		@Override
+		public void close() throws Exception {
+			try {
+				in.println("quit");
+				in.close();
+			} catch (RuntimeException e) {
+				// already gone
+			}
+			if (!proc.waitFor(30, SECONDS)) {
+				proc.destroyForcibly();
+				proc.waitFor(5, SECONDS);
+			}
+		}
+	}
+
+	/** Cluster: the port of the master serving the key's slot. */
+	static int masterOf(String key) throws InterruptedException {
+		return (int) Child.value(launcher.command("slot " + hex(key), 20_000), "port", "slot");
+	}
+
+	/** Cluster: from the candidates, names that land on every master
+	 *  (the first candidates first); names returned in candidate order. */
+	static List<String> spread(List<String> candidates) throws InterruptedException {
+		List<String> masters = Arrays.asList(launcher.command("masters", 20_000)
+			.replaceFirst("^ok masters=", "").split(","));
+		Map<String, String> byMaster = new LinkedHashMap<>();
+		for (String n : candidates) {
+			String port = Integer.toString(masterOf(n));
+			byMaster.putIfAbsent(port, n);
+			if (byMaster.size() == masters.size())
+				break;
+		}
+		check(byMaster.keySet().containsAll(masters), "candidate names cover masters %s of %s",
+			byMaster.keySet(), masters);
+		List<String> out = new ArrayList<>();
+		for (String n : candidates)
+			if (byMaster.containsValue(n))
+				out.add(n);
+		return out;
+	}
+
+	/** " (sharded pub/sub, master PORT)" in a cluster, "" elsewhere. */
+	static String onWhat(String name) throws InterruptedException {
+		return topology.equals("cluster") ? " (sharded pub/sub, master " + masterOf(name) + ")" : "";
+	}
+
+	/** Where a lock lives, for the scenario lines: "@master:PORT" in a
+	 *  cluster, "" elsewhere. */
+	static String where(String name) throws InterruptedException {
+		return topology.equals("cluster") ? "@" + masterOf(name) : "";
+	}
+
+	/* The shared counter of the Sentinel and Cluster contention scenarios:
+	 * a local file, so it survives a failover (a Redis counter could lose
+	 * its last writes with the old master, which would prove nothing about
+	 * the lock). A zero-padded decimal, read and written whole at offset
+	 * 0, with a 1 ms sleep between the read and the write on both sides
+	 * (peer.c's contend command): two holders at once lose increments. */
+	static final int COUNTER_WIDTH = 20;
+
+	static long counterRead(FileChannel ch) throws IOException {
+		ByteBuffer b = ByteBuffer.allocate(COUNTER_WIDTH);
+		while (b.hasRemaining())
+			if (ch.read(b, b.position()) < 0)
+				throw new IOException("short counter file");
+		return Long.parseLong(new String(b.array(), UTF_8).trim());
+	}
+
+	static void counterWrite(FileChannel ch, long v) throws IOException {
+		ByteBuffer b = ByteBuffer.wrap(String.format("%0" + COUNTER_WIDTH + "d", v).getBytes(UTF_8));
+		while (b.hasRemaining())
+			ch.write(b, b.position());
+	}
+
+	static Path counterFile(String tag) throws IOException {
+		Path f = workDir.resolve("counter-" + topology + "-" + tag);
+		try (FileChannel ch = FileChannel.open(f, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+			StandardOpenOption.TRUNCATE_EXISTING)) {
+			counterWrite(ch, 0);
+		}
+		return f;
+	}
+
+	static long counterValue(Path f) throws IOException {
+		try (FileChannel ch = FileChannel.open(f, StandardOpenOption.READ)) {
+			return counterRead(ch);
+		}
+	}
+
+	/** Hand-offs seen from the Redisson side: places where hilock
+	 *  incremented between two Redisson holds (the counter values the
+	 *  Redisson threads read, total the final counter). */
+	static int handoffs(List<Long> seen, long total) {
+		List<Long> v = new ArrayList<>(seen);
+		v.sort(null);
+		if (v.isEmpty())
+			return 0;
+		int h = v.get(0) > 0 ? 1 : 0;
+		for (int i = 1; i < v.size(); i++)
+			if (v.get(i) - v.get(i - 1) > 1)
+				h++;
+		if (v.get(v.size() - 1) + 1 < total)
+			h++;
+		return h;
+	}
+
+	/** What one Redisson contention thread went through. */
+	static final class JavaWork {
+		final List<Long> seen = new ArrayList<>();
+		long retries, lost, leftovers, end;
+	}
+
+	/** One Redisson thread of the contention: iters times tryLock (20 s),
+	 *  read the counter, sleep 1 ms, write it plus one, unlock. During a
+	 *  failover a command may fail (RedisException): it is retried; an
+	 *  unlock that finds the hold gone counts as lost; a hold left behind
+	 *  by an acquire whose reply was lost is unlocked too (leftovers). */
+	static JavaWork javaContend(RedissonClient rc, String name, Path file, int iters, CountDownLatch go)
+		throws Exception {
+		RLock lock = rc.getLock(name);
+		JavaWork w = new JavaWork();
+		go.await();
+		long progress = System.nanoTime();
+		try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+			int done = 0;
+			while (done < iters) {
+				check(msSince(progress) < 60_000, "Redisson thread made no progress for 60 s on %s after %d of %d "
+					+ "(retries %d)", name, done, iters, w.retries);
+				boolean got;
+				try {
+					got = lock.tryLock(20, SECONDS);
+				} catch (RuntimeException e) {
+					w.retries++;
+					continue;
+				}
+				if (!got) {
+					w.retries++;
+					continue;
+				}
+				long v = counterRead(ch);
+				Thread.sleep(1);
+				counterWrite(ch, v + 1);
+				w.seen.add(v);
+				done++;
+				progress = System.nanoTime();
+				for (;;) {
+					try {
+						lock.unlock();
+						break;
+					} catch (IllegalMonitorStateException e) {
+						w.lost++;
+						break;
+					} catch (RuntimeException e) {
+						check(msSince(progress) < 60_000, "Redisson unlock of %s failing for 60 s: %s", name, e);
+						w.retries++;
+					}
+				}
+				for (int k = 0; k < 5; k++) {
+					try {
+						if (!lock.isHeldByCurrentThread())
+							break;
+						lock.unlock();
+						w.leftovers++;
+					} catch (RuntimeException e) {
+						w.retries++;
+					}
+				}
+			}
+		}
+		w.end = System.nanoTime();
+		return w;
+	}
+
+	/** The outcome of one contention round. */
+	static final class Round {
+		final StringBuilder per = new StringBuilder();
+		long cRetries, cLost, jRetries, jLost, jLeft;
+		String midway = "";
+
+		String retries() {
+			return String.format("retries: hilock %d, Redisson %d (+%d leftover holds unlocked)", cRetries, jRetries,
+				jLeft);
+		}
+	}
+
+	/**
+	 * One contention round on several locks at once (one per master in a
+	 * cluster): for each, 2 hilock peer processes x cIters and 4 Redisson
+	 * threads (two per client, so two client UUIDs) x jIters increment the
+	 * lock's own counter file. Every counter must be exact, every lock free
+	 * at the end, no hold lost, and the two sides must have handed each
+	 * lock to each other at least twice. midway, if not null, runs once the
+	 * first lock's counter passed a quarter (the failover), while the round
+	 * goes on; its result is in Round.midway.
+	 */
+	static Round contendRound(String tag, List<String> names, int cIters, int jIters, Callable<String> midway)
+		throws Exception {
+		final int cProcs = 2, jThreads = 4;
+		final long perLock = (long) cProcs * cIters + (long) jThreads * jIters;
+		Round round = new Round();
+		List<Path> files = new ArrayList<>();
+		List<Peer> peers = new ArrayList<>();
+		ExecutorService pool = Executors.newFixedThreadPool(jThreads * names.size());
+		CountDownLatch go = new CountDownLatch(1);
+		List<List<Future<JavaWork>>> jWork = new ArrayList<>();
+		List<String> wheres = new ArrayList<>();
+		try {
+			for (int l = 0; l < names.size(); l++) {
+				String name = names.get(l);
+				Path f = counterFile(tag + l);
+				files.add(f);
+				wheres.add(name + where(name));
+				for (int i = 0; i < cProcs; i++)
+					peers.add(new Peer(name, 30_000));
+				List<Future<JavaWork>> ws = new ArrayList<>();
+				for (int t = 0; t < jThreads; t++) {
+					RedissonClient rc = t < 2 ? rA : rB;
+					ws.add(pool.submit(() -> javaContend(rc, name, f, jIters, go)));
+				}
+				jWork.add(ws);
+			}
+			long t0 = System.nanoTime();
+			for (int i = 0; i < peers.size(); i++)
+				peers.get(i).send("contend " + cIters + " " + files.get(i / cProcs));
+			go.countDown();
+
+			if (midway != null) {
+				long quarter = perLock / 4;
+				while (counterValue(files.get(0)) < quarter) {
+					check(msSince(t0) < 60_000, "the contention did not reach %d increments in 60 s", quarter);
+					Thread.sleep(5);
+				}
+				long before = counterValue(files.get(0));
+				round.midway = midway.call() + String.format(" (counter %d of %d then, %d once done)", before, perLock,
+					counterValue(files.get(0)));
+			}
+
+			long[] cEnd = new long[names.size()], jEnd = new long[names.size()];
+			for (int i = 0; i < peers.size(); i++) {
+				String r = peers.get(i).next(110_000);
+				check(r.startsWith("ok done="), "hilock peer %d on %s: %s", i, names.get(i / cProcs), r);
+				round.cRetries += Child.value(r, "retries", "contend");
+				round.cLost += Child.value(r, "lost", "contend");
+				cEnd[i / cProcs] = Math.max(cEnd[i / cProcs], Child.value(r, "ms", "contend"));
+			}
+			for (int l = 0; l < names.size(); l++) {
+				List<Long> seen = new ArrayList<>();
+				for (Future<JavaWork> fw : jWork.get(l)) {
+					JavaWork w = fw.get(Math.max(1, 110_000 - msSince(t0)), MILLISECONDS);
+					seen.addAll(w.seen);
+					round.jRetries += w.retries;
+					round.jLost += w.lost;
+					round.jLeft += w.leftovers;
+					jEnd[l] = Math.max(jEnd[l], (w.end - t0) / 1_000_000);
+				}
+				String ends = String.format("hilock procs done after %d ms, Redisson threads after %d ms", cEnd[l],
+					jEnd[l]);
+				long total = counterValue(files.get(l));
+				check(total == perLock, "%s: counter %d, expected %d (%d hilock + %d Redisson increments; %s)%s",
+					wheres.get(l), total, perLock, cProcs * cIters, jThreads * jIters, ends,
+					midway != null ? "; " + round.midway : "");
+				check(!rA.getLock(names.get(l)).isLocked(), "%s still locked at the end", names.get(l));
+				int h = handoffs(seen, total);
+				check(h >= 2, "%s: the sides did not interleave (%d hand-offs; %s); the run proves nothing",
+					wheres.get(l), h, ends);
+				round.per.append(round.per.length() > 0 ? ", " : "").append(wheres.get(l)).append(": ").append(total)
+					.append(" exact, ").append(h).append(" hand-offs");
+			}
+			check(round.cLost == 0 && round.jLost == 0, "holds lost: hilock %d, Redisson %d", round.cLost,
+				round.jLost);
+			round.per.append(String.format(" (%d hilock procs x %d + %d Redisson threads x %d per lock)", cProcs,
+				cIters, jThreads, jIters));
+			return round;
+		} finally {
+			go.countDown();
+			pool.shutdownNow();
+			for (Peer p : peers)
+				try {
+					p.close();
+				} catch (Exception e) {
+					// best effort
+				}
+		}
+	}
+
+	/** a (Sentinel, Cluster): one contention round. */
+	static String contention(List<String> names) throws Exception {
+		Round r = contendRound("a", names, 100, 50, null);
+		return r.per + (r.cRetries + r.jRetries + r.jLeft > 0 ? "; " + r.retries() : "");
+	}
+
+	/** The port of the master Redisson's connection manager uses now
+	 *  (sentinel), or whether it counts port among its masters and not
+	 *  old (cluster). */
+	static boolean redissonSees(RedissonClient rc, int port, int old) {
+		if (topology.equals("sentinel"))
+			return rc.getRedisNodes(org.redisson.api.redisnode.RedisNodes.SENTINEL_MASTER_SLAVE).getMaster().getAddr()
+				.getPort() == port;
+		boolean now = false;
+		for (var m : rc.getRedisNodes(org.redisson.api.redisnode.RedisNodes.CLUSTER).getMasters()) {
+			int p = m.getAddr().getPort();
+			if (p == old)
+				return false;
+			now |= p == port;
+		}
+		return now;
+	}
+
+	/**
+	 * f: a failover in the middle of a contention round on the locks (kill
+	 * -9 of the master under Sentinel; CLUSTER FAILOVER on the replica, or
+	 * kill -9 of the master, of the first lock's master in a cluster): the
+	 * round goes on, every counter exact, no hold lost. Afterwards, once
+	 * Redisson's connection manager knows the new master (bounded; how long
+	 * it took is reported), both sides still exclude each other: a second
+	 * round with hand-offs, and prompt wake-ups both ways on the first lock.
+	 */
+	static String failoverDuringContention(List<String> names, String mode) throws Exception {
+		int[] ports = new int[2];
+		// When Redisson's two default clients list the new master, polled
+		// from the moment the launcher saw the failover done.
+		CompletableFuture<Long> seen = new CompletableFuture<>();
+		Callable<String> failover = () -> {
+			String reply, what;
+			long tf = System.nanoTime();
+			if (topology.equals("sentinel")) {
+				reply = launcher.command("kill-master", 60_000);
+				what = "kill -9 of the master";
+			} else {
+				int port = masterOf(names.get(0));
+				reply = launcher.command((mode.equals("kill") ? "kill-master " : "failover ") + port, 60_000);
+				what = (mode.equals("kill") ? "kill -9 of master " : "CLUSTER FAILOVER of master ") + port;
+			}
+			long at = System.nanoTime();
+			ports[0] = (int) Child.value(reply, "old", "failover");
+			ports[1] = (int) Child.value(reply, "new", "failover");
+			Thread poll = new Thread(() -> {
+				try {
+					while (msSince(at) < 30_000) {
+						if (redissonSees(rA, ports[1], ports[0]) && redissonSees(rB, ports[1], ports[0])) {
+							seen.complete(msSince(at));
+							return;
+						}
+						Thread.sleep(20);
+					}
+					seen.complete(-1L);
+				} catch (Throwable x) {
+					seen.completeExceptionally(x);
+				}
+			}, "redisson-sees");
+			poll.setDaemon(true);
+			poll.start();
+			return String.format("%s: new master %d after %d ms", what, ports[1], msSince(tf));
+		};
+		Round r1 = contendRound("f1-", names, 200, 100, failover);
+		long waited = seen.get(40, SECONDS);
+		check(waited >= 0, "Redisson does not list the new master %d 30 s after the failover", ports[1]);
+		Round r2 = contendRound("f2-", names, 50, 25, null);
+		String wake1 = redissonWaitsForHilock(names.get(0)), wake2 = hilockWaitsForRedisson(names.get(0));
+		return String.format("during: %s; %s; %s. Redisson listed the new master %d ms after the launcher saw it. "
+			+ "After: %s; %s; %s",
+			r1.midway, r1.per, r1.retries(), waited, r2.per, wake1, wake2);
+	}
+
 	/* ------------------------------------------------------------------ */
 
 	static RedissonClient client(long watchdogMs) {
@@ -526,12 +981,46 @@ public final class Interop {
 		c.setLockWatchdogTimeout(watchdogMs);
 		c.setThreads(4);
 		c.setNettyThreads(4);
-		c.useSingleServer()
-			.setAddress(url)
-			.setConnectionMinimumIdleSize(2)
-			.setConnectionPoolSize(8)
-			.setSubscriptionConnectionMinimumIdleSize(1)
-			.setSubscriptionConnectionPoolSize(4);
+		switch (topology) {
+		case "single":
+			c.useSingleServer()
+				.setAddress(url)
+				.setConnectionMinimumIdleSize(2)
+				.setConnectionPoolSize(8)
+				.setSubscriptionConnectionMinimumIdleSize(1)
+				.setSubscriptionConnectionPoolSize(4);
+			break;
+		case "sentinel": {
+			// Redisson's defaults otherwise: readMode SLAVE, scanInterval
+			// 1000, checkLockSyncedSlaves true (WAIT after lock scripts).
+			var sc = c.useSentinelServers().setMasterName(launcher.fields.get("master"));
+			for (String a : launcher.fields.get("sentinels").split(","))
+				sc.addSentinelAddress("redis://" + a);
+			sc.setMasterConnectionMinimumIdleSize(2)
+				.setMasterConnectionPoolSize(16)
+				.setSlaveConnectionMinimumIdleSize(1)
+				.setSlaveConnectionPoolSize(8)
+				.setSubscriptionConnectionMinimumIdleSize(1)
+				.setSubscriptionConnectionPoolSize(4);
+			break;
+		}
+		case "cluster": {
+			// shardedSubscriptionMode left at AUTO: SSUBSCRIBE/SPUBLISH on
+			// Redis 7 (checked in main).
+			ClusterServersConfig cc = c.useClusterServers();
+			for (String a : launcher.fields.get("nodes").split(","))
+				cc.addNodeAddress("redis://" + a);
+			cc.setMasterConnectionMinimumIdleSize(2)
+				.setMasterConnectionPoolSize(16)
+				.setSlaveConnectionMinimumIdleSize(1)
+				.setSlaveConnectionPoolSize(8)
+				.setSubscriptionConnectionMinimumIdleSize(1)
+				.setSubscriptionConnectionPoolSize(4);
+			break;
+		}
+		default:
+			throw new IllegalArgumentException(topology);
+		}
 		return Redisson.create(c);
 	}
 
@@ -553,47 +1042,115 @@ public final class Interop {
 		String run() throws Exception;
 	}
 
-	public static void main(String[] args) throws Exception {
-		if (args.length < 4 || !args[0].equals("run")) {
-			System.err.println("usage: Interop run PORT PEER CONTEND [FILTER]");
-			System.exit(2);
-		}
-		int port = Integer.parseInt(args[1]);
-		url = "redis://127.0.0.1:" + port;
-		peerPath = args[2];
-		contendPath = args[3];
-		String filter = args.length > 4 ? args[4] : "";
-		waitForPort(port);
+	static final String[] B_NAMES = { "interop:b:plain", "{interop}:b:braces", "interop:b:\u00fcn\u00efc\u00f6de \u2713" };
 
-		rA = client(30_000);
-		rB = client(30_000);
-		rShort = client(SHORT_WATCHDOG_MS);
-		// Warm up (connections, pub/sub, class loading) outside the timings.
-		for (RedissonClient rc : List.of(rA, rB, rShort)) {
-			RLock w = rc.getLock("interop:warmup");
-			w.lock();
-			w.unlock();
+	/** The scenarios of one topology, in order. */
+	static Map<String, Scenario> scenarios() throws Exception {
+		Map<String, Scenario> sc = new LinkedHashMap<>();
+		List<String> bNames = new ArrayList<>(Arrays.asList(B_NAMES));
+		List<String> aNames = List.of("interop:a:lock");
+		if (topology.equals("single")) {
+			sc.put("a mutual-exclusion", Interop::mutualExclusion);
+		} else {
+			if (topology.equals("cluster")) {
+				// One lock per master (the first candidates that cover them),
+				// and wake-ups on every master.
+				List<String> cand = new ArrayList<>();
+				for (int i = 0; i < 32; i++)
+					cand.add("interop:a:lock" + i);
+				aNames = spread(cand);
+				List<String> bCand = new ArrayList<>(bNames);
+				for (int i = 0; i < 32; i++)
+					bCand.add("interop:b:n" + i);
+				bNames = new ArrayList<>(bNames);
+				for (String n : spread(bCand))
+					if (!bNames.contains(n))
+						bNames.add(n);
+			}
+			List<String> an = aNames;
+			sc.put("a mutual-exclusion", () -> contention(an));
 		}
-
-		Map<String, Scenario> scenarios = new java.util.LinkedHashMap<>();
-		scenarios.put("a mutual-exclusion", Interop::mutualExclusion);
-		String[] names = { "interop:b:plain", "{interop}:b:braces", "interop:b:\u00fcn\u00efc\u00f6de \u2713" };
-		for (String n : names) {
-			scenarios.put("b redisson-waits-for-hilock [" + n + "]", () -> redissonWaitsForHilock(n));
-			scenarios.put("b hilock-waits-for-redisson [" + n + "]", () -> hilockWaitsForRedisson(n));
+		for (String n : bNames) {
+			sc.put("b redisson-waits-for-hilock [" + n + "]", () -> redissonWaitsForHilock(n));
+			sc.put("b hilock-waits-for-redisson [" + n + "]", () -> hilockWaitsForRedisson(n));
 		}
-		scenarios.put("c hilock-holds-redisson-looks", Interop::hilockHoldsRedissonLooks);
-		scenarios.put("c redisson-holds-hilock-looks", Interop::redissonHoldsHilockLooks);
-		scenarios.put("d hilock-watchdog", Interop::hilockWatchdog);
-		scenarios.put("d redisson-watchdog", Interop::redissonWatchdog);
-		scenarios.put("e hilock-lease-expires", Interop::hilockLeaseExpires);
-		scenarios.put("e redisson-lease-expires", Interop::redissonLeaseExpires);
+		sc.put("c hilock-holds-redisson-looks", Interop::hilockHoldsRedissonLooks);
+		sc.put("c redisson-holds-hilock-looks", Interop::redissonHoldsHilockLooks);
+		sc.put("d hilock-watchdog", Interop::hilockWatchdog);
+		sc.put("d redisson-watchdog", Interop::redissonWatchdog);
+		sc.put("e hilock-lease-expires", Interop::hilockLeaseExpires);
+		sc.put("e redisson-lease-expires", Interop::redissonLeaseExpires);
+		if (!topology.equals("single")) {
+			if (topology.equals("sentinel")) {
+				sc.put("f kill-master-during-contention",
+					() -> failoverDuringContention(List.of("interop:f:lock"), "kill"));
+			} else {
+				List<String> cand = new ArrayList<>(), cand2 = new ArrayList<>();
+				for (int i = 0; i < 32; i++) {
+					cand.add("interop:f:lock" + i);
+					cand2.add("interop:g:lock" + i);
+				}
+				List<String> fNames = spread(cand);
+				sc.put("f failover-during-contention", () -> failoverDuringContention(fNames, "failover"));
+				// The names are spread again when the scenario starts: the
+				// failover above moved a master.
+				sc.put("f kill-master-during-contention", () -> failoverDuringContention(spread(cand2), "kill"));
+			}
+		}
+		return sc;
+	}
 
-		int passed = 0, failed = 0;
+	static int passed, failed;
+
+	static void report(boolean ok, String name, String verdict, long t0) {
+		System.out.printf("%s [%s] %s: %s (%.1f s)%n", ok ? "PASS" : "FAIL", topology, name, verdict,
+			msSince(t0) / 1000.0);
+		System.out.flush();
+		if (ok)
+			passed++;
+		else
+			failed++;
+	}
+
+	/** Run the scenarios of one topology (whose scenario name starts with
+	 *  filter). */
+	static void runTopology(String topo, int port, String filter) {
+		topology = topo;
+		long t0 = System.nanoTime();
+		Map<String, Scenario> scenarios;
+		try {
+			if (topo.equals("single")) {
+				check(port > 0, "no redis-server port given");
+				url = "redis://127.0.0.1:" + port;
+				waitForPort(port);
+			} else {
+				launcher = new Launcher(topo, workDir.resolve(topo + ".log"));
+				System.out.printf("interop: %s up in %s ms: %s%n", topo, launcher.fields.get("ms"), url);
+				System.out.flush();
+			}
+			rA = client(30_000);
+			rB = client(30_000);
+			rShort = client(SHORT_WATCHDOG_MS);
+			if (topo.equals("cluster")) {
+				ShardedSubscriptionMode m = rA.getConfig().useClusterServers().getShardedSubscriptionMode();
+				check(m == ShardedSubscriptionMode.AUTO, "Redisson shardedSubscriptionMode %s, expected AUTO", m);
+			}
+			// Warm up (connections, pub/sub, class loading) outside the timings.
+			for (RedissonClient rc : List.of(rA, rB, rShort)) {
+				RLock w = rc.getLock("interop:warmup");
+				w.lock();
+				w.unlock();
+			}
+			scenarios = scenarios();
+		} catch (Throwable x) {
+			report(false, "deployment", x instanceof Fail ? x.getMessage() : x.toString(), t0);
+			shutdownTopology();
+			return;
+		}
 		for (Map.Entry<String, Scenario> e : scenarios.entrySet()) {
 			if (!filter.isEmpty() && !e.getKey().startsWith(filter))
 				continue;
-			long t0 = System.nanoTime();
+			long s0 = System.nanoTime();
 			ExecutorService one = Executors.newSingleThreadExecutor();
 			String verdict;
 			boolean ok = false;
@@ -606,21 +1163,67 @@ public final class Interop {
 				verdict = c instanceof Fail ? c.getMessage() : c.toString();
 			} catch (TimeoutException x) {
 				verdict = "did not finish within " + SCENARIO_TIMEOUT_MS + " ms";
+			} catch (InterruptedException x) {
+				verdict = "interrupted";
 			} finally {
 				one.shutdownNow();
 			}
-			System.out.printf("%s %s: %s (%.1f s)%n", ok ? "PASS" : "FAIL", e.getKey(), verdict,
-				msSince(t0) / 1000.0);
-			System.out.flush();
-			if (ok)
-				passed++;
-			else
-				failed++;
+			report(ok, e.getKey(), verdict, s0);
+		}
+		shutdownTopology();
+	}
+
+	/** Netty logs through java.util.logging when a cluster client shuts
+	 *  down while it reconnects; kept quiet (a strong reference). */
+	static final java.util.logging.Logger NETTY_LOG = java.util.logging.Logger.getLogger("io.netty");
+
+	static void shutdownTopology() {
+		NETTY_LOG.setLevel(java.util.logging.Level.OFF);
+		for (RedissonClient rc : Arrays.asList(rA, rB, rShort))
+			if (rc != null)
+				try {
+					rc.shutdown(0, 2, SECONDS);
+				} catch (RuntimeException e) {
+					// best effort
+				}
+		rA = rB = rShort = null;
+		if (launcher != null) {
+			try {
+				launcher.close();
+			} catch (Exception e) {
+				// best effort
+			}
+			launcher = null;
+		}
+	}
+
+	public static void main(String[] args) throws Exception {
+		Map<String, String> opt = new LinkedHashMap<>();
+		for (int i = 1; i + 1 < args.length; i += 2)
+			opt.put(args[i], args[i + 1]);
+		if (args.length < 1 || !args[0].equals("run") || args.length % 2 != 1 || !opt.containsKey("--peer")
+			|| !opt.containsKey("--contend") || !opt.containsKey("--work")) {
+			System.err.println("usage: Interop run --peer PEER --contend CONTEND --work DIR [--topo-up LAUNCHER]"
+				+ " [--port PORT] [--topologies single,sentinel,cluster] [--filter F]");
+			System.exit(2);
+		}
+		peerPath = opt.get("--peer");
+		contendPath = opt.get("--contend");
+		topoUpPath = opt.getOrDefault("--topo-up", "");
+		workDir = Path.of(opt.get("--work"));
+		int port = Integer.parseInt(opt.getOrDefault("--port", "0"));
+		String filter = opt.getOrDefault("--filter", "");
+		for (String topo : opt.getOrDefault("--topologies", "single,sentinel,cluster").split(",")) {
+			if (topo.isEmpty())
+				continue;
+			if (!List.of("single", "sentinel", "cluster").contains(topo)) {
+				System.err.println("unknown topology " + topo);
+				System.exit(2);
+			}
+			runTopology(topo, port, filter);
 		}
 		System.out.printf("%d passed, %d failed%n", passed, failed);
 		System.out.flush();
-		for (RedissonClient rc : List.of(rA, rB, rShort))
-			rc.shutdown(0, 2, SECONDS);
 		System.exit(failed == 0 && passed > 0 ? 0 : 1);
 	}
 }
