@@ -481,7 +481,9 @@ static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
 	int ours;
 	pthread_mutex_lock(&c->wait_mu);
 	s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
-	ours = s && s->state == HL_SUB_ACTIVE;
+	/* Our own subscription counts among the receivers while the server
+	 * may still have it: confirmed, or being made or undone. */
+	ours = s && s->state != HL_SUB_NONE;
 	if (s)
 		hl__pubsub_wake(s);
 	slot = handoff_slot(c, hash);
