@@ -305,7 +305,11 @@ static void stops_after_release_other_thread(void)
 static void renewals_race_reentry(void)
 {
 	ht_redis *r = ht_redis_default();
-	hl_client *c = ht_client(r, 150);
+	/* Short, for many renewals to race; long enough that a loaded
+	 * machine does not delay a renewal past the loss deadline (a tenth
+	 * of the timeout before the lease ends). */
+	const int64_t wd = 300 * ht_scale();
+	hl_client *c = ht_client(r, wd);
 	hl_lock *l = ht_lock(c, "wd:race");
 	int64_t end, n = 0;
 	int released = 7, lost = 7;
@@ -320,7 +324,7 @@ static void renewals_race_reentry(void)
 			HT_EQ(ht_hget_int(r, HT_S("wd:race"), ht_owner(l)), 1);
 	}
 	/* idle for several timeouts: only the watchdog keeps it */
-	ht_sleep_ms(600);
+	ht_sleep_ms(4 * wd);
 	HT_EQ(ht_hget_int(r, HT_S("wd:race"), ht_owner(l)), 1);
 	HT_OK(hl_lock_is_lost(&lost, l));
 	HT_EQ(lost, 0);
