@@ -87,6 +87,7 @@ class Topology:
                 raise RuntimeError("hl_topo: unexpected first line %r%s" % (line, self.log_tail()))
             self.url: str = words[2]
             self.info = _fields(words[3:])
+            self._synced()
         except BaseException:
             self.close()
             raise
@@ -133,6 +134,39 @@ class Topology:
         if not words or words[0] != "ok":
             raise RuntimeError("hl_topo %r: %s%s" % (cmd, ans, self.log_tail()))
         return _fields(words[1:])
+
+    def _synced(self) -> None:
+        """Wait until every replica acknowledges a write of its master
+        (WAIT). hl_topo says "up" once the replicas' links are up, when one
+        may still be a moment from acknowledging anything (Redis 7 starts a
+        replica's stream at its first ACK), and until then the client's
+        WAIT after each lock change would time out."""
+        from conftest import Resp
+
+        def wait(port: int, key: bytes, replicas: int) -> None:
+            with Resp(port) as r:  # one connection: WAIT counts its writes
+                r.cmd("SET", key, "1")
+                r.cmd("DEL", key)
+                n = r.cmd("WAIT", replicas, 20000)
+            if n != replicas:
+                raise RuntimeError("%d of %d replicas of %d acknowledged a write%s"
+                                   % (n, replicas, port, self.log_tail()))
+
+        if self.kind == "sentinel":
+            data = [a for a in self.info["data"].split(",") if a]
+            wait(int(self.info["master_port"]), b"hl:topo:synced", len(data) - 1)
+            return
+        masters = {int(p) for p in self.command("masters")["masters"].split(",")}
+        i = 0
+        while masters:
+            if i > 1000:
+                raise RuntimeError("no key for masters %s" % sorted(masters))
+            key = b"hl:topo:synced:%d" % i
+            i += 1
+            port = self.master_of(key)
+            if port in masters:
+                masters.discard(port)
+                wait(port, key, 1)
 
     def master_of(self, key: bytes) -> int:
         """Cluster: the port of the master that owns key's slot."""
