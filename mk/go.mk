@@ -31,6 +31,7 @@ endif
 test-go: build
 	cd bindings/go && $(GO_ENV) $(GO) vet ./...
 	cd bindings/go && $(GO_ENV) HILOCK_FAULTPROXY=$(abspath $(BUILD))/tests/tools/faultproxy \
+		HILOCK_TOPO=$(abspath $(BUILD))/tests/tools/hl_topo \
 		$(GO) test -race -count=1 -timeout 5m ./...
 	$(GO_ENV) GO="$(GO)" sh bindings/go/check-outside-module.sh
 

@@ -57,7 +57,8 @@ static void hlgo_reset(hlgo_result *r) {
 }
 
 // hlgo_client_new connects with the options the Go side set; a value of 0
-// (or has_retry 0) keeps the library's default, a NULL TLS string is unset.
+// (or has_retry, has_wait 0) keeps the library's default, a NULL string is
+// unset.
 static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		int64_t watchdog_ms, int64_t connect_ms, int64_t command_ms,
 		int has_retry, int retry_attempts, int64_t retry_delay_ms,
@@ -65,7 +66,9 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		int has_ping, int64_t ping_ms, const char *tls_ca_file,
 		const char *tls_ca_dir, const char *tls_cert_file,
 		const char *tls_key_file, const char *tls_server_name,
-		int tls_verify) {
+		int tls_verify, const char *sentinel_username,
+		const char *sentinel_password, int read_from, int has_wait,
+		int wait_replicas, int64_t wait_timeout_ms) {
 	hl_client_options o;
 	int rc;
 	hlgo_reset(r);
@@ -98,6 +101,13 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 	o.tls_key_file = tls_key_file;
 	o.tls_server_name = tls_server_name;
 	o.tls_verify = tls_verify;
+	o.sentinel_username = sentinel_username;
+	o.sentinel_password = sentinel_password;
+	o.read_from = read_from;
+	if (has_wait)
+		o.wait_replicas = wait_replicas;
+	if (wait_timeout_ms != 0)
+		o.wait_timeout_ms = wait_timeout_ms;
 	rc = hl_client_new(out, url, &o);
 	if (rc != HL_OK)
 		hlgo_fail(r, rc);
@@ -234,6 +244,14 @@ const (
 	statusInDoubt     = int(C.HL_EINDOUBT)
 )
 
+// ReadFrom's values are libhilock's HL_READ_*, passed as they are (a
+// compile error otherwise: an index other than 0 is out of range).
+var (
+	_ = [1]struct{}{}[ReadMaster-C.HL_READ_MASTER]
+	_ = [1]struct{}{}[ReadReplica-C.HL_READ_REPLICA]
+	_ = [1]struct{}{}[ReadAny-C.HL_READ_ANY]
+)
+
 func statusName(code int) string { return C.GoString(C.hl_status_name(C.int(code))) }
 func statusText(code int) string { return C.GoString(C.hl_status_str(C.int(code))) }
 
@@ -335,13 +353,31 @@ func newCClient(url string, cfg *config) (*C.hl_client, error) {
 	if cfg.tls.InsecureSkipVerify {
 		tlsVerify = 0
 	}
+	// The sentinels' credentials, NULL when empty (an empty user is the
+	// default user). The password's C copy is wiped before it is freed.
+	sentUser, sentPass := cstr(cfg.sentinelUser), cstr(cfg.sentinelPassword)
+	defer func() {
+		if sentUser != nil {
+			C.free(unsafe.Pointer(sentUser))
+		}
+		if sentPass != nil {
+			C.memset(unsafe.Pointer(sentPass), 0, C.size_t(len(cfg.sentinelPassword)))
+			C.free(unsafe.Pointer(sentPass))
+		}
+	}()
+	hasWait := C.int(0)
+	if cfg.waitSet {
+		hasWait = 1
+	}
 	C.hlgo_client_new(&r, &p, curl,
 		C.int64_t(durationMs(cfg.watchdog)), C.int64_t(durationMs(cfg.connectTimeout)),
 		C.int64_t(durationMs(cfg.commandTimeout)), hasRetry, C.int(cfg.retryAttempts),
 		C.int64_t(durationMs(cfg.retryDelay)), cname, C.int(cfg.poolSize),
 		C.int64_t(durationMs(cfg.subscriptionTimeout)),
 		hasPing, C.int64_t(durationMs(cfg.pingInterval)),
-		tlsStrs[0], tlsStrs[1], tlsStrs[2], tlsStrs[3], tlsStrs[4], tlsVerify)
+		tlsStrs[0], tlsStrs[1], tlsStrs[2], tlsStrs[3], tlsStrs[4], tlsVerify,
+		sentUser, sentPass, C.int(cfg.readFrom), hasWait, C.int(cfg.waitReplicas),
+		C.int64_t(durationMs(cfg.waitTimeout)))
 	if r.status != C.HL_OK {
 		return nil, resultError("connect", &r)
 	}

@@ -33,9 +33,24 @@ type Client struct {
 
 // Connect connects to Redis and starts the client's threads.
 //
-// url is "redis://[[user]:password@]host[:port][/db]", "rediss://..." (the
-// same over TLS: see [WithTLS]) or
-// "unix://[[user]:password@]/path/to/redis.sock[?db=N]". A ctx deadline
+// url picks the deployment:
+//
+//   - one server: "redis://[[user]:password@]host[:port][/db]",
+//     "rediss://..." (the same over TLS: see [WithTLS]) or
+//     "unix://[[user]:password@]/path/to/redis.sock[?db=N]";
+//   - Sentinel: "redis-sentinel://[[user]:password@]s1[:port][,s2...]/master-name[/db]"
+//     (the hosts are the sentinels, port 26379 by default; the user info is
+//     the data nodes', the sentinels' own come from [WithSentinelAuth]);
+//     failovers are followed;
+//   - Cluster: "redis-cluster://[[user]:password@]node[:port][,node...]"
+//     (any nodes, as seeds);
+//   - a master and replicas without Sentinel:
+//     "redis-replica://[[user]:password@]master[:port][,replica[:port]...][/db]";
+//   - "rediss-sentinel://", "rediss-cluster://", "rediss-replica://": the
+//     same over TLS.
+//
+// [WithReadFrom] and [WithWaitReplicas] tune deployments with replicas. No
+// error shows a password. A ctx deadline
 // bounds the connection attempt; if ctx is done first Connect returns
 // ctx.Err() at once, and a client that connects afterwards is closed in the
 // background.

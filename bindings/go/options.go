@@ -1,6 +1,7 @@
 package hilock
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -23,6 +24,12 @@ type config struct {
 	pingSet             bool
 	pingInterval        time.Duration
 	tls                 TLSConfig
+	sentinelUser        string
+	sentinelPassword    string
+	readFrom            ReadFrom
+	waitSet             bool
+	waitReplicas        int
+	waitTimeout         time.Duration
 }
 
 // WithWatchdogTimeout sets the lease of a lock taken without one; the
@@ -117,6 +124,67 @@ func WithTLS(t TLSConfig) Option {
 	return func(c *config) { c.tls = t }
 }
 
+// WithSentinelAuth sets the sentinels' own credentials, for a
+// redis-sentinel:// URL whose sentinels have a password (requirepass)
+// other than the data nodes' (the URL's user info is the data nodes').
+// An empty user is the default user (AUTH password); an empty password
+// sends no AUTH. The password is copied into libhilock and appears in no
+// error or log.
+func WithSentinelAuth(user, password string) Option {
+	return func(c *config) {
+		c.sentinelUser = user
+		c.sentinelPassword = password
+	}
+}
+
+// ReadFrom says where the read-only queries (IsLocked, TTL) go when the
+// deployment has replicas; see WithReadFrom.
+type ReadFrom int
+
+const (
+	// ReadMaster (the default): a replica may lag, so a lock's state read
+	// there can be stale.
+	ReadMaster ReadFrom = iota
+	// ReadReplica: a replica (the master when there is none).
+	ReadReplica
+	// ReadAny: the master or a replica.
+	ReadAny
+)
+
+func (r ReadFrom) String() string {
+	switch r {
+	case ReadMaster:
+		return "ReadMaster"
+	case ReadReplica:
+		return "ReadReplica"
+	case ReadAny:
+		return "ReadAny"
+	}
+	return "ReadFrom(" + strconv.Itoa(int(r)) + ")"
+}
+
+// WithReadFrom routes the read-only queries (IsLocked, TTL) of a
+// deployment with replicas (Sentinel, Cluster, redis-replica://): ReadMaster
+// (default), ReadReplica or ReadAny. Taking, renewing and releasing a lock,
+// IsHeld and HoldCount always go to the master.
+func WithReadFrom(r ReadFrom) Option {
+	return func(c *config) { c.readFrom = r }
+}
+
+// WithWaitReplicas sets how a lock change waits for the replicas of its
+// master (Redis's WAIT after each lock-changing script, as Redisson's
+// checkLockSyncedSlaves): n = -1 (the default) for every connected replica,
+// 0 never, or n replicas, each time at most timeout (0: the default, 1 s).
+// An acquire no replica confirmed in time is undone and tried again, as
+// Redisson does.
+func WithWaitReplicas(n int, timeout time.Duration) Option {
+	return func(c *config) {
+		c.waitSet = true
+		c.waitReplicas = n
+		c.waitTimeout = timeout
+	}
+}
+
 func (c *config) validate() error {
 	if c.watchdog < 0 || c.connectTimeout < 0 || c.commandTimeout < 0 ||
 		c.subscriptionTimeout < 0 || c.retryDelay < 0 || c.pingInterval < 0 {
@@ -124,6 +192,24 @@ func (c *config) validate() error {
 	}
 	if c.retryAttempts < 0 || c.poolSize < 0 {
 		return invalid("connect", "negative count option")
+	}
+	if c.readFrom < ReadMaster || c.readFrom > ReadAny {
+		return invalid("connect", "WithReadFrom: "+c.readFrom.String()+
+			" is not ReadMaster, ReadReplica or ReadAny")
+	}
+	if c.waitReplicas < -1 || c.waitReplicas > 1<<20 {
+		return invalid("connect", "WithWaitReplicas: n = "+strconv.Itoa(c.waitReplicas)+
+			": use -1 (all), 0 (off) or a number of replicas")
+	}
+	if c.waitTimeout < 0 {
+		return invalid("connect", "WithWaitReplicas: negative timeout")
+	}
+	// Never the value: one of them is a password.
+	if strings.IndexByte(c.sentinelUser, 0) >= 0 {
+		return invalid("connect", "WithSentinelAuth: the user contains a NUL byte")
+	}
+	if strings.IndexByte(c.sentinelPassword, 0) >= 0 {
+		return invalid("connect", "WithSentinelAuth: the password contains a NUL byte")
 	}
 	for i := 0; i < len(c.clientName); i++ {
 		if c.clientName[i] == 0 {
