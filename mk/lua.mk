@@ -8,4 +8,4 @@ LANG_TESTS += test-lua
 .PHONY: test-lua
 # TAP on stdout, "N passed, N failed" at the end; non-zero exit on failure.
 test-lua: build
-	sh bindings/lua/tests/run-tests.sh $(BUILD)
+	HILOCK_TOPO=$(abspath $(BUILD))/tests/tools/hl_topo sh bindings/lua/tests/run-tests.sh $(BUILD)

@@ -20,11 +20,13 @@ description = {
    detailed = [[
 Reentrant distributed locks that interoperate with Redisson (Java) and the
 hilock C, Python and Go libraries: watchdog lease renewal, waiting without
-polling, coroutine ownership, `local held <close> = assert(lock:acquire())`.
+polling, coroutine ownership, `local held <close> = assert(lock:acquire())`;
+one server, Sentinel (failovers followed), Cluster and master-replica
+deployments, over TLS too.
 ]],
    homepage = "https://github.com/hilock/hilock",
    license = "Apache-2.0",
-   labels = { "redis", "lock", "distributed", "redisson" },
+   labels = { "redis", "lock", "distributed", "redisson", "sentinel", "cluster" },
 }
 dependencies = {
    "lua >= 5.4, < 5.5",

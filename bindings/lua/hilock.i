@@ -177,6 +177,9 @@ typedef int hl_rc;
 		HLUA_OPT_INT(pool_size, int)
 		HLUA_OPT_INT(subscription_timeout_ms, int64_t)
 		HLUA_OPT_INT(ping_interval_ms, int64_t)
+		HLUA_OPT_INT(read_from, int)
+		HLUA_OPT_INT(wait_replicas, int)
+		HLUA_OPT_INT(wait_timeout_ms, int64_t)
 #undef HLUA_OPT_INT
 		/* The strings stay alive in the table for the whole call;
 		 * hl_client_new copies them. */
@@ -194,6 +197,8 @@ typedef int hl_rc;
 		HLUA_OPT_STR(tls_cert_file)
 		HLUA_OPT_STR(tls_key_file)
 		HLUA_OPT_STR(tls_server_name)
+		HLUA_OPT_STR(sentinel_username)
+		HLUA_OPT_STR(sentinel_password)
 #undef HLUA_OPT_STR
 		lua_getfield(L, $input, "tls_verify");
 		if (!lua_isnil(L, -1))
@@ -203,6 +208,11 @@ typedef int hl_rc;
 	$1 = &tmp;
 }
 %typemap(default) const hl_client_options *OPTS "$1 = NULL;"
+
+/* read_from's values (the Lua layer maps "master", "replica", "any"). */
+%constant int READ_MASTER = HL_READ_MASTER;
+%constant int READ_REPLICA = HL_READ_REPLICA;
+%constant int READ_ANY = HL_READ_ANY;
 
 /* ---- module functions --------------------------------------------------- */
 

@@ -128,9 +128,15 @@ local client_options = {
 	pool_size = true, subscription_timeout = true, ping_interval = true,
 	tls_ca_file = true, tls_ca_dir = true, tls_cert_file = true, tls_key_file = true,
 	tls_server_name = true, tls_verify = true,
+	sentinel_username = true, sentinel_password = true, read_from = true,
+	wait_replicas = true, wait_timeout = true,
 }
-local tls_strings = {"tls_ca_file", "tls_ca_dir", "tls_cert_file", "tls_key_file",
-	"tls_server_name"}
+-- String options passed as they are (after a type and NUL check that never
+-- quotes the value: one is a password).
+local string_options = {"tls_ca_file", "tls_ca_dir", "tls_cert_file", "tls_key_file",
+	"tls_server_name", "sentinel_username", "sentinel_password"}
+local read_from_values = {master = core.READ_MASTER, replica = core.READ_REPLICA,
+	any = core.READ_ANY}
 
 local function positive_int(v, what, fname, level)
 	if v == nil then return nil end
@@ -164,13 +170,23 @@ local function mask_url(url)
 end
 
 --- hilock.connect(url [, opts]) --> client | nil, message, code
--- url: "redis://[[user]:password@]host[:port][/db]", "rediss://..." (TLS) or
--- "unix:///path[?db=N]".
+-- url picks the deployment: "redis://[[user]:password@]host[:port][/db]",
+-- "rediss://..." (TLS) or "unix:///path[?db=N]" (one server);
+-- "redis-sentinel://[[user]:password@]s1[:port][,s2...]/master-name[/db]"
+-- (the hosts are the sentinels; failovers are followed);
+-- "redis-cluster://[[user]:password@]node[:port][,node...]";
+-- "redis-replica://[[user]:password@]master[:port][,replica...][/db]";
+-- "rediss-sentinel://", "rediss-cluster://", "rediss-replica://" (TLS).
 -- opts (all optional; times in seconds): watchdog_timeout, connect_timeout,
 -- command_timeout, retry_attempts, retry_delay, client_name, pool_size,
 -- subscription_timeout, ping_interval (0: never); for rediss: tls_ca_file,
 -- tls_ca_dir, tls_cert_file, tls_key_file, tls_server_name (strings) and
--- tls_verify (boolean, default true).
+-- tls_verify (boolean, default true); for Sentinel: sentinel_username,
+-- sentinel_password (the sentinels' own credentials; the URL's are the data
+-- nodes'); with replicas: read_from ("master" (default), "replica", "any":
+-- where is_locked and ttl are read), wait_replicas (WAIT after each lock
+-- change: -1 (default) all connected replicas, 0 never, n) and wait_timeout
+-- (default 1). No message ever shows a password.
 function M.connect(url, opts)
 	if type(url) ~= "string" then
 		argerror(1, "connect", "string expected, got " .. type(url), 2)
@@ -185,6 +201,29 @@ function M.connect(url, opts)
 	end
 	ms("watchdog_timeout"); ms("connect_timeout"); ms("command_timeout")
 	ms("retry_delay"); ms("subscription_timeout"); ms("ping_interval")
+	if opts.wait_timeout ~= nil then
+		o.wait_timeout_ms = to_ms(opts.wait_timeout, "wait_timeout", "connect", 2)
+		if o.wait_timeout_ms == 0 then
+			error("bad option 'wait_timeout' to 'connect' (positive number of seconds expected)", 2)
+		end
+	end
+	if opts.read_from ~= nil then
+		local v = read_from_values[opts.read_from]
+		if v == nil then
+			error(format("bad option 'read_from' to 'connect' ('master', 'replica' or 'any' " ..
+				"expected, got %s)", type(opts.read_from) == "string"
+					and format("%q", opts.read_from) or type(opts.read_from)), 2)
+		end
+		o.read_from = v
+	end
+	if opts.wait_replicas ~= nil then
+		local v = opts.wait_replicas
+		if type(v) ~= "number" or v ~= ceil(v) or v < -1 or v > 2 ^ 20 then
+			error("bad option 'wait_replicas' to 'connect' (-1 (all), 0 (off) or a number " ..
+				"of replicas expected)", 2)
+		end
+		o.wait_replicas = tointeger(v) or v
+	end
 	o.retry_attempts = positive_int(opts.retry_attempts, "retry_attempts", "connect", 2)
 	o.pool_size = positive_int(opts.pool_size, "pool_size", "connect", 2)
 	if opts.client_name ~= nil then
@@ -196,7 +235,7 @@ function M.connect(url, opts)
 		end
 		o.client_name = opts.client_name
 	end
-	for _, key in ipairs(tls_strings) do
+	for _, key in ipairs(string_options) do
 		local v = opts[key]
 		if v ~= nil then
 			if type(v) ~= "string" then

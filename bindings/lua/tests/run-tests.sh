@@ -9,9 +9,15 @@
 # test_hilock.lua (TAP on stdout, ending "N passed, N failed") and stops the
 # server. Then test_tls.lua against a second server, TLS only, with
 # certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
+# Then test_topology.lua, which starts a Sentinel and a Cluster deployment
+# itself with the launcher hl_topo (tests/interop/topo-up.c, built by CMake
+# into BUILD_DIR/tests/tools).
 # Exits non-zero when a test fails. Environment:
 #   LUA            the interpreter (default lua5.4, else lua)
 #   HILOCK_TEST_NO_VALGRIND=1   skip the valgrind test
+#   HILOCK_TOPO    the launcher (default BUILD_DIR/tests/tools/hl_topo; when
+#                  it is not set and that file is missing, the topology tests
+#                  are skipped)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -113,5 +119,16 @@ if start_tls; then
 	"$LUA" "$here/test_tls.lua" || rc=$?
 else
 	rc=1
+fi
+if [ -n "${HILOCK_TOPO:-}" ] || [ -x "$build/tests/tools/hl_topo" ]; then
+	export HILOCK_TOPO="${HILOCK_TOPO:-$build/tests/tools/hl_topo}"
+	if [ ! -x "$HILOCK_TOPO" ]; then
+		echo "run-tests: $HILOCK_TOPO is not an executable (make build)" >&2
+		rc=1
+	else
+		"$LUA" "$here/test_topology.lua" || rc=$?
+	fi
+else
+	echo "# skipped test_topology.lua: no $build/tests/tools/hl_topo (build with the C tests)"
 fi
 exit $rc
