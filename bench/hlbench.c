@@ -16,19 +16,50 @@
  *                                               holder is told it lost, and
  *                                               how long a timed acquire takes
  *
+ * The topologies (run.py's cluster, tls and failover groups start the
+ * deployments; see bench/topo.py):
+ *   hlbench CLUSTER_URL cluster-paired SECONDS HOST:PORT NAME WAIT
+ *                 floor and a redis-cluster:// client, alternating, on lock
+ *                 NAME; the floor on one hiredis connection to HOST:PORT,
+ *                 the master owning NAME's slot. WAIT is the client's
+ *                 wait_replicas (-1: its default, every connected replica;
+ *                 0: none); the floor pipelines the same WAIT after each
+ *                 script, as the router does. With CLUSTER_URL the
+ *                 redis:// URL of that master: the same, without the
+ *                 router (a single-server client).
+ *   hlbench REDISS_URL tls-paired SECONDS CA_FILE [readahead]
+ *                 floor and a rediss:// client, alternating; the floor is a
+ *                 minimal blocking OpenSSL client (SSL_write of the
+ *                 formatted command, SSL_read into a hiredis reader), with
+ *                 OpenSSL's defaults, or with read-ahead (one read(2) per
+ *                 reply instead of two: the tightest floor)
+ *   hlbench URL failover PREFIX WAIT_MS
+ *                 loops try_acquire(WAIT_MS, watchdog)/release on fresh
+ *                 locks PREFIX:<n>, 1 ms apart; prints "ready" after its
+ *                 first acquisition; stdin "kill <CLOCK_MONOTONIC ns>" says
+ *                 when a master was killed; then prints how long after it
+ *                 the first acquisition that Redis's new master granted
+ *                 returned, and exits (see bench_failover)
+ *
  * The floor program sends the very scripts the core sends: it compiles the
- * core's private scripts.c (core/src/service/scripts.h) and loads them with SCRIPT
- * LOAD, so there is no second copy to drift.
+ * core's private scripts.c (core/src/service/scripts.h) and loads them with
+ * SCRIPT LOAD, so there is no second copy to drift.
  */
 #define _GNU_SOURCE
 
 #include <hilock.h>
 #include <hiredis/hiredis.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 
 #include "scripts.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -37,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -952,6 +984,494 @@ static int bench_faults(const char *bin, int trials, int64_t wd_ms)
 	return 0;
 }
 
+/* ---- the topologies: the floor's connection, plain or TLS ---------------- */
+
+/* One connection of the floor: hiredis over TCP, or a minimal blocking
+ * OpenSSL client feeding a hiredis reader (Debian's hiredis 0.14 has no
+ * TLS). Commands are appended and written at once when the first reply is
+ * read, so a pipeline costs one round trip, as in the core. */
+struct floorc {
+	redisContext *plain;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+	redisReader *rd;
+	char *out;
+	size_t out_len, out_cap;
+};
+
+static void ssl_die(const char *what)
+{
+	char buf[256] = "?";
+	unsigned long e = ERR_get_error();
+	if (e)
+		ERR_error_string_n(e, buf, sizeof(buf));
+	fprintf(stderr, "hlbench: %s: %s\n", what, buf);
+	exit(1);
+}
+
+/* "host:port" (or a URL's "//host:port") into host and *port. */
+static void parse_hostport(const char *s, char *host, size_t hostlen, int *port)
+{
+	const char *p = strstr(s, "//"), *colon, *end;
+	p = p ? p + 2 : s;
+	if (strchr(p, '@'))
+		p = strchr(p, '@') + 1;
+	end = p + strcspn(p, "/,?");
+	colon = memchr(p, ':', (size_t)(end - p));
+	if (!colon)
+		die_msg("expected host:port");
+	snprintf(host, hostlen, "%.*s", (int)(colon - p), p);
+	*port = atoi(colon + 1);
+}
+
+static void floor_open_plain(struct floorc *f, const char *host, int port)
+{
+	memset(f, 0, sizeof(*f));
+	f->plain = redisConnect(host, port);
+	if (f->plain == NULL || f->plain->err)
+		die_msg("floor: cannot connect with hiredis");
+}
+
+/* read_ahead 0: OpenSSL's default, a read(2) for each record's header
+ * and another for its body; 1: one read(2) for as much as has arrived. */
+static void floor_open_tls(struct floorc *f, const char *host, int port,
+                           const char *ca_file, int read_ahead)
+{
+	struct sockaddr_in a;
+	int one = 1;
+
+	memset(f, 0, sizeof(*f));
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		die_msg("tls floor: an IPv4 address is expected");
+	f->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (f->fd < 0 || connect(f->fd, (struct sockaddr *)&a, sizeof(a)) != 0)
+		die_msg("tls floor: cannot connect");
+	/* as hiredis and the core do */
+	setsockopt(f->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	f->ctx = SSL_CTX_new(TLS_client_method());
+	if (f->ctx == NULL)
+		ssl_die("SSL_CTX_new");
+	SSL_CTX_set_min_proto_version(f->ctx, TLS1_2_VERSION);
+	if (SSL_CTX_load_verify_locations(f->ctx, ca_file, NULL) != 1)
+		ssl_die("tls floor: loading the CA");
+	SSL_CTX_set_verify(f->ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_read_ahead(f->ctx, read_ahead);
+	f->ssl = SSL_new(f->ctx);
+	if (f->ssl == NULL || SSL_set_fd(f->ssl, f->fd) != 1)
+		ssl_die("SSL_new");
+	/* verify the certificate's IP address, as the core does */
+	X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(f->ssl), host);
+	if (SSL_connect(f->ssl) != 1)
+		ssl_die("tls floor: handshake");
+	f->rd = redisReaderCreate();
+	if (f->rd == NULL)
+		die_msg("out of memory");
+}
+
+static void floor_close(struct floorc *f)
+{
+	if (f->plain)
+		redisFree(f->plain);
+	if (f->ssl) {
+		SSL_shutdown(f->ssl);
+		SSL_free(f->ssl);
+		close(f->fd);
+	}
+	if (f->ctx)
+		SSL_CTX_free(f->ctx);
+	if (f->rd)
+		redisReaderFree(f->rd);
+	free(f->out);
+}
+
+static void floor_append(struct floorc *f, int argc, const char **argv)
+{
+	char *cmd;
+	int n;
+	if (f->plain) {
+		if (redisAppendCommandArgv(f->plain, argc, argv, NULL) !=
+		    REDIS_OK)
+			die_msg("out of memory");
+		return;
+	}
+	n = redisFormatCommandArgv(&cmd, argc, argv, NULL);
+	if (n < 0)
+		die_msg("out of memory");
+	if (f->out_len + (size_t)n > f->out_cap) {
+		f->out_cap = (f->out_len + (size_t)n) * 2;
+		f->out = realloc(f->out, f->out_cap);
+		if (f->out == NULL)
+			die_msg("out of memory");
+	}
+	memcpy(f->out + f->out_len, cmd, (size_t)n);
+	f->out_len += (size_t)n;
+	redisFreeCommand(cmd);
+}
+
+/* The next reply; an error reply ends the program (as raw_cmd). */
+static redisReply *floor_reply(struct floorc *f)
+{
+	void *r = NULL;
+	if (f->plain) {
+		if (redisGetReply(f->plain, &r) != REDIS_OK || r == NULL)
+			die_msg("floor: redis connection failed");
+	} else {
+		if (f->out_len) {
+			/* blocking, no partial writes: all or an error */
+			if (SSL_write(f->ssl, f->out, (int)f->out_len) !=
+			    (int)f->out_len)
+				ssl_die("tls floor: SSL_write");
+			f->out_len = 0;
+		}
+		for (;;) {
+			char buf[16384];
+			int n;
+			if (redisReaderGetReply(f->rd, &r) != REDIS_OK)
+				die_msg("tls floor: protocol error");
+			if (r)
+				break;
+			n = SSL_read(f->ssl, buf, sizeof(buf));
+			if (n <= 0)
+				ssl_die("tls floor: SSL_read");
+			redisReaderFeed(f->rd, buf, (size_t)n);
+		}
+	}
+	if (((redisReply *)r)->type == REDIS_REPLY_ERROR) {
+		fprintf(stderr, "hlbench: redis error: %s\n",
+		        ((redisReply *)r)->str);
+		exit(1);
+	}
+	return r;
+}
+
+static redisReply *floor_cmd(struct floorc *f, int argc, const char **argv)
+{
+	floor_append(f, argc, argv);
+	return floor_reply(f);
+}
+
+/* The lock the floor takes and gives back, as the core would send it. */
+struct floor_lock {
+	char acq[41], rel[41], lease[16], waitn[16], channel[300];
+	const char *name, *owner, *publish;
+	int wait; /* replicas WAITed for after each script; 0: no WAIT */
+	long long wait_short; /* WAITs answered with fewer replicas */
+};
+
+static void floor_lock_init(struct floor_lock *fl, struct floorc *f,
+                            const char *name, const char *publish, int wait)
+{
+	enum hl_script_id ids[2] = {HL_SCRIPT_ACQUIRE, HL_SCRIPT_RELEASE};
+	char *shas[2] = {fl->acq, fl->rel};
+	int i;
+
+	memset(fl, 0, sizeof(*fl));
+	for (i = 0; i < 2; i++) {
+		const char *argv[3] = {"SCRIPT", "LOAD",
+		                       hl__script(ids[i])->source};
+		redisReply *r = floor_cmd(f, 3, argv);
+		snprintf(shas[i], 41, "%s", r->str);
+		freeReplyObject(r);
+	}
+	fl->name = name;
+	fl->owner = "00000000-0000-4000-8000-000000000000:1";
+	fl->publish = publish;
+	fl->wait = wait;
+	snprintf(fl->lease, sizeof(fl->lease), "%d", LEASE_MS);
+	snprintf(fl->waitn, sizeof(fl->waitn), "%d", wait);
+	/* PROTOCOL 0.2: prefix:{name}, or prefix:name when it has a tag */
+	snprintf(fl->channel, sizeof(fl->channel),
+	         strchr(name, '{') ? "redisson_lock__channel:%s"
+	                           : "redisson_lock__channel:{%s}",
+	         name);
+}
+
+/* One script (then WAIT, in the same round trip, when the lock waits for
+ * replicas); returns the script's reply. */
+static redisReply *floor_script(struct floorc *f, struct floor_lock *fl,
+                                int argc, const char **argv)
+{
+	const char *w[3] = {"WAIT", fl->waitn, "1000"};
+	redisReply *r;
+	floor_append(f, argc, argv);
+	if (fl->wait)
+		floor_append(f, 3, w);
+	r = floor_reply(f);
+	if (fl->wait) {
+		redisReply *wr = floor_reply(f);
+		if (wr->type != REDIS_REPLY_INTEGER || wr->integer < fl->wait)
+			fl->wait_short++;
+		freeReplyObject(wr);
+	}
+	return r;
+}
+
+static void floor_pair(struct floorc *f, struct floor_lock *fl)
+{
+	/* the scripts set the hold count the caller will have */
+	const char *a[] = {"EVALSHA", fl->acq,   "1", fl->name,
+	                   fl->lease, fl->owner, "1"};
+	const char *u[] = {"EVALSHA",   fl->rel, "2",       fl->name,
+	                   fl->channel, "0",     fl->lease, fl->owner,
+	                   fl->publish, "1"};
+	redisReply *r = floor_script(f, fl, 7, a);
+	if (r->type != REDIS_REPLY_ARRAY)
+		die_msg("floor: acquire script did not acquire");
+	freeReplyObject(r);
+	r = floor_script(f, fl, 10, u);
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->integer != 1)
+		die_msg("floor: release script did not release");
+	freeReplyObject(r);
+}
+
+static hl_client *client_with(const hl_client_options *o)
+{
+	hl_client *c = NULL;
+	int rc = hl_client_new(&c, g_url, o);
+	if (rc != HL_OK)
+		die("hl_client_new", rc);
+	return c;
+}
+
+/* Floor and hilock in alternating 100 ms slices on the same lock (as
+ * bench_paired), after 300 ms of each to warm up (connections, scripts,
+ * the replica count). Besides the totals, the ratio of every 2 s window
+ * (10 slices of each), to show how much the load moved. */
+static int topo_paired(const char *scenario, struct floorc *f,
+                       struct floor_lock *fl, hl_client *c, double seconds)
+{
+	hl_lock *l = new_lock(c, fl->name);
+	const int64_t slice = 100000000;
+	long long nf = 0, nh = 0, wf = 0, wh = 0;
+	int64_t tf = 0, th = 0, wtf = 0, wth = 0, end, t0, t;
+	double ratios[128];
+	int nr = 0, slices = 0;
+
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		floor_pair(f, fl);
+	end = now_ns() + 300000000;
+	while (now_ns() < end) {
+		acquire(l);
+		release(l);
+	}
+	fl->wait_short = 0;
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		long long n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			floor_pair(f, fl);
+			n++;
+		}
+		nf += n;
+		wf += n;
+		tf += t - t0;
+		wtf += t - t0;
+		n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			acquire(l);
+			release(l);
+			n++;
+		}
+		nh += n;
+		wh += n;
+		th += t - t0;
+		wth += t - t0;
+		if (++slices % 10 == 0 && nr < 128 && wf && wtf && wth) {
+			ratios[nr++] = ((double)wh / (double)wth) /
+			               ((double)wf / (double)wtf);
+			wf = wh = 0;
+			wtf = wth = 0;
+		}
+	}
+	printf("{\"scenario\":\"%s\",\"floor_pairs_per_s\":%.1f,"
+	       "\"hilock_pairs_per_s\":%.1f,\"wait_replicas\":%d,"
+	       "\"floor_wait_short\":%lld,\"window_ratios\":[",
+	       scenario, nf * 1e9 / (double)tf, nh * 1e9 / (double)th, fl->wait,
+	       fl->wait_short);
+	for (int i = 0; i < nr; i++)
+		printf("%s%.3f", i ? "," : "", ratios[i]);
+	printf("]}\n");
+	hl_lock_free(l);
+	return 0;
+}
+
+/* The cluster: the floor on the master owning name's slot. */
+static int bench_cluster_paired(double seconds, const char *owner_addr,
+                                const char *name, int wait_opt)
+{
+	struct floorc f;
+	struct floor_lock fl;
+	hl_client_options o;
+	hl_client *c;
+	redisReply *r;
+	char host[256];
+	const char *publish = "PUBLISH";
+	int port, wait = 0;
+
+	parse_hostport(owner_addr, host, sizeof(host), &port);
+	floor_open_plain(&f, host, port);
+	/* Redis 7 has sharded pub/sub: a cluster client (as Redisson) then
+	 * publishes the unlock message with SPUBLISH. (A redis:// URL of
+	 * the owning node measures the same node without the router.) */
+	if (strstr(g_url, "-cluster://")) {
+		r = redisCommand(f.plain, "PUBSUB SHARDNUMSUB");
+		if (r && r->type == REDIS_REPLY_ARRAY)
+			publish = "SPUBLISH";
+		freeReplyObject(r);
+	}
+	/* WAIT as the router: every connected replica of the master */
+	if (wait_opt < 0)
+		wait = (int)info_field(f.plain, "replication",
+		                       "connected_slaves");
+	else
+		wait = wait_opt;
+	if (wait < 0)
+		wait = 0;
+	floor_lock_init(&fl, &f, name, publish, wait);
+	hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+	o.client_name = "hlbench";
+	o.wait_replicas = wait_opt;
+	c = client_with(&o);
+	topo_paired("cluster-paired", &f, &fl, c, seconds);
+	hl_client_free(c);
+	floor_close(&f);
+	return 0;
+}
+
+/* TLS: the floor is our own OpenSSL client, on the server of the URL. */
+static int bench_tls_paired(double seconds, const char *ca_file, int read_ahead)
+{
+	struct floorc f;
+	struct floor_lock fl;
+	hl_client_options o;
+	hl_client *c;
+	char host[256];
+	int port;
+
+	parse_hostport(g_url, host, sizeof(host), &port);
+	floor_open_tls(&f, host, port, ca_file, read_ahead);
+	floor_lock_init(&fl, &f, "bench:tls", "PUBLISH", 0);
+	hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+	o.client_name = "hlbench";
+	o.tls_ca_file = ca_file;
+	c = client_with(&o);
+	topo_paired(read_ahead ? "tls-paired-readahead" : "tls-paired", &f, &fl,
+	            c, seconds);
+	hl_client_free(c);
+	floor_close(&f);
+	return 0;
+}
+
+/* ---- failover: from a master's kill -9 to the next acquisition --------- */
+
+static atomic_llong g_kill_ns; /* CLOCK_MONOTONIC of the kill; 0: none */
+static atomic_int g_stdin_eof;
+
+static void *stdin_reader(void *arg)
+{
+	char line[128];
+	(void)arg;
+	while (fgets(line, sizeof(line), stdin)) {
+		long long ns;
+		if (sscanf(line, "kill %lld", &ns) == 1)
+			atomic_store(&g_kill_ns, ns);
+	}
+	atomic_store(&g_stdin_eof, 1);
+	return NULL;
+}
+
+/* The loop a user would run, with the client's defaults: try_acquire
+ * (wait_ms, the watchdog), release, 1 ms pause; each time a fresh lock
+ * name, so no hold of a failed release is re-entered. The first
+ * acquisition after the kill that Redis's new master granted: one that
+ * began after the kill (the old master is gone), or returned more than
+ * 200 ms after it (no failover here is that quick: detection alone takes
+ * a second or more, so a reply from the old master cannot be it). */
+static int bench_failover(const char *prefix, int64_t wait_ms)
+{
+	hl_client *c = new_client(0, 0);
+	pthread_t tid;
+	char name[256], err[300] = "";
+	long long i = 0, ok_before = 0, failed = 0;
+	int64_t longest_acq = 0, longest_rel = 0;
+	int ready = 0;
+
+	if (pthread_create(&tid, NULL, stdin_reader, NULL) != 0)
+		die_msg("pthread_create");
+	pthread_detach(tid);
+	for (;; i++) {
+		hl_lock *l;
+		int acquired = 0, rc;
+		int64_t kill_ns, t0, t1, t2;
+
+		if (atomic_load(&g_stdin_eof))
+			die_msg("failover: stdin closed before a recovery");
+		snprintf(name, sizeof(name), "%s:%lld", prefix, i);
+		l = new_lock(c, name);
+		t0 = now_ns();
+		rc = hl_lock_try_acquire(&acquired, l, wait_ms, -1, NULL);
+		t1 = now_ns();
+		/* read after the call: it may have begun before the kill */
+		kill_ns = atomic_load(&g_kill_ns);
+		if (kill_ns && t1 > kill_ns && t1 - t0 > longest_acq)
+			longest_acq = t1 - t0;
+		if (rc == HL_OK && acquired && kill_ns &&
+		    (t0 >= kill_ns || t1 - kill_ns > 200000000)) {
+			printf("{\"scenario\":\"failover\",\"lib\":\"hilock\","
+			       "\"first_ok_ms\":%.1f,"
+			       "\"failed_after_kill\":%lld,"
+			       "\"ok_before_kill\":%lld,"
+			       "\"longest_acquire_ms\":%.1f,"
+			       "\"longest_release_ms\":%.1f,\"last_error\":\"",
+			       (double)(t1 - kill_ns) / 1e6, failed, ok_before,
+			       (double)longest_acq / 1e6,
+			       (double)longest_rel / 1e6);
+			for (const char *p = err; *p; p++)
+				if (*p != '"' && *p != '\\' &&
+				    (unsigned char)*p >= 32)
+					putchar(*p);
+			printf("\"}\n");
+			fflush(stdout);
+			hl_lock_release(NULL, l);
+			hl_lock_free(l);
+			break;
+		}
+		if (rc == HL_OK && acquired) {
+			if (!kill_ns)
+				ok_before++;
+			if (!ready) {
+				printf("ready\n");
+				fflush(stdout);
+				ready = 1;
+			}
+			t1 = now_ns();
+			hl_lock_release(NULL, l);
+			t2 = now_ns();
+			kill_ns = atomic_load(&g_kill_ns);
+			if (kill_ns && t2 > kill_ns && t2 - t1 > longest_rel)
+				longest_rel = t2 - t1;
+		} else if (kill_ns) {
+			failed++;
+			snprintf(err, sizeof(err), "%s: %s",
+			         rc == HL_OK ? "not acquired"
+			                     : hl_status_name(rc),
+			         rc == HL_OK ? "" : hl_error_last());
+		}
+		hl_lock_free(l);
+		sleep_us(1000);
+	}
+	hl_client_free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -991,6 +1511,15 @@ int main(int argc, char **argv)
 		return bench_memory(atoi(argv[3]), atoi(argv[4]));
 	if (strcmp(s, "faults") == 0 && argc == 6)
 		return bench_faults(argv[3], atoi(argv[4]), atoll(argv[5]));
+	if (strcmp(s, "cluster-paired") == 0 && argc == 7)
+		return bench_cluster_paired(atof(argv[3]), argv[4], argv[5],
+		                            atoi(argv[6]));
+	if (strcmp(s, "tls-paired") == 0 && (argc == 5 || argc == 6))
+		return bench_tls_paired(
+		        atof(argv[3]), argv[4],
+		        argc == 6 && strcmp(argv[5], "readahead") == 0);
+	if (strcmp(s, "failover") == 0 && argc == 5)
+		return bench_failover(argv[3], atoll(argv[4]));
 	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");
 	return 2;
 }

@@ -23,6 +23,7 @@ import datetime
 import json
 import os
 import platform
+import queue
 import re
 import shutil
 import signal
@@ -30,10 +31,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "bench")
+sys.path.insert(0, BENCH)
+import topo  # noqa: E402  (bench/topo.py: the deployments)
 
 CS_US = 1000                 # the critical section under contention
 WORKERS = [2, 4, 16, 64]
@@ -295,11 +299,275 @@ class Pieces:
                           ("go", lambda: self.go("hilock")),
                           ("go", lambda: self.go("redsync")),
                           ("java", self.java)):
-            if want(group):
+            if want(group) or (group == "java" and want("failover")):
                 try:
                     fn()
                 except NotMeasured as e:
                     log("not measured:", group, "-", e)
+
+
+# --------------------------------------------------------------------------
+# (7) the topologies: Cluster, TLS, failover (deployments: bench/topo.py)
+# --------------------------------------------------------------------------
+FAILOVER_WAIT_MS = 200       # the loops' try-acquire wait
+FAILOVER_LIMIT_S = 60        # a client not recovered by then: "> 60 s"
+CLUSTER_LOCK = "bench:cluster"
+
+
+def start_deployment(make, tries=3):
+    """Start a deployment; a port taken meanwhile by another program on
+    the machine only costs a new attempt."""
+    for i in range(tries):
+        d = make()
+        try:
+            return d.start()
+        except (topo.TopoError, OSError, subprocess.SubprocessError) as e:
+            d.destroy()
+            if i == tries - 1:
+                raise NotMeasured("deployment did not start: %s" % e)
+            log("deployment did not start (%s); again" % e)
+
+
+def guarded(fn):
+    """fn, with a failure of the deployments or of their side channel
+    (a server gone, an unexpected reply) reported as not measured rather
+    than ending the whole run."""
+    def run():
+        try:
+            return fn()
+        except NotMeasured:
+            raise
+        except (topo.TopoError, OSError, RuntimeError, ValueError,
+                KeyError, IndexError, TypeError,
+                subprocess.SubprocessError) as e:
+            raise NotMeasured("%s: %s" % (type(e).__name__, e))
+    return run
+
+
+def paired_rounds(T, rows, reps, attempt):
+    """rows: [(key, command)]. REPS rounds, each running every row once
+    (the load drifts: a round sees it alike for all rows); per row the
+    run of the median ratio is kept, with every ratio."""
+    runs = {key: [] for key, _ in rows}
+    for _ in range(reps):
+        for key, cmd in rows:
+            r = attempt("topo/" + key, lambda: run_json(cmd, 120))
+            if r:
+                r["ratio"] = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+                runs[key].append(r)
+    for key, rs in runs.items():
+        if rs:
+            rs.sort(key=lambda r: r["ratio"])
+            r = dict(rs[len(rs) // 2])
+            r["ratios"] = [round(x["ratio"], 3) for x in rs]
+            T[key] = r
+
+
+def run_cluster(R, hb, secs, reps, attempt):
+    """Uncontended lock+unlock through the cluster router against the
+    floor on the master owning the lock's slot, alternating in 100 ms
+    slices (hlbench cluster-paired): with the WAIT the router adds after
+    each script on a master with replicas (the default, as Redisson's
+    checkLockSyncedSlaves), with wait_replicas 0, and through a
+    single-server client of the same node (no router)."""
+    T = R["topo"]
+
+    def body():
+        dep = start_deployment(topo.Cluster)
+        try:
+            owner = dep.master_of(CLUSTER_LOCK)
+            T["cluster_owner"] = {"port": owner.port,
+                                  "slot": dep.keyslot(CLUSTER_LOCK)}
+            node = "127.0.0.1:%d" % owner.port
+            paired_rounds(T, [
+                (key, hb + [url, "cluster-paired", str(2 * secs), node,
+                            CLUSTER_LOCK, w])
+                for key, url, w in (
+                    ("cluster/wait", dep.url, "-1"),
+                    ("cluster/nowait", dep.url, "0"),
+                    # the same node through a single-server client: what
+                    # the router itself costs
+                    ("cluster/single", "redis://" + node, "-1"))],
+                reps, attempt)
+        finally:
+            dep.destroy()
+    attempt("topo/cluster", guarded(body))
+
+
+def run_tls(R, hb, secs, reps, attempt):
+    """Uncontended lock+unlock over rediss:// against a floor of our own
+    OpenSSL client on the same server (hlbench tls-paired), with
+    OpenSSL's defaults and with read-ahead."""
+    T = R["topo"]
+
+    def body():
+        dep = start_deployment(topo.TlsServer)
+        try:
+            paired_rounds(T, [
+                (key, hb + [dep.url, "tls-paired", str(2 * secs), dep.ca] +
+                 extra) for key, extra in (("tls/default", []),
+                                           ("tls/readahead", ["readahead"]))],
+                reps, attempt)
+        finally:
+            dep.destroy()
+    attempt("topo/tls", guarded(body))
+
+
+class Client:
+    """A failover client (hlbench or the Redisson driver): its stdout
+    lines read by a thread."""
+
+    def __init__(self, lib, cmd, errlog):
+        self.lib = lib
+        self.lines = queue.Queue()
+        self.errlog = errlog
+        log("$", " ".join(cmd))
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE,
+                                  stderr=open(errlog, "w"), text=True,
+                                  preexec_fn=topo._die_with_parent)
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.p.stdout:
+            self.lines.put(line.strip())
+        self.lines.put(None)
+
+    def wait_line(self, pred, deadline):
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                return None
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                return None
+            if line is None:
+                return None
+            if pred(line):
+                return line
+
+    def why(self):
+        try:
+            tail = open(self.errlog).read().strip().splitlines()
+        except OSError:
+            tail = []
+        return (tail or ["exit %s" % self.p.poll()])[-1][:200]
+
+    def stop(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+def failover_trial(kind, cmds, workdir):
+    """One trial on a fresh deployment: both clients loop on their own
+    locks (same slot in the cluster: the killed master's), then the
+    master is killed with SIGKILL. Returns {lib: result or None, ...,
+    "promoted_ms": when a surviving node said role master,
+    "announced_ms": when the sentinels gave the new address (Sentinel)}.
+    """
+    dep = start_deployment(topo.Sentinel if kind == "sentinel"
+                           else topo.Cluster)
+    clients = []
+    out = {}
+    try:
+        if kind == "cluster":
+            victim = dep.master_of("{fo}")
+            survivors = [dep.replica_of(victim)]
+            prefix = "bench:{fo}:"
+        else:
+            victim = dep.master
+            survivors = dep.data[1:]
+            prefix = "bench:fo:"
+        for lib, cmd in cmds:
+            clients.append(Client(lib, cmd + [
+                dep.url, "failover", prefix + lib, str(FAILOVER_WAIT_MS)],
+                os.path.join(workdir, "%s-%s.err" % (kind, lib))))
+        deadline = time.time() + 90
+        for c in clients:
+            if c.wait_line(lambda l: l == "ready", deadline) is None:
+                out[c.lib] = None
+                out["why_" + c.lib] = "not ready: " + c.why()
+        # steady state: the JVM's JIT, both clients' pools
+        time.sleep(2.0)
+        os.kill(victim.pid, signal.SIGKILL)
+        t_kill = time.monotonic_ns()
+        t_wall = time.time()
+        for c in clients:
+            try:
+                c.p.stdin.write("kill %d\n" % t_kill)
+                c.p.stdin.flush()
+            except OSError:
+                pass
+        # the server side, polled every 10 ms
+        polls = [s.port for s in survivors]
+        sentinels = [s.port for s in dep.sentinels] if kind == "sentinel" \
+            else []
+        promoted = announced = None
+        while time.time() < t_wall + FAILOVER_LIMIT_S and (
+                promoted is None or (sentinels and announced is None)):
+            now = (time.monotonic_ns() - t_kill) / 1e6
+            if promoted is None:
+                for port in polls:
+                    r = topo.try_cmd(port, "ROLE", timeout=0.5)
+                    if r and r[0] == "master":
+                        promoted = now
+            if sentinels and announced is None:
+                for port in sentinels:
+                    r = topo.try_cmd(port, "SENTINEL",
+                                     "GET-MASTER-ADDR-BY-NAME", dep.name,
+                                     timeout=0.5)
+                    if r and int(r[1]) != victim.port:
+                        announced = now
+                        break
+            time.sleep(0.01)
+        out["promoted_ms"] = promoted
+        out["announced_ms"] = announced
+        for c in clients:
+            if c.lib in out:
+                continue
+            line = c.wait_line(lambda l: l.startswith("{"),
+                               t_wall + FAILOVER_LIMIT_S)
+            if line:
+                out[c.lib] = json.loads(line)
+            else:
+                out[c.lib] = None
+                out["why_" + c.lib] = "no acquisition within %d s of the " \
+                    "kill (%s)" % (FAILOVER_LIMIT_S, c.why())
+    finally:
+        for c in clients:
+            c.stop()
+        dep.destroy()
+    return out
+
+
+def run_failover(R, pieces, hb, quick, attempt):
+    T = R["topo"]
+    trials = 2 if quick else 5
+    cmds = [("hilock", hb)]
+    try:
+        cmds.append(("redisson", pieces.java()))
+    except NotMeasured as e:
+        R["notes"]["topo/failover/redisson"] = str(e)
+    workdir = tempfile.mkdtemp(prefix="hilock-bench-failover-")
+    try:
+        for kind in ("sentinel", "cluster"):
+            res = T["failover/" + kind] = {"trials": []}
+            for i in range(trials):
+                log("failover %s, trial %d of %d" % (kind, i + 1, trials))
+                t = attempt("topo/failover/%s/%d" % (kind, i), guarded(
+                    lambda: failover_trial(kind, cmds, workdir)))
+                if t:
+                    res["trials"].append(t)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------
@@ -311,7 +579,8 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="short runs (a smoke test of the bench itself)")
     ap.add_argument("--only", default="",
-                    help="comma list of groups: floor,c,python,lua,go,java")
+                    help="comma list of groups: floor,c,python,lua,go,java,"
+                         "cluster,tls,failover")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -340,7 +609,7 @@ def main():
     redis.start()
     log("redis-server on", redis.url)
     R = {"uncontended": {}, "contend": [], "scale": {}, "notes": {},
-         "samples": {}}
+         "samples": {}, "topo": {}}
     samples_dir = tempfile.mkdtemp(prefix="hilock-bench-samples-")
     t_start = time.time()
 
@@ -505,6 +774,19 @@ def main():
         elif hb and want("c"):
             R["notes"]["faults"] = "no %s (build the tests)" % proxy
 
+        # ---- (7) topologies: deployments of their own (bench/topo.py) -
+        reps = 1 if args.quick else REPS
+        for group, fn in (
+                ("cluster", lambda: run_cluster(R, hb, secs, reps,
+                                                attempt)),
+                ("tls", lambda: run_tls(R, hb, secs, reps, attempt)),
+                ("failover", lambda: run_failover(R, pieces, hb, args.quick,
+                                                  attempt))):
+            if want(group) and hb:
+                fn()
+            elif want(group):
+                R["notes"]["topo/" + group] = R["notes"].get("c")
+
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
         R["plot"] = plot(R, pieces, args.out)
@@ -568,6 +850,7 @@ def versions(redis, build, pieces):
         if m:
             v["redsync"] = m.group(1)
     v["lua"] = first_line(["lua5.4", "-v"])
+    v["openssl"] = first_line(["openssl", "version"])
     v["java"] = first_line(["java", "-version"])
     pom = os.path.join(BENCH, "java", "pom.xml")
     if os.path.exists(pom):
@@ -581,16 +864,16 @@ def versions(redis, build, pieces):
 # the plot
 # --------------------------------------------------------------------------
 def plot(R, pieces, out_md):
-    try:
-        py = pieces.bench_venv()
-    except NotMeasured as e:
-        return "not drawn: " + str(e)
     series = []
     for (key, mode, w), path in sorted(R["samples"].items()):
         if w == 16 and mode in ("threads", "goroutines") and os.path.exists(path):
             series.append(("%s (%d %s)" % (key, w, mode), path))
     if not series:
         return "not drawn: no wait samples at 16 workers"
+    try:
+        py = pieces.bench_venv()
+    except NotMeasured as e:
+        return "not drawn: " + str(e)
     # Next to the page: bench/wait-times.png for BENCHMARKS.md at the top
     # of the repository, <name>-wait-times.png beside any other --out.
     out_md = os.path.abspath(out_md)
@@ -693,14 +976,16 @@ def render(R):
           else ""))
     w("## Machine and versions\n")
     w("| | |\n|---|---|")
-    for k in ("machine", "redis", "hiredis", "hilock", "python", "redis-py",
-              "python-redis-lock", "go", "redsync", "lua", "java", "redisson"):
+    for k in ("machine", "redis", "hiredis", "openssl", "hilock", "python",
+              "redis-py", "python-redis-lock", "go", "redsync", "lua", "java",
+              "redisson"):
         if k in v:
             w("| %s | %s |" % (k, v[k]))
     w("\nOne redis-server (started by the bench, `--save \"\" "
       "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
       "round trips are loopback round trips, and the server shares the two "
-      "cores with the clients.\n")
+      "cores with the clients. Section (7) starts deployments of its own "
+      "(a cluster, a TLS server, Sentinel).\n")
 
     w("## The floor\n")
     w("`hlbench floor`: a raw hiredis program, one connection, no library "
@@ -923,6 +1208,8 @@ def render(R):
     else:
         w("not measured: %s\n" % R["notes"].get("faults", R["notes"].get("c")))
 
+    render_topo(R, w)
+
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
     notes = os.path.join(BENCH, "ANALYSIS.md")
@@ -938,15 +1225,218 @@ def render(R):
       "python-redis-lock, matplotlib into BUILD/venv-bench; Go modules: "
       "redsync and go-redis for bench/go; Maven Central: Redisson for "
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
-      "7 minutes of measurement on 2 cores, plus the first downloads. "
-      "`--only floor,c,python,lua,go,java` runs a subset, `--quick` a short "
+      "11 minutes of measurement on 2 cores (4 of them the topology "
+      "groups of (7)), plus the first downloads. "
+      "`--only floor,c,python,lua,go,java,cluster,tls,failover` runs a "
+      "subset (e.g. `--only cluster,tls,failover`: the topologies alone), "
+      "`--quick` a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` rewrites this page from the raw results "
-      "of the last run. Pieces: bench/hlbench.c (C and the floor), "
+      "of the last run. Pieces: bench/hlbench.c (C and the floors, plain "
+      "and TLS), bench/topo.py (the deployments of (7): redis-server, "
+      "redis-sentinel, redis-cli and openssl), "
       "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
       "module: redsync, and the binding through a replace directive), "
       "bench/java/ (the Redisson driver).\n")
     return "\n".join(o) + "\n"
+
+
+def stats(v):
+    """min / median / max of a list (None when empty)."""
+    v = sorted(v)
+    if not v:
+        return None
+    n = len(v)
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    return v[0], med, v[-1]
+
+
+def ms(x):
+    if x is None:
+        return "-"
+    return "%.0f ms" % x if x >= 100 else "%.1f ms" % x
+
+
+def failover_series(res, lib):
+    """A library's first_ok_ms over the trials; a trial where it did not
+    recover counts as the limit (shown with '>')."""
+    out, lost = [], 0
+    for t in res.get("trials", []):
+        r = t.get(lib)
+        if r:
+            out.append(r["first_ok_ms"])
+        elif "why_" + lib in t and t["why_" + lib].startswith("no acq"):
+            out.append(FAILOVER_LIMIT_S * 1000.0)
+            lost += 1
+    return out, lost
+
+
+def render_topo(R, w):
+    T = R.get("topo") or {}
+    notes = R["notes"]
+    w("## (7) Topologies: Cluster, TLS, failover\n")
+    w("Each group starts its own deployment from Debian's binaries on "
+      "127.0.0.1 (bench/topo.py, the settings of tests/harness_topo.c): "
+      "a cluster of 6 nodes (3 masters, a replica each, "
+      "`cluster-node-timeout %d`), a TLS-only redis-server with "
+      "certificates made by openssl at bench time, and for Sentinel a "
+      "master, 2 replicas and 3 sentinels (quorum 2, "
+      "`down-after-milliseconds %d`, `failover-timeout %d`). All of it "
+      "shares the two cores with the clients.\n" % (
+          topo.Cluster.NODE_TIMEOUT_MS, topo.Sentinel.DOWN_AFTER_MS,
+          topo.Sentinel.FAILOVER_TIMEOUT_MS))
+
+    def paired_row(label, key, target):
+        r = T.get(key)
+        if not r:
+            w("| %s | not measured: %s | | | | |" % (
+                label, notes.get("topo/" + key,
+                                 notes.get("topo/" + key.split("/")[0],
+                                           "not run"))))
+            return
+        x = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+        w("| %s | %s | %s | %.3fx | %s | %s |" % (
+            label, fmt(r["floor_pairs_per_s"]), fmt(r["hilock_pairs_per_s"]),
+            x, "-" if target is None else "%s (>= %.2fx)" % (
+                "met" if x >= target else "missed", target),
+            " ".join("%.2f" % y for y in r.get("ratios", []))))
+
+    runs = "runs %d times, in rounds over the rows of its table (the load " \
+        "drifts); each row shows the run of the median ratio, and every " \
+        "run's ratio in the last column" % (1 if R.get("quick") else REPS)
+    w("### Cluster: lock+unlock through the router\n")
+    own = T.get("cluster_owner")
+    w("`hlbench <redis-cluster://...> cluster-paired`: one thread, one "
+      "lock (`%s`%s), uncontended lock+unlock through a "
+      "`redis-cluster://` client (the watchdog, lease -1), against the "
+      "floor: raw hiredis on one connection to the master that owns the "
+      "lock's slot, EVALSHA of the core's own scripts with the arguments "
+      "the core sends (SPUBLISH for the unlock message on Redis 7), and "
+      "the same `WAIT <replicas> 1000` pipelined after each script when "
+      "the client waits for replicas (the default, Redisson's "
+      "checkLockSyncedSlaves: one replica here; so each script costs a "
+      "round trip to the master and the master's to its replica). Floor "
+      "and hilock alternate in 100 ms slices in one process, after 300 ms "
+      "of warm-up each; each row %s. Target: >= 0.95x.\n" % (
+          CLUSTER_LOCK, ", slot %d" % own["slot"] if own else "", runs))
+    w("| client | floor pairs/s | hilock pairs/s | hilock / floor | target "
+      "| all ratios |\n|---|---:|---:|---:|---|---|")
+    paired_row("cluster, WAIT for the replica (default)", "cluster/wait",
+               0.95)
+    paired_row("cluster, `wait_replicas = 0` (no WAIT on either side)",
+               "cluster/nowait", 0.95)
+    paired_row("for reference: `redis://` of that master, a single-server "
+               "client (no router; WAIT as above)", "cluster/single", None)
+    w("")
+
+    w("### TLS: lock+unlock over rediss://\n")
+    w("`hlbench <rediss://...> tls-paired`: the same pairs over TLS "
+      "(OpenSSL, TLS 1.3, verification on) to one TLS-only server. The "
+      "floor is hlbench's own minimal blocking OpenSSL client: one "
+      "connection, SSL_write of the formatted EVALSHA, SSL_read into a "
+      "hiredis reader (Debian's hiredis 0.14 has no TLS). With OpenSSL's "
+      "defaults it reads each TLS record in two read(2) calls (header, "
+      "then body); with read-ahead in one, the tightest floor. Slices and "
+      "runs as above. Target: >= 0.95x (against the default floor).\n")
+    w("| floor | floor pairs/s | hilock pairs/s | hilock / floor | target "
+      "| all ratios |\n|---|---:|---:|---:|---|---|")
+    paired_row("OpenSSL defaults", "tls/default", 0.95)
+    paired_row("OpenSSL with read-ahead", "tls/readahead", None)
+    w("")
+
+    w("### Failover: from a master's kill -9 to the next acquisition\n")
+    w("Each trial starts a fresh deployment; hilock (`hlbench failover`, "
+      "C) and Redisson %s (`RedissonBench failover`, `useSentinelServers` "
+      "/ `useClusterServers`, every setting its default) run side by side "
+      "on it, each in its own process on its own locks (in the cluster "
+      "under one hash tag, in the killed master's slot). Each loops: "
+      "try-acquire with a %d ms wait (the watchdog), release, 1 ms "
+      "pause, a fresh lock name each time. Once both acquire and 2 s "
+      "passed, the master is killed with SIGKILL; the figure is the time "
+      "from the kill to the return of the first acquisition the new "
+      "master granted (begun after the kill, or returned more than "
+      "200 ms after it: no failover here is quicker). *promoted* is when "
+      "a surviving node first answered `ROLE` as master, *announced* when "
+      "a sentinel first gave its address (polled every 10 ms from the "
+      "bench). Goal: hilock faster than Redisson.\n" % (
+          R["versions"].get("redisson", ""), FAILOVER_WAIT_MS))
+    w("| topology | client | trials | min | median | max | all (ms) "
+      "| failed tries after the kill (median) | longest acquire call "
+      "| longest release call |\n"
+      "|---|---|---:|---:|---:|---:|---|---:|---:|---:|")
+    for kind in ("sentinel", "cluster"):
+        res = T.get("failover/" + kind)
+        if not res:
+            w("| %s | not measured: %s | | | | | | | | |" % (
+                kind, notes.get("topo/failover", notes.get(
+                    "topo/failover/%s/0" % kind, "not run"))))
+            continue
+        for lib in ("hilock", "redisson"):
+            v, lost = failover_series(res, lib)
+            st = stats(v)
+            rs = [t[lib] for t in res["trials"] if t.get(lib)]
+            if not st:
+                why = [t.get("why_" + lib) for t in res["trials"]
+                       if t.get("why_" + lib)] or [
+                    notes.get("topo/failover/" + lib, "not run")]
+                w("| %s | %s | 0 | not measured: %s | | | | | | |" % (
+                    kind, lib, why[0]))
+                continue
+            w("| %s | %s | %d | %s | %s | %s%s | %s | %s | %s | %s |" % (
+                kind, lib, len(v), ms(st[0]), ms(st[1]),
+                ">" if lost and st[2] >= FAILOVER_LIMIT_S * 1000 else "",
+                ms(st[2]), " ".join("%.0f" % x for x in v),
+                "%d" % stats([r["failed_after_kill"] for r in rs])[1]
+                if rs else "-",
+                ms(max(r["longest_acquire_ms"] for r in rs)) if rs else "-",
+                ms(max(r["longest_release_ms"] for r in rs)) if rs else "-"))
+        for what in ("promoted", "announced"):
+            st = stats([t[what + "_ms"] for t in res["trials"]
+                        if t.get(what + "_ms") is not None])
+            if st:
+                w("| %s | (servers: %s) | %d | %s | %s | %s | | | | |" % (
+                    kind, what, len(res["trials"]), ms(st[0]), ms(st[1]),
+                    ms(st[2])))
+        whys = sorted({t[k] for t in res["trials"] for k in t
+                       if k.startswith("why_")})
+        if whys:
+            w("\n%s: %s\n" % (kind, "; ".join(whys)))
+        fails = [k for k in notes if k.startswith("topo/failover/%s/" % kind)]
+        if fails:
+            w("\n%s: %d trial(s) failed: %s\n" % (
+                kind, len(fails), notes[fails[0]]))
+    w("")
+
+
+def topo_targets(R, out):
+    T = R.get("topo") or {}
+    for key, label in (("cluster/wait", "cluster router uncontended >= "
+                                        "0.95x the floor on the owning "
+                                        "node"),
+                       ("tls/default", "TLS uncontended >= 0.95x the raw "
+                                       "TLS floor")):
+        r = T.get(key)
+        if r:
+            x = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+            out.append("| %s | %.3fx | %s |" % (label, x, "met" if x >= 0.95
+                                                 else "missed"))
+        else:
+            out.append("| %s | not measured | - |" % label)
+    for kind in ("sentinel", "cluster"):
+        res = T.get("failover/" + kind)
+        label = "%s failover: hilock faster than Redisson (kill -9 to the " \
+                "next acquisition, median)" % kind.capitalize()
+        if not res:
+            out.append("| %s | not measured | - |" % label)
+            continue
+        a, b = stats(failover_series(res, "hilock")[0]), \
+            stats(failover_series(res, "redisson")[0])
+        if a and b:
+            out.append("| %s | %s vs %s | %s |" % (
+                label, ms(a[1]), ms(b[1]), "met" if a[1] < b[1] else
+                "missed"))
+        else:
+            out.append("| %s | not measured | - |" % label)
 
 
 def targets(R, fpairs, ideal):
@@ -1012,6 +1502,7 @@ def targets(R, fpairs, ideal):
                        wd["wd_writes_per_period"], wd["evalsha_per_period"],
                        "met" if wd["wd_writes_per_period"] <= 100
                        else "missed"))
+    topo_targets(R, out)
     return "\n".join(out) + "\n"
 
 

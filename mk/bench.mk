@@ -1,6 +1,10 @@
 # Benchmarks (bench/, BENCHMARKS.md). `make bench` is NOT part of `make test`:
-# it starts its own redis-server, runs every scenario (about 10 minutes on
-# 2 cores) and rewrites BENCHMARKS.md and bench/wait-times.png.
+# it starts its own redis-server, and for the topology groups (cluster, tls,
+# failover) a cluster, a TLS server and Sentinel deployments of its own
+# (bench/topo.py: redis-server, redis-sentinel, redis-cli and openssl, all
+# in APT_PACKAGES), runs every scenario (about 12 minutes on 2 cores) and
+# rewrites BENCHMARKS.md and bench/wait-times.png. BENCH_ARGS passes options
+# to bench/run.py, e.g. BENCH_ARGS="--only cluster,tls,failover" or --quick.
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync, a JDK and Maven for Redisson) are installed only by

@@ -1,13 +1,16 @@
 package hilock.bench;
 
+import java.io.BufferedReader;
 import java.io.FileWriter;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -24,9 +27,14 @@ import org.redisson.config.Config;
  * <pre>
  *   java -jar hilock-bench-redisson.jar URL uncontended SECONDS
  *   java -jar hilock-bench-redisson.jar URL contend SECONDS W threads CS_US [FILE]
+ *   java -jar hilock-bench-redisson.jar URL failover PREFIX WAIT_MS
  * </pre>
  *
- * Prints one JSON object with the fields of bench/hlbench.c.
+ * URL: redis://host:port[/db], or as hilock writes them,
+ * redis-sentinel://h1:p1,h2:p2/master (useSentinelServers) and
+ * redis-cluster://h1:p1,... (useClusterServers), every other setting
+ * Redisson's default. Prints one JSON object with the fields of
+ * bench/hlbench.c; failover is hlbench's failover scenario (see there).
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -38,19 +46,36 @@ public final class RedissonBench {
         return v.get((int) (p * (v.size() - 1) + 0.5));
     }
 
+    private static Config config(String url) {
+        Config cfg = new Config();
+        if (url.startsWith("redis-sentinel://")) {
+            String rest = url.substring("redis-sentinel://".length());
+            String[] parts = rest.split("/");
+            var s = cfg.useSentinelServers().setMasterName(parts[1]);
+            for (String h : parts[0].split(",")) {
+                s.addSentinelAddress("redis://" + h);
+            }
+        } else if (url.startsWith("redis-cluster://")) {
+            var c = cfg.useClusterServers();
+            for (String h : url.substring("redis-cluster://".length()).split(",")) {
+                c.addNodeAddress("redis://" + h);
+            }
+        } else {
+            cfg.useSingleServer().setAddress(url.replaceAll("/\\d+$", ""))
+                    .setDatabase(url.matches(".*/\\d+$")
+                            ? Integer.parseInt(url.replaceAll(".*/", "")) : 0)
+                    .setConnectionPoolSize(64).setConnectionMinimumIdleSize(8);
+        }
+        return cfg;
+    }
+
     public static void main(String[] args) throws Exception {
         String url = args[0];
         String scenario = args[1];
-        double secs = Double.parseDouble(args[2]);
-        long durNs = (long) (secs * 1e9);
-        Config cfg = new Config();
-        cfg.useSingleServer().setAddress(url.replaceAll("/\\d+$", ""))
-                .setDatabase(url.matches(".*/\\d+$")
-                        ? Integer.parseInt(url.replaceAll(".*/", "")) : 0)
-                .setConnectionPoolSize(64).setConnectionMinimumIdleSize(8);
-        RedissonClient client = Redisson.create(cfg);
+        RedissonClient client = Redisson.create(config(url));
         try {
             if (scenario.equals("uncontended")) {
+                long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
                 RLock lock = client.getLock("bench:java:uncontended");
                 // Warm the JIT for a second first: a JVM's first second is
                 // not its steady state.
@@ -70,13 +95,113 @@ public final class RedissonBench {
                 System.out.printf(Locale.ROOT, "{\"scenario\":\"uncontended\",\"lang\":\"java\","
                         + "\"lib\":\"redisson\",\"pairs_per_s\":%.1f}%n", n / el);
             } else if (scenario.equals("contend")) {
+                long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
                 contend(client, durNs, Integer.parseInt(args[3]), args[4],
                         Integer.parseInt(args[5]), args.length > 6 ? args[6] : null);
+            } else if (scenario.equals("failover")) {
+                failover(client, args[2], Long.parseLong(args[3]));
             } else {
                 throw new IllegalArgumentException("unknown scenario " + scenario);
             }
         } finally {
             client.shutdown();
+        }
+    }
+
+    /**
+     * hlbench's failover scenario, with RLock: tryLock(WAIT_MS, ms) (the
+     * watchdog), unlock, 1 ms pause, each time a fresh lock PREFIX:n.
+     * "ready" after the first acquisition; stdin "kill NS" gives the
+     * CLOCK_MONOTONIC time of a master's kill -9 (System.nanoTime() reads
+     * the same clock on Linux); then the first acquisition the new master
+     * granted (begun after the kill, or returned more than 200 ms after
+     * it) is reported, and the program ends.
+     */
+    private static void failover(RedissonClient client, String prefix, long waitMs)
+            throws Exception {
+        final AtomicLong kill = new AtomicLong();
+        final AtomicInteger eof = new AtomicInteger();
+        Thread in = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(System.in))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    if (line.startsWith("kill ")) {
+                        kill.set(Long.parseLong(line.substring(5).trim()));
+                    }
+                }
+            } catch (IOException e) {
+                // end of input
+            }
+            eof.set(1);
+        });
+        in.setDaemon(true);
+        in.start();
+        long okBefore = 0;
+        long failed = 0;
+        long longestAcq = 0;
+        long longestRel = 0;
+        boolean ready = false;
+        String err = "";
+        for (long i = 0;; i++) {
+            if (eof.get() != 0) {
+                throw new IllegalStateException("stdin closed before a recovery");
+            }
+            RLock lock = client.getLock(prefix + ":" + i);
+            boolean acquired = false;
+            long t0 = System.nanoTime();
+            try {
+                acquired = lock.tryLock(waitMs, TimeUnit.MILLISECONDS);
+                if (!acquired) {
+                    err = "not acquired";
+                }
+            } catch (Exception e) {
+                err = e.getClass().getSimpleName() + ": " + e.getMessage();
+            }
+            long t1 = System.nanoTime();
+            // read after the call: it may have begun before the kill
+            long k = kill.get();
+            if (k != 0 && t1 > k && t1 - t0 > longestAcq) {
+                longestAcq = t1 - t0;
+            }
+            if (acquired && k != 0 && (t0 >= k || t1 - k > 200_000_000L)) {
+                System.out.printf(Locale.ROOT, "{\"scenario\":\"failover\",\"lib\":\"redisson\","
+                        + "\"first_ok_ms\":%.1f,\"failed_after_kill\":%d,\"ok_before_kill\":%d,"
+                        + "\"longest_acquire_ms\":%.1f,\"longest_release_ms\":%.1f,"
+                        + "\"last_error\":\"%s\"}%n",
+                        (t1 - k) / 1e6, failed, okBefore, longestAcq / 1e6, longestRel / 1e6,
+                        err.replaceAll("[\"\\\\\\p{Cntrl}]", " "));
+                System.out.flush();
+                try {
+                    lock.unlock();
+                } catch (Exception e) {
+                    // the result is out
+                }
+                return;
+            }
+            if (acquired) {
+                if (k == 0) {
+                    okBefore++;
+                }
+                if (!ready) {
+                    System.out.println("ready");
+                    System.out.flush();
+                    ready = true;
+                }
+                long r0 = System.nanoTime();
+                try {
+                    lock.unlock();
+                } catch (Exception e) {
+                    // measured by the next acquisitions
+                }
+                long r1 = System.nanoTime();
+                k = kill.get();
+                if (k != 0 && r1 > k && r1 - r0 > longestRel) {
+                    longestRel = r1 - r0;
+                }
+            } else if (k != 0) {
+                failed++;
+            }
+            LockSupport.parkNanos(1_000_000L);
         }
     }
 
