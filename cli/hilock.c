@@ -675,6 +675,7 @@ static int cmd_inspect(cli *o, const char *name)
 	long long ttl = -2, waiters = -1;
 	size_t i;
 	const char *argv[3];
+	char *chan = NULL;
 
 	if ((rc = client_open(o, &c)) != 0)
 		return rc;
@@ -760,11 +761,20 @@ static int cmd_inspect(cli *o, const char *name)
 		rc = hl__router_connect(c, &node, &conn, &b);
 	argv[0] = "PUBSUB";
 	argv[1] = sharded ? "SHARDNUMSUB" : "NUMSUB";
-	argv[2] = l->channel;
+	/* the handle's channel name (not NUL-terminated), as the library
+	 * derives it (PROTOCOL 0.2) */
+	chan = malloc(l->channel_len + 1);
+	if (!chan) {
+		rc = EXIT_OSERR;
+		goto out;
+	}
+	memcpy(chan, l->channel, l->channel_len);
+	chan[l->channel_len] = 0;
+	argv[2] = chan;
 	if (rc == HL_OK)
 		rc = hl__router_one(c, conn, &r, 3, argv, &b);
 	if (rc != HL_OK) {
-		rc = fail_hl(rc, "PUBSUB %s \"%s\"", argv[1], l->channel);
+		rc = fail_hl(rc, "PUBSUB %s \"%s\"", argv[1], chan);
 		goto out;
 	}
 	if (hl__reply_len(r) == 2)
@@ -772,6 +782,7 @@ static int cmd_inspect(cli *o, const char *name)
 	printf("waiters: %lld\n", waiters);
 	rc = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
 out:
+	free(chan);
 	hl__reply_free(r);
 	if (conn)
 		hl__conn_free(conn);
