@@ -636,6 +636,23 @@ static int parse_redirect(const char *e, unsigned *slot, hl_addr *to)
 	return 0;
 }
 
+/* A retry pause that ends early when the topology changes (the sentinels
+ * named a new master, the slot map moved): the next attempt goes there at
+ * once instead of waiting out a backoff meant for the old node. */
+static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
+{
+	uint64_t epoch = hl__router_epoch(c);
+	int64_t until = hl__now_ms() + ms;
+	int rc = HL_OK;
+	while (rc == HL_OK && hl__router_epoch(c) == epoch) {
+		int64_t left = until - hl__now_ms();
+		if (left <= 0)
+			break;
+		rc = hl__pause(c, left < 20 ? left : 20, b);
+	}
+	return rc;
+}
+
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
                    const hl_bound *b, int *replicated)
@@ -849,7 +866,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		/* A broken pooled connection is common after a restart and
 		 * costs nothing to replace: retry the first time at once. */
 		if (attempt > 0 || rc == HL_ECONNECT) {
-			int prc = hl__pause(
+			int prc = pause_for_topology(
 			        c,
 			        hl__jitter_delay(c->conf.retry_delay_ms,
 			                         attempt),
