@@ -1134,14 +1134,14 @@ def render(R):
     if wd:
         w("%d locks held with the watchdog (timeout %d ms, so a renewal "
           "period of %d ms) by one client, measured over %.1f periods. "
-          "Round trips: the watchdog thread's `write(2)` calls "
-          "(/proc/self/task/<tid>/io `syscw`; a round trip needs at least "
+          "Round trips: the watchdog thread's `send(2)` calls (counted "
+          "by hlbench, which interposes send(); a round trip needs at least "
           "one, so this bounds them from above). Redis side: EVALSHA calls "
           "from `INFO commandstats`. Target: at most 100 round trips per "
           "period.\n" % (wd["locks"], wd["watchdog_ms"],
                          wd["watchdog_ms"] // 3, wd["periods"]))
         w("| figure, per renewal period | value |\n|---|---:|")
-        w("| round trips (upper bound: writes of the watchdog thread) | %.1f |"
+        w("| round trips (upper bound: sends of the watchdog thread) | %.1f |"
           % wd["wd_writes_per_period"])
         w("| EVALSHA renewal scripts | %.1f (%.0f locks each) |" % (
             wd["evalsha_per_period"], wd["locks"] / wd["evalsha_per_period"]
