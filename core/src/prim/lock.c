@@ -140,26 +140,24 @@ static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
  * HL_OK with *acquired = 1, or 0 with the holder's TTL in *ttl; the bound's
  * status when it stopped the attempt. The acquire sets the count, so it is
  * resent after a lost reply: a copy that ran already changes nothing. */
-/* Take back an acquire that set owner's count to op->count + 1: the
- * release script set back to op->count (deleting the lock at 0). */
-static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
-                        const hl_bound *b)
+/* The release script for owner on lock: the lock keeps lease_ms when holds
+ * remain, count is the owner's hold count before this release (0:
+ * unknown). flags, sent, b and replicated as for hl__eval. */
+static int release_script(hl_lock *lock, const char *owner, int64_t lease_ms,
+                          int64_t count, int flags, enum hl_sent *sent,
+                          const hl_bound *b, int *replicated, hl_reply **r)
 {
 	hl_client *c = lock->client;
 	char leasebuf[24], countbuf[24];
 	const char *args[7];
 	size_t lens[7];
-	hl_reply *r = NULL;
-	int rc;
-	snprintf(leasebuf, sizeof(leasebuf), "%lld",
-	         (long long)c->conf.watchdog_ms);
-	snprintf(countbuf, sizeof(countbuf), "%lld",
-	         (long long)(op->count + 1));
+	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)lease_ms);
+	snprintf(countbuf, sizeof(countbuf), "%lld", (long long)count);
 	args[0] = lock->name;
 	lens[0] = lock->name_len;
 	args[1] = lock->channel;
 	lens[1] = lock->channel_len;
-	args[2] = "0";
+	args[2] = "0"; /* Redisson's unlock message */
 	lens[2] = 1;
 	args[3] = leasebuf;
 	lens[3] = strlen(leasebuf);
@@ -169,8 +167,19 @@ static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
 	lens[5] = strlen(args[5]);
 	args[6] = countbuf;
 	lens[6] = strlen(countbuf);
-	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
-	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, NULL);
+	return hl__eval(c, r, HL_SCRIPT_RELEASE, 2, 7, args, lens, flags, sent,
+	                b, replicated);
+}
+
+/* Take back an acquire that set owner's count to op->count + 1: the
+ * release script set back to op->count (deleting the lock at 0). */
+static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
+                        const hl_bound *b)
+{
+	hl_reply *r = NULL;
+	int rc = release_script(lock, owner, lock->client->conf.watchdog_ms,
+	                        op->count + 1, HL_CMD_IDEMPOTENT | HL_CMD_WRITE,
+	                        NULL, b, NULL, &r);
 	hl__reply_free(r);
 	return rc;
 }
@@ -615,9 +624,7 @@ int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
 int hl_lock_release(int *out_released, hl_lock *lock)
 {
 	hl_client *c;
-	char owner[HL_OWNER_MAX], leasebuf[24], countbuf[24], label[80];
-	const char *args[7];
-	size_t lens[7];
+	char owner[HL_OWNER_MAX], label[80];
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
 	uint64_t owner_id;
@@ -653,28 +660,14 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 		hl__op_stop_renewal(c, &op);
 		b.deadline_ms = hl__op_hold_ends(c, &op);
 	}
-	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)op.lease_ms);
-	snprintf(countbuf, sizeof(countbuf), "%lld", (long long)op.count);
-	args[0] = lock->name;
-	lens[0] = lock->name_len;
-	args[1] = lock->channel;
-	lens[1] = lock->channel_len;
-	args[2] = "0"; /* Redisson's unlock message */
-	lens[2] = 1;
-	args[3] = leasebuf;
-	lens[3] = strlen(leasebuf);
-	args[4] = owner;
-	lens[4] = strlen(owner);
-	args[5] = hl__router_publish(c);
-	lens[5] = strlen(args[5]);
-	args[6] = countbuf;
-	lens[6] = strlen(countbuf);
 	t0 = hl__now_us();
 	/* It sets the count, so resending it after a lost reply is safe
-	 * (unless the count is unknown: then it takes one off). */
-	rc = hl__eval(c, &r, HL_SCRIPT_RELEASE, 2, 7, args, lens,
-	              HL_CMD_WRITE | (op.count > 0 ? HL_CMD_IDEMPOTENT : 0),
-	              &sent, &b, &replicated);
+	 * (unless the count is unknown: then it takes one off). Given
+	 * replicated, it is WAITed for on a master with replicas. */
+	rc = release_script(lock, owner, op.lease_ms, op.count,
+	                    HL_CMD_WRITE |
+	                            (op.count > 0 ? HL_CMD_IDEMPOTENT : 0),
+	                    &sent, &b, &replicated, &r);
 	rtt_us = hl__now_us() - t0;
 	if (rc == HL_OK) {
 		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
