@@ -284,7 +284,6 @@ int hl_client_new(hl_client **out, const char *url,
 	hl__cond_init(&c->hold_cond);
 	hl__cond_init(&c->wd_cond);
 	pthread_mutex_init(&c->topo_mu, NULL);
-	hl__cond_init(&c->topo_cond);
 	c->sub_wake_fd = -1;
 	c->topo_wake_fd = -1;
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
@@ -467,7 +466,6 @@ static void client_destroy(hl_client *c)
 		pthread_cond_destroy(&c->hold_cond);
 		pthread_cond_destroy(&c->wd_cond);
 		pthread_mutex_destroy(&c->topo_mu);
-		pthread_cond_destroy(&c->topo_cond);
 	} else {
 		/* The parent's holds and subscriptions, copied: forget them
 		 * unseen. */

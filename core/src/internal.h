@@ -55,7 +55,6 @@ struct hl_client {
 	 * that every change bumps, so each connection owner (pool,
 	 * subscriber, watchdog) notices and reconnects. Under topo_mu. */
 	pthread_mutex_t topo_mu;
-	pthread_cond_t topo_cond;
 	hl_addr master;
 	atomic_uint_fast64_t topo_epoch;
 	int master_replicas; /* connected replicas of the master, for WAIT;
@@ -344,8 +343,6 @@ typedef struct hl_op {
 	                     found lost, or its fixed lease ran out */
 	int known;        /* this client had a record of the hold */
 	int64_t lease_ms; /* the lease to keep on a partial release */
-	int64_t ends_ms;  /* when Redis drops the hold at the latest if
-	                     nothing renews it (monotonic); -1 none */
 } hl_op;
 
 int hl__watchdog_start(hl_client *c);

@@ -244,7 +244,6 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 	h->busy = 1;
 	op->hold = h;
 	op->lease_ms = h->lease_ms > 0 ? h->lease_ms : c->conf.watchdog_ms;
-	op->ends_ms = op->known ? hold_ends(c, h) : -1;
 	if (is_lost(c, h, now) ||
 	    (h->count > 0 && h->lease_ms > 0 && now >= h->expires_ms))
 		op->lost = 1;
