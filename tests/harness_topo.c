@@ -2707,3 +2707,14 @@ static void topo_at_exit(void)
 		close(g_reaper_fd);
 	g_reaper_fd = -1;
 }
+
+void ht_failover_options(hl_client_options *o, int64_t watchdog_ms)
+{
+	HT_OK(hl_client_options_init(o, HL_CLIENT_OPTIONS_VERSION));
+	o->watchdog_timeout_ms = watchdog_ms;
+	o->command_timeout_ms = 1000;
+	o->connect_timeout_ms = 1000;
+	o->retry_delay_ms = 300;
+	o->retry_attempts = 8; /* a failover takes a few seconds */
+	o->ping_interval_ms = 300;
+}

@@ -375,4 +375,9 @@ void ht_cluster_stop_node(ht_cluster *c, int port);
  * until the cluster is ok with it. */
 void ht_cluster_restart_node(ht_cluster *c, int port);
 
+/* Client options for tests that go through failovers: short command and
+ * connect timeouts, and retries that outlast a failover of a few seconds
+ * (8 attempts from 300 ms), with the given watchdog timeout. */
+void ht_failover_options(hl_client_options *o, int64_t watchdog_ms);
+
 #endif

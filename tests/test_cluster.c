@@ -18,13 +18,7 @@ static hl_client *cluster_client(ht_cluster *cl, int64_t watchdog_ms)
 {
 	hl_client_options o;
 	char url[600];
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.watchdog_timeout_ms = watchdog_ms;
-	o.command_timeout_ms = 1000;
-	o.connect_timeout_ms = 1000;
-	o.retry_delay_ms = 300;
-	o.retry_attempts = 8; /* a failover takes a few seconds */
-	o.ping_interval_ms = 300;
+	ht_failover_options(&o, watchdog_ms);
 	ht_cluster_url(cl, url, sizeof url);
 	return ht_client_url(url, &o);
 }

@@ -18,13 +18,7 @@ static hl_client *sentinel_client(ht_sentinel *s, int64_t watchdog_ms)
 {
 	hl_client_options o;
 	char url[600];
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.watchdog_timeout_ms = watchdog_ms;
-	o.command_timeout_ms = 1000;
-	o.connect_timeout_ms = 1000;
-	o.retry_delay_ms = 300;
-	o.retry_attempts = 8; /* a failover takes a few seconds */
-	o.ping_interval_ms = 300;
+	ht_failover_options(&o, watchdog_ms);
 	if (s->opts.sentinel_password)
 		o.sentinel_password = s->sentinel_password;
 	ht_sentinel_url(s, url, sizeof url);
@@ -284,12 +278,7 @@ static void tls(void)
 	s = ht_sentinel_start(&so);
 	ht_sentinel_url(s, url, sizeof url);
 	HT_CHECK(strncmp(url, "rediss-sentinel://", 18) == 0);
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.watchdog_timeout_ms = 6000;
-	o.command_timeout_ms = 1000;
-	o.connect_timeout_ms = 1000;
-	o.retry_delay_ms = 300;
-	o.retry_attempts = 8;
+	ht_failover_options(&o, 6000);
 	o.tls_ca_file = certs->ca_cert;
 	o.tls_cert_file = certs->client_cert;
 	o.tls_key_file = certs->client_key;
