@@ -69,11 +69,12 @@ extern "C" {
 	X(EREDIS, -12, "redis replied with an error")                          \
 	X(EPROTOCOL, -13, "unexpected reply from redis")                       \
 	X(ESYSTEM, -14, "operating system error")                              \
-	X(EINDOUBT, -15, "outcome unknown: redis did not confirm it")
+	X(EINDOUBT, -15, "outcome unknown: redis did not confirm it")          \
+	X(EDEADLK, -16, "would wait for itself: the owner holds it already")
 
 #define HL_STATUS_ENUM_(name, value, msg) HL_##name = value,
 typedef enum hl_status {
-	HL_STATUS_MAP(HL_STATUS_ENUM_) HL_STATUS_LAST_ = -16
+	HL_STATUS_MAP(HL_STATUS_ENUM_) HL_STATUS_LAST_ = -17
 } hl_status;
 #undef HL_STATUS_ENUM_
 
@@ -111,9 +112,11 @@ HL_EXTERN int hl_version_number(void);
  * connection, a watchdog thread, and a client id (UUID). Thread-safe. */
 typedef struct hl_client hl_client;
 
-/* A reentrant lock (Redisson RLock): a name plus a reference to its
- * client. Cheap. A handle may be used by several threads at once; each
- * thread is its own owner unless the handle has an explicit owner. */
+/* A lock of one kind (see "Lock kinds": the reentrant lock, Redisson's
+ * RLock, unless chosen otherwise): a name plus a reference to its client.
+ * Cheap. A handle may be used by several threads at once; each thread is
+ * its own owner unless the handle has an explicit owner. Every lock call
+ * below works on every kind. */
 typedef struct hl_lock hl_lock;
 
 /* A cancellation flag for blocking calls. Trigger it from any thread to
@@ -124,7 +127,7 @@ typedef struct hl_cancel hl_cancel;
 /* ------------------------------------------------------------------------
  * Client options (versioned, append-only)
  * ------------------------------------------------------------------------ */
-#define HL_CLIENT_OPTIONS_VERSION 2
+#define HL_CLIENT_OPTIONS_VERSION 3
 
 typedef struct hl_client_options {
 	unsigned int version;        /* HL_CLIENT_OPTIONS_VERSION */
@@ -177,6 +180,12 @@ typedef struct hl_client_options {
 	 * wait_timeout_ms (default 1000). */
 	int wait_replicas;
 	int64_t wait_timeout_ms;
+	/* version 3 */
+	/* A fair lock's waiter stays in the lock's queue in Redis this long
+	 * past its turn before it counts as gone (a process that died while
+	 * waiting), when its call has no wait of its own (Redisson's
+	 * fairLockWaitTimeout; both sides should agree). Default 300000. */
+	int64_t fair_wait_timeout_ms;
 } hl_client_options;
 
 enum { HL_READ_MASTER = 0, HL_READ_REPLICA = 1, HL_READ_ANY = 2 };
@@ -185,13 +194,14 @@ enum { HL_READ_MASTER = 0, HL_READ_REPLICA = 1, HL_READ_ANY = 2 };
 	{                                                                      \
 		HL_CLIENT_OPTIONS_VERSION, 30000, 10000, 3000, 4, 1000, NULL,  \
 		        32, 7500, 1000, NULL, NULL, NULL, NULL, NULL, 1, NULL, \
-		        NULL, HL_READ_MASTER, -1, 1000                         \
+		        NULL, HL_READ_MASTER, -1, 1000, 300000                 \
 	}
 
 /* Fill opts with the defaults of HL_CLIENT_OPTIONS_INIT for the given
- * version: 2 (this header), or 1 for a program built against an older
- * header, whose struct ends before ping_interval_ms (only the version 1
- * fields are written). hl_client_new() accepts both versions too: fields a
+ * version: 3 (this header), or 1 or 2 for a program built against an
+ * older header, whose struct ends before ping_interval_ms (version 1) or
+ * fair_wait_timeout_ms (version 2); only that version's fields are
+ * written. hl_client_new() accepts both versions too: fields a
  * version lacks get their defaults.
  * Returns HL_OK, or HL_EINVAL for a NULL opts or an unknown version. */
 HL_EXTERN int hl_client_options_init(hl_client_options *opts,
@@ -434,6 +444,94 @@ HL_EXTERN int hl_lock_lost_fd(int *out_fd, hl_lock *lock);
  * out (for an owner that died holding the lock). Returns HL_OK (also when
  * there was nothing to stop), HL_EINVAL. */
 HL_EXTERN int hl_lock_abandon(hl_lock *lock);
+
+/* ------------------------------------------------------------------------
+ * Lock kinds. One handle type; the kind is chosen at creation and every
+ * hl_lock_* call above answers for it. Each kind has Redisson's keys,
+ * fields, channels and messages, so hilock and Redisson processes contend
+ * on the same lock.
+ * ------------------------------------------------------------------------ */
+enum hl_lock_kind {
+	/* Reentrant lock (RLock): hash <name>, channel
+	 * redisson_lock__channel:{name}. hl_lock_new() makes this kind. */
+	HL_LOCK_REENTRANT = 0,
+	/* Fair lock (RFairLock): waiters take it in the order they asked,
+	 * across processes, through a queue and deadlines kept in Redis
+	 * (redisson_lock_queue:{name}, redisson_lock_timeout:{name}); each
+	 * waiter is woken on its own channel. A waiter that dies leaves the
+	 * queue fair_wait_timeout_ms (or its own wait) after its turn came.
+	 * An attempt never barges ahead of the queue, even with wait 0. The
+	 * deadlines are wall-clock times of the clients: keep clocks in step
+	 * (NTP). */
+	HL_LOCK_FAIR = 1,
+	/* The read half of a read-write lock (RReadWriteLock.readLock()):
+	 * many owners hold it together while no one writes. Hash <name> with
+	 * mode and one field per reader; each read hold has its own lease key
+	 * {name}:<owner>:rwlock_timeout:<n>; channel redisson_rwlock:{name}.
+	 * Reentrant. */
+	HL_LOCK_READ = 2,
+	/* The write half: one owner, no readers but the writer itself (a
+	 * writer may take read holds; a reader cannot take the write lock:
+	 * HL_EDEADLK, it would wait for itself). Field <owner>:write.
+	 * Reentrant. Waiting threads of this client are served in order
+	 * whichever half they want, so local readers do not starve a local
+	 * writer; across processes readers are not held back. */
+	HL_LOCK_WRITE = 3,
+	/* Spin lock (RSpinLock): the RLock hash, no pub/sub; waiters try
+	 * again after an exponential back-off (hl_lock_set_backoff). For
+	 * deployments where pub/sub is unavailable or costly. */
+	HL_LOCK_SPIN = 4,
+	/* Fenced lock (RFencedLock): every acquisition, re-entries too, takes
+	 * the next number of redisson_lock_token:{name} (strictly increasing,
+	 * never reset); see hl_lock_token(). Pass the token to the resource
+	 * you guard, which refuses a token older than one it has seen: a
+	 * holder paused past its lease (GC, SIGSTOP, a slow network) is then
+	 * harmless. */
+	HL_LOCK_FENCED = 5,
+	/* Non-reentrant lock (RLock's layout, Redisson 4.4.0+'s
+	 * getNonReentrantLock): an owner that acquires it again gets
+	 * HL_EDEADLK instead of a second hold. */
+	HL_LOCK_NONREENTRANT = 6,
+	/* Non-reentrant fair lock. */
+	HL_LOCK_FAIR_NONREENTRANT = 7
+};
+
+/* A handle for the lock of the given kind called name (as hl_lock_new).
+ * In a cluster the kind's keys and channels must share the name's slot:
+ * names with braces need a non-empty {hash tag} at their first '{'.
+ * Returns HL_OK, HL_EINVAL (unknown kind, bad name), HL_ECLOSED,
+ * HL_EFORKED, HL_ENOMEM. */
+HL_EXTERN int hl_lock_new_kind(hl_lock **out, hl_client *client, int kind,
+                               const void *name, size_t name_len);
+
+/* The handle's kind (HL_LOCK_*), or -1 for NULL. */
+HL_EXTERN int hl_lock_kind(const hl_lock *lock);
+
+/* The kind's name ("reentrant", "fair", "read", "write", "spin",
+ * "fenced", "nonreentrant", "fair-nonreentrant"); "unknown" for others.
+ * Static storage. */
+HL_EXTERN const char *hl_lock_kind_name(int kind);
+
+/* Fenced lock: *out = the token of this owner's current hold (the token
+ * of its last acquisition or re-entry). Local: no round trip.
+ * Returns HL_OK, HL_ENOTHELD (this owner holds nothing this client knows
+ * of), HL_ELOST (its hold was lost), HL_EINVAL (not a fenced lock). */
+HL_EXTERN int hl_lock_token(int64_t *out, hl_lock *lock);
+
+/* Fenced lock: *out = the last token given out for the name by anyone (GET
+ * redisson_lock_token:{name}; 0 if none yet). Returns HL_OK, HL_EINVAL (not
+ * a fenced lock), HL_EIO, HL_EREDIS. */
+HL_EXTERN int hl_lock_last_token(int64_t *out, hl_lock *lock);
+
+/* Spin lock: the pause between attempts starts at initial_ms and is
+ * multiplied by multiplier (plus a random 0 to failures ms) after each
+ * failed attempt, up to max_ms (Redisson's ExponentialBackOff; defaults
+ * 1, 128, 2). multiplier 1 with initial_ms == max_ms is a constant
+ * back-off. Set it before sharing the handle. Returns HL_OK, or HL_EINVAL
+ * (not a spin lock; initial_ms < 1 or max_ms < initial_ms or over 2^40;
+ * multiplier < 1 or > 1000). */
+HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
+                                  int64_t max_ms, int multiplier);
 
 #ifdef __cplusplus
 }

@@ -95,6 +95,8 @@ static size_t options_size(unsigned int v)
 	case 1:
 		return offsetof(hl_client_options, ping_interval_ms);
 	case 2:
+		return offsetof(hl_client_options, fair_wait_timeout_ms);
+	case 3:
 		return sizeof(hl_client_options);
 	}
 	return 0;
@@ -214,8 +216,10 @@ static int conf_init(hl_conf *conf, const char *url,
 		                "option wait_replicas = %d: use -1 (all), 0 "
 		                "(off) or a number of replicas",
 		                o->wait_replicas);
-	if ((rc = check_ms("wait_timeout_ms", o->wait_timeout_ms, 1)))
+	if ((rc = check_ms("wait_timeout_ms", o->wait_timeout_ms, 1)) ||
+	    (rc = check_ms("fair_wait_timeout_ms", o->fair_wait_timeout_ms, 1)))
 		return rc;
+	conf->fair_wait_ms = o->fair_wait_timeout_ms;
 	conf->tls.verify = o->tls_verify;
 	conf->read_from = o->read_from;
 	conf->wait_replicas = o->wait_replicas;

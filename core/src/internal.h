@@ -131,14 +131,36 @@ struct hl_client {
 	struct hl_client *next_live; /* global list, for thread exits */
 };
 
+/* A lock handle: a name, a kind (HL_LOCK_*) and the keys and channel the
+ * kind derives from the name (PROTOCOL 0.2). */
 struct hl_lock {
 	hl_client *client;
 	uint64_t owner_id; /* 0: the calling thread */
+	int kind;          /* HL_LOCK_* */
 	size_t name_len;
 	char *name;
 	size_t channel_len;
-	char *channel;
+	char *channel; /* the kind's channel; the fair lock's waiters each
+	                  listen on channel:<owner> */
+	/* the kind's other keys: fair: queue, timeouts; fenced: token;
+	 * read/write: the key prefix {name} */
+	char *aux[2];
+	size_t aux_len[2];
+	/* spin lock: the back-off between attempts */
+	int64_t backoff_initial_ms, backoff_max_ms;
+	int backoff_multiplier;
 };
+
+/* The hold classes: the holds of one owner on one name that are distinct
+ * (the read and the write half of a read-write lock); every other kind
+ * shares the plain owner field, and so one hold. */
+enum { HL_CLASS_PLAIN = 0, HL_CLASS_READ = 1, HL_CLASS_WRITE = 2 };
+int hl__kind_class(int kind);
+/* The hash field of owner on lock: the owner, or owner:write. */
+#define HL_FIELD_MAX (HL_OWNER_MAX + 6)
+size_t hl__lock_field(char *buf, const hl_lock *lock, const char *owner);
+/* The hold key's header: the 8-byte owner id and the class. */
+#define HL_HOLD_KEY_HDR 9
 
 /* A bound for a call on c: deadline_ms and cancel, and c's close and
  * hl_client_interrupt() (interruptible: 0 for work that is not a wait). */
@@ -330,7 +352,10 @@ typedef struct hl_hold {
 	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
 	int lost;
 	int lost_fd;
+	int read;      /* a read hold: renewed with its timeout keys */
+	int64_t token; /* fenced lock: the token of the last acquisition */
 	char owner[HL_OWNER_MAX];
+	char field[HL_FIELD_MAX]; /* its hash field: owner, or owner:write */
 	size_t key_len;
 	char key[]; /* owner id (8 bytes) + name */
 } hl_hold;
@@ -343,6 +368,7 @@ typedef struct hl_op {
 	                     found lost, or its fixed lease ran out */
 	int known;        /* this client had a record of the hold */
 	int64_t lease_ms; /* the lease to keep on a partial release */
+	int64_t token;    /* fenced lock: set by the acquire */
 } hl_op;
 
 int hl__watchdog_start(hl_client *c);
@@ -373,8 +399,9 @@ int64_t hl__op_hold_ends(hl_client *c, hl_op *op);
  * answers (Redisson does the same). */
 void hl__op_stop_renewal(hl_client *c, hl_op *op);
 /* The count owner holds of lock as far as this client knows (0 if none,
- * lost or expired). */
-int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner);
+ * lost or expired); *token (may be NULL) gets the hold's fencing token. */
+int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int64_t *token);
 /* This client force-unlocked lock: every hold it had of it is lost. */
 void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock);
 /* Stop renewing and forget every hold of owner (a thread that exited). */

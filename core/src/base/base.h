@@ -164,6 +164,7 @@ typedef struct hl_conf {
 	int read_from;
 	int wait_replicas;
 	int64_t wait_timeout_ms;
+	int64_t fair_wait_ms; /* the fair lock's stale-waiter timeout */
 	void *tls_ctx; /* transport/'s TLS context (rediss), opaque here */
 } hl_conf;
 

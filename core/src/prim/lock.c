@@ -1,9 +1,16 @@
 /*
- * The reentrant lock (Redisson RLock). Acquire is one EVALSHA when the lock
- * is free; otherwise the caller queues in the client's per-name gate (FIFO,
- * so only one local thread competes in Redis and a releaser cannot barge
- * ahead of its neighbours), subscribes to the lock's channel and sleeps
- * until an unlock message or the holder's TTL, then tries again.
+ * The lock kinds (PROTOCOL 2 to 6): reentrant (Redisson RLock), fair, the
+ * read and write halves of a read-write lock, spin, fenced, and the
+ * non-reentrant variants. Each kind is its scripts (service/scripts.c)
+ * and the few choices below: which script and arguments, which channel a
+ * waiter listens on, whether local waiters queue in the per-name gate.
+ *
+ * Acquire is one EVALSHA when the lock is free; otherwise the caller
+ * queues in the client's per-name gate (FIFO, so only one local thread
+ * competes in Redis and a releaser cannot barge ahead of its neighbours;
+ * fair-lock waiters queue in Redis instead, each in its place), subscribes
+ * to the kind's channel (the spin lock to none) and sleeps until an unlock
+ * message, the holder's TTL or its back-off, then tries again.
  */
 #include "internal.h"
 
@@ -12,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HL_CHANNEL_PREFIX "redisson_lock__channel:"
-
 static int lock_enter(hl_lock *lock)
 {
 	if (!lock)
@@ -21,14 +26,103 @@ static int lock_enter(hl_lock *lock)
 	return hl__client_enter(lock->client);
 }
 
+static const char *const kind_names[] = {
+        "reentrant", "fair",   "read",         "write",
+        "spin",      "fenced", "nonreentrant", "fair-nonreentrant"};
+#define HL_KIND_COUNT ((int)(sizeof(kind_names) / sizeof(kind_names[0])))
+
+static int is_fair(int kind)
+{
+	return kind == HL_LOCK_FAIR || kind == HL_LOCK_FAIR_NONREENTRANT;
+}
+
+static int is_rw(int kind)
+{
+	return kind == HL_LOCK_READ || kind == HL_LOCK_WRITE;
+}
+
+static int is_reentrant(int kind)
+{
+	return kind != HL_LOCK_NONREENTRANT &&
+	       kind != HL_LOCK_FAIR_NONREENTRANT;
+}
+
+int hl__kind_class(int kind)
+{
+	return kind == HL_LOCK_READ    ? HL_CLASS_READ
+	       : kind == HL_LOCK_WRITE ? HL_CLASS_WRITE
+	                               : HL_CLASS_PLAIN;
+}
+
+size_t hl__lock_field(char *buf, const hl_lock *lock, const char *owner)
+{
+	size_t n = strlen(owner);
+	memcpy(buf, owner, n);
+	if (lock->kind == HL_LOCK_WRITE) {
+		memcpy(buf + n, ":write", 6);
+		n += 6;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+const char *hl_lock_kind_name(int kind)
+{
+	return kind >= 0 && kind < HL_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+int hl_lock_kind(const hl_lock *lock)
+{
+	return lock ? lock->kind : -1;
+}
+
+/* PROTOCOL 0.2: prefix + "{name}", or prefix + name when the name carries
+ * braces already (prefix "" gives the key prefix of the read holds'
+ * timeout keys). NULL when out of memory. */
+static char *derive(const char *prefix, const char *name, size_t name_len,
+                    size_t *out_len)
+{
+	size_t plen = strlen(prefix);
+	int braces = memchr(name, '{', name_len) == NULL;
+	char *d = malloc(plen + name_len + 2);
+	if (!d)
+		return NULL;
+	memcpy(d, prefix, plen);
+	if (braces)
+		d[plen] = '{';
+	memcpy(d + plen + braces, name, name_len);
+	if (braces)
+		d[plen + 1 + name_len] = '}';
+	*out_len = plen + name_len + (braces ? 2 : 0);
+	return d;
+}
+
+static void lock_dispose(hl_lock *l)
+{
+	free(l->name);
+	free(l->channel);
+	free(l->aux[0]);
+	free(l->aux[1]);
+	free(l);
+}
+
 int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
                 size_t name_len)
 {
+	return hl_lock_new_kind(out, client, HL_LOCK_REENTRANT, name, name_len);
+}
+
+int hl_lock_new_kind(hl_lock **out, hl_client *client, int kind,
+                     const void *name, size_t name_len)
+{
 	hl_lock *l;
-	size_t plen = sizeof(HL_CHANNEL_PREFIX) - 1;
-	int braces, rc;
+	const char *aux[2] = {NULL, NULL};
+	int rc, i, failed = 0;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
+	if (kind < 0 || kind >= HL_KIND_COUNT)
+		return hl__fail(HL_EINVAL,
+		                "kind %d is not a lock kind (HL_LOCK_*)", kind);
 	if (!name)
 		return hl__fail(HL_EINVAL, "name is NULL");
 	if (name_len == 0)
@@ -41,9 +135,9 @@ int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
 		return rc;
 	if (client->conf.url.topology == HL_TOPO_CLUSTER &&
 	    !hl__name_slot_safe(name, name_len)) {
-		/* Its channel would hash to another slot than its key, and
-		 * every script that names both would fail with CROSSSLOT
-		 * (Redisson's too): say so now. */
+		/* Its channel and other keys would hash to another slot than
+		 * its key, and every script that names both would fail with
+		 * CROSSSLOT (Redisson's too): say so now. */
 		char label[80];
 		hl__client_leave(client);
 		return hl__fail(
@@ -54,34 +148,38 @@ int hl_lock_new(hl_lock **out, hl_client *client, const void *name,
 		        "another slot",
 		        hl__printable(label, sizeof(label), name, name_len));
 	}
-	l = calloc(1, sizeof(*l));
-	braces = memchr(name, '{', name_len) == NULL;
-	if (l) {
-		l->name = malloc(name_len);
-		l->channel_len = plen + name_len + (braces ? 2 : 0);
-		l->channel = malloc(l->channel_len);
+	if (is_fair(kind)) {
+		aux[0] = "redisson_lock_queue:";
+		aux[1] = "redisson_lock_timeout:";
+	} else if (kind == HL_LOCK_FENCED) {
+		aux[0] = "redisson_lock_token:";
+	} else if (is_rw(kind)) {
+		aux[0] = "";
 	}
-	if (!l || !l->name || !l->channel) {
-		if (l) {
-			free(l->name);
-			free(l->channel);
-		}
-		free(l);
+	l = calloc(1, sizeof(*l));
+	if (l) {
+		l->kind = kind;
+		l->name = malloc(name_len);
+		l->channel = derive(is_rw(kind) ? "redisson_rwlock:"
+		                                : "redisson_lock__channel:",
+		                    name, name_len, &l->channel_len);
+		for (i = 0; i < 2; i++)
+			if (aux[i] &&
+			    !(l->aux[i] = derive(aux[i], name, name_len,
+			                         &l->aux_len[i])))
+				failed = 1;
+		l->backoff_initial_ms = 1;
+		l->backoff_max_ms = 128;
+		l->backoff_multiplier = 2;
+	}
+	if (!l || !l->name || !l->channel || failed) {
+		if (l)
+			lock_dispose(l);
 		hl__client_leave(client);
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	memcpy(l->name, name, name_len);
 	l->name_len = name_len;
-	/* PROTOCOL 0.2: channel = prefix:{name}, or prefix:name when the name
-	 * already carries a hash tag. */
-	memcpy(l->channel, HL_CHANNEL_PREFIX, plen);
-	if (braces) {
-		l->channel[plen] = '{';
-		memcpy(l->channel + plen + 1, name, name_len);
-		l->channel[plen + 1 + name_len] = '}';
-	} else {
-		memcpy(l->channel + plen, name, name_len);
-	}
 	atomic_fetch_add(&client->refs, 1);
 	l->client = client;
 	hl__client_leave(client);
@@ -94,9 +192,7 @@ void hl_lock_free(hl_lock *lock)
 	if (!lock)
 		return;
 	hl__client_unref(lock->client);
-	free(lock->name);
-	free(lock->channel);
-	free(lock);
+	lock_dispose(lock);
 }
 
 int hl_lock_set_owner(hl_lock *lock, uint64_t owner_id)
@@ -136,39 +232,123 @@ static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
  * much for it, and no more, however the network behaves. */
 #define HL_GRACE_MS 150
 
-/* One attempt within b, as part of op (owner's count op->count).
- * HL_OK with *acquired = 1, or 0 with the holder's TTL in *ttl; the bound's
- * status when it stopped the attempt. The acquire sets the count, so it is
- * resent after a lost reply: a copy that ran already changes nothing. */
-/* The release script for owner on lock: the lock keeps lease_ms when holds
- * remain, count is the owner's hold count before this release (0:
- * unknown). flags, sent, b and replicated as for hl__eval. */
+/* Decimal of v into buf (24 bytes). */
+static const char *num(char *buf, int64_t v)
+{
+	snprintf(buf, 24, "%lld", (long long)v);
+	return buf;
+}
+
+/* Wall-clock ms: the fair lock's queue deadlines are the clients' clocks
+ * (PROTOCOL 0.6). */
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A script call's arguments, keys first. */
+typedef struct script_args {
+	int nkeys, n;
+	const char *v[8];
+	size_t len[8];
+	char nums[4][24];
+	char field[HL_FIELD_MAX];
+	char *owned; /* an argument built for this call, freed after it */
+} script_args;
+
+static void arg(script_args *a, const char *v, size_t len)
+{
+	a->v[a->n] = v;
+	a->len[a->n++] = len;
+}
+
+static void arg_str(script_args *a, const char *v)
+{
+	arg(a, v, strlen(v));
+}
+
+/* {name}:<owner>:rwlock_timeout, the prefix of owner's read holds' lease
+ * keys (PROTOCOL 4). */
+static int read_timeout_prefix(script_args *a, const hl_lock *lock,
+                               const char *owner)
+{
+	static const char tail[] = ":rwlock_timeout";
+	size_t olen = strlen(owner), n;
+	a->owned = malloc(lock->aux_len[0] + 1 + olen + sizeof(tail));
+	if (!a->owned)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	memcpy(a->owned, lock->aux[0], lock->aux_len[0]);
+	n = lock->aux_len[0];
+	a->owned[n++] = ':';
+	memcpy(a->owned + n, owner, olen);
+	memcpy(a->owned + n + olen, tail, sizeof(tail) - 1);
+	arg(a, a->owned, n + olen + sizeof(tail) - 1);
+	return HL_OK;
+}
+
+/* The release script of lock's kind for owner: the lock keeps lease_ms
+ * when holds remain, count is the owner's hold count before this release
+ * (0: unknown). flags, sent, b and replicated as for hl__eval. */
 static int release_script(hl_lock *lock, const char *owner, int64_t lease_ms,
                           int64_t count, int flags, enum hl_sent *sent,
                           const hl_bound *b, int *replicated, hl_reply **r)
 {
 	hl_client *c = lock->client;
-	char leasebuf[24], countbuf[24];
-	const char *args[7];
-	size_t lens[7];
-	snprintf(leasebuf, sizeof(leasebuf), "%lld", (long long)lease_ms);
-	snprintf(countbuf, sizeof(countbuf), "%lld", (long long)count);
-	args[0] = lock->name;
-	lens[0] = lock->name_len;
-	args[1] = lock->channel;
-	lens[1] = lock->channel_len;
-	args[2] = "0"; /* Redisson's unlock message */
-	lens[2] = 1;
-	args[3] = leasebuf;
-	lens[3] = strlen(leasebuf);
-	args[4] = owner;
-	lens[4] = strlen(owner);
-	args[5] = hl__router_publish(c);
-	lens[5] = strlen(args[5]);
-	args[6] = countbuf;
-	lens[6] = strlen(countbuf);
-	return hl__eval(c, r, HL_SCRIPT_RELEASE, 2, 7, args, lens, flags, sent,
-	                b, replicated);
+	const char *publish = hl__router_publish(c);
+	enum hl_script_id id;
+	script_args a;
+	int rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, lock->name, lock->name_len);
+	if (is_fair(lock->kind)) {
+		id = HL_SCRIPT_FAIR_RELEASE;
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		arg(&a, lock->aux[1], lock->aux_len[1]);
+		arg(&a, lock->channel, lock->channel_len);
+		a.nkeys = 4;
+		arg_str(&a, "0");
+		arg_str(&a, num(a.nums[0], lease_ms));
+		arg_str(&a, owner);
+		arg_str(&a, num(a.nums[1], wall_ms()));
+		arg_str(&a, publish);
+		arg_str(&a, num(a.nums[2], count));
+	} else if (lock->kind == HL_LOCK_READ) {
+		id = HL_SCRIPT_READ_RELEASE;
+		arg(&a, lock->channel, lock->channel_len);
+		if ((rc = read_timeout_prefix(&a, lock, owner)) != HL_OK)
+			return rc;
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		a.nkeys = 4;
+		arg_str(&a, "0");
+		arg_str(&a, owner);
+		arg_str(&a, publish);
+		arg_str(&a, num(a.nums[0], count));
+	} else if (lock->kind == HL_LOCK_WRITE) {
+		id = HL_SCRIPT_WRITE_RELEASE;
+		arg(&a, lock->channel, lock->channel_len);
+		a.nkeys = 2;
+		arg_str(&a, "1"); /* Redisson's write unlock message */
+		arg_str(&a, num(a.nums[0], lease_ms));
+		arg(&a, a.field, hl__lock_field(a.field, lock, owner));
+		arg_str(&a, publish);
+		arg_str(&a, num(a.nums[1], count));
+	} else {
+		id = HL_SCRIPT_RELEASE;
+		arg(&a, lock->channel, lock->channel_len);
+		a.nkeys = 2;
+		/* Redisson's unlock message; the spin lock publishes none */
+		arg_str(&a, lock->kind == HL_LOCK_SPIN ? "" : "0");
+		arg_str(&a, num(a.nums[0], lease_ms));
+		arg_str(&a, owner);
+		arg_str(&a, publish);
+		arg_str(&a, num(a.nums[1], count));
+	}
+	rc = hl__eval(c, r, id, a.nkeys, a.n, a.v, a.len, flags, sent, b,
+	              replicated);
+	free(a.owned);
+	return rc;
 }
 
 /* Take back an acquire that set owner's count to op->count + 1: the
@@ -184,41 +364,92 @@ static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
 	return rc;
 }
 
-static int attempt(hl_lock *lock, const char *owner, const hl_op *op,
-                   int64_t lease, const hl_bound *b, int *acquired,
+/* How an attempt goes beyond the lease: the fair lock's wait (its queue
+ * deadline) and whether a taken lock puts the caller in its queue. */
+typedef struct attempt_opts {
+	int64_t fair_wait_ms;
+	int enqueue;
+} attempt_opts;
+
+/* The acquire script of lock's kind: owner's count becomes count. */
+static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
+                          int64_t lease, const attempt_opts *ao,
+                          const hl_bound *b, int *replicated, hl_reply **r)
+{
+	hl_client *c = lock->client;
+	enum hl_script_id id = HL_SCRIPT_ACQUIRE;
+	script_args a;
+	int rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, lock->name, lock->name_len);
+	a.nkeys = 1;
+	if (is_fair(lock->kind)) {
+		id = HL_SCRIPT_FAIR_ACQUIRE;
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		arg(&a, lock->aux[1], lock->aux_len[1]);
+		a.nkeys = 3;
+	} else if (lock->kind == HL_LOCK_FENCED) {
+		id = HL_SCRIPT_FENCED_ACQUIRE;
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		a.nkeys = 2;
+	} else if (lock->kind == HL_LOCK_READ) {
+		id = HL_SCRIPT_READ_ACQUIRE;
+		if ((rc = read_timeout_prefix(&a, lock, owner)) != HL_OK)
+			return rc;
+		a.nkeys = 2;
+	} else if (lock->kind == HL_LOCK_WRITE) {
+		id = HL_SCRIPT_WRITE_ACQUIRE;
+	}
+	arg_str(&a, num(a.nums[0], lease < 0 ? c->conf.watchdog_ms : lease));
+	if (lock->kind == HL_LOCK_WRITE)
+		arg(&a, a.field, hl__lock_field(a.field, lock, owner));
+	else
+		arg_str(&a, owner);
+	if (lock->kind == HL_LOCK_READ)
+		arg(&a, a.field,
+		    hl__lock_field(a.field, &(hl_lock){.kind = HL_LOCK_WRITE},
+		                   owner));
+	if (is_fair(lock->kind)) {
+		arg_str(&a, num(a.nums[1], ao->fair_wait_ms));
+		arg_str(&a, num(a.nums[2], wall_ms()));
+	}
+	arg_str(&a, num(a.nums[3], count));
+	if (is_fair(lock->kind))
+		arg_str(&a, ao->enqueue ? "1" : "0");
+	rc = hl__eval(c, r, id, a.nkeys, a.n, a.v, a.len,
+	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, replicated);
+	free(a.owned);
+	return rc;
+}
+
+/* One attempt within b, as part of op (owner's count op->count).
+ * HL_OK with *acquired = 1 (op->token set for a fenced lock), or 0 with
+ * the time to wait before trying again in *ttl; the bound's status when
+ * it stopped the attempt. The acquire sets the count, so it is resent
+ * after a lost reply: a copy that ran already changes nothing. */
+static int attempt(hl_lock *lock, const char *owner, hl_op *op, int64_t lease,
+                   const attempt_opts *ao, const hl_bound *b, int *acquired,
                    int64_t *ttl)
 {
 	hl_client *c = lock->client;
-	char leasebuf[24], countbuf[24], label[80];
-	const char *args[4];
-	size_t lens[4];
+	char label[80];
 	hl_reply *r = NULL;
 	int rc, replicated = -1, tries = 0;
 
-	snprintf(leasebuf, sizeof(leasebuf), "%lld",
-	         (long long)(lease < 0 ? c->conf.watchdog_ms : lease));
-	snprintf(countbuf, sizeof(countbuf), "%lld",
-	         (long long)(op->count + 1));
-	args[0] = lock->name;
-	lens[0] = lock->name_len;
-	args[1] = leasebuf;
-	lens[1] = strlen(leasebuf);
-	args[2] = owner;
-	lens[2] = strlen(owner);
-	args[3] = countbuf;
-	lens[3] = strlen(countbuf);
 again:
 	*acquired = 0;
-	rc = hl__eval(c, &r, HL_SCRIPT_ACQUIRE, 1, 4, args, lens,
-	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, &replicated);
+	rc = acquire_script(lock, owner, op->count + 1, lease, ao, b,
+	                    &replicated, &r);
 	if (rc != HL_OK)
 		return rc == HL_EIO ? hl__fail_wrap(rc, "acquiring \"%s\"",
 		                                    lock_label(lock, label,
 		                                               sizeof(label)))
 		                    : rc;
-	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) == 1 &&
+	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) >= 1 &&
 	    hl__reply_type(hl__reply_at(r, 0)) == HL_REPLY_INTEGER) {
 		*acquired = 1;
+		if (hl__reply_len(r) >= 2)
+			op->token = hl__reply_int(hl__reply_at(r, 1));
 	} else if (hl__reply_type(r) == HL_REPLY_INTEGER) {
 		*ttl = hl__reply_int(r);
 	} else if (hl__reply_type(r) == HL_REPLY_ERROR) {
@@ -232,6 +463,7 @@ again:
 		              hl__reply_type(r));
 	}
 	hl__reply_free(r);
+	r = NULL;
 	if (rc == HL_OK && *acquired && replicated == 0) {
 		/* Taken on the master, but no replica confirmed it: a failover
 		 * now would lose it. Undo, and try again (Redisson's
@@ -258,10 +490,11 @@ again:
 
 /* One attempt of owner on lock as its own operation: begin, send, record.
  * *acquired and *ttl as attempt(); *reentry (may be NULL) = 1 when the
- * owner already held the lock. */
+ * owner already held the lock. A non-reentrant kind refuses an owner that
+ * holds it already (HL_EDEADLK). */
 static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
-                      int64_t lease, const hl_bound *b, int *acquired,
-                      int64_t *ttl, int *reentry)
+                      int64_t lease, const attempt_opts *ao, const hl_bound *b,
+                      int *acquired, int64_t *ttl, int *reentry)
 {
 	hl_client *c = lock->client;
 	hl_op op;
@@ -271,12 +504,43 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 		return rc;
 	if (reentry)
 		*reentry = op.count > 0;
+	if (op.count > 0 && !is_reentrant(lock->kind)) {
+		char label[80];
+		hl__op_end(c, &op);
+		return hl__fail(
+		        HL_EDEADLK,
+		        "\"%s\" is a non-reentrant lock and %s holds it "
+		        "already",
+		        lock_label(lock, label, sizeof(label)), owner);
+	}
 	sent_ms = hl__now_ms();
-	rc = attempt(lock, owner, &op, lease, b, acquired, ttl);
+	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl);
 	if (rc == HL_OK && *acquired)
 		return hl__op_acquired(c, &op, lease, sent_ms);
 	hl__op_end(c, &op);
 	return rc;
+}
+
+/* The fair lock's give-up: the caller stops waiting, so it leaves the
+ * queue (and wakes the next in line if it was first). Best effort within
+ * the command timeout: a waiter left behind leaves by its deadline. */
+static void fair_give_up(hl_lock *lock, const char *owner, int64_t wait_ms)
+{
+	hl_client *c = lock->client;
+	script_args a;
+	hl_reply *r = NULL;
+	memset(&a, 0, sizeof(a));
+	arg(&a, lock->name, lock->name_len);
+	arg(&a, lock->aux[0], lock->aux_len[0]);
+	arg(&a, lock->aux[1], lock->aux_len[1]);
+	arg(&a, lock->channel, lock->channel_len);
+	arg_str(&a, owner);
+	arg_str(&a, num(a.nums[0], wait_ms));
+	arg_str(&a, hl__router_publish(c));
+	if (hl__eval(c, &r, HL_SCRIPT_FAIR_GIVE_UP, 4, a.n, a.v, a.len,
+	             HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, NULL,
+	             NULL) == HL_OK)
+		hl__reply_free(r);
 }
 
 static int check_times(int64_t wait_ms, int64_t lease_ms)
@@ -345,15 +609,15 @@ static int gate_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
 	return HL_OK;
 }
 
-static int sub_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
+static int sub_join(hl_client *c, hl_waiter *w, const char *channel, size_t len)
 {
-	hl_sub *s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
+	hl_sub *s = hl__map_get(&c->subs, channel, len);
 	if (!s) {
-		s = calloc(1, sizeof(*s) + lock->channel_len);
+		s = calloc(1, sizeof(*s) + len);
 		if (!s)
 			return hl__fail(HL_ENOMEM, "out of memory");
-		s->len = lock->channel_len;
-		memcpy(s->channel, lock->channel, lock->channel_len);
+		s->len = len;
+		memcpy(s->channel, channel, len);
 		if (hl__map_put(&c->subs, s->channel, s->len, s) != 0) {
 			free(s);
 			return hl__fail(HL_ENOMEM, "out of memory");
@@ -378,15 +642,63 @@ static void sub_leave(hl_client *c, hl_waiter *w)
 		hl__pubsub_kick(c);
 }
 
+/* The spin lock's next pause (Redisson's exponential back-off): *delay
+ * grows by the multiplier plus a random 0 to failures ms, up to the
+ * maximum. */
+static int64_t backoff_next(const hl_lock *lock, int64_t *delay, int failures)
+{
+	int64_t d = *delay;
+	if (d == 0) {
+		d = lock->backoff_initial_ms;
+	} else {
+		d = d * lock->backoff_multiplier +
+		    (failures > 0 ? rand() % failures : 0);
+		if (d > lock->backoff_max_ms)
+			d = lock->backoff_max_ms;
+	}
+	*delay = d;
+	return d;
+}
+
+/* The channel a waiter of lock listens on: the kind's, or for the fair
+ * lock its own (channel:<owner>), in *buf (freed by the caller). NULL
+ * *out_len 0: none (the spin lock). */
+static int wait_channel(const hl_lock *lock, const char *owner, char **buf,
+                        size_t *out_len)
+{
+	size_t olen = strlen(owner);
+	*buf = NULL;
+	*out_len = 0;
+	if (lock->kind == HL_LOCK_SPIN)
+		return HL_OK;
+	*buf = malloc(lock->channel_len + 1 + olen);
+	if (!*buf)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	memcpy(*buf, lock->channel, lock->channel_len);
+	*out_len = lock->channel_len;
+	if (is_fair(lock->kind)) {
+		(*buf)[lock->channel_len] = ':';
+		memcpy(*buf + lock->channel_len + 1, owner, olen);
+		*out_len += 1 + olen;
+	}
+	return HL_OK;
+}
+
 static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
-                        int64_t local, int64_t lease, int64_t deadline,
-                        const hl_bound *b, hl_cancel *cancel, int *acquired)
+                        int64_t local, int64_t lease, const attempt_opts *ao,
+                        int64_t deadline, const hl_bound *b, hl_cancel *cancel,
+                        int *acquired)
 {
 	hl_client *c = lock->client;
 	hl_waiter w;
 	hl_cancel_reg reg;
-	int rc = HL_OK, outages = 0;
+	char *channel;
+	size_t channel_len;
+	int64_t spin_delay = 0;
+	int rc = HL_OK, outages = 0, failures = 0;
 
+	if ((rc = wait_channel(lock, owner, &channel, &channel_len)) != HL_OK)
+		return rc;
 	memset(&w, 0, sizeof(w));
 	hl__cond_init(&w.cond);
 	reg.mu = &c->wait_mu;
@@ -396,8 +708,10 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 	w.interrupt_gen = b->interrupt_gen;
 	hl__dlist_push(&c->waiters, &w.all_link);
 
-	/* A re-entry never queues: the owner already holds it. */
-	if (local == 0 && (rc = gate_join(c, &w, lock)) == HL_OK) {
+	/* A re-entry never queues: the owner already holds it. Nor does a
+	 * fair lock's waiter: each takes its own place in Redis's queue. */
+	if (local == 0 && !is_fair(lock->kind) &&
+	    (rc = gate_join(c, &w, lock)) == HL_OK) {
 		while (w.gate->queue.head != &w.gate_link) {
 			if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
 				break;
@@ -407,17 +721,19 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 				break;
 		}
 	}
-	if (rc == HL_OK && (!w.gate || w.gate->queue.head == &w.gate_link))
-		rc = sub_join(c, &w, lock);
-	else if (rc == HL_OK)
+	if (rc == HL_OK && (!w.gate || w.gate->queue.head == &w.gate_link)) {
+		if (channel)
+			rc = sub_join(c, &w, channel, channel_len);
+	} else if (rc == HL_OK) {
 		goto done; /* the wait ran out in the queue */
+	}
 
 	while (rc == HL_OK) {
-		uint64_t gen = w.sub->gen;
+		uint64_t gen = w.sub ? w.sub->gen : 0;
 		int64_t ttl = 0, until;
 		pthread_mutex_unlock(&c->wait_mu);
-		rc = attempt_op(lock, owner_id, owner, lease, b, acquired, &ttl,
-		                NULL);
+		rc = attempt_op(lock, owner_id, owner, lease, ao, b, acquired,
+		                &ttl, NULL);
 		if (rc == HL_OK)
 			outages = 0;
 		if ((rc == HL_EIO || rc == HL_ECONNECT) &&
@@ -446,10 +762,13 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 		 * holder's lease would end. */
 		if (ttl < 0 || ttl > c->conf.watchdog_ms)
 			ttl = c->conf.watchdog_ms;
+		if (!w.sub) /* the spin lock: its back-off, not the TTL */
+			ttl = backoff_next(lock, &spin_delay, ++failures);
 		until = hl__now_ms() + ttl;
 		if (deadline >= 0 && deadline < until)
 			until = deadline;
-		while (w.sub->gen == gen && hl__now_ms() < until) {
+		while ((w.sub ? w.sub->gen : 0) == gen &&
+		       hl__now_ms() < until) {
 			if (wait_stop(c, &w, cancel) != HL_OK)
 				break;
 			hl__cond_wait_until(&w.cond, &c->wait_mu, until);
@@ -462,6 +781,7 @@ done:
 	pthread_mutex_unlock(&c->wait_mu);
 	hl__cancel_unregister(cancel, &reg);
 	pthread_cond_destroy(&w.cond);
+	free(channel);
 	return rc;
 }
 
@@ -533,6 +853,7 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	uint64_t owner_id;
 	int64_t local, ttl = 0, deadline, io_deadline, grace;
 	int rc, acquired = 0, queue_busy = 0;
+	attempt_opts ao;
 	hl_bound b;
 
 	if (!out_acquired)
@@ -557,8 +878,28 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	hl__bound_init(&b, c, io_deadline, cancel, 1);
 	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
-	local = hl__hold_peek(c, lock, owner_id);
-	if (local == 0) {
+	if (lock->kind == HL_LOCK_WRITE) {
+		/* A reader cannot take the write lock: it would wait for its
+		 * own read holds to end. */
+		hl_lock read = *lock;
+		read.kind = HL_LOCK_READ;
+		if (hl__hold_peek(c, &read, owner_id, NULL) > 0) {
+			char label[80];
+			hl__client_leave(c);
+			return hl__fail(HL_EDEADLK,
+			                "\"%s\": %s holds the read lock, and "
+			                "the write lock waits for every "
+			                "reader; release the read holds first",
+			                lock_label(lock, label, sizeof(label)),
+			                owner);
+		}
+	}
+	/* The fair lock's queue deadline: the caller's wait, or the
+	 * stale-waiter timeout; a single attempt does not join the queue. */
+	ao.fair_wait_ms = wait_ms > 0 ? wait_ms : c->conf.fair_wait_ms;
+	ao.enqueue = wait_ms != 0;
+	local = hl__hold_peek(c, lock, owner_id, NULL);
+	if (local == 0 && !is_fair(lock->kind)) {
 		/* Someone of this process already waits: queue behind. A
 		 * name this client just handed to another process: hold back
 		 * briefly. Even a single attempt defers to both, so that an
@@ -584,20 +925,25 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 		}
 	}
 	if (!queue_busy) {
-		rc = attempt_op(lock, owner_id, owner, lease_ms, &b, &acquired,
-		                &ttl, NULL);
+		rc = attempt_op(lock, owner_id, owner, lease_ms, &ao, &b,
+		                &acquired, &ttl, NULL);
 		/* a wait outlasts an outage too (see slow_acquire) */
 		if ((rc == HL_EIO || rc == HL_ECONNECT) && wait_ms != 0 &&
 		    hl__remaining(deadline) != 0)
 			rc = HL_OK;
 		if (rc == HL_OK && !acquired && wait_ms != 0)
 			rc = slow_acquire(lock, owner_id, owner, local,
-			                  lease_ms, deadline, &b, cancel,
+			                  lease_ms, &ao, deadline, &b, cancel,
 			                  &acquired);
 	} else {
-		rc = slow_acquire(lock, owner_id, owner, local, lease_ms,
+		rc = slow_acquire(lock, owner_id, owner, local, lease_ms, &ao,
 		                  deadline, &b, cancel, &acquired);
 	}
+	/* A fair lock's waiter that did not get it leaves the queue, so
+	 * those behind it need not wait out its deadline. */
+	if (is_fair(lock->kind) && !acquired && local == 0 && wait_ms != 0 &&
+	    rc != HL_EDEADLK && rc != HL_ECLOSED)
+		fair_give_up(lock, owner, ao.fair_wait_ms);
 	/* The wait ended inside a round trip that Redis did not answer in
 	 * time: not acquired, as far as anyone can tell (an acquire that
 	 * lands later is not this caller's: it is never renewed, and the
@@ -678,6 +1024,10 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 		                   HL_REPLY_INTEGER) {
 			result = 1;
 			receivers = hl__reply_int(hl__reply_at(r, 1));
+		} else if (hl__reply_type(r) == HL_REPLY_ARRAY &&
+		           hl__reply_len(r) == 1) {
+			result = 2; /* this owner's holds are over; others
+			               hold it still (read holds) */
 		} else if (hl__reply_type(r) == HL_REPLY_ERROR) {
 			rc = hl__fail(HL_EREDIS, "releasing \"%s\": %.300s",
 			              label, hl__reply_str(r));
@@ -693,9 +1043,12 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 		result = 1;
 		receivers = 0;
 	}
-	if (result == 1) {
+	if (result == 1 || result == 2) {
 		hl__op_gone(c, &op);
-		freed(c, lock, receivers, rtt_us);
+		/* The fair lock wakes its next waiter itself, on that
+		 * waiter's own channel. */
+		if (result == 1 && !is_fair(lock->kind))
+			freed(c, lock, receivers, rtt_us);
 		if (out_released)
 			*out_released = 1;
 	} else if (result == 0) {
@@ -745,30 +1098,45 @@ out:
 int hl_lock_force_unlock(int *out_existed, hl_lock *lock)
 {
 	hl_client *c;
-	const char *args[4];
-	size_t lens[4];
 	hl_reply *r = NULL;
 	char label[80];
+	enum hl_script_id id = HL_SCRIPT_FORCE_UNLOCK;
+	script_args a;
 	int rc;
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
 	c = lock->client;
-	args[0] = lock->name;
-	lens[0] = lock->name_len;
-	args[1] = lock->channel;
-	lens[1] = lock->channel_len;
-	args[2] = "0";
-	lens[2] = 1;
-	args[3] = hl__router_publish(c);
-	lens[3] = strlen(args[3]);
-	rc = hl__eval(c, &r, HL_SCRIPT_FORCE_UNLOCK, 2, 4, args, lens,
-	              HL_CMD_WRITE, NULL, NULL, NULL);
+	memset(&a, 0, sizeof(a));
+	arg(&a, lock->name, lock->name_len);
+	if (is_fair(lock->kind)) {
+		id = HL_SCRIPT_FAIR_FORCE_UNLOCK;
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		arg(&a, lock->aux[1], lock->aux_len[1]);
+	}
+	arg(&a, lock->channel, lock->channel_len);
+	a.nkeys = a.n;
+	if (is_rw(lock->kind)) {
+		/* only the half's own mode is deleted */
+		id = HL_SCRIPT_RW_FORCE_UNLOCK;
+		arg_str(&a, lock->kind == HL_LOCK_READ ? "read" : "write");
+		arg_str(&a, lock->kind == HL_LOCK_READ ? "0" : "1");
+	} else {
+		arg_str(&a, lock->kind == HL_LOCK_SPIN ? "" : "0");
+		if (is_fair(lock->kind))
+			arg_str(&a, num(a.nums[0], wall_ms()));
+	}
+	arg_str(&a, hl__router_publish(c));
+	rc = hl__eval(c, &r, id, a.nkeys, a.n, a.v, a.len, HL_CMD_WRITE, NULL,
+	              NULL, NULL);
 	if (rc == HL_OK) {
 		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
 			if (out_existed)
 				*out_existed = hl__reply_int(r) == 1;
-			hl__holds_force_unlocked(c, lock);
-			if (hl__reply_int(r) == 1)
+			/* The holds this client had of it are over (a
+			 * read-write half in the other mode left it alone). */
+			if (hl__reply_int(r) == 1 || !is_rw(lock->kind))
+				hl__holds_force_unlocked(c, lock);
+			if (hl__reply_int(r) == 1 && !is_fair(lock->kind))
 				hl__pubsub_notify_local(c, lock->channel,
 				                        lock->channel_len);
 		} else {
@@ -792,7 +1160,7 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
                  int nil_value)
 {
 	hl_client *c;
-	char owner[HL_OWNER_MAX], label[80];
+	char owner[HL_FIELD_MAX], label[80];
 	const char *argv[3];
 	size_t lens[3];
 	hl_reply *r = NULL;
@@ -807,9 +1175,10 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 	argv[1] = lock->name;
 	lens[1] = lock->name_len;
 	if (with_owner) {
-		hl__owner_string(owner, c, hl__effective_owner(lock));
+		char o[HL_OWNER_MAX];
+		hl__owner_string(o, c, hl__effective_owner(lock));
 		argv[2] = owner;
-		lens[2] = strlen(owner);
+		lens[2] = hl__lock_field(owner, lock, o);
 	}
 	/* As Redisson: EXISTS and PTTL may be read on a replica (read_from),
 	 * the owner's own state is read on the master. */
@@ -838,11 +1207,39 @@ static int query(hl_lock *lock, const char *cmd, int with_owner, int64_t *out,
 	return rc;
 }
 
+/* A read-write half is locked in its own mode (PROTOCOL 4). */
+static int rw_is_locked(hl_lock *lock, int64_t *out)
+{
+	hl_client *c;
+	hl_reply *r = NULL;
+	script_args a;
+	int rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	memset(&a, 0, sizeof(a));
+	arg(&a, lock->name, lock->name_len);
+	arg_str(&a, lock->kind == HL_LOCK_READ ? "read" : "write");
+	rc = hl__eval(c, &r, HL_SCRIPT_RW_IS_LOCKED, 1, a.n, a.v, a.len,
+	              HL_CMD_IDEMPOTENT, NULL, NULL, NULL);
+	if (rc == HL_OK) {
+		if (hl__reply_type(r) == HL_REPLY_INTEGER)
+			*out = hl__reply_int(r);
+		else
+			rc = hl__reply_error(r, "is_locked");
+		hl__reply_free(r);
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
 int hl_lock_is_locked(int *out, hl_lock *lock)
 {
 	int64_t v = 0;
-	int rc = out ? query(lock, "EXISTS", 0, &v, 0)
-	             : hl__fail(HL_EINVAL, "out is NULL");
+	int rc = !out                ? hl__fail(HL_EINVAL, "out is NULL")
+	         : !lock             ? hl__fail(HL_EINVAL, "lock is NULL")
+	         : is_rw(lock->kind) ? rw_is_locked(lock, &v)
+	                             : query(lock, "EXISTS", 0, &v, 0);
 	if (rc == HL_OK)
 		*out = v != 0;
 	return rc;
@@ -866,4 +1263,103 @@ int hl_lock_hold_count(int64_t *out, hl_lock *lock)
 int hl_lock_ttl(int64_t *out, hl_lock *lock)
 {
 	return query(lock, "PTTL", 0, out, -2);
+}
+
+/* ---- kind-specific calls ------------------------------------------------- */
+
+static int want_kind(const hl_lock *lock, int kind, const char *what)
+{
+	char label[80];
+	if (!lock)
+		return hl__fail(HL_EINVAL, "lock is NULL");
+	if (lock->kind != kind)
+		return hl__fail(HL_EINVAL,
+		                "\"%s\" is a %s lock; %s belongs to %s locks",
+		                lock_label(lock, label, sizeof(label)),
+		                hl_lock_kind_name(lock->kind), what,
+		                hl_lock_kind_name(kind));
+	return HL_OK;
+}
+
+int hl_lock_token(int64_t *out, hl_lock *lock)
+{
+	char label[80];
+	int64_t token = 0;
+	int rc, lost = 0;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = want_kind(lock, HL_LOCK_FENCED, "a token")) != HL_OK)
+		return rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	if (hl__hold_peek(lock->client, lock, hl__effective_owner(lock),
+	                  &token) > 0) {
+		*out = token;
+	} else {
+		hl__client_leave(lock->client);
+		lock_label(lock, label, sizeof(label));
+		if (hl_lock_is_lost(&lost, lock) == HL_OK && lost)
+			return hl__fail(HL_ELOST,
+			                "\"%s\" was lost while held: its token "
+			                "no longer fences anything",
+			                label);
+		return hl__fail(HL_ENOTHELD,
+		                "\"%s\" is not held by this owner: no token",
+		                label);
+	}
+	hl__client_leave(lock->client);
+	return HL_OK;
+}
+
+int hl_lock_last_token(int64_t *out, hl_lock *lock)
+{
+	hl_client *c;
+	hl_reply *r = NULL;
+	const char *argv[2];
+	size_t lens[2];
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = want_kind(lock, HL_LOCK_FENCED, "a token")) != HL_OK)
+		return rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	argv[0] = "GET";
+	lens[0] = 3;
+	argv[1] = lock->aux[0];
+	lens[1] = lock->aux_len[0];
+	rc = hl__command(c, &r, 2, argv, lens, HL_CMD_IDEMPOTENT, NULL, NULL);
+	if (rc == HL_OK) {
+		if (hl__reply_type(r) == HL_REPLY_NIL)
+			*out = 0;
+		else if (hl__reply_type(r) == HL_REPLY_STRING)
+			*out = strtoll(hl__reply_str(r), NULL, 10);
+		else
+			rc = hl__reply_error(r, "reading the fencing token");
+		hl__reply_free(r);
+	}
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms, int64_t max_ms,
+                        int multiplier)
+{
+	int rc;
+	if ((rc = want_kind(lock, HL_LOCK_SPIN, "a back-off")) != HL_OK)
+		return rc;
+	if (initial_ms < 1 || max_ms < initial_ms || max_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "back-off %lld to %lld ms: use 1 <= initial <= "
+		                "max <= 2^40",
+		                (long long)initial_ms, (long long)max_ms);
+	if (multiplier < 1 || multiplier > 1000)
+		return hl__fail(HL_EINVAL,
+		                "back-off multiplier %d: use 1 to 1000",
+		                multiplier);
+	lock->backoff_initial_ms = initial_ms;
+	lock->backoff_max_ms = max_ms;
+	lock->backoff_multiplier = multiplier;
+	return HL_OK;
 }

@@ -111,17 +111,21 @@ int64_t hl__loss_margin(int64_t lease_ms)
 	return lease_ms / 10;
 }
 
+/* A hold's key: the owner id, the hold class of the lock's kind (an owner
+ * may hold the read and the write half of one name at once, each its own
+ * hold) and the name. */
 static size_t make_key(char *key, uint64_t owner, const hl_lock *lock)
 {
 	memcpy(key, &owner, sizeof(owner));
-	memcpy(key + sizeof(owner), lock->name, lock->name_len);
-	return sizeof(owner) + lock->name_len;
+	key[sizeof(owner)] = (char)hl__kind_class(lock->kind);
+	memcpy(key + HL_HOLD_KEY_HDR, lock->name, lock->name_len);
+	return HL_HOLD_KEY_HDR + lock->name_len;
 }
 
 static hl_hold *find(hl_client *c, const hl_lock *lock, uint64_t owner)
 {
 	char stack[256], *key = stack;
-	size_t n = sizeof(owner) + lock->name_len;
+	size_t n = HL_HOLD_KEY_HDR + lock->name_len;
 	hl_hold *h;
 	if (n > sizeof(stack) && !(key = malloc(n)))
 		return NULL;
@@ -219,7 +223,7 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 		                    hl__now_ms() + 20);
 	}
 	if (!h) {
-		size_t klen = sizeof(owner) + lock->name_len;
+		size_t klen = HL_HOLD_KEY_HDR + lock->name_len;
 		h = calloc(1, sizeof(*h) + klen);
 		if (!h) {
 			rc = hl__fail(HL_ENOMEM, "out of memory");
@@ -232,6 +236,8 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 		h->lease_ms = -1;
 		h->key_len = make_key(h->key, owner, lock);
 		hl__owner_string(h->owner, c, owner);
+		hl__lock_field(h->field, lock, h->owner);
+		h->read = hl__kind_class(lock->kind) == HL_CLASS_READ;
 		if (hl__map_put(&c->holds, h->key, h->key_len, h) != 0) {
 			free(h);
 			rc = hl__fail(HL_ENOMEM, "out of memory");
@@ -294,6 +300,7 @@ int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms)
 	}
 	/* What the caller was told it holds, whatever Redis had. */
 	h->count = op->count + 1;
+	h->token = op->token;
 	h->lease_ms = lease_ms;
 	h->confirmed_ms = sent_ms;
 	if (sent_ms > h->sent_max_ms)
@@ -350,15 +357,19 @@ void hl__op_stop_renewal(hl_client *c, hl_op *op)
 	pthread_mutex_unlock(&c->hold_mu);
 }
 
-int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner)
+int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner,
+                      int64_t *token)
 {
 	hl_hold *h;
 	int64_t n = 0, now = hl__now_ms();
 	pthread_mutex_lock(&c->hold_mu);
 	h = find(c, lock, owner);
 	if (h && !is_lost(c, h, now) &&
-	    (h->lease_ms < 0 || h->expires_ms > now))
+	    (h->lease_ms < 0 || h->expires_ms > now)) {
 		n = h->count;
+		if (token)
+			*token = h->token;
+	}
 	pthread_mutex_unlock(&c->hold_mu);
 	return n;
 }
@@ -371,8 +382,10 @@ void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock)
 		hl_map_entry *e;
 		for (e = c->holds.buckets[i]; e; e = e->next) {
 			hl_hold *h = e->value;
-			if (h->key_len == 8 + lock->name_len && h->count > 0 &&
-			    memcmp(h->key + 8, lock->name, lock->name_len) == 0)
+			if (h->key_len == HL_HOLD_KEY_HDR + lock->name_len &&
+			    h->count > 0 &&
+			    memcmp(h->key + HL_HOLD_KEY_HDR, lock->name,
+			           lock->name_len) == 0)
 				mark_lost(c, h);
 		}
 	}
@@ -549,8 +562,9 @@ typedef struct renew_item {
 	uint64_t epoch;
 	char *key; /* copies: the hold may be freed while we talk to Redis */
 	size_t key_len;
-	char owner[HL_OWNER_MAX];
-	int result; /* 1 renewed, 0 gone, -1 no answer */
+	char field[HL_FIELD_MAX]; /* the owner's hash field */
+	int read;                 /* a read hold: its timeout keys too */
+	int result;               /* 1 renewed, 0 gone, -1 no answer */
 } renew_item;
 
 static hl_hold *find_key(hl_client *c, const char *key, size_t len)
@@ -581,8 +595,8 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
 	for (e = 0; e < nevals; e++) {
 		size_t first = e * K, cnt = n - first < K ? n - first : K, j;
-		argv[e] = malloc((4 + 2 * cnt) * sizeof(char *));
-		lens[e] = malloc((4 + 2 * cnt) * sizeof(size_t));
+		argv[e] = malloc((4 + 3 * cnt) * sizeof(char *));
+		lens[e] = malloc((4 + 3 * cnt) * sizeof(size_t));
 		if (!argv[e] || !lens[e]) {
 			free(argv[e]);
 			free(lens[e]);
@@ -597,17 +611,21 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 		argv[e][2] = nkeys[e];
 		lens[e][2] = strlen(nkeys[e]);
 		for (j = 0; j < cnt; j++) {
-			/* the key is the name after the 8-byte owner id */
-			argv[e][3 + j] = items[first + j].key + 8;
-			lens[e][3 + j] = items[first + j].key_len - 8;
+			/* the key is the name after the owner id and class */
+			argv[e][3 + j] = items[first + j].key + HL_HOLD_KEY_HDR;
+			lens[e][3 + j] =
+			        items[first + j].key_len - HL_HOLD_KEY_HDR;
 		}
 		argv[e][3 + cnt] = lease;
 		lens[e][3 + cnt] = strlen(lease);
 		for (j = 0; j < cnt; j++) {
-			argv[e][4 + cnt + j] = items[first + j].owner;
-			lens[e][4 + cnt + j] = strlen(items[first + j].owner);
+			renew_item *it = &items[first + j];
+			argv[e][4 + cnt + 2 * j] = it->field;
+			lens[e][4 + cnt + 2 * j] = strlen(it->field);
+			argv[e][5 + cnt + 2 * j] = it->read ? "r" : "";
+			lens[e][5 + cnt + 2 * j] = it->read ? 1 : 0;
 		}
-		argcs[e] = (int)(4 + 2 * cnt);
+		argcs[e] = (int)(4 + 3 * cnt);
 	}
 	/* Renewal is idempotent: retry on a fresh connection once. */
 	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
@@ -685,8 +703,10 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 static int cmp_slot(const void *a, const void *b)
 {
 	const renew_item *x = a, *y = b;
-	unsigned sx = hl__slot(x->key + 8, x->key_len - 8);
-	unsigned sy = hl__slot(y->key + 8, y->key_len - 8);
+	unsigned sx = hl__slot(x->key + HL_HOLD_KEY_HDR,
+	                       x->key_len - HL_HOLD_KEY_HDR);
+	unsigned sy = hl__slot(y->key + HL_HOLD_KEY_HDR,
+	                       y->key_len - HL_HOLD_KEY_HDR);
 	return sx < sy ? -1 : sx > sy;
 }
 
@@ -694,33 +714,36 @@ static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
                                int64_t deadline)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
-	const char *args[2 * K + 1];
-	size_t lens[2 * K + 1], i = 0, j;
+	const char *args[3 * K + 1];
+	size_t lens[3 * K + 1], i = 0, j;
 	char lease[24];
 	hl_bound b;
 	hl__bound_init(&b, c, deadline, NULL, 0);
 	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
 	qsort(items, n, sizeof(*items), cmp_slot);
 	while (i < n) {
-		unsigned slot =
-		        hl__slot(items[i].key + 8, items[i].key_len - 8);
+		unsigned slot = hl__slot(items[i].key + HL_HOLD_KEY_HDR,
+		                         items[i].key_len - HL_HOLD_KEY_HDR);
 		size_t cnt = 0;
 		hl_reply *r = NULL;
 		while (i + cnt < n && cnt < K &&
-		       hl__slot(items[i + cnt].key + 8,
-		                items[i + cnt].key_len - 8) == slot)
+		       hl__slot(items[i + cnt].key + HL_HOLD_KEY_HDR,
+		                items[i + cnt].key_len - HL_HOLD_KEY_HDR) ==
+		               slot)
 			cnt++;
 		for (j = 0; j < cnt; j++) {
 			items[i + j].result = -1;
-			args[j] = items[i + j].key + 8;
-			lens[j] = items[i + j].key_len - 8;
-			args[cnt + 1 + j] = items[i + j].owner;
-			lens[cnt + 1 + j] = strlen(items[i + j].owner);
+			args[j] = items[i + j].key + HL_HOLD_KEY_HDR;
+			lens[j] = items[i + j].key_len - HL_HOLD_KEY_HDR;
+			args[cnt + 1 + 2 * j] = items[i + j].field;
+			lens[cnt + 1 + 2 * j] = strlen(items[i + j].field);
+			args[cnt + 2 + 2 * j] = items[i + j].read ? "r" : "";
+			lens[cnt + 2 + 2 * j] = items[i + j].read ? 1 : 0;
 		}
 		args[cnt] = lease;
 		lens[cnt] = strlen(lease);
 		if (hl__eval(c, &r, HL_SCRIPT_RENEW, (int)cnt,
-		             (int)(2 * cnt + 1), args, lens, HL_CMD_IDEMPOTENT,
+		             (int)(3 * cnt + 1), args, lens, HL_CMD_IDEMPOTENT,
 		             NULL, &b, NULL) == HL_OK &&
 		    hl__reply_type(r) == HL_REPLY_ARRAY)
 			for (j = 0; j < hl__reply_len(r) && j < cnt; j++)
@@ -809,7 +832,8 @@ static void *wd_main(void *arg)
 			}
 			memcpy(items[n].key, h->key, h->key_len);
 			items[n].key_len = h->key_len;
-			memcpy(items[n].owner, h->owner, sizeof(h->owner));
+			memcpy(items[n].field, h->field, sizeof(h->field));
+			items[n].read = h->read;
 			n++;
 		}
 		if (n == 0)
