@@ -251,8 +251,8 @@ static int64_t wall_ms(void)
 /* A script call's arguments, keys first. */
 typedef struct script_args {
 	int nkeys, n;
-	const char *v[8];
-	size_t len[8];
+	const char *v[12];
+	size_t len[12];
 	char nums[4][24];
 	char field[HL_FIELD_MAX];
 	char *owned; /* an argument built for this call, freed after it */
