@@ -36,7 +36,8 @@ int main(void)
 	check(HL_OK == 0, "HL_OK == 0");
 	check(HL_EINVAL == -1 && HL_ESYSTEM == -14, "status values");
 	check(HL_EINDOUBT == -15, "HL_EINDOUBT");
-	check(HL_STATUS_LAST_ == -16, "HL_STATUS_LAST_");
+	check(HL_EDEADLK == -16, "HL_EDEADLK");
+	check(HL_STATUS_LAST_ == -17, "HL_STATUS_LAST_");
 	check(st == -3, "enum type");
 	check(opts.version == HL_CLIENT_OPTIONS_VERSION, "options version");
 	check(opts.watchdog_timeout_ms == 30000, "watchdog default");

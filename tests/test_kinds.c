@@ -729,6 +729,56 @@ static void exclusion_nonreentrant(void)
 	contend(HL_LOCK_NONREENTRANT, "ex:nr");
 }
 
+/* ---- the hold state bindings read instead of keeping their own ---------- */
+static void hold_state(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *a = ht_client(r, 0);
+	hl_lock *l = kind_lock(a, HL_LOCK_FENCED, "state:x");
+	hl_hold_state st;
+	uint64_t e1;
+
+	memset(&st, 0, sizeof(st));
+	st.version = 2;
+	HT_RC(hl_lock_hold_state(&st, l), HL_EINVAL);
+	st.version = HL_HOLD_STATE_VERSION;
+	HT_RC(hl_lock_hold_state(&st, NULL), HL_EINVAL);
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 0);
+	HT_EQ(st.epoch, 0);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 1);
+	HT_EQ(st.lost, 0);
+	HT_EQ(st.lease_ms, -1);
+	HT_EQ(st.token, 1);
+	HT_CHECK(st.epoch != 0);
+	e1 = st.epoch;
+	HT_OK(hl_lock_acquire(l, 5000, NULL));
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 2);
+	HT_EQ(st.epoch, e1);
+	HT_EQ(st.lease_ms, 5000);
+	HT_EQ(st.token, 2);
+	/* lost: the count is 0, the epoch stays until a new hold */
+	HT_OK(hl_lock_force_unlock(NULL, l));
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 0);
+	HT_EQ(st.lost, 1);
+	HT_EQ(st.epoch, e1);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 1);
+	HT_EQ(st.lost, 0);
+	HT_CHECK(st.epoch != e1);
+	HT_OK(hl_lock_release(NULL, l));
+	HT_OK(hl_lock_hold_state(&st, l));
+	HT_EQ(st.count, 0);
+	HT_EQ(st.epoch, 0);
+	hl_lock_free(l);
+	hl_client_free(a);
+}
+
 /* ---- bad input ------------------------------------------------------------
  */
 static void bad_input(void)
@@ -769,4 +819,4 @@ HT_MAIN(HT_CASE(fair_wire), HT_CASE(fair_no_barge), HT_CASE(fair_fifo),
         HT_CASE(nonreentrant), HT_CASE(exclusion_fair),
         HT_CASE(exclusion_write), HT_CASE(exclusion_spin),
         HT_CASE(exclusion_fenced), HT_CASE(exclusion_nonreentrant),
-        HT_CASE(bad_input))
+        HT_CASE(hold_state), HT_CASE(bad_input))

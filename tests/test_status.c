@@ -20,7 +20,7 @@ static void table(void)
 	};
 	size_t i, j, n = sizeof expected / sizeof expected[0];
 
-	HT_EQ(n, 16);
+	HT_EQ(n, 17);
 	for (i = 0; i < n; i++) {
 		HT_EQ(expected[i].code, -(int)i); /* 0, -1, ... -15 */
 		HT_STREQ(hl_status_name(expected[i].code), expected[i].name);
@@ -38,12 +38,13 @@ static void table(void)
 	HT_STREQ(hl_status_str(HL_ETIMEDOUT), "timed out");
 	HT_EQ(HL_ESYSTEM, -14);
 	HT_EQ(HL_EINDOUBT, -15);
+	HT_EQ(HL_EDEADLK, -16);
 }
 
 /* ---- unknown codes ------------------------------------------------------ */
 static void unknown(void)
 {
-	int codes[] = {1,    2,     100,     -16,     -17,
+	int codes[] = {1,    2,     100,     -17,     -18,
 	               -100, -1000, INT_MIN, INT_MAX, HL_STATUS_LAST_};
 	size_t i;
 

@@ -440,6 +440,27 @@ HL_EXTERN int hl_lock_wait_lost(int *out_lost, hl_lock *lock,
  * owner has no hold known to this client), HL_ESYSTEM. */
 HL_EXTERN int hl_lock_lost_fd(int *out_fd, hl_lock *lock);
 
+/* What this client knows of this owner's hold, without a round trip: for
+ * bindings, which keep no hold records of their own. Versioned: set
+ * version to HL_HOLD_STATE_VERSION; fields are only ever appended. */
+#define HL_HOLD_STATE_VERSION 1
+typedef struct hl_hold_state {
+	unsigned int version;
+	int64_t count;    /* holds the owner was given and has not released; 0
+	                     when it holds nothing (or its hold is lost) */
+	int lost;         /* the hold was found lost (hl_lock_is_lost) */
+	uint64_t epoch;   /* the hold's identity: a new value whenever a hold
+	                     begins (the first acquire, or one after a release
+	                     to zero or a loss); 0 when there is no record */
+	int64_t lease_ms; /* -1: the watchdog renews it; else the fixed lease
+	                     of its last acquisition */
+	int64_t token;    /* fenced lock: the token of its last acquisition */
+} hl_hold_state;
+
+/* Fill *out (out->version set by the caller: 1) for the handle's owner.
+ * Returns HL_OK, HL_EINVAL (NULL, unknown version). */
+HL_EXTERN int hl_lock_hold_state(hl_hold_state *out, hl_lock *lock);
+
 /* Stop renewing this owner's hold without releasing it: its lease then runs
  * out (for an owner that died holding the lock). Returns HL_OK (also when
  * there was nothing to stop), HL_EINVAL. */

@@ -510,6 +510,40 @@ int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
 	return rc;
 }
 
+int hl_lock_hold_state(hl_hold_state *out, hl_lock *lock)
+{
+	hl_hold *h;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if (out->version != 1)
+		return hl__fail(HL_EINVAL,
+		                "hold state version %u is not supported (this "
+		                "library knows version %u)",
+		                out->version, HL_HOLD_STATE_VERSION);
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	out->count = 0;
+	out->lost = 0;
+	out->epoch = 0;
+	out->lease_ms = -1;
+	out->token = 0;
+	pthread_mutex_lock(&lock->client->hold_mu);
+	h = find(lock->client, lock, hl__effective_owner(lock));
+	if (h) {
+		int64_t now = hl__now_ms();
+		out->lost = is_lost(lock->client, h, now);
+		if (!out->lost && (h->lease_ms < 0 || h->expires_ms > now))
+			out->count = h->count;
+		out->epoch = h->epoch;
+		out->lease_ms = h->lease_ms;
+		out->token = h->token;
+	}
+	pthread_mutex_unlock(&lock->client->hold_mu);
+	hl__client_leave(lock->client);
+	return HL_OK;
+}
+
 int hl_lock_lost_fd(int *out_fd, hl_lock *lock)
 {
 	hl_hold *h;
