@@ -152,6 +152,72 @@ static void wake(void)
 	ht_cluster_destroy(cl);
 }
 
+/* Every kind in a cluster: its keys and channels share the name's slot,
+ * waiters are woken over sharded pub/sub on their kind's channel (the fair
+ * lock's on each waiter's own), and the watchdog renews read holds with
+ * their timeout keys, one script per slot. */
+static void kinds(void)
+{
+	static const struct {
+		int holder, waiter;
+		const char *name;
+	} cases[] = {
+	        {HL_LOCK_FAIR, HL_LOCK_FAIR, "cl:fair"},
+	        {HL_LOCK_WRITE, HL_LOCK_READ, "cl:rw1"},
+	        {HL_LOCK_READ, HL_LOCK_WRITE, "cl:rw2"},
+	        {HL_LOCK_FENCED, HL_LOCK_FENCED, "x{cl:fenced}y"},
+	        {HL_LOCK_SPIN, HL_LOCK_SPIN, "cl:spin"},
+	};
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = cluster_client(cl, 1500), *c2 = cluster_client(cl, 3000);
+	size_t i;
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		hl_lock *l = NULL, *l2 = NULL;
+		struct waiter w;
+		pthread_t t;
+		int64_t t0;
+		HT_OK(hl_lock_new_kind(&l, c, cases[i].holder,
+		                       HT_S(cases[i].name)));
+		HT_OK(hl_lock_new_kind(&l2, c2, cases[i].waiter,
+		                       HT_S(cases[i].name)));
+		HT_OK(hl_lock_set_owner(l2, hl_owner_id_new()));
+		/* watchdog: renewed on the slot's master (every 500 ms) */
+		HT_OK(hl_lock_acquire(l, -1, NULL));
+		w.l = l2;
+		w.wait_ms = 20000;
+		w.rc = -99;
+		w.acquired = 0;
+		t = ht_thread_start(wait_thread, &w);
+		ht_sleep_ms(2500); /* longer than the 1.5 s lease */
+		{
+			int lost = 7;
+			HT_OK(hl_lock_is_lost(&lost, l));
+			HT_EQ(lost, 0);
+			HT_EQ(w.rc, -99); /* still waiting */
+		}
+		t0 = ht_now_ms();
+		HT_OK(hl_lock_release(NULL, l));
+		ht_thread_join(t, 25000);
+		ht_note("%s: %s woken %lld ms after the release", cases[i].name,
+		        hl_lock_kind_name(cases[i].waiter),
+		        (long long)(ht_now_ms() - t0));
+		HT_OK(w.rc);
+		HT_EQ(w.acquired, 1);
+		HT_RANGE(ht_now_ms() - t0, 0, 2000 * ht_scale());
+		if (cases[i].waiter == HL_LOCK_FENCED) {
+			int64_t tok = 0;
+			HT_OK(hl_lock_token(&tok, l2));
+			HT_EQ(tok, 2);
+		}
+		HT_OK(hl_lock_release(NULL, l2));
+		hl_lock_free(l);
+		hl_lock_free(l2);
+	}
+	hl_client_free(c);
+	hl_client_free(c2);
+	ht_cluster_destroy(cl);
+}
+
 /* The slot of a held lock moves to another master: while it migrates a
  * fresh lock of that slot is taken through ASK on the importing node; once
  * moved, the holder is renewed there (MOVED) and releases it there. */
@@ -328,5 +394,6 @@ static void tls(void)
 	rmdir(dir);
 }
 
-HT_MAIN(HT_CASE(spread), HT_CASE(bad_names), HT_CASE(tls), HT_CASE(wake),
-        HT_CASE(migrate), HT_CASE(failover), HT_CASE(overlap_kill))
+HT_MAIN(HT_CASE(spread), HT_CASE(kinds), HT_CASE(bad_names), HT_CASE(tls),
+        HT_CASE(wake), HT_CASE(migrate), HT_CASE(failover),
+        HT_CASE(overlap_kill))

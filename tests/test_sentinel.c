@@ -10,6 +10,7 @@
 #include "harness_topo.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -196,6 +197,85 @@ static void overlap_failover(void)
 	ht_sentinel_destroy(s);
 }
 
+/* Fenced tokens stay strictly increasing through failovers: processes
+ * take the fenced lock in turn and write each token while they hold it, a
+ * forced failover and a kill -9 of the master happen meanwhile, and every
+ * token in the file is greater than the one before it. (WAIT puts each
+ * INCR on the replicas before the token is handed out.) */
+static void fenced_failover(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	char path[300], line[64];
+	int kids[3], i, old, status;
+	long long prev = 0, tok, n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/tokens", s->dir);
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+		HT_CHECK(pid >= 0);
+		if (pid == 0) {
+			hl_client *c = sentinel_client(s, 6000);
+			hl_lock *l = NULL;
+			int64_t end = ht_now_ms() + 14000;
+			int got = 0;
+			if (hl_lock_new_kind(&l, c, HL_LOCK_FENCED,
+			                     HT_S("sent:fenced")) != HL_OK)
+				_exit(2);
+			while (ht_now_ms() < end) {
+				int acq = 0;
+				int64_t t = 0;
+				char buf[64];
+				int len;
+				FILE *out;
+				if (hl_lock_try_acquire(&acq, l, 1000, -1,
+				                        NULL) != HL_OK ||
+				    !acq)
+					continue;
+				if (hl_lock_token(&t, l) != HL_OK)
+					_exit(5);
+				len = snprintf(buf, sizeof buf, "%lld\n",
+				               (long long)t);
+				out = fopen(path, "a");
+				if (!out)
+					_exit(6);
+				fwrite(buf, 1, (size_t)len, out);
+				fclose(out);
+				ht_sleep_ms(3);
+				got++;
+				hl_lock_release(NULL, l);
+			}
+			hl_lock_free(l);
+			hl_client_free(c);
+			_exit(got > 0 ? 0 : 3);
+		}
+		kids[i] = pid;
+	}
+	ht_sleep_ms(2500);
+	ht_sentinel_failover(s);
+	ht_sleep_ms(2500);
+	old = ht_sentinel_kill_master(s);
+	ht_sentinel_wait_failover(s, old, 20000);
+	for (i = 0; i < 3; i++) {
+		HT_EQ(waitpid(kids[i], &status, 0), kids[i]);
+		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		          "child %d: status %d", i, status);
+	}
+	f = fopen(path, "r");
+	HT_CHECK(f != NULL);
+	while (fgets(line, sizeof line, f)) {
+		tok = atoll(line);
+		HT_CHECKF(tok > prev, "token %lld after %lld (line %lld)", tok,
+		          prev, n + 1);
+		prev = tok;
+		n++;
+	}
+	fclose(f);
+	ht_note("%lld tokens, strictly increasing, across two failovers", n);
+	HT_CHECK(n >= 30);
+	ht_sentinel_destroy(s);
+}
+
 static long long calls_of(ht_node *n, const char *cmd)
 {
 	char field[64], v[128];
@@ -299,4 +379,5 @@ static void tls(void)
 }
 
 HT_MAIN(HT_CASE(finds_master), HT_CASE(credentials), HT_CASE(kill_master),
-        HT_CASE(overlap_failover), HT_CASE(replica_url), HT_CASE(tls))
+        HT_CASE(fenced_failover), HT_CASE(overlap_failover),
+        HT_CASE(replica_url), HT_CASE(tls))
