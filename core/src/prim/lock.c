@@ -13,6 +13,7 @@
  * message, the holder's TTL or its back-off, then tries again.
  */
 #include "internal.h"
+#include "prim/args.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -231,43 +232,6 @@ static const char *lock_label(const hl_lock *lock, char *buf, size_t len)
  * of 0 (one attempt) or a deadline that falls in a round trip gets this
  * much for it, and no more, however the network behaves. */
 #define HL_GRACE_MS 150
-
-/* Decimal of v into buf (24 bytes). */
-static const char *num(char *buf, int64_t v)
-{
-	snprintf(buf, 24, "%lld", (long long)v);
-	return buf;
-}
-
-/* Wall-clock ms: the fair lock's queue deadlines are the clients' clocks
- * (PROTOCOL 0.6). */
-static int64_t wall_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* A script call's arguments, keys first. */
-typedef struct script_args {
-	int nkeys, n;
-	const char *v[12];
-	size_t len[12];
-	char nums[4][24];
-	char field[HL_FIELD_MAX];
-	char *owned; /* an argument built for this call, freed after it */
-} script_args;
-
-static void arg(script_args *a, const char *v, size_t len)
-{
-	a->v[a->n] = v;
-	a->len[a->n++] = len;
-}
-
-static void arg_str(script_args *a, const char *v)
-{
-	arg(a, v, strlen(v));
-}
 
 /* {name}:<owner>:rwlock_timeout, the prefix of owner's read holds' lease
  * keys (PROTOCOL 4). */
