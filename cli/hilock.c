@@ -1,21 +1,26 @@
 /*
  * hilock: the command-line tool of libhilock.
  *
- *   hilock [options] run [--wait S] [--lease S] [--grace S] NAME -- CMD...
- *   hilock [options] inspect NAME
+ *   hilock [options] run [--kind K] [--wait S] [--lease S] [--grace S]
+ *                        NAME -- CMD...
+ *   hilock [options] inspect [--kind K] NAME
  *   hilock [options] list [PATTERN]
- *   hilock [options] unlock --force NAME
+ *   hilock [options] unlock --force [--kind K] NAME
  *
- * `run` is flock(1) for a fleet: it takes the lock NAME (a Redisson RLock)
- * with the watchdog, runs CMD as its child, and releases the lock when CMD
- * exits; if the lock is lost meanwhile, CMD gets SIGTERM (then SIGKILL)
- * and hilock exits with EXIT_LOST. See hilock.1 and usage() for the rest.
+ * `run` is flock(1) for a fleet: it takes the lock NAME (a Redisson RLock,
+ * or another of the library's lock kinds with --kind) with the watchdog,
+ * runs CMD as its child, and releases the lock when CMD exits; if the lock
+ * is lost meanwhile, CMD gets SIGTERM (then SIGKILL) and hilock exits with
+ * EXIT_LOST. See hilock.1 and the usage texts below for the rest.
  *
  * Why this file uses the library's internals (core/src/internal.h): run
- * and unlock need only the public API, but inspect and list send raw
- * commands (TYPE, HGETALL, PTTL, PUBSUB NUMSUB/SHARDNUMSUB, SCAN) that must
- * go where the library sends a lock's commands: the master, the master of
- * the name's slot in a cluster, every master for SCAN. The public ABI has
+ * needs only the public API, but inspect, list and unlock (to tell a lock's
+ * kind) send raw commands (TYPE, HGETALL, HGET, PTTL, EXISTS, LRANGE,
+ * ZRANGE, GET, PUBSUB NUMSUB/SHARDNUMSUB, SCAN) that must go where the
+ * library sends a lock's commands: the master, the master of the name's
+ * slot in a cluster, every master for SCAN; and they read the names the
+ * library derives for each kind (its channel, a fair lock's queue, a
+ * fenced lock's token) from handles of that kind. The public ABI has
  * no raw command call and should not grow one for a tool; this program is
  * in-tree, linked statically against the same sources and installed with
  * the library at the same version, so the coupling can never skew.
@@ -34,6 +39,7 @@
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Exit statuses (sysexits.h values where one fits). */
@@ -60,6 +66,7 @@ typedef struct cli {
 	int64_t lease_ms; /* -1: the watchdog */
 	int64_t grace_ms;
 	int force;
+	int kind; /* --kind: HL_LOCK_*; -1: not given */
 } cli;
 
 static const char *prog = "hilock";
@@ -71,12 +78,20 @@ static const char usage_main[] =
         "Redisson-compatible distributed locks on Redis, from the shell.\n"
         "\n"
         "Commands:\n"
-        "  run [--wait S] [--lease S] [--grace S] NAME -- CMD [ARGS...]\n"
+        "  run [--kind K] [--wait S] [--lease S] [--grace S] NAME -- CMD "
+        "[ARGS...]\n"
         "                 run CMD while holding the lock NAME\n"
-        "  inspect NAME   show a lock: kind, holders, TTL, waiters\n"
+        "  inspect [--kind K] NAME\n"
+        "                 show a lock: kind, holders, TTL, waiters, a fair\n"
+        "                 lock's queue, a fenced lock's token\n"
         "  list [PATTERN] list lock hashes (SCAN MATCH PATTERN, default *)\n"
-        "  unlock --force NAME\n"
+        "  unlock --force [--kind K] NAME\n"
         "                 delete the lock whoever holds it, wake a waiter\n"
+        "\n"
+        "Lock kinds K (Redisson's, on the same keys and channels):\n"
+        "  reentrant (RLock, the default), fair (RFairLock), read and\n"
+        "  write (the halves of RReadWriteLock), spin (RSpinLock), fenced\n"
+        "  (RFencedLock), nonreentrant, fair-nonreentrant.\n"
         "\n"
         "Options (before or after COMMAND, before NAME):\n"
         "  --url URL                redis://, rediss://, unix://,\n"
@@ -108,13 +123,21 @@ static const char usage_main[] =
         "                                while waiting for the lock\n";
 
 static const char usage_run[] =
-        "Usage: hilock [OPTIONS] run [--wait S] [--lease S] [--grace S] NAME "
-        "-- CMD [ARGS...]\n"
+        "Usage: hilock [OPTIONS] run [--kind K] [--wait S] [--lease S] "
+        "[--grace S]\n"
+        "                            NAME -- CMD [ARGS...]\n"
         "\n"
         "Take the lock NAME, run CMD (stdin, stdout, stderr inherited),\n"
         "release the lock when CMD exits, and exit with CMD's status\n"
         "(128+N if a signal N killed it).\n"
         "\n"
+        "  --kind K    the lock's kind (default reentrant): fair (taken in\n"
+        "              the order asked, across machines), read (shared by\n"
+        "              every run --kind read; excludes writers), write\n"
+        "              (excludes readers and writers), spin (waits by\n"
+        "              polling, no pub/sub), fenced (CMD gets the lock's\n"
+        "              fencing token in $HILOCK_TOKEN, larger at every\n"
+        "              acquisition), nonreentrant, fair-nonreentrant\n"
         "  --wait S    wait at most S for the lock (default: forever;\n"
         "              0: one attempt); exit 75 if it is not acquired\n"
         "  --lease S   a fixed lease of S instead of the watchdog\n"
@@ -129,29 +152,59 @@ static const char usage_run[] =
         "stderr and exits 74.\n";
 
 static const char usage_inspect[] =
-        "Usage: hilock [OPTIONS] inspect NAME\n"
+        "Usage: hilock [OPTIONS] inspect [--kind K] NAME\n"
         "\n"
         "Show the lock NAME, one \"key: value\" line each:\n"
-        "  name, kind (lock, rwlock, free, or another Redis type),\n"
+        "  name;\n"
+        "  kind: \"lock\", \"fair lock\" (its queue exists), \"rwlock (mode\n"
+        "    read)\" or \"(mode write)\", \"free\", or another Redis type\n"
+        "    \"(not a lock)\"; with --kind, that kind's name (\"spin "
+        "lock\"...);\n"
         "  ttl_ms (-1: no expiry), holders (their number), one\n"
-        "  \"holder: <client-uuid>:<id> count=N\" line per holder\n"
-        "  (\" write\" marks an rwlock's write holds), and waiters (clients\n"
-        "  subscribed to its channel redisson_lock__channel:{NAME}).\n";
+        "    \"holder: <client-uuid>:<id> count=N\" line per holder (\" "
+        "write\"\n"
+        "    marks an rwlock's write holds), readers (an rwlock's);\n"
+        "  token: the last fencing token given out, when the fenced lock's\n"
+        "    counter redisson_lock_token:{NAME} exists;\n"
+        "  one \"queued: <owner> deadline_in_ms=N\" line per waiter in a fair\n"
+        "    lock's queue, first first (N: its deadline in Redis, wall-clock,\n"
+        "    less this machine's time; below 0: a waiter that seems gone);\n"
+        "  waiters: a fair lock's queue length; else the clients subscribed\n"
+        "    to the lock's channel (redisson_rwlock:{NAME} for an rwlock,\n"
+        "    redisson_lock__channel:{NAME} else); -1 for --kind spin, whose\n"
+        "    waiters poll.\n"
+        "Without --kind the kind is read from Redis: a mode field makes an\n"
+        "rwlock, an existing queue a fair lock; reentrant, spin, fenced and\n"
+        "non-reentrant locks look alike (\"lock\"). A --kind that Redis\n"
+        "contradicts gets a warning on stderr.\n";
 
 static const char usage_list[] =
         "Usage: hilock [OPTIONS] list [PATTERN]\n"
         "\n"
         "List the hashes whose names match PATTERN (SCAN MATCH, default *),\n"
         "on the master or on every master of a cluster: one line each,\n"
-        "NAME<TAB>HOLDERS<TAB>TTL_MS<TAB>KIND. Every hash matching is\n"
-        "listed; choose a pattern that names locks only.\n";
+        "NAME<TAB>HOLDERS<TAB>TTL_MS<TAB>KIND, KIND being rwlock:read or\n"
+        "rwlock:write (a mode field), fairlock (a fair lock with waiters\n"
+        "queued) or lock. Every hash matching is listed; choose a pattern\n"
+        "that names locks only.\n";
 
 static const char usage_unlock[] =
-        "Usage: hilock [OPTIONS] unlock --force NAME\n"
+        "Usage: hilock [OPTIONS] unlock --force [--kind K] NAME\n"
         "\n"
-        "Delete the lock NAME whoever holds it and wake one waiter\n"
-        "(Redisson's forceUnlock). Exit 0 if it was held, 1 if not.\n"
-        "Its holders find their hold lost.\n";
+        "Delete the lock NAME whoever holds it and wake its waiters as its\n"
+        "kind does (Redisson's forceUnlock). Exit 0 if it was held, 1 if\n"
+        "not (or NAME is a key of another type, left alone). Its holders\n"
+        "find their hold lost.\n"
+        "\n"
+        "  --kind K    the lock's kind; by default read from Redis: a mode\n"
+        "              field makes the read or the write half of an rwlock\n"
+        "              (as the mode says: waiters are woken on\n"
+        "              redisson_rwlock:{NAME}), an existing queue\n"
+        "              redisson_lock_queue:{NAME} a fair lock (its first\n"
+        "              waiter is woken on its own channel), else a\n"
+        "              reentrant lock (redisson_lock__channel:{NAME}).\n"
+        "              --kind read or write deletes an rwlock only in\n"
+        "              that mode.\n";
 
 /* ---- errors ----------------------------------------------------------------
  */
@@ -246,7 +299,8 @@ enum {
 	O_WAIT,
 	O_LEASE,
 	O_GRACE,
-	O_FORCE
+	O_FORCE,
+	O_KIND
 };
 
 static const struct option long_opts[] = {
@@ -267,9 +321,36 @@ static const struct option long_opts[] = {
         {"lease", required_argument, NULL, O_LEASE},
         {"grace", required_argument, NULL, O_GRACE},
         {"force", no_argument, NULL, O_FORCE},
+        {"kind", required_argument, NULL, O_KIND},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0}};
+
+/* The lock kind called s (hl_lock_kind_name's names), or -1. */
+static int parse_kind(const char *s)
+{
+	int k;
+	for (k = 0; strcmp(hl_lock_kind_name(k), "unknown") != 0; k++)
+		if (strcmp(hl_lock_kind_name(k), s) == 0)
+			return k;
+	return -1;
+}
+
+/* "reentrant, fair, ..." into buf. */
+static const char *kind_names(char *buf, size_t len)
+{
+	size_t at = 0;
+	int k;
+	buf[0] = 0;
+	for (k = 0; strcmp(hl_lock_kind_name(k), "unknown") != 0; k++) {
+		int n = snprintf(buf + at, len - at, "%s%s", k ? ", " : "",
+		                 hl_lock_kind_name(k));
+		if (n < 0 || (size_t)n >= len - at)
+			break;
+		at += (size_t)n;
+	}
+	return buf;
+}
 
 /* Parse options of argv[1..] up to the first operand. sub: the
  * subcommand's usage (NULL before it), to reject its options elsewhere and
@@ -302,6 +383,10 @@ static int parse_opts(cli *o, int argc, char **argv, const char *sub, int *next)
 		if (ch == O_FORCE && sub != usage_unlock)
 			return usage_error(sub,
 			                   "--force is an option of unlock");
+		if (ch == O_KIND && sub != usage_run && sub != usage_inspect &&
+		    sub != usage_unlock)
+			return usage_error(sub, "--kind is an option of run, "
+			                        "inspect and unlock");
 		switch (ch) {
 		case 'h':
 			fputs(sub ? sub : usage_main, stdout);
@@ -366,6 +451,17 @@ static int parse_opts(cli *o, int argc, char **argv, const char *sub, int *next)
 		case O_FORCE:
 			o->force = 1;
 			break;
+		case O_KIND:
+			if ((o->kind = parse_kind(optarg)) < 0) {
+				char kinds[200];
+				return usage_error(
+				        sub,
+				        "--kind: unknown lock kind \"%s\" "
+				        "(kinds: %s)",
+				        optarg,
+				        kind_names(kinds, sizeof kinds));
+			}
+			break;
 		case ':':
 			return usage_error(sub, "%s needs a value", name);
 		default:
@@ -384,9 +480,9 @@ static int client_open(const cli *o, hl_client **out)
 	return 0;
 }
 
-static int lock_open(hl_client *c, const char *name, hl_lock **out)
+static int lock_open(hl_client *c, const char *name, int kind, hl_lock **out)
 {
-	int rc = hl_lock_new(out, c, name, strlen(name));
+	int rc = hl_lock_new_kind(out, c, kind, name, strlen(name));
 	if (rc != HL_OK)
 		return fail_hl(rc, "lock \"%s\"", name);
 	return 0;
@@ -425,6 +521,28 @@ static void *watch_signals(void *arg)
 	}
 }
 
+/* The environment for CMD: ours with name=value instead of any name=...
+ * (built before fork: the child of a threaded process may only call
+ * async-signal-safe functions, and setenv is not one). NULL if out of
+ * memory. */
+static char **env_with(const char *assignment)
+{
+	extern char **environ;
+	size_t n = 0, i, k = 0;
+	size_t nl = (size_t)(strchr(assignment, '=') - assignment) + 1;
+	char **env;
+	while (environ[n])
+		n++;
+	if (!(env = malloc((n + 2) * sizeof *env)))
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (strncmp(environ[i], assignment, nl) != 0)
+			env[k++] = environ[i];
+	env[k++] = (char *)assignment;
+	env[k] = NULL;
+	return env;
+}
+
 static int child_status(int st)
 {
 	if (WIFEXITED(st))
@@ -447,6 +565,9 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 	pid_t pid;
 	int64_t kill_at = -1, t0, lease_end = -1;
 	ssize_t n;
+	int kind = o->kind < 0 ? HL_LOCK_REENTRANT : o->kind;
+	char token_var[48];
+	char **env = NULL;
 
 	/* Block the signals we handle before the library starts its
 	 * threads, so that they inherit the mask and only signalfd sees
@@ -463,7 +584,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 	}
 	if ((rc = client_open(o, &c)) != 0)
 		return rc;
-	if ((rc = lock_open(c, name, &l)) != 0)
+	if ((rc = lock_open(c, name, kind, &l)) != 0)
 		goto out;
 	if ((rc = hl_cancel_new(&cancel)) != HL_OK) {
 		rc = fail_hl(rc, "cancel");
@@ -519,6 +640,23 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 		lost_fd = -1;
 	if (o->lease_ms > 0)
 		lease_end = t0 + o->lease_ms;
+	/* A fenced lock's token, for CMD to hand to what it writes to. */
+	if (kind == HL_LOCK_FENCED) {
+		int64_t token = 0;
+		if ((rc = hl_lock_token(&token, l)) != HL_OK) {
+			rc = fail_hl(rc, "the token of \"%s\"", name);
+			hl_lock_release(NULL, l);
+			goto out;
+		}
+		snprintf(token_var, sizeof token_var, "HILOCK_TOKEN=%lld",
+		         (long long)token);
+		if (!(env = env_with(token_var))) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			hl_lock_release(NULL, l);
+			rc = EXIT_OSERR;
+			goto out;
+		}
+	}
 
 	if (pipe2(ep, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
 		fprintf(stderr, "%s: cannot start \"%s\": %s\n", prog, cmd[0],
@@ -530,7 +668,10 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 	if (pid == 0) {
 		int e;
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		execvp(cmd[0], cmd);
+		if (env)
+			execvpe(cmd[0], cmd, env);
+		else
+			execvp(cmd[0], cmd);
 		e = errno;
 		if (write(ep[1], &e, sizeof e) < 0)
 			_exit(EXIT_NOT_FOUND);
@@ -631,13 +772,14 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 		rc = status;
 	}
 out:
+	free(env);
 	hl_lock_free(l);
 	hl_cancel_free(cancel);
 	hl_client_free(c);
 	return rc;
 }
 
-/* ---- raw commands for inspect and list (internal API) ------------------- */
+/* ---- raw commands for inspect, list and unlock (internal API) ----------- */
 static void bound_for(hl_bound *b, hl_client *c)
 {
 	hl__bound_init(b, c,
@@ -646,113 +788,100 @@ static void bound_for(hl_bound *b, hl_client *c)
 	               NULL, 0);
 }
 
-/* A command on key, routed and retried as the library's own queries. */
-static int keyed(hl_client *c, hl_reply **out, const char *cmd, const char *key)
+/* A command on the key argv[1] (at most 6 arguments; lens NULL for C
+ * strings), routed and retried as the library's own queries. An error
+ * reply becomes HL_EREDIS. */
+static int query(hl_client *c, hl_reply **out, int argc, const char **argv,
+                 const size_t *lens)
 {
-	const char *argv[2] = {cmd, key};
-	size_t lens[2] = {strlen(cmd), strlen(key)};
-	int rc = hl__command(c, out, 2, argv, lens, HL_CMD_IDEMPOTENT, NULL,
-	                     NULL);
+	size_t l[6];
+	int i, rc;
+	for (i = 0; i < argc && i < 6; i++)
+		l[i] = lens ? lens[i] : strlen(argv[i]);
+	rc = hl__command(c, out, argc, argv, l, HL_CMD_IDEMPOTENT, NULL, NULL);
 	if (rc == HL_OK && hl__reply_type(*out) == HL_REPLY_ERROR) {
-		rc = hl__fail(HL_EREDIS, "%s: %s", cmd, hl__reply_str(*out));
+		rc = hl__fail(HL_EREDIS, "%s: %s", argv[0],
+		              hl__reply_str(*out));
 		hl__reply_free(*out);
 		*out = NULL;
 	}
 	return rc;
 }
 
-static int cmd_inspect(cli *o, const char *name)
+/* A command on one key (key_len bytes) with up to 3 C-string arguments
+ * after it. */
+static int query_key(hl_client *c, hl_reply **out, const char *cmd,
+                     const char *key, size_t key_len, const char *a1,
+                     const char *a2, const char *a3)
 {
-	hl_client *c = NULL;
-	hl_lock *l = NULL;
-	hl_reply *r = NULL;
+	const char *argv[5] = {cmd, key, a1, a2, a3};
+	size_t lens[5] = {strlen(cmd), key_len, a1 ? strlen(a1) : 0,
+	                  a2 ? strlen(a2) : 0, a3 ? strlen(a3) : 0};
+	return query(c, out, a1 ? a2 ? a3 ? 5 : 4 : 3 : 2, argv, lens);
+}
+
+/* The names the library derives from NAME for a kind (PROTOCOL 0.2), from
+ * a handle of that kind: its channel, and its other keys (fair: the queue
+ * redisson_lock_queue:{NAME} and the deadlines redisson_lock_timeout:{NAME};
+ * fenced: the token redisson_lock_token:{NAME}). */
+#define CHANNEL(l) (l)->channel, (l)->channel_len
+#define AUX(l, i)  (l)->aux[i], (l)->aux_len[i]
+
+/* The kind Redis shows (PROTOCOL 2-4): a mode field makes a read-write
+ * lock, the half its mode names; a fair queue a fair lock; else RLock's
+ * layout, which reentrant, spin, fenced and non-reentrant locks share. */
+static int kind_shown(const char *mode, long long queued)
+{
+	if (mode[0])
+		return strcmp(mode, "write") == 0 ? HL_LOCK_WRITE
+		                                  : HL_LOCK_READ;
+	return queued > 0 ? HL_LOCK_FAIR : HL_LOCK_REENTRANT;
+}
+
+static int is_fair_kind(int kind)
+{
+	return kind == HL_LOCK_FAIR || kind == HL_LOCK_FAIR_NONREENTRANT;
+}
+
+static int is_rw_kind(int kind)
+{
+	return kind == HL_LOCK_READ || kind == HL_LOCK_WRITE;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The clients subscribed to channel, on the node where the library
+ * subscribes to it (the master; the master of its slot in a cluster,
+ * sharded on Redis 7): PUBSUB NUMSUB or SHARDNUMSUB. */
+static int subscribers(hl_client *c, const char *channel, size_t len,
+                       long long *out)
+{
 	hl_conn *conn = NULL;
+	hl_reply *r = NULL;
 	hl_bound b;
 	hl_addr node;
 	uint64_t epoch;
-	int rc, entered = 0, sharded, cluster;
-	char type[32], mode[16] = "";
-	long long ttl = -2, waiters = -1;
-	size_t i;
+	int rc, sharded, cluster;
 	const char *argv[3];
-	char *chan = NULL;
+	char *chan = malloc(len + 1);
 
-	if ((rc = client_open(o, &c)) != 0)
-		return rc;
-	if ((rc = lock_open(c, name, &l)) != 0)
-		goto out;
-	if ((rc = hl__client_enter(c)) != HL_OK) {
-		rc = fail_hl(rc, "inspect");
-		goto out;
-	}
-	entered = 1;
-	if ((rc = keyed(c, &r, "TYPE", name)) != HL_OK) {
-		rc = fail_hl(rc, "TYPE \"%s\"", name);
-		goto out;
-	}
-	snprintf(type, sizeof type, "%s", hl__reply_str(r));
-	hl__reply_free(r);
-	r = NULL;
-
-	printf("name: %s\n", name);
-	if (strcmp(type, "none") == 0) {
-		printf("kind: free\n");
-	} else if (strcmp(type, "hash") != 0) {
-		printf("kind: %s (not a lock)\n", type);
-	} else {
-		size_t nholders = 0;
-		if ((rc = keyed(c, &r, "HGETALL", name)) != HL_OK) {
-			rc = fail_hl(rc, "HGETALL \"%s\"", name);
-			goto out;
-		}
-		for (i = 0; i + 1 < hl__reply_len(r); i += 2)
-			if (strcmp(hl__reply_str(hl__reply_at(r, i)), "mode") ==
-			    0)
-				snprintf(mode, sizeof mode, "%s",
-				         hl__reply_str(hl__reply_at(r, i + 1)));
-			else
-				nholders++;
-		{
-			hl_reply *t = NULL;
-			if ((rc = keyed(c, &t, "PTTL", name)) != HL_OK) {
-				rc = fail_hl(rc, "PTTL \"%s\"", name);
-				goto out;
-			}
-			ttl = hl__reply_int(t);
-			hl__reply_free(t);
-		}
-		if (mode[0])
-			printf("kind: rwlock (mode %s)\n", mode);
-		else
-			printf("kind: lock\n");
-		printf("ttl_ms: %lld\n", ttl);
-		printf("holders: %zu\n", nholders);
-		for (i = 0; i + 1 < hl__reply_len(r); i += 2) {
-			const char *f = hl__reply_str(hl__reply_at(r, i));
-			size_t fl = hl__reply_strlen(hl__reply_at(r, i));
-			if (strcmp(f, "mode") == 0)
-				continue;
-			printf("holder: %s count=%s%s\n", f,
-			       hl__reply_str(hl__reply_at(r, i + 1)),
-			       fl > 6 && strcmp(f + fl - 6, ":write") == 0
-			               ? " write"
-			               : "");
-		}
-		hl__reply_free(r);
-		r = NULL;
-	}
-
-	/* Waiters: the subscribers of the lock's channel, on the node where
-	 * the library subscribes (the master; the slot's master in a
-	 * cluster, sharded on Redis 7). */
+	if (!chan)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	/* hl__router_one takes C strings */
+	memcpy(chan, channel, len);
+	chan[len] = 0;
 	bound_for(&b, c);
 	pthread_mutex_lock(&c->topo_mu);
 	cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
 	sharded = cluster && c->sharded;
 	pthread_mutex_unlock(&c->topo_mu);
 	if (cluster)
-		rc = hl__router_node_for_key(c, name, strlen(name), &node,
-		                             &epoch, &b);
+		rc = hl__router_node_for_key(c, chan, len, &node, &epoch, &b);
 	else {
 		hl__router_master(c, &node, &epoch);
 		rc = HL_OK;
@@ -761,34 +890,241 @@ static int cmd_inspect(cli *o, const char *name)
 		rc = hl__router_connect(c, &node, &conn, &b);
 	argv[0] = "PUBSUB";
 	argv[1] = sharded ? "SHARDNUMSUB" : "NUMSUB";
-	/* the handle's channel name (not NUL-terminated), as the library
-	 * derives it (PROTOCOL 0.2) */
-	chan = malloc(l->channel_len + 1);
-	if (!chan) {
-		rc = EXIT_OSERR;
-		goto out;
-	}
-	memcpy(chan, l->channel, l->channel_len);
-	chan[l->channel_len] = 0;
 	argv[2] = chan;
 	if (rc == HL_OK)
 		rc = hl__router_one(c, conn, &r, 3, argv, &b);
-	if (rc != HL_OK) {
-		rc = fail_hl(rc, "PUBSUB %s \"%s\"", argv[1], chan);
-		goto out;
-	}
-	if (hl__reply_len(r) == 2)
-		waiters = hl__reply_int(hl__reply_at(r, 1));
-	printf("waiters: %lld\n", waiters);
-	rc = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
-out:
-	free(chan);
+	*out = -1;
+	if (rc == HL_OK && hl__reply_len(r) == 2)
+		*out = hl__reply_int(hl__reply_at(r, 1));
+	else if (rc == HL_OK)
+		rc = hl__fail(HL_EPROTOCOL, "PUBSUB %s %s: unexpected reply",
+		              argv[1], chan);
 	hl__reply_free(r);
 	if (conn)
 		hl__conn_free(conn);
+	free(chan);
+	return rc;
+}
+
+/* The score of member in a ZRANGE ... WITHSCORES reply; 0 if absent. */
+static int zscore_in(const hl_reply *z, const char *member, size_t len,
+                     double *out)
+{
+	size_t i;
+	for (i = 0; i + 1 < hl__reply_len(z); i += 2) {
+		const hl_reply *m = hl__reply_at(z, i);
+		if (hl__reply_strlen(m) == len &&
+		    memcmp(hl__reply_str(m), member, len) == 0) {
+			*out = strtod(hl__reply_str(hl__reply_at(z, i + 1)),
+			              NULL);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void warn(const char *fmt, ...) HL_PRINTF(1, 2);
+static void warn(const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s: warning: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* What inspect reads of the lock NAME. */
+typedef struct seen {
+	char type[32];       /* TYPE NAME: hash, none, another type */
+	char mode[16];       /* a read-write lock's mode field; "" if none */
+	hl_reply *fields;    /* HGETALL NAME (a hash) */
+	long long ttl;       /* PTTL NAME */
+	hl_reply *queue;     /* LRANGE of the fair queue */
+	hl_reply *deadlines; /* ZRANGE of the fair deadlines, WITHSCORES */
+	hl_reply *token;     /* GET of the fenced token */
+} seen;
+
+static int inspect_read(hl_client *c, const char *name, hl_lock *fair,
+                        hl_lock *fenced, seen *s)
+{
+	hl_reply *r = NULL;
+	size_t i, nl = strlen(name);
+	int rc;
+
+	if ((rc = query_key(c, &r, "TYPE", name, nl, NULL, NULL, NULL)) !=
+	    HL_OK)
+		return fail_hl(rc, "TYPE \"%s\"", name);
+	snprintf(s->type, sizeof s->type, "%s", hl__reply_str(r));
+	hl__reply_free(r);
+	if (strcmp(s->type, "hash") == 0) {
+		if ((rc = query_key(c, &s->fields, "HGETALL", name, nl, NULL,
+		                    NULL, NULL)) != HL_OK)
+			return fail_hl(rc, "HGETALL \"%s\"", name);
+		for (i = 0; i + 1 < hl__reply_len(s->fields); i += 2)
+			if (strcmp(hl__reply_str(hl__reply_at(s->fields, i)),
+			           "mode") == 0)
+				snprintf(s->mode, sizeof s->mode, "%s",
+				         hl__reply_str(hl__reply_at(s->fields,
+				                                    i + 1)));
+		if ((rc = query_key(c, &r, "PTTL", name, nl, NULL, NULL,
+		                    NULL)) != HL_OK)
+			return fail_hl(rc, "PTTL \"%s\"", name);
+		s->ttl = hl__reply_int(r);
+		hl__reply_free(r);
+	}
+	/* A fair lock's queue (first in line first) and its waiters' deadlines
+	 * (wall-clock ms; PROTOCOL 3); read one after the other, so a
+	 * waiter that joins between the two shows no deadline. */
+	if ((rc = query_key(c, &s->queue, "LRANGE", AUX(fair, 0), "0", "-1",
+	                    NULL)) != HL_OK)
+		return fail_hl(rc, "LRANGE %.*s", (int)fair->aux_len[0],
+		               fair->aux[0]);
+	if (hl__reply_len(s->queue) > 0 &&
+	    (rc = query_key(c, &s->deadlines, "ZRANGE", AUX(fair, 1), "0", "-1",
+	                    "WITHSCORES")) != HL_OK)
+		return fail_hl(rc, "ZRANGE %.*s", (int)fair->aux_len[1],
+		               fair->aux[1]);
+	if ((rc = query_key(c, &s->token, "GET", AUX(fenced, 0), NULL, NULL,
+	                    NULL)) != HL_OK)
+		return fail_hl(rc, "GET %.*s", (int)fenced->aux_len[0],
+		               fenced->aux[0]);
+	return 0;
+}
+
+/* The kind line, and warnings where --kind and Redis disagree. */
+static void inspect_kind(const cli *o, const char *name, const seen *s,
+                         int kind, size_t queued)
+{
+	if (o->kind >= 0 && s->mode[0] && !is_rw_kind(o->kind))
+		warn("\"%s\" is a read-write lock (mode %s), not a %s lock",
+		     name, s->mode, hl_lock_kind_name(o->kind));
+	if (o->kind >= 0 && !s->mode[0] && is_rw_kind(o->kind) &&
+	    strcmp(s->type, "hash") == 0)
+		warn("\"%s\" has no mode field: not a read-write lock", name);
+	if (o->kind >= 0 && queued > 0 && !is_fair_kind(o->kind))
+		warn("\"%s\" has a fair lock's queue (%zu waiting), not a %s "
+		     "lock",
+		     name, queued, hl_lock_kind_name(o->kind));
+
+	if (strcmp(s->type, "hash") != 0 && strcmp(s->type, "none") != 0)
+		printf("kind: %s (not a lock)\n", s->type);
+	else if (s->mode[0])
+		printf("kind: rwlock (mode %s)\n", s->mode);
+	else if (strcmp(s->type, "none") == 0 && queued == 0)
+		printf("kind: free\n");
+	else if (kind == HL_LOCK_REENTRANT || is_rw_kind(kind))
+		printf("kind: lock\n");
+	else
+		printf("kind: %s lock\n", hl_lock_kind_name(kind));
+}
+
+static void inspect_holders(const seen *s)
+{
+	size_t i, nholders = 0, nreaders = 0;
+	const hl_reply *f = s->fields;
+	for (i = 0; i + 1 < hl__reply_len(f); i += 2) {
+		const char *k = hl__reply_str(hl__reply_at(f, i));
+		size_t kl = hl__reply_strlen(hl__reply_at(f, i));
+		if (strcmp(k, "mode") == 0)
+			continue;
+		nholders++;
+		if (!(kl > 6 && strcmp(k + kl - 6, ":write") == 0))
+			nreaders++;
+	}
+	printf("ttl_ms: %lld\n", s->ttl);
+	printf("holders: %zu\n", nholders);
+	for (i = 0; i + 1 < hl__reply_len(f); i += 2) {
+		const char *k = hl__reply_str(hl__reply_at(f, i));
+		size_t kl = hl__reply_strlen(hl__reply_at(f, i));
+		if (strcmp(k, "mode") == 0)
+			continue;
+		printf("holder: %s count=%s%s\n", k,
+		       hl__reply_str(hl__reply_at(f, i + 1)),
+		       kl > 6 && strcmp(k + kl - 6, ":write") == 0 ? " write"
+		                                                   : "");
+	}
+	/* an rwlock's readers: its fields but mode and the write hold (a
+	 * writer's own read holds count: it is a reader too) */
+	if (s->mode[0])
+		printf("readers: %zu\n", nreaders);
+}
+
+static int cmd_inspect(cli *o, const char *name)
+{
+	hl_client *c = NULL;
+	hl_lock *plain = NULL, *fair = NULL, *rw = NULL, *fenced = NULL;
+	seen s;
+	int rc, entered = 0, kind;
+	long long waiters = -1;
+	size_t i, queued;
+	int64_t now;
+
+	memset(&s, 0, sizeof s);
+	s.ttl = -2;
+	if ((rc = client_open(o, &c)) != 0)
+		return rc;
+	if ((rc = lock_open(c, name, HL_LOCK_REENTRANT, &plain)) != 0 ||
+	    (rc = lock_open(c, name, HL_LOCK_FAIR, &fair)) != 0 ||
+	    (rc = lock_open(c, name, HL_LOCK_READ, &rw)) != 0 ||
+	    (rc = lock_open(c, name, HL_LOCK_FENCED, &fenced)) != 0)
+		goto out;
+	if ((rc = hl__client_enter(c)) != HL_OK) {
+		rc = fail_hl(rc, "inspect");
+		goto out;
+	}
+	entered = 1;
+	if ((rc = inspect_read(c, name, fair, fenced, &s)) != 0)
+		goto out;
+	queued = hl__reply_len(s.queue);
+	kind = o->kind >= 0 ? o->kind : kind_shown(s.mode, (long long)queued);
+
+	printf("name: %s\n", name);
+	inspect_kind(o, name, &s, kind, queued);
+	if (strcmp(s.type, "hash") == 0 ||
+	    (strcmp(s.type, "none") == 0 && queued > 0))
+		inspect_holders(&s);
+	if (hl__reply_type(s.token) == HL_REPLY_STRING)
+		printf("token: %s\n", hl__reply_str(s.token));
+	now = wall_ms();
+	for (i = 0; i < queued; i++) {
+		const hl_reply *q = hl__reply_at(s.queue, i);
+		double deadline;
+		printf("queued: %s", hl__reply_str(q));
+		if (zscore_in(s.deadlines, hl__reply_str(q),
+		              hl__reply_strlen(q), &deadline))
+			printf(" deadline_in_ms=%lld\n",
+			       (long long)llround(deadline - (double)now));
+		else
+			printf(" deadline_in_ms=none\n");
+	}
+
+	/* Waiters: a fair lock's are its queue (each listens on a channel
+	 * of its own); a spin lock's poll and cannot be counted; the
+	 * others' are the subscribers of the kind's channel. */
+	if (is_fair_kind(kind))
+		waiters = (long long)queued;
+	else if (kind != HL_LOCK_SPIN) {
+		hl_lock *l = is_rw_kind(kind) ? rw : plain;
+		if ((rc = subscribers(c, CHANNEL(l), &waiters)) != HL_OK) {
+			rc = fail_hl(rc, "PUBSUB NUMSUB %.*s",
+			             (int)l->channel_len, l->channel);
+			goto out;
+		}
+	}
+	printf("waiters: %lld\n", waiters);
+	rc = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+out:
+	hl__reply_free(s.fields);
+	hl__reply_free(s.queue);
+	hl__reply_free(s.deadlines);
+	hl__reply_free(s.token);
 	if (entered)
 		hl__client_leave(c);
-	hl_lock_free(l);
+	hl_lock_free(plain);
+	hl_lock_free(fair);
+	hl_lock_free(rw);
+	hl_lock_free(fenced);
 	hl_client_free(c);
 	return rc;
 }
@@ -835,22 +1171,40 @@ static int list_node(hl_client *c, const hl_addr *node, const char *pattern)
 			size_t kl = hl__reply_strlen(k);
 			const char *a0[2] = {"HLEN", kv},
 			           *a1[3] = {"HGET", kv, "mode"},
-			           *a2[2] = {"PTTL", kv};
-			const char **argvs[3] = {a0, a1, a2};
+			           *a2[2] = {"PTTL", kv},
+			           *a3[2] = {"EXISTS", ""};
+			const char **argvs[4] = {a0, a1, a2, a3};
 			size_t l0[2] = {4, kl}, l1[3] = {4, kl, 4},
-			       l2[2] = {4, kl};
-			const size_t *lensv[3] = {l0, l1, l2};
-			int argcs[3] = {2, 3, 2};
-			hl_reply *rs[3] = {NULL, NULL, NULL};
+			       l2[2] = {4, kl}, l3[2] = {6, 0};
+			const size_t *lensv[4] = {l0, l1, l2, l3};
+			int argcs[4] = {2, 3, 2, 2};
+			hl_reply *rs[4] = {NULL, NULL, NULL, NULL};
 			enum hl_sent sent;
 			long long holders;
-			int j, mode;
+			int j, mode, nc = 3;
+			hl_lock *fair = NULL;
+			/* Its fair queue, if it has one (the same slot as the
+			 * name, so on this node; a name whose derived keys
+			 * would be elsewhere in a cluster is not a lock the
+			 * library can take, and gets no fair check). */
+			rc = hl_lock_new_kind(&fair, c, HL_LOCK_FAIR, kv, kl);
+			if (rc == HL_ENOMEM) {
+				hl__reply_free(r);
+				hl__conn_free(conn);
+				return fail_hl(rc, "list");
+			}
+			if (rc == HL_OK) {
+				a3[1] = fair->aux[0];
+				l3[1] = fair->aux_len[0];
+				nc = 4;
+			}
 			bound_for(&b, c);
-			rc = hl__conn_roundtrip(conn, 3, argcs, argvs, lensv,
+			rc = hl__conn_roundtrip(conn, nc, argcs, argvs, lensv,
 			                        rs, &sent, &b,
 			                        c->conf.command_timeout_ms);
+			hl_lock_free(fair);
 			if (rc != HL_OK) {
-				for (j = 0; j < 3; j++)
+				for (j = 0; j < 4; j++)
 					hl__reply_free(rs[j]);
 				hl__reply_free(r);
 				hl__conn_free(conn);
@@ -867,10 +1221,12 @@ static int list_node(hl_client *c, const hl_addr *node, const char *pattern)
 				printf("\t%lld\t%lld\t%s%s\n",
 				       holders - (mode ? 1 : 0),
 				       hl__reply_int(rs[2]),
-				       mode ? "rwlock:" : "lock",
+				       mode                       ? "rwlock:"
+				       : hl__reply_int(rs[3]) > 0 ? "fairlock"
+				                                  : "lock",
 				       mode ? hl__reply_str(rs[1]) : "");
 			}
-			for (j = 0; j < 3; j++)
+			for (j = 0; j < 4; j++)
 				hl__reply_free(rs[j]);
 		}
 		hl__reply_free(r);
@@ -925,27 +1281,97 @@ out:
 	return rc;
 }
 
+/* The type of the key NAME and, when kind is not NULL, the kind Redis shows
+ * (kind_shown: HGET NAME mode, EXISTS of the fair queue). */
+static int unlock_read(hl_client *c, const char *name, hl_lock *fair,
+                       char *type, size_t type_len, int *kind)
+{
+	hl_reply *r = NULL;
+	size_t nl = strlen(name);
+	char mode[16] = "";
+	long long queued;
+	int rc;
+
+	if ((rc = query_key(c, &r, "TYPE", name, nl, NULL, NULL, NULL)) !=
+	    HL_OK)
+		return fail_hl(rc, "TYPE \"%s\"", name);
+	snprintf(type, type_len, "%s", hl__reply_str(r));
+	hl__reply_free(r);
+	if (!kind)
+		return 0;
+	if (strcmp(type, "hash") == 0) {
+		if ((rc = query_key(c, &r, "HGET", name, nl, "mode", NULL,
+		                    NULL)) != HL_OK)
+			return fail_hl(rc, "HGET \"%s\" mode", name);
+		snprintf(mode, sizeof mode, "%s", hl__reply_str(r));
+		hl__reply_free(r);
+	}
+	if ((rc = query_key(c, &r, "EXISTS", AUX(fair, 0), NULL, NULL, NULL)) !=
+	    HL_OK)
+		return fail_hl(rc, "EXISTS %.*s", (int)fair->aux_len[0],
+		               fair->aux[0]);
+	queued = hl__reply_int(r);
+	hl__reply_free(r);
+	*kind = kind_shown(mode, queued);
+	return 0;
+}
+
 static int cmd_unlock(cli *o, const char *name)
 {
 	hl_client *c = NULL;
-	hl_lock *l = NULL;
-	int rc, existed = 0;
+	hl_lock *l = NULL, *fair = NULL;
+	int rc, existed = 0, entered = 0, tries, kind = o->kind;
+	char type[32];
 
 	if ((rc = client_open(o, &c)) != 0)
 		return rc;
-	if ((rc = lock_open(c, name, &l)) != 0)
+	if ((rc = lock_open(c, name, HL_LOCK_FAIR, &fair)) != 0)
 		goto out;
-	if ((rc = hl_lock_force_unlock(&existed, l)) != HL_OK) {
-		rc = fail_hl(rc, "unlock --force \"%s\"", name);
+	if ((rc = hl__client_enter(c)) != HL_OK) {
+		rc = fail_hl(rc, "unlock --force");
 		goto out;
 	}
+	entered = 1;
+	for (tries = 1;; tries++) {
+		if ((rc = unlock_read(c, name, fair, type, sizeof type,
+		                      o->kind < 0 ? &kind : NULL)) != 0)
+			goto out;
+		if (strcmp(type, "hash") != 0 && strcmp(type, "none") != 0) {
+			printf("\"%s\" is a %s, not a lock: left alone\n", name,
+			       type);
+			rc = EXIT_NOT_LOCKED;
+			goto out;
+		}
+		/* Through the library's own forceUnlock for the kind: its
+		 * keys, its channel, its message (PROTOCOL 2-6). */
+		if ((rc = lock_open(c, name, kind, &l)) != 0)
+			goto out;
+		if ((rc = hl_lock_force_unlock(&existed, l)) != HL_OK) {
+			rc = fail_hl(rc, "unlock --force \"%s\"", name);
+			goto out;
+		}
+		/* A half of a read-write lock deletes it only in its own
+		 * mode: if the mode turned between the read and the delete,
+		 * read the kind again (a few times: it may keep turning). */
+		if (existed || o->kind >= 0 || !is_rw_kind(kind) || tries == 3)
+			break;
+		hl_lock_free(l);
+		l = NULL;
+	}
 	if (existed)
-		printf("unlocked \"%s\" (it was held)\n", name);
+		printf("unlocked \"%s\" (it was held: a %s lock)\n", name,
+		       hl_lock_kind_name(kind));
+	else if (is_rw_kind(kind) && strcmp(type, "hash") == 0)
+		printf("\"%s\" was not locked in %s mode\n", name,
+		       hl_lock_kind_name(kind));
 	else
 		printf("\"%s\" was not locked\n", name);
 	rc = existed ? 0 : EXIT_NOT_LOCKED;
 out:
+	if (entered)
+		hl__client_leave(c);
 	hl_lock_free(l);
+	hl_lock_free(fair);
 	hl_client_free(c);
 	return rc;
 }
@@ -965,6 +1391,7 @@ int main(int argc, char **argv)
 	o.wait_ms = -1;
 	o.lease_ms = -1;
 	o.grace_ms = 10000;
+	o.kind = -1;
 	env = getenv("HILOCK_URL");
 	o.url = env && *env ? env : DEFAULT_URL;
 	env = getenv("HILOCK_SENTINEL_PASSWORD");
