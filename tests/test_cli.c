@@ -1,8 +1,11 @@
 /*
  * The `hilock` command (cli/), through the real binary against a real
  * redis-server: run (success, failure, a signal, --wait running out, a lock
- * lost under the command), inspect, list, unlock --force, --help and
- * --version, bad URLs (no password in any message).
+ * lost under the command), inspect, list, unlock --force, the lock kinds
+ * (run --kind read sharing, write excluding, fenced tokens in HILOCK_TOKEN;
+ * inspect of a fair queue and an rwlock; unlock --force telling the kind
+ * and waking the kind's waiters), --help and --version, bad URLs (no
+ * password in any message), bad --kind values.
  */
 #include "harness_topo.h"
 
@@ -368,6 +371,440 @@ static void unlock_force(void)
 	hl_client_free(c);
 }
 
+/* ---- lock kinds -----------------------------------------------------------
+ */
+static hl_lock *kind_lock(hl_client *c, int kind, const char *name)
+{
+	hl_lock *l = NULL;
+	HT_OK(hl_lock_new_kind(&l, c, kind, name, strlen(name)));
+	return l;
+}
+
+static long long llen(ht_redis *r, const char *key)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "LLEN %s", key);
+	long long n = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+	freeReplyObject(rep);
+	return n;
+}
+
+/* Element i of the list key (static buffer). */
+static const char *lindex(ht_redis *r, const char *key, int i)
+{
+	static char buf[128];
+	redisReply *rep = ht_raw(ht_raw_of(r), "LINDEX %s %d", key, i);
+	HT_EQ(rep->type, REDIS_REPLY_STRING);
+	snprintf(buf, sizeof buf, "%s", rep->str);
+	freeReplyObject(rep);
+	return buf;
+}
+
+/* Wait (bounded) until path exists. */
+static void wait_file(const char *path, int64_t timeout_ms)
+{
+	int64_t end = ht_now_ms() + timeout_ms * ht_scale();
+	while (access(path, F_OK) != 0 && ht_now_ms() < end)
+		ht_sleep_ms(10);
+	HT_CHECKF(access(path, F_OK) == 0, "%s never appeared", path);
+}
+
+/* Wait (bounded) until the list key has n elements. */
+static void wait_llen(ht_redis *r, const char *key, long long n)
+{
+	int64_t end = ht_now_ms() + 5000 * ht_scale();
+	while (llen(r, key) != n && ht_now_ms() < end)
+		ht_sleep_ms(10);
+	HT_EQ(llen(r, key), n);
+}
+
+/* Wait (bounded) until channel has n subscribers. */
+static void wait_numsub(ht_redis *r, const char *channel, long long n)
+{
+	int64_t end = ht_now_ms() + 5000 * ht_scale();
+	while (ht_numsub(r, HT_S(channel)) != n && ht_now_ms() < end)
+		ht_sleep_ms(10);
+	HT_EQ(ht_numsub(r, HT_S(channel)), n);
+}
+
+/* A shell command that marks it runs (touches in), then waits for go. */
+static const char *hold_until(char *buf, size_t len, const char *in,
+                              const char *go)
+{
+	snprintf(buf, len,
+	         "touch %s; i=0; while [ ! -e %s ] && [ $i -lt 3000 ]; do "
+	         "sleep 0.01; i=$((i+1)); done; [ -e %s ]",
+	         in, go, go);
+	return buf;
+}
+
+/* The value after "key=" in the line of out starting with prefix. */
+static long long field_of(const char *prefix, const char *key)
+{
+	const char *p = strstr(out, prefix), *v;
+	HT_CHECKF(p != NULL, "no \"%s\" in:\n%s", prefix, out);
+	v = strstr(p, key);
+	HT_CHECKF(v != NULL && v < strchr(p, '\n'), "no %s in the line %s", key,
+	          prefix);
+	return strtoll(v + strlen(key), NULL, 10);
+}
+
+/* run --kind read: two runs hold it together; write excludes them, and
+ * readers exclude a writer; inspect shows the mode and the readers. */
+static void run_kind_rw(void)
+{
+	ht_redis *r = ht_redis_default();
+	char sa[2048], sb[2048], sw[2048], a_in[512], b_in[512], go[512];
+	const char *ra[] = {"--url", url(), "run", "--kind", "read", "cli:rw",
+	                    "--",    "sh",  "-c",  sa,       NULL};
+	const char *rb[] = {"--url", url(), "run", "--kind", "read", "cli:rw",
+	                    "--",    "sh",  "-c",  sb,       NULL};
+	pid_t a, b, w;
+
+	/* copies: tmp_path's buffers are reused */
+	snprintf(a_in, sizeof a_in, "%s", tmp_path("a.in"));
+	snprintf(b_in, sizeof b_in, "%s", tmp_path("b.in"));
+	snprintf(go, sizeof go, "%s", tmp_path("go"));
+	hold_until(sa, sizeof sa, a_in, go);
+	hold_until(sb, sizeof sb, b_in, go);
+	a = cli_spawn(tmp_path("a.log"), ra);
+	b = cli_spawn(tmp_path("b.log"), rb);
+	/* both commands run at once: the lock is shared */
+	wait_file(a_in, 10000);
+	wait_file(b_in, 10000);
+	HT_EQ(ht_hlen(r, HT_S("cli:rw")), 3); /* mode and two readers */
+	HT_EQ(cli("--url", url(), "inspect", "cli:rw", NULL), 0);
+	HAS(out, "kind: rwlock (mode read)\n");
+	HAS(out, "holders: 2\n");
+	HAS(out, "readers: 2\n");
+	HASNT(out, " write\n");
+	HAS(out, "waiters: 0\n");
+	/* a writer cannot have it meanwhile */
+	HT_EQ(cli("--url", url(), "run", "--kind", "write", "--wait", "0.3",
+	          "cli:rw", "--", "true", NULL),
+	      75);
+	HT_EQ(ht_hlen(r, HT_S("cli:rw")), 3);
+	/* nor a plain reentrant lock of the same name */
+	HT_EQ(cli("--url", url(), "run", "--wait", "0", "cli:rw", "--", "true",
+	          NULL),
+	      75);
+	if (close(open(go, O_WRONLY | O_CREAT, 0600)) != 0)
+		HT_FAIL("cannot create %s", go);
+	HT_EQ(cli_reap(a, 10000), 0);
+	HT_EQ(cli_reap(b, 10000), 0);
+	HT_EQ(ht_exists(r, HT_S("cli:rw")), 0);
+
+	/* a writer excludes readers and other writers */
+	unlink(a_in);
+	unlink(go);
+	{
+		const char *rw[] = {
+		        "--url", url(),
+		        "run",   "--kind",
+		        "write", "cli:rw",
+		        "--",    "sh",
+		        "-c",    hold_until(sw, sizeof sw, a_in, go),
+		        NULL};
+		w = cli_spawn(tmp_path("w.log"), rw);
+	}
+	wait_file(a_in, 10000);
+	HT_EQ(cli("--url", url(), "run", "--kind", "read", "--wait", "0.3",
+	          "cli:rw", "--", "true", NULL),
+	      75);
+	HT_EQ(cli("--url", url(), "run", "--kind", "write", "--wait", "0",
+	          "cli:rw", "--", "true", NULL),
+	      75);
+	HT_EQ(cli("--url", url(), "inspect", "cli:rw", NULL), 0);
+	HAS(out, "kind: rwlock (mode write)\n");
+	HAS(out, "holders: 1\n");
+	HAS(out, "readers: 0\n");
+	HAS(out, " count=1 write\n");
+	if (close(open(go, O_WRONLY | O_CREAT, 0600)) != 0)
+		HT_FAIL("cannot create %s", go);
+	HT_EQ(cli_reap(w, 10000), 0);
+	HT_EQ(ht_exists(r, HT_S("cli:rw")), 0);
+}
+
+/* run --kind fenced: CMD gets the token in HILOCK_TOKEN, larger each time,
+ * the counter's value; other kinds leave the environment alone. */
+static void run_kind_fenced(void)
+{
+	ht_redis *r = ht_redis_default();
+	const char *script = "echo \"$HILOCK_TOKEN\"; "
+	                     "env | grep -c '^HILOCK_TOKEN='";
+	long long prev = 0, tok;
+	int i;
+	/* one HILOCK_TOKEN, ours, even when one came from outside */
+	setenv("HILOCK_TOKEN", "999999", 1);
+	for (i = 0; i < 3; i++) {
+		char *end;
+		HT_EQ(cli("--url", url(), "run", "--kind", "fenced",
+		          "cli:fenced", "--", "sh", "-c", script, NULL),
+		      0);
+		tok = strtoll(out, &end, 10);
+		HT_CHECKF(end != out && *end == '\n', "no token in:\n%s", out);
+		HT_STREQ(end, "\n1\n");
+		HT_CHECKF(tok > prev, "token %lld after %lld", tok, prev);
+		HT_EQ(tok, ht_get_int(ht_raw_of(r),
+		                      "redisson_lock_token:{cli:fenced}"));
+		prev = tok;
+	}
+	HT_EQ(ht_exists(r, HT_S("cli:fenced")), 0); /* released */
+	/* another kind passes the environment through as it is */
+	HT_EQ(cli("--url", url(), "run", "cli:fenced", "--", "sh", "-c",
+	          "echo \"$HILOCK_TOKEN\"", NULL),
+	      0);
+	HT_STREQ(out, "999999\n");
+	unsetenv("HILOCK_TOKEN");
+	HT_EQ(cli("--url", url(), "run", "--kind", "write", "cli:fenced2", "--",
+	          "sh", "-c", "echo \"${HILOCK_TOKEN-unset}\"", NULL),
+	      0);
+	HT_STREQ(out, "unset\n");
+
+	/* inspect shows the counter, and the kind when asked for */
+	HT_EQ(cli("--url", url(), "inspect", "cli:fenced", NULL), 0);
+	HAS(out, "kind: free\n");
+	{
+		char line[64];
+		snprintf(line, sizeof line, "token: %lld\n", prev);
+		HAS(out, line);
+	}
+	{
+		hl_client *c = ht_client(r, 0);
+		hl_lock *l = kind_lock(c, HL_LOCK_FENCED, "cli:fenced");
+		int64_t t = 0;
+		char line[64];
+		HT_OK(hl_lock_acquire(l, -1, NULL));
+		HT_OK(hl_lock_token(&t, l));
+		HT_EQ(t, prev + 1);
+		HT_EQ(cli("--url", url(), "inspect", "--kind", "fenced",
+		          "cli:fenced", NULL),
+		      0);
+		HAS(out, "kind: fenced lock\n");
+		HAS(out, "holders: 1\n");
+		snprintf(line, sizeof line, "token: %lld\n", (long long)t);
+		HAS(out, line);
+		/* without --kind it is a lock with a token: the layouts of
+		 * RLock and the fenced lock are the same */
+		HT_EQ(cli("--url", url(), "inspect", "cli:fenced", NULL), 0);
+		HAS(out, "kind: lock\n");
+		HAS(out, line);
+		HT_OK(hl_lock_release(NULL, l));
+		hl_lock_free(l);
+		hl_client_free(c);
+	}
+}
+
+/* inspect of a fair lock: its queue in order with each waiter's deadline,
+ * waiters = the queue's length; the waiters then take it in that order. */
+static void inspect_fair(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = kind_lock(c, HL_LOCK_FAIR, "cli:fair");
+	const char *queue = "redisson_lock_queue:{cli:fair}";
+	char s1[256], s2[256], q0[128], q1[128], line[160];
+	const char *w1[] = {"--url",  url(), "run",      "--kind", "fair",
+	                    "--wait", "20",  "cli:fair", "--",     "sh",
+	                    "-c",     s1,    NULL};
+	const char *w2[] = {"--url",  url(), "run",      "--kind", "fair",
+	                    "--wait", "60",  "cli:fair", "--",     "sh",
+	                    "-c",     s2,    NULL};
+	const char *p0, *p1;
+	long long d0, d1;
+	pid_t a, b;
+
+	snprintf(s1, sizeof s1, "echo first >> %s", tmp_path("order"));
+	snprintf(s2, sizeof s2, "echo second >> %s", tmp_path("order"));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	a = cli_spawn(tmp_path("fair1.log"), w1);
+	wait_llen(r, queue, 1);
+	b = cli_spawn(tmp_path("fair2.log"), w2);
+	wait_llen(r, queue, 2);
+	snprintf(q0, sizeof q0, "%s", lindex(r, queue, 0));
+	snprintf(q1, sizeof q1, "%s", lindex(r, queue, 1));
+
+	HT_EQ(cli("--url", url(), "inspect", "cli:fair", NULL), 0);
+	HAS(out, "kind: fair lock\n");
+	HAS(out, "holders: 1\n");
+	snprintf(line, sizeof line, "holder: %s count=1\n", ht_owner(l));
+	HAS(out, line);
+	HAS(out, "waiters: 2\n");
+	/* in the queue's order */
+	snprintf(line, sizeof line, "queued: %s deadline_in_ms=", q0);
+	p0 = strstr(out, line);
+	HT_CHECKF(p0 != NULL, "no \"%s\" in:\n%s", line, out);
+	d0 = field_of(line, "deadline_in_ms=");
+	snprintf(line, sizeof line, "queued: %s deadline_in_ms=", q1);
+	p1 = strstr(out, line);
+	HT_CHECKF(p1 != NULL, "no \"%s\" in:\n%s", line, out);
+	d1 = field_of(line, "deadline_in_ms=");
+	HT_CHECK(p0 < p1);
+	/* the first waits 20 s past the holder's lease (30 s at most);
+	 * the second 60 s past the first's deadline (PROTOCOL 3) */
+	ht_note("deadlines in %lld and %lld ms", d0, d1);
+	HT_RANGE(d0, 20000 - 5000 * ht_scale(), 50000);
+	HT_RANGE(d1 - d0, 59998, 60002);
+	/* list says so too */
+	HT_EQ(cli("--url", url(), "list", "cli:fair", NULL), 0);
+	HAS(out, "cli:fair\t1\t");
+	HAS(out, "\tfairlock\n");
+	/* --kind fair counts the queue even when asked */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "fair", "cli:fair",
+	          NULL),
+	      0);
+	HAS(out, "kind: fair lock\n");
+	HAS(out, "waiters: 2\n");
+
+	HT_OK(hl_lock_release(NULL, l));
+	HT_EQ(cli_reap(a, 10000), 0);
+	HT_EQ(cli_reap(b, 10000), 0);
+	HT_STREQ(slurp(tmp_path("order")), "first\nsecond\n");
+	HT_EQ(cli("--url", url(), "inspect", "cli:fair", NULL), 0);
+	HAS(out, "kind: free\n");
+	HASNT(out, "queued:");
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* unlock --force without --kind: a fair lock's head is woken on its own
+ * channel, promptly (its holder's lease had 30 s to go). */
+static void unlock_force_fair(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = kind_lock(c, HL_LOCK_FAIR, "cli:ffair");
+	const char *queue = "redisson_lock_queue:{cli:ffair}";
+	const char *w[] = {"--url",     url(), "run",  "--kind", "fair",
+	                   "cli:ffair", "--",  "true", NULL};
+	char chan[256], got[256], *msg;
+	redisContext *sub;
+	pid_t a;
+	int64_t t0;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	a = cli_spawn(tmp_path("ffair.log"), w);
+	wait_llen(r, queue, 1);
+	snprintf(chan, sizeof chan, "redisson_lock__channel:{cli:ffair}:%s",
+	         lindex(r, queue, 0));
+	sub = ht_sub_new(r, HT_S(chan));
+	t0 = ht_now_ms();
+	HT_EQ(cli("--url", url(), "unlock", "--force", "cli:ffair", NULL), 0);
+	HAS(out, "it was held: a fair lock");
+	msg = ht_sub_next(sub, got, sizeof got);
+	HT_STREQ(got, chan);
+	HT_STREQ(msg, "0");
+	free(msg);
+	HT_EQ(cli_reap(a, 5000), 0);
+	HT_RANGE(ht_now_ms() - t0, 0, 5000 * ht_scale());
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	redisFree(sub);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* unlock --force without --kind of a read-held rwlock: deleted as the read
+ * half, "0" published on redisson_rwlock:{NAME}, the waiting writer runs. */
+static void unlock_force_rwlock(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l = kind_lock(c, HL_LOCK_READ, "cli:frw");
+	const char *chan = "redisson_rwlock:{cli:frw}";
+	char script[256], got[256], *msg;
+	const char *w[] = {"--url", url(), "run", "--kind", "write", "cli:frw",
+	                   "--",    "sh",  "-c",  script,   NULL};
+	redisContext *sub;
+	pid_t a;
+	int64_t t0;
+
+	snprintf(script, sizeof script,
+	         "redis-cli -p %d hget cli:frw mode > %s", r->port,
+	         tmp_path("frw.mode"));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	a = cli_spawn(tmp_path("frw.log"), w);
+	wait_numsub(r, chan, 1); /* the writer waits */
+	HT_EQ(cli("--url", url(), "inspect", "cli:frw", NULL), 0);
+	HAS(out, "kind: rwlock (mode read)\n");
+	HAS(out, "readers: 1\n");
+	HAS(out, "waiters: 1\n");
+	/* the write half leaves a read-locked rwlock alone */
+	HT_EQ(cli("--url", url(), "unlock", "--force", "--kind", "write",
+	          "cli:frw", NULL),
+	      1);
+	HAS(out, "was not locked in write mode");
+	HT_EQ(ht_exists(r, HT_S("cli:frw")), 1);
+
+	sub = ht_sub_new(r, HT_S(chan));
+	t0 = ht_now_ms();
+	HT_EQ(cli("--url", url(), "unlock", "--force", "cli:frw", NULL), 0);
+	HAS(out, "it was held: a read lock");
+	msg = ht_sub_next(sub, got, sizeof got);
+	HT_STREQ(got, chan);
+	HT_STREQ(msg, "0"); /* the read half's message */
+	free(msg);
+	HT_EQ(cli_reap(a, 5000), 0);
+	HT_RANGE(ht_now_ms() - t0, 0, 5000 * ht_scale());
+	HT_STREQ(slurp(tmp_path("frw.mode")), "write\n"); /* it had it */
+	HT_EQ(ht_exists(r, HT_S("cli:frw")), 0);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+
+	/* a write-held one is deleted as the write half ("1") */
+	{
+		hl_lock *wl = kind_lock(c, HL_LOCK_WRITE, "cli:frw");
+		HT_OK(hl_lock_acquire(wl, -1, NULL));
+		HT_EQ(cli("--url", url(), "unlock", "--force", "cli:frw", NULL),
+		      0);
+		HAS(out, "it was held: a write lock");
+		msg = ht_sub_next(sub, got, sizeof got);
+		HT_STREQ(msg, "1");
+		free(msg);
+		HT_RC(hl_lock_release(NULL, wl), HL_ELOST);
+		hl_lock_free(wl);
+	}
+	/* a key of another type is left alone */
+	ht_set_int(ht_raw_of(r), "cli:frw:str", 3);
+	HT_EQ(cli("--url", url(), "unlock", "--force", "cli:frw:str", NULL), 1);
+	HAS(out, "not a lock: left alone");
+	HT_EQ(ht_get_int(ht_raw_of(r), "cli:frw:str"), 3);
+	redisFree(sub);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* A bad --kind: a clear message, the usage status; --kind only where it
+ * means something. */
+static void bad_kind(void)
+{
+	HT_EQ(cli("--url", url(), "run", "--kind", "bogus", "cli:bad", "--",
+	          "true", NULL),
+	      64);
+	HAS(out, "unknown lock kind \"bogus\"");
+	HAS(out, "reentrant, fair, read, write, spin, fenced, nonreentrant, "
+	         "fair-nonreentrant");
+	HT_EQ(ht_exists(ht_redis_default(), HT_S("cli:bad")), 0);
+	HT_EQ(cli("inspect", "--kind", "Read", "x", NULL), 64);
+	HAS(out, "unknown lock kind \"Read\"");
+	HT_EQ(cli("unlock", "--force", "--kind", "", "x", NULL), 64);
+	HT_EQ(cli("inspect", "x", "--kind", NULL), 64);
+	HT_EQ(cli("inspect", "--kind", NULL), 64);
+	HAS(out, "--kind needs a value");
+	HT_EQ(cli("list", "--kind", "read", NULL), 64);
+	HAS(out, "--kind is an option of run, inspect and unlock");
+	HT_EQ(cli("--kind", "read", "inspect", "x", NULL), 64);
+	/* every kind hl_lock_kind_name knows is accepted */
+	{
+		int k;
+		for (k = 0; k <= HL_LOCK_FAIR_NONREENTRANT; k++) {
+			HT_EQ(cli("--url", url(), "run", "--kind",
+			          hl_lock_kind_name(k), "--wait", "5",
+			          "cli:kinds", "--", "true", NULL),
+			      0);
+			HT_EQ(ht_exists(ht_redis_default(), HT_S("cli:kinds")),
+			      0);
+		}
+	}
+}
+
 /* ---- the command line -----------------------------------------------------
  */
 static void help_version(void)
@@ -379,12 +816,16 @@ static void help_version(void)
 	HAS(out, "75");
 	HT_EQ(cli("run", "--help", NULL), 0);
 	HAS(out, "--wait S");
+	HAS(out, "--kind K");
+	HAS(out, "HILOCK_TOKEN");
 	HT_EQ(cli("inspect", "--help", NULL), 0);
-	HAS(out, "inspect NAME");
+	HAS(out, "inspect [--kind K] NAME");
+	HAS(out, "deadline_in_ms");
 	HT_EQ(cli("list", "--help", NULL), 0);
 	HAS(out, "PATTERN");
 	HT_EQ(cli("unlock", "--help", NULL), 0);
 	HAS(out, "--force");
+	HAS(out, "redisson_rwlock:{NAME}");
 	HT_EQ(cli("--version", NULL), 0);
 	snprintf(v, sizeof v, "hilock %s", hl_version());
 	HAS(out, v);
@@ -440,5 +881,7 @@ static void bad_url(void)
 HT_MAIN(HT_CASE(run_ok), HT_CASE(run_fails), HT_CASE(run_killed),
         HT_CASE(run_forwards_signal), HT_CASE(run_wait_timeout),
         HT_CASE(run_lost), HT_CASE(run_lost_grace), HT_CASE(inspect),
-        HT_CASE(list), HT_CASE(unlock_force), HT_CASE(help_version),
-        HT_CASE(bad_url))
+        HT_CASE(list), HT_CASE(unlock_force), HT_CASE(run_kind_rw),
+        HT_CASE(run_kind_fenced), HT_CASE(inspect_fair),
+        HT_CASE(unlock_force_fair), HT_CASE(unlock_force_rwlock),
+        HT_CASE(bad_kind), HT_CASE(help_version), HT_CASE(bad_url))
