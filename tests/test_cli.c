@@ -803,6 +803,11 @@ static void bad_kind(void)
 			      0);
 		}
 	}
+	/* a spin lock's waiters poll: inspect cannot count them */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "spin", "cli:kinds",
+	          NULL),
+	      0);
+	HAS(out, "waiters: -1\n");
 }
 
 /* ---- the command line -----------------------------------------------------
