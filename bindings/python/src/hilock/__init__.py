@@ -10,6 +10,11 @@ A lock that feels like :class:`threading.RLock`::
         with client.lock("report", lease=10.0):  # fixed lease, no watchdog
             ...
 
+The other lock kinds have the same interface: ``client.fair_lock(name)``,
+``client.read_write_lock(name).read`` / ``.write``, ``client.spin_lock(name)``,
+``client.fenced_lock(name)`` (its ``token`` fences the guarded resource) and
+``client.lock(name, reentrant=False)``.
+
 The owner of a lock is the thread that took it, or in asyncio the task
 (``async with client.lock(...)``). Times are float seconds. Locks are
 compatible with Redisson's RLock: Java services and hilock processes can
@@ -20,6 +25,7 @@ from ._errors import (
     AuthenticationError,
     ClientClosedError,
     ConnectionError,
+    DeadlockError,
     ForkedError,
     HilockError,
     Interrupted,
@@ -31,7 +37,7 @@ from ._errors import (
     OutOfMemory,
     RedisError,
 )
-from ._client import Client, Lock, Name
+from ._client import Backoff, Client, FencedLock, Lock, Name, ReadWriteLock, SpinLock
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -45,10 +51,15 @@ def library_version() -> str:
 __all__ = [
     "Client",
     "Lock",
+    "FencedLock",
+    "SpinLock",
+    "ReadWriteLock",
+    "Backoff",
     "Name",
     "HilockError",
     "InvalidArgumentError",
     "NotHeldError",
+    "DeadlockError",
     "LockTimeout",
     "ConnectionError",
     "AuthenticationError",

@@ -37,12 +37,12 @@ import sys
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Coroutine, Dict, Optional, Tuple, TypeVar, Union
+from typing import Any, Awaitable, Callable, Coroutine, Dict, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from . import _errors as E
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
 
-__all__ = ["Client", "Lock", "Name"]
+__all__ = ["Client", "Lock", "FencedLock", "SpinLock", "ReadWriteLock", "Backoff", "Name"]
 
 Name = Union[str, bytes, bytearray, memoryview]
 """A lock name: ``str`` (encoded as UTF-8) or bytes (any byte values)."""
@@ -112,6 +112,30 @@ def _safe_url(url: str) -> str:
     if colon >= 0:
         return url[:colon + 1] + "***" + url[at:]
     return url[:start] + "***" + url[at:]
+
+
+def _flag(v: Any, what: str) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError("%s must be a bool, not %s" % (what, type(v).__name__))
+    return v
+
+
+def _kind_values() -> Dict[str, int]:
+    """The lock kinds by the C library's names ("fair": HL_LOCK_FAIR...)."""
+    kinds: Dict[str, int] = {}
+    for v in range(64):
+        name = ffi.string(lib.hl_lock_kind_name(v)).decode("ascii")
+        if name == "unknown":
+            break
+        kinds[name] = v
+    return kinds
+
+
+_KIND_VALUES = _kind_values()
+
+# Calls that only some kinds have, for a clear error on the others.
+_KIND_ONLY = {"token": "fenced", "last_token": "fenced", "last_token_async": "fenced",
+              "backoff": "spin"}
 
 
 # read_from's values, as the C library numbers them.
@@ -269,6 +293,13 @@ class Client:
     connected replicas, ``0`` never, ``n`` for n, at most ``wait_timeout``
     seconds; an acquire no replica confirmed is undone and tried again.
 
+    ``fair_wait_timeout`` is how long a waiter of a fair lock
+    (:meth:`fair_lock`) stays in the lock's queue in Redis past its turn
+    before it counts as gone (a process that died while waiting), when its
+    acquire has no timeout of its own: Redisson's ``fairLockWaitTimeout``
+    (default 300 s); hilock and Redisson processes sharing fair locks should
+    agree on it.
+
     TLS (``rediss://``): the server's certificate is verified against
     ``tls_ca_file`` (PEM CA certificates) and/or ``tls_ca_dir`` (a hashed
     directory), or the system's store when neither is given, and must carry
@@ -334,6 +365,7 @@ class Client:
         read_from: str = "master",
         wait_replicas: int = -1,
         wait_timeout: float = 1.0,
+        fair_wait_timeout: float = 300.0,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("url must be str, not %s" % type(url).__name__)
@@ -369,6 +401,7 @@ class Client:
         opts.read_from = _READ_FROM[read_from]
         opts.wait_replicas = wait_replicas
         opts.wait_timeout_ms = ms(wait_timeout, "wait_timeout", allow_zero=False)
+        opts.fair_wait_timeout_ms = ms(fair_wait_timeout, "fair_wait_timeout", allow_zero=False)
         keep: list = []  # C strings, alive until hl_client_new copied them
         if client_name is not None:
             keep.append(ffi.new("char[]", client_name.encode("utf-8")))
@@ -444,13 +477,60 @@ class Client:
 
     # -- locks ----------------------------------------------------------------
 
-    def lock(self, name: Name, *, lease: Optional[float] = None, timeout: Optional[float] = None) -> "Lock":
+    def lock(self, name: Name, *, lease: Optional[float] = None, timeout: Optional[float] = None,
+             reentrant: bool = True) -> "Lock":
         """A reentrant lock called ``name`` (Redisson RLock). Cheap: no round
         trip. ``lease`` (seconds) makes ``with`` and :meth:`Lock.acquire`
         take it for a fixed time with no watchdog; ``None`` uses the
         watchdog. ``timeout`` bounds the wait of ``with`` (raising
-        :class:`LockTimeout`); ``None`` waits as long as it takes."""
-        return Lock(self, name, lease=lease, timeout=timeout)
+        :class:`LockTimeout`); ``None`` waits as long as it takes.
+
+        ``reentrant=False`` makes it non-reentrant (Redisson's
+        ``getNonReentrantLock``, the same keys): like :class:`threading.Lock`,
+        but an owner that acquires it again gets :class:`DeadlockError`
+        instead of waiting for itself forever."""
+        return Lock(self, name, lease=lease, timeout=timeout,
+                    kind="reentrant" if _flag(reentrant, "reentrant") else "nonreentrant")
+
+    def fair_lock(self, name: Name, *, lease: Optional[float] = None, timeout: Optional[float] = None,
+                  reentrant: bool = True) -> "Lock":
+        """A fair lock called ``name`` (Redisson RFairLock): waiters get it in
+        the order they asked, across threads and processes, through a queue
+        kept in Redis (even a non-blocking attempt never jumps it). The
+        options are :meth:`lock`'s; a waiter that dies leaves the queue
+        ``fair_wait_timeout`` (a :class:`Client` option) after its turn came.
+        The queue's deadlines are wall-clock times: keep the clocks of the
+        machines in step (NTP)."""
+        return Lock(self, name, lease=lease, timeout=timeout,
+                    kind="fair" if _flag(reentrant, "reentrant") else "fair-nonreentrant")
+
+    def read_write_lock(self, name: Name, *, lease: Optional[float] = None,
+                        timeout: Optional[float] = None) -> "ReadWriteLock":
+        """A read-write lock called ``name`` (Redisson RReadWriteLock): its
+        ``.read`` half is held by many owners at once while nobody writes,
+        its ``.write`` half by one owner alone (see :class:`ReadWriteLock`).
+        ``lease`` and ``timeout`` are the halves' defaults, as for
+        :meth:`lock`."""
+        return ReadWriteLock(self, name, lease=lease, timeout=timeout)
+
+    def spin_lock(self, name: Name, *, backoff: "Optional[Backoff]" = None, lease: Optional[float] = None,
+                  timeout: Optional[float] = None) -> "SpinLock":
+        """A spin lock called ``name`` (Redisson RSpinLock): the reentrant
+        lock's keys, but a waiter tries again after an exponential
+        ``backoff`` (a :class:`Backoff`; by default Redisson's: 1 ms doubling
+        up to 128 ms) instead of subscribing to a channel, for deployments
+        where pub/sub is unavailable or costly."""
+        return SpinLock(self, name, backoff=backoff, lease=lease, timeout=timeout)
+
+    def fenced_lock(self, name: Name, *, lease: Optional[float] = None,
+                    timeout: Optional[float] = None) -> "FencedLock":
+        """A fenced lock called ``name`` (Redisson RFencedLock): a reentrant
+        lock whose every acquisition takes the next number of a counter kept
+        in Redis, read with :attr:`FencedLock.token`. Hand the token to the
+        resource the lock guards, which refuses a token older than one it
+        has seen: a holder paused past its lease (GC, SIGSTOP, a slow
+        network) then cannot do harm."""
+        return FencedLock(self, name, lease=lease, timeout=timeout)
 
     def interrupt(self) -> None:
         """Wake every call of this client blocked right now: they raise
@@ -508,9 +588,13 @@ class Client:
 
 class Lock:
     """A reentrant distributed lock (Redisson RLock), shaped like
-    :class:`threading.RLock`.
+    :class:`threading.RLock`, or another lock kind with the same interface.
 
-    Made by :meth:`Client.lock`. The owner is the calling thread, or inside
+    Made by :meth:`Client.lock`, and for the other kinds by
+    :meth:`Client.fair_lock`, :meth:`Client.read_write_lock` (its ``.read``
+    and ``.write``), ``Client.lock(name, reentrant=False)``; ``kind`` names
+    the kind (:attr:`kind`). The kinds with calls of their own are
+    :class:`FencedLock` and :class:`SpinLock`. The owner is the calling thread, or inside
     asyncio the calling task: an owner that holds the lock can acquire it
     again, and must release it as many times. Any number of threads and
     tasks may share one ``Lock`` object; two ``Lock`` objects with one name
@@ -521,12 +605,23 @@ class Lock:
     meanwhile (the watchdog found it lost, a lease ran out, someone
     force-unlocked it), the end of the block raises :class:`LockLost`.
     ``async with lock:`` does the same without blocking the event loop.
+
+    A non-reentrant kind raises :class:`DeadlockError` when its owner
+    acquires it again; so does the write half of a read-write lock asked for
+    by an owner that holds the read half.
     """
 
+    # The kinds this class makes (the subclasses make theirs).
+    _KINDS: Tuple[str, ...] = ("reentrant", "nonreentrant", "fair", "fair-nonreentrant", "read", "write")
+
     def __init__(self, client: Client, name: Name, *, lease: Optional[float] = None,
-                 timeout: Optional[float] = None) -> None:
+                 timeout: Optional[float] = None, kind: str = "reentrant") -> None:
         if not isinstance(client, Client):
             raise TypeError("client must be a hilock.Client")
+        if kind not in self._KINDS:
+            raise E.InvalidArgumentError("a %s cannot be a %r lock (kinds: %s)" % (
+                type(self).__name__, kind, ", ".join(self._KINDS)))
+        self._kind = _KIND_VALUES[kind]
         self._client = client
         self._name = name
         self._bname = _encode_name(name)
@@ -544,11 +639,23 @@ class Lock:
 
     def _new_handle(self, owner: int) -> Any:
         out = ffi.new("hl_lock **")
-        check(lib.hl_lock_new(out, self._client._ptr, self._bname, len(self._bname)))
+        check(lib.hl_lock_new_kind(out, self._client._ptr, self._kind, self._bname, len(self._bname)))
         handle = ffi.gc(out[0], lib.hl_lock_free)
+        self._setup_handle(handle)
         if owner:
             check(lib.hl_lock_set_owner(handle, owner))
         return handle
+
+    def _setup_handle(self, handle: Any) -> None:
+        """Kind-specific settings of a new handle (SpinLock: its back-off)."""
+
+    def __getattr__(self, attr: str) -> Any:
+        # Only reached when normal lookup failed: a call of another kind.
+        kind = _KIND_ONLY.get(attr)
+        if kind is None or attr.startswith("__"):
+            raise AttributeError("%r object has no attribute %r" % (type(self).__name__, attr))
+        raise AttributeError("%s is a call of %s locks (Client.%s_lock); %r is a %s lock" % (
+            attr, kind, kind, self.__dict__.get("_name"), self.kind))
 
     def _owner_handle(self, owner: int) -> Any:
         with self._mu:
@@ -608,6 +715,13 @@ class Lock:
     def client(self) -> Client:
         """The client this lock belongs to."""
         return self._client
+
+    @property
+    def kind(self) -> str:
+        """The lock's kind: ``"reentrant"``, ``"nonreentrant"``, ``"fair"``,
+        ``"fair-nonreentrant"``, ``"read"``, ``"write"``, ``"spin"`` or
+        ``"fenced"``."""
+        return str(ffi.string(lib.hl_lock_kind_name(self.__dict__.get("_kind", -1))).decode("ascii"))
 
     @property
     def lease(self) -> Optional[float]:
@@ -953,7 +1067,9 @@ class Lock:
 
     def __repr__(self) -> str:
         lease = "watchdog" if self._lease_ms == -1 else "lease=%gs" % (self._lease_ms / 1000.0)
-        return "<hilock.Lock %r %s>" % (self._name, lease)
+        # A subclass's name says its kind; a Lock's kind is shown unless reentrant.
+        kind = "" if type(self) is not Lock or self._kind == lib.HL_LOCK_REENTRANT else self.kind + " "
+        return "<hilock.%s %r %s%s>" % (type(self).__name__, self._name, kind, lease)
 
 
 # The async methods are plain functions returning a coroutine (so the owner
@@ -963,3 +1079,123 @@ if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
                   "hold_count_async", "ttl_async", "force_unlock_async"):
         inspect.markcoroutinefunction(getattr(Lock, _name))
     del _name
+
+
+class FencedLock(Lock):
+    """A fenced lock (Redisson RFencedLock): a reentrant :class:`Lock` whose
+    every acquisition, re-entries too, takes the next number of a counter in
+    Redis (strictly increasing, never reset), so the resource it guards can
+    refuse a holder that was paused past its lease::
+
+        lock = client.fenced_lock("ledger")
+        with lock:
+            ledger.write(entry, fence=lock.token)
+
+    Made by :meth:`Client.fenced_lock`.
+    """
+
+    _KINDS = ("fenced",)
+
+    def __init__(self, client: Client, name: Name, *, lease: Optional[float] = None,
+                 timeout: Optional[float] = None) -> None:
+        super().__init__(client, name, lease=lease, timeout=timeout, kind="fenced")
+
+    @property
+    def token(self) -> int:
+        """The token of the current thread's (or task's) hold: that of its
+        last acquisition. Local, no round trip. Raises
+        :class:`NotHeldError` when the caller holds nothing, and
+        :class:`LockLost` when its hold was lost (its token fences nothing
+        any more)."""
+        return self._int_query(lib.hl_lock_token, "int64_t *")
+
+    def last_token(self) -> int:
+        """The last token given out for this name by anyone, 0 if none yet
+        (one round trip)."""
+        return self._int_query(lib.hl_lock_last_token, "int64_t *")
+
+    def last_token_async(self) -> "Coroutine[Any, Any, int]":
+        """:meth:`last_token` without blocking the event loop."""
+        return self._query_async(_current_task(), lib.hl_lock_last_token, "int64_t *", int)
+
+
+class Backoff(NamedTuple):
+    """A spin lock's pause between attempts: ``initial`` seconds, multiplied
+    by ``multiplier`` (plus a little jitter) after each failed attempt, up to
+    ``max`` seconds. ``Backoff(0.01, 0.01, 1)`` is a constant 10 ms. The
+    default is Redisson's: 1 ms doubling up to 128 ms."""
+
+    initial: float = 0.001
+    max: float = 0.128
+    multiplier: int = 2
+
+
+class SpinLock(Lock):
+    """A spin lock (Redisson RSpinLock): the reentrant lock's keys, so it
+    excludes :meth:`Client.lock` of the same name, but waiters try again
+    after a :class:`Backoff` instead of waiting for a pub/sub message.
+    Made by :meth:`Client.spin_lock`."""
+
+    _KINDS = ("spin",)
+
+    def __init__(self, client: Client, name: Name, *, backoff: Optional[Backoff] = None,
+                 lease: Optional[float] = None, timeout: Optional[float] = None) -> None:
+        b = Backoff() if backoff is None else backoff
+        if not isinstance(b, tuple) or len(b) != 3:
+            raise TypeError("backoff must be a hilock.Backoff(initial, max, multiplier)")
+        b = Backoff(*b)
+        if isinstance(b.multiplier, bool) or not isinstance(b.multiplier, int):
+            raise TypeError("backoff multiplier must be an int")
+        self._backoff = b
+        self._backoff_ms = (ms(b.initial, "backoff initial", allow_zero=False),
+                            ms(b.max, "backoff max", allow_zero=False), b.multiplier)
+        super().__init__(client, name, lease=lease, timeout=timeout, kind="spin")
+
+    def _setup_handle(self, handle: Any) -> None:
+        initial, max_ms, mult = self._backoff_ms
+        check(lib.hl_lock_set_backoff(handle, initial, max_ms, mult))
+
+    @property
+    def backoff(self) -> Backoff:
+        """The back-off between attempts."""
+        return self._backoff
+
+
+class ReadWriteLock:
+    """A read-write lock (Redisson RReadWriteLock): two :class:`Lock` objects
+    on one name. ``.read`` is held by any number of owners together while
+    nobody holds ``.write``; ``.write`` by one owner, while nobody else reads::
+
+        rw = client.read_write_lock("catalog")
+        with rw.read:       # shared
+            ...
+        with rw.write:      # exclusive
+            ...
+
+    Both halves are reentrant. The writer may take the read half too (and
+    keeps it after releasing the write half); a reader asking for the write
+    half gets :class:`DeadlockError` (it would wait for itself). Releasing a
+    half the caller does not hold raises :class:`NotHeldError`. Waiting
+    threads of one client are served in order whichever half they want, so
+    readers in this process do not starve a writer here. Made by
+    :meth:`Client.read_write_lock`.
+    """
+
+    def __init__(self, client: Client, name: Name, *, lease: Optional[float] = None,
+                 timeout: Optional[float] = None) -> None:
+        self.read = Lock(client, name, lease=lease, timeout=timeout, kind="read")
+        """The read half: shared among readers."""
+        self.write = Lock(client, name, lease=lease, timeout=timeout, kind="write")
+        """The write half: exclusive."""
+
+    @property
+    def name(self) -> Name:
+        """The name as given."""
+        return self.read.name
+
+    def __repr__(self) -> str:
+        return "<hilock.ReadWriteLock %r>" % (self.read.name,)
+
+
+if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
+    inspect.markcoroutinefunction(FencedLock.last_token_async)

@@ -14,6 +14,7 @@ __all__ = [
     "HilockError",
     "InvalidArgumentError",
     "NotHeldError",
+    "DeadlockError",
     "LockTimeout",
     "ConnectionError",
     "AuthenticationError",
@@ -50,6 +51,18 @@ class NotHeldError(HilockError, RuntimeError):
 
     Also a :class:`RuntimeError`, which is what :class:`threading.RLock`
     raises in the same case.
+    """
+
+
+class DeadlockError(HilockError, RuntimeError):
+    """The acquire would wait for its own caller: a non-reentrant lock
+    (``client.lock(name, reentrant=False)``, ``client.fair_lock(name,
+    reentrant=False)``) asked for again by the owner that holds it, or the
+    write half of a read-write lock asked for by an owner that holds the read
+    half. Nothing was taken; the owner's holds are unchanged.
+
+    Also a :class:`RuntimeError`, as a second ``acquire()`` of a
+    :class:`threading.Lock` by its holder would never return.
     """
 
 

@@ -33,6 +33,7 @@ _CLASSES: Dict[int, Type[E.HilockError]] = {
     lib.HL_EPROTOCOL: E.RedisError,
     lib.HL_ENOMEM: E.OutOfMemory,
     lib.HL_EINDOUBT: E.OutcomeUnknown,
+    lib.HL_EDEADLK: E.DeadlockError,
 }
 
 
