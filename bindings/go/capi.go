@@ -68,7 +68,7 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		const char *tls_key_file, const char *tls_server_name,
 		int tls_verify, const char *sentinel_username,
 		const char *sentinel_password, int read_from, int has_wait,
-		int wait_replicas, int64_t wait_timeout_ms) {
+		int wait_replicas, int64_t wait_timeout_ms, int64_t fair_wait_ms) {
 	hl_client_options o;
 	int rc;
 	hlgo_reset(r);
@@ -108,23 +108,39 @@ static void hlgo_client_new(hlgo_result *r, hl_client **out, const char *url,
 		o.wait_replicas = wait_replicas;
 	if (wait_timeout_ms != 0)
 		o.wait_timeout_ms = wait_timeout_ms;
+	if (fair_wait_ms != 0)
+		o.fair_wait_timeout_ms = fair_wait_ms;
 	rc = hl_client_new(out, url, &o);
 	if (rc != HL_OK)
 		hlgo_fail(r, rc);
 }
+
+// The kind of lock a handle is opened for (HL_LOCK_*), and a spin lock's
+// back-off (backoff_initial_ms 0: the library's default).
+typedef struct hlgo_kind {
+	int kind;
+	int64_t backoff_initial_ms;
+	int64_t backoff_max_ms;
+	int backoff_multiplier;
+} hlgo_kind;
 
 // A lock handle is a cheap view (a name and a client reference); the hold
 // state lives in the client, keyed by name and owner. Opening one per call
 // means no C memory outlives a call, so a Mutex needs no finalizer to free
 // it.
 static int hlgo_open(hl_lock **out, hlgo_result *r, hl_client *c,
-		const void *name, size_t name_len, uint64_t owner) {
+		const hlgo_kind *k, const void *name, size_t name_len,
+		uint64_t owner) {
 	int rc;
 	hlgo_reset(r);
-	rc = hl_lock_new(out, c, name, name_len);
+	rc = hl_lock_new_kind(out, c, k->kind, name, name_len);
 	if (rc != HL_OK)
 		return hlgo_fail(r, rc);
-	rc = hl_lock_set_owner(*out, owner);
+	if (k->backoff_initial_ms > 0)
+		rc = hl_lock_set_backoff(*out, k->backoff_initial_ms,
+				k->backoff_max_ms, k->backoff_multiplier);
+	if (rc == HL_OK)
+		rc = hl_lock_set_owner(*out, owner);
 	if (rc != HL_OK) {
 		hlgo_fail(r, rc);
 		hl_lock_free(*out);
@@ -150,12 +166,12 @@ static int hlgo_dup_lost_fd(hl_lock *lk) {
 	return d;
 }
 
-static void hlgo_acquire(hlgo_result *r, hl_client *c, const void *name,
-		size_t name_len, uint64_t owner, int64_t wait_ms, int64_t lease_ms,
-		hl_cancel *cancel) {
+static void hlgo_acquire(hlgo_result *r, hl_client *c, const hlgo_kind *k,
+		const void *name, size_t name_len, uint64_t owner, int64_t wait_ms,
+		int64_t lease_ms, hl_cancel *cancel) {
 	hl_lock *lk;
 	int rc, acquired = 0, lost = 0;
-	if (hlgo_open(&lk, r, c, name, name_len, owner) != HL_OK)
+	if (hlgo_open(&lk, r, c, k, name, name_len, owner) != HL_OK)
 		return;
 	if (hl_lock_is_lost(&lost, lk) == HL_OK)
 		r->was_lost = lost;
@@ -176,15 +192,18 @@ enum {
 	HLGO_HOLD_COUNT,
 	HLGO_TTL,
 	HLGO_ABANDON,
-	HLGO_LOST_FD
+	HLGO_LOST_FD,
+	HLGO_TOKEN,
+	HLGO_LAST_TOKEN
 };
 
 static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
-		const void *name, size_t name_len, uint64_t owner) {
+		const hlgo_kind *k, const void *name, size_t name_len,
+		uint64_t owner) {
 	hl_lock *lk;
 	int rc = HL_EINVAL, flag = 0;
 	int64_t value = 0;
-	if (hlgo_open(&lk, r, c, name, name_len, owner) != HL_OK)
+	if (hlgo_open(&lk, r, c, k, name, name_len, owner) != HL_OK)
 		return;
 	switch (op) {
 	case HLGO_RELEASE: rc = hl_lock_release(&flag, lk); break;
@@ -195,6 +214,8 @@ static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
 	case HLGO_TTL: rc = hl_lock_ttl(&value, lk); break;
 	case HLGO_ABANDON: rc = hl_lock_abandon(lk); break;
 	case HLGO_LOST_FD: rc = HL_OK; value = hlgo_dup_lost_fd(lk); break;
+	case HLGO_TOKEN: rc = hl_lock_token(&value, lk); break;
+	case HLGO_LAST_TOKEN: rc = hl_lock_last_token(&value, lk); break;
 	}
 	if (rc != HL_OK) {
 		hlgo_fail(r, rc);
@@ -242,7 +263,22 @@ const (
 	statusConnect     = int(C.HL_ECONNECT)
 	statusAuth        = int(C.HL_EAUTH)
 	statusInDoubt     = int(C.HL_EINDOUBT)
+	statusDeadlock    = int(C.HL_EDEADLK)
 )
+
+// The lock kinds, libhilock's HL_LOCK_*.
+const (
+	kindReentrant        = int(C.HL_LOCK_REENTRANT)
+	kindFair             = int(C.HL_LOCK_FAIR)
+	kindRead             = int(C.HL_LOCK_READ)
+	kindWrite            = int(C.HL_LOCK_WRITE)
+	kindSpin             = int(C.HL_LOCK_SPIN)
+	kindFenced           = int(C.HL_LOCK_FENCED)
+	kindNonReentrant     = int(C.HL_LOCK_NONREENTRANT)
+	kindFairNonReentrant = int(C.HL_LOCK_FAIR_NONREENTRANT)
+)
+
+func kindName(kind int) string { return C.GoString(C.hl_lock_kind_name(C.int(kind))) }
 
 // ReadFrom's values are libhilock's HL_READ_*, passed as they are (a
 // compile error otherwise: an index other than 0 is out of range).
@@ -377,7 +413,7 @@ func newCClient(url string, cfg *config) (*C.hl_client, error) {
 		hasPing, C.int64_t(durationMs(cfg.pingInterval)),
 		tlsStrs[0], tlsStrs[1], tlsStrs[2], tlsStrs[3], tlsStrs[4], tlsVerify,
 		sentUser, sentPass, C.int(cfg.readFrom), hasWait, C.int(cfg.waitReplicas),
-		C.int64_t(durationMs(cfg.waitTimeout)))
+		C.int64_t(durationMs(cfg.waitTimeout)), C.int64_t(durationMs(cfg.fairWaitTimeout)))
 	if r.status != C.HL_OK {
 		return nil, resultError("connect", &r)
 	}
@@ -405,7 +441,15 @@ const (
 	opTTL         lockOp = C.HLGO_TTL
 	opAbandon     lockOp = C.HLGO_ABANDON
 	opLostFd      lockOp = C.HLGO_LOST_FD
+	opToken       lockOp = C.HLGO_TOKEN
+	opLastToken   lockOp = C.HLGO_LAST_TOKEN
 )
+
+// cKind is the C copy of a Mutex's kind and back-off.
+func cKind(k *lockKind) C.hlgo_kind {
+	return C.hlgo_kind{kind: C.int(k.kind), backoff_initial_ms: C.int64_t(k.backoffInitialMs),
+		backoff_max_ms: C.int64_t(k.backoffMaxMs), backoff_multiplier: C.int(k.backoffMultiplier)}
+}
 
 // opResult is the Go copy of a C result.
 type opResult struct {
@@ -418,9 +462,10 @@ type opResult struct {
 
 // callLock runs one lock operation. The caller holds c.mu for reading, so
 // p stays valid for the whole call.
-func callLock(p *C.hl_client, op lockOp, opName string, name []byte, owner uint64) opResult {
+func callLock(p *C.hl_client, op lockOp, opName string, kind *lockKind, name []byte, owner uint64) opResult {
 	var r cResult
-	C.hlgo_lock_op(&r, C.int(op), p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner))
+	k := cKind(kind)
+	C.hlgo_lock_op(&r, C.int(op), p, &k, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner))
 	runtime.KeepAlive(name)
 	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value)}
 	if r.status != C.HL_OK {
@@ -429,9 +474,10 @@ func callLock(p *C.hl_client, op lockOp, opName string, name []byte, owner uint6
 	return res
 }
 
-func callAcquire(p *C.hl_client, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {
+func callAcquire(p *C.hl_client, kind *lockKind, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {
 	var r cResult
-	C.hlgo_acquire(&r, p, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner),
+	k := cKind(kind)
+	C.hlgo_acquire(&r, p, &k, unsafe.Pointer(&name[0]), C.size_t(len(name)), C.uint64_t(owner),
 		C.int64_t(waitMs), C.int64_t(leaseMs), cancel)
 	runtime.KeepAlive(name)
 	res := opResult{status: int(r.status), flag: r.flag != 0, wasLost: r.was_lost != 0,

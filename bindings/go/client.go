@@ -158,18 +158,14 @@ func (c *Client) enter() (*cClient, error) {
 }
 
 // Mutex returns a distributed reentrant lock called name (1 to 65536 bytes,
-// any byte values). It does not touch Redis, so it is cheap; each Mutex is
-// its own owner (see the package documentation). A bad name or a closed
-// client is reported by the Mutex's methods.
-func (c *Client) Mutex(name string) *Mutex {
-	m := &Mutex{c: c, name: []byte(name), owner: newOwnerID()}
-	switch {
-	case len(name) == 0:
-		m.err = invalid("mutex", "empty lock name")
-	case len(name) > maxNameLen:
-		m.err = invalid("mutex", "lock name longer than 65536 bytes")
-	}
-	return m
+// any byte values), Redisson's RLock; with [NonReentrant] a non-reentrant
+// one. It does not touch Redis, so it is cheap; each Mutex is its own owner
+// (see the package documentation). A bad name or option or a closed client
+// is reported by the Mutex's methods. The other lock kinds:
+// [Client.FairMutex], [Client.RWMutex], [Client.SpinMutex],
+// [Client.FencedMutex].
+func (c *Client) Mutex(name string, opts ...MutexOption) *Mutex {
+	return c.newMutex("Mutex", kindReentrant, name, opts)
 }
 
 const maxNameLen = 65536

@@ -36,6 +36,18 @@
 //     one Mutex value share its holds: the second Lock re-enters instead of
 //     waiting.
 //
+// # Lock kinds
+//
+// Every Redisson lock kind is a [Mutex] chosen at creation, with the same
+// methods, or a small type around one for the kinds with calls of their
+// own: [Client.Mutex] (reentrant, RLock), [Client.FairMutex] (RFairLock:
+// first come, first served across processes), [Client.RWMutex]
+// (RReadWriteLock, shaped like sync.RWMutex), [Client.SpinMutex]
+// (RSpinLock: no pub/sub, an exponential back-off), [Client.FencedMutex]
+// (RFencedLock: a strictly increasing token per acquisition), and with the
+// [NonReentrant] option the non-reentrant lock and fair lock, whose re-lock
+// by the holder fails with [ErrDeadlock]. [Mutex.Kind] names the kind.
+//
 // # Blocking, contexts and leases
 //
 // [Mutex.LockContext] and [Mutex.TryLock] block the calling goroutine only.
@@ -65,6 +77,7 @@
 //
 // Failures are values that work with errors.Is: [ErrNotHeld], [ErrLost],
 // [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], [ErrInDoubt],
+// [ErrDeadlock],
 // [ErrConnect], [ErrAuth], and context.Canceled
 // or context.DeadlineExceeded (returned as ctx.Err()). Library failures are
 // *[Error] values carrying the status code, its name ("HL_ENOTHELD") and the

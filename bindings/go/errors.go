@@ -35,6 +35,11 @@ var (
 	// no longer renewed, so its lease ends it; the error's message says
 	// within how long at the latest.
 	ErrInDoubt = errors.New("hilock: outcome unknown, Redis did not confirm it")
+	// ErrDeadlock: the acquire would wait for its own caller, so it fails
+	// at once and takes nothing: a non-reentrant Mutex (NonReentrant)
+	// locked again by the Mutex that holds it, or the write half of an
+	// RWMutex asked for while the same RWMutex holds the read half.
+	ErrDeadlock = errors.New("hilock: would wait for itself: the owner holds it already")
 )
 
 // Error is a failure reported by libhilock.
@@ -71,6 +76,8 @@ func (e *Error) Is(target error) bool {
 		return target == ErrAuth
 	case statusInDoubt:
 		return target == ErrInDoubt
+	case statusDeadlock:
+		return target == ErrDeadlock
 	}
 	return false
 }

@@ -19,7 +19,8 @@ type Mutex struct {
 	c     *Client
 	name  []byte
 	owner uint64
-	err   error // a bad name, reported by every method
+	kind  lockKind // the lock kind and a spin lock's back-off
+	err   error    // a bad name or option, reported by every method
 
 	mu    sync.Mutex
 	count int64 // this Mutex's holds, as far as it knows
@@ -184,7 +185,7 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 	// The lost fd is only asked for when Lost() is first called: most
 	// holds are never watched, and watching costs an eventfd, a dup and
 	// two epoll calls per acquire.
-	r := callAcquire(p, m.name, m.owner, waitMs, leaseMs, cancel)
+	r := callAcquire(p, &m.kind, m.name, m.owner, waitMs, leaseMs, cancel)
 	m.c.mu.RUnlock()
 	stop()
 
@@ -254,7 +255,7 @@ func (m *Mutex) Release() error {
 	if err != nil {
 		return err
 	}
-	r := callLock(p, opRelease, "unlock", m.name, m.owner)
+	r := callLock(p, opRelease, "unlock", &m.kind, m.name, m.owner)
 	m.c.mu.RUnlock()
 
 	m.mu.Lock()
@@ -305,7 +306,7 @@ func (m *Mutex) watchLocked() {
 		m.cur.markLost()
 		return
 	}
-	r := callLock(p, opLostFd, "lost", m.name, m.owner)
+	r := callLock(p, opLostFd, "lost", &m.kind, m.name, m.owner)
 	m.c.mu.RUnlock()
 	if r.err == nil && r.value >= 0 {
 		m.c.watch(m.cur, int(r.value)) // takes the fd
@@ -388,7 +389,7 @@ func (m *Mutex) query(op lockOp, name string) opResult {
 	if err != nil {
 		return opResult{err: err}
 	}
-	r := callLock(p, op, name, m.name, m.owner)
+	r := callLock(p, op, name, &m.kind, m.name, m.owner)
 	m.c.mu.RUnlock()
 	return r
 }
@@ -401,7 +402,7 @@ func (m *Mutex) finalize() {
 	defer m.mu.Unlock()
 	if m.count > 0 {
 		if p, err := m.c.enter(); err == nil {
-			callLock(p, opAbandon, "abandon", m.name, m.owner)
+			callLock(p, opAbandon, "abandon", &m.kind, m.name, m.owner)
 			m.c.mu.RUnlock()
 		}
 	}

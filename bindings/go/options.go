@@ -30,6 +30,7 @@ type config struct {
 	waitSet             bool
 	waitReplicas        int
 	waitTimeout         time.Duration
+	fairWaitTimeout     time.Duration
 }
 
 // WithWatchdogTimeout sets the lease of a lock taken without one; the
@@ -185,9 +186,20 @@ func WithWaitReplicas(n int, timeout time.Duration) Option {
 	}
 }
 
+// WithFairWaitTimeout sets how long a waiter of a fair lock
+// ([Client.FairMutex]) stays in the lock's queue in Redis past its turn
+// before it counts as gone (a process that died while waiting), when its
+// acquire has no wait of its own (LockContext without a deadline, Lock):
+// Redisson's fairLockWaitTimeout, which hilock and Redisson processes
+// sharing fair locks should agree on. Default 5 minutes.
+func WithFairWaitTimeout(d time.Duration) Option {
+	return func(c *config) { c.fairWaitTimeout = d }
+}
+
 func (c *config) validate() error {
 	if c.watchdog < 0 || c.connectTimeout < 0 || c.commandTimeout < 0 ||
-		c.subscriptionTimeout < 0 || c.retryDelay < 0 || c.pingInterval < 0 {
+		c.subscriptionTimeout < 0 || c.retryDelay < 0 || c.pingInterval < 0 ||
+		c.fairWaitTimeout < 0 {
 		return invalid("connect", "negative duration option")
 	}
 	if c.retryAttempts < 0 || c.poolSize < 0 {
