@@ -72,3 +72,61 @@ func ExampleMutex_TryLock() {
 		fmt.Println("generating the report")
 	}
 }
+
+func ExampleClient_FairMutex() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	m := c.FairMutex("jobs:queue") // waiters of every process in arrival order
+	m.Lock()
+	defer m.Unlock()
+	fmt.Println("my turn")
+}
+
+func ExampleClient_RWMutex() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	rw := c.RWMutex("catalog")
+	rw.RLock() // shared with every other reader
+	fmt.Println("reading")
+	rw.RUnlock()
+
+	if err := rw.LockContext(context.Background()); err != nil { // alone
+		fmt.Println(err)
+		return
+	}
+	defer rw.Unlock()
+	fmt.Println("writing")
+}
+
+func ExampleFencedMutex_Token() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	f := c.FencedMutex("ledger")
+	if err := f.LockContext(context.Background()); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer f.Unlock()
+	token, err := f.Token()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The ledger refuses writes with a token older than one it has seen.
+	fmt.Println("writing with fence", token)
+}
