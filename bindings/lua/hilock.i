@@ -66,8 +66,8 @@ static void hlua_handle_close(hlua_lock *h)
 	h->holds = 0;
 }
 
-static int hlua_lock_new(hlua_lock **out, hl_client *client, const void *name,
-                         size_t name_len, uint64_t owner)
+static int hlua_lock_new(hlua_lock **out, hl_client *client, int kind,
+                         const void *name, size_t name_len, uint64_t owner)
 {
 	hlua_lock *h;
 	int rc;
@@ -75,7 +75,7 @@ static int hlua_lock_new(hlua_lock **out, hl_client *client, const void *name,
 	h = (hlua_lock *)calloc(1, sizeof(*h));
 	if (h == NULL)
 		return HL_ENOMEM;
-	rc = hl_lock_new(&h->lock, client, name, name_len);
+	rc = hl_lock_new_kind(&h->lock, client, kind, name, name_len);
 	if (rc == HL_OK && owner != 0)
 		rc = hl_lock_set_owner(h->lock, owner);
 	if (rc != HL_OK) {
@@ -180,6 +180,7 @@ typedef int hl_rc;
 		HLUA_OPT_INT(read_from, int)
 		HLUA_OPT_INT(wait_replicas, int)
 		HLUA_OPT_INT(wait_timeout_ms, int64_t)
+		HLUA_OPT_INT(fair_wait_timeout_ms, int64_t)
 #undef HLUA_OPT_INT
 		/* The strings stay alive in the table for the whole call;
 		 * hl_client_new copies them. */
@@ -214,6 +215,18 @@ typedef int hl_rc;
 %constant int READ_REPLICA = HL_READ_REPLICA;
 %constant int READ_ANY = HL_READ_ANY;
 
+/* The lock kinds (HL_LOCK_*) and their names. */
+%constant int LOCK_REENTRANT = HL_LOCK_REENTRANT;
+%constant int LOCK_FAIR = HL_LOCK_FAIR;
+%constant int LOCK_READ = HL_LOCK_READ;
+%constant int LOCK_WRITE = HL_LOCK_WRITE;
+%constant int LOCK_SPIN = HL_LOCK_SPIN;
+%constant int LOCK_FENCED = HL_LOCK_FENCED;
+%constant int LOCK_NONREENTRANT = HL_LOCK_NONREENTRANT;
+%constant int LOCK_FAIR_NONREENTRANT = HL_LOCK_FAIR_NONREENTRANT;
+%rename(lock_kind_name) hl_lock_kind_name;
+const char *hl_lock_kind_name(int kind);
+
 /* ---- module functions --------------------------------------------------- */
 
 %rename(version) hl_version;
@@ -235,8 +248,8 @@ hl_rc hlua_client_new(hl_client **OUT_CLIENT, const char *url,
                       const hl_client_options *OPTS);
 
 %rename(lock_new) hlua_lock_new;
-hl_rc hlua_lock_new(hlua_lock **OUT_LOCK, hl_client *client, const void *name,
-                    size_t name_len, uint64_t owner);
+hl_rc hlua_lock_new(hlua_lock **OUT_LOCK, hl_client *client, int kind,
+                    const void *name, size_t name_len, uint64_t owner);
 
 %inline %{
 /* Live wrapper counts (for the leak tests). */
@@ -323,5 +336,15 @@ typedef struct hlua_lock {} hlua_lock;
 	}
 	hl_rc owner(char *OUT_BUF, size_t OUT_BUF_LEN) {
 		return hl_lock_owner(NULL, $self->lock, OUT_BUF, OUT_BUF_LEN);
+	}
+	/* The kind-specific calls (HL_EINVAL on a lock of another kind; the
+	 * Lua layer raises before that). */
+	hl_rc token(int64_t *OUT_INT) { return hl_lock_token(OUT_INT, $self->lock); }
+	hl_rc last_token(int64_t *OUT_INT) {
+		return hl_lock_last_token(OUT_INT, $self->lock);
+	}
+	hl_rc set_backoff(int64_t initial_ms, int64_t max_ms, int multiplier) {
+		return hl_lock_set_backoff($self->lock, initial_ms, max_ms,
+		                           multiplier);
 	}
 }

@@ -7,6 +7,11 @@
 --     local held <close> = assert(lock:acquire())  -- released when the scope ends
 --   end
 --
+-- Every Redisson lock kind has this same lock object: client:fair_lock(name),
+-- client:read_write_lock(name).read / .write, client:spin_lock(name),
+-- client:fenced_lock(name) (lock:token()) and client:lock(name,
+-- {reentrant = false}).
+--
 -- Conventions, as in Lua's io library:
 --   * misuse (a closed client or lock, an argument of the wrong type or range)
 --     raises an error;
@@ -129,7 +134,7 @@ local client_options = {
 	tls_ca_file = true, tls_ca_dir = true, tls_cert_file = true, tls_key_file = true,
 	tls_server_name = true, tls_verify = true,
 	sentinel_username = true, sentinel_password = true, read_from = true,
-	wait_replicas = true, wait_timeout = true,
+	wait_replicas = true, wait_timeout = true, fair_wait_timeout = true,
 }
 -- String options passed as they are (after a type and NUL check that never
 -- quotes the value: one is a password).
@@ -186,7 +191,9 @@ end
 -- nodes'); with replicas: read_from ("master" (default), "replica", "any":
 -- where is_locked and ttl are read), wait_replicas (WAIT after each lock
 -- change: -1 (default) all connected replicas, 0 never, n) and wait_timeout
--- (default 1). No message ever shows a password.
+-- (default 1); fair_wait_timeout (default 300): how long a waiter of a fair
+-- lock stays queued in Redis past its turn before it counts as gone
+-- (Redisson's fairLockWaitTimeout). No message ever shows a password.
 function M.connect(url, opts)
 	if type(url) ~= "string" then
 		argerror(1, "connect", "string expected, got " .. type(url), 2)
@@ -201,10 +208,13 @@ function M.connect(url, opts)
 	end
 	ms("watchdog_timeout"); ms("connect_timeout"); ms("command_timeout")
 	ms("retry_delay"); ms("subscription_timeout"); ms("ping_interval")
-	if opts.wait_timeout ~= nil then
-		o.wait_timeout_ms = to_ms(opts.wait_timeout, "wait_timeout", "connect", 2)
-		if o.wait_timeout_ms == 0 then
-			error("bad option 'wait_timeout' to 'connect' (positive number of seconds expected)", 2)
+	for _, key in ipairs{"wait_timeout", "fair_wait_timeout"} do
+		if opts[key] ~= nil then
+			o[key .. "_ms"] = to_ms(opts[key], key, "connect", 2)
+			if o[key .. "_ms"] == 0 then
+				error(format("bad option '%s' to 'connect' (positive number of seconds expected)",
+					key), 2)
+			end
 		end
 	end
 	if opts.read_from ~= nil then
@@ -313,23 +323,142 @@ local Guard = {}
 Guard.__index = Guard
 Guard.__name = "hilock.guard"
 
---- client:lock(name) --> lock. name: a string of 1 to 65536 bytes (any
--- bytes, NUL included). Cheap, touches no server.
-function Client:lock(name)
-	check_client(self, "lock", 2)
+-- A new lock object of the given kind (core.LOCK_*); backoff: a spin lock's
+-- {initial_ms, max_ms, multiplier} or nil.
+local function new_lock(client, fname, name, kind, backoff)
+	check_client(client, fname, 3)
 	if type(name) ~= "string" then
-		argerror(1, "lock", "string expected, got " .. type(name), 2)
+		argerror(1, fname, "string expected, got " .. type(name), 3)
 	end
 	if #name == 0 or #name > MAX_NAME then
-		argerror(1, "lock", "name must be 1 to 65536 bytes", 2)
+		argerror(1, fname, "name must be 1 to 65536 bytes", 3)
 	end
 	return setmetatable({
-		_client = self,
+		_client = client,
 		_name = name,
+		_kind = kind,
+		-- holds of the read half, the write half and every other kind
+		-- are distinct (as the library keys them)
+		_class = kind == core.LOCK_READ and "read" or kind == core.LOCK_WRITE and "write"
+			or "plain",
+		_backoff = backoff,
 		-- coroutine -> this object's handle for that coroutine's owner
 		_handles = setmetatable({}, {__mode = "k"}),
 		_closed = false,
 	}, Lock)
+end
+
+local reentrant_options = {reentrant = true}
+
+local function reentrant_opt(opts, fname)
+	opts = check_options(opts, reentrant_options, fname, 2, 3)
+	if opts.reentrant ~= nil and type(opts.reentrant) ~= "boolean" then
+		error(format("bad option 'reentrant' to '%s' (boolean expected)", fname), 3)
+	end
+	return opts.reentrant ~= false
+end
+
+--- client:lock(name [, opts]) --> lock. A reentrant lock (Redisson's RLock).
+-- name: a string of 1 to 65536 bytes (any bytes, NUL included). Cheap,
+-- touches no server. opts: {reentrant = false} for a non-reentrant lock
+-- (Redisson's getNonReentrantLock): the owner acquiring it again gets
+-- nil, message, "HL_EDEADLK" instead of a second hold.
+function Client:lock(name, opts)
+	local kind = reentrant_opt(opts, "lock") and core.LOCK_REENTRANT or core.LOCK_NONREENTRANT
+	return new_lock(self, "lock", name, kind)
+end
+
+--- client:fair_lock(name [, opts]) --> lock. A fair lock (Redisson's
+-- RFairLock): waiters get it in the order they asked, across processes,
+-- through a queue in Redis; even a try_acquire never jumps the queue. A
+-- waiter that dies leaves the queue fair_wait_timeout (a connect option)
+-- after its turn came. The queue's deadlines are wall-clock times: keep
+-- the clocks in step. opts: {reentrant = false} as for client:lock.
+function Client:fair_lock(name, opts)
+	local kind = reentrant_opt(opts, "fair_lock") and core.LOCK_FAIR or core.LOCK_FAIR_NONREENTRANT
+	return new_lock(self, "fair_lock", name, kind)
+end
+
+local spin_options = {backoff = true}
+local backoff_options = {initial = true, max = true, multiplier = true}
+
+--- client:spin_lock(name [, opts]) --> lock. A spin lock (Redisson's
+-- RSpinLock): the reentrant lock's keys, but waiters try again after an
+-- exponential back-off instead of waiting for a pub/sub message.
+-- opts: {backoff = {initial = seconds, max = seconds, multiplier = n}}
+-- (default Redisson's: 0.001, doubling up to 0.128).
+function Client:spin_lock(name, opts)
+	opts = check_options(opts, spin_options, "spin_lock", 2, 2)
+	local backoff
+	if opts.backoff ~= nil then
+		local b = opts.backoff
+		if type(b) ~= "table" then
+			error("bad option 'backoff' to 'spin_lock' (table expected, got " .. type(b) .. ")", 2)
+		end
+		check_options(b, backoff_options, "spin_lock", 2, 2)
+		local initial = to_ms(b.initial or 0.001, "backoff.initial", "spin_lock", 2)
+		local max = to_ms(b.max or 0.128, "backoff.max", "spin_lock", 2)
+		local mult = b.multiplier or 2
+		if initial < 1 or max < initial then
+			error("bad option 'backoff' to 'spin_lock' (0 < initial <= max expected)", 2)
+		end
+		if type(mult) ~= "number" or mult ~= ceil(mult) or mult < 1 or mult > 1000 then
+			error("bad option 'backoff.multiplier' to 'spin_lock' (integer 1 to 1000 expected)", 2)
+		end
+		backoff = {initial, max, tointeger(mult) or mult}
+	end
+	return new_lock(self, "spin_lock", name, core.LOCK_SPIN, backoff)
+end
+
+--- client:fenced_lock(name) --> lock. A fenced lock (Redisson's
+-- RFencedLock): reentrant, and every acquisition takes the next number of a
+-- counter in Redis, read with lock:token(). Pass the token to the resource
+-- the lock guards, which refuses a token older than one it has seen.
+function Client:fenced_lock(name)
+	return new_lock(self, "fenced_lock", name, core.LOCK_FENCED)
+end
+
+local RWLock = {}
+RWLock.__index = RWLock
+RWLock.__name = "hilock.rwlock"
+
+--- client:read_write_lock(name) --> rw. A read-write lock (Redisson's
+-- RReadWriteLock): rw.read, a lock any number of coroutines and processes
+-- hold together while nobody writes, and rw.write, a lock one owner holds
+-- while nobody else reads. Both are reentrant; the writer may also read
+-- (and keeps reading after it stops writing); a reader asking for the
+-- write lock gets nil, message, "HL_EDEADLK" (it would wait for itself),
+-- and releasing a half not held "HL_ENOTHELD".
+function Client:read_write_lock(name)
+	return setmetatable({
+		read = new_lock(self, "read_write_lock", name, core.LOCK_READ),
+		write = new_lock(self, "read_write_lock", name, core.LOCK_WRITE),
+	}, RWLock)
+end
+
+--- rw:name() --> the lock's name
+function RWLock:name() return self.read._name end
+
+--- rw:close() --> true | nil, message, code. Closes both halves (see
+-- lock:close()); also the __close metamethod.
+function RWLock:close()
+	local ok, msg, code = self.write:close()
+	local rok, rmsg, rcode = self.read:close()
+	if not ok then return nil, msg, code end
+	if not rok then return nil, rmsg, rcode end
+	return true
+end
+
+function RWLock:__close(err)
+	local ok, msg, code = self:close()
+	if not ok and err == nil then
+		error(format("hilock: closing lock %q failed: %s (%s)", self.read._name,
+			tostring(msg), tostring(code)), 2)
+	end
+end
+
+function RWLock:__tostring()
+	return format("hilock.rwlock (%q)", self.read._name)
 end
 
 local function check_lock(self, fname, level)
@@ -345,8 +474,16 @@ local function handle(self)
 	local rec, co = current_owner()
 	local h = self._handles[co]
 	if h == nil then
-		local ok, hh, code = core.lock_new(self._client._c, self._name, rec.id)
+		local ok, hh, code = core.lock_new(self._client._c, self._kind, self._name, rec.id)
 		if not ok then return nil, hh, code end
+		local b = self._backoff
+		if b then
+			local bok, msg, bcode = hh:set_backoff(b[1], b[2], b[3])
+			if not bok then
+				hh:close()
+				return nil, msg, bcode
+			end
+		end
 		h = hh
 		self._handles[co] = h
 	end
@@ -357,9 +494,11 @@ end
 local function released(self, h, rec, ok, now_free)
 	if ok and now_free then
 		-- The owner holds the lock no more, through any object: forget
-		-- the holds counted on its other handles for the same lock.
+		-- the holds counted on its other handles for the same lock (the
+		-- same half of a read-write lock).
 		for hh, lk in pairs(rec.armed) do
-			if lk._client == self._client and lk._name == self._name then
+			if lk._client == self._client and lk._name == self._name and
+				lk._class == self._class then
 				hh:disarm()
 				rec.armed[hh] = nil
 			end
@@ -480,6 +619,38 @@ function Lock:name()
 	return self._name
 end
 
+--- lock:kind() --> the lock's kind: "reentrant", "nonreentrant", "fair",
+-- "fair-nonreentrant", "read", "write", "spin" or "fenced".
+function Lock:kind()
+	return core.lock_kind_name(self._kind)
+end
+
+-- A kind's own call on a lock of another kind is misuse: raise, saying
+-- whose call it is.
+local function check_kind(self, fname, kind, maker)
+	check_lock(self, fname, 3)
+	if self._kind ~= kind then
+		error(format("hilock: %s is a call of %s locks (client:%s); %q is a %s lock", fname,
+			core.lock_kind_name(kind), maker, self._name, self:kind()), 3)
+	end
+end
+
+--- lock:token() --> the token of the current coroutine's hold (its last
+-- acquisition) | nil, message, code ("HL_ENOTHELD" without a hold,
+-- "HL_ELOST" when the hold was lost). Fenced locks only. Local: no round
+-- trip.
+function Lock:token()
+	check_kind(self, "token", core.LOCK_FENCED, "fenced_lock")
+	return query(self, "token", "token")
+end
+
+--- lock:last_token() --> the last token given out for the name by anyone, 0
+-- if none yet | nil, message, code. Fenced locks only. One round trip.
+function Lock:last_token()
+	check_kind(self, "last_token", core.LOCK_FENCED, "fenced_lock")
+	return query(self, "last_token", "last_token")
+end
+
 --- lock:with([opts,] f, ...) --> the results of f(...)
 -- Acquires (opts as for acquire; by default waiting as long as it takes),
 -- calls f(...), releases, returns what f returned. If f raises, the lock is
@@ -559,7 +730,8 @@ function Lock:__close(err)
 end
 
 function Lock:__tostring()
-	return format("hilock.lock (%q%s)", self._name, self._closed and ", closed" or "")
+	local kind = self._kind == core.LOCK_REENTRANT and "" or ", " .. self:kind()
+	return format("hilock.lock (%q%s%s)", self._name, kind, self._closed and ", closed" or "")
 end
 
 -- Guard --------------------------------------------------------------------

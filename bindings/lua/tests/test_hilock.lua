@@ -661,6 +661,282 @@ test("valgrind: thousands of unreleased handles, no leaks or errors", function()
 	assert(out:match("handles collected"), out)
 end)
 
+-- lock kinds -------------------------------------------------------------------
+
+local function worker(...)
+	local cmd = LUA .. " " .. shq(HERE .. "/kinds_worker.lua") .. " " .. shq(URL)
+	for i = 1, select("#", ...) do cmd = cmd .. " " .. shq((select(i, ...))) end
+	return cmd
+end
+
+local function tmpfile()
+	local path = os.tmpname()
+	local f = assert(io.open(path, "w"))
+	f:close()
+	return path
+end
+
+local function read_lines(path)
+	local lines = {}
+	for line in io.lines(path) do lines[#lines + 1] = line end
+	return lines
+end
+
+-- Replay an enter/leave log: writers ("W") must be alone; returns the number
+-- of critical sections and how often readers were inside together.
+local function check_log(lines)
+	local readers, writers, sections, shared = 0, 0, 0, 0
+	for _, line in ipairs(lines) do
+		local what, rw = line:match("^(%a+) (%a)")
+		if what == "enter" then
+			sections = sections + 1
+			if rw == "W" then writers = writers + 1 else readers = readers + 1 end
+			if writers > 1 or (writers > 0 and readers > 0) then
+				error("overlap at '" .. line .. "' (" .. readers .. " readers, " ..
+					writers .. " writers inside)", 2)
+			end
+			if readers > 1 then shared = shared + 1 end
+		else
+			if rw == "W" then writers = writers - 1 else readers = readers - 1 end
+		end
+	end
+	return sections, shared
+end
+
+local function contend(kinds, iters)
+	local name, log = uname("contend"), tmpfile()
+	local pipes = {}
+	for i, kind in ipairs(kinds) do
+		pipes[i] = assert(io.popen(worker("contend", name, kind, log, iters, "p" .. i) .. " 2>&1"))
+	end
+	local failed = {}
+	for i = 1, #pipes do
+		local out = pipes[i]:read("a")
+		if not pipes[i]:close() then failed[#failed + 1] = out end
+	end
+	eq(#failed, 0, "failed workers: " .. table.concat(failed, "\n"))
+	local lines = read_lines(log)
+	os.remove(log)
+	eq(redis("EXISTS", name), "0", "the lock is left in Redis")
+	return lines
+end
+
+for _, kind in ipairs{"fair", "fair-nonreentrant", "nonreentrant", "spin", "fenced", "write"} do
+	test("kinds: " .. kind .. " locks exclude across processes", function()
+		local lines = contend({kind, kind, kind}, 10)
+		local sections = check_log(lines)
+		eq(sections, 30, "critical sections")
+	end)
+end
+
+test("kinds: readers share across processes, writers are alone", function()
+	local lines = contend({"read", "read", "write", "read", "write"}, 10)
+	local sections = check_log(lines)
+	eq(sections, 50, "critical sections")
+	-- the checker itself: a log with a reader inside a writer fails it
+	raises("overlap", check_log, {"enter W a", "enter R b", "leave R b", "leave W a"})
+	raises("overlap", check_log, {"enter W a", "enter W b"})
+	local _, shared = check_log({"enter R a", "enter R b", "leave R a", "leave R b"})
+	eq(shared, 1, "readers together")
+end)
+
+test("kinds: kind names, bad options, a kind's call on another kind raises", function()
+	local n = uname("names")
+	eq(client:lock(n):kind(), "reentrant")
+	eq(client:lock(n, {reentrant = false}):kind(), "nonreentrant")
+	eq(client:lock(n, {reentrant = true}):kind(), "reentrant")
+	eq(client:fair_lock(n):kind(), "fair")
+	eq(client:fair_lock(n, {reentrant = false}):kind(), "fair-nonreentrant")
+	eq(client:spin_lock(n):kind(), "spin")
+	eq(client:fenced_lock(n):kind(), "fenced")
+	local rw = client:read_write_lock(n)
+	eq(rw.read:kind(), "read")
+	eq(rw.write:kind(), "write")
+	eq(rw:name(), n)
+	assert(tostring(rw):match("rwlock"), tostring(rw))
+	assert(tostring(rw.read):match("read"), tostring(rw.read))
+	raises("token is a call of fenced locks %(client:fenced_lock%); \"" .. n:gsub("%p", "%%%0") ..
+		"\" is a reentrant lock", function() return client:lock(n):token() end)
+	raises("last_token is a call of fenced locks", function() return rw.read:last_token() end)
+	raises("boolean expected", client.lock, client, n, {reentrant = "no"})
+	raises("unknown option 'fair'", client.lock, client, n, {fair = true})
+	raises("unknown option 'reentrant'", client.spin_lock, client, n, {reentrant = false})
+	raises("0 < initial <= max", client.spin_lock, client, n, {backoff = {initial = 0.02, max = 0.01}})
+	raises("0 < initial <= max", client.spin_lock, client, n, {backoff = {initial = 0}})
+	raises("multiplier", client.spin_lock, client, n, {backoff = {multiplier = 0}})
+	raises("multiplier", client.spin_lock, client, n, {backoff = {multiplier = 1.5}})
+	raises("table expected", client.spin_lock, client, n, {backoff = 0.01})
+	raises("name must be", client.fair_lock, client, "")
+	raises("string expected", client.fenced_lock, client, 7)
+	raises("positive number", hilock.connect, URL, {fair_wait_timeout = 0})
+	raises("negative time", hilock.connect, URL, {fair_wait_timeout = -1})
+	eq(hilock.codes.HL_EDEADLK, -16)
+end)
+
+test("kinds: non-reentrant locks refuse re-entry with HL_EDEADLK", function()
+	for _, fair in ipairs{false, true} do
+		local n = uname("nr")
+		local lock = fair and client:fair_lock(n, {reentrant = false}) or
+			client:lock(n, {reentrant = false})
+		local g = assert(lock:acquire())
+		local v, msg, code = lock:acquire()
+		fails("HL_EDEADLK", v, msg, code)
+		assert(msg:match("non%-reentrant"), msg)
+		fails("HL_EDEADLK", lock:try_acquire())
+		fails("HL_EDEADLK", lock:acquire{wait = 1})
+		raises("HL_EDEADLK", lock.with, lock, function() error("entered twice") end)
+		eq(lock:hold_count(), 1, "hold count after refused re-entries")
+		-- another coroutine is another owner: it waits
+		local co = coroutine.wrap(function() return lock:try_acquire(0.2) end)
+		eq(co(), false, "another owner got a held lock")
+		g:release()
+		eq(redis("EXISTS", n), "0")
+		co = coroutine.wrap(function()
+			local g2 = lock:try_acquire()
+			return g2 and g2:release()
+		end)
+		eq(co(), true, "another owner after the release")
+	end
+end)
+
+test("kinds: read-write lock, readers together, the writer alone, the rules", function()
+	local n = uname("rw")
+	local rw = client:read_write_lock(n)
+	local theirs = other:read_write_lock(n)
+	-- two coroutines (two owners) and another client read together
+	local g1 = assert(rw.read:acquire())
+	local g2 = coroutine.wrap(function() return rw.read:try_acquire() end)()
+	assert(g2, "a second reader was kept out")
+	local g3 = assert(theirs.read:try_acquire())
+	eq(redis("HGET", n, "mode"), "read")
+	-- writers (another coroutine: another owner, which reads nothing) wait
+	-- for every reader
+	eq(coroutine.wrap(function() return theirs.write:try_acquire(0.2) end)(), false,
+		"a writer got in among readers")
+	-- a reader asking for the write lock would wait for itself
+	fails("HL_EDEADLK", rw.write:acquire{wait = 1})
+	fails("HL_ENOTHELD", rw.write:unlock())
+	g1:release(); g2:release(); g3:release()
+	eq(redis("EXISTS", n), "0")
+	-- one writer; readers and writers of other owners wait
+	local w = assert(theirs.write:acquire())
+	eq(redis("HGET", n, "mode"), "write")
+	eq(rw.read:try_acquire(0.2), false, "a reader got in with a writer")
+	eq(rw.write:try_acquire(), false, "a second writer got in")
+	-- the writer holds no read hold: releasing one is "not held"
+	fails("HL_ENOTHELD", theirs.read:unlock())
+	-- the writer may read, and keeps reading after writing
+	local r = assert(theirs.read:acquire())
+	w:release()
+	eq(redis("HGET", n, "mode"), "read")
+	eq(theirs.read:held(), true)
+	r:release()
+	eq(redis("EXISTS", n), "0")
+end)
+
+test("kinds: <close> on guards and on a read-write lock releases each half", function()
+	local n = uname("rwclose")
+	do
+		local rw <close> = client:read_write_lock(n)
+		local w <close> = assert(rw.write:acquire())
+		assert(rw.read:acquire()) -- no guard kept: the object's close releases it
+		w:release()               -- frees the write half only
+		eq(redis("HGET", n, "mode"), "read")
+		eq(rw.read:hold_count(), 1)
+	end
+	eq(redis("EXISTS", n), "0", "closing the read-write lock released the read hold")
+	local f = client:fenced_lock(uname("fclose"))
+	do
+		local g <close> = assert(f:acquire())
+		assert(f:token() > 0)
+	end
+	eq(f:locked(), false)
+end)
+
+test("kinds: fenced tokens strictly increase, re-entries too", function()
+	local n = uname("fenced")
+	local locks = {client:fenced_lock(n), other:fenced_lock(n)}
+	eq(locks[1]:last_token(), 0)
+	fails("HL_ENOTHELD", locks[1]:token())
+	local prev = 0
+	for i = 1, 10 do
+		local lock = locks[i % 2 + 1]
+		local run = coroutine.wrap(function()
+			local g = assert(lock:acquire())
+			local tok = lock:token()
+			assert(tok > prev, "token " .. tok .. " after " .. prev)
+			local g2 = assert(lock:acquire())
+			eq(lock:token(), tok + 1, "re-entry token")
+			eq(locks[1]:last_token(), tok + 1)
+			g2:release()
+			g:release()
+			fails("HL_ENOTHELD", lock:token())
+			return tok + 1
+		end)
+		prev = run()
+	end
+	eq(prev, 20)
+	eq(redis("GET", "redisson_lock_token:{" .. n .. "}"), "20")
+end)
+
+test("kinds: fair waiters of several processes get the lock in queue order", function()
+	local n, log = uname("fifo"), tmpfile()
+	local queue = "redisson_lock_queue:{" .. n .. "}"
+	local holder = client:fair_lock(n)
+	local g = assert(holder:acquire())
+	local pipes = {}
+	for i = 1, 4 do
+		pipes[i] = assert(io.popen(worker("fair", n, tostring(i), log) .. " 2>&1"))
+		-- the next one starts once this one is in Redis's queue
+		assert(eventually(10, function() return redis("LLEN", queue) == tostring(i) end),
+			"waiter " .. i .. " did not queue")
+	end
+	g:release()
+	for i = 1, 4 do
+		local out = pipes[i]:read("a")
+		assert(pipes[i]:close(), "fair worker failed: " .. out)
+	end
+	local lines = read_lines(log)
+	os.remove(log)
+	eq(table.concat(lines, ","), "got 1,got 2,got 3,got 4", "order")
+	eq(redis("LLEN", queue), "0")
+end)
+
+test("kinds: fair_wait_timeout reaches the waiter's deadline in Redis", function()
+	local n, log = uname("fairwait"), tmpfile()
+	local zset = "redisson_lock_timeout:{" .. n .. "}"
+	local holder = client:fair_lock(n) -- the 2 s watchdog lease
+	local g = assert(holder:acquire())
+	local p = assert(io.popen(worker("fair", n, "w", log, "100") .. " 2>&1"))
+	assert(eventually(10, function() return redis("ZCARD", zset) == "1" end), "no waiter queued")
+	local score = tonumber(redis("ZRANGE", zset, "0", "0", "WITHSCORES"):match("\n(%d+)"))
+	local secs, micros = redis("TIME"):match("^(%d+)\n(%d+)")
+	local ahead = score - (tonumber(secs) * 1000 + tonumber(micros) // 1000)
+	-- the holder's lease (at most 2 s) plus 100 s, not the default 300 s
+	assert(ahead >= 99000 and ahead <= 103000, "deadline " .. ahead .. " ms ahead")
+	g:release()
+	local out = p:read("a")
+	assert(p:close(), "fair worker failed: " .. out)
+	os.remove(log)
+end)
+
+test("kinds: a spin waiter does not subscribe, and gets the lock soon after", function()
+	local n = uname("spin")
+	local plain = client:lock(n) -- the same hash as the spin lock
+	local g = assert(plain:acquire())
+	local p = assert(io.popen(worker("spin", n) .. " 2>&1"))
+	eq(p:read("l"), "waiting")
+	sleep(0.5)
+	eq(redis("PUBSUB", "NUMSUB", "redisson_lock__channel:{" .. n .. "}"),
+		"redisson_lock__channel:{" .. n .. "}\n0", "subscribers")
+	local t0 = now()
+	g:release()
+	eq(p:read("l"), "got")
+	local dt = now() - t0
+	assert(dt < 3, "the spin waiter took " .. dt .. " s")
+	assert(p:close(), "spin worker failed")
+end)
+
 -- runner ---------------------------------------------------------------------
 
 print("1.." .. #tests)
