@@ -554,6 +554,153 @@ HL_EXTERN int hl_lock_last_token(int64_t *out, hl_lock *lock);
 HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
                                   int64_t max_ms, int multiplier);
 
+/* ------------------------------------------------------------------------
+ * Multi lock and RedLock (Redisson RedissonMultiLock, RedissonRedLock)
+ *
+ * A multilock is a group of member locks (hl_lock handles of any kind, of
+ * one client or of several, so members may live on independent Redis
+ * servers) taken and released as one. Client-side only: nothing new is
+ * written in Redis, each member is an ordinary lock that Redisson and
+ * other hilock processes see as such.
+ *
+ *   HL_MULTILOCK_ALL  all members or none. Members are taken in the given
+ *                     order, each waiting what is left of the wait; if one
+ *                     is not taken, those taken are released again (last
+ *                     taken first) and nothing is held.
+ *   HL_MULTILOCK_RED  the RedLock: held once a majority (quorum n / 2 + 1)
+ *                     of independent servers granted their member. Each
+ *                     member waits min(max(wait / n, 1), what is left) ms;
+ *                     once more than n - quorum members failed (held
+ *                     elsewhere, or their server down or unreachable), the
+ *                     round gives back what it took and, after a random
+ *                     pause of up to 10 ms, starts again while the wait
+ *                     lasts. Give each member its own client and server;
+ *                     an odd n (3, 5) tolerates (n - 1) / 2 servers down.
+ *
+ * Leases. -1: each member is renewed by its client's watchdog while held.
+ * A fixed lease is given to each member as it is taken (Redisson takes
+ * members with twice the wait and shortens the leases afterwards; hilock
+ * sets the final lease at once, so no member ever outlives the lease), so
+ * the first member's lease runs out first. The hold is valid for
+ *   validity = lease - elapsed - drift, drift = lease / 100 + 2 ms
+ * (elapsed: the time taking the members took; drift: how much the
+ * servers' clocks may disagree about the lease's end, see
+ * hl_multilock_drift_ms()); if that is not positive the members are
+ * released and the round counts as failed.
+ *
+ * Safety. The RedLock's guarantees rest on timing: Martin Kleppmann, "How
+ * to do distributed locking" (2016), shows that a process pause (GC, swap,
+ * SIGSTOP) or a clock that jumps on a server can let a lease end while its
+ * holder still believes it holds the lock, and that nothing then stops
+ * its late writes: a lock that expires needs a fencing token checked by
+ * the resource it protects. For correctness (not just efficiency), use
+ * the fenced lock kind and check its token where you write.
+ *
+ * Owners. Each member acts for its own owner (the calling thread, or its
+ * explicit owner): a multilock is held by the calling thread unless its
+ * members were given explicit owners. The members taken by each
+ * acquisition are recorded on the handle, per owner of the first member,
+ * so that a release gives back exactly what its acquire took (a RedLock
+ * does not hold its minority). Reentrant: an owner that holds it may take
+ * it again, and releases it as many times.
+ *
+ * A multilock handle borrows its members: free it before them. It may be
+ * used by several threads at once (each its own owner).
+ * ------------------------------------------------------------------------ */
+typedef struct hl_multilock hl_multilock;
+
+enum { HL_MULTILOCK_ALL = 0, HL_MULTILOCK_RED = 1 };
+
+/* A multilock of the n members (kind HL_MULTILOCK_ALL or HL_MULTILOCK_RED).
+ * The array is copied, the handles are not: they must outlive the
+ * multilock. Does not touch Redis.
+ * Returns HL_OK; HL_EINVAL (NULL out or members, n = 0 or above 4096, a
+ * NULL member, an unknown kind, the same lock twice: the same handle, or
+ * two handles of one name on one client); HL_ECLOSED or HL_EFORKED (a
+ * member of a closed or inherited client; the message names the member);
+ * HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_multilock_new(hl_multilock **out, hl_lock *const *members,
+                               size_t n, int kind);
+
+/* Free the handle (not its members). Neither releases nor stops renewing
+ * anything. No call may be using it. NULL is ignored. */
+HL_EXTERN void hl_multilock_free(hl_multilock *m);
+
+/* The number of members (0 for NULL). */
+HL_EXTERN size_t hl_multilock_size(const hl_multilock *m);
+
+/* How many members must be taken: n for HL_MULTILOCK_ALL, n / 2 + 1 for a
+ * RedLock (0 for NULL). */
+HL_EXTERN size_t hl_multilock_quorum(const hl_multilock *m);
+
+/* The drift allowance for a fixed lease: lease_ms / 100 + 2 (0 for a lease
+ * of -1). Any thread. */
+HL_EXTERN int64_t hl_multilock_drift_ms(int64_t lease_ms);
+
+/* Acquire, waiting at most wait_ms (-1: forever; 0: one attempt per
+ * member), with lease_ms for each member (-1: watchdog; or 1 to 2^40 ms).
+ * *out_acquired = 1 if held (all members, or a RedLock's quorum), 0 if the
+ * wait ran out first (then nothing this call took is held).
+ * A wait of -1 runs in rounds of 1.5 to 3 s per member, giving back
+ * between rounds, so two multilocks that share members never deadlock.
+ * Each member's wait may run up to 150 ms over its share when Redis is
+ * slow (see hl_lock_try_acquire).
+ * Returns HL_OK (see *out_acquired); HL_EINTERRUPTED (cancel, or
+ * hl_client_interrupt() of a member's client); HL_EINVAL (as
+ * hl_lock_try_acquire); HL_ECLOSED, HL_EFORKED (a member's client);
+ * HL_EIO, HL_ECONNECT, HL_EREDIS (a multi lock member's Redis failed; a
+ * RedLock returns them only when in its last round more than n - quorum
+ * members failed with errors, not with contention). The message names the
+ * member. Nothing taken by the call is left held on any error. */
+HL_EXTERN int hl_multilock_try_acquire(int *out_acquired, hl_multilock *m,
+                                       int64_t wait_ms, int64_t lease_ms,
+                                       hl_cancel *cancel);
+
+/* hl_multilock_try_acquire(), and when acquired: *out_valid_ms (may be
+ * NULL) = the validity left for a fixed lease (see above), -1 for the
+ * watchdog; out_members (may be NULL; hl_multilock_size() entries) = 1 for
+ * each member taken, 0 for the others (a RedLock's minority). */
+HL_EXTERN int hl_multilock_try_acquire_ex(int *out_acquired,
+                                          int64_t *out_valid_ms,
+                                          int *out_members, hl_multilock *m,
+                                          int64_t wait_ms, int64_t lease_ms,
+                                          hl_cancel *cancel);
+
+/* Acquire, waiting as long as it takes (or until cancel). Same as
+ * hl_multilock_try_acquire() with wait_ms -1; never "not acquired". A
+ * RedLock returns an error once a round finds more than n - quorum members
+ * failing with errors. */
+HL_EXTERN int hl_multilock_acquire(hl_multilock *m, int64_t lease_ms,
+                                   hl_cancel *cancel);
+
+/* Release the calling owner's newest hold: one hold of each member its
+ * acquire took (every member when the handle has no record of one, for
+ * example a hold taken through another multilock handle), last member
+ * first. Every member is tried, whatever the others answer.
+ * Returns HL_OK, or for a multi lock the first member error in release
+ * order (HL_ENOTHELD, HL_ELOST, HL_EINDOUBT, HL_ECLOSED... as
+ * hl_lock_release; the message names the member). A RedLock returns HL_OK
+ * when at least a quorum of members were released, else the first error
+ * other than HL_ENOTHELD (HL_ENOTHELD if all were). Any thread. */
+HL_EXTERN int hl_multilock_release(hl_multilock *m);
+
+/* hl_multilock_release() with its detail: out_statuses and out_released
+ * (each may be NULL; hl_multilock_size() entries) get each member's
+ * hl_lock_release() status and "now free" flag (HL_ENOTHELD and 0 for
+ * members not released because the hold did not take them). members (may
+ * be NULL): which members to release (non-zero: release), overriding the
+ * handle's record (for bindings that keep their own). Returns as
+ * hl_multilock_release(). */
+HL_EXTERN int hl_multilock_release_ex(int *out_statuses, int *out_released,
+                                      hl_multilock *m, const int *members);
+
+/* *out = 1 if the calling owner's newest hold is lost: its fixed lease's
+ * validity has ended, or fewer than the quorum (a multi lock: all) of the
+ * members it took are still held (hl_lock_is_lost, or a member client
+ * closed). 0 if it holds nothing through this handle. Local: no round
+ * trip. Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
+HL_EXTERN int hl_multilock_is_lost(int *out, hl_multilock *m);
+
 #ifdef __cplusplus
 }
 #endif
