@@ -1,0 +1,896 @@
+/*
+ * The multi lock and the RedLock (hl_multilock): all members or none, last
+ * taken first released, members on different clients and servers, a
+ * RedLock with servers down, the lease's validity, mutual exclusion across
+ * processes and threads, cancellation, and bad input.
+ *
+ * Most cases run three independent redis-servers with one client each,
+ * the shape a RedLock is made for.
+ */
+#include "harness.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NSRV 3
+
+static ht_redis *srv[NSRV];
+static hl_client *cli[NSRV];
+
+/* Three servers and a client on each (watchdog_ms: 0 for the default). */
+static void three(int64_t watchdog_ms)
+{
+	int i;
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	for (i = 0; i < NSRV; i++)
+		cli[i] = ht_client(srv[i], watchdog_ms);
+}
+
+static void three_free(void)
+{
+	int i;
+	for (i = 0; i < NSRV; i++) {
+		hl_client_free(cli[i]);
+		cli[i] = NULL;
+	}
+}
+
+/* A client whose waits on a dead server give up sooner. */
+static hl_client *quick_client(const char *url)
+{
+	hl_client_options o;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.connect_timeout_ms = 500;
+	o.command_timeout_ms = 500;
+	o.retry_delay_ms = 100;
+	return ht_client_url(url, &o);
+}
+
+/* One lock called name on each of the three clients, as a multilock. */
+static hl_multilock *multi_of(hl_lock **l, const char *name, int kind)
+{
+	hl_multilock *m = NULL;
+	int i;
+	for (i = 0; i < NSRV; i++)
+		l[i] = ht_lock(cli[i], name);
+	HT_OK(hl_multilock_new(&m, l, NSRV, kind));
+	HT_CHECK(m != NULL);
+	return m;
+}
+
+static void locks_free(hl_lock **l, int n)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		hl_lock_free(l[i]);
+}
+
+static const char *owner_of(hl_lock *l)
+{
+	return ht_owner(l);
+}
+
+/* ---- all or nothing ------------------------------------------------------ */
+
+/* One member held by another client: a multi lock waits its wait, fails,
+ * and leaves none of the members it could take held. Once the member is
+ * free it takes all three, each for its own client's owner. */
+static void all_or_nothing(void)
+{
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	int acquired = 7, members[NSRV], i;
+	int64_t t0, dt, valid = 0;
+
+	three(0);
+	m = multi_of(l, "multi:aon", HL_MULTILOCK_ALL);
+	HT_EQ(hl_multilock_size(m), 3);
+	HT_EQ(hl_multilock_quorum(m), 3);
+	oc = ht_client(srv[1], 0);
+	other = ht_lock(oc, "multi:aon");
+	HT_OK(hl_lock_acquire(other, -1, NULL));
+
+	t0 = ht_now_ms();
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 400, -1, NULL));
+	dt = ht_now_ms() - t0;
+	HT_EQ(acquired, 0);
+	ht_note("not acquired after %lld ms", (long long)dt);
+	HT_RANGE(dt, 350, 400 + 1500 * ht_scale());
+	/* the first member was taken and given back; the third never */
+	HT_EQ(ht_exists(srv[0], HT_S("multi:aon")), 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:aon")), 0);
+	HT_EQ(ht_hget_int(srv[1], HT_S("multi:aon"), ht_owner(other)), 1);
+	HT_EQ(ht_hlen(srv[1], HT_S("multi:aon")), 1);
+
+	/* one attempt each (wait 0): the same */
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 0, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:aon")), 0);
+
+	HT_OK(hl_lock_release(NULL, other));
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, &valid, members, m, 2000,
+	                                  -1, NULL));
+	HT_EQ(acquired, 1);
+	HT_EQ(valid, -1);
+	for (i = 0; i < NSRV; i++) {
+		HT_EQ(members[i], 1);
+		HT_EQ(ht_hget_int(srv[i], HT_S("multi:aon"), owner_of(l[i])),
+		      1);
+	}
+	HT_OK(hl_multilock_release(m));
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(ht_exists(srv[i], HT_S("multi:aon")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+/* ---- order ----------------------------------------------------------------
+ * MONITOR on one server shows the scripts in the order they ran: members
+ * taken first to last, released last to first. */
+
+/* Which of names[0..n) the MONITOR line names as a whole argument (the
+ * key), or -1. */
+static int line_names(const char *line, const char **names, int n)
+{
+	char quoted[128];
+	int i;
+	if (!strstr(line, "\"EVALSHA\"") && !strstr(line, "\"EVAL\""))
+		return -1;
+	for (i = 0; i < n; i++) {
+		snprintf(quoted, sizeof quoted, "\"%s\"", names[i]);
+		if (strstr(line, quoted))
+			return i;
+	}
+	return -1;
+}
+
+static void release_order(void)
+{
+	static const char *names[3] = {"multi:ord:a", "multi:ord:b",
+	                               "multi:ord:c"};
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	redisContext *mon = ht_raw_new(r);
+	redisReply *rep;
+	hl_lock *l[3];
+	hl_multilock *m;
+	int seen[16], nseen = 0, i;
+	struct timeval tv = {5 * ht_scale(), 0};
+	static const int want[6] = {0, 1, 2, 2, 1, 0};
+
+	for (i = 0; i < 3; i++)
+		l[i] = ht_lock(c, names[i]);
+	HT_OK(hl_multilock_new(&m, l, 3, HL_MULTILOCK_ALL));
+	rep = ht_raw(mon, "MONITOR");
+	HT_CHECK(rep->type == REDIS_REPLY_STATUS);
+	freeReplyObject(rep);
+
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	for (i = 0; i < 3; i++)
+		HT_EQ(ht_hget_int(r, HT_S(names[i]), owner_of(l[i])), 1);
+	HT_OK(hl_multilock_release(m));
+	for (i = 0; i < 3; i++)
+		HT_EQ(ht_exists(r, HT_S(names[i])), 0);
+
+	redisSetTimeout(mon, tv);
+	while (nseen < 6) {
+		void *v = NULL;
+		int k;
+		HT_CHECKF(redisGetReply(mon, &v) == REDIS_OK,
+		          "MONITOR: %d of 6 scripts seen", nseen);
+		rep = v;
+		if (rep->type == REDIS_REPLY_STATUS &&
+		    (k = line_names(rep->str, names, 3)) >= 0)
+			seen[nseen++] = k;
+		freeReplyObject(rep);
+	}
+	for (i = 0; i < 6; i++)
+		HT_CHECKF(seen[i] == want[i], "script %d named %s, not %s", i,
+		          names[seen[i]], names[want[i]]);
+	redisFree(mon);
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(c);
+}
+
+/* ---- members on different clients --------------------------------------
+ * Two members on one client of server 0 and one on server 1's client:
+ * each is written with its own client's owner; reentry counts per member;
+ * a handle shared by two threads keeps each thread's holds apart. */
+struct reentry_arg {
+	hl_multilock *m;
+	hl_lock **l;
+	int rc, acquired;
+	long long counts[3];
+};
+
+static void *other_thread(void *arg)
+{
+	struct reentry_arg *a = arg;
+	a->rc = hl_multilock_try_acquire(&a->acquired, a->m, 0, -1, NULL);
+	return NULL;
+}
+
+static void mixed_clients(void)
+{
+	hl_lock *l[3];
+	hl_multilock *m;
+	struct reentry_arg a;
+	pthread_t t;
+	int i, statuses[3], released[3];
+	char o0[128], o2[128];
+
+	srv[0] = ht_redis_start(NULL);
+	srv[1] = ht_redis_start(NULL);
+	cli[0] = ht_client(srv[0], 0);
+	cli[1] = ht_client(srv[1], 0);
+	l[0] = ht_lock(cli[0], "multi:mix:x");
+	l[1] = ht_lock(cli[0], "multi:mix:y");
+	l[2] = ht_lock(cli[1], "multi:mix:x"); /* same name, other server */
+	HT_OK(hl_multilock_new(&m, l, 3, HL_MULTILOCK_ALL));
+	snprintf(o0, sizeof o0, "%s", owner_of(l[0]));
+	snprintf(o2, sizeof o2, "%s", owner_of(l[2]));
+	HT_CHECK(strncmp(o0, hl_client_id(cli[0]), 36) == 0);
+	HT_CHECK(strncmp(o2, hl_client_id(cli[1]), 36) == 0);
+
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	HT_OK(hl_multilock_acquire(m, -1, NULL)); /* reentry */
+	HT_EQ(ht_hget_int(srv[0], HT_S("multi:mix:x"), o0), 2);
+	HT_EQ(ht_hget_int(srv[0], HT_S("multi:mix:y"), o0), 2);
+	HT_EQ(ht_hget_int(srv[1], HT_S("multi:mix:x"), o2), 2);
+
+	/* another thread, another owner: not taken, nothing left behind */
+	memset(&a, 0, sizeof a);
+	a.m = m;
+	a.acquired = 7;
+	t = ht_thread_start(other_thread, &a);
+	ht_thread_join(t, 10000);
+	HT_OK(a.rc);
+	HT_EQ(a.acquired, 0);
+	HT_EQ(ht_hlen(srv[0], HT_S("multi:mix:x")), 1);
+
+	HT_OK(hl_multilock_release_ex(statuses, released, m, NULL));
+	for (i = 0; i < 3; i++) {
+		HT_EQ(statuses[i], HL_OK);
+		HT_EQ(released[i], 0); /* one hold each remains */
+	}
+	HT_EQ(ht_hget_int(srv[1], HT_S("multi:mix:x"), o2), 1);
+	HT_OK(hl_multilock_release_ex(statuses, released, m, NULL));
+	for (i = 0; i < 3; i++)
+		HT_EQ(released[i], 1);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:mix:x")), 0);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:mix:y")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:mix:x")), 0);
+	/* nothing left: each member answers "not held" */
+	HT_RC(hl_multilock_release(m), HL_ENOTHELD);
+	HT_CHECK(strstr(hl_error_last(), "member 2") != NULL);
+
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(cli[0]);
+	hl_client_free(cli[1]);
+}
+
+/* ---- RedLock ------------------------------------------------------------- */
+
+/* The middle server black-holed (through a fault proxy, so the client's
+ * commands hang instead of being refused): the RedLock still gets its
+ * quorum within the wait, holds members 0 and 2, and releases them. */
+static void redlock_one_down(void)
+{
+	ht_proxy *p;
+	hl_lock *l[NSRV];
+	hl_multilock *m;
+	int acquired = 0, members[NSRV], i, is_lost = 1;
+	int64_t t0, dt, valid = 0;
+
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	p = ht_proxy_start(srv[1]->port);
+	cli[0] = ht_client(srv[0], 0);
+	cli[1] = quick_client(p->url);
+	cli[2] = ht_client(srv[2], 0);
+	m = multi_of(l, "multi:red1", HL_MULTILOCK_RED);
+	HT_EQ(hl_multilock_quorum(m), 2);
+
+	/* all up: every member taken */
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, &valid, members, m, 1500,
+	                                  -1, NULL));
+	HT_EQ(acquired, 1);
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(members[i], 1);
+	HT_OK(hl_multilock_release(m));
+
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, &valid, members, m, 1500,
+	                                  10000, NULL));
+	dt = ht_now_ms() - t0;
+	ht_note("one of three black-holed: acquired in %lld ms, valid %lld",
+	        (long long)dt, (long long)valid);
+	HT_EQ(acquired, 1);
+	HT_EQ(members[0], 1);
+	HT_EQ(members[1], 0);
+	HT_EQ(members[2], 1);
+	HT_RANGE(dt, 0, 1500 + 1000 * ht_scale());
+	HT_RANGE(valid, 1, 10000 - hl_multilock_drift_ms(10000) - dt + 5);
+	HT_RANGE(ht_pttl(srv[0], HT_S("multi:red1")), 1, 10000);
+	HT_EQ(ht_hget_int(srv[2], HT_S("multi:red1"), owner_of(l[2])), 1);
+	HT_OK(hl_multilock_is_lost(&is_lost, m));
+	HT_EQ(is_lost, 0);
+
+	/* the release skips the member it never took: no wait on it */
+	t0 = ht_now_ms();
+	HT_OK(hl_multilock_release(m));
+	dt = ht_now_ms() - t0;
+	HT_RANGE(dt, 0, 400 * ht_scale());
+	HT_EQ(ht_exists(srv[0], HT_S("multi:red1")), 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:red1")), 0);
+	HT_OK(hl_multilock_is_lost(&is_lost, m));
+	HT_EQ(is_lost, 0); /* holds nothing */
+
+	/* a stopped server (refused, not hanging) instead: the same */
+	ht_redis_stop(srv[2]);
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, NULL, members, m, 1500, -1,
+	                                  NULL));
+	HT_EQ(acquired, 0); /* two down of three: no quorum */
+	HT_EQ(ht_exists(srv[0], HT_S("multi:red1")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	three_free();
+	ht_proxy_stop(p);
+}
+
+/* Two of three down (one stopped, one black-holed): not acquired, within
+ * its wait, and the member on the live server is not left held. */
+static void redlock_two_down(void)
+{
+	ht_proxy *p;
+	hl_lock *l[NSRV];
+	hl_multilock *m;
+	int acquired = 7, rc, i;
+	int64_t t0, dt;
+	const int64_t wait = 1500;
+
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	p = ht_proxy_start(srv[2]->port);
+	cli[0] = ht_client(srv[0], 0);
+	cli[1] = quick_client(srv[1]->url);
+	cli[2] = quick_client(p->url);
+	m = multi_of(l, "multi:red2", HL_MULTILOCK_RED);
+	ht_redis_stop(srv[1]);
+	ht_proxy_cmd(p, "blackhole on");
+
+	t0 = ht_now_ms();
+	rc = hl_multilock_try_acquire(&acquired, m, wait, -1, NULL);
+	dt = ht_now_ms() - t0;
+	ht_note("two of three down: %s after %lld ms (%s)", hl_status_name(rc),
+	        (long long)dt, rc ? hl_error_last() : "not acquired");
+	HT_CHECKF(rc == HL_OK || rc == HL_EIO || rc == HL_ECONNECT, "%s: %s",
+	          hl_status_name(rc), hl_error_last());
+	if (rc == HL_OK)
+		HT_EQ(acquired, 0);
+	else
+		HT_CHECK(strstr(hl_error_last(), "RedLock") != NULL);
+	HT_RANGE(dt, wait - 50, wait + 1000 * ht_scale());
+	HT_EQ(ht_exists(srv[0], HT_S("multi:red2")), 0);
+
+	/* one attempt each: at once, the same answer */
+	t0 = ht_now_ms();
+	rc = hl_multilock_try_acquire(&acquired, m, 0, -1, NULL);
+	dt = ht_now_ms() - t0;
+	HT_CHECKF(rc == HL_OK ? acquired == 0
+	                      : rc == HL_EIO || rc == HL_ECONNECT,
+	          "%s: %s", hl_status_name(rc), hl_error_last());
+	HT_RANGE(dt, 0, 1500 * ht_scale());
+	HT_EQ(ht_exists(srv[0], HT_S("multi:red2")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	three_free();
+	ht_proxy_stop(p);
+}
+
+/* Contention instead of outages: one member held elsewhere still leaves a
+ * quorum (the minority is not taken and not released); two held
+ * elsewhere leave none. */
+static void redlock_contended(void)
+{
+	hl_lock *l[NSRV], *o0, *o1;
+	hl_client *oc0, *oc1;
+	hl_multilock *m;
+	int acquired = 0, members[NSRV], statuses[NSRV];
+
+	three(0);
+	m = multi_of(l, "multi:red3", HL_MULTILOCK_RED);
+	oc0 = ht_client(srv[0], 0);
+	oc1 = ht_client(srv[1], 0);
+	o0 = ht_lock(oc0, "multi:red3");
+	o1 = ht_lock(oc1, "multi:red3");
+
+	HT_OK(hl_lock_acquire(o0, -1, NULL));
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, NULL, members, m, 900, -1,
+	                                  NULL));
+	HT_EQ(acquired, 1);
+	HT_EQ(members[0], 0);
+	HT_EQ(members[1], 1);
+	HT_EQ(members[2], 1);
+	HT_OK(hl_multilock_release_ex(statuses, NULL, m, NULL));
+	HT_EQ(statuses[0], HL_ENOTHELD); /* never taken: left alone */
+	HT_EQ(statuses[1], HL_OK);
+	HT_EQ(statuses[2], HL_OK);
+	HT_EQ(ht_hget_int(srv[0], HT_S("multi:red3"), ht_owner(o0)), 1);
+
+	HT_OK(hl_lock_acquire(o1, -1, NULL));
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 600, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:red3")), 0);
+	HT_EQ(ht_hlen(srv[0], HT_S("multi:red3")), 1);
+	HT_EQ(ht_hlen(srv[1], HT_S("multi:red3")), 1);
+
+	/* a release with nothing held: "not held" from every member */
+	HT_RC(hl_multilock_release(m), HL_ENOTHELD);
+	HT_EQ(ht_hget_int(srv[0], HT_S("multi:red3"), ht_owner(o0)), 1);
+
+	HT_OK(hl_lock_release(NULL, o0));
+	HT_OK(hl_lock_release(NULL, o1));
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(o0);
+	hl_lock_free(o1);
+	hl_client_free(oc0);
+	hl_client_free(oc1);
+	three_free();
+}
+
+/* ---- the lease ------------------------------------------------------------
+ */
+
+/* A fixed lease: every member has it, the validity left is below lease -
+ * drift, is_lost turns 1 when it ends, and the release then says lost. A
+ * lease too short to leave any validity is never reported held. */
+static void lease_validity(void)
+{
+	hl_lock *l[NSRV];
+	hl_multilock *m;
+	int acquired = 0, lost = 1, i, rc;
+	int64_t valid = 0, t0;
+
+	HT_EQ(hl_multilock_drift_ms(10000), 102);
+	HT_EQ(hl_multilock_drift_ms(-1), 0);
+	three(0);
+	m = multi_of(l, "multi:lease", HL_MULTILOCK_ALL);
+	t0 = ht_now_ms();
+	HT_OK(hl_multilock_try_acquire_ex(&acquired, &valid, NULL, m, 1000, 600,
+	                                  NULL));
+	HT_EQ(acquired, 1);
+	HT_RANGE(valid, 1, 600 - hl_multilock_drift_ms(600));
+	for (i = 0; i < NSRV; i++)
+		HT_RANGE(ht_pttl(srv[i], HT_S("multi:lease")), 1, 600);
+	HT_OK(hl_multilock_is_lost(&lost, m));
+	HT_EQ(lost, 0);
+	ht_sleep_ms(valid + 20 - (ht_now_ms() - t0) > 0
+	                    ? valid + 20 - (ht_now_ms() - t0)
+	                    : 0);
+	HT_OK(hl_multilock_is_lost(&lost, m));
+	HT_EQ(lost, 1);
+	/* past the lease itself: Redis dropped every member */
+	ht_sleep_ms(650 - (ht_now_ms() - t0) > 0 ? 650 - (ht_now_ms() - t0)
+	                                         : 0);
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(ht_exists(srv[i], HT_S("multi:lease")), 0);
+	rc = hl_multilock_release(m);
+	HT_CHECKF(rc == HL_ELOST || rc == HL_ENOTHELD, "%s: %s",
+	          hl_status_name(rc), hl_error_last());
+
+	/* 2 ms of lease, 2 ms of drift: no validity, never held */
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 0, 2, NULL));
+	HT_EQ(acquired, 0);
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(ht_exists(srv[i], HT_S("multi:lease")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	three_free();
+}
+
+/* ---- mutual exclusion ---------------------------------------------------- */
+
+static char cs_path[256];
+
+static void cs_path_init(const char *what)
+{
+	snprintf(cs_path, sizeof cs_path, "/tmp/hilock-multi-%s-%d.log", what,
+	         (int)getpid());
+	unlink(cs_path);
+}
+
+/* A contending process: its own three clients, one RedLock, sections for
+ * duration_ms. Exits 0 if it got the lock at least once, 3 if never. */
+static int red_contender(const char *tag, int64_t duration_ms)
+{
+	pid_t pid = fork();
+	HT_CHECK(pid >= 0);
+	if (pid == 0) {
+		hl_lock *l[NSRV];
+		hl_multilock *m;
+		int64_t end = ht_now_ms() + duration_ms;
+		int got = 0, i;
+		for (i = 0; i < NSRV; i++)
+			cli[i] = ht_client(srv[i], 0);
+		m = multi_of(l, "multi:excl", HL_MULTILOCK_RED);
+		while (ht_now_ms() < end) {
+			int acq = 0;
+			if (hl_multilock_try_acquire(&acq, m, 1000, -1, NULL) !=
+			            HL_OK ||
+			    !acq)
+				continue;
+			ht_cs_enter(cs_path, tag);
+			ht_sleep_ms(1 + got % 3);
+			ht_cs_leave(cs_path, tag);
+			got++;
+			if (hl_multilock_release(m) != HL_OK)
+				_exit(5);
+		}
+		hl_multilock_free(m);
+		locks_free(l, NSRV);
+		three_free();
+		_exit(got > 0 ? 0 : 3);
+	}
+	return (int)pid;
+}
+
+static void exclusion_processes(void)
+{
+	int pids[3], i;
+	long n;
+	char tag[16];
+
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	cs_path_init("procs");
+	for (i = 0; i < 3; i++) {
+		snprintf(tag, sizeof tag, "p%d", i);
+		pids[i] = red_contender(tag, 2500);
+	}
+	ht_contenders_wait(pids, 3);
+	n = ht_cs_check(cs_path);
+	ht_note("%ld RedLock sections of three processes, no overlap", n);
+	HT_CHECK(n >= 3);
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(ht_exists(srv[i], HT_S("multi:excl")), 0);
+	unlink(cs_path);
+}
+
+/* Threads of one process sharing one multi lock handle, each its own
+ * owner, the handle's records kept apart per thread. */
+struct excl_arg {
+	hl_multilock *m;
+	char tag[8];
+	int got, rc;
+};
+
+static void *excl_thread(void *arg)
+{
+	struct excl_arg *a = arg;
+	int64_t end = ht_now_ms() + 2000;
+	while (ht_now_ms() < end) {
+		int acq = 0;
+		a->rc = hl_multilock_try_acquire(&acq, a->m, 1000, -1, NULL);
+		if (a->rc != HL_OK)
+			return NULL;
+		if (!acq)
+			continue;
+		ht_cs_enter(cs_path, a->tag);
+		ht_cs_leave(cs_path, a->tag);
+		a->got++;
+		if ((a->rc = hl_multilock_release(a->m)) != HL_OK)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void exclusion_threads(void)
+{
+	hl_lock *l[NSRV];
+	hl_multilock *m;
+	struct excl_arg a[4];
+	pthread_t t[4];
+	int i;
+	long n;
+
+	three(0);
+	m = multi_of(l, "multi:excl:t", HL_MULTILOCK_ALL);
+	cs_path_init("threads");
+	for (i = 0; i < 4; i++) {
+		memset(&a[i], 0, sizeof a[i]);
+		a[i].m = m;
+		snprintf(a[i].tag, sizeof a[i].tag, "t%d", i);
+		t[i] = ht_thread_start(excl_thread, &a[i]);
+	}
+	for (i = 0; i < 4; i++)
+		ht_thread_join(t[i], 30000);
+	for (i = 0; i < 4; i++) {
+		HT_CHECKF(a[i].rc == HL_OK, "thread %d: %s", i,
+		          hl_status_name(a[i].rc));
+		HT_CHECKF(a[i].got > 0, "thread %d never got it", i);
+	}
+	n = ht_cs_check(cs_path);
+	ht_note("%ld sections of four threads, no overlap", n);
+	for (i = 0; i < NSRV; i++)
+		HT_EQ(ht_exists(srv[i], HT_S("multi:excl:t")), 0);
+	unlink(cs_path);
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	three_free();
+}
+
+/* Two multilocks taking the same two locks in opposite orders, waiting
+ * forever: rounds give way, so neither deadlocks. */
+struct order_arg {
+	hl_multilock *m;
+	int rounds, rc;
+};
+
+static void *order_thread(void *arg)
+{
+	struct order_arg *a = arg;
+	int i;
+	for (i = 0; i < a->rounds; i++) {
+		if ((a->rc = hl_multilock_acquire(a->m, -1, NULL)) != HL_OK)
+			return NULL;
+		ht_sleep_ms(20);
+		if ((a->rc = hl_multilock_release(a->m)) != HL_OK)
+			return NULL;
+	}
+	return NULL;
+}
+
+static void opposite_orders(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *ab[2], *ba[2];
+	hl_multilock *m1, *m2;
+	struct order_arg a1, a2;
+	pthread_t t1, t2;
+
+	ab[0] = ht_lock(c, "multi:opp:a");
+	ab[1] = ht_lock(c, "multi:opp:b");
+	ba[0] = ht_lock(c, "multi:opp:b");
+	ba[1] = ht_lock(c, "multi:opp:a");
+	HT_OK(hl_multilock_new(&m1, ab, 2, HL_MULTILOCK_ALL));
+	HT_OK(hl_multilock_new(&m2, ba, 2, HL_MULTILOCK_ALL));
+	a1.m = m1;
+	a2.m = m2;
+	a1.rounds = a2.rounds = 4;
+	a1.rc = a2.rc = -100;
+	t1 = ht_thread_start(order_thread, &a1);
+	t2 = ht_thread_start(order_thread, &a2);
+	ht_thread_join(t1, 90000);
+	ht_thread_join(t2, 90000);
+	HT_OK(a1.rc);
+	HT_OK(a2.rc);
+	HT_EQ(ht_exists(r, HT_S("multi:opp:a")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:opp:b")), 0);
+	hl_multilock_free(m1);
+	hl_multilock_free(m2);
+	locks_free(ab, 2);
+	locks_free(ba, 2);
+	hl_client_free(c);
+}
+
+/* ---- cancel ----------------------------------------------------------------
+ */
+
+struct cancel_arg {
+	hl_multilock *m;
+	hl_cancel *cancel;
+	int rc, acquired;
+	int64_t took;
+};
+
+static void *cancel_thread(void *arg)
+{
+	struct cancel_arg *a = arg;
+	int64_t t0 = ht_now_ms();
+	a->rc = hl_multilock_try_acquire(&a->acquired, a->m, 20000, -1,
+	                                 a->cancel);
+	a->took = ht_now_ms() - t0;
+	return NULL;
+}
+
+static void cancel(void)
+{
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	hl_cancel *cn;
+	struct cancel_arg a;
+	pthread_t t;
+	int acquired = 7;
+
+	three(0);
+	m = multi_of(l, "multi:cancel", HL_MULTILOCK_ALL);
+	oc = ht_client(srv[2], 0);
+	other = ht_lock(oc, "multi:cancel");
+	HT_OK(hl_lock_acquire(other, -1, NULL));
+	HT_OK(hl_cancel_new(&cn));
+
+	/* pre-triggered: at once */
+	hl_cancel_trigger(cn);
+	HT_RC(hl_multilock_try_acquire(&acquired, m, 1000, -1, cn),
+	      HL_EINTERRUPTED);
+	HT_EQ(acquired, 7);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:cancel")), 0);
+	hl_cancel_reset(cn);
+
+	/* members 0 and 1 taken, then the wait for member 2 cancelled */
+	memset(&a, 0, sizeof a);
+	a.m = m;
+	a.cancel = cn;
+	a.acquired = 7;
+	t = ht_thread_start(cancel_thread, &a);
+	ht_sleep_ms(300);
+	hl_cancel_trigger(cn);
+	ht_thread_join(t, 5000);
+	HT_EQ(a.rc, HL_EINTERRUPTED);
+	HT_EQ(a.acquired, 7);
+	HT_RANGE(a.took, 250, 2000 * ht_scale());
+	HT_EQ(ht_exists(srv[0], HT_S("multi:cancel")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:cancel")), 0);
+	HT_EQ(ht_hlen(srv[2], HT_S("multi:cancel")), 1);
+
+	HT_OK(hl_lock_release(NULL, other));
+	hl_cancel_free(cn);
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+/* ---- bad input ------------------------------------------------------------
+ */
+
+static void bad_input(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0), *c2 = ht_client(r, 0), *dead;
+	hl_lock *l[3], *dup[2], *dl;
+	hl_multilock *m = (hl_multilock *)0x1, *ok;
+	int acquired = 7, out = 7;
+	int statuses[3], released[3];
+
+	l[0] = ht_lock(c, "multi:bad:a");
+	l[1] = ht_lock(c, "multi:bad:b");
+	l[2] = ht_lock(c2, "multi:bad:e");
+
+	HT_RC(hl_multilock_new(NULL, l, 3, HL_MULTILOCK_ALL), HL_EINVAL);
+	HT_RC(hl_multilock_new(&m, l, 0, HL_MULTILOCK_ALL), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "at least one member") != NULL);
+	HT_RC(hl_multilock_new(&m, l, 0, HL_MULTILOCK_RED), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "RedLock") != NULL);
+	HT_RC(hl_multilock_new(&m, NULL, 2, HL_MULTILOCK_ALL), HL_EINVAL);
+	HT_RC(hl_multilock_new(&m, l, 3, 2), HL_EINVAL);
+	HT_RC(hl_multilock_new(&m, l, 3, -1), HL_EINVAL);
+	HT_RC(hl_multilock_new(&m, l, 100000, HL_MULTILOCK_ALL), HL_EINVAL);
+	dup[0] = l[1];
+	dup[1] = NULL;
+	HT_RC(hl_multilock_new(&m, dup, 2, HL_MULTILOCK_ALL), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "member 1 is NULL") != NULL);
+	dup[1] = l[1];
+	HT_RC(hl_multilock_new(&m, dup, 2, HL_MULTILOCK_RED), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "members 0 and 1") != NULL);
+	dup[1] = ht_lock(c, "multi:bad:b"); /* another handle, same lock */
+	HT_RC(hl_multilock_new(&m, dup, 2, HL_MULTILOCK_ALL), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "multi:bad:b") != NULL);
+	hl_lock_free(dup[1]);
+	HT_CHECK(m == (hl_multilock *)0x1); /* never written on failure */
+	/* one name on two clients: two locks as far as hilock can tell (the
+	 * clients may reach different servers) */
+	dup[1] = ht_lock(c2, "multi:bad:b");
+	HT_OK(hl_multilock_new(&ok, dup, 2, HL_MULTILOCK_RED));
+	hl_multilock_free(ok);
+	hl_lock_free(dup[1]);
+
+	HT_OK(hl_multilock_new(&ok, l, 3, HL_MULTILOCK_ALL));
+	HT_RC(hl_multilock_try_acquire(NULL, ok, 0, -1, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire(&acquired, NULL, 0, -1, NULL),
+	      HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire(&acquired, ok, -2, -1, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire(&acquired, ok, 0, 0, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire(&acquired, ok, 0, -5, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire(&acquired, ok, (int64_t)1 << 41, -1,
+	                               NULL),
+	      HL_EINVAL);
+	HT_EQ(acquired, 7);
+	HT_RC(hl_multilock_acquire(NULL, -1, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_release(NULL), HL_EINVAL);
+	HT_RC(hl_multilock_release_ex(NULL, NULL, NULL, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_is_lost(NULL, ok), HL_EINVAL);
+	HT_RC(hl_multilock_is_lost(&out, NULL), HL_EINVAL);
+	HT_EQ(hl_multilock_size(NULL), 0);
+	HT_EQ(hl_multilock_quorum(NULL), 0);
+	hl_multilock_free(NULL);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:a")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:b")), 0);
+
+	/* a member of a client closed before: refused at once, named */
+	dead = ht_client(r, 0);
+	dl = ht_lock(dead, "multi:bad:c");
+	hl_client_close(dead);
+	dup[0] = l[0];
+	dup[1] = dl;
+	HT_RC(hl_multilock_new(&m, dup, 2, HL_MULTILOCK_ALL), HL_ECLOSED);
+	HT_CHECK(strstr(hl_error_last(), "member 1 (\"multi:bad:c\")") != NULL);
+	hl_lock_free(dl);
+	hl_client_free(dead);
+
+	/* a member's client closed after: the acquire fails with the member
+	 * named, and what it took before is given back */
+	HT_OK(hl_multilock_acquire(ok, -1, NULL));
+	HT_OK(hl_multilock_release(ok));
+	hl_client_close(c2);
+	HT_RC(hl_multilock_try_acquire(&acquired, ok, 500, -1, NULL),
+	      HL_ECLOSED);
+	HT_CHECK(strstr(hl_error_last(), "member 2") != NULL);
+	HT_EQ(acquired, 7);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:a")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:b")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:e")), 0);
+
+	/* held, then a member's client closed: the release still releases
+	 * the others and names the closed one */
+	hl_multilock_free(ok);
+	HT_OK(hl_multilock_new(&ok, l, 2, HL_MULTILOCK_ALL));
+	HT_OK(hl_multilock_acquire(ok, -1, NULL));
+	{
+		hl_client *c3 = ht_client(r, 0);
+		hl_lock *l3[3];
+		hl_multilock *m3;
+		l3[0] = l[0];
+		l3[1] = l[1];
+		l3[2] = ht_lock(c3, "multi:bad:d");
+		HT_OK(hl_multilock_new(&m3, l3, 3, HL_MULTILOCK_ALL));
+		HT_OK(hl_multilock_acquire(m3, -1, NULL));
+		HT_EQ(ht_hget_int(r, HT_S("multi:bad:a"), ht_owner(l[0])), 2);
+		hl_client_close(c3);
+		HT_RC(hl_multilock_release_ex(statuses, released, m3, NULL),
+		      HL_ECLOSED);
+		HT_CHECK(strstr(hl_error_last(),
+		                "member 2 (\"multi:bad:d\")") != NULL);
+		HT_EQ(statuses[2], HL_ECLOSED);
+		HT_EQ(statuses[1], HL_OK);
+		HT_EQ(statuses[0], HL_OK);
+		HT_EQ(ht_hget_int(r, HT_S("multi:bad:a"), ht_owner(l[0])), 1);
+		HT_EQ(ht_hget_int(r, HT_S("multi:bad:b"), ht_owner(l[1])), 1);
+		hl_multilock_free(m3);
+		hl_lock_free(l3[2]);
+		hl_client_free(c3);
+	}
+	HT_OK(hl_multilock_release(ok));
+	HT_EQ(ht_exists(r, HT_S("multi:bad:a")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:bad:b")), 0);
+
+	hl_multilock_free(ok);
+	locks_free(l, 3);
+	hl_client_free(c);
+	hl_client_free(c2);
+}
+
+HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
+        HT_CASE(redlock_one_down), HT_CASE(redlock_two_down),
+        HT_CASE(redlock_contended), HT_CASE(lease_validity),
+        HT_CASE(exclusion_processes), HT_CASE(exclusion_threads),
+        HT_CASE(opposite_orders), HT_CASE(cancel), HT_CASE(bad_input))
