@@ -15,6 +15,9 @@ The other lock kinds have the same interface: ``client.fair_lock(name)``,
 ``client.fenced_lock(name)`` (its ``token`` fences the guarded resource) and
 ``client.lock(name, reentrant=False)``.
 
+Several locks as one: ``with hilock.MultiLock(a, b):`` (all or none), or
+``with hilock.RedLock(l1, l2, l3):`` (a majority of independent servers).
+
 The owner of a lock is the thread that took it, or in asyncio the task
 (``async with client.lock(...)``). Times are float seconds. Locks are
 compatible with Redisson's RLock: Java services and hilock processes can
@@ -38,6 +41,7 @@ from ._errors import (
     RedisError,
 )
 from ._client import Backoff, Client, FencedLock, Lock, Name, ReadWriteLock, SpinLock
+from ._multi import MultiLock, RedLock
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -55,6 +59,8 @@ __all__ = [
     "SpinLock",
     "ReadWriteLock",
     "Backoff",
+    "MultiLock",
+    "RedLock",
     "Name",
     "HilockError",
     "InvalidArgumentError",

@@ -1,0 +1,283 @@
+"""hilock.MultiLock and hilock.RedLock over three independent servers."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Iterator, List, Tuple
+
+import pytest
+
+import hilock
+from conftest import RedisServer, Resp, python_env
+
+
+class Three:
+    """Three redis-servers, a raw connection and a hilock client on each."""
+
+    def __init__(self) -> None:
+        self.servers: List[RedisServer] = []
+        self.clients: List[hilock.Client] = []
+        for _ in range(3):
+            self.servers.append(RedisServer())
+        for s in self.servers:
+            # quick to give up on a server that is gone
+            self.clients.append(hilock.Client(s.url, watchdog_timeout=2.0, connect_timeout=0.5,
+                                              command_timeout=0.5, retry_delay=0.1))
+
+    def raw(self, i: int) -> Resp:
+        return Resp(self.servers[i].port)
+
+    def exists(self, i: int, name: str) -> int:
+        with self.raw(i) as r:
+            return int(r.cmd("EXISTS", name))
+
+    def field(self, i: int, name: str, owner: str):  # type: ignore[no-untyped-def]
+        with self.raw(i) as r:
+            return r.cmd("HGET", name, owner)
+
+    def locks(self, name: str) -> List[hilock.Lock]:
+        return [c.lock(name) for c in self.clients]
+
+    def close(self) -> None:
+        for c in self.clients:
+            c.close()
+        for s in self.servers:
+            s.stop()
+            shutil.rmtree(s.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def three() -> Iterator[Three]:
+    t = Three()
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+def in_thread(fn, timeout: float = 20.0):  # type: ignore[no-untyped-def]
+    out: list = []
+
+    def run() -> None:
+        try:
+            out.append(("ok", fn()))
+        except BaseException as exc:  # noqa: BLE001
+            out.append(("err", exc))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join(timeout)
+    assert not t.is_alive()
+    kind, val = out[0]
+    if kind == "err":
+        raise val
+    return val
+
+
+def test_all_or_nothing(three: Three) -> None:
+    locks = three.locks("py:aon")
+    multi = hilock.MultiLock(*locks)
+    assert multi.locks == tuple(locks)
+    assert multi.quorum == 3
+    other = hilock.Client(three.servers[1].url)
+    try:
+        held = other.lock("py:aon")
+        assert held.acquire()
+        t0 = time.monotonic()
+        assert multi.acquire(timeout=0.4) is False
+        assert 0.35 <= time.monotonic() - t0 < 3.0
+        # the first member was taken and given back, the third never
+        assert three.exists(0, "py:aon") == 0
+        assert three.exists(2, "py:aon") == 0
+        assert held.held()
+        assert multi.acquire(blocking=False) is False
+        assert three.exists(0, "py:aon") == 0
+        held.release()
+    finally:
+        other.close()
+    with multi:
+        for i, lk in enumerate(locks):
+            assert three.field(i, "py:aon", lk.owner) == b"1"
+        assert not multi.lost
+    for i in range(3):
+        assert three.exists(i, "py:aon") == 0
+
+
+def test_reentrant_and_owned_by_thread(three: Three) -> None:
+    locks = three.locks("py:re")
+    multi = hilock.MultiLock(*locks)
+    with multi:
+        with multi:
+            assert three.field(2, "py:re", locks[2].owner) == b"2"
+            # another thread is another owner: not taken, nothing left
+            assert in_thread(lambda: multi.acquire(blocking=False)) is False
+            with three.raw(0) as r:
+                assert r.cmd("HLEN", "py:re") == 1
+        assert three.field(0, "py:re", locks[0].owner) == b"1"
+    assert three.exists(0, "py:re") == 0
+    with pytest.raises(hilock.NotHeldError) as ei:
+        multi.release()
+    assert "member" in str(ei.value)
+
+
+def test_threads_exclude_each_other(three: Three) -> None:
+    multi = hilock.MultiLock(*three.locks("py:excl"))
+    inside = [0]
+    overlaps = [0]
+    rounds = [0]
+
+    def work() -> None:
+        for _ in range(30):
+            with multi:
+                inside[0] += 1
+                if inside[0] != 1:
+                    overlaps[0] += 1
+                time.sleep(0.001)
+                inside[0] -= 1
+                rounds[0] += 1
+
+    ts = [threading.Thread(target=work) for _ in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert rounds[0] == 120
+    assert overlaps[0] == 0
+
+
+def test_redlock_one_of_three_down(three: Three) -> None:
+    locks = three.locks("py:red1")
+    red = hilock.RedLock(*locks)
+    assert red.quorum == 2
+    three.servers[1].stop()
+    t0 = time.monotonic()
+    assert red.acquire(timeout=1.5)
+    took = time.monotonic() - t0
+    assert took < 1.5 + 1.0
+    assert three.field(0, "py:red1", locks[0].owner) == b"1"
+    assert three.field(2, "py:red1", locks[2].owner) == b"1"
+    red.release()  # the minority it never took is not released
+    assert three.exists(0, "py:red1") == 0
+    assert three.exists(2, "py:red1") == 0
+
+
+def test_redlock_two_of_three_down(three: Three) -> None:
+    red = hilock.RedLock(*three.locks("py:red2"))
+    three.servers[1].stop()
+    three.servers[2].stop()
+    t0 = time.monotonic()
+    try:
+        got = red.acquire(timeout=1.5)
+    except hilock.ConnectionError as exc:
+        assert "RedLock" in str(exc)
+        got = False
+    took = time.monotonic() - t0
+    assert got is False
+    assert 1.4 <= took < 1.5 + 1.0, took
+    assert three.exists(0, "py:red2") == 0
+
+
+def test_lease_validity_and_lost(three: Three) -> None:
+    multi = hilock.MultiLock(*three.locks("py:lease"), lease=0.4)
+    with pytest.raises(hilock.LockLost) as ei:
+        with multi:
+            with three.raw(1) as r:
+                assert 0 < r.cmd("PTTL", "py:lease") <= 400
+            assert not multi.lost
+            time.sleep(0.6)
+            assert multi.lost
+    assert "MultiLock('py:lease', 'py:lease', 'py:lease')" in str(ei.value)
+    for i in range(3):
+        assert three.exists(i, "py:lease") == 0
+
+
+def test_bad_input(three: Three) -> None:
+    with pytest.raises(hilock.InvalidArgumentError) as ei:
+        hilock.MultiLock()
+    assert "at least one member" in str(ei.value)
+    with pytest.raises(hilock.InvalidArgumentError) as ei:
+        hilock.RedLock()
+    assert "RedLock" in str(ei.value)
+    a = three.clients[0].lock("py:bad")
+    with pytest.raises(hilock.InvalidArgumentError) as ei:
+        hilock.MultiLock(a, a)
+    assert "members 0 and 1" in str(ei.value)
+    with pytest.raises(hilock.InvalidArgumentError):
+        hilock.RedLock(a, three.clients[0].lock("py:bad"))
+    with pytest.raises(TypeError):
+        hilock.MultiLock(a, "py:bad")  # type: ignore[arg-type]
+    with pytest.raises(hilock.InvalidArgumentError):
+        hilock.MultiLock(a, lease=0)
+    with pytest.raises(hilock.InvalidArgumentError):
+        hilock.MultiLock(a, timeout=-1)
+    multi = hilock.MultiLock(a, three.clients[1].lock("py:bad"))
+    with pytest.raises(hilock.InvalidArgumentError):
+        multi.acquire(timeout=-5)
+    with pytest.raises(hilock.InvalidArgumentError):
+        multi.acquire(blocking=False, timeout=1)
+
+    # a member's client closed: a clear error naming it, nothing held
+    c = three.clients[2]
+    late = c.lock("py:bad:late")
+    multi = hilock.MultiLock(a, late)
+    c.close()
+    with pytest.raises(hilock.ClientClosedError) as ei:
+        multi.acquire(timeout=1)
+    assert "member 1 (\"py:bad:late\")" in str(ei.value)
+    assert three.exists(0, "py:bad") == 0
+    with pytest.raises(hilock.ClientClosedError) as ei:
+        hilock.RedLock(a, late)
+    assert "member 1" in str(ei.value)
+
+
+SIGINT_WAITER = r"""
+import sys, hilock
+urls = sys.argv[1:]
+cs = [hilock.Client(u) for u in urls]
+multi = hilock.MultiLock(*[c.lock("py:sigint") for c in cs])
+print("waiting", flush=True)
+try:
+    multi.acquire()
+    print("acquired", flush=True)
+except KeyboardInterrupt:
+    held = [c.lock("py:sigint").held() for c in cs]
+    print("interrupted held=%s" % any(held), flush=True)
+    sys.exit(3)
+"""
+
+
+def test_ctrl_c_in_main_thread(three: Three) -> None:
+    other = hilock.Client(three.servers[2].url)
+    try:
+        holder = other.lock("py:sigint")
+        assert holder.acquire()
+        p = subprocess.Popen([sys.executable, "-c", SIGINT_WAITER] + [s.url for s in three.servers],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             env=python_env())
+        try:
+            assert p.stdout is not None
+            assert p.stdout.readline().strip() == "waiting"
+            # members 0 and 1 taken, waiting for member 2
+            deadline = time.monotonic() + 10
+            while three.exists(1, "py:sigint") == 0:
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+            p.send_signal(signal.SIGINT)
+            line = p.stdout.readline().strip()
+            p.wait(20)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+        assert line == "interrupted held=False", (line, p.stderr.read() if p.stderr else "")
+        assert p.returncode == 3
+        assert three.exists(0, "py:sigint") == 0
+        assert three.exists(1, "py:sigint") == 0
+        assert holder.held()
+    finally:
+        other.close()
