@@ -226,6 +226,59 @@ static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
 	hl_lock_free(lk);
 }
 
+// hlgo_multi takes (op 0) or releases (op 1) a multilock of kind over n
+// member locks, each named by its client, its bytes in names (lens[i] each,
+// one after another) and its owner. Acquire: was_lost[i] = the member's
+// previous hold had been found lost, members[i] = 1 if taken; r->flag =
+// acquired, r->value = the validity left (-1: watchdog). Release: members
+// says which to release, statuses[i] and released[i] get each one's
+// status and "now free" flag.
+static void hlgo_multi(hlgo_result *r, int op, int kind, int n,
+		hl_client *const *clients, const char *names, const size_t *lens,
+		const uint64_t *owners, int64_t wait_ms, int64_t lease_ms,
+		hl_cancel *cancel, int *members, int *was_lost, int *statuses,
+		int *released) {
+	hl_lock **lk = calloc((size_t)n, sizeof(*lk));
+	hl_multilock *m = NULL;
+	size_t off = 0;
+	int i, rc = HL_OK, acquired = 0, lost;
+	int64_t valid = -1;
+	hlgo_reset(r);
+	if (!lk) {
+		r->status = HL_ENOMEM;
+		hlgo_copy(r->msg, "out of memory");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (hlgo_open(&lk[i], r, clients[i], names + off, lens[i],
+				owners[i]) != HL_OK)
+			goto out;
+		off += lens[i];
+		if (op == 0 && hl_lock_is_lost(&lost, lk[i]) == HL_OK)
+			was_lost[i] = lost;
+	}
+	rc = hl_multilock_new(&m, lk, (size_t)n, kind);
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+		goto out;
+	}
+	if (op == 0) {
+		rc = hl_multilock_try_acquire_ex(&acquired, &valid, members, m,
+				wait_ms, lease_ms, cancel);
+		r->flag = acquired;
+		r->value = valid;
+	} else {
+		rc = hl_multilock_release_ex(statuses, released, m, members);
+	}
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+out:
+	hl_multilock_free(m);
+	for (i = 0; i < n; i++)
+		hl_lock_free(lk[i]);
+	free(lk);
+}
+
 // 1 if fd has data to read now (the lost signal), 0 if not. A hang-up alone
 // is not a loss: the library may close its end when a hold ends normally.
 static int hlgo_fd_readable(int fd) {
@@ -484,6 +537,53 @@ func callAcquire(p *C.hl_client, kind *lockKind, name []byte, owner uint64, wait
 		value: int64(r.value)}
 	if r.status != C.HL_OK {
 		res.err = resultError("lock", &r)
+	}
+	return res
+}
+
+// multiCall is one multilock operation on C's side (see hlgo_multi). The
+// caller holds every member client's mu for reading, so ps stay valid.
+type multiCall struct {
+	red     bool
+	ps      []*C.hl_client
+	names   []byte // the members' names, one after another
+	lens    []C.size_t
+	owners  []C.uint64_t
+	members []C.int // acquire: out (taken); release: in (which)
+	wasLost []C.int
+	status  []C.int
+	freed   []C.int
+}
+
+func newMultiCall(red bool, n int) *multiCall {
+	return &multiCall{red: red, ps: make([]*C.hl_client, 0, n), lens: make([]C.size_t, 0, n),
+		owners: make([]C.uint64_t, 0, n), members: make([]C.int, n), wasLost: make([]C.int, n),
+		status: make([]C.int, n), freed: make([]C.int, n)}
+}
+
+func (mc *multiCall) add(p *C.hl_client, name []byte, owner uint64) {
+	mc.ps = append(mc.ps, p)
+	mc.names = append(mc.names, name...)
+	mc.lens = append(mc.lens, C.size_t(len(name)))
+	mc.owners = append(mc.owners, C.uint64_t(owner))
+}
+
+// run makes the call (op 0: acquire, 1: release). Every slice holds C
+// values only, so passing their memory to C is allowed.
+func (mc *multiCall) run(op int, opName string, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {
+	var r cResult
+	kind := C.int(C.HL_MULTILOCK_ALL)
+	if mc.red {
+		kind = C.HL_MULTILOCK_RED
+	}
+	C.hlgo_multi(&r, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0],
+		(*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
+		C.int64_t(waitMs), C.int64_t(leaseMs), cancel, &mc.members[0], &mc.wasLost[0],
+		&mc.status[0], &mc.freed[0])
+	runtime.KeepAlive(mc)
+	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value)}
+	if r.status != C.HL_OK {
+		res.err = resultError(opName, &r)
 	}
 	return res
 }

@@ -160,18 +160,9 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := ctx.Err(); err != nil {
+	waitMs, byDeadline, err := ctxWait(ctx, waitMs)
+	if err != nil {
 		return false, err
-	}
-	byDeadline := false
-	if dl, ok := ctx.Deadline(); ok {
-		rem := durationMs(time.Until(dl))
-		if rem <= 0 {
-			return false, context.DeadlineExceeded
-		}
-		if waitMs < 0 || rem < waitMs {
-			waitMs, byDeadline = rem, true
-		}
 	}
 	cancel, stop, err := cancelFor(ctx)
 	if err != nil {
@@ -206,6 +197,24 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 	}
 	m.held(r.wasLost, leaseMs < 0)
 	return true, nil
+}
+
+// ctxWait bounds a wait (ms, -1: forever) by ctx's deadline: the wait to
+// use, and whether the deadline set it. ctx done already: its error.
+func ctxWait(ctx context.Context, waitMs int64) (int64, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, false, err
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		rem := durationMs(time.Until(dl))
+		if rem <= 0 {
+			return 0, false, context.DeadlineExceeded
+		}
+		if waitMs < 0 || rem < waitMs {
+			return rem, true, nil
+		}
+	}
+	return waitMs, false, nil
 }
 
 // held records a successful acquire. wasLost: the library had found this
@@ -257,24 +266,29 @@ func (m *Mutex) Release() error {
 	}
 	r := callLock(p, opRelease, "unlock", &m.kind, m.name, m.owner)
 	m.c.mu.RUnlock()
+	m.released(r.status, r.flag)
+	return r.err
+}
 
+// released records the outcome of a release of one hold: its status and,
+// on success, whether the lock is now free.
+func (m *Mutex) released(status int, free bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
-	case r.err == nil && !r.flag:
+	case status == statusOK && !free:
 		if m.count > 1 {
 			m.count--
 		}
-	case r.err == nil, r.status == statusNotHeld, r.status == statusInDoubt:
+	case status == statusOK, status == statusNotHeld, status == statusInDoubt:
 		// In doubt: the library stopped renewing; the lease ends it.
 		m.endHoldLocked()
-	case r.status == statusLost:
+	case status == statusLost:
 		if m.cur != nil {
 			m.cur.markLost()
 		}
 		m.endHoldLocked()
 	}
-	return r.err
 }
 
 // Lost returns a channel that is closed when the watchdog finds this

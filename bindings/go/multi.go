@@ -1,0 +1,345 @@
+package hilock
+
+import (
+	"context"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// A MultiLock is several Mutexes taken as one (Redisson's MultiLock and
+// RedLock), made by NewMultiLock or NewRedLock. The Mutexes may come from
+// different Clients, so the locks may live on independent Redis servers.
+// It implements sync.Locker.
+//
+// NewMultiLock: all of them or none. They are taken in the order given,
+// each waiting what is left of the wait; if one cannot be taken, those
+// already taken are released again (last first) and nothing is held.
+//
+// NewRedLock: held once a majority (Quorum) of the Mutexes, each on its own
+// server, is. Each member waits at most max(wait/n, 1 ms), so a server that
+// is down costs only its share; more servers down than a minority make it
+// fail within the wait. The members not taken are not held, and a release
+// leaves them alone.
+//
+// Release gives back what the newest acquisition took, last member first,
+// trying every member whatever the others answer. Reentrant like Mutex:
+// each member's hold count grows with each acquisition. The owner of each
+// member is its Mutex, so the members' own methods (IsHeld, Lost, Context)
+// work as usual; goroutines sharing a MultiLock share its holds.
+//
+// A fixed lease (TryLock) is given to every member as it is taken: the
+// hold is valid for lease - the time taking took - drift (1% of the lease
+// + 2 ms), see Until, and is not reported held if nothing is left.
+//
+// Safety of the RedLock: Martin Kleppmann ("How to do distributed locking",
+// 2016) showed that a process pause (GC, swap, SIGSTOP) or a server's clock
+// jump can end a lease while its holder still acts under it, and nothing
+// then stops its late writes. Where correctness matters, use the fenced
+// lock kind and check its token where you write.
+type MultiLock struct {
+	red   bool
+	locks []*Mutex
+	err   error // bad members, reported by every method
+
+	mu    sync.Mutex
+	holds []multiHold // newest last
+}
+
+// multiHold is one acquisition: which members it took, and until when a
+// fixed lease keeps it valid (zero: the watchdog).
+type multiHold struct {
+	taken []bool
+	until time.Time
+}
+
+var _ sync.Locker = (*MultiLock)(nil)
+
+// NewMultiLock returns a lock that takes all of locks or none. Bad input (no
+// locks, a nil Mutex, one lock twice: the same Mutex, or two Mutexes of one
+// name on one Client) is reported by every method as ErrInvalid.
+func NewMultiLock(locks ...*Mutex) *MultiLock { return newMultiLock(false, locks) }
+
+// NewRedLock returns a RedLock over locks, each from its own Client on its
+// own independent server; odd counts (3, 5) tolerate (n-1)/2 servers down.
+// Bad input as NewMultiLock.
+func NewRedLock(locks ...*Mutex) *MultiLock { return newMultiLock(true, locks) }
+
+func newMultiLock(red bool, locks []*Mutex) *MultiLock {
+	l := &MultiLock{red: red, locks: append([]*Mutex(nil), locks...)}
+	what := "NewMultiLock"
+	if red {
+		what = "NewRedLock"
+	}
+	if len(locks) == 0 {
+		l.err = invalid("lock", what+": at least one Mutex is needed")
+	}
+	for i, m := range locks {
+		if m == nil {
+			l.err = invalid("lock", what+": Mutex "+strconv.Itoa(i)+" is nil")
+			break
+		}
+		if err := m.check(); err != nil {
+			l.err = err
+			break
+		}
+		for j := 0; j < i; j++ {
+			if locks[j] == m || (locks[j].c == m.c && string(locks[j].name) == string(m.name)) {
+				l.err = invalid("lock", what+": Mutexes "+strconv.Itoa(j)+" and "+
+					strconv.Itoa(i)+" are the same lock "+quoteName(m.name)+" of one client")
+			}
+		}
+		if l.err != nil {
+			break
+		}
+	}
+	return l
+}
+
+// Mutexes returns the members, in the order they are taken.
+func (l *MultiLock) Mutexes() []*Mutex { return append([]*Mutex(nil), l.locks...) }
+
+// Quorum is how many members must be taken: all of them, or a RedLock's
+// len/2+1.
+func (l *MultiLock) Quorum() int {
+	if l.red {
+		return len(l.locks)/2 + 1
+	}
+	return len(l.locks)
+}
+
+// Lock acquires every member (a RedLock: a majority), waiting as long as it
+// takes, with the watchdog keeping them alive. It panics if that fails (a
+// member's client closed, its Redis unreachable...); use LockContext to get
+// an error instead.
+func (l *MultiLock) Lock() {
+	if err := l.LockContext(context.Background()); err != nil {
+		panic(err)
+	}
+}
+
+// LockContext acquires as Lock does, until held or ctx is done (then
+// ctx.Err(), with nothing held). A wait without end runs in rounds of 1.5
+// to 3 s per member that give back what they took, so two MultiLocks
+// sharing Mutexes in other orders never deadlock.
+func (l *MultiLock) LockContext(ctx context.Context) error {
+	_, err := l.acquire(ctx, -1, -1)
+	return err
+}
+
+// TryLock tries to acquire, waiting at most wait (0: one attempt per
+// member; negative: as long as ctx allows). lease 0: the watchdog keeps the
+// members alive; a positive lease is each member's fixed lifetime (see
+// Until). It returns true when held, false when the wait ran out (nothing
+// is then held), and ctx.Err() when ctx was done first.
+func (l *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
+	if lease < 0 {
+		return false, invalid("lock", "negative lease")
+	}
+	waitMs := int64(-1)
+	if wait >= 0 {
+		waitMs = durationMs(wait)
+	}
+	leaseMs := int64(-1)
+	if lease > 0 {
+		leaseMs = durationMs(lease)
+	}
+	return l.acquire(ctx, waitMs, leaseMs)
+}
+
+// enter enters every member's client for one call (each once), returning
+// a function that leaves them.
+func (l *MultiLock) enter(mc *multiCall) (func(), error) {
+	seen := make(map[*Client]bool, len(l.locks))
+	var entered []*Client
+	leave := func() {
+		for _, c := range entered {
+			c.mu.RUnlock()
+		}
+	}
+	ps := make(map[*Client]*cClient, len(l.locks))
+	for i, m := range l.locks {
+		if !seen[m.c] {
+			seen[m.c] = true
+			p, err := m.c.enter()
+			if err != nil {
+				leave()
+				return nil, &Error{Op: "lock", Code: statusClosed, Name: statusName(statusClosed),
+					Message: "member " + strconv.Itoa(i) + " (" + quoteName(m.name) + "): the client is closed"}
+			}
+			entered = append(entered, m.c)
+			ps[m.c] = p
+		}
+		mc.add(ps[m.c], m.name, m.owner)
+	}
+	return leave, nil
+}
+
+func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error) {
+	defer runtime.KeepAlive(l)
+	if l.err != nil {
+		return false, l.err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	waitMs, byDeadline, err := ctxWait(ctx, waitMs)
+	if err != nil {
+		return false, err
+	}
+	cancel, stop, err := cancelFor(ctx)
+	if err != nil {
+		return false, err
+	}
+	mc := newMultiCall(l.red, len(l.locks))
+	leave, err := l.enter(mc)
+	if err != nil {
+		stop()
+		return false, err
+	}
+	r := mc.run(0, "lock", waitMs, leaseMs, cancel)
+	leave()
+	stop()
+	if r.err != nil {
+		if r.status == statusInterrupted && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		return false, r.err
+	}
+	if !r.flag {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if byDeadline {
+			return false, context.DeadlineExceeded
+		}
+		return false, nil
+	}
+	h := multiHold{taken: make([]bool, len(l.locks))}
+	if r.value >= 0 {
+		h.until = time.Now().Add(time.Duration(r.value) * time.Millisecond)
+	}
+	for i, m := range l.locks {
+		if mc.members[i] != 0 {
+			h.taken[i] = true
+			m.held(mc.wasLost[i] != 0, leaseMs < 0)
+		}
+	}
+	l.mu.Lock()
+	l.holds = append(l.holds, h)
+	l.mu.Unlock()
+	return true, nil
+}
+
+// Until is when the newest hold's fixed lease stops being valid (see
+// TryLock); the zero Time for a hold kept by the watchdog, or no hold.
+func (l *MultiLock) Until() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.holds) == 0 {
+		return time.Time{}
+	}
+	return l.holds[len(l.holds)-1].until
+}
+
+// Unlock releases the newest hold, for sync.Locker and defer. It panics on
+// misuse, as sync.Mutex does: a MultiLock that holds nothing (the panic
+// value matches ErrNotHeld) or bad members (ErrInvalid). Other failures
+// go to Logger, as Mutex.Unlock's do; use Release to get them.
+func (l *MultiLock) Unlock() {
+	if l.err != nil {
+		panic(l.err)
+	}
+	l.mu.Lock()
+	n := len(l.holds)
+	l.mu.Unlock()
+	if n == 0 {
+		panic(l.notHeld())
+	}
+	if err := l.Release(); err != nil {
+		if log := Logger; log != nil {
+			log(&UnlockError{Name: l.label(), Err: err})
+		}
+	}
+}
+
+func (l *MultiLock) notHeld() error {
+	return &Error{Op: "unlock", Code: statusNotHeld, Name: statusName(statusNotHeld),
+		Message: "unlock of a " + l.kind() + " that holds nothing"}
+}
+
+func (l *MultiLock) kind() string {
+	if l.red {
+		return "RedLock"
+	}
+	return "MultiLock"
+}
+
+func (l *MultiLock) label() string {
+	s := l.kind() + "("
+	for i, m := range l.locks {
+		if i > 0 {
+			s += ", "
+		}
+		s += string(m.name)
+	}
+	return s + ")"
+}
+
+// Release releases what the newest acquisition took, last member first,
+// trying every member. It returns the first member's error (matching
+// ErrNotHeld, ErrLost, ErrInDoubt, ErrClosed...; the message names the
+// member); a RedLock returns an error only when fewer than a quorum of
+// members were released. A MultiLock that holds nothing returns an error
+// matching ErrNotHeld without a round trip.
+func (l *MultiLock) Release() error {
+	defer runtime.KeepAlive(l)
+	if l.err != nil {
+		return l.err
+	}
+	l.mu.Lock()
+	if len(l.holds) == 0 {
+		l.mu.Unlock()
+		return l.notHeld()
+	}
+	h := l.holds[len(l.holds)-1]
+	l.holds = l.holds[:len(l.holds)-1]
+	l.mu.Unlock()
+
+	mc := newMultiCall(l.red, len(l.locks))
+	for i, t := range h.taken {
+		if t {
+			mc.members[i] = 1
+		}
+	}
+	leave, err := l.enter(mc)
+	if err != nil {
+		// A member's client is closed (nothing renews that member any
+		// more): release the members one by one, last first.
+		released := 0
+		var first error
+		for i := len(l.locks) - 1; i >= 0; i-- {
+			if !h.taken[i] {
+				continue
+			}
+			if rerr := l.locks[i].Release(); rerr == nil {
+				released++
+			} else if first == nil {
+				first = rerr
+			}
+		}
+		if l.red && released >= l.Quorum() {
+			return nil
+		}
+		return first
+	}
+	r := mc.run(1, "unlock", -1, -1, nil)
+	leave()
+	for i, m := range l.locks {
+		if h.taken[i] {
+			m.released(int(mc.status[i]), mc.freed[i] != 0)
+		}
+	}
+	return r.err
+}

@@ -1,0 +1,328 @@
+package hilock_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	hilock "github.com/hilock/hilock/bindings/go"
+)
+
+// server is a throwaway redis-server of one test.
+type server struct {
+	addr   string
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func (s *server) url() string { return "redis://" + s.addr + "/0" }
+
+// stop kills it (a server that is down).
+func (s *server) stop() {
+	s.cmd.Process.Kill()
+	<-s.exited
+}
+
+func startServer(t testing.TB) *server {
+	t.Helper()
+	bin := os.Getenv("REDIS_SERVER")
+	if bin == "" {
+		bin = "redis-server"
+	}
+	dir := t.TempDir()
+	for attempt := 0; attempt < 3; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := &server{addr: "127.0.0.1:" + strconv.Itoa(port), exited: make(chan struct{})}
+		s.cmd = exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"), "--daemonize", "no")
+		s.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := s.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { s.cmd.Wait(); close(s.exited) }()
+		if waitRedis(s.addr, s.exited, 10*time.Second) {
+			t.Cleanup(func() {
+				select {
+				case <-s.exited:
+				default:
+					s.stop()
+				}
+			})
+			return s
+		}
+		s.stop()
+	}
+	t.Fatal("redis-server did not start")
+	return nil
+}
+
+// threeServers starts three servers and connects a client to each, quick
+// to give up on a server that goes away.
+func threeServers(t *testing.T) ([]*server, []*hilock.Client) {
+	var srv []*server
+	var cli []*hilock.Client
+	for i := 0; i < 3; i++ {
+		srv = append(srv, startServer(t))
+	}
+	for _, s := range srv {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		c, err := hilock.Connect(ctx, s.url(), hilock.WithConnectTimeout(500*time.Millisecond),
+			hilock.WithCommandTimeout(500*time.Millisecond), hilock.WithRetry(4, 100*time.Millisecond))
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cli = append(cli, c)
+	}
+	return srv, cli
+}
+
+func rawOf(t *testing.T, s *server) *redis {
+	rc, err := dialResp(s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.close)
+	return &redis{t: t, rc: rc}
+}
+
+func mutexes(cli []*hilock.Client, name string) []*hilock.Mutex {
+	var ms []*hilock.Mutex
+	for _, c := range cli {
+		ms = append(ms, c.Mutex(name))
+	}
+	return ms
+}
+
+func TestMultiLockAllOrNothing(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	ms := mutexes(cli, name)
+	ml := hilock.NewMultiLock(ms...)
+	if ml.Quorum() != 3 || len(ml.Mutexes()) != 3 {
+		t.Fatalf("Quorum %d, %d Mutexes", ml.Quorum(), len(ml.Mutexes()))
+	}
+	other, err := hilock.Connect(context.Background(), srv[1].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	held := other.Mutex(name)
+	held.Lock()
+
+	t0 := time.Now()
+	ok, err := ml.TryLock(context.Background(), 400*time.Millisecond, 0)
+	if ok || err != nil {
+		t.Fatalf("TryLock with a member held elsewhere = %v, %v", ok, err)
+	}
+	if d := time.Since(t0); d < 350*time.Millisecond || d > 3*time.Second {
+		t.Fatalf("TryLock took %v, want about its 400 ms wait", d)
+	}
+	for _, i := range []int{0, 2} {
+		if n := rawOf(t, srv[i]).int("EXISTS", name); n != 0 {
+			t.Fatalf("member %d left held after a failed TryLock", i)
+		}
+	}
+	if ok, _ := held.IsHeld(); !ok {
+		t.Fatal("the other client's hold was touched")
+	}
+
+	// the context's deadline bounds the wait too
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	err = ml.LockContext(ctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("LockContext with a deadline: %v", err)
+	}
+	if n := rawOf(t, srv[0]).int("EXISTS", name); n != 0 {
+		t.Fatal("member 0 left held after a deadline")
+	}
+
+	held.Unlock()
+	ml.Lock()
+	for i, m := range ms {
+		if v, _ := rawOf(t, srv[i]).str("HGET", name, m.Owner()); v != "1" {
+			t.Fatalf("member %d: field %s = %q", i, m.Owner(), v)
+		}
+		if n, err := m.HoldCount(); n != 1 || err != nil {
+			t.Fatalf("member %d HoldCount = %d, %v", i, n, err)
+		}
+	}
+	if !ml.Until().IsZero() {
+		t.Fatal("a watchdog hold has an Until")
+	}
+	ml.Lock() // reentrant
+	if n, _ := ms[2].HoldCount(); n != 2 {
+		t.Fatalf("HoldCount after reentry = %d", n)
+	}
+	ml.Unlock()
+	ml.Unlock()
+	for i := range ms {
+		if n := rawOf(t, srv[i]).int("EXISTS", name); n != 0 {
+			t.Fatalf("member %d still held after Unlock", i)
+		}
+	}
+	mustPanic(t, hilock.ErrNotHeld, ml.Unlock)
+	if err := ml.Release(); !errors.Is(err, hilock.ErrNotHeld) {
+		t.Fatalf("Release of nothing: %v", err)
+	}
+}
+
+func TestRedLockServersDown(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	ms := mutexes(cli, name)
+	rl := hilock.NewRedLock(ms...)
+	if rl.Quorum() != 2 {
+		t.Fatalf("Quorum = %d", rl.Quorum())
+	}
+
+	srv[1].stop()
+	t0 := time.Now()
+	ok, err := rl.TryLock(context.Background(), 1500*time.Millisecond, 10*time.Second)
+	if !ok || err != nil {
+		t.Fatalf("one of three down: TryLock = %v, %v", ok, err)
+	}
+	took := time.Since(t0)
+	if took > 2500*time.Millisecond {
+		t.Fatalf("one of three down: took %v", took)
+	}
+	if u := time.Until(rl.Until()); u <= 0 || u > 10*time.Second-100*time.Millisecond {
+		t.Fatalf("validity left %v of a 10 s lease", u)
+	}
+	for _, i := range []int{0, 2} {
+		if v, _ := rawOf(t, srv[i]).str("HGET", name, ms[i].Owner()); v != "1" {
+			t.Fatalf("member %d not held", i)
+		}
+	}
+	if err := rl.Release(); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	for _, i := range []int{0, 2} {
+		if n := rawOf(t, srv[i]).int("EXISTS", name); n != 0 {
+			t.Fatalf("member %d still held", i)
+		}
+		if n, _ := ms[i].HoldCount(); n != 0 {
+			t.Fatalf("member %d HoldCount %d", i, n)
+		}
+	}
+
+	srv[2].stop()
+	t0 = time.Now()
+	ok, err = rl.TryLock(context.Background(), 1500*time.Millisecond, 0)
+	took = time.Since(t0)
+	if ok || (err != nil && !strings.Contains(err.Error(), "RedLock")) {
+		t.Fatalf("two of three down: TryLock = %v, %v", ok, err)
+	}
+	if took < 1400*time.Millisecond || took > 2500*time.Millisecond {
+		t.Fatalf("two of three down: took %v, want its 1.5 s wait", took)
+	}
+	if n := rawOf(t, srv[0]).int("EXISTS", name); n != 0 {
+		t.Fatal("member 0 left held")
+	}
+}
+
+func TestMultiLockGoroutines(t *testing.T) {
+	_, cli := threeServers(t)
+	name := uniqueName(t)
+	var inside, overlaps, rounds int64
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		// each goroutine its own MultiLock: its own owners
+		ml := hilock.NewRedLock(mutexes(cli, name)...)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				err := ml.LockContext(ctx)
+				cancel()
+				if err != nil {
+					t.Errorf("LockContext: %v", err)
+					return
+				}
+				if atomic.AddInt64(&inside, 1) != 1 {
+					atomic.AddInt64(&overlaps, 1)
+				}
+				time.Sleep(time.Millisecond)
+				atomic.AddInt64(&inside, -1)
+				atomic.AddInt64(&rounds, 1)
+				if err := ml.Release(); err != nil {
+					t.Errorf("Release: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if rounds != 100 || overlaps != 0 {
+		t.Fatalf("%d rounds, %d overlaps", rounds, overlaps)
+	}
+}
+
+func TestMultiLockBadInput(t *testing.T) {
+	srv, cli := threeServers(t)
+	ctx := context.Background()
+	for _, ml := range []*hilock.MultiLock{hilock.NewMultiLock(), hilock.NewRedLock()} {
+		if err := ml.LockContext(ctx); !errors.Is(err, hilock.ErrInvalid) ||
+			!strings.Contains(err.Error(), "at least one") {
+			t.Fatalf("no members: %v", err)
+		}
+		mustPanic(t, hilock.ErrInvalid, ml.Lock)
+		mustPanic(t, hilock.ErrInvalid, ml.Unlock)
+	}
+	a := cli[0].Mutex("bad:a")
+	if _, err := hilock.NewMultiLock(a, nil).TryLock(ctx, 0, 0); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("nil member: %v", err)
+	}
+	if _, err := hilock.NewMultiLock(a, a).TryLock(ctx, 0, 0); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("same Mutex twice: %v", err)
+	}
+	if err := hilock.NewRedLock(a, cli[0].Mutex("bad:a")).Release(); !errors.Is(err, hilock.ErrInvalid) ||
+		!strings.Contains(err.Error(), "same lock") {
+		t.Fatalf("one lock twice: %v", err)
+	}
+	if _, err := hilock.NewMultiLock(a, cli[0].Mutex("")).TryLock(ctx, 0, 0); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("bad member name: %v", err)
+	}
+	if _, err := hilock.NewMultiLock(a).TryLock(ctx, 0, -time.Second); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("negative lease: %v", err)
+	}
+
+	// a member's client closed: a clear error naming it, nothing held
+	late := cli[2].Mutex("bad:late")
+	ml := hilock.NewMultiLock(a, cli[1].Mutex("bad:b"), late)
+	cli[2].Close()
+	ok, err := ml.TryLock(ctx, time.Second, 0)
+	if ok || !errors.Is(err, hilock.ErrClosed) || !strings.Contains(err.Error(), `member 2 ("bad:late")`) {
+		t.Fatalf("closed member: %v, %v", ok, err)
+	}
+	if n := rawOf(t, srv[0]).int("EXISTS", "bad:a"); n != 0 {
+		t.Fatal("member 0 left held")
+	}
+
+	// held, then a member's client closed: the others are still released
+	ml = hilock.NewMultiLock(a, cli[1].Mutex("bad:b"))
+	ml.Lock()
+	cli[1].Close()
+	if err := ml.Release(); !errors.Is(err, hilock.ErrClosed) {
+		t.Fatalf("Release with a closed member: %v", err)
+	}
+	if n := rawOf(t, srv[0]).int("EXISTS", "bad:a"); n != 0 {
+		t.Fatal("member 0 not released")
+	}
+}
