@@ -88,6 +88,71 @@ static int hlua_lock_new(hlua_lock **out, hl_client *client, int kind,
 	return HL_OK;
 }
 
+/* A multilock over the handles of one coroutine's members (hlua_lock), and
+ * the per-member outcome of its last call, read back by the Lua layer to
+ * keep each member's bookkeeping (holds, armed handles). The members'
+ * userdata are kept alive by the Lua layer as long as this one. */
+typedef struct hlua_multi {
+	hl_multilock *m;
+	hlua_lock **members;
+	size_t n;
+	int *taken;  /* last acquire: 1 for each member taken */
+	int *status; /* last release: each member's status */
+	int *freed;  /* last release: each member now free */
+} hlua_multi;
+
+static atomic_long hlua_live_multis;
+
+static void hlua_multi_free(hlua_multi *mu)
+{
+	if (mu == NULL)
+		return;
+	hl_multilock_free(mu->m);
+	free(mu->members);
+	free(mu->taken);
+	free(mu->status);
+	free(mu->freed);
+	free(mu);
+}
+
+static int hlua_multi_new(hlua_multi **out, hlua_lock **members, size_t n,
+                          int kind)
+{
+	hl_lock **locks;
+	hlua_multi *mu;
+	size_t i;
+	int rc;
+
+	mu = (hlua_multi *)calloc(1, sizeof(*mu));
+	locks = (hl_lock **)calloc(n ? n : 1, sizeof(*locks));
+	if (mu != NULL) {
+		mu->members = (hlua_lock **)calloc(n ? n : 1, sizeof(*mu->members));
+		mu->taken = (int *)calloc(n ? n : 1, sizeof(int));
+		mu->status = (int *)calloc(n ? n : 1, sizeof(int));
+		mu->freed = (int *)calloc(n ? n : 1, sizeof(int));
+	}
+	if (mu == NULL || locks == NULL || mu->members == NULL ||
+	    mu->taken == NULL || mu->status == NULL || mu->freed == NULL) {
+		free(locks);
+		hlua_multi_free(mu);
+		return HL_ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		mu->members[i] = members[i];
+		locks[i] = members[i] ? members[i]->lock : NULL;
+	}
+	mu->n = n;
+	rc = hl_multilock_new(&mu->m, locks, n, kind);
+	free(locks);
+	if (rc != HL_OK) {
+		hlua_multi_free(mu);
+		return rc;
+	}
+	hlua_live_multis++;
+	*out = mu;
+	return HL_OK;
+}
+
 static int hlua_client_new(hl_client **out, const char *url,
                            const hl_client_options *opts)
 {
@@ -144,6 +209,32 @@ typedef int hl_rc;
 	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
 	SWIG_arg++;
 }
+
+%typemap(in, numinputs=0) hlua_multi **OUT_MULTI (hlua_multi *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_multi **OUT_MULTI {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+
+/* A multilock's members: a Lua array of lock handles (hlua_lock). */
+%typemap(in) (hlua_lock **MEMBERS, size_t N) {
+	size_t i_, n_;
+	luaL_checktype(L, $input, LUA_TTABLE);
+	n_ = (size_t)lua_rawlen(L, $input);
+	$2 = n_;
+	$1 = (hlua_lock **)calloc(n_ ? n_ : 1, sizeof(hlua_lock *));
+	if ($1 == NULL)
+		return luaL_error(L, "out of memory");
+	for (i_ = 0; i_ < n_; i_++) {
+		void *p_ = NULL;
+		lua_rawgeti(L, $input, (lua_Integer)(i_ + 1));
+		if (!SWIG_IsOK(SWIG_ConvertPtr(L, -1, &p_, SWIGTYPE_p_hlua_lock, 0)))
+			SWIG_fail_ptr("multi_new", (int)(i_ + 1), SWIGTYPE_p_hlua_lock);
+		lua_pop(L, 1);
+		$1[i_] = (hlua_lock *)p_;
+	}
+}
+%typemap(freearg) (hlua_lock **MEMBERS, size_t N) "free($1);"
 
 /* Binary-safe names: a Lua string with its length, NUL bytes included. */
 %typemap(in) (const void *name, size_t name_len) {
@@ -251,8 +342,15 @@ hl_rc hlua_client_new(hl_client **OUT_CLIENT, const char *url,
 hl_rc hlua_lock_new(hlua_lock **OUT_LOCK, hl_client *client, int kind,
                     const void *name, size_t name_len, uint64_t owner);
 
+%rename(multi_new) hlua_multi_new;
+hl_rc hlua_multi_new(hlua_multi **OUT_MULTI, hlua_lock **MEMBERS, size_t N,
+                     int kind);
+%constant int MULTILOCK_ALL = HL_MULTILOCK_ALL;
+%constant int MULTILOCK_RED = HL_MULTILOCK_RED;
+
 %inline %{
 /* Live wrapper counts (for the leak tests). */
+static long live_multis(void) { return atomic_load(&hlua_live_multis); }
 static long live_locks(void) { return atomic_load(&hlua_live_locks); }
 static long live_clients(void) { return atomic_load(&hlua_live_clients); }
 %}
@@ -347,4 +445,56 @@ typedef struct hlua_lock {} hlua_lock;
 		return hl_lock_set_backoff($self->lock, initial_ms, max_ms,
 		                           multiplier);
 	}
+}
+
+/* ---- hlua_multi ----------------------------------------------------------
+ * Its members' hold counts follow each call, as hlua_lock's own calls keep
+ * them: an acquire adds one to each member taken, a release takes one off
+ * (or clears it when the member is now free, or not held, or lost). */
+
+%nodefaultctor hlua_multi;
+typedef struct hlua_multi {} hlua_multi;
+%extend hlua_multi {
+	~hlua_multi() {
+		hlua_multi_free($self);
+		hlua_live_multis--;
+	}
+	hl_rc try_acquire(int *OUT_BOOL, int64_t *OUT_INT, int64_t wait_ms,
+	                  int64_t lease_ms) {
+		size_t i;
+		int rc;
+		for (i = 0; i < $self->n; i++)
+			$self->taken[i] = 0;
+		rc = hl_multilock_try_acquire_ex(OUT_BOOL, OUT_INT, $self->taken,
+		                                 $self->m, wait_ms, lease_ms,
+		                                 NULL);
+		if (rc == HL_OK && *OUT_BOOL) {
+			for (i = 0; i < $self->n; i++)
+				if ($self->taken[i])
+					$self->members[i]->holds++;
+		}
+		return rc;
+	}
+	hl_rc release() {
+		size_t i;
+		int rc = hl_multilock_release_ex($self->status, $self->freed,
+		                                 $self->m, NULL);
+		for (i = 0; i < $self->n; i++) {
+			hlua_lock *h = $self->members[i];
+			int st = $self->status[i];
+			if (st == HL_OK && $self->freed[i])
+				h->holds = 0;
+			else if (st == HL_OK && h->holds > 0)
+				h->holds--;
+			else if (st == HL_ELOST)
+				h->holds = 0;
+		}
+		return rc;
+	}
+	hl_rc is_lost(int *OUT_BOOL) { return hl_multilock_is_lost(OUT_BOOL, $self->m); }
+	/* The outcome of the last call for member i (0-based). */
+	bool taken(size_t i) { return i < $self->n && $self->taken[i]; }
+	bool freed(size_t i) { return i < $self->n && $self->freed[i]; }
+	int64_t size() { return (int64_t)$self->n; }
+	int64_t quorum() { return (int64_t)hl_multilock_quorum($self->m); }
 }

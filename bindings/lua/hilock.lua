@@ -657,8 +657,9 @@ end
 -- released and the error is re-raised unchanged. Raises too when the lock
 -- cannot be acquired (timed out or failed) or the release fails after f
 -- succeeded (for example "HL_ELOST").
-function Lock:with(a, ...)
-	check_lock(self, "with", 2)
+-- with(): acquire (opts, or as long as it takes), call f, release. label
+-- names the object in messages ("lock \"x\"").
+local function run_with(self, label, a, ...)
 	local opts, res, guard, msg, code
 	if type(a) == "function" then
 		guard, msg, code = self:acquire()
@@ -667,24 +668,29 @@ function Lock:with(a, ...)
 		opts = a
 		local f = ...
 		if type(f) ~= "function" then
-			argerror(2, "with", "function expected, got " .. type(f), 2)
+			argerror(2, "with", "function expected, got " .. type(f), 3)
 		end
 		guard, msg, code = self:acquire(opts)
 		if guard then res = pack(pcall(f, select(2, ...))) end
 	end
 	if guard == false then
-		error(format("hilock: timed out waiting for lock %q", self._name), 2)
+		error(format("hilock: timed out waiting for %s", label), 3)
 	elseif not guard then
-		error(format("hilock: cannot acquire lock %q: %s (%s)", self._name,
-			tostring(msg), tostring(code)), 2)
+		error(format("hilock: cannot acquire %s: %s (%s)", label,
+			tostring(msg), tostring(code)), 3)
 	end
 	local rok, rmsg, rcode = guard:release()
 	if not res[1] then error(res[2], 0) end
 	if not rok then
-		error(format("hilock: releasing lock %q failed: %s (%s)", self._name,
-			tostring(rmsg), tostring(rcode)), 2)
+		error(format("hilock: releasing %s failed: %s (%s)", label,
+			tostring(rmsg), tostring(rcode)), 3)
 	end
 	return unpack(res, 2, res.n)
+end
+
+function Lock:with(...)
+	check_lock(self, "with", 2)
+	return run_with(self, format("lock %q", self._name), ...)
 end
 
 --- lock:close() --> true | nil, message, code
@@ -777,6 +783,288 @@ end
 
 function Guard:__tostring()
 	return format("hilock.guard (%q%s)", self.lock._name, self.done and ", released" or "")
+end
+
+-- MultiLock and RedLock ------------------------------------------------------
+
+local Multi = {}
+Multi.__index = Multi
+Multi.__name = "hilock.multilock"
+
+local MultiGuard = {}
+MultiGuard.__index = MultiGuard
+MultiGuard.__name = "hilock.multiguard"
+
+local function new_multi(kind, fname, locks)
+	if type(locks) ~= "table" then
+		argerror(1, fname, "table of locks expected, got " .. type(locks), 3)
+	end
+	if #locks == 0 then argerror(1, fname, "at least one lock expected", 3) end
+	local members = {}
+	for i = 1, #locks do
+		local lk = locks[i]
+		if getmetatable(lk) ~= Lock then
+			argerror(1, fname, format("element %d is not a hilock lock", i), 3)
+		end
+		check_lock(lk, fname, 3)
+		for j = 1, i - 1 do
+			if members[j]._client == lk._client and members[j]._name == lk._name then
+				argerror(1, fname, format("elements %d and %d are the same lock %q of one client",
+					j, i, lk._name), 3)
+			end
+		end
+		members[i] = lk
+	end
+	return setmetatable({
+		_kind = kind,
+		_fname = fname,
+		_locks = members,
+		-- coroutine -> {mu = C multilock over its handles, hs = the handles,
+		-- holds = acquisitions not yet released}
+		_multis = setmetatable({}, {__mode = "k"}),
+		_closed = false,
+	}, Multi)
+end
+
+--- hilock.multilock{lock1, lock2, ...} --> multilock
+-- Several locks (of any clients, so of any servers) taken as one: all of
+-- them or none. acquire takes them in order, each waiting what is left of
+-- the wait; if one cannot be taken, those taken are released again (last
+-- first) and nothing is held. Release gives back what the newest acquire
+-- took, last first, trying every lock whatever the others answer. Owned by
+-- the coroutine, reentrant, like a lock. Raises on an empty list, a lock
+-- given twice or a closed lock or client.
+function M.multilock(locks) return new_multi(core.MULTILOCK_ALL, "multilock", locks) end
+
+--- hilock.redlock{lock1, lock2, lock3} --> multilock
+-- The RedLock: held once a majority (#locks // 2 + 1) of the locks, each
+-- from its own client on its own independent server, is. Each lock waits at
+-- most max(wait / n, 1 ms), so a server down costs only its share; more
+-- servers down than a minority make acquire return false (or nil, message,
+-- code) within its wait. Otherwise as multilock.
+-- Its safety rests on timing: Martin Kleppmann ("How to do distributed
+-- locking", 2016) showed that a process pause or a server clock jump can end
+-- a lease while its holder still acts under it. Where correctness matters,
+-- use the fenced lock kind and check its token where you write.
+function M.redlock(locks) return new_multi(core.MULTILOCK_RED, "redlock", locks) end
+
+local function check_multi(self, fname, level)
+	if getmetatable(self) ~= Multi then
+		error(format("bad self to '%s' (hilock multilock expected)", fname), level + 1)
+	end
+	if self._closed then error("attempt to use a closed hilock multilock", level + 1) end
+	for _, lk in ipairs(self._locks) do check_lock(lk, fname, level + 1) end
+end
+
+-- The current coroutine's entry: entry, owner record | nil, message, code.
+local function multi_entry(self)
+	local rec, co = current_owner()
+	local e = self._multis[co]
+	if e == nil then
+		local hs = {}
+		for i, lk in ipairs(self._locks) do
+			local h, msg, code = handle(lk)
+			if not h then return nil, msg, code end
+			hs[i] = h
+		end
+		local ok, mu, code = core.multi_new(hs, self._kind)
+		if not ok then return nil, mu, code end
+		e = {mu = mu, hs = hs, holds = 0}
+		self._multis[co] = e
+	end
+	return e, rec
+end
+
+local function multi_release(self, e, rec)
+	if e.holds > 0 then e.holds = e.holds - 1 end
+	for _, lk in ipairs(self._locks) do
+		if lk._closed then
+			-- lock:close() gave back that lock's holds and freed its C
+			-- handle, which the C multilock still points to: release
+			-- the others one at a time instead.
+			local rok, rmsg, rcode = true, nil, nil
+			for i = #self._locks, 1, -1 do
+				local l, h = self._locks[i], e.hs[i]
+				if not l._closed and not l._client._closed and h:local_holds() > 0 then
+					local ok, msg, code = release(l, h, rec)
+					if not ok and rok then rok, rmsg, rcode = nil, msg, code end
+				end
+			end
+			if not rok then return nil, rmsg, rcode end
+			return true
+		end
+	end
+	local ok, msg, code = e.mu:release()
+	for i, h in ipairs(e.hs) do
+		local free = e.mu:freed(i - 1)
+		released(self._locks[i], h, rec, free, free)
+	end
+	if not ok then return nil, msg, code end
+	return true
+end
+
+--- multilock:acquire([opts]) --> guard, validity | false | nil, message, code
+-- opts as lock:acquire ({wait = seconds, lease = seconds}, or the wait). A
+-- lease is given to every lock as it is taken; validity is then the seconds
+-- the hold stays valid (lease - time taken - drift, drift = 1% of the lease
+-- + 2 ms; never reported held without any), nil with the watchdog. The
+-- guard releases this hold once (guard:release() or its __close).
+function Multi:acquire(opts)
+	check_multi(self, "acquire", 2)
+	if type(opts) == "number" then opts = {wait = opts} end
+	opts = check_options(opts, acquire_options, "acquire", 1, 2)
+	local wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
+	local lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
+	if lease_ms == 0 then
+		error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
+	end
+	local e, rec, code = multi_entry(self)
+	if not e then return nil, rec, code end
+	local ok, acquired, valid = e.mu:try_acquire(wait_ms, lease_ms)
+	if not ok then return nil, acquired, valid end
+	if not acquired then return false end
+	e.holds = e.holds + 1
+	for i, h in ipairs(e.hs) do
+		if e.mu:taken(i - 1) then rec.armed[h] = self._locks[i] end
+	end
+	local validity = valid >= 0 and valid / 1000 or nil
+	return setmetatable({multi = self, e = e, rec = rec, done = false}, MultiGuard), validity
+end
+Multi.lock = Multi.acquire
+
+--- multilock:try_acquire([opts]) --> like acquire, but wait defaults to 0.
+function Multi:try_acquire(opts)
+	check_multi(self, "try_acquire", 2)
+	if opts == nil or type(opts) == "number" then
+		return self:acquire({wait = opts or 0})
+	end
+	if type(opts) == "table" and opts.wait == nil then
+		local o = {}
+		for k, v in pairs(opts) do o[k] = v end
+		o.wait = 0
+		opts = o
+	end
+	return self:acquire(opts)
+end
+
+--- multilock:unlock() --> true | nil, message, code
+-- Releases the current coroutine's newest hold: the first failing lock's
+-- message and code (naming it); a redlock fails only when fewer than a
+-- majority could be released.
+function Multi:unlock()
+	check_multi(self, "unlock", 2)
+	local e, rec, code = multi_entry(self)
+	if not e then return nil, rec, code end
+	return multi_release(self, e, rec)
+end
+Multi.release = Multi.unlock
+
+--- multilock:lost() --> true if the current coroutine's newest hold is lost:
+-- its lease's validity ended, or fewer locks than needed are still held.
+-- Local, no round trip.
+function Multi:lost()
+	check_multi(self, "lost", 2)
+	local e, rec, code = multi_entry(self)
+	if not e then return nil, rec, code end
+	local ok, v, code2 = e.mu:is_lost()
+	if not ok then return nil, v, code2 end
+	return v
+end
+
+--- multilock:locks() --> a new array of the locks, in the order taken
+function Multi:locks()
+	local out = {}
+	for i, lk in ipairs(self._locks) do out[i] = lk end
+	return out
+end
+
+--- multilock:quorum() --> how many locks must be taken (all of them, or a
+-- redlock's majority)
+function Multi:quorum()
+	if self._kind == core.MULTILOCK_RED then return math.floor(#self._locks / 2) + 1 end
+	return #self._locks
+end
+
+local function multi_label(self)
+	local names = {}
+	for i, lk in ipairs(self._locks) do names[i] = format("%q", lk._name) end
+	return format("%s{%s}", self._fname, table.concat(names, ", "))
+end
+
+--- multilock:with([opts,] f, ...) --> the results of f(...), as lock:with.
+function Multi:with(...)
+	check_multi(self, "with", 2)
+	return run_with(self, multi_label(self), ...)
+end
+
+--- multilock:close() --> true | nil, message, code
+-- Releases the holds taken through this object and not yet released (of
+-- every coroutine), then closes it: using it raises. The locks themselves
+-- stay open. Idempotent; also __close, so
+--   local ml <close> = hilock.multilock{a, b}
+-- releases on scope exit.
+function Multi:close()
+	if getmetatable(self) ~= Multi then
+		error("bad self to 'close' (hilock multilock expected)", 2)
+	end
+	if self._closed then return true end
+	self._closed = true
+	local rok, rmsg, rcode = true, nil, nil
+	for co, e in pairs(self._multis) do
+		local rec = owners[co]
+		while e.holds > 0 and rec do
+			local ok, msg, code = multi_release(self, e, rec)
+			if not ok then
+				if code ~= "HL_ENOTHELD" and rok then rok, rmsg, rcode = nil, msg, code end
+				break
+			end
+		end
+		self._multis[co] = nil
+	end
+	if not rok then return nil, rmsg, rcode end
+	return true
+end
+
+function Multi:__close(err)
+	local ok, msg, code = self:close()
+	if not ok and err == nil then
+		error(format("hilock: closing %s failed: %s (%s)", multi_label(self),
+			tostring(msg), tostring(code)), 2)
+	end
+end
+
+function Multi:__tostring()
+	return format("hilock.%s (%s)", multi_label(self), self._closed and "closed" or "open")
+end
+
+--- guard:release() --> true | nil, message, code (once; later calls: true)
+function MultiGuard:release()
+	if getmetatable(self) ~= MultiGuard then
+		error("bad self to 'release' (hilock multilock guard expected)", 2)
+	end
+	if self.done then return true end
+	self.done = true
+	local m = self.multi
+	if m._closed then return true end -- multilock:close() released it
+	return multi_release(m, self.e, self.rec)
+end
+MultiGuard.unlock = MultiGuard.release
+
+--- guard:released() --> boolean
+function MultiGuard:released() return self.done end
+
+function MultiGuard:__close(err)
+	if self.done then return end
+	local ok, msg, code = self:release()
+	if not ok and err == nil then
+		error(format("hilock: releasing %s failed: %s (%s)", multi_label(self.multi),
+			tostring(msg), tostring(code)), 2)
+	end
+end
+
+function MultiGuard:__tostring()
+	return format("hilock.multiguard (%s%s)", multi_label(self.multi),
+		self.done and ", released" or "")
 end
 
 -- Internals for tests --------------------------------------------------------

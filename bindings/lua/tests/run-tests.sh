@@ -6,8 +6,9 @@
 # Starts redis-server ($REDIS_SERVER, else the one on PATH) on a free
 # 127.0.0.1 port in a temporary directory, exports HILOCK_TEST_URL, LUA_PATH
 # and LUA_CPATH for the module built in BUILD_DIR/bindings/lua, runs
-# test_hilock.lua (TAP on stdout, ending "N passed, N failed") and stops the
-# server. Then test_tls.lua against a second server, TLS only, with
+# test_hilock.lua (TAP on stdout, ending "N passed, N failed"), then
+# test_multi.lua (which starts two more servers for its multilocks), and
+# stops the servers. Then test_tls.lua against a second server, TLS only, with
 # certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
 # Then test_topology.lua, which starts a Sentinel and a Cluster deployment
 # itself with the launcher hl_topo (tests/interop/topo-up.c, built by CMake
@@ -43,7 +44,14 @@ TR_DIR=$tmp
 REDIS_SERVER=$redis
 . "$repo/tools/throwaway-redis.sh"
 tls_pid=""
-trap '[ -z "$tls_pid" ] || { kill "$tls_pid" 2>/dev/null; wait "$tls_pid" 2>/dev/null; }; tr_stop; rm -rf "$tmp"' EXIT
+# test_multi.lua starts two more servers (daemonized) with pid files under
+# $tmp/multi; whatever is left of them is killed at exit.
+kill_multi() {
+	for _pf in "$tmp"/multi/*/pid; do
+		[ -f "$_pf" ] && kill "$(cat "$_pf")" 2>/dev/null || true
+	done
+}
+trap '[ -z "$tls_pid" ] || { kill "$tls_pid" 2>/dev/null; wait "$tls_pid" 2>/dev/null; }; kill_multi; tr_stop; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 
 tr_start || exit 2
@@ -113,6 +121,8 @@ start_tls() {
 cd "$here"
 rc=0
 "$LUA" "$here/test_hilock.lua" || rc=$?
+mkdir -p "$tmp/multi"
+HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
 if start_tls; then
 	export HILOCK_TEST_TLS_URL="rediss://127.0.0.1:$tls_port/0"
 	export HILOCK_TEST_TLS_PORT="$tls_port" HILOCK_TEST_TLS_DIR="$tls"
