@@ -569,13 +569,17 @@ HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
  *                     taken first) and nothing is held.
  *   HL_MULTILOCK_RED  the RedLock: held once a majority (quorum n / 2 + 1)
  *                     of independent servers granted their member. Each
- *                     member waits min(max(wait / n, 1), what is left) ms;
- *                     once more than n - quorum members failed (held
- *                     elsewhere, or their server down or unreachable), the
- *                     round gives back what it took and, after a random
- *                     pause of up to 10 ms, starts again while the wait
- *                     lasts. Give each member its own client and server;
- *                     an odd n (3, 5) tolerates (n - 1) / 2 servers down.
+ *                     member gets one attempt and, if it is held
+ *                     elsewhere, waits the rest of min(max(wait / n, 1),
+ *                     what is left) ms (Redisson's share); a member whose
+ *                     server refuses or fails fails at once, one that does
+ *                     not answer costs at most its share (give the
+ *                     clients a short command_timeout_ms). Once more than
+ *                     n - quorum members failed, the round gives back what
+ *                     it took and, after a random pause of up to 10 ms,
+ *                     starts again while the wait lasts. Give each member
+ *                     its own client and server; an odd n (3, 5) tolerates
+ *                     (n - 1) / 2 servers down.
  *
  * Leases. -1: each member is renewed by its client's watchdog while held.
  * A fixed lease is given to each member as it is taken (Redisson takes

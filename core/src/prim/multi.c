@@ -7,9 +7,11 @@
  * A round takes the members in order, each with hl_lock_try_acquire:
  *   - multi lock: each member waits what is left of the round; the first
  *     member not taken ends the round;
- *   - RedLock: each member waits min(max(wait / n, 1), left) ms (the first
- *     term fixed from the initial wait, as Redisson), and the round ends
- *     once more than n - quorum members failed (quorum = n / 2 + 1).
+ *   - RedLock: each member gets one attempt, and if it is held elsewhere
+ *     waits the rest of min(max(wait / n, 1), left) ms (the first term
+ *     fixed from the initial wait, as Redisson); a member whose server is
+ *     down fails at its attempt. The round ends once more than n - quorum
+ *     members failed (quorum = n / 2 + 1).
  * A round that fails gives back what it took, last taken first, and the
  * next round starts while the wait lasts. A round that succeeds with a
  * fixed lease checks the validity left (lease - elapsed - drift) and gives
@@ -285,8 +287,23 @@ int hl_multilock_try_acquire_ex(int *out_acquired, int64_t *out_valid_ms,
 				w = per_member;
 			if (wait_ms == 0)
 				w = 0;
-			rc = hl_lock_try_acquire(&one, m->members[i], w,
-			                         lease_ms, cancel);
+			if (m->kind == HL_MULTILOCK_RED && w > 0) {
+				/* One attempt first: a member whose server is
+				 * down or unreachable fails at once instead of
+				 * outlasting the outage for its whole share,
+				 * and only a member held elsewhere waits. */
+				int64_t t0 = hl__now_ms();
+				rc = hl_lock_try_acquire(&one, m->members[i], 0,
+				                         lease_ms, cancel);
+				w -= hl__now_ms() - t0;
+				if (rc == HL_OK && !one && w > 0)
+					rc = hl_lock_try_acquire(
+					        &one, m->members[i], w,
+					        lease_ms, cancel);
+			} else {
+				rc = hl_lock_try_acquire(&one, m->members[i], w,
+				                         lease_ms, cancel);
+			}
 			if (rc == HL_OK && one) {
 				taken[i] = 1;
 				got++;
