@@ -298,6 +298,8 @@ class Pieces:
         for group, fn in (("python", self.bench_venv),
                           ("go", lambda: self.go("hilock")),
                           ("go", lambda: self.go("redsync")),
+                          ("redlock", lambda: self.go("hilock")),
+                          ("redlock", lambda: self.go("redsync")),
                           ("java", self.java)):
             if want(group) or (group == "java" and want("failover")):
                 try:
@@ -573,6 +575,191 @@ def run_failover(R, pieces, hb, quick, attempt):
 # --------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------
+# --------------------------------------------------------------------------
+# (8) RedLock: three servers of its own, hilock against redsync
+# --------------------------------------------------------------------------
+REDLOCK_WORKERS = [4, 16]
+REDLOCK_BEGIN = "<!-- redlock:begin -->"
+REDLOCK_END = "<!-- redlock:end -->"
+
+
+def run_redlock(R, pieces, secs, csecs, quick, attempt):
+    """hilock's RedLock (bindings/go NewRedLock) and redsync's (one pool
+    per server) over the same three fresh servers, in one run: uncontended
+    pairs (alternated, median of REPS), contention, and one server killed
+    once the programs are connected. Each program's one-server Mutex on
+    server 1 is the reference."""
+    RL = R["redlock"] = {"uncontended": {}, "contend": [], "down": {}}
+    servers = [Redis() for _ in range(3)]
+    reps = 1 if quick else REPS
+    libs = ("hilock", "redsync")
+    try:
+        for s in servers:
+            s.start()
+
+        def urls():
+            return ",".join(s.url for s in servers)
+
+        def flush():
+            for s in servers:
+                s.cmd("FLUSHALL")
+
+        def run(lib, args, env=None, timeout=120):
+            flush()
+            return run_json(pieces.go(lib) + ["redlock", urls()] + args,
+                            timeout, env=env)
+
+        U = RL["uncontended"]
+        for lib in libs:
+            U[lib] = {"runs": [], "one": []}
+        for _ in range(reps):
+            for lib in libs:
+                def one_rep(lib=lib):
+                    flush()
+                    one = run_json(pieces.go(lib) + [servers[0].url,
+                                                     "uncontended", str(secs)],
+                                   120)
+                    red = run(lib, ["uncontended", str(secs)])
+                    U[lib]["one"].append(one["pairs_per_s"])
+                    U[lib]["runs"].append(red["pairs_per_s"])
+                    return red
+                attempt("redlock/uncontended/" + lib, one_rep)
+        for w in ([4] if quick else REDLOCK_WORKERS):
+            for lib in libs:
+                r = attempt("redlock/contend/%s/%d" % (lib, w), lambda: run(
+                    lib, ["contend", str(csecs), str(w), "goroutines",
+                          str(CS_US)], timeout=csecs + 90))
+                if r:
+                    r["key"] = lib
+                    RL["contend"].append(r)
+
+        # One server down: killed by the program itself once it is
+        # connected (HILOCK_BENCH_KILL), then started again on a new port.
+        def down(lib, args):
+            victim = servers[2]
+            env = dict(os.environ)
+            env["HILOCK_BENCH_KILL"] = "%d:%d" % (victim.proc.pid, victim.port)
+            try:
+                return run(lib, args, env=env, timeout=csecs + 90)
+            finally:
+                victim.proc.wait()
+                victim.proc = None
+                victim.start()
+        D = RL["down"]
+        for lib in libs:
+            D[lib] = {}
+            r = attempt("redlock/down/uncontended/" + lib, lambda: down(
+                lib, ["uncontended", str(secs)]))
+            if r:
+                D[lib]["uncontended"] = r
+            r = attempt("redlock/down/contend/" + lib, lambda: down(
+                lib, ["contend", str(csecs), "4", "goroutines", str(CS_US)]))
+            if r:
+                D[lib]["contend"] = r
+    finally:
+        for s in servers:
+            s.cleanup()
+
+
+def render_redlock(R, w):
+    RL = R.get("redlock")
+    notes = R["notes"]
+    w(REDLOCK_BEGIN)
+    w("## (8) RedLock: three servers, hilock against redsync\n")
+    w("Three fresh redis-servers of their own on 127.0.0.1, one client per "
+      "server. hilock: `NewRedLock` of bindings/go (members taken one after "
+      "another; a member held elsewhere waits its share on pub/sub), "
+      "redsync v4: its own RedLock (`redsync.New` with one go-redis pool "
+      "per server; every server asked at once, then retried every 50-250 "
+      "ms). Both take an 8 s lease (redsync's default expiry; hilock "
+      "`TryLock(ctx, -1, 8s)`) and both sides' clients fail fast: no "
+      "resends, 500 ms timeouts (hilock `WithRetry(0, ...)`, go-redis "
+      "`MaxRetries -1`). Go programs bench/go/hilock and bench/go/redsync "
+      "with `redlock URL,URL,URL`; command: `make bench BENCH_ARGS=\"--only "
+      "redlock\"` (`python3 bench/run.py --build build --only redlock`), "
+      "which rewrites this section alone.\n")
+    if not RL:
+        w("not measured: %s\n" % notes.get("redlock", "not run"))
+        w(REDLOCK_END)
+        return
+    U = RL["uncontended"]
+    w("### Uncontended lock+unlock, one goroutine\n")
+    w("Pairs per second, alternated runs (median; all runs in brackets). "
+      "Reference: the same program's one-server lock on server 1, just "
+      "before each run.\n")
+    w("| library | RedLock, 3 servers | one server | RedLock / one server |"
+      "\n|---|---:|---:|---:|")
+    med = {}
+    for lib in ("hilock", "redsync"):
+        u = U.get(lib) or {}
+        runs, one = u.get("runs") or [], u.get("one") or []
+        if not runs:
+            w("| %s | not measured: %s | | |" % (lib, notes.get(
+                "redlock/uncontended/" + lib, "not run")))
+            continue
+        m = sorted(runs)[len(runs) // 2]
+        o = sorted(one)[len(one) // 2]
+        med[lib] = m
+        w("| %s | %s [%s] | %s | %.2fx |" % (
+            lib, fmt(m), ", ".join(fmt(x) for x in runs), fmt(o), m / o))
+    if len(med) == 2:
+        w("\nhilock / redsync: **%.2fx**.\n" % (med["hilock"] / med["redsync"]))
+    else:
+        w("")
+    w("### Contention: one RedLock, 1000 µs critical section\n")
+    w("W goroutines in one process, each with its own RedLock object (its "
+      "own owners). Waits in µs; fairness = fewest / most acquisitions of "
+      "one goroutine.\n")
+    w("| library | W | acq/s | wait p50 | wait p99 | wait max | fairness "
+      "| overlaps |\n|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in RL["contend"]:
+        w("| %s | %d | %s | %s | %s | %s | %d / %d | %d |" % (
+            r["key"], r["workers"], fmt(r["acq_per_s"]), fmt(r["wait_p50_us"]),
+            fmt(r["wait_p99_us"]), fmt(r["wait_max_us"]), r["fair_min"],
+            r["fair_max"], r["violations"]))
+    for k, v in sorted(notes.items()):
+        if k.startswith("redlock/contend/"):
+            w("| %s | | not measured: %s | | | | | |" % (k[16:], v))
+    w("\n### One of three servers down\n")
+    w("The third server is killed (SIGKILL) once the program is connected, "
+      "before the scenario starts: the quorum is the two left.\n")
+    w("| library | uncontended pairs/s | 4 goroutines acq/s | wait p99 (µs) "
+      "| overlaps |\n|---|---:|---:|---:|---:|")
+    for lib in ("hilock", "redsync"):
+        d = RL["down"].get(lib) or {}
+        u, c = d.get("uncontended"), d.get("contend")
+        w("| %s | %s | %s | %s | %s |" % (
+            lib,
+            fmt(u["pairs_per_s"]) if u else "not measured: %s" % notes.get(
+                "redlock/down/uncontended/" + lib, "not run"),
+            fmt(c["acq_per_s"]) if c else "not measured: %s" % notes.get(
+                "redlock/down/contend/" + lib, "not run"),
+            fmt(c["wait_p99_us"]) if c else "",
+            c["violations"] if c else ""))
+    w("")
+    w(REDLOCK_END)
+
+
+def replace_redlock_section(path, R):
+    """Rewrite the RedLock section of an existing page (between its
+    markers; before "## Targets" when it has none)."""
+    o = []
+    render_redlock(R, o.append)
+    block = "\n".join(o)
+    page = open(path).read() if os.path.exists(path) else "# Benchmarks\n"
+    if REDLOCK_BEGIN in page and REDLOCK_END in page:
+        a = page.index(REDLOCK_BEGIN)
+        b = page.index(REDLOCK_END) + len(REDLOCK_END)
+        page = page[:a] + block + page[b:]
+    elif "\n## Targets" in page:
+        i = page.index("\n## Targets") + 1
+        page = page[:i] + block + "\n\n" + page[i:]
+    else:
+        page = page.rstrip("\n") + "\n\n" + block + "\n"
+    with open(path, "w") as f:
+        f.write(page)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -580,7 +767,8 @@ def main():
                     help="short runs (a smoke test of the bench itself)")
     ap.add_argument("--only", default="",
                     help="comma list of groups: floor,c,python,lua,go,java,"
-                         "cluster,tls,failover")
+                         "cluster,tls,failover,redlock (redlock alone "
+                         "rewrites only its own section of --out)")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -786,6 +974,19 @@ def main():
                 fn()
             elif want(group):
                 R["notes"]["topo/" + group] = R["notes"].get("c")
+
+        # ---- (8) RedLock: three servers of its own ----------------------
+        if want("redlock"):
+            run_redlock(R, pieces, secs, csecs, args.quick, attempt)
+            if only == {"redlock"}:
+                R["versions"] = versions(redis, build, pieces)
+                with open(os.path.join(build, "bench-results-redlock.json"),
+                          "w") as f:
+                    json.dump(R, f, indent=1, default=str)
+                replace_redlock_section(args.out, R)
+                log("rewrote the RedLock section of", args.out, "in %d s" %
+                    round(time.time() - t_start))
+                return 0
 
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
@@ -1209,6 +1410,8 @@ def render(R):
         w("not measured: %s\n" % R["notes"].get("faults", R["notes"].get("c")))
 
     render_topo(R, w)
+    render_redlock(R, w)
+    w("")
 
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
@@ -1227,8 +1430,9 @@ def render(R):
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
       "11 minutes of measurement on 2 cores (4 of them the topology "
       "groups of (7)), plus the first downloads. "
-      "`--only floor,c,python,lua,go,java,cluster,tls,failover` runs a "
-      "subset (e.g. `--only cluster,tls,failover`: the topologies alone), "
+      "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock` runs "
+      "a subset (e.g. `--only cluster,tls,failover`: the topologies alone; "
+      "`--only redlock` rewrites only section (8)), "
       "`--quick` a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` rewrites this page from the raw results "

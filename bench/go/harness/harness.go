@@ -4,16 +4,23 @@
 //
 //	PROG URL uncontended SECONDS
 //	PROG URL contend SECONDS W goroutines CS_US [SAMPLES_FILE]
+//
+// HILOCK_BENCH_KILL=PID:PORT in the environment: a server goes down once
+// the program is connected (before the scenario), killed by PID; Main
+// returns to the scenario when PORT refuses connections.
 package harness
 
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -43,6 +50,9 @@ func pct(v []int64, p float64) int64 {
 func Main(lib string, args []string, newLock Factory) {
 	if len(args) < 3 {
 		die(fmt.Errorf("usage: URL uncontended SECONDS | URL contend SECONDS W MODE CS_US [FILE]"))
+	}
+	if v := os.Getenv("HILOCK_BENCH_KILL"); v != "" {
+		serverDown(v)
 	}
 	secs, _ := strconv.ParseFloat(args[2], 64)
 	dur := time.Duration(secs * float64(time.Second))
@@ -78,6 +88,28 @@ func Main(lib string, args []string, newLock Factory) {
 	if v, ok := out["violations"].(int64); ok && v != 0 {
 		os.Exit(1)
 	}
+}
+
+// serverDown kills the server PID:PORT and waits until its port refuses.
+func serverDown(spec string) {
+	parts := strings.SplitN(spec, ":", 2)
+	pid, err1 := strconv.Atoi(parts[0])
+	if len(parts) != 2 || err1 != nil {
+		die(fmt.Errorf("HILOCK_BENCH_KILL=%q: PID:PORT expected", spec))
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		die(fmt.Errorf("kill %d: %v", pid, err))
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+parts[1], time.Second)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	die(fmt.Errorf("server %s still answers after SIGKILL", spec))
 }
 
 func contend(out map[string]interface{}, newLock Factory, dur time.Duration,

@@ -1,6 +1,10 @@
 // The redsync side of the Go bench: go-redsync/redsync over go-redis, one
 // client (connection pool) per process, a Mutex per worker.
 //
+//	redsync URL SCENARIO ...                 one server
+//	redsync redlock URL,URL,URL SCENARIO ... redsync's own RedLock: one pool
+//	                                         per server, a Mutex per worker
+//
 // redsync gives up after a number of tries (32 by default, 50-250 ms
 // apart); the bench lets it try for as long as the run lasts and keeps
 // its default retry delay, so its wait times are its own.
@@ -10,10 +14,12 @@ import (
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hilock/hilock/bench/go/harness"
 
 	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	goredislib "github.com/redis/go-redis/v9"
 )
@@ -27,8 +33,9 @@ func (l locker) Unlock() error {
 	return err
 }
 
-func main() {
-	url := os.Args[1]
+// pool makes a go-redis pool; failFast (the RedLock's servers) gives it
+// the settings the hilock side has there: no resends, 500 ms timeouts.
+func pool(url string, failFast bool) redis.Pool {
 	if !strings.HasPrefix(url, "redis://") {
 		panic("redis:// URL expected")
 	}
@@ -37,8 +44,28 @@ func main() {
 		panic(err)
 	}
 	opt.PoolSize = 128
-	rs := redsync.New(goredis.NewPool(goredislib.NewClient(opt)))
-	harness.Main("redsync", os.Args[1:], func(name string) harness.Locker {
+	if failFast {
+		opt.MaxRetries = -1
+		opt.DialTimeout = 500 * time.Millisecond
+		opt.ReadTimeout = 500 * time.Millisecond
+		opt.WriteTimeout = 500 * time.Millisecond
+	}
+	return goredis.NewPool(goredislib.NewClient(opt))
+}
+
+func main() {
+	lib, args := "redsync", os.Args[1:]
+	var pools []redis.Pool
+	if len(os.Args) > 2 && os.Args[1] == "redlock" {
+		lib, args = "redsync-redlock", os.Args[2:]
+		for _, u := range strings.Split(os.Args[2], ",") {
+			pools = append(pools, pool(u, true))
+		}
+	} else {
+		pools = append(pools, pool(os.Args[1], false))
+	}
+	rs := redsync.New(pools...)
+	harness.Main(lib, args, func(name string) harness.Locker {
 		return locker{rs.NewMutex(name, redsync.WithTries(math.MaxInt32))}
 	})
 }
