@@ -40,13 +40,10 @@ func main() {
 	if len(os.Args) > 2 && os.Args[1] == "redlock" {
 		var cs []*hilock.Client
 		for _, u := range strings.Split(os.Args[2], ",") {
-			// A RedLock's clients fail fast on a server that is
-			// down (no resends, short timeouts): the other members
-			// make the quorum.
+			// A RedLock's clients do not resend to a server that
+			// is down: the other members make the quorum.
 			c, err := hilock.Connect(context.Background(), u,
-				hilock.WithRetry(0, 100*time.Millisecond),
-				hilock.WithCommandTimeout(500*time.Millisecond),
-				hilock.WithConnectTimeout(500*time.Millisecond))
+				hilock.WithRetry(0, 100*time.Millisecond))
 			if err != nil {
 				panic(err)
 			}

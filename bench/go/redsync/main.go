@@ -14,7 +14,6 @@ import (
 	"math"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/hilock/hilock/bench/go/harness"
 
@@ -34,7 +33,7 @@ func (l locker) Unlock() error {
 }
 
 // pool makes a go-redis pool; failFast (the RedLock's servers) gives it
-// the settings the hilock side has there: no resends, 500 ms timeouts.
+// the setting the hilock side has there: no resends.
 func pool(url string, failFast bool) redis.Pool {
 	if !strings.HasPrefix(url, "redis://") {
 		panic("redis:// URL expected")
@@ -46,9 +45,6 @@ func pool(url string, failFast bool) redis.Pool {
 	opt.PoolSize = 128
 	if failFast {
 		opt.MaxRetries = -1
-		opt.DialTimeout = 500 * time.Millisecond
-		opt.ReadTimeout = 500 * time.Millisecond
-		opt.WriteTimeout = 500 * time.Millisecond
 	}
 	return goredis.NewPool(goredislib.NewClient(opt))
 }
