@@ -760,6 +760,56 @@ static void cancel(void)
 	three_free();
 }
 
+/* ---- every lock kind ---------------------------------------------------
+ * Members of other kinds (fair, write, fenced, spin) are taken and given
+ * back through the same calls: a read hold of another client blocks the
+ * write member, and the others are not left held. */
+static void kinds(void)
+{
+	static const int kind[4] = {HL_LOCK_FAIR, HL_LOCK_WRITE, HL_LOCK_FENCED,
+	                            HL_LOCK_SPIN};
+	static const char *names[4] = {"multi:k:fair", "multi:k:rw",
+	                               "multi:k:fenced", "multi:k:spin"};
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0), *oc = ht_client(r, 0);
+	hl_lock *l[4], *reader;
+	hl_multilock *m;
+	int acquired = 7, held, i;
+	int64_t token = 0;
+
+	for (i = 0; i < 4; i++)
+		HT_OK(hl_lock_new_kind(&l[i], c, kind[i], HT_S(names[i])));
+	HT_OK(hl_lock_new_kind(&reader, oc, HL_LOCK_READ, HT_S("multi:k:rw")));
+	HT_OK(hl_multilock_new(&m, l, 4, HL_MULTILOCK_ALL));
+
+	HT_OK(hl_lock_acquire(reader, -1, NULL));
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 300, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_EQ(ht_exists(r, HT_S("multi:k:fair")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:k:fenced")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:k:spin")), 0);
+	HT_OK(hl_lock_release(NULL, reader));
+
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 2000, -1, NULL));
+	HT_EQ(acquired, 1);
+	for (i = 0; i < 4; i++) {
+		held = 0;
+		HT_OK(hl_lock_is_held(&held, l[i]));
+		HT_CHECKF(held == 1, "%s not held", names[i]);
+	}
+	HT_OK(hl_lock_token(&token, l[2]));
+	HT_CHECK(token > 0);
+	HT_OK(hl_multilock_release(m));
+	for (i = 0; i < 4; i++)
+		HT_EQ(ht_exists(r, HT_S(names[i])), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, 4);
+	hl_lock_free(reader);
+	hl_client_free(oc);
+	hl_client_free(c);
+}
+
 /* ---- bad input ------------------------------------------------------------
  */
 
@@ -893,4 +943,5 @@ HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(redlock_one_down), HT_CASE(redlock_two_down),
         HT_CASE(redlock_contended), HT_CASE(lease_validity),
         HT_CASE(exclusion_processes), HT_CASE(exclusion_threads),
-        HT_CASE(opposite_orders), HT_CASE(cancel), HT_CASE(bad_input))
+        HT_CASE(opposite_orders), HT_CASE(cancel), HT_CASE(kinds),
+        HT_CASE(bad_input))
