@@ -605,7 +605,8 @@ HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
  * members were given explicit owners. The members taken by each
  * acquisition are recorded on the handle, per owner of the first member,
  * so that a release gives back exactly what its acquire took (a RedLock
- * does not hold its minority). Reentrant: an owner that holds it may take
+ * does not hold its minority; the record of a hold never released stays
+ * until the handle is freed). Reentrant: an owner that holds it may take
  * it again, and releases it as many times.
  *
  * A multilock handle borrows its members: free it before them. It may be
