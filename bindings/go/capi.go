@@ -227,14 +227,15 @@ static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
 }
 
 // hlgo_multi takes (op 0) or releases (op 1) a multilock of kind over n
-// member locks, each named by its client, its bytes in names (lens[i] each,
-// one after another) and its owner. Acquire: was_lost[i] = the member's
+// member locks, each named by its client, its lock kind, its bytes in names
+// (lens[i] each, one after another) and its owner. Acquire: was_lost[i] = the member's
 // previous hold had been found lost, members[i] = 1 if taken; r->flag =
 // acquired, r->value = the validity left (-1: watchdog). Release: members
 // says which to release, statuses[i] and released[i] get each one's
 // status and "now free" flag.
 static void hlgo_multi(hlgo_result *r, int op, int kind, int n,
-		hl_client *const *clients, const char *names, const size_t *lens,
+		hl_client *const *clients, const hlgo_kind *kinds,
+		const char *names, const size_t *lens,
 		const uint64_t *owners, int64_t wait_ms, int64_t lease_ms,
 		hl_cancel *cancel, int *members, int *was_lost, int *statuses,
 		int *released) {
@@ -250,8 +251,8 @@ static void hlgo_multi(hlgo_result *r, int op, int kind, int n,
 		return;
 	}
 	for (i = 0; i < n; i++) {
-		if (hlgo_open(&lk[i], r, clients[i], names + off, lens[i],
-				owners[i]) != HL_OK)
+		if (hlgo_open(&lk[i], r, clients[i], &kinds[i], names + off,
+				lens[i], owners[i]) != HL_OK)
 			goto out;
 		off += lens[i];
 		if (op == 0 && hl_lock_is_lost(&lost, lk[i]) == HL_OK)
@@ -546,6 +547,7 @@ func callAcquire(p *C.hl_client, kind *lockKind, name []byte, owner uint64, wait
 type multiCall struct {
 	red     bool
 	ps      []*C.hl_client
+	kinds   []C.hlgo_kind
 	names   []byte // the members' names, one after another
 	lens    []C.size_t
 	owners  []C.uint64_t
@@ -556,13 +558,22 @@ type multiCall struct {
 }
 
 func newMultiCall(red bool, n int) *multiCall {
-	return &multiCall{red: red, ps: make([]*C.hl_client, 0, n), lens: make([]C.size_t, 0, n),
-		owners: make([]C.uint64_t, 0, n), members: make([]C.int, n), wasLost: make([]C.int, n),
-		status: make([]C.int, n), freed: make([]C.int, n)}
+	return &multiCall{
+		red:     red,
+		ps:      make([]*C.hl_client, 0, n),
+		kinds:   make([]C.hlgo_kind, 0, n),
+		lens:    make([]C.size_t, 0, n),
+		owners:  make([]C.uint64_t, 0, n),
+		members: make([]C.int, n),
+		wasLost: make([]C.int, n),
+		status:  make([]C.int, n),
+		freed:   make([]C.int, n),
+	}
 }
 
-func (mc *multiCall) add(p *C.hl_client, name []byte, owner uint64) {
+func (mc *multiCall) add(p *C.hl_client, kind *lockKind, name []byte, owner uint64) {
 	mc.ps = append(mc.ps, p)
+	mc.kinds = append(mc.kinds, cKind(kind))
 	mc.names = append(mc.names, name...)
 	mc.lens = append(mc.lens, C.size_t(len(name)))
 	mc.owners = append(mc.owners, C.uint64_t(owner))
@@ -576,7 +587,7 @@ func (mc *multiCall) run(op int, opName string, waitMs, leaseMs int64, cancel *C
 	if mc.red {
 		kind = C.HL_MULTILOCK_RED
 	}
-	C.hlgo_multi(&r, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0],
+	C.hlgo_multi(&r, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0], &mc.kinds[0],
 		(*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
 		C.int64_t(waitMs), C.int64_t(leaseMs), cancel, &mc.members[0], &mc.wasLost[0],
 		&mc.status[0], &mc.freed[0])

@@ -171,7 +171,7 @@ func (l *MultiLock) enter(mc *multiCall) (func(), error) {
 			entered = append(entered, m.c)
 			ps[m.c] = p
 		}
-		mc.add(ps[m.c], m.name, m.owner)
+		mc.add(ps[m.c], &m.kind, m.name, m.owner)
 	}
 	return leave, nil
 }

@@ -326,3 +326,50 @@ func TestMultiLockBadInput(t *testing.T) {
 		t.Fatal("member 0 not released")
 	}
 }
+
+func TestMultiLockKinds(t *testing.T) {
+	srv, cli := threeServers(t)
+	c := cli[0]
+	fair, fenced, rw, spin := c.FairMutex("k:fair"), c.FencedMutex("k:fenced"), c.RWMutex("k:rw"),
+		c.SpinMutex("k:spin")
+	ml := hilock.NewMultiLock(fair, fenced.Mutex, rw.Writer(), spin)
+
+	// a reader of another client blocks the write member; nothing is left held
+	other, err := hilock.Connect(context.Background(), srv[0].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	r := other.RWMutex("k:rw")
+	r.RLock()
+	ok, err := ml.TryLock(context.Background(), 300*time.Millisecond, 0)
+	if ok || err != nil {
+		t.Fatalf("TryLock with a reader elsewhere = %v, %v", ok, err)
+	}
+	raw := rawOf(t, srv[0])
+	for _, k := range []string{"k:fair", "k:fenced", "k:spin"} {
+		if n := raw.int("EXISTS", k); n != 0 {
+			t.Fatalf("%s left held", k)
+		}
+	}
+	r.RUnlock()
+
+	ml.Lock()
+	for i, m := range ml.Mutexes() {
+		if ok, err := m.IsHeld(); !ok || err != nil {
+			t.Fatalf("member %d IsHeld = %v, %v", i, ok, err)
+		}
+	}
+	if tok, err := fenced.Token(); tok <= 0 || err != nil {
+		t.Fatalf("fenced member Token = %d, %v", tok, err)
+	}
+	ml.Unlock()
+	for _, k := range []string{"k:fair", "k:fenced", "k:rw", "k:spin"} {
+		if n := raw.int("EXISTS", k); n != 0 {
+			t.Fatalf("%s still held", k)
+		}
+	}
+	if err := hilock.NewMultiLock(rw.Writer(), rw.Reader()).Release(); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("both halves of one rwlock: %v", err)
+	}
+}

@@ -216,6 +216,26 @@ test("bad input raises, closed clients are named", function()
 	raises("closed hilock multilock", ml.acquire, ml)
 end)
 
+test("multilock: members of every kind", function()
+	local c = clients[1]
+	local fair, fenced, rw, spin = c:fair_lock("k:fair"), c:fenced_lock("k:fenced"),
+		c:read_write_lock("k:rw"), c:spin_lock("k:spin")
+	local ml = hilock.multilock{fair, fenced, rw.write, spin}
+	local other = assert(hilock.connect(URL))
+	local rg = assert(other:read_write_lock("k:rw").read:acquire())
+	eq(ml:acquire{wait = 0.3}, false, "acquire with a reader elsewhere")
+	for _, n in ipairs{"k:fair", "k:fenced", "k:spin"} do eq(redis(1, "EXISTS", n), "0", n) end
+	assert(rg:release())
+	other:close()
+	do
+		local g <close> = assert(ml:acquire{wait = 2})
+		assert(fair:held() and fenced:held() and rw.write:held() and spin:held())
+		assert(fenced:token() > 0, "token")
+	end
+	for _, n in ipairs{"k:fair", "k:fenced", "k:rw", "k:spin"} do eq(redis(1, "EXISTS", n), "0", n) end
+	raises("same lock", hilock.multilock, {rw.write, rw.read})
+end)
+
 -- runner ---------------------------------------------------------------------
 
 print("1.." .. #tests)

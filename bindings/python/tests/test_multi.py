@@ -281,3 +281,27 @@ def test_ctrl_c_in_main_thread(three: Three) -> None:
         assert holder.held()
     finally:
         other.close()
+
+
+def test_members_of_every_kind(three: Three) -> None:
+    c = three.clients[0]
+    fair, fenced, rw, spin = (c.fair_lock("py:k:fair"), c.fenced_lock("py:k:fenced"),
+                              c.read_write_lock("py:k:rw"), c.spin_lock("py:k:spin"))
+    multi = hilock.MultiLock(fair, fenced, rw.write, spin)
+    other = hilock.Client(three.servers[0].url)
+    try:
+        reader = other.read_write_lock("py:k:rw").read
+        assert reader.acquire()
+        assert multi.acquire(timeout=0.3) is False
+        for name in ("py:k:fair", "py:k:fenced", "py:k:spin"):
+            assert three.exists(0, name) == 0, name
+        reader.release()
+    finally:
+        other.close()
+    with multi:
+        assert fair.held() and fenced.held() and rw.write.held() and spin.held()
+        assert fenced.token > 0
+    for name in ("py:k:fair", "py:k:fenced", "py:k:rw", "py:k:spin"):
+        assert three.exists(0, name) == 0, name
+    with pytest.raises(hilock.InvalidArgumentError):
+        hilock.MultiLock(rw.write, rw.read)  # one lock (one key) twice
