@@ -3,8 +3,9 @@
 #   c/html/index.html  the C API, by Doxygen from core/include/hilock.h
 #                      (docs/Doxyfile; docs/doxygen-filter.sh makes the
 #                      header's plain C comments doxygen comments)
-#   python/*.html      pydoc of hilock, hilock._client, hilock._errors, from
-#                      the build venv ($(BUILD)/venv-python, python-binding)
+#   python/*.html      pydoc of hilock, hilock._client, hilock._multi,
+#                      hilock._errors, from the build venv
+#                      ($(BUILD)/venv-python, python-binding)
 #   go.txt             `go doc -all` of the Go module (bindings/go)
 #   lua.md             the documentation comments of bindings/lua/hilock.lua
 #                      (docs/lua-doc.py)
@@ -12,7 +13,7 @@
 # does not pull it in. Doxygen's warnings are printed, never fatal.
 DOCS_APT_PACKAGES := doxygen
 DOCS_DIR := $(BUILD)/docs
-DOCS_PY_MODULES := hilock hilock._client hilock._errors
+DOCS_PY_MODULES := hilock hilock._client hilock._multi hilock._errors
 
 .PHONY: docs docs-deps docs-c docs-python docs-go docs-lua
 
