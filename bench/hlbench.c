@@ -4,9 +4,23 @@
  *
  *   hlbench URL floor        SECONDS [nopping]   raw hiredis: EVALSHA pairs,
  * PING hlbench URL uncontended  SECONDS [LEASE_MS]  hilock lock+unlock pairs
- *   hlbench URL contend      SECONDS W MODE CS_US [SAMPLES_FILE]
+ *   hlbench URL contend      SECONDS W MODE CS_US [SAMPLES_FILE [KIND]]
  *                                               MODE: threads | processes
+ *                                               KIND: reentrant (default),
+ *                                               fair, ... (HL_LOCK_*)
  *   hlbench URL paired       SECONDS [LEASE_MS]  floor and hilock, alternating
+ *   hlbench URL kind-paired  SECONDS KIND        the same for one lock kind
+ *                                               (reentrant, fair, read,
+ *                                               write, spin, fenced,
+ *                                               nonreentrant,
+ *                                               fair-nonreentrant): its
+ *                                               own scripts' floor and
+ *                                               hl_lock_new_kind()
+ *   hlbench URL readers      SECONDS R MODE CS_US
+ *                                               R readers of one
+ *                                               read-write lock: read
+ *                                               acquisitions/s, how many
+ *                                               held at once
  *   hlbench URL scale        SECONDS T [POOL]    T threads, distinct locks
  *   hlbench URL watchdog     N PERIODS WD_MS     N held locks, renewal cost
  *   hlbench URL memory       N WAITERS           per held lock, per waiter
@@ -259,13 +273,28 @@ static hl_client *new_client(int64_t watchdog_ms, int pool_size)
 	return c;
 }
 
-static hl_lock *new_lock(hl_client *c, const char *name)
+static hl_lock *new_lock_kind(hl_client *c, int kind, const char *name)
 {
 	hl_lock *l = NULL;
-	int rc = hl_lock_new(&l, c, name, strlen(name));
+	int rc = hl_lock_new_kind(&l, c, kind, name, strlen(name));
 	if (rc != HL_OK)
-		die("hl_lock_new", rc);
+		die("hl_lock_new_kind", rc);
 	return l;
+}
+
+static hl_lock *new_lock(hl_client *c, const char *name)
+{
+	return new_lock_kind(c, HL_LOCK_REENTRANT, name);
+}
+
+/* HL_LOCK_* of a kind's name ("fair", "read"...), as hl_lock_kind_name(). */
+static int kind_from_name(const char *s)
+{
+	for (int k = 0; strcmp(hl_lock_kind_name(k), "unknown") != 0; k++)
+		if (strcmp(hl_lock_kind_name(k), s) == 0)
+			return k;
+	fprintf(stderr, "hlbench: unknown lock kind \"%s\"\n", s);
+	exit(2);
 }
 
 static int64_t g_lease_ms = -1; /* -1: the watchdog */
@@ -454,10 +483,12 @@ static void sleep_us(int us)
 		;
 }
 
+static int g_contend_kind = HL_LOCK_REENTRANT;
+
 static void contend_loop(struct contend_shared *sh, struct contend_worker *w,
                          hl_client *c)
 {
-	hl_lock *l = new_lock(c, "bench:contend");
+	hl_lock *l = new_lock_kind(c, g_contend_kind, "bench:contend");
 
 	atomic_fetch_add(&sh->ready, 1);
 	while (!atomic_load(&sh->go))
@@ -620,16 +651,16 @@ static int bench_contend(double seconds, int workers, const char *mode,
 	qsort(wv, (size_t)nwait, sizeof(int32_t), cmp_i32);
 	qsort(hv, (size_t)nhand, sizeof(int32_t), cmp_i32);
 	printf("{\"scenario\":\"contend\",\"lang\":\"c\",\"lib\":\"hilock\","
-	       "\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,"
+	       "\"kind\":\"%s\",\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,"
 	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,"
 	       "\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,\"wait_max_us\":%.0f,"
 	       "\"handoff_p50_us\":%.0f,\"handoff_p99_us\":%.0f,"
 	       "\"fair_min\":%lld,\"fair_max\":%lld,\"violations\":%d}\n",
-	       mode, workers, cs_us, total / elapsed,
-	       total ? cs_sum / 1000.0 / total : 0.0, pct(wv, nwait, 0.5),
-	       pct(wv, nwait, 0.99), nwait ? (double)wv[nwait - 1] : 0.0,
-	       pct(hv, nhand, 0.5), pct(hv, nhand, 0.99), mn, mx,
-	       atomic_load(&sh->violations));
+	       hl_lock_kind_name(g_contend_kind), mode, workers, cs_us,
+	       total / elapsed, total ? cs_sum / 1000.0 / total : 0.0,
+	       pct(wv, nwait, 0.5), pct(wv, nwait, 0.99),
+	       nwait ? (double)wv[nwait - 1] : 0.0, pct(hv, nhand, 0.5),
+	       pct(hv, nhand, 0.99), mn, mx, atomic_load(&sh->violations));
 	free(wv);
 	free(hv);
 	free(tids);
@@ -638,6 +669,429 @@ static int bench_contend(double seconds, int workers, const char *mode,
 	int bad = atomic_load(&sh->violations) != 0;
 	munmap(sh, size);
 	return bad;
+}
+
+/* ---- lock kinds: each against the floor of its own scripts -------------- */
+
+/* The floor of one lock kind: raw hiredis, EVALSHA of the kind's acquire
+ * and release scripts with the keys and arguments the core sends for it
+ * (core/src/prim/lock.c, acquire_script() and release_script()): the
+ * watchdog lease, the owner (owner:write for the write half), the hold
+ * count, and for the fair lock the stale-waiter timeout and the wall
+ * clock. */
+struct kind_floor {
+	int kind;
+	char acq[41], rel[41];
+	const char *name, *owner;
+	char lease[16], fair_wait[24];
+	char channel[300], aux0[300], aux1[300], field[128], prefix[400];
+};
+
+static int kind_is_fair(int kind)
+{
+	return kind == HL_LOCK_FAIR || kind == HL_LOCK_FAIR_NONREENTRANT;
+}
+
+static int kind_is_rw(int kind)
+{
+	return kind == HL_LOCK_READ || kind == HL_LOCK_WRITE;
+}
+
+/* PROTOCOL 0.2: prefix + "{name}", or prefix + name when it has braces. */
+static void derive_key(char *buf, size_t len, const char *prefix,
+                       const char *name)
+{
+	snprintf(buf, len, strchr(name, '{') ? "%s%s" : "%s{%s}", prefix, name);
+}
+
+static void kind_floor_init(struct kind_floor *k, redisContext *c, int kind,
+                            const char *name)
+{
+	enum hl_script_id acq = HL_SCRIPT_ACQUIRE, rel = HL_SCRIPT_RELEASE;
+
+	memset(k, 0, sizeof(*k));
+	k->kind = kind;
+	k->name = name;
+	k->owner = "00000000-0000-4000-8000-000000000000:1";
+	snprintf(k->lease, sizeof(k->lease), "%d", LEASE_MS);
+	/* hl_lock_acquire() waits without a deadline: the fair lock's queue
+	 * deadline is then the client's fair_wait_timeout_ms (default) */
+	snprintf(k->fair_wait, sizeof(k->fair_wait), "%d", 300000);
+	derive_key(k->channel, sizeof(k->channel),
+	           kind_is_rw(kind) ? "redisson_rwlock:"
+	                            : "redisson_lock__channel:",
+	           name);
+	snprintf(k->field, sizeof(k->field), "%s:write", k->owner);
+	if (kind_is_fair(kind)) {
+		acq = HL_SCRIPT_FAIR_ACQUIRE;
+		rel = HL_SCRIPT_FAIR_RELEASE;
+		derive_key(k->aux0, sizeof(k->aux0),
+		           "redisson_lock_queue:", name);
+		derive_key(k->aux1, sizeof(k->aux1),
+		           "redisson_lock_timeout:", name);
+	} else if (kind == HL_LOCK_FENCED) {
+		acq = HL_SCRIPT_FENCED_ACQUIRE;
+		derive_key(k->aux0, sizeof(k->aux0),
+		           "redisson_lock_token:", name);
+	} else if (kind == HL_LOCK_READ) {
+		acq = HL_SCRIPT_READ_ACQUIRE;
+		rel = HL_SCRIPT_READ_RELEASE;
+		derive_key(k->aux0, sizeof(k->aux0), "", name); /* {name} */
+		snprintf(k->prefix, sizeof(k->prefix), "%s:%s:rwlock_timeout",
+		         k->aux0, k->owner);
+	} else if (kind == HL_LOCK_WRITE) {
+		acq = HL_SCRIPT_WRITE_ACQUIRE;
+		rel = HL_SCRIPT_WRITE_RELEASE;
+	}
+	load_sha(c, acq, k->acq);
+	load_sha(c, rel, k->rel);
+}
+
+/* Wall-clock ms as text: the fair lock's deadlines are client clocks. */
+static const char *wall_ms_str(char *buf)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(buf, 24, "%lld",
+	         (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return buf;
+}
+
+static void kind_floor_pair(redisContext *c, struct kind_floor *k)
+{
+	const char *a[12], *u[14];
+	char now[24];
+	int na = 0, nu = 0;
+	redisReply *r;
+
+	a[na++] = u[nu++] = "EVALSHA";
+	a[na++] = k->acq;
+	u[nu++] = k->rel;
+	if (kind_is_fair(k->kind)) {
+		const char *aa[] = {"3",          k->name,          k->aux0,
+		                    k->aux1,      k->lease,         k->owner,
+		                    k->fair_wait, wall_ms_str(now), "1",
+		                    "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else if (k->kind == HL_LOCK_FENCED) {
+		const char *aa[] = {"2",      k->name,  k->aux0,
+		                    k->lease, k->owner, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else if (k->kind == HL_LOCK_READ) {
+		const char *aa[] = {"2",      k->name,  k->prefix, k->lease,
+		                    k->owner, k->field, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else if (k->kind == HL_LOCK_WRITE) {
+		const char *aa[] = {"1", k->name, k->lease, k->field, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else {
+		const char *aa[] = {"1", k->name, k->lease, k->owner, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	}
+	r = raw_cmd(c, na, a);
+	if (r->type != REDIS_REPLY_ARRAY)
+		die_msg("kind floor: the acquire script did not acquire");
+	freeReplyObject(r);
+
+	if (kind_is_fair(k->kind)) {
+		const char *uu[] = {"4",       k->name,    k->aux0,
+		                    k->aux1,   k->channel, "0",
+		                    k->lease,  k->owner,   wall_ms_str(now),
+		                    "PUBLISH", "1"};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	} else if (k->kind == HL_LOCK_READ) {
+		const char *uu[] = {"4",       k->name,   k->channel,
+		                    k->prefix, k->aux0,   "0",
+		                    k->owner,  "PUBLISH", "1"};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	} else if (k->kind == HL_LOCK_WRITE) {
+		const char *uu[] = {"2",      k->name,  k->channel, "1",
+		                    k->lease, k->field, "PUBLISH",  "1"};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	} else {
+		/* the spin lock publishes nothing */
+		const char *uu[] = {
+		        "2",        k->name,
+		        k->channel, k->kind == HL_LOCK_SPIN ? "" : "0",
+		        k->lease,   k->owner,
+		        "PUBLISH",  "1"};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	}
+	r = raw_cmd(c, nu, u);
+	/* released: {1, subscribers the unlock message reached} */
+	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	    r->element[0]->integer != 1)
+		die_msg("kind floor: the release script did not release");
+	freeReplyObject(r);
+}
+
+/* One kind: its floor and hl_lock_new_kind() lock+unlock pairs in
+ * alternating 100 ms slices on the same lock (as bench_paired), after
+ * 300 ms of each to warm up, with the ratio of every 2 s window. */
+static int bench_kind_paired(double seconds, int kind)
+{
+	redisContext *raw = raw_connect();
+	hl_client *c = new_client(0, 0);
+	char name[64];
+	struct kind_floor k;
+	hl_lock *l;
+	const int64_t slice = 100000000;
+	long long nf = 0, nh = 0, wf = 0, wh = 0;
+	int64_t tf = 0, th = 0, wtf = 0, wth = 0, end, t0, t;
+	double ratios[128];
+	int nr = 0, slices = 0;
+
+	snprintf(name, sizeof(name), "bench:kind:%s", hl_lock_kind_name(kind));
+	kind_floor_init(&k, raw, kind, name);
+	l = new_lock_kind(c, kind, name);
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		kind_floor_pair(raw, &k);
+	end = now_ns() + 300000000;
+	while (now_ns() < end) {
+		acquire(l);
+		release(l);
+	}
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		long long n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			kind_floor_pair(raw, &k);
+			n++;
+		}
+		nf += n;
+		wf += n;
+		tf += t - t0;
+		wtf += t - t0;
+		n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			acquire(l);
+			release(l);
+			n++;
+		}
+		nh += n;
+		wh += n;
+		th += t - t0;
+		wth += t - t0;
+		if (++slices % 10 == 0 && nr < 128 && wf && wtf && wth) {
+			ratios[nr++] = ((double)wh / (double)wth) /
+			               ((double)wf / (double)wtf);
+			wf = wh = 0;
+			wtf = wth = 0;
+		}
+	}
+	printf("{\"scenario\":\"kind-paired\",\"kind\":\"%s\","
+	       "\"floor_pairs_per_s\":%.1f,\"hilock_pairs_per_s\":%.1f,"
+	       "\"window_ratios\":[",
+	       hl_lock_kind_name(kind), nf * 1e9 / (double)tf,
+	       nh * 1e9 / (double)th);
+	for (int i = 0; i < nr; i++)
+		printf("%s%.3f", i ? "," : "", ratios[i]);
+	printf("]}\n");
+	hl_lock_free(l);
+	hl_client_free(c);
+	redisFree(raw);
+	return 0;
+}
+
+/* ---- readers: R readers of one read-write lock, together ---------------- */
+
+/* Shared between the readers (MAP_SHARED, so processes see it too). */
+struct readers_shared {
+	atomic_int ready;
+	atomic_int go;
+	atomic_int holders;     /* read holds now */
+	atomic_int max_holders; /* the most at once */
+	int64_t start_ns, end_ns;
+	int cs_us;
+};
+
+struct reader {
+	long long count;     /* read acquisitions */
+	long long nwait;     /* wait samples */
+	long long cs_ns_sum; /* time held */
+	int32_t wait_us[MAX_SAMPLES];
+};
+
+static void readers_loop(struct readers_shared *sh, struct reader *w,
+                         hl_client *c)
+{
+	hl_lock *l = new_lock_kind(c, HL_LOCK_READ, "bench:readers");
+
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go))
+		sleep_us(200);
+	for (;;) {
+		int64_t t0 = now_ns(), t1, t2;
+		int n, m;
+
+		if (t0 >= sh->end_ns)
+			break;
+		acquire(l);
+		t1 = now_ns();
+		n = atomic_fetch_add(&sh->holders, 1) + 1;
+		m = atomic_load(&sh->max_holders);
+		while (n > m &&
+		       !atomic_compare_exchange_weak(&sh->max_holders, &m, n))
+			;
+		if (w->nwait < MAX_SAMPLES)
+			w->wait_us[w->nwait++] = (int32_t)((t1 - t0) / 1000);
+		sleep_us(sh->cs_us);
+		t2 = now_ns();
+		w->cs_ns_sum += t2 - t1;
+		w->count++;
+		atomic_fetch_sub(&sh->holders, 1);
+		release(l);
+	}
+	hl_lock_free(l);
+}
+
+struct readers_thread_arg {
+	struct readers_shared *sh;
+	struct reader *w;
+	hl_client *c;
+};
+
+static void *readers_thread(void *p)
+{
+	struct readers_thread_arg *a = p;
+	readers_loop(a->sh, a->w, a->c);
+	return NULL;
+}
+
+/* R readers loop read-acquire, CS_US, release on one read-write lock (the
+ * watchdog; threads share one client, processes have one each). Besides
+ * the read acquisitions per second: how many held at once, counted in
+ * the readers (the mean by Little's law: time held / elapsed; the most
+ * at once) and seen in Redis (HLEN of the lock's hash less its mode
+ * field, sampled every 2 ms from another connection). */
+static int bench_readers(double seconds, int readers, const char *mode,
+                         int cs_us)
+{
+	size_t size = sizeof(struct readers_shared) +
+	              (size_t)readers * sizeof(struct reader);
+	int processes = strcmp(mode, "processes") == 0;
+	struct readers_shared *sh;
+	struct reader *ws;
+	hl_client *c = NULL;
+	pthread_t *tids = NULL;
+	struct readers_thread_arg *targs = NULL;
+	redisContext *raw = raw_connect();
+	long long hlen_n = 0, hlen_sum = 0, hlen_max = 0;
+	int i;
+
+	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die_msg("mmap failed");
+	ws = (struct reader *)(sh + 1);
+	sh->cs_us = cs_us;
+	sh->end_ns = INT64_MAX;
+	if (processes) {
+		for (i = 0; i < readers; i++) {
+			pid_t pid = fork();
+			if (pid < 0)
+				die_msg("fork failed");
+			if (pid == 0) {
+				hl_client *cc = new_client(0, 0);
+				readers_loop(sh, &ws[i], cc);
+				hl_client_free(cc);
+				_exit(0);
+			}
+		}
+	} else {
+		c = new_client(0, 0);
+		tids = calloc((size_t)readers, sizeof(*tids));
+		targs = calloc((size_t)readers, sizeof(*targs));
+		if (tids == NULL || targs == NULL)
+			die_msg("out of memory");
+		for (i = 0; i < readers; i++) {
+			targs[i] = (struct readers_thread_arg){sh, &ws[i], c};
+			pthread_create(&tids[i], NULL, readers_thread,
+			               &targs[i]);
+		}
+	}
+	for (i = 0; i < 60000 && atomic_load(&sh->ready) < readers; i++)
+		sleep_us(1000);
+	if (atomic_load(&sh->ready) < readers)
+		die_msg("readers did not start");
+	sh->start_ns = now_ns();
+	sh->end_ns = sh->start_ns + (int64_t)(seconds * 1e9);
+	atomic_store(&sh->go, 1);
+	/* the Redis side, while they run */
+	while (now_ns() < sh->end_ns) {
+		redisReply *r = redisCommand(raw, "HLEN bench:readers");
+		if (r == NULL || r->type != REDIS_REPLY_INTEGER)
+			die_msg("HLEN failed");
+		if (r->integer > 0) { /* the mode field, then one per reader */
+			hlen_sum += r->integer - 1;
+			if (r->integer - 1 > hlen_max)
+				hlen_max = r->integer - 1;
+		}
+		hlen_n++;
+		freeReplyObject(r);
+		sleep_us(2000);
+	}
+	if (processes) {
+		int st;
+		while (wait(&st) > 0)
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				die_msg("a reader process failed");
+	} else {
+		for (i = 0; i < readers; i++)
+			pthread_join(tids[i], NULL);
+	}
+	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
+
+	long long total = 0, nwait = 0, k = 0, mn = -1, mx = 0, cs_sum = 0;
+	for (i = 0; i < readers; i++) {
+		total += ws[i].count;
+		nwait += ws[i].nwait;
+		cs_sum += ws[i].cs_ns_sum;
+		if (mn < 0 || ws[i].count < mn)
+			mn = ws[i].count;
+		if (ws[i].count > mx)
+			mx = ws[i].count;
+	}
+	int32_t *wv = malloc((size_t)(nwait + 1) * sizeof(int32_t));
+	if (wv == NULL)
+		die_msg("out of memory");
+	for (i = 0; i < readers; i++) {
+		memcpy(wv + k, ws[i].wait_us, (size_t)ws[i].nwait * 4);
+		k += ws[i].nwait;
+	}
+	qsort(wv, (size_t)nwait, sizeof(int32_t), cmp_i32);
+	printf("{\"scenario\":\"readers\",\"lang\":\"c\",\"lib\":\"hilock\","
+	       "\"mode\":\"%s\",\"readers\":%d,\"cs_us\":%d,"
+	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,"
+	       "\"held_mean\":%.2f,\"held_max\":%d,"
+	       "\"hlen_mean\":%.2f,\"hlen_max\":%lld,\"hlen_samples\":%lld,"
+	       "\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,"
+	       "\"wait_max_us\":%.0f,\"fair_min\":%lld,\"fair_max\":%lld}\n",
+	       mode, readers, cs_us, total / elapsed,
+	       total ? cs_sum / 1000.0 / total : 0.0,
+	       (double)cs_sum / 1e9 / elapsed, atomic_load(&sh->max_holders),
+	       hlen_n ? (double)hlen_sum / (double)hlen_n : 0.0, hlen_max,
+	       hlen_n, pct(wv, nwait, 0.5), pct(wv, nwait, 0.99),
+	       nwait ? (double)wv[nwait - 1] : 0.0, mn, mx);
+	free(wv);
+	free(tids);
+	free(targs);
+	hl_client_free(c);
+	redisFree(raw);
+	munmap(sh, size);
+	return 0;
 }
 
 /* ---- watchdog: N held locks, renewal round trips and CPU ---------------- */
@@ -1508,14 +1962,23 @@ int main(int argc, char **argv)
 			g_lease_ms = atoll(argv[4]);
 		return bench_uncontended(atof(argv[3]));
 	}
-	if (strcmp(s, "contend") == 0 && (argc == 7 || argc == 8))
+	if (strcmp(s, "contend") == 0 && argc >= 7 && argc <= 9) {
+		if (argc == 9)
+			g_contend_kind = kind_from_name(argv[8]);
 		return bench_contend(atof(argv[3]), atoi(argv[4]), argv[5],
-		                     atoi(argv[6]), argc == 8 ? argv[7] : NULL);
+		                     atoi(argv[6]), argc >= 8 ? argv[7] : NULL);
+	}
 	if (strcmp(s, "paired") == 0 && (argc == 4 || argc == 5)) {
 		if (argc == 5)
 			g_lease_ms = atoll(argv[4]);
 		return bench_paired(atof(argv[3]));
 	}
+	if (strcmp(s, "kind-paired") == 0 && argc == 5)
+		return bench_kind_paired(atof(argv[3]),
+		                         kind_from_name(argv[4]));
+	if (strcmp(s, "readers") == 0 && argc == 7)
+		return bench_readers(atof(argv[3]), atoi(argv[4]), argv[5],
+		                     atoi(argv[6]));
 	if (strcmp(s, "scale") == 0 && (argc == 5 || argc == 6))
 		return bench_scale(atof(argv[3]), atoi(argv[4]),
 		                   argc == 6 ? atoi(argv[5]) : 0);

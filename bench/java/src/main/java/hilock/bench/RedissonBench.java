@@ -17,7 +17,9 @@ import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
+import org.redisson.api.RMap;
 import org.redisson.api.RedissonClient;
+import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
@@ -26,7 +28,8 @@ import org.redisson.config.Config;
  *
  * <pre>
  *   java -jar hilock-bench-redisson.jar URL uncontended SECONDS
- *   java -jar hilock-bench-redisson.jar URL contend SECONDS W threads CS_US [FILE]
+ *   java -jar hilock-bench-redisson.jar URL contend SECONDS W threads CS_US [FILE [KIND]]
+ *   java -jar hilock-bench-redisson.jar URL readers SECONDS R threads CS_US
  *   java -jar hilock-bench-redisson.jar URL failover PREFIX WAIT_MS
  * </pre>
  *
@@ -35,6 +38,9 @@ import org.redisson.config.Config;
  * redis-cluster://h1:p1,... (useClusterServers), every other setting
  * Redisson's default. Prints one JSON object with the fields of
  * bench/hlbench.c; failover is hlbench's failover scenario (see there).
+ * KIND: reentrant (getLock, the default) or fair (getFairLock). readers:
+ * R threads loop getReadWriteLock().readLock() lock(), CS_US, unlock(), as
+ * hlbench's readers scenario.
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -97,7 +103,12 @@ public final class RedissonBench {
             } else if (scenario.equals("contend")) {
                 long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
                 contend(client, durNs, Integer.parseInt(args[3]), args[4],
-                        Integer.parseInt(args[5]), args.length > 6 ? args[6] : null);
+                        Integer.parseInt(args[5]), args.length > 6 ? args[6] : null,
+                        args.length > 7 ? args[7] : "reentrant");
+            } else if (scenario.equals("readers")) {
+                long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
+                readers(client, durNs, Integer.parseInt(args[3]), args[4],
+                        Integer.parseInt(args[5]));
             } else if (scenario.equals("failover")) {
                 failover(client, args[2], Long.parseLong(args[3]));
             } else {
@@ -205,8 +216,19 @@ public final class RedissonBench {
         }
     }
 
+    private static RLock lockOfKind(RedissonClient client, String kind, String name) {
+        switch (kind) {
+            case "reentrant":
+                return client.getLock(name);
+            case "fair":
+                return client.getFairLock(name);
+            default:
+                throw new IllegalArgumentException("unknown lock kind " + kind);
+        }
+    }
+
     private static void contend(RedissonClient client, long durNs, int w,
-                                String mode, int csUs, String samples)
+                                String mode, int csUs, String samples, String kind)
             throws Exception {
         final AtomicLong lastRelease = new AtomicLong();
         final AtomicInteger holders = new AtomicInteger();
@@ -218,12 +240,20 @@ public final class RedissonBench {
         final List<List<Long>> hands = new ArrayList<>();
         final long[] end = new long[1];
         Thread[] threads = new Thread[w];
+        // warm the JIT and the connections first (uncontended, a lock of
+        // the same kind), as in uncontended
+        RLock warm = lockOfKind(client, kind, "bench:java:contend:warm");
+        long warmEnd = System.nanoTime() + 1_000_000_000L;
+        while (System.nanoTime() < warmEnd) {
+            warm.lock();
+            warm.unlock();
+        }
         for (int i = 0; i < w; i++) {
             waits.add(new ArrayList<>());
             hands.add(new ArrayList<>());
             final int me = i;
             threads[i] = new Thread(() -> {
-                RLock lock = client.getLock("bench:java:contend");
+                RLock lock = lockOfKind(client, kind, "bench:java:contend");
                 try {
                     start.await();
                 } catch (Exception e) {
@@ -287,12 +317,111 @@ public final class RedissonBench {
         Collections.sort(all);
         Collections.sort(hs);
         System.out.printf(Locale.ROOT, "{\"scenario\":\"contend\",\"lang\":\"java\",\"lib\":\"redisson\","
-                + "\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,\"acq_per_s\":%.1f,"
+                + "\"kind\":\"%s\",\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,\"acq_per_s\":%.1f,"
                 + "\"cs_mean_us\":%.1f,\"wait_p50_us\":%d,\"wait_p99_us\":%d,"
                 + "\"wait_max_us\":%d,\"handoff_p50_us\":%d,\"handoff_p99_us\":%d,"
                 + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d}%n",
-                mode, w, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
+                kind, mode, w, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
                 pct(all, 0.5), pct(all, 0.99), all.isEmpty() ? 0 : all.get(all.size() - 1),
                 pct(hs, 0.5), pct(hs, 0.99), mn, mx, violations.get());
+    }
+
+    /**
+     * hlbench's readers scenario: R threads, each its own reader of one
+     * RReadWriteLock, loop readLock().lock(), CS_US, unlock(). How many
+     * held at once: counted in the threads (mean: time held / elapsed; the
+     * most at once) and seen in Redis (HLEN of the lock's hash less its
+     * mode field, sampled every 2 ms by the main thread).
+     */
+    private static void readers(RedissonClient client, long durNs, int r,
+                                String mode, int csUs) throws Exception {
+        final String name = "bench:java:readers";
+        final AtomicInteger holders = new AtomicInteger();
+        final AtomicInteger maxHolders = new AtomicInteger();
+        final CyclicBarrier start = new CyclicBarrier(r + 1);
+        final long[] counts = new long[r];
+        final long[] csSum = new long[r];
+        final List<List<Long>> waits = new ArrayList<>();
+        final long[] end = new long[1];
+        Thread[] threads = new Thread[r];
+        // warm the JIT and the connections first, as in uncontended
+        RLock warm = client.getReadWriteLock(name).readLock();
+        long warmEnd = System.nanoTime() + 1_000_000_000L;
+        while (System.nanoTime() < warmEnd) {
+            warm.lock();
+            warm.unlock();
+        }
+        for (int i = 0; i < r; i++) {
+            waits.add(new ArrayList<>());
+            final int me = i;
+            threads[i] = new Thread(() -> {
+                RLock lock = client.getReadWriteLock(name).readLock();
+                try {
+                    start.await();
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+                for (;;) {
+                    long t0 = System.nanoTime();
+                    if (t0 >= end[0]) {
+                        break;
+                    }
+                    lock.lock();
+                    long t1 = System.nanoTime();
+                    int n = holders.incrementAndGet();
+                    maxHolders.accumulateAndGet(n, Math::max);
+                    waits.get(me).add((t1 - t0) / 1000);
+                    LockSupport.parkNanos(csUs * 1000L);
+                    csSum[me] += System.nanoTime() - t1;
+                    counts[me]++;
+                    holders.decrementAndGet();
+                    lock.unlock();
+                }
+            });
+            threads[i].start();
+        }
+        RMap<String, String> hash = client.getMap(name, StringCodec.INSTANCE);
+        long t0 = System.nanoTime();
+        end[0] = t0 + durNs;
+        start.await();
+        long hlenN = 0;
+        long hlenSum = 0;
+        long hlenMax = 0;
+        while (System.nanoTime() < end[0]) {
+            int n = hash.size();
+            if (n > 0) {
+                hlenSum += n - 1;
+                hlenMax = Math.max(hlenMax, n - 1);
+            }
+            hlenN++;
+            LockSupport.parkNanos(2_000_000L);
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        double el = (System.nanoTime() - t0) / 1e9;
+        List<Long> all = new ArrayList<>();
+        long total = 0;
+        long cs = 0;
+        long mn = Long.MAX_VALUE;
+        long mx = 0;
+        for (int i = 0; i < r; i++) {
+            all.addAll(waits.get(i));
+            total += counts[i];
+            cs += csSum[i];
+            mn = Math.min(mn, counts[i]);
+            mx = Math.max(mx, counts[i]);
+        }
+        Collections.sort(all);
+        System.out.printf(Locale.ROOT, "{\"scenario\":\"readers\",\"lang\":\"java\",\"lib\":\"redisson\","
+                + "\"mode\":\"%s\",\"readers\":%d,\"cs_us\":%d,\"acq_per_s\":%.1f,"
+                + "\"cs_mean_us\":%.1f,\"held_mean\":%.2f,\"held_max\":%d,"
+                + "\"hlen_mean\":%.2f,\"hlen_max\":%d,\"hlen_samples\":%d,"
+                + "\"wait_p50_us\":%d,\"wait_p99_us\":%d,\"wait_max_us\":%d,"
+                + "\"fair_min\":%d,\"fair_max\":%d}%n",
+                mode, r, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
+                cs / 1e9 / el, maxHolders.get(), hlenN > 0 ? (double) hlenSum / hlenN : 0.0,
+                hlenMax, hlenN, pct(all, 0.5), pct(all, 0.99),
+                all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx);
     }
 }
