@@ -301,7 +301,8 @@ class Pieces:
                           ("redlock", lambda: self.go("hilock")),
                           ("redlock", lambda: self.go("redsync")),
                           ("java", self.java)):
-            if want(group) or (group == "java" and want("failover")):
+            if want(group) or (group == "java" and (
+                    want("failover") or want("fair") or want("rw"))):
                 try:
                     fn()
                 except NotMeasured as e:
@@ -573,6 +574,397 @@ def run_failover(R, pieces, hb, quick, attempt):
 
 
 # --------------------------------------------------------------------------
+# (8) the lock family: every kind uncontended, the fair lock under
+# contention, readers of a read-write lock (groups kinds, fair, rw)
+# --------------------------------------------------------------------------
+FAMILY_GROUPS = ("kinds", "fair", "rw")
+KINDS = ["reentrant", "fair", "read", "write", "spin", "fenced",
+         "nonreentrant", "fair-nonreentrant"]
+READERS = [1, 2, 4, 8, 16]
+KIND_TARGET = 0.95           # as the reentrant lock's C row of (1)
+FAMILY_MINUTES = 6           # the measurement time of kinds, fair, rw
+FAMILY_BEGIN = "<!-- lock-family:begin -->"
+FAMILY_END = "<!-- lock-family:end -->"
+
+
+def run_family(R, pieces, hb, url, secs, csecs, workers, reps, want,
+               attempt):
+    """The groups kinds, fair and rw, into R["family"]."""
+    F = R["family"] = {"started": time.time(), "load_start": os.getloadavg()}
+    notes = R["notes"]
+
+    def java_or_note(key):
+        try:
+            return pieces.java()
+        except NotMeasured as e:
+            notes[key] = str(e)
+            return None
+
+    # its own floor and round trip: this group may run without the rest
+    F["floor"] = attempt("family:floor", lambda: run_json(
+        hb + [url, "floor", str(secs)], 120))
+
+    if want("kinds"):
+        # REPS rounds over the kinds (the load drifts: a round sees it
+        # alike for every kind); per kind the run of the median ratio.
+        runs = {k: [] for k in KINDS}
+        for _ in range(reps):
+            for k in KINDS:
+                r = attempt("family:kinds:" + k, lambda: run_json(
+                    hb + [url, "kind-paired", str(2 * secs), k], 120))
+                if r:
+                    r["ratio"] = r["hilock_pairs_per_s"] / \
+                        r["floor_pairs_per_s"]
+                    runs[k].append(r)
+        K = F["kinds"] = {}
+        for k, rs in runs.items():
+            if rs:
+                rs.sort(key=lambda r: r["ratio"])
+                r = dict(rs[len(rs) // 2])
+                r["ratios"] = [round(x["ratio"], 3) for x in rs]
+                K[k] = r
+
+    if want("fair"):
+        C = F["contend"] = []
+        java = java_or_note("family:fair:java")
+        for w in workers:
+            rows = [("c/hilock", "fair", "processes", hb + [url]),
+                    ("c/hilock", "reentrant", "processes", hb + [url]),
+                    ("c/hilock", "fair", "threads", hb + [url])]
+            if java:
+                rows.append(("java/redisson", "fair", "threads",
+                             java + [url]))
+            for key, kind, mode, cmd in rows:
+                r = attempt("family:fair:%s %s %s W=%d" % (key, kind, mode,
+                                                          w),
+                            lambda: run_json(cmd + [
+                                "contend", str(csecs), str(w), mode,
+                                str(CS_US), "", kind], csecs + 120))
+                if r:
+                    r["key"] = key
+                    C.append(r)
+
+    if want("rw"):
+        # REPS rounds over every reader count and library (the load
+        # drifts); per row the run of the median throughput is kept.
+        java = java_or_note("family:rw:java")
+        rows = [("c/hilock", "processes", hb + [url]),
+                ("c/hilock", "threads", hb + [url])]
+        if java:
+            rows.append(("java/redisson", "threads", java + [url]))
+        runs = {}
+        for _ in range(reps):
+            for n in READERS:
+                for key, mode, cmd in rows:
+                    r = attempt("family:rw:%s %s R=%d" % (key, mode, n),
+                                lambda: run_json(cmd + [
+                                    "readers", str(secs), str(n), mode,
+                                    str(CS_US)], secs + 120))
+                    if r:
+                        r["key"] = key
+                        runs.setdefault((key, mode, n), []).append(r)
+        D = F["readers"] = []
+        for rs in runs.values():
+            rs.sort(key=lambda r: r["acq_per_s"])
+            r = dict(rs[len(rs) // 2])
+            r["runs"] = [round(x["acq_per_s"]) for x in rs]
+            D.append(r)
+    F["load_end"] = os.getloadavg()
+    F["duration_s"] = round(time.time() - F.pop("started"))
+
+
+def family_rtt(R):
+    F = R.get("family") or {}
+    return ((F.get("floor") or R.get("floor") or {}).get("ping_rtt_us"))
+
+
+def fair_bound_us(w, rtt, cs_us=CS_US):
+    """The fair lock's wait p99 target: W x (section + 2 round trips)."""
+    return w * (cs_us + 2 * rtt)
+
+
+def render_family(R):
+    """Section (8), between FAMILY_BEGIN and FAMILY_END: the page can take
+    a run of these groups alone without losing the rest (see splice)."""
+    o = [FAMILY_BEGIN]
+    w = o.append
+    F = R.get("family")
+    notes = R["notes"]
+    w("## (8) The lock family: kinds, the fair lock, readers\n")
+    if not F:
+        w("not measured: %s\n" % notes.get("c", "not run (groups kinds, "
+                                                "fair, rw)"))
+        w(FAMILY_END)
+        return o
+    rtt = family_rtt(R)
+    load = " / ".join("%.2f" % x for x in F.get("load_start", []))
+    w("Measured by `%s` on %s UTC in %d s, with the other sections' "
+      "figures left from their own run. The machine is the shared 2-core "
+      "VM of the rest of this page, loaded by other work while this ran "
+      "(load average %s at the start, %s at the end). One PING round "
+      "trip (RTT) in this run: %s.\n" % (
+          F.get("argv", R.get("argv", "?")), F.get("date", R.get("date")),
+          F.get("duration_s", 0), load or "?",
+          " / ".join("%.2f" % x for x in F.get("load_end", [])) or "?",
+          "%.1f µs" % rtt if rtt else "not measured"))
+
+    # ---- kinds
+    w("### Uncontended lock+unlock per kind, against its own floor\n")
+    w("`hlbench URL kind-paired SECONDS KIND`: one thread, one lock "
+      "(`bench:kind:<kind>`), lock then unlock at once through "
+      "`hl_lock_new_kind()` (the watchdog, lease -1), against the floor "
+      "of that kind: raw hiredis on one connection, EVALSHA of the kind's "
+      "own acquire and release scripts (core/src/service/scripts.c "
+      "compiled in) with the keys and arguments the core sends for it "
+      "(core/src/prim/lock.c `acquire_script()`, `release_script()`: the "
+      "fair lock's queue and timeout keys, stale-waiter timeout and wall "
+      "clock; the read lock's timeout-key prefix; the write lock's "
+      "`owner:write`; the fenced lock's token key; the spin lock's empty "
+      "message). Floor and hilock alternate in 100 ms slices in one "
+      "process after 300 ms of warm-up each; each kind runs %d time(s) in "
+      "rounds over the kinds; each row shows the run of the median ratio, "
+      "every run's in the last column. Target: >= %.2fx, as the reentrant "
+      "lock's.\n" % (1 if R.get("quick") else REPS, KIND_TARGET))
+    K = F.get("kinds")
+    if K is None:
+        w("not run (group kinds)\n")
+    else:
+        w("| kind | floor pairs/s | hilock pairs/s | hilock / floor | "
+          "target | all ratios |\n|---|---:|---:|---:|---|---|")
+        for k in KINDS:
+            r = K.get(k)
+            if not r:
+                w("| %s | not measured: %s | | | | |" % (
+                    k, notes.get("family:kinds:" + k, "not run")))
+                continue
+            x = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+            w("| %s | %s | %s | %.3fx | %s (>= %.2fx) | %s |" % (
+                k, fmt(r["floor_pairs_per_s"]),
+                fmt(r["hilock_pairs_per_s"]), x,
+                "met" if x >= KIND_TARGET else "missed", KIND_TARGET,
+                " ".join("%.2f" % y for y in r.get("ratios", []))))
+        w("")
+
+    # ---- fair contention
+    w("### The fair lock under contention\n")
+    w("`hlbench URL contend SECONDS W MODE 1000 \"\" KIND` and "
+      "`RedissonBench URL contend SECONDS W threads 1000 \"\" fair`: as "
+      "(2), W workers loop acquire (no deadline), sleep 1 ms, release, on "
+      "one lock: hilock's fair lock (`HL_LOCK_FAIR`) and, for comparison, "
+      "its reentrant lock (`RLock`), in W processes with a client each; "
+      "the fair lock also as W threads of one client (the fair lock has "
+      "no in-process gate: every waiter queues in Redis); Redisson %s's "
+      "`getFairLock()` as W threads of one JVM (one process: 64 JVMs do "
+      "not fit on this machine; for a fair lock each thread is its own "
+      "waiter in Redis's queue, as a process is), after a second of "
+      "warm-up. Ideal = 1 / (1 ms + RTT) = %s acquisitions/s. *p99 "
+      "bound* is the target W x (1 ms + 2 RTT). Targets (hilock fair, "
+      "processes): throughput >= 0.8x ideal, wait p99 <= the bound.\n" % (
+          R.get("versions", {}).get("redisson", ""),
+          fmt(1e6 / (CS_US + rtt)) if rtt else "?"))
+    C = F.get("contend")
+    ideal = 1e6 / (CS_US + rtt) if rtt else None
+    if C is None:
+        w("not run (group fair)\n")
+    else:
+        w("| library | lock | mode | W | acq/s | vs ideal | vs ideal, cs as "
+          "slept | wait p50 | wait p99 | p99 bound | wait max | handoff "
+          "p50 | handoff p99 | fair min/max | cs |\n"
+          "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+          "|---:|---:|")
+        order = {("c/hilock", "fair", "processes"): 0,
+                 ("c/hilock", "reentrant", "processes"): 1,
+                 ("java/redisson", "fair", "threads"): 2,
+                 ("c/hilock", "fair", "threads"): 3}
+        for r in sorted(C, key=lambda r: (order.get(
+                (r["key"], r.get("kind"), r["mode"]), 9), r["workers"])):
+            ideal_cs = 1e6 / (r["cs_mean_us"] + rtt) if rtt else None
+            w("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s "
+              "| %s | %d / %d | %s |" % (
+                  r["key"], r.get("kind"), r["mode"], r["workers"],
+                  fmt(r["acq_per_s"]), ratio(r["acq_per_s"], ideal),
+                  ratio(r["acq_per_s"], ideal_cs), us(r["wait_p50_us"]),
+                  us(r["wait_p99_us"]),
+                  us(fair_bound_us(r["workers"], rtt)) if rtt else "-",
+                  us(r["wait_max_us"]), us(r["handoff_p50_us"]),
+                  us(r["handoff_p99_us"]), r["fair_min"], r["fair_max"],
+                  us(r["cs_mean_us"])))
+        bad = [r for r in C if r.get("violations")]
+        if bad:
+            w("\n**Mutual exclusion violated** in: " + ", ".join(
+                "%s %s %s W=%d (%d)" % (r["key"], r.get("kind"), r["mode"],
+                                        r["workers"], r["violations"])
+                for r in bad))
+        miss = sorted(k for k in notes if k.startswith("family:fair:"))
+        if miss:
+            w("\nNot measured:\n")
+            for k in miss:
+                w("- %s: %s" % (k[len("family:fair:"):], notes[k]))
+        w("")
+
+    # ---- readers
+    w("### Readers of one read-write lock\n")
+    w("`hlbench URL readers SECONDS R MODE 1000` and `RedissonBench URL "
+      "readers SECONDS R threads 1000`: R readers loop read-acquire (no "
+      "deadline, the watchdog), sleep 1 ms, release, on one read-write "
+      "lock (hilock `HL_LOCK_READ`; Redisson `getReadWriteLock()"
+      ".readLock()`, after a second of warm-up); no writer. *held at once*"
+      ": counted in the readers (the mean by Little's law, time held / "
+      "elapsed; the most at once) and seen in Redis (HLEN of the lock's "
+      "hash less its `mode` field, sampled every 2 ms from another "
+      "connection: a hold counts there from the acquire script to the "
+      "release script, round trips included). *vs 1 reader*: read "
+      "acquisitions/s against the same library and mode with one reader. "
+      "Each row ran %d time(s) (%s s each), in rounds over every reader "
+      "count and library; it shows the run of the median throughput, "
+      "every run's in the last column. "
+      "Target: 16 readers hold together and throughput grows with the "
+      "readers.\n" % (1 if R.get("quick") else REPS,
+                      "1" if R.get("quick") else "3"))
+    D = F.get("readers")
+    if D is None:
+        w("not run (group rw)\n")
+    else:
+        w("| library | mode | readers | read acq/s | vs 1 reader | held at "
+          "once: mean | most | in Redis: mean | most | wait p50 | wait p99 "
+          "| wait max | fewest/most per reader | cs | all runs (acq/s) |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+          "|---:|---|")
+        one = {(r["key"], r["mode"]): r for r in D if r["readers"] == 1}
+        order = {("c/hilock", "processes"): 0, ("c/hilock", "threads"): 1,
+                 ("java/redisson", "threads"): 2}
+        for r in sorted(D, key=lambda r: (order.get((r["key"], r["mode"]),
+                                                    9), r["readers"])):
+            base = one.get((r["key"], r["mode"]))
+            w("| %s | %s | %d | %s | %s | %.1f | %d | %.1f | %d | %s | %s "
+              "| %s | %d / %d | %s | %s |" % (
+                  r["key"], r["mode"], r["readers"], fmt(r["acq_per_s"]),
+                  ratio(r["acq_per_s"], base and base["acq_per_s"]),
+                  r["held_mean"], r["held_max"], r["hlen_mean"],
+                  r["hlen_max"], us(r["wait_p50_us"]), us(r["wait_p99_us"]),
+                  us(r["wait_max_us"]), r["fair_min"], r["fair_max"],
+                  us(r["cs_mean_us"]),
+                  " ".join(str(x) for x in r.get("runs", []))))
+        miss = sorted(k for k in notes if k.startswith("family:rw:"))
+        if miss:
+            w("\nNot measured:\n")
+            for k in miss:
+                w("- %s: %s" % (k[len("family:rw:"):], notes[k]))
+        w("")
+
+    w("### Targets of the lock family\n")
+    w(family_targets(R))
+    w(FAMILY_END)
+    return o
+
+
+def family_targets(R):
+    out = ["| target | measured | verdict |", "|---|---|---|"]
+    F = R.get("family") or {}
+    rtt = family_rtt(R)
+    K = F.get("kinds")
+    if K is not None:
+        xs = [(k, K[k]["hilock_pairs_per_s"] / K[k]["floor_pairs_per_s"])
+              for k in KINDS if k in K]
+        low = [k for k, x in xs if x < KIND_TARGET]
+        out.append("| every kind uncontended >= %.2fx its own floor | %s | "
+                   "%s |" % (KIND_TARGET,
+                             ", ".join("%s %.2fx" % kx for kx in xs) or
+                             "not measured",
+                             "not measured" if not xs else
+                             "met" if not low else
+                             "missed (%s)" % ", ".join(low)))
+    C = F.get("contend")
+    if C is not None and rtt:
+        ideal = 1e6 / (CS_US + rtt)
+        for key, kind, mode, label in (
+                ("c/hilock", "fair", "processes", "hilock fair lock"),
+                ("c/hilock", "reentrant", "processes",
+                 "for comparison: hilock RLock"),
+                ("java/redisson", "fair", "threads",
+                 "for comparison: Redisson fair lock (threads)")):
+            rs = sorted((r for r in C if r["key"] == key and
+                         r.get("kind") == kind and r["mode"] == mode),
+                        key=lambda r: r["workers"])
+            if not rs:
+                out.append("| %s: >= 0.8x ideal, p99 <= W x (1 ms + 2 RTT) "
+                           "| not measured | - |" % label)
+                continue
+            xs = [r["acq_per_s"] / ideal for r in rs]
+            ys = [r["acq_per_s"] * (r["cs_mean_us"] + rtt) / 1e6 for r in rs]
+            out.append("| %s (W=%s): throughput >= 0.8x ideal | %s (cs as "
+                       "slept: %s) | %s |" % (
+                           label, ",".join(str(r["workers"]) for r in rs),
+                           ", ".join("%.2fx" % x for x in xs),
+                           ", ".join("%.2fx" % y for y in ys),
+                           "met" if min(xs) >= 0.8 else
+                           "met with cs as slept" if min(ys) >= 0.8 else
+                           "missed"))
+            ok = [r["wait_p99_us"] <= fair_bound_us(r["workers"], rtt)
+                  for r in rs]
+            ok_cs = [r["wait_p99_us"] <= fair_bound_us(
+                r["workers"], rtt, r["cs_mean_us"]) for r in rs]
+            out.append("| %s: wait p99 <= W x (1 ms + 2 RTT) | %s | %s |" % (
+                label, ", ".join("W=%d: %s vs %s" % (
+                    r["workers"], us(r["wait_p99_us"]),
+                    us(fair_bound_us(r["workers"], rtt))) for r in rs),
+                "met" if all(ok) else "met with cs as slept" if all(ok_cs)
+                else "missed at W=%s" % ",".join(
+                    str(r["workers"]) for r, k in zip(rs, ok_cs) if not k)))
+    D = F.get("readers")
+    if D is not None:
+        for key, mode in (("c/hilock", "processes"), ("c/hilock", "threads"),
+                          ("java/redisson", "threads")):
+            rs = sorted((r for r in D if r["key"] == key and
+                         r["mode"] == mode), key=lambda r: r["readers"])
+            if not rs:
+                continue
+            grows = all(b["acq_per_s"] > a["acq_per_s"]
+                        for a, b in zip(rs, rs[1:]))
+            top = rs[-1]
+            together = top["held_max"] >= top["readers"]
+            out.append("| %s %s: %d readers hold together, throughput grows "
+                       "with readers | %s; most held at once %d of %d "
+                       "(mean %.1f) | %s |" % (
+                           "hilock" if key == "c/hilock" else "Redisson",
+                           mode, top["readers"],
+                           " -> ".join("%s" % fmt(r["acq_per_s"])
+                                       for r in rs) + " acq/s",
+                           top["held_max"], top["readers"], top["held_mean"],
+                           "met" if grows and together else
+                           "missed (%s)" % " and ".join(
+                               x for x, bad in (
+                                   ("does not grow at every step", not grows),
+                                   ("not all held at once", not together))
+                               if bad)))
+    return "\n".join(out) + "\n"
+
+
+def splice_family(page, R):
+    """The page with section (8) and the hand-written tail (Analysis,
+    Reproduce) replaced by this run's; the other sections are kept as
+    their own run wrote them."""
+    fam = "\n".join(render_family(R)) + "\n"
+    if FAMILY_BEGIN in page and FAMILY_END in page:
+        a = page.index(FAMILY_BEGIN)
+        b = page.index(FAMILY_END) + len(FAMILY_END)
+        page = page[:a] + fam.rstrip("\n") + page[b:]
+    elif "\n## Targets\n" in page:
+        a = page.index("\n## Targets\n") + 1
+        page = page[:a] + fam + "\n" + page[a:]
+    else:
+        page = page.rstrip("\n") + "\n\n" + fam
+    if "\n## Analysis\n" in page:
+        page = page[:page.index("\n## Analysis\n") + 1]
+    elif "\n## Reproduce\n" in page:
+        page = page[:page.index("\n## Reproduce\n") + 1]
+    page = page.rstrip("\n") + "\n"
+    if FAMILY_TARGETS_LINE.strip() not in page:
+        page += FAMILY_TARGETS_LINE
+    return page + "\n".join(render_tail()) + "\n"
+
+
+# --------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------
 # --------------------------------------------------------------------------
@@ -771,8 +1163,9 @@ def main():
                     help="short runs (a smoke test of the bench itself)")
     ap.add_argument("--only", default="",
                     help="comma list of groups: floor,c,python,lua,go,java,"
-                         "cluster,tls,failover,redlock (redlock alone "
-                         "rewrites only its own section of --out)")
+                         "cluster,tls,failover,redlock,kinds,fair,rw "
+                         "(redlock alone rewrites only its own section of "
+                         "--out; kinds,fair,rw alone only the lock family's)")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -783,8 +1176,13 @@ def main():
             R = json.load(f)
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
+        if R.get("family_only"):
+            with open(args.out) as f:
+                page = splice_family(f.read(), R)
+        else:
+            page = render(R)
         with open(args.out, "w") as f:
-            f.write(render(R))
+            f.write(page)
         return 0
     # Stop cleanly (redis-server included) on SIGTERM as on Ctrl-C.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -992,20 +1390,42 @@ def main():
                     round(time.time() - t_start))
                 return 0
 
+        # ---- (9) the lock family ---------------------------------------
+        if hb and any(want(g) for g in FAMILY_GROUPS):
+            run_family(R, pieces, hb, url, secs, csecs, workers, reps, want,
+                       attempt)
+
+        # Only the lock family's groups, and a page to put them in: the
+        # other sections keep their figures (and say from which run).
+        family_only = bool(only) and only <= set(FAMILY_GROUPS) and \
+            os.path.exists(args.out)
+        R["family_only"] = family_only
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
-        R["plot"] = plot(R, pieces, args.out)
+        R["plot"] = "not drawn: the lock family alone" if family_only \
+            else plot(R, pieces, args.out)
         R["quick"] = args.quick
-        R["argv"] = "make bench" if not args.quick else \
-            "python3 bench/run.py --quick --build <build>"
+        R["argv"] = "python3 bench/run.py --build <build>%s%s" % (
+            " --quick" if args.quick else "",
+            " --only " + ",".join(g for g in sorted(only)) if only else "") \
+            if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
+        if R.get("family"):
+            R["family"]["argv"] = R["argv"]
+            R["family"]["date"] = R["date"]
         R.pop("samples", None)
         # The raw results, so the page can be re-rendered (--render).
-        with open(os.path.join(build, "bench-results%s.json" % (
+        with open(os.path.join(build, "bench-results%s%s.json" % (
+                "-family" if family_only else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
+        if family_only:
+            with open(args.out) as f:
+                page = splice_family(f.read(), R)
+        else:
+            page = render(R)
         with open(args.out, "w") as f:
-            f.write(render(R))
+            f.write(page)
         log("wrote", args.out, "in %d s" % R["duration_s"])
     finally:
         redis.cleanup()
@@ -1417,8 +1837,22 @@ def render(R):
     render_redlock(R, w)
     w("")
 
+    o.extend(render_family(R))
+    w("")
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
+    w(FAMILY_TARGETS_LINE)
+    o.extend(render_tail())
+    return "\n".join(o) + "\n"
+
+
+FAMILY_TARGETS_LINE = "\nThe lock family's targets: at the end of (8).\n"
+
+
+def render_tail():
+    """Analysis (bench/ANALYSIS.md) and Reproduce."""
+    o = []
+    w = o.append
     notes = os.path.join(BENCH, "ANALYSIS.md")
     if os.path.exists(notes):
         w("\n## Analysis\n")
@@ -1432,21 +1866,27 @@ def render(R):
       "python-redis-lock, matplotlib into BUILD/venv-bench; Go modules: "
       "redsync and go-redis for bench/go; Maven Central: Redisson for "
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
-      "11 minutes of measurement on 2 cores (4 of them the topology "
-      "groups of (7)), plus the first downloads. "
-      "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock` runs "
-      "a subset (e.g. `--only cluster,tls,failover`: the topologies alone; "
-      "`--only redlock` rewrites only section (8)), "
-      "`--quick` a short "
+      "%d minutes of measurement on 2 cores (4 of them the topology "
+      "groups of (7), %d the lock family's of (9)), plus the first "
+      "downloads. "
+      "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock,"
+      "kinds,fair,rw` runs a subset (e.g. `--only cluster,tls,failover`: "
+      "the topologies alone; `--only redlock` rewrites only section (8)); "
+      "`--only kinds,fair,rw` measures the lock family "
+      "alone and replaces only section (9), the Analysis and this section "
+      "of an existing page, keeping the other sections' figures. "
+      "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
-      "BUILD/bench-results.json` rewrites this page from the raw results "
-      "of the last run. Pieces: bench/hlbench.c (C and the floors, plain "
-      "and TLS), bench/topo.py (the deployments of (7): redis-server, "
+      "BUILD/bench-results.json` (or `bench-results-family.json`) rewrites "
+      "this page from the raw results of the last run. Pieces: "
+      "bench/hlbench.c (C and the floors, plain "
+      "and TLS, and every lock kind's), bench/topo.py (the deployments of (7): redis-server, "
       "redis-sentinel, redis-cli and openssl), "
       "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
       "module: redsync, and the binding through a replace directive), "
-      "bench/java/ (the Redisson driver).\n")
-    return "\n".join(o) + "\n"
+      "bench/java/ (the Redisson driver).\n" % (11 + FAMILY_MINUTES,
+                                                  FAMILY_MINUTES))
+    return o
 
 
 def stats(v):
