@@ -698,11 +698,12 @@ def render_family(R):
         return o
     rtt = family_rtt(R)
     load = " / ".join("%.2f" % x for x in F.get("load_start", []))
-    w("Measured by `%s` on %s UTC in %d s, with the other sections' "
-      "figures left from their own run. The machine is the shared 2-core "
-      "VM of the rest of this page, loaded by other work while this ran "
-      "(load average %s at the start, %s at the end). One PING round "
-      "trip (RTT) in this run: %s.\n" % (
+    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+      "figures of their own run. The machine is the shared 2-core VM of "
+      "the rest of this page, and other work ran on it meanwhile: load "
+      "average (1, 5, 15 min) %s at the start, %s at the end (above 2, "
+      "runnable threads waited for a core). One PING round trip (RTT) in "
+      "this run: %s.\n" % (
           F.get("argv", R.get("argv", "?")), F.get("date", R.get("date")),
           F.get("duration_s", 0), load or "?",
           " / ".join("%.2f" % x for x in F.get("load_end", [])) or "?",
