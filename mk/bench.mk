@@ -2,11 +2,13 @@
 # it starts its own redis-server, and for the topology groups (cluster, tls,
 # failover) a cluster, a TLS server and Sentinel deployments of its own
 # (bench/topo.py: redis-server, redis-sentinel, redis-cli and openssl, all
-# in APT_PACKAGES), runs every scenario (about 12 minutes on 2 cores) and
+# in APT_PACKAGES), runs every scenario (about 19 minutes on 2 cores) and
 # rewrites BENCHMARKS.md and bench/wait-times.png. BENCH_ARGS passes options
 # to bench/run.py, e.g. BENCH_ARGS="--only cluster,tls,failover" or --quick;
 # BENCH_ARGS="--only redlock" (three servers of its own: hilock's RedLock
-# against redsync's) rewrites only that section of BENCHMARKS.md.
+# against redsync's) rewrites only that section of BENCHMARKS.md;
+# BENCH_ARGS="--only kinds,fair,rw" measures the lock family alone and
+# replaces only its section (9).
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync, a JDK and Maven for Redisson) are installed only by
