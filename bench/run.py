@@ -574,7 +574,7 @@ def run_failover(R, pieces, hb, quick, attempt):
 
 
 # --------------------------------------------------------------------------
-# (8) the lock family: every kind uncontended, the fair lock under
+# (9) the lock family: every kind uncontended, the fair lock under
 # contention, readers of a read-write lock (groups kinds, fair, rw)
 # --------------------------------------------------------------------------
 FAMILY_GROUPS = ("kinds", "fair", "rw")
@@ -684,13 +684,13 @@ def fair_bound_us(w, rtt, cs_us=CS_US):
 
 
 def render_family(R):
-    """Section (8), between FAMILY_BEGIN and FAMILY_END: the page can take
+    """Section (9), between FAMILY_BEGIN and FAMILY_END: the page can take
     a run of these groups alone without losing the rest (see splice)."""
     o = [FAMILY_BEGIN]
     w = o.append
     F = R.get("family")
     notes = R["notes"]
-    w("## (8) The lock family: kinds, the fair lock, readers\n")
+    w("## (9) The lock family: kinds, the fair lock, readers\n")
     if not F:
         w("not measured: %s\n" % notes.get("c", "not run (groups kinds, "
                                                 "fair, rw)"))
@@ -942,7 +942,7 @@ def family_targets(R):
 
 
 def splice_family(page, R):
-    """The page with section (8) and the hand-written tail (Analysis,
+    """The page with section (9) and the hand-written tail (Analysis,
     Reproduce) replaced by this run's; the other sections are kept as
     their own run wrote them."""
     fam = "\n".join(render_family(R)) + "\n"
@@ -1178,6 +1178,8 @@ def main():
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
         if R.get("family_only"):
+            if R.get("redlock"):
+                replace_redlock_section(args.out, R)
             with open(args.out) as f:
                 page = splice_family(f.read(), R)
         else:
@@ -1398,9 +1400,14 @@ def main():
 
         # Only the lock family's groups, and a page to put them in: the
         # other sections keep their figures (and say from which run).
-        family_only = bool(only) and only <= set(FAMILY_GROUPS) and \
+        # (With redlock too, its section is replaced as --only redlock
+        # does.)
+        family_only = bool(only & set(FAMILY_GROUPS)) and \
+            only <= set(FAMILY_GROUPS) | {"redlock"} and \
             os.path.exists(args.out)
         R["family_only"] = family_only
+        if family_only and "redlock" in only:
+            replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
         R["plot"] = "not drawn: the lock family alone" if family_only \
@@ -1848,7 +1855,7 @@ def render(R):
     return "\n".join(o) + "\n"
 
 
-FAMILY_TARGETS_LINE = "\nThe lock family's targets: at the end of (8).\n"
+FAMILY_TARGETS_LINE = "\nThe lock family's targets: at the end of (9).\n"
 
 
 def render_tail():
