@@ -272,6 +272,55 @@ static void handoff_across_clients(void)
 	hl_client_free(wc);
 }
 
+static long long connections_received(ht_redis *r)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "INFO stats");
+	const char *p = strstr(rep->str, "total_connections_received:");
+	long long v = p ? atoll(p + 27) : -1;
+	freeReplyObject(rep);
+	HT_CHECK(v >= 0);
+	return v;
+}
+
+static int unsubscribed(void *arg)
+{
+	return ht_numsub(arg, HT_S(CHANNEL)) == 0;
+}
+
+/* The server's SUBSCRIBE confirmation is taken as one (a plain
+ * "subscribe" is not a sharded "ssubscribe"): the subscriber connection
+ * lives through a wait far longer than subscription_timeout_ms, and a
+ * subscription nobody waits on any more is undone. */
+static void subscription_confirmed(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client_options o;
+	hl_client *c, *holder = ht_client(r, 0);
+	hl_lock *l, *h = ht_lock(holder, "wake:lock");
+	long long before;
+	int acquired = 7;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.subscription_timeout_ms = 300;
+	c = ht_client_url(r->url, &o);
+	l = ht_lock(c, "wake:lock");
+	HT_OK(hl_lock_acquire(h, -1, NULL));
+	HT_OK(hl_lock_try_acquire(&acquired, l, 100, -1, NULL)); /* warm */
+	before = connections_received(r);
+	HT_OK(hl_lock_try_acquire(&acquired, l, 2500, -1, NULL));
+	HT_EQ(acquired, 0);
+	/* a subscriber connection made anew each 300 ms would show here */
+	HT_RANGE(connections_received(r) - before, 0, 1);
+	HT_CHECKF(ht_wait_until(unsubscribed, r, 3000),
+	          "still subscribed to %s after the waiter left", CHANNEL);
+	HT_OK(hl_lock_release(NULL, h));
+	hl_lock_free(l);
+	hl_lock_free(h);
+	hl_client_free(c);
+	hl_client_free(holder);
+}
+
 HT_MAIN(HT_CASE(handoff_across_clients), HT_CASE(same_client),
-        HT_CASE(other_client), HT_CASE(no_polling), HT_CASE(force_unlock),
-        HT_CASE(several_waiters), HT_CASE(external_unlock))
+        HT_CASE(subscription_confirmed), HT_CASE(other_client),
+        HT_CASE(no_polling), HT_CASE(force_unlock), HT_CASE(several_waiters),
+        HT_CASE(external_unlock))

@@ -258,7 +258,10 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	kd = hl__reply_str(kind);
 	if (strcmp(kd, "pong") == 0)
 		return 1;
-	if (kd[0] == 's') /* the sharded kinds: smessage, ssubscribe... */
+	/* the sharded kinds: smessage, ssubscribe, sunsubscribe (but not
+	 * "subscribe" itself) */
+	if (strcmp(kd, "smessage") == 0 || strcmp(kd, "ssubscribe") == 0 ||
+	    strcmp(kd, "sunsubscribe") == 0)
 		kd++;
 	s = hl__map_get(&c->subs, hl__reply_str(chan),
 	                (size_t)hl__reply_strlen(chan));
