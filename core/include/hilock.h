@@ -290,6 +290,144 @@ HL_EXTERN uint64_t hl_thread_owner_id(void);
 HL_EXTERN int hl_client_interrupt(hl_client *client);
 
 /* ------------------------------------------------------------------------
+ * Observability: counters and events of a client
+ * ------------------------------------------------------------------------
+ * Counters count from the client's creation and never go back; they are
+ * read without a round trip. Events are what the library's own threads
+ * notice and a program wants to hear of (a lock lost, a renewal without an
+ * answer, a reconnect, a failover). The library never calls user code from
+ * its threads: they queue each event on the client and make a file
+ * descriptor readable, and the program takes the events on a thread of its
+ * own (hl_client_event_fd, hl_client_next_event). No counter or event ever
+ * holds a password. */
+
+#define HL_CLIENT_STATS_VERSION 1
+
+/* Append-only: a field is never removed or moved, new ones go at the end
+ * with a new version. */
+typedef struct hl_client_stats {
+	unsigned int version; /* set by the caller: HL_CLIENT_STATS_VERSION */
+	/* Successful acquires, reentrant ones included. */
+	uint64_t acquisitions;
+	/* Acquires that found the lock taken and waited for it (a wait of
+	 * 0 never waits), whether they got it or not. */
+	uint64_t acquire_waits;
+	/* The total time those waits took, in ms. */
+	uint64_t wait_time_ms;
+	/* Successful releases (each hold given back; HL_OK only). */
+	uint64_t releases;
+	/* Renewals of a hold that Redis confirmed (one per hold and per
+	 * renewal, however they were batched). */
+	uint64_t renewals;
+	/* Renewals of a hold that got no answer in time (each retry counts);
+	 * a hold whose renewals fail until its loss deadline is lost. */
+	uint64_t renewal_failures;
+	/* Holds found lost while held: by the watchdog (the key gone or
+	 * another owner's), by the clock (no renewal confirmed before the
+	 * loss deadline), by a force unlock through this client, or by a
+	 * release that found Redis no longer had a hold it knew of. A fixed
+	 * lease that simply ran out is not a loss. */
+	uint64_t losses;
+	/* Connections (command, subscriber, watchdog) made again to a server
+	 * after one to it broke. */
+	uint64_t reconnects;
+	/* Changes of master the client followed: a new master named by the
+	 * sentinels, or in a cluster a master the client had not seen (a
+	 * replica promoted, or a node added), learnt from the slot map or a
+	 * MOVED reply; slots moving between known masters are not counted. */
+	uint64_t failovers;
+	/* Events dropped because the queue was full (see
+	 * hl_client_next_event). */
+	uint64_t events_dropped;
+} hl_client_stats;
+
+/* Copy the client's counters into *out. out->version, set by the caller,
+ * says which fields the caller's struct has (HL_CLIENT_STATS_VERSION, or
+ * an older version: only its fields are written). Works after
+ * hl_client_close() too (the final counts), until hl_client_free().
+ * Returns HL_OK, HL_EINVAL (NULL, or an unknown version), HL_EFORKED. Any
+ * thread; no round trip. */
+HL_EXTERN int hl_client_stats_get(hl_client_stats *out, hl_client *client);
+
+/* Event types. The numbers are never reused. */
+enum {
+	/* A hold was found lost (see losses above). Lock name and owner
+	 * set; status HL_ELOST. */
+	HL_EVENT_LOST = 1,
+	/* A hold's renewal got no answer; it is retried until the loss
+	 * deadline. Once per hold until a renewal succeeds again. Lock name
+	 * and owner set; status HL_EIO. */
+	HL_EVENT_RENEWAL_FAILED = 2,
+	/* A connection to a server was made again after one broke (see
+	 * reconnects above). Node set; status HL_EIO (the break). */
+	HL_EVENT_RECONNECT = 3,
+	/* The client followed a change of master (see failovers above).
+	 * Node set (the new master); status HL_OK. */
+	HL_EVENT_FAILOVER = 4
+};
+
+/* One event, owned by the caller until hl_event_free(). */
+typedef struct hl_event hl_event;
+
+/* The most events a client keeps. When one more comes, the oldest is
+ * dropped and counted in events_dropped. */
+#define HL_EVENT_QUEUE_MAX 1024
+
+/* A file descriptor that is readable while events are queued on the
+ * client, and from hl_client_close() on, for poll/epoll/select and event
+ * loops. Level-triggered: it stays readable until hl_client_next_event()
+ * has taken the last event. Owned by the library: do not read or close
+ * it; valid until hl_client_free(). Returns HL_OK, HL_EINVAL,
+ * HL_EFORKED, HL_ESYSTEM. Any thread. */
+HL_EXTERN int hl_client_event_fd(int *out_fd, hl_client *client);
+
+/* Take the oldest queued event: *out = the event (free it with
+ * hl_event_free()), or NULL when none is queued. After hl_client_close()
+ * the events queued before it are still handed out; once none is left it
+ * returns HL_ECLOSED, so a loop that drains events on a thread of its own
+ * knows when to stop. Never blocks. Returns HL_OK, HL_EINVAL, HL_ECLOSED,
+ * HL_EFORKED. Any thread (one drainer is the normal use: two would each
+ * get some of the events). */
+HL_EXTERN int hl_client_next_event(hl_event **out, hl_client *client);
+
+/* Free an event. NULL is ignored. */
+HL_EXTERN void hl_event_free(hl_event *event);
+
+/* The accessors below never fail: for NULL they return 0, HL_OK, "" or
+ * NULL. Strings are owned by the event, NUL-terminated, and valid until
+ * hl_event_free(). */
+
+/* The type: HL_EVENT_LOST, ... */
+HL_EXTERN int hl_event_type(const hl_event *event);
+
+/* The name of an event type: "lost", "renewal_failed", "reconnect",
+ * "failover"; "unknown" for others. Static storage. */
+HL_EXTERN const char *hl_event_type_name(int type);
+
+/* When it happened: wall-clock ms since the Unix epoch, and the
+ * CLOCK_MONOTONIC reading in ms (to compare with other monotonic times). */
+HL_EXTERN int64_t hl_event_time_ms(const hl_event *event);
+HL_EXTERN int64_t hl_event_monotonic_ms(const hl_event *event);
+
+/* The lock's name (binary-safe: *out_len, if not NULL, gets its length;
+ * a NUL is added after it), or NULL (*out_len = 0) for an event that is
+ * about no lock. */
+HL_EXTERN const char *hl_event_lock_name(size_t *out_len,
+                                         const hl_event *event);
+
+/* The owner of the hold ("<client uuid>:<owner id>"), or "" if none. */
+HL_EXTERN const char *hl_event_owner(const hl_event *event);
+
+/* The server concerned ("host:port", or a unix socket path), or "". */
+HL_EXTERN const char *hl_event_node(const hl_event *event);
+
+/* The status the event reports (see the types). */
+HL_EXTERN int hl_event_status(const hl_event *event);
+
+/* A sentence for a log: what happened and why. Never a password. */
+HL_EXTERN const char *hl_event_message(const hl_event *event);
+
+/* ------------------------------------------------------------------------
  * Cancellation
  * ------------------------------------------------------------------------ */
 

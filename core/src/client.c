@@ -290,6 +290,7 @@ int hl_client_new(hl_client **out, const char *url,
 	pthread_mutex_init(&c->topo_mu, NULL);
 	c->sub_wake_fd = -1;
 	c->topo_wake_fd = -1;
+	hl__obs_init(c);
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
 	    hl__map_init(&c->holds)) {
@@ -328,6 +329,7 @@ fail:
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
+	hl__obs_free(c, 0);
 	conf_clear(&c->conf);
 	free(c);
 	return rc;
@@ -455,6 +457,9 @@ void hl_client_close(hl_client *c)
 	}
 	free_connections(c);
 	hl__holds_free_all(c);
+	/* Last: the threads that queue events are gone, so an event drainer
+	 * that wakes now and takes what is left has seen every event. */
+	hl__obs_close(c);
 }
 
 static void client_destroy(hl_client *c)
@@ -490,6 +495,7 @@ static void client_destroy(hl_client *c)
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
 	free(c->heap);
+	hl__obs_free(c, forked);
 	conf_clear(&c->conf);
 	free(c);
 }

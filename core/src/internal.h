@@ -33,6 +33,45 @@ typedef struct hl_fence {
 
 struct hl_waiter;
 struct hl_hold;
+struct hl_event;
+
+/* ---- observability (service/observe.c) ----------------------------------
+ * The client's counters (atomics, bumped where each thing happens) and its
+ * event queue (under mu, a leaf: taken under any other client mutex, and
+ * nothing is taken under it). */
+enum hl_stat {
+	HL_STAT_ACQUISITIONS,
+	HL_STAT_ACQUIRE_WAITS,
+	HL_STAT_WAIT_TIME_MS,
+	HL_STAT_RELEASES,
+	HL_STAT_RENEWALS,
+	HL_STAT_RENEWAL_FAILURES,
+	HL_STAT_LOSSES,
+	HL_STAT_RECONNECTS,
+	HL_STAT_FAILOVERS,
+	HL_STAT_EVENTS_DROPPED,
+	HL_STAT_COUNT
+};
+
+#define HL_OBS_NODES 16
+
+typedef struct hl_obs {
+	atomic_uint_fast64_t counters[HL_STAT_COUNT];
+	pthread_mutex_t mu;
+	struct hl_event *head, *tail; /* the queue, oldest first */
+	size_t queued;
+	int fd;     /* eventfd, readable while queued or closed; -1 until
+	               asked for */
+	int closed; /* hl_client_close() ran */
+	/* Servers a connection to broke, and how many were not made again
+	 * yet: the next connection made there is a reconnect. */
+	struct hl_obs_node {
+		hl_addr node;
+		int pending;
+		char why[200]; /* what broke the first of them */
+	} nodes[HL_OBS_NODES];
+	int nnodes;
+} hl_obs;
 
 struct hl_client {
 	atomic_int refs; /* the user's reference + one per lock handle */
@@ -129,6 +168,8 @@ struct hl_client {
 	size_t renew_cap;
 
 	struct hl_client *next_live; /* global list, for thread exits */
+
+	hl_obs obs; /* counters and events (service/observe.c) */
 };
 
 /* A lock handle: a name, a kind (HL_LOCK_*) and the keys and channel the
@@ -352,8 +393,10 @@ typedef struct hl_hold {
 	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
 	int lost;
 	int lost_fd;
-	int read;      /* a read hold: renewed with its timeout keys */
-	int64_t token; /* fenced lock: the token of the last acquisition */
+	int read;          /* a read hold: renewed with its timeout keys */
+	int64_t token;     /* fenced lock: the token of the last acquisition */
+	int renew_failing; /* renewals without an answer since the last
+	                      confirmed one (service/observe.c) */
 	char owner[HL_OWNER_MAX];
 	char field[HL_FIELD_MAX]; /* its hash field: owner, or owner:write */
 	size_t key_len;
@@ -407,5 +450,43 @@ void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock);
 /* Stop renewing and forget every hold of owner (a thread that exited). */
 void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);
+
+/* ---- observability (service/observe.c) ----------------------------------
+ * One-line hooks, called where each thing happens. None of them takes
+ * another client mutex, fails, or touches the thread's error detail
+ * (hl_error_last). */
+void hl__obs_init(hl_client *c);
+/* hl_client_close(): the event fd becomes readable for good. */
+void hl__obs_close(hl_client *c);
+/* The client's memory goes (forked: a copy another process's threads may
+ * have been using, not locked). */
+void hl__obs_free(hl_client *c, int forked);
+/* Add n to a counter. */
+void hl__stat_add(hl_client *c, enum hl_stat s, uint64_t n);
+/* An acquire that had to wait stops waiting (it began at since_ms). */
+void hl__obs_waited(hl_client *c, int64_t since_ms);
+/* Hold h is about to be marked lost (caller holds hold_mu; nothing if it
+ * already is). */
+void hl__obs_lost(hl_client *c, struct hl_hold *h);
+/* A release found that Redis no longer had a hold this client knew of. */
+void hl__obs_lost_at_release(hl_client *c, const hl_lock *lock,
+                             const char *owner);
+/* A renewal of h was confirmed / got no answer (left_ms: until its loss
+ * deadline). Caller holds hold_mu. */
+void hl__obs_renewed(hl_client *c, struct hl_hold *h);
+void hl__obs_renewal_failed(hl_client *c, struct hl_hold *h, int64_t left_ms);
+/* A data connection to node (NULL: the master) broke (why: for the
+ * message; NULL: the thread's last error detail), and one was made. */
+void hl__obs_conn_broke(hl_client *c, const hl_addr *node, const char *why);
+void hl__obs_conn_made(hl_client *c, const hl_addr *node);
+/* The client follows a new master a (how: what named it). Under
+ * Sentinel, a master other than the last; in a cluster, a master the
+ * client did not know of (slots moving between known masters are no
+ * failover, and a master that went away was replaced by a new one). */
+void hl__obs_failover(hl_client *c, const hl_addr *a, const char *how);
+/* A cluster's slot map changed from old to now (their masters): each
+ * master of now that old lacks is a failover. Caller holds topo_mu. */
+void hl__obs_cluster(hl_client *c, const struct hl_cnode *old, int nold,
+                     const struct hl_cnode *now, int nnow);
 
 #endif

@@ -660,6 +660,7 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 	size_t channel_len;
 	int64_t spin_delay = 0;
 	int rc = HL_OK, outages = 0, failures = 0;
+	int64_t wait_start = hl__now_ms();
 
 	if ((rc = wait_channel(lock, owner, &channel, &channel_len)) != HL_OK)
 		return rc;
@@ -746,6 +747,7 @@ done:
 	hl__cancel_unregister(cancel, &reg);
 	pthread_cond_destroy(&w.cond);
 	free(channel);
+	hl__obs_waited(c, wait_start);
 	return rc;
 }
 
@@ -918,6 +920,7 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	}
 	if (rc == HL_OK)
 		*out_acquired = acquired;
+	hl__stat_add(c, HL_STAT_ACQUISITIONS, rc == HL_OK && acquired);
 	hl__client_leave(c);
 	return rc;
 }
@@ -1022,6 +1025,8 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 	} else if (result == -1) {
 		hl__op_gone(c, &op);
 		if (op.known)
+			hl__obs_lost_at_release(c, lock, owner);
+		if (op.known)
 			rc = hl__fail(
 			        HL_ELOST,
 			        "\"%s\" was lost while held: Redis no "
@@ -1055,6 +1060,7 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 			                   (long long)(left > 0 ? left : 0));
 	}
 out:
+	hl__stat_add(c, HL_STAT_RELEASES, rc == HL_OK);
 	hl__client_leave(c);
 	return rc;
 }

@@ -107,6 +107,7 @@ static void set_master(hl_client *c, const hl_addr *a)
 	}
 	pthread_mutex_unlock(&c->topo_mu);
 	if (changed) {
+		hl__obs_failover(c, a, "the sentinels");
 		hl__pubsub_kick(c);
 		hl__watchdog_kick(c);
 	}
@@ -334,6 +335,8 @@ int hl__router_connect(hl_client *c, const hl_addr *a, hl_conn **out,
 	int rc = hl__conn_open(out, &c->conf, a, HL_CONN_DATA, b);
 	if (rc != HL_OK)
 		hl__router_suspect(c, b);
+	else
+		hl__obs_conn_made(c, a);
 	return rc;
 }
 
@@ -357,6 +360,8 @@ int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
 	}
 	if (rc != HL_OK && c->conf.url.topology == HL_TOPO_SENTINEL)
 		hl__router_suspect(c, b);
+	if (rc == HL_OK)
+		hl__obs_conn_made(c, &m);
 	if (rc == HL_OK && epoch)
 		*epoch = e;
 	return rc;
@@ -717,6 +722,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			c->pool[slot].conn = conn;
 			c->pool[slot].addr = node;
 			c->pool[slot].epoch = epoch;
+			hl__obs_conn_made(c, &node);
 		}
 		/* The pipeline: fences, ASKING (after an ASK), the command,
 		 * WAIT (a write on a master with replicas). */
@@ -835,6 +841,8 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				hl__reply_free(replies[i]);
 	broken:
 		asking = 0;
+		if (rc == HL_EIO)
+			hl__obs_conn_broke(c, &node, NULL);
 		if (sent == HL_SENT_MAYBE) {
 			any_sent = HL_SENT_MAYBE;
 			if (flags & HL_CMD_WRITE)

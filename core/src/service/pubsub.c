@@ -127,6 +127,10 @@ static void subs_reset(hl_client *c, int k)
 static void subconn_drop(hl_client *c, int k)
 {
 	struct hl_subconn *sc = &c->subconns[k];
+	if (sc->epoch == hl__router_epoch(c)) /* broken, not moved */
+		hl__obs_conn_broke(c, &sc->node,
+		                   "the subscriber connection failed or "
+		                   "stopped answering");
 	hl__conn_free(sc->conn);
 	sc->conn = NULL;
 	sc->ping_sent = sc->pending_since = -1;

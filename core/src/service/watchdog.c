@@ -163,6 +163,7 @@ static void hold_drop(hl_client *c, hl_hold *h)
 
 static void mark_lost(hl_client *c, hl_hold *h)
 {
+	hl__obs_lost(c, h); /* counted and told once */
 	heap_remove(c, h);
 	h->lost = 1;
 	h->watchdog = 0;
@@ -696,6 +697,8 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 				hl__reply_free(r);
 		}
 		if (rc != HL_OK) {
+			if (rc == HL_EIO)
+				hl__obs_conn_broke(c, NULL, NULL);
 			hl__conn_free(c->wd_conn);
 			c->wd_conn = NULL;
 			if (rc != HL_EIO)
@@ -907,6 +910,7 @@ static void *wd_main(void *arg)
 			if (!h->watchdog || h->lost)
 				continue;
 			if (it->result == 1) {
+				hl__obs_renewed(c, h);
 				if (sent_ms > h->confirmed_ms)
 					h->confirmed_ms = sent_ms;
 				schedule(c, h,
@@ -921,6 +925,7 @@ static void *wd_main(void *arg)
 			}
 			/* No answer: again soon, and at the loss deadline at
 			 * the latest, where the clock declares it lost. */
+			hl__obs_renewal_failed(c, h, loss_deadline(c, h) - now);
 			retry = c->conf.retry_delay_ms / 4;
 			if (retry < 50)
 				retry = 50;
