@@ -740,28 +740,74 @@ static void failover_sentinel(void)
 	ht_sentinel_destroy(s);
 }
 
-/* A cluster: a slot moving to another known master is no failover; a
- * replica promoted is one, learnt from the MOVED its old master answers
- * or from the slot map, counted once. */
+static int shard_subscribed(void *p)
+{
+	ht_node *n = p;
+	redisReply *r = ht_node_cmd(
+	        n, "PUBSUB SHARDNUMSUB redisson_lock__channel:{obs:cl}");
+	int ok = r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	         r->element[1]->integer == 1;
+	freeReplyObject(r);
+	return ok;
+}
+
+/* A cluster: the subscriber's connection to a node is made again after a
+ * kill; a slot moving to another known master is no failover; a replica
+ * promoted is one, learnt from the MOVED its old master answers; a master
+ * killed is one, learnt from the slot map; each counted once. */
 static void failover_cluster(void)
 {
 	ht_cluster *cl = ht_cluster_start(NULL);
 	hl_client_options o;
-	hl_client *c;
-	hl_lock *l;
+	hl_client *c, *c2;
+	hl_lock *l, *l2, *lw;
 	evlist ev = {{0}, 0};
 	hl_event *e;
+	struct waiter w;
+	struct reconnects_at_least want;
+	pthread_t t;
 	char url[600], node[64];
 	int slot = ht_cluster_slot_of(cl, HT_S("obs:cl")), from, to, port, i;
+	int back;
+	redisReply *rep;
 
 	ht_failover_options(&o, 3000);
 	ht_cluster_url(cl, url, sizeof url);
 	c = ht_client_url(url, &o);
+	c2 = ht_client_url(url, &o);
 	l = ht_lock(c, "obs:cl");
-	HT_OK(hl_lock_acquire(l, -1, NULL));
-	HT_OK(hl_lock_release(NULL, l));
-	/* to another master */
+	lw = ht_lock(c, "obs:cl");
+	l2 = ht_lock(c2, "obs:cl");
 	from = ht_cluster_master_of_slot(cl, slot);
+
+	/* the subscriber's connection to the slot's master (SSUBSCRIBE) */
+	HT_OK(hl_lock_acquire(l2, 30000, NULL));
+	HT_OK(hl_lock_set_owner(lw, hl_owner_id_new()));
+	memset(&w, 0, sizeof w);
+	w.l = lw;
+	w.wait_ms = 30000;
+	t = ht_thread_start(wait_thread, &w);
+	HT_CHECK(ht_wait_until(shard_subscribed, ht_cluster_node(cl, from),
+	                       5000));
+	rep = ht_node_cmd(ht_cluster_node(cl, from), "CLIENT KILL TYPE pubsub");
+	HT_CHECK(rep->type == REDIS_REPLY_INTEGER && rep->integer == 1);
+	freeReplyObject(rep);
+	want.c = c;
+	want.n = 1;
+	HT_CHECK(ht_wait_until(reconnected, &want, 5000));
+	snprintf(node, sizeof node, "127.0.0.1:%d", from);
+	e = wait_event(c, &ev, 0, HL_EVENT_RECONNECT, 1000);
+	HT_CHECK(e != NULL);
+	ht_note("%s", hl_event_message(e));
+	HT_STREQ(hl_event_node(e), node);
+	HT_CHECK(ht_wait_until(shard_subscribed, ht_cluster_node(cl, from),
+	                       5000));
+	HT_OK(hl_lock_release(NULL, l2));
+	ht_thread_join(t, 10000);
+	HT_EQ(w.rc, HL_OK);
+	HT_EQ(w.acquired, 1);
+
+	/* to another master */
 	to = 0;
 	for (i = 0; i < 6 && !to; i++)
 		if (ht_cluster_master_of_slot(cl, i * 3000) != from)
@@ -771,7 +817,8 @@ static void failover_cluster(void)
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_OK(hl_lock_release(NULL, l));
 	HT_EQ(stats(c).failovers, 0);
-	/* its replica promoted */
+
+	/* its replica promoted: the old master answers MOVED */
 	port = ht_cluster_failover(cl, to);
 	ht_note("slot %d: master %d, then %d, then (failover) %d", slot, from,
 	        to, port);
@@ -784,9 +831,29 @@ static void failover_cluster(void)
 	HT_STREQ(hl_event_node(e), node);
 	HT_EQ(count(&ev, HL_EVENT_FAILOVER), 1);
 	HT_EQ(stats(c).failovers, 1);
+
+	/* that master killed: the next map has it gone, its replica (the
+	 * first master) back */
+	back = ht_cluster_kill_master(cl, port);
+	ht_note("kill -9 of %d: master now %d", port, back);
+	snprintf(node, sizeof node, "127.0.0.1:%d", back);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l));
+	drain(c, &ev);
+	HT_EQ(count(&ev, HL_EVENT_FAILOVER), 2);
+	for (i = 0; i < ev.n; i++)
+		if (hl_event_type(ev.ev[i]) == HL_EVENT_FAILOVER)
+			e = ev.ev[i];
+	ht_note("%s", hl_event_message(e));
+	HT_STREQ(hl_event_node(e), node);
+	HT_EQ(stats(c).failovers, 2);
+	HT_EQ(stats(c).reconnects, 1);
 	evlist_free(&ev);
 	hl_lock_free(l);
+	hl_lock_free(lw);
+	hl_lock_free(l2);
 	hl_client_free(c);
+	hl_client_free(c2);
 	ht_cluster_destroy(cl);
 }
 

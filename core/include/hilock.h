@@ -331,10 +331,12 @@ typedef struct hl_client_stats {
 	/* Connections (command, subscriber, watchdog) made again to a server
 	 * after one to it broke. */
 	uint64_t reconnects;
-	/* Changes of master the client followed: a new master named by the
-	 * sentinels, or in a cluster a master the client had not seen (a
-	 * replica promoted, or a node added), learnt from the slot map or a
-	 * MOVED reply; slots moving between known masters are not counted. */
+	/* Changes of master the client followed. Sentinel: a new master
+	 * named by the sentinels. Cluster: a master replaced, seen as a
+	 * master gone from a newly loaded slot map (its replica promoted, or
+	 * the node removed), or as a node the client did not know answering
+	 * for a slot (a MOVED reply: a replica promoted, or a node added).
+	 * Slots moving between known masters are not counted. */
 	uint64_t failovers;
 	/* Events dropped because the queue was full (see
 	 * hl_client_next_event). */
@@ -362,7 +364,8 @@ enum {
 	 * reconnects above). Node set; status HL_EIO (the break). */
 	HL_EVENT_RECONNECT = 3,
 	/* The client followed a change of master (see failovers above).
-	 * Node set (the new master); status HL_OK. */
+	 * Node: the new master ("" when a map shows a master gone without
+	 * naming its successor); status HL_OK. */
 	HL_EVENT_FAILOVER = 4
 };
 

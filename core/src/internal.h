@@ -71,6 +71,11 @@ typedef struct hl_obs {
 		char why[200]; /* what broke the first of them */
 	} nodes[HL_OBS_NODES];
 	int nnodes;
+	/* Cluster: the masters as last known (a map, or a MOVED), to tell a
+	 * master replaced from slots moving between masters. */
+	hl_addr *masters;
+	int nmasters;
+	int masters_known; /* a first map was loaded */
 } hl_obs;
 
 struct hl_client {
@@ -479,14 +484,14 @@ void hl__obs_renewal_failed(hl_client *c, struct hl_hold *h, int64_t left_ms);
  * message; NULL: the thread's last error detail), and one was made. */
 void hl__obs_conn_broke(hl_client *c, const hl_addr *node, const char *why);
 void hl__obs_conn_made(hl_client *c, const hl_addr *node);
-/* The client follows a new master a (how: what named it). Under
- * Sentinel, a master other than the last; in a cluster, a master the
- * client did not know of (slots moving between known masters are no
- * failover, and a master that went away was replaced by a new one). */
-void hl__obs_failover(hl_client *c, const hl_addr *a, const char *how);
-/* A cluster's slot map changed from old to now (their masters): each
- * master of now that old lacks is a failover. Caller holds topo_mu. */
-void hl__obs_cluster(hl_client *c, const struct hl_cnode *old, int nold,
-                     const struct hl_cnode *now, int nnow);
+/* Failovers. Sentinel: the master is now a (another than before).
+ * Cluster (caller holds topo_mu): a slot map was loaded, whose masters
+ * are now[0..n); a MOVED for a slot whose master was cnodes[from]
+ * (0xffff: none) named a node the client did not know, to. A cluster
+ * failover is a master replaced: gone from a map, or answering for a
+ * slot through a MOVED from an unknown node. */
+void hl__obs_master(hl_client *c, const hl_addr *a);
+void hl__obs_cluster_map(hl_client *c, const struct hl_cnode *now, int n);
+void hl__obs_cluster_moved(hl_client *c, unsigned from, const hl_addr *to);
 
 #endif

@@ -147,10 +147,8 @@ int hl__cluster_refresh(hl_client *c, const hl_bound *b)
 		          memcmp(c->slots, slots, HL_SLOTS * sizeof(*slots)) ||
 		          memcmp(c->cnodes, nodes,
 		                 (size_t)nnodes * sizeof(*nodes));
+		hl__obs_cluster_map(c, nodes, nnodes);
 		if (changed) {
-			if (c->slots) /* not the first map */
-				hl__obs_cluster(c, c->cnodes, c->ncnodes, nodes,
-				                nnodes);
 			free(c->slots);
 			free(c->cnodes);
 			c->slots = slots;
@@ -194,7 +192,7 @@ void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to)
 				c->cnodes[i].addr = *to;
 				c->cnodes[i].replicas = -1;
 				c->ncnodes++;
-				hl__obs_failover(c, to, "a MOVED reply");
+				hl__obs_cluster_moved(c, c->slots[slot], to);
 			}
 		}
 		if (i < c->ncnodes && c->slots[slot] != i) {

@@ -107,7 +107,7 @@ static void set_master(hl_client *c, const hl_addr *a)
 	}
 	pthread_mutex_unlock(&c->topo_mu);
 	if (changed) {
-		hl__obs_failover(c, a, "the sentinels");
+		hl__obs_master(c, a);
 		hl__pubsub_kick(c);
 		hl__watchdog_kick(c);
 	}

@@ -49,6 +49,9 @@ void hl__obs_init(hl_client *c)
 	c->obs.fd = -1;
 	c->obs.closed = 0;
 	c->obs.nnodes = 0;
+	c->obs.masters = NULL;
+	c->obs.nmasters = 0;
+	c->obs.masters_known = 0;
 }
 
 /* Make the fd readable (it was not). Caller holds obs.mu. */
@@ -92,6 +95,9 @@ void hl__obs_free(hl_client *c, int forked)
 	if (c->obs.fd >= 0)
 		close(c->obs.fd);
 	c->obs.fd = -1;
+	free(c->obs.masters);
+	c->obs.masters = NULL;
+	c->obs.nmasters = 0;
 	if (!forked)
 		pthread_mutex_destroy(&c->obs.mu);
 }
@@ -319,33 +325,114 @@ void hl__obs_conn_made(hl_client *c, const hl_addr *node)
 	}
 }
 
-void hl__obs_failover(hl_client *c, const hl_addr *a, const char *how)
+void hl__obs_master(hl_client *c, const hl_addr *a)
 {
 	char buf[300];
 	atomic_fetch_add(&c->obs.counters[HL_STAT_FAILOVERS], 1);
-	if (c->conf.url.topology == HL_TOPO_CLUSTER)
-		emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, a,
-		     "%s is a new master of the cluster (a replica promoted, "
-		     "or a node added), learnt from %s",
-		     hl__addr_str(a, buf, sizeof(buf)), how);
-	else
-		emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, a,
-		     "the master of \"%s\" is now %s, named by %s",
-		     c->conf.url.master_name ? c->conf.url.master_name : "",
-		     hl__addr_str(a, buf, sizeof(buf)), how);
+	emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, a,
+	     "the master of \"%s\" is now %s, named by the sentinels",
+	     c->conf.url.master_name ? c->conf.url.master_name : "",
+	     hl__addr_str(a, buf, sizeof(buf)));
 }
 
-void hl__obs_cluster(hl_client *c, const struct hl_cnode *old, int nold,
-                     const struct hl_cnode *now, int nnow)
+/* Index of a in the known masters, or -1. Caller holds obs.mu. */
+static int master_index(const hl_obs *o, const hl_addr *a)
 {
-	int i, j;
-	for (i = 0; i < nnow; i++) {
-		for (j = 0; j < nold; j++)
-			if (hl__addr_eq(&old[j].addr, &now[i].addr))
-				break;
-		if (j == nold)
-			hl__obs_failover(c, &now[i].addr, "the slot map");
+	int i;
+	for (i = 0; i < o->nmasters; i++)
+		if (hl__addr_eq(&o->masters[i], a))
+			return i;
+	return -1;
+}
+
+void hl__obs_cluster_map(hl_client *c, const struct hl_cnode *now, int n)
+{
+	hl_obs *o = &c->obs;
+	hl_addr *next = malloc((size_t)(n > 0 ? n : 1) * sizeof(*next));
+	hl_addr gone[8], added[8];
+	int ngone = 0, nadded = 0, i, j, first;
+	if (!next)
+		return; /* the next map tries again */
+	for (i = 0; i < n; i++)
+		next[i] = now[i].addr;
+	pthread_mutex_lock(&o->mu);
+	first = !o->masters_known;
+	if (!first) {
+		/* replaced: masters gone from the map (a failover, or a node
+		 * removed); the new ones name who took over */
+		for (i = 0; i < o->nmasters; i++) {
+			for (j = 0; j < n; j++)
+				if (hl__addr_eq(&o->masters[i], &next[j]))
+					break;
+			if (j == n && ngone < 8)
+				gone[ngone++] = o->masters[i];
+		}
+		for (j = 0; j < n; j++)
+			if (master_index(o, &next[j]) < 0 && nadded < 8)
+				added[nadded++] = next[j];
 	}
+	free(o->masters);
+	o->masters = next;
+	o->nmasters = n;
+	o->masters_known = 1;
+	pthread_mutex_unlock(&o->mu);
+	for (i = 0; i < ngone; i++) {
+		char a[300], b[300];
+		atomic_fetch_add(&o->counters[HL_STAT_FAILOVERS], 1);
+		if (i < nadded)
+			emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL,
+			     &added[i],
+			     "the cluster's master %s is gone from its slot "
+			     "map, and %s is a new master (a replica "
+			     "promoted)",
+			     hl__addr_str(&gone[i], a, sizeof(a)),
+			     hl__addr_str(&added[i], b, sizeof(b)));
+		else
+			emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, NULL,
+			     "the cluster's master %s is gone from its slot "
+			     "map (failed over, or removed)",
+			     hl__addr_str(&gone[i], a, sizeof(a)));
+	}
+}
+
+void hl__obs_cluster_moved(hl_client *c, unsigned from, const hl_addr *to)
+{
+	hl_obs *o = &c->obs;
+	hl_addr old;
+	int known, k, have_old = from < (unsigned)c->ncnodes;
+	char a[300], b[300];
+	if (have_old)
+		old = c->cnodes[from].addr;
+	pthread_mutex_lock(&o->mu);
+	known = master_index(o, to) >= 0;
+	if (!known) {
+		/* to answers for a slot of old: old was replaced (a later map
+		 * without it is then no second failover) */
+		hl_addr *m = realloc(o->masters,
+		                     (size_t)(o->nmasters + 1) * sizeof(*m));
+		if (m) {
+			o->masters = m;
+			o->masters[o->nmasters++] = *to;
+		}
+		if (have_old && (k = master_index(o, &old)) >= 0)
+			o->masters[k] = o->masters[--o->nmasters];
+	}
+	pthread_mutex_unlock(&o->mu);
+	if (known)
+		return;
+	atomic_fetch_add(&o->counters[HL_STAT_FAILOVERS], 1);
+	if (have_old)
+		emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, to,
+		     "%s answers for a slot of the cluster's master %s (a "
+		     "replica promoted, or a node added), learnt from a "
+		     "MOVED reply",
+		     hl__addr_str(to, a, sizeof(a)),
+		     hl__addr_str(&old, b, sizeof(b)));
+	else
+		emit(c, HL_EVENT_FAILOVER, HL_OK, NULL, 0, NULL, to,
+		     "%s is a new master of the cluster, learnt from a MOVED "
+		     "reply",
+		     hl__addr_str(to, a, sizeof(a)));
 }
 
 /* ---- the public API ----------------------------------------------------- */
