@@ -14,6 +14,7 @@ and a waiter woken on each master (sharded pub/sub).
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -223,11 +224,13 @@ def test_sentinel_credentials_never_shown(sentinel: Topology) -> None:
     _clean(ei.value)
 
 
-def test_sentinel_failover(sentinel: Topology) -> None:
+def test_sentinel_failover(sentinel: Topology, caplog: pytest.LogCaptureFixture) -> None:
     """kill -9 of the master while a lock is held and another client waits
     for it: the hold is renewed on the new master (or reported lost), the
     waiter gets the lock within its timeout, and a lock taken after the
-    failover works."""
+    failover works. The failover is counted and logged (INFO, from the
+    client's hilock-events thread)."""
+    caplog.set_level(logging.INFO, logger="hilock")
     with hilock.Client(sentinel.url, watchdog_timeout=10.0) as holder, \
             hilock.Client(sentinel.url) as other:
         name = "py:topo:failover"
@@ -259,6 +262,12 @@ def test_sentinel_failover(sentinel: Topology) -> None:
         bound = 10.0 if lost else 5.0
         assert w.at - released < bound, "waiter got it %.2f s after (lost: %s)" % (
             w.at - released, lost)
+        assert holder.stats().failovers == 1
+    new = "127.0.0.1:%s" % ans["new"]
+    recs = [r for r in caplog.records if getattr(r, "hilock_event", None) is not None
+            and r.hilock_event.type == "failover"]
+    assert [r.hilock_event.node for r in recs] == [new, new]  # one per client
+    assert all(r.levelno == logging.INFO and r.threadName == "hilock-events" for r in recs)
 
 
 # -- Cluster --------------------------------------------------------------------

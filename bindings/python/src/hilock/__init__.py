@@ -42,6 +42,7 @@ from ._errors import (
 )
 from ._client import Backoff, Client, FencedLock, Lock, Name, ReadWriteLock, SpinLock
 from ._multi import MultiLock, RedLock
+from ._observe import Event, Stats
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -62,6 +63,8 @@ __all__ = [
     "MultiLock",
     "RedLock",
     "Name",
+    "Stats",
+    "Event",
     "HilockError",
     "InvalidArgumentError",
     "NotHeldError",

@@ -40,9 +40,12 @@ import weakref
 from typing import Any, Awaitable, Callable, Coroutine, Dict, NamedTuple, Optional, Tuple, TypeVar, Union
 
 from . import _errors as E
+from . import _observe as O
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
+from ._observe import Event, Stats
 
-__all__ = ["Client", "Lock", "FencedLock", "SpinLock", "ReadWriteLock", "Backoff", "Name"]
+__all__ = ["Client", "Lock", "FencedLock", "SpinLock", "ReadWriteLock", "Backoff", "Name", "Stats",
+           "Event"]
 
 Name = Union[str, bytes, bytearray, memoryview]
 """A lock name: ``str`` (encoded as UTF-8) or bytes (any byte values)."""
@@ -334,6 +337,18 @@ class Client:
     After ``fork()`` the child must not use a client inherited from the
     parent (every call raises :class:`ForkedError`); it creates its own.
 
+    Observability: :meth:`stats` returns the client's counters
+    (:class:`Stats`). What the library notices on its own threads (a lock
+    lost, a renewal without an answer, a reconnect, a failover) is logged
+    to the :mod:`logging` logger ``"hilock"``: ``WARNING`` for a loss or a
+    failed renewal, ``INFO`` for a reconnect or a failover, each record
+    carrying the :class:`Event` as ``record.hilock_event``. The records are
+    made by a daemon thread of the client's, ``hilock-events`` (started
+    with the client's first lock, ended by :meth:`close`), never by the
+    library's own threads. ``log_events=False`` starts no thread: the
+    events then wait in the client (the newest 1024) for :meth:`events`,
+    for instance when :meth:`event_fd` is readable (``loop.add_reader``).
+
     Raises :class:`ConnectionError` (Redis unreachable, no sentinel that
     knows the master, no cluster node), :class:`AuthenticationError`,
     :class:`InvalidArgumentError` (bad URL or option), :class:`TypeError`
@@ -366,6 +381,7 @@ class Client:
         wait_replicas: int = -1,
         wait_timeout: float = 1.0,
         fair_wait_timeout: float = 300.0,
+        log_events: bool = True,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError("url must be str, not %s" % type(url).__name__)
@@ -376,6 +392,10 @@ class Client:
         self._mu = threading.Lock()
         self._executor: Optional[concurrent.futures.ThreadPoolExecutor] = None
         self._executor_pid = 0
+        if not isinstance(log_events, bool):
+            raise TypeError("log_events must be a bool")
+        self._log_events = log_events
+        self._events_thread: Optional[threading.Thread] = None
         for what, val, low in (("retry_attempts", retry_attempts, 0), ("pool_size", pool_size, 0),
                                ("wait_replicas", wait_replicas, -1)):
             if isinstance(val, bool) or not isinstance(val, int):
@@ -452,6 +472,11 @@ class Client:
         self._ptr = ffi.gc(out[0], lib.hl_client_free)
         self._closed = False
         self._watchdog_timeout = float(watchdog_timeout)
+        # A client dropped without close() is closed when it is collected,
+        # which also ends its hilock-events thread (that thread holds the C
+        # client only, so it does not keep this object alive).
+        self._finalizer = weakref.finalize(self, lib.hl_client_close, self._ptr)
+        self._finalizer.atexit = False
 
     # -- properties ---------------------------------------------------------
 
@@ -532,6 +557,58 @@ class Client:
         network) then cannot do harm."""
         return FencedLock(self, name, lease=lease, timeout=timeout)
 
+    # -- observability -----------------------------------------------------------
+
+    def stats(self) -> Stats:
+        """The client's counters (:class:`Stats`), read without a round
+        trip. Also after :meth:`close`: the final counts."""
+        rc, st, detail = O.stats(self._ptr)
+        if rc:
+            raise error_for(rc, detail)
+        assert st is not None
+        return st
+
+    def events(self) -> "list[Event]":
+        """Take the queued events, oldest first (empty if none). Only with
+        ``log_events=False``: otherwise the ``hilock-events`` thread takes
+        and logs them. After :meth:`close`, the events queued before it."""
+        if self._log_events:
+            raise RuntimeError("events are logged by the hilock-events thread: "
+                               "create the client with log_events=False to take them")
+        out: "list[Event]" = []
+        while True:
+            rc, ev, detail = O.next_event(self._ptr)
+            if rc == lib.HL_ECLOSED:
+                return out
+            if rc:
+                raise error_for(rc, detail)
+            if ev is None:
+                return out
+            out.append(ev)
+
+    def event_fd(self) -> int:
+        """A file descriptor that is readable while events are queued (and
+        for good once the client is closed), for ``select`` or
+        ``loop.add_reader``; then call :meth:`events`. Owned by the
+        client: do not read or close it."""
+        fd = ffi.new("int *")
+        check(lib.hl_client_event_fd(fd, self._ptr))
+        return int(fd[0])
+
+    def _start_events(self) -> None:
+        """Start the hilock-events thread (once, with the first lock)."""
+        if not self._log_events or self._events_thread is not None:
+            return
+        with self._mu:
+            if self._events_thread is not None or self._closed or self._pid != os.getpid():
+                return
+            fd = ffi.new("int *")
+            check(lib.hl_client_event_fd(fd, self._ptr))
+            t = threading.Thread(target=O.drain_forever, args=(self._ptr, int(fd[0])),
+                                 name="hilock-events", daemon=True)
+            t.start()
+            self._events_thread = t
+
     def interrupt(self) -> None:
         """Wake every call of this client blocked right now: they raise
         :class:`Interrupted`. Any thread."""
@@ -547,10 +624,17 @@ class Client:
                 return
             self._closed = True
             ex, self._executor = self._executor, None
+            events = self._events_thread
         if self._ptr is not None:
             lib.hl_client_close(self._ptr)
         if ex is not None and self._executor_pid == os.getpid():
             ex.shutdown(wait=False)
+        # Closing made the event fd readable: the hilock-events thread logs
+        # what was queued and ends (not waited for from that very thread: a
+        # logging handler that closes the client).
+        if (events is not None and self._pid == os.getpid()
+                and events is not threading.current_thread()):
+            events.join(10.0)
 
     def __enter__(self) -> "Client":
         return self
@@ -622,6 +706,7 @@ class Lock:
             raise E.InvalidArgumentError("a %s cannot be a %r lock (kinds: %s)" % (
                 type(self).__name__, kind, ", ".join(self._KINDS)))
         self._kind = _KIND_VALUES[kind]
+        client._start_events()
         self._client = client
         self._name = name
         self._bname = _encode_name(name)
