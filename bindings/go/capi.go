@@ -291,6 +291,29 @@ static int hlgo_fd_readable(int fd) {
 		return 0;
 	return (p.revents & POLLIN) != 0;
 }
+
+// A private, non-blocking duplicate of the client's event fd (readable while
+// events are queued, and for good once the client is closed), for the Go
+// runtime's poller; -1 on failure.
+static int hlgo_dup_event_fd(hl_client *c) {
+	int fd, d, fl;
+	if (hl_client_event_fd(&fd, c) != HL_OK)
+		return -1;
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (d < 0)
+		return -1;
+	fl = fcntl(d, F_GETFL);
+	if (fl < 0 || fcntl(d, F_SETFL, fl | O_NONBLOCK) < 0) {
+		close(d);
+		return -1;
+	}
+	return d;
+}
+
+static int hlgo_stats(hl_client_stats *out, hl_client *c) {
+	out->version = HL_CLIENT_STATS_VERSION;
+	return hl_client_stats_get(out, c);
+}
 */
 import "C"
 
@@ -602,3 +625,66 @@ func (mc *multiCall) run(op int, opName string, waitMs, leaseMs int64, cancel *C
 func fdReadable(fd uintptr) bool { return C.hlgo_fd_readable(C.int(fd)) != 0 }
 
 func closeFd(fd int) { C.close(C.int(fd)) }
+
+// --- observability ----------------------------------------------------------
+
+func clientStats(p *C.hl_client) Stats {
+	var s C.hl_client_stats
+	if C.hlgo_stats(&s, p) != C.HL_OK {
+		return Stats{}
+	}
+	return Stats{
+		Acquisitions:    uint64(s.acquisitions),
+		AcquireWaits:    uint64(s.acquire_waits),
+		WaitTime:        time.Duration(s.wait_time_ms) * time.Millisecond,
+		Releases:        uint64(s.releases),
+		Renewals:        uint64(s.renewals),
+		RenewalFailures: uint64(s.renewal_failures),
+		Losses:          uint64(s.losses),
+		Reconnects:      uint64(s.reconnects),
+		Failovers:       uint64(s.failovers),
+		EventsDropped:   uint64(s.events_dropped),
+	}
+}
+
+func dupEventFd(p *C.hl_client) int { return int(C.hlgo_dup_event_fd(p)) }
+
+// nextEvent takes the oldest queued event: ok = false when none is queued,
+// end = true once the client is closed and every event was taken (or it
+// cannot be used in this process).
+func nextEvent(p *C.hl_client) (ev Event, ok bool, end bool) {
+	var e *C.hl_event
+	if C.hl_client_next_event(&e, p) != C.HL_OK {
+		return Event{}, false, true
+	}
+	if e == nil {
+		return Event{}, false, false
+	}
+	defer C.hl_event_free(e)
+	var n C.size_t
+	name := C.hl_event_lock_name(&n, e)
+	code := int(C.hl_event_status(e))
+	ev = Event{
+		Type:    EventType(C.hl_event_type(e)),
+		Time:    time.UnixMilli(int64(C.hl_event_time_ms(e))),
+		Owner:   C.GoString(C.hl_event_owner(e)),
+		Node:    C.GoString(C.hl_event_node(e)),
+		Code:    code,
+		Status:  statusName(code),
+		Message: C.GoString(C.hl_event_message(e)),
+	}
+	if name != nil {
+		ev.Lock = C.GoStringN(name, C.int(n))
+	}
+	return ev, true, false
+}
+
+func eventTypeName(t EventType) string { return C.GoString(C.hl_event_type_name(C.int(t))) }
+
+// The event types, as libhilock numbers them (a compile error otherwise).
+var (
+	_ = [1]struct{}{}[EventLost-C.HL_EVENT_LOST]
+	_ = [1]struct{}{}[EventRenewalFailed-C.HL_EVENT_RENEWAL_FAILED]
+	_ = [1]struct{}{}[EventReconnect-C.HL_EVENT_RECONNECT]
+	_ = [1]struct{}{}[EventFailover-C.HL_EVENT_FAILOVER]
+)

@@ -29,6 +29,11 @@ type Client struct {
 	holds    map[*hold]struct{}
 	noWatch  bool // set by Close: start no more watchers
 	watchers sync.WaitGroup
+
+	// The events goroutine (observe.go) ends with this; final is the last
+	// Stats, kept when Close frees p.
+	eventsDone chan struct{}
+	final      Stats
 }
 
 // Connect connects to Redis and starts the client's threads.
@@ -114,6 +119,11 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{p: p, id: clientID(p), holds: make(map[*hold]struct{})}
+	handler := cfg.eventHandler
+	if !cfg.eventHandlerSet {
+		handler = defaultEventHandler()
+	}
+	c.startEvents(handler)
 	// Safety net only: Close is the way to release a client.
 	runtime.SetFinalizer(c, (*Client).Close)
 	return c, nil
@@ -124,8 +134,8 @@ func (c *Client) ID() string { return c.id }
 
 // Close closes the client: blocked calls return ErrClosed, renewal of its
 // locks stops (their leases run out in Redis; nothing is unlocked), the Lost
-// channels of the holds it was watching are closed, and its connections and
-// threads end. When Close returns, no goroutine started for this client is
+// channels of the holds it was watching are closed, the events queued before
+// it are handed to the event handler, and its connections and threads end. When Close returns, no goroutine started for this client is
 // left. Idempotent; it always returns nil. Further use returns ErrClosed.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
@@ -134,8 +144,10 @@ func (c *Client) Close() error {
 		// hl_client_close may run while calls are blocked in the library:
 		// it is what wakes them. Only Close frees p, so it is valid here.
 		closeCClient(c.p)
+		<-c.eventsDone // every event queued before Close was handled
 		c.stopWatchers()
 		c.mu.Lock() // waits for the woken calls to leave the library
+		c.final = clientStats(c.p)
 		freeCClient(c.p)
 		c.p = nil
 		c.mu.Unlock()

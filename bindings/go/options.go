@@ -31,6 +31,8 @@ type config struct {
 	waitReplicas        int
 	waitTimeout         time.Duration
 	fairWaitTimeout     time.Duration
+	eventHandlerSet     bool
+	eventHandler        func(Event)
 }
 
 // WithWatchdogTimeout sets the lease of a lock taken without one; the

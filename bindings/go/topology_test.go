@@ -517,7 +517,9 @@ func TestSentinel(t *testing.T) {
 
 	// Last: the deployment has one node fewer afterwards.
 	t.Run("Failover", func(t *testing.T) {
-		holder := topoConnect(t, tp.URL, hilock.WithWatchdogTimeout(10*time.Second))
+		events := make(chan hilock.Event, 64)
+		holder := topoConnect(t, tp.URL, hilock.WithWatchdogTimeout(10*time.Second),
+			hilock.WithEventHandler(func(e hilock.Event) { events <- e }))
 		other := topoConnect(t, tp.URL)
 		name := "go:topo:failover"
 		m := holder.Mutex(name)
@@ -559,6 +561,15 @@ func TestSentinel(t *testing.T) {
 				r.at.Sub(released), lost)
 		}
 		t.Logf("hold lost: %v; waiter woken %v after the release", lost, r.at.Sub(released))
+
+		// the failover, counted once and handed to the handler
+		if n := holder.Stats().Failovers; n != 1 {
+			t.Fatalf("Stats().Failovers = %d, want 1", n)
+		}
+		e := waitEvent(t, events, hilock.EventFailover, 5*time.Second)
+		if e.Node != "127.0.0.1:"+ans["new"] {
+			t.Fatalf("failover event node %q, want the new master %s: %s", e.Node, ans["new"], e)
+		}
 	})
 }
 
