@@ -153,6 +153,38 @@ static int hlua_multi_new(hlua_multi **out, hlua_lock **members, size_t n,
 	return HL_OK;
 }
 
+/* An event as a table: type, time and monotonic (seconds), name (binary,
+ * absent for an event about no lock), owner and node (absent when empty),
+ * status (its name), message. */
+static void hlua_push_event(lua_State *L, const hl_event *e)
+{
+	size_t len = 0;
+	const char *name = hl_event_lock_name(&len, e);
+	lua_createtable(L, 0, 8);
+	lua_pushstring(L, hl_event_type_name(hl_event_type(e)));
+	lua_setfield(L, -2, "type");
+	lua_pushnumber(L, (lua_Number)hl_event_time_ms(e) / 1000.0);
+	lua_setfield(L, -2, "time");
+	lua_pushnumber(L, (lua_Number)hl_event_monotonic_ms(e) / 1000.0);
+	lua_setfield(L, -2, "monotonic");
+	if (name != NULL) {
+		lua_pushlstring(L, name, len);
+		lua_setfield(L, -2, "name");
+	}
+	if (hl_event_owner(e)[0] != '\0') {
+		lua_pushstring(L, hl_event_owner(e));
+		lua_setfield(L, -2, "owner");
+	}
+	if (hl_event_node(e)[0] != '\0') {
+		lua_pushstring(L, hl_event_node(e));
+		lua_setfield(L, -2, "node");
+	}
+	lua_pushstring(L, hl_status_name(hl_event_status(e)));
+	lua_setfield(L, -2, "status");
+	lua_pushstring(L, hl_event_message(e));
+	lua_setfield(L, -2, "message");
+}
+
 static int hlua_client_new(hl_client **out, const char *url,
                            const hl_client_options *opts)
 {
@@ -195,6 +227,50 @@ typedef int hl_rc;
 }
 %typemap(argout) (char *OUT_BUF, size_t OUT_BUF_LEN) {
 	lua_pushstring(L, $1);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) int *OUT_INTEGER (int tmp = 0) "$1 = &tmp;"
+%typemap(argout) int *OUT_INTEGER {
+	lua_pushinteger(L, (lua_Integer)*$1);
+	SWIG_arg++;
+}
+
+/* The client's counters as a table of integers (wait_time_ms in ms). */
+%typemap(in, numinputs=0) hl_client_stats *OUT_STATS (hl_client_stats tmp) {
+	memset(&tmp, 0, sizeof(tmp));
+	tmp.version = HL_CLIENT_STATS_VERSION;
+	$1 = &tmp;
+}
+%typemap(argout) hl_client_stats *OUT_STATS {
+	lua_createtable(L, 0, 10);
+#define HLUA_STAT(field)                                                       \
+	lua_pushinteger(L, (lua_Integer)$1->field);                            \
+	lua_setfield(L, -2, #field);
+	HLUA_STAT(acquisitions)
+	HLUA_STAT(acquire_waits)
+	HLUA_STAT(wait_time_ms)
+	HLUA_STAT(releases)
+	HLUA_STAT(renewals)
+	HLUA_STAT(renewal_failures)
+	HLUA_STAT(losses)
+	HLUA_STAT(reconnects)
+	HLUA_STAT(failovers)
+	HLUA_STAT(events_dropped)
+#undef HLUA_STAT
+	SWIG_arg++;
+}
+
+/* The next event as a table (see hlua_push_event), or nil when none is
+ * queued; the C event is freed here. */
+%typemap(in, numinputs=0) hl_event **OUT_EVENT (hl_event *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hl_event **OUT_EVENT {
+	if (*$1 == NULL) {
+		lua_pushnil(L);
+	} else {
+		hlua_push_event(L, *$1);
+		hl_event_free(*$1);
+	}
 	SWIG_arg++;
 }
 
@@ -363,6 +439,9 @@ static long live_clients(void) { return atomic_load(&hlua_live_clients); }
 %rename(close) hl_client::close_;
 %rename(id) hl_client::id_;
 %rename(interrupt) hl_client::interrupt_;
+%rename(stats) hl_client::stats_;
+%rename(next_event) hl_client::next_event_;
+%rename(event_fd) hl_client::event_fd_;
 typedef struct hl_client {} hl_client;
 %extend hl_client {
 	~hl_client() {
@@ -374,6 +453,19 @@ typedef struct hl_client {} hl_client;
 	void close_() { hl_client_close($self); }
 	const char *id_() { return hl_client_id($self); }
 	hl_rc interrupt_() { return hl_client_interrupt($self); }
+	/* The counters (also after close). */
+	hl_rc stats_(hl_client_stats *OUT_STATS) {
+		return hl_client_stats_get(OUT_STATS, $self);
+	}
+	/* true, the oldest queued event or nil; after close, once every
+	 * event was taken: nil, message, "HL_ECLOSED". */
+	hl_rc next_event_(hl_event **OUT_EVENT) {
+		return hl_client_next_event(OUT_EVENT, $self);
+	}
+	/* true, the fd readable while events are queued (or closed). */
+	hl_rc event_fd_(int *OUT_INTEGER) {
+		return hl_client_event_fd(OUT_INTEGER, $self);
+	}
 }
 
 /* ---- hlua_lock ---------------------------------------------------------- */

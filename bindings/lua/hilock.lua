@@ -27,6 +27,14 @@
 -- renewed, so the lease runs out (it is not unlocked). Blocking calls
 -- (acquire with a wait) block the whole Lua state, not just the coroutine.
 --
+-- Observability: client:stats() returns the client's counters; what the
+-- library notices on its own threads (a lock lost, a renewal without an
+-- answer, a reconnect, a failover) waits in the client until a callback
+-- registered with client:on_event(fn) is run on the caller's own thread:
+-- from client:dispatch_events(), and automatically at the start and at the
+-- end of every call on the client, its locks and guards (see on_event). The
+-- library never runs Lua code on its threads.
+--
 -- This file is the idiomatic layer over the SWIG-generated module
 -- "hilock_core" (see hilock.i); it must stay loadable by Lua 5.1 to 5.4.
 
@@ -268,11 +276,45 @@ function M.connect(url, opts)
 	return setmetatable({_c = c, _closed = false, _url = mask_url(url)}, Client)
 end
 
+-- Events ---------------------------------------------------------------------
+
+-- Take the queued events and run the callback on each, oldest first; the
+-- number run. protect: a callback error is written to io.stderr instead of
+-- raised (automatic dispatch: a lock call never fails because of it). Not
+-- reentrant: a callback that calls hilock dispatches nothing more.
+local function dispatch(self, protect)
+	local fn = self._on_event
+	if fn == nil or self._dispatching then return 0 end
+	self._dispatching = true
+	local n = 0
+	while true do
+		local ok, ev = self._c:next_event()
+		if not ok or ev == nil then break end
+		n = n + 1
+		local cok, err = pcall(fn, ev)
+		if not cok then
+			if not protect then
+				self._dispatching = false
+				error(err, 0)
+			end
+			io.stderr:write("hilock: event callback failed: ", tostring(err), "\n")
+		end
+	end
+	self._dispatching = false
+	return n
+end
+
+-- At the start and the end of calls: only when a callback is registered.
+local function auto_dispatch(client)
+	if client._on_event ~= nil then dispatch(client, true) end
+end
+
 local function check_client(self, fname, level)
 	if getmetatable(self) ~= Client then
 		error(format("bad self to '%s' (hilock client expected)", fname), level + 1)
 	end
 	if self._closed then error("attempt to use a closed hilock client", level + 1) end
+	auto_dispatch(self)
 end
 
 --- client:close() --> true. Wakes blocked calls, stops renewing this client's
@@ -285,6 +327,7 @@ function Client:close()
 	if not self._closed then
 		self._closed = true
 		self._c:close()
+		auto_dispatch(self) -- what was queued before the close
 	end
 	return true
 end
@@ -306,6 +349,81 @@ end
 function Client:interrupt()
 	check_client(self, "interrupt", 2)
 	return self._c:interrupt()
+end
+
+--- client:stats() --> table of the client's counters since it was made:
+-- acquisitions (acquires that got the lock, re-entries too), acquire_waits
+-- (acquires that found it taken and waited, got it or not), wait_time (the
+-- seconds those waits took), releases, renewals (confirmed by Redis),
+-- renewal_failures (no answer; each retry counts), losses (holds found
+-- lost), reconnects (connections made again after one broke), failovers
+-- (new masters followed), events_dropped (the queue of 1024 was full).
+-- Also after close (the final counts). No round trip.
+function Client:stats()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'stats' (hilock client expected)", 2)
+	end
+	local ok, t, code = self._c:stats()
+	if not ok then return nil, t, code end
+	t.wait_time = t.wait_time_ms / 1000
+	t.wait_time_ms = nil
+	return t
+end
+
+--- client:on_event(fn) --> true. fn(event) is run for each event of this
+-- client, on the caller's thread (and coroutine), never on a library
+-- thread: by client:dispatch_events(), and automatically at the start and
+-- at the end of every method of the client and of its locks and guards
+-- (acquire, try_acquire, unlock, the queries, wait_lost, with, close...),
+-- and by client:close() for the events queued before it. An error in fn
+-- during an automatic run is written to io.stderr (the call goes on); fn
+-- must not yield. A callback that calls hilock runs no nested dispatch.
+-- event: {type = "lost" | "renewal_failed" | "reconnect" | "failover",
+-- time = seconds since the epoch, monotonic = seconds, name = the lock's
+-- name (nil for an event about no lock), owner = the hold's owner string,
+-- node = "host:port" (nil when none), status = "HL_ELOST" | "HL_EIO" |
+-- "HL_OK", message = a sentence for a log}. Never a password. nil removes
+-- the callback (events then wait in the client: the newest 1024 are kept).
+function Client:on_event(fn)
+	check_client(self, "on_event", 2)
+	if fn ~= nil and type(fn) ~= "function" then
+		argerror(1, "on_event", "function or nil expected, got " .. type(fn), 2)
+	end
+	self._on_event = fn
+	return true
+end
+
+--- client:dispatch_events() --> the number of events run. Runs the
+-- on_event callback on every queued event (none without a callback); an
+-- error in the callback is raised (the events after it stay queued). Also
+-- after close, for what was queued before it.
+function Client:dispatch_events()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'dispatch_events' (hilock client expected)", 2)
+	end
+	return dispatch(self, false)
+end
+
+--- client:next_event() --> the oldest queued event (a table, see on_event),
+-- or nil when none is queued (or the client is closed and all were taken).
+-- For programs that take the events themselves instead of a callback.
+function Client:next_event()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'next_event' (hilock client expected)", 2)
+	end
+	local ok, ev = self._c:next_event()
+	if not ok then return nil end
+	return ev
+end
+
+--- client:event_fd() --> a file descriptor (integer) readable while events
+-- are queued, for an event loop (then call dispatch_events or next_event)
+-- | nil, message, code. Owned by the client: do not read or close it.
+function Client:event_fd()
+	check_client(self, "event_fd", 2)
+	local ok, fd, code = self._c:event_fd()
+	if not ok then return nil, fd, code end
+	return fd
 end
 
 function Client:__tostring()
@@ -467,6 +585,7 @@ local function check_lock(self, fname, level)
 	end
 	if self._closed then error("attempt to use a closed hilock lock", level + 1) end
 	if self._client._closed then error("attempt to use a closed hilock client", level + 1) end
+	auto_dispatch(self._client)
 end
 
 -- The current coroutine's handle: handle, owner record | nil, message, code.
@@ -510,6 +629,7 @@ end
 local function release(self, h, rec)
 	local ok, now_free, code = h:release()
 	released(self, h, rec, ok, now_free)
+	auto_dispatch(self._client)
 	if not ok then return nil, now_free, code end
 	return true
 end
@@ -535,6 +655,7 @@ function Lock:acquire(opts)
 	local h, rec, code = handle(self)
 	if not h then return nil, rec, code end
 	local ok, acquired, code2 = h:try_acquire(wait_ms, lease_ms)
+	auto_dispatch(self._client)
 	if not ok then return nil, acquired, code2 end
 	if not acquired then return false end
 	rec.armed[h] = self
@@ -573,6 +694,7 @@ local function query(self, fname, method, ...)
 	local h, msg, code = handle(self)
 	if not h then return nil, msg, code end
 	local ok, v, code2 = h[method](h, ...)
+	auto_dispatch(self._client)
 	if not ok then return nil, v, code2 end
 	return v
 end
@@ -723,6 +845,7 @@ function Lock:close()
 		h:close()
 		self._handles[co] = nil
 	end
+	if not self._client._closed then auto_dispatch(self._client) end
 	if not rok then return nil, rmsg, rcode end
 	return true
 end

@@ -643,6 +643,122 @@ test("several Lua processes contend; the GET/SET counter ends exact", function()
 	eq(other:lock(name):locked(), false)
 end)
 
+-- observability ---------------------------------------------------------------
+
+test("stats: acquires (re-entries too), waits and their time, releases", function()
+	local c <close> = assert(hilock.connect(URL))
+	local s = c:stats()
+	for _, k in ipairs({"acquisitions", "acquire_waits", "releases", "renewals",
+		"renewal_failures", "losses", "reconnects", "failovers", "events_dropped"}) do
+		eq(s[k], 0, k)
+		eq(math.type(s[k]), "integer", k)
+	end
+	eq(s.wait_time, 0, "wait_time")
+	local name = uname("stats")
+	local lk = c:lock(name)
+	local g1 = assert(lk:acquire())
+	local g2 = assert(lk:acquire()) -- re-entry
+	assert(g2:release())
+	assert(g1:release())
+	fails("HL_ENOTHELD", lk:unlock()) -- not counted
+	s = c:stats()
+	eq(s.acquisitions, 2, "acquisitions")
+	eq(s.releases, 2, "releases")
+	eq(s.acquire_waits, 0, "acquire_waits")
+	local og = assert(other:lock(name):acquire())
+	local t0 = now()
+	eq(lk:acquire{wait = 0.3}, false, "a wait in vain")
+	local took = now() - t0
+	eq(lk:try_acquire(), false, "no wait")
+	assert(og:release())
+	s = c:stats()
+	eq(s.acquisitions, 2, "acquisitions")
+	eq(s.acquire_waits, 1, "acquire_waits")
+	assert(s.wait_time >= 0.25 and s.wait_time <= took + 0.01, "wait_time " .. s.wait_time)
+	c:close()
+	eq(c:stats().acquisitions, 2, "after close")
+end)
+
+test("events: the callback runs on the caller's thread, only when hilock is called", function()
+	local c <close> = assert(hilock.connect(URL, {watchdog_timeout = 1}))
+	local seen = {}
+	c:on_event(function(e)
+		seen[#seen + 1] = {e = e, co = coroutine.running()}
+	end)
+	local name = uname("lost")
+	local lk = c:lock(name)
+	local g = assert(lk:acquire())
+	redis("DEL", name)
+	-- the library notices on its own thread; no Lua code runs there
+	assert(eventually(10, function() return c:stats().losses == 1 end), "loss not counted")
+	sleep(0.2)
+	eq(#seen, 0, "callbacks run with no hilock call")
+	-- a call on the client runs it, in the calling coroutine
+	local co = coroutine.create(function() return lk:locked() end)
+	local ok, locked = coroutine.resume(co)
+	assert(ok and locked == false, tostring(locked))
+	eq(#seen, 1, "callbacks run by the call")
+	eq(seen[1].co, co, "the coroutine that made the call")
+	local e = seen[1].e
+	eq(e.type, "lost")
+	eq(e.name, name, "the name")
+	eq(e.owner, lk:owner())
+	eq(e.status, "HL_ELOST")
+	eq(e.node, nil)
+	assert(e.message:find("was lost", 1, true), e.message)
+	assert(math.abs(e.time - os.time()) < 60, "time " .. e.time)
+	fails("HL_ELOST", g:release())
+	eq(c:dispatch_events(), 0, "nothing left")
+end)
+
+test("events: reconnect, dispatch_events, errors in the callback", function()
+	local c <close> = assert(hilock.connect(URL))
+	local lk = c:lock(uname("rc"))
+	eq(lk:locked(), false)
+	local kinds = {}
+	c:on_event(function(e) kinds[#kinds + 1] = e.type; error("callback boom") end)
+	assert(tonumber(redis("CLIENT", "KILL", "TYPE", "normal")) >= 1)
+	-- the automatic run: the call goes on, the error goes to stderr
+	eq(lk:locked(), false)
+	eq(c:stats().reconnects, 1, "reconnects")
+	eq(kinds[1], "reconnect")
+	-- dispatch_events raises it
+	c:on_event(nil)
+	local g = assert(lk:acquire{lease = 30})
+	eq(lk:force_unlock(), true) -- a loss, queued: no callback now
+	eq(c:stats().losses, 1)
+	c:on_event(function(e) error("raised: " .. e.type) end)
+	raises("raised: lost", c.dispatch_events, c)
+	eq(c:dispatch_events(), 0)
+	fails("HL_ELOST", g:release())
+	raises("function or nil expected", c.on_event, c, 42)
+end)
+
+test("events: next_event and event_fd without a callback; close runs what was queued", function()
+	local c = assert(hilock.connect(URL))
+	local fd = assert(c:event_fd())
+	eq(math.type(fd), "integer")
+	assert(fd >= 0)
+	eq(c:next_event(), nil)
+	local lk = c:lock(uname("q"))
+	assert(lk:acquire{lease = 30})
+	eq(lk:force_unlock(), true)
+	local e = assert(c:next_event())
+	eq(e.type, "lost")
+	eq(c:next_event(), nil)
+	-- a loss queued, then close: the callback gets it from close
+	assert(lk:acquire{lease = 30})
+	eq(lk:force_unlock(), true)
+	local got = {}
+	c:on_event(nil)
+	c._on_event = function(ev) got[#got + 1] = ev.type end -- set without a dispatch
+	c:close()
+	eq(#got, 1, "run by close")
+	eq(c:next_event(), nil, "closed and drained")
+	eq(c:dispatch_events(), 0)
+	eq(c:stats().losses, 2)
+end)
+
 test("compat_smoke.lua (the 5.1/LuaJIT-compatible subset) passes", function()
 	local out, ok = sh(string.format("%s %s 2>&1", LUA, shq(HERE .. "/compat_smoke.lua")))
 	assert(ok and out:match("smoke ok"), out)

@@ -298,6 +298,10 @@ end)
 -- Last for the sentinel deployment: it has one node fewer afterwards.
 test("sentinel: kill -9 of the master with a holder and a waiter", function()
 	local a = assert(hilock.connect(sentinel.url, {watchdog_timeout = 10}))
+	local failovers = {}
+	a:on_event(function(e)
+		if e.type == "failover" then failovers[#failovers + 1] = e end
+	end)
 	local name = "lua:topo:failover"
 	local g = assert(a:lock(name):acquire{wait = 0})
 	local p = waiter(sentinel.url, name, 40)
@@ -321,6 +325,12 @@ test("sentinel: kill -9 of the master with a holder and a waiter", function()
 	assert(dt < (lost and 10 or 5), string.format("waiter got it %.2f s after (lost: %s)", dt,
 		tostring(lost)))
 	p:close()
+	-- the failover: counted once, and run through the callback by a call
+	eq(a:stats().failovers, 1, "failovers")
+	a:dispatch_events()
+	eq(#failovers, 1, "failover events")
+	eq(failovers[1].node, "127.0.0.1:" .. ans.new, "the new master")
+	eq(failovers[1].status, "HL_OK")
 	a:close()
 	sentinel:stop()
 end)
