@@ -91,6 +91,19 @@
 // the detail into a caller buffer on the same thread, which is cheaper than
 // runtime.LockOSThread around two calls.
 //
+// # Observability
+//
+// [Client.Stats] returns the client's counters (acquisitions, waits and
+// their time, releases, renewals and failed renewals, losses, reconnects,
+// failovers) without a round trip. What libhilock notices on its own
+// threads, a hold lost, a renewal without an answer, a reconnect, a
+// failover, is an [Event]. The library never runs Go code on its threads:
+// one goroutine per client, parked in the runtime's poller on the client's
+// event fd (no OS thread is held), hands the events in order to
+// slog.Default() (Go 1.21+; the log package before), to the logger of
+// [WithLogger], or to the function of [WithEventHandler]. Close hands over
+// the events queued before it.
+//
 // # Resources
 //
 // [Client.Close] is explicit and idempotent: it wakes every blocked call
