@@ -329,7 +329,7 @@ typedef struct hl_client_stats {
 	 * lease that simply ran out is not a loss. */
 	uint64_t losses;
 	/* Connections (command, subscriber, watchdog) made again to a server
-	 * after one to it broke. */
+	 * after one to it broke or stopped answering in time. */
 	uint64_t reconnects;
 	/* Changes of master the client followed. Sentinel: a new master
 	 * named by the sentinels. Cluster: a master replaced, seen as a

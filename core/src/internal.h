@@ -480,8 +480,9 @@ void hl__obs_lost_at_release(hl_client *c, const hl_lock *lock,
  * deadline). Caller holds hold_mu. */
 void hl__obs_renewed(hl_client *c, struct hl_hold *h);
 void hl__obs_renewal_failed(hl_client *c, struct hl_hold *h, int64_t left_ms);
-/* A data connection to node (NULL: the master) broke (why: for the
- * message; NULL: the thread's last error detail), and one was made. */
+/* A data connection to node (NULL: the master) broke or did not answer
+ * in time, and was dropped (why: for the message; NULL: the thread's last
+ * error detail); a data connection to node was made. */
 void hl__obs_conn_broke(hl_client *c, const hl_addr *node, const char *why);
 void hl__obs_conn_made(hl_client *c, const hl_addr *node);
 /* Failovers. Sentinel: the master is now a (another than before).

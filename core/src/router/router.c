@@ -841,7 +841,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				hl__reply_free(replies[i]);
 	broken:
 		asking = 0;
-		if (rc == HL_EIO)
+		if (rc == HL_EIO || rc == HL_ETIMEDOUT)
 			hl__obs_conn_broke(c, &node, NULL);
 		if (sent == HL_SENT_MAYBE) {
 			any_sent = HL_SENT_MAYBE;

@@ -697,7 +697,7 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 				hl__reply_free(r);
 		}
 		if (rc != HL_OK) {
-			if (rc == HL_EIO)
+			if (rc == HL_EIO || rc == HL_ETIMEDOUT)
 				hl__obs_conn_broke(c, NULL, NULL);
 			hl__conn_free(c->wd_conn);
 			c->wd_conn = NULL;
