@@ -4,7 +4,7 @@
 #                      (docs/Doxyfile; docs/doxygen-filter.sh makes the
 #                      header's plain C comments doxygen comments)
 #   python/*.html      pydoc of hilock, hilock._client, hilock._multi,
-#                      hilock._errors, from the build venv
+#                      hilock._errors, hilock._observe, from the build venv
 #                      ($(BUILD)/venv-python, python-binding)
 #   go.txt             `go doc -all` of the Go module (bindings/go)
 #   lua.md             the documentation comments of bindings/lua/hilock.lua
@@ -13,7 +13,7 @@
 # does not pull it in. Doxygen's warnings are printed, never fatal.
 DOCS_APT_PACKAGES := doxygen
 DOCS_DIR := $(BUILD)/docs
-DOCS_PY_MODULES := hilock hilock._client hilock._multi hilock._errors
+DOCS_PY_MODULES := hilock hilock._client hilock._multi hilock._errors hilock._observe
 
 .PHONY: docs docs-deps docs-c docs-python docs-go docs-lua
 
