@@ -373,6 +373,54 @@ static void lost(void)
 	hl_client_free(c);
 }
 
+/* Every lock kind: its acquisitions counted, its hold's loss told with
+ * the lock's name (the hold class is not part of it). */
+static void kinds(void)
+{
+	static const int ks[] = {HL_LOCK_FAIR,   HL_LOCK_READ,
+	                         HL_LOCK_WRITE,  HL_LOCK_SPIN,
+	                         HL_LOCK_FENCED, HL_LOCK_NONREENTRANT};
+	enum { N = sizeof ks / sizeof ks[0] };
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 1000);
+	hl_lock *l[N];
+	char names[N][40];
+	evlist ev = {{0}, 0};
+	int i, j, lost;
+
+	for (i = 0; i < N; i++) {
+		snprintf(names[i], sizeof names[i], "obs:kind:%s",
+		         hl_lock_kind_name(ks[i]));
+		HT_OK(hl_lock_new_kind(&l[i], c, ks[i], HT_S(names[i])));
+		HT_OK(hl_lock_acquire(l[i], -1, NULL));
+	}
+	HT_EQ(stats(c).acquisitions, N);
+	for (i = 0; i < N; i++)
+		ht_del(r, HT_S(names[i]));
+	for (i = 0; i < N; i++) {
+		HT_OK(hl_lock_wait_lost(&lost, l[i], 10000 * ht_scale(), NULL));
+		HT_EQ(lost, 1);
+	}
+	HT_EQ(drain(c, &ev), N);
+	for (i = 0; i < N; i++) {
+		int found = 0;
+		for (j = 0; j < ev.n; j++)
+			if (hl_event_type(ev.ev[j]) == HL_EVENT_LOST &&
+			    strcmp(hl_event_lock_name(NULL, ev.ev[j]),
+			           names[i]) == 0)
+				found++;
+		HT_CHECKF(found == 1, "%s: %d LOST events", names[i], found);
+	}
+	HT_EQ(stats(c).losses, N);
+	for (i = 0; i < N; i++) {
+		HT_RC(hl_lock_release(NULL, l[i]), HL_ELOST);
+		hl_lock_free(l[i]);
+	}
+	HT_EQ(stats(c).releases, 0);
+	evlist_free(&ev);
+	hl_client_free(c);
+}
+
 /* Redis stops answering: one RENEWAL_FAILED event for the hold (not one
  * per retry), every failed renewal counted, then the LOST event when the
  * clock reaches the loss deadline. */
@@ -881,7 +929,7 @@ static void failover_cluster(void)
 	ht_cluster_destroy(cl);
 }
 
-HT_MAIN(HT_CASE(counters), HT_CASE(renewals), HT_CASE(lost),
+HT_MAIN(HT_CASE(counters), HT_CASE(renewals), HT_CASE(lost), HT_CASE(kinds),
         HT_CASE(renewal_failed), HT_CASE(reconnect), HT_CASE(queue_bounded),
         HT_CASE(drainer), HT_CASE(bad_input), HT_CASE(failover_sentinel),
         HT_CASE(failover_cluster))
