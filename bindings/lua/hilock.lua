@@ -373,8 +373,9 @@ end
 --- client:on_event(fn) --> true. fn(event) is run for each event of this
 -- client, on the caller's thread (and coroutine), never on a library
 -- thread: by client:dispatch_events(), and automatically at the start and
--- at the end of every method of the client and of its locks and guards
--- (acquire, try_acquire, unlock, the queries, wait_lost, with, close...),
+-- at the end of every method of the client and of its locks, guards and of
+-- multilocks over them (acquire, try_acquire, unlock, the queries,
+-- wait_lost, with, close...),
 -- and by client:close() for the events queued before it. An error in fn
 -- during an automatic run is written to io.stderr (the call goes on); fn
 -- must not yield. A callback that calls hilock runs no nested dispatch.
@@ -1021,6 +1022,7 @@ local function multi_release(self, e, rec)
 	for i, h in ipairs(e.hs) do
 		local free = e.mu:freed(i - 1)
 		released(self._locks[i], h, rec, free, free)
+		auto_dispatch(self._locks[i]._client)
 	end
 	if not ok then return nil, msg, code end
 	return true
@@ -1044,6 +1046,7 @@ function Multi:acquire(opts)
 	local e, rec, code = multi_entry(self)
 	if not e then return nil, rec, code end
 	local ok, acquired, valid = e.mu:try_acquire(wait_ms, lease_ms)
+	for _, lk in ipairs(self._locks) do auto_dispatch(lk._client) end
 	if not ok then return nil, acquired, valid end
 	if not acquired then return false end
 	e.holds = e.holds + 1
