@@ -298,9 +298,8 @@ typedef int hl_rc;
 	luaL_checktype(L, $input, LUA_TTABLE);
 	n_ = (size_t)lua_rawlen(L, $input);
 	$2 = n_;
-	$1 = (hlua_lock **)calloc(n_ ? n_ : 1, sizeof(hlua_lock *));
-	if ($1 == NULL)
-		return luaL_error(L, "out of memory");
+	/* owned by the collector, so no error path leaks it */
+	$1 = (hlua_lock **)lua_newuserdata(L, (n_ ? n_ : 1) * sizeof(hlua_lock *));
 	for (i_ = 0; i_ < n_; i_++) {
 		void *p_ = NULL;
 		lua_rawgeti(L, $input, (lua_Integer)(i_ + 1));
@@ -310,7 +309,6 @@ typedef int hl_rc;
 		$1[i_] = (hlua_lock *)p_;
 	}
 }
-%typemap(freearg) (hlua_lock **MEMBERS, size_t N) "free($1);"
 
 /* Binary-safe names: a Lua string with its length, NUL bytes included. */
 %typemap(in) (const void *name, size_t name_len) {
