@@ -847,6 +847,138 @@ HL_EXTERN int hl_multilock_release_ex(int *out_statuses, int *out_released,
  * trip. Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
 HL_EXTERN int hl_multilock_is_lost(int *out, hl_multilock *m);
 
+/* ------------------------------------------------------------------------
+ * Operations that do not block (tasks)
+ * ------------------------------------------------------------------------
+ * Every call that waits has a form that starts the operation and returns at
+ * once. The wait is then a record in the client (a task), not a thread
+ * blocked in a call: two executor threads per client (started with it,
+ * stopped by close) make the round trips and keep the timers, and a
+ * pub/sub message, a promotion in the client's FIFO queue for a name, a
+ * timer, a cancel, hl_client_interrupt() or close only move records. So
+ * 10,000 goroutines or asyncio tasks waiting for locks cost no thread each.
+ * The blocking calls (hl_lock_try_acquire, hl_lock_acquire,
+ * hl_lock_wait_lost) are this plus a wait, and behave exactly as their
+ * comments say.
+ *
+ * A task behaves as its blocking call: the same queueing (a task queues
+ * behind this client's earlier waiters for the name, blocking or not, and
+ * the head alone competes in Redis), the same deadline, outages ridden out
+ * within it, HL_EINTERRUPTED after hl_task_cancel() or an
+ * hl_client_interrupt() made while it was pending, HL_ECLOSED when the
+ * client closes under it. Its owner is fixed when it starts: the handle's
+ * explicit owner, or the id of the thread that started it.
+ *
+ * Learning of completion, three ways (use any):
+ *   - the client's task fd (hl_client_task_fd): readable while completed
+ *     tasks wait to be taken with hl_client_task_next(), which hands each
+ *     completed task out once; for one event loop serving many tasks
+ *     (Go's netpoller, asyncio's add_reader, poll/epoll);
+ *   - a task's own fd (hl_task_fd), readable once it is done;
+ *   - hl_task_wait(), or polling hl_task_done().
+ * Then hl_task_result() gives what the blocking call would have returned,
+ * and hl_task_free() frees it.
+ *
+ * A task does not depend on the handle it was started from: the handle may
+ * be freed at once. It keeps a reference to its client: the client's memory
+ * lives until its last task is freed too. hl_task_* calls on one task may be
+ * made from any thread, but hl_task_free() only when no other call is
+ * using the task. Nothing here calls user code.
+ * ------------------------------------------------------------------------ */
+
+/* An operation started by an hl_*_start() call. */
+typedef struct hl_task hl_task;
+
+/* Start hl_lock_try_acquire(out_acquired, lock, wait_ms, lease_ms): the
+ * same wait and lease rules, the same fairness (a wait of 0 defers to this
+ * client's queued waiters and answers 0 without a round trip). Makes no
+ * round trip on the calling thread. On HL_OK *out is a new task: its
+ * result is the acquire's status and, for HL_OK, 1 if acquired, 0 if the
+ * wait ran out. Cancelling it (hl_task_cancel, hl_task_free) while an
+ * attempt is in flight that gets the lock anyway gives the lock back before
+ * the task completes with HL_EINTERRUPTED: a cancelled task leaves nothing
+ * held (an attempt cut off in the network is taken back too, within 500
+ * ms; if Redis cannot be reached then, the attempt's lease ends it).
+ * Returns HL_OK, HL_EINVAL (NULL out, bad times), HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock,
+                                        int64_t wait_ms, int64_t lease_ms);
+
+/* Start hl_lock_release(out_released, lock) for this owner, on an executor
+ * thread. Its result is the release's status and, for HL_OK, 1 if the lock
+ * is now free, 0 if this owner still holds it. hl_client_interrupt() does
+ * not stop it; hl_task_cancel() stops it only before it is sent (then it
+ * ends with HL_EINTERRUPTED and the lock is untouched); once sent it ends
+ * with the release's own result. Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
+HL_EXTERN int hl_lock_release_start(hl_task **out, hl_lock *lock);
+
+/* Start hl_lock_wait_lost(out_lost, lock, timeout_ms): completes when this
+ * owner's hold is found lost (result 1), or it ends normally or holds
+ * nothing watched, or timeout_ms (-1: forever) runs out (result 0).
+ * Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
+HL_EXTERN int hl_lock_wait_lost_start(hl_task **out, hl_lock *lock,
+                                      int64_t timeout_ms);
+
+/* The client's task fd: readable while completed tasks wait to be taken
+ * with hl_client_task_next() (an eventfd, non-blocking; level: it stays
+ * readable until the queue is empty). Owned by the library: do not read or
+ * close it. The same fd on every call; it stays valid, also after
+ * hl_client_close() (tasks that close ended are queued too), until
+ * hl_client_free(). Tasks of blocking calls, tasks already taken and freed
+ * tasks never appear. Returns HL_OK, HL_EINVAL, HL_EFORKED, HL_ESYSTEM. */
+HL_EXTERN int hl_client_task_fd(int *out_fd, hl_client *client);
+
+/* Take the next completed task, in the order they completed: *out = the
+ * task (still the caller's to free with hl_task_free), or NULL when none is
+ * waiting. Each task is handed out once. Works after hl_client_close().
+ * Returns HL_OK, HL_EINVAL, HL_EFORKED. Any thread. */
+HL_EXTERN int hl_client_task_next(hl_task **out, hl_client *client);
+
+/* A fd of the task's own, readable once it is done (an eventfd, created on
+ * the first call, non-blocking). Owned by the task: do not read or close
+ * it; valid until hl_task_free(). Returns HL_OK, HL_EINVAL, HL_EFORKED,
+ * HL_ESYSTEM. */
+HL_EXTERN int hl_task_fd(int *out_fd, hl_task *task);
+
+/* A number of the caller's kept with the task (a binding's key for the
+ * goroutine or future that waits for it); 0 until set. Any thread.
+ * hl_task_set_data returns HL_OK, or HL_EINVAL for NULL; hl_task_data
+ * returns 0 for NULL. */
+HL_EXTERN int hl_task_set_data(hl_task *task, uint64_t data);
+HL_EXTERN uint64_t hl_task_data(const hl_task *task);
+
+/* 1 if the task is done (its result is ready), 0 if not or NULL. */
+HL_EXTERN int hl_task_done(const hl_task *task);
+
+/* The task's result: the status its blocking call would have returned,
+ * with hl_error_last() set as that call would set it, and on HL_OK
+ * *out_result (may be NULL) = acquired, released or lost (see each _start
+ * call). HL_EINVAL (with a message) if the task is not done yet or NULL;
+ * HL_EFORKED in a child process. Any number of times. */
+HL_EXTERN int hl_task_result(int *out_result, hl_task *task);
+
+/* Cancel: a pending task completes promptly with HL_EINTERRUPTED (a wait
+ * parked in the queue or between attempts at once; an attempt in flight
+ * is cut off and, if it got the lock, gives it back first: nothing stays
+ * held). A done task, or NULL, is left alone. Never blocks on the network.
+ * Any thread. */
+HL_EXTERN void hl_task_cancel(hl_task *task);
+
+/* Block the calling thread until the task is done, at most timeout_ms (-1:
+ * forever, 0: just look), or until cancel (may be NULL) is triggered. The
+ * task itself goes on either way (hl_task_cancel() ends it). Returns HL_OK
+ * when it is done, HL_ETIMEDOUT, HL_EINTERRUPTED (cancel), HL_EINVAL,
+ * HL_EFORKED. */
+HL_EXTERN int hl_task_wait(hl_task *task, int64_t timeout_ms,
+                           hl_cancel *cancel);
+
+/* Free the task: cancels it first if it is still pending (as
+ * hl_task_cancel, so nothing it would have acquired stays held; the engine
+ * finishes the cancel on its own), and takes it out of the client's queue
+ * if it completed but was not taken. Whether or not it was taken with
+ * hl_client_task_next(). No other call may be using the task. NULL is
+ * ignored. */
+HL_EXTERN void hl_task_free(hl_task *task);
+
 #ifdef __cplusplus
 }
 #endif

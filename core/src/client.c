@@ -301,16 +301,22 @@ int hl_client_new(hl_client **out, const char *url,
 	 * and the database before the client exists. */
 	if ((rc = hl__router_start(c)) != HL_OK)
 		goto fail;
-	if ((rc = hl__pubsub_start(c)) != HL_OK)
+	if ((rc = hl__engine_start(c)) != HL_OK)
 		goto fail;
+	if ((rc = hl__pubsub_start(c)) != HL_OK) {
+		hl__engine_stop(c);
+		goto fail;
+	}
 	if ((rc = hl__watchdog_start(c)) != HL_OK) {
 		hl__pubsub_stop(c);
+		hl__engine_stop(c);
 		goto fail;
 	}
 	c->threads_live = 1;
 	if ((rc = hl__router_watch(c)) != HL_OK) {
 		hl__watchdog_stop(c);
 		hl__pubsub_stop(c);
+		hl__engine_stop(c);
 		goto fail;
 	}
 	pthread_mutex_lock(&live_mu);
@@ -320,6 +326,7 @@ int hl_client_new(hl_client **out, const char *url,
 	*out = c;
 	return HL_OK;
 fail:
+	hl__engine_free(c);
 	if (c->pool)
 		hl__conn_free(c->pool[0].conn);
 	free(c->pool);
@@ -433,7 +440,8 @@ void hl_client_close(hl_client *c)
 	pthread_cond_broadcast(&c->life_cond); /* commands pausing to retry */
 	pthread_mutex_unlock(&c->life_mu);
 
-	/* Wake whatever is blocked: waiters, pool waiters, lost waiters. */
+	/* Wake whatever is blocked: waiters and every task (they end with
+	 * HL_ECLOSED), pool waiters, lost waiters. */
 	hl__pubsub_wake_all(c);
 	pthread_mutex_lock(&c->pool_mu);
 	pthread_cond_broadcast(&c->pool_cond);
@@ -450,6 +458,7 @@ void hl_client_close(hl_client *c)
 
 	unlink_live(c);
 	if (c->threads_live) {
+		hl__engine_stop(c); /* every task is done by now */
 		hl__router_stop(c);
 		hl__watchdog_stop(c);
 		hl__pubsub_stop(c);
@@ -485,6 +494,7 @@ static void client_destroy(hl_client *c)
 			for (e = c->subs.buckets[i]; e; e = e->next)
 				free(e->value);
 	}
+	hl__engine_free(c);
 	free(c->pool);
 	free(c->replicas);
 	free(c->slots);

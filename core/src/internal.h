@@ -31,7 +31,6 @@ typedef struct hl_fence {
 } hl_fence;
 #define HL_FENCE_MAX 16
 
-struct hl_waiter;
 struct hl_hold;
 struct hl_event;
 
@@ -77,6 +76,7 @@ typedef struct hl_obs {
 	int nmasters;
 	int masters_known; /* a first map was loaded */
 } hl_obs;
+struct hl_task;
 
 struct hl_client {
 	atomic_int refs; /* the user's reference + one per lock handle */
@@ -132,12 +132,13 @@ struct hl_client {
 	int nfences;
 	int fence_off; /* the server refused CLIENT KILL: no fencing */
 
-	/* waiting: subscriptions, per-name gates, waiter list (pubsub.c) */
+	/* waiting: subscriptions, per-name gates (pubsub.c), and the
+	 * operation engine (task.c), all under wait_mu */
 	pthread_mutex_t wait_mu;
 	hl_map subs;
 	hl_map gates;
-	hl_dlist waiters; /* every blocked hl_waiter, for interrupts */
 	atomic_uint_fast64_t interrupt_gen; /* hl_client_interrupt() */
+	struct hl_engine *engine;           /* task.c */
 	/* Handoff hints: a name this client just freed while other processes
 	 * were subscribed to it, and until when (monotonic us) its own next
 	 * acquire holds back so one of them can take it. Direct-mapped by
@@ -339,26 +340,17 @@ typedef struct hl_sub {
 	int conn;  /* 1 + the index of the subscriber connection it is on
 	              (0: none) */
 	uint64_t gen;
-	hl_dlist waiters; /* hl_waiter.sub_link */
+	hl_dlist waiters; /* the tasks waiting on it (task.c) */
 	size_t len;
 	char channel[];
 } hl_sub;
 
 typedef struct hl_gate {
-	hl_dlist queue; /* hl_waiter.gate_link, FIFO: the head competes */
+	hl_dlist queue; /* the tasks queued for the name, FIFO: the head
+	                   competes (task.c) */
 	size_t len;
 	char name[];
 } hl_gate;
-
-typedef struct hl_waiter {
-	pthread_cond_t cond;
-	hl_dlink all_link;  /* client->waiters */
-	hl_dlink gate_link; /* gate->queue */
-	hl_dlink sub_link;  /* sub->waiters */
-	hl_gate *gate;
-	hl_sub *sub;
-	uint64_t interrupt_gen;
-} hl_waiter;
 
 int hl__pubsub_start(hl_client *c);
 void hl__pubsub_stop(hl_client *c);
@@ -370,7 +362,8 @@ void hl__pubsub_kick(hl_client *c);
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len);
 /* Wake the waiters of one subscription (caller holds wait_mu). */
 void hl__pubsub_wake(hl_sub *s);
-/* Wake every waiter (close, interrupt). */
+/* Wake every waiter (close, interrupt): hl_client_interrupt() stops the
+ * waits pending now, a close every one. */
 void hl__pubsub_wake_all(hl_client *c);
 
 /* ---- holds and the watchdog (watchdog.c) --------------------------------
@@ -494,5 +487,125 @@ void hl__obs_conn_made(hl_client *c, const hl_addr *node);
 void hl__obs_master(hl_client *c, const hl_addr *a);
 void hl__obs_cluster_map(hl_client *c, const struct hl_cnode *now, int n);
 void hl__obs_cluster_moved(hl_client *c, unsigned from, const hl_addr *to);
+/* ---- the operation engine (task.c) ---------------------------------------
+ * A wait is a record (an hl_task), not a blocked thread. A task moves
+ * through gated (queued behind this client's earlier waiters for the same
+ * name) -> subscribed (to the name's channel) -> ready to attempt ->
+ * parked (until a message, a timer, or a gate promotion) -> done. A small
+ * fixed set of executor threads per client runs the attempts' round trips
+ * and the timers; a pub/sub message, a gate promotion, a cancel, an
+ * interrupt or close only move records and wake an executor. Everything
+ * here is under wait_mu.
+ *
+ * Lock order: hold_mu before wait_mu (the holds tell the engine of changes
+ * holding hold_mu); a cancel flag's mutex before wait_mu (cancel.c). The
+ * engine never takes hold_mu while it holds wait_mu, and never calls a
+ * primitive with wait_mu held except where said.
+ *
+ * Callbacks run on an executor thread (or, where said, the thread that
+ * made the event), never with wait_mu held unless said; arg is the
+ * primitive's own copy of what it needs (a task must not depend on a
+ * user's handle staying alive), freed by free() once the task is done. */
+
+/* A wait for a primitive to be taken (a lock kind, a semaphore...). */
+typedef struct hl_wait_ops {
+	/* One attempt within b (the wait's deadline, the task's cancel, the
+	 * client's close and interrupt). HL_OK and *acquired = 1; or 0 and
+	 * *retry_ms: try again after at most that long (-1: when the channel
+	 * carries a message, or a watchdog timeout at the latest); or an
+	 * error (HL_EIO and HL_ECONNECT are ridden out within the deadline).
+	 * An attempt that the bound stops after its command may have run
+	 * takes that back itself (see lock.c). */
+	int (*attempt)(void *arg, const hl_bound *b, int *acquired,
+	               int64_t *retry_ms);
+	/* Take back an acquisition nobody will receive: the task was
+	 * cancelled or interrupted while the attempt that got it ran. */
+	void (*undo)(void *arg, const hl_bound *b);
+	/* NULL, or: the wait ended without acquiring after at least one
+	 * attempt (deadline, cancel, interrupt, an error; not close). Called
+	 * once, on an executor thread, before the task completes. */
+	void (*give_up)(void *arg, const hl_bound *b);
+	void (*free)(void *arg);
+} hl_wait_ops;
+
+enum {
+	HL_WAIT_FRESH = 0, /* nothing tried yet: the first attempt, at the
+	                      head of the gate, goes before subscribing */
+	HL_WAIT_TRIED = 1  /* the caller made that attempt already */
+};
+
+typedef struct hl_wait_spec {
+	const hl_wait_ops *ops;
+	void *arg; /* owned by the task from the call on, even on failure */
+	/* The gate (a name: this client's waiters for it queue FIFO and only
+	 * the head competes), NULL for none (a re-entry); the channel whose
+	 * messages wake the head, NULL for none (retry after retry_ms only).
+	 * Both point into arg and are read only at the start. */
+	const void *gate;
+	size_t gate_len;
+	const void *channel;
+	size_t channel_len;
+	int64_t deadline_ms;    /* monotonic; -1: none */
+	int64_t io_deadline_ms; /* the attempts' bound (a grace past a near
+	                           deadline); -1: none */
+	int once;               /* one attempt (wait 0): deferring to queued
+	                           waiters or a hold-back answers 0 at once */
+	int first;              /* HL_WAIT_FRESH or HL_WAIT_TRIED */
+	int64_t hold_back_us;   /* hold back this long before the first
+	                           attempt (a handoff to another process) */
+	uint64_t interrupt_gen; /* c->interrupt_gen when the call began */
+	int blocking;           /* a blocking call waits for it: not
+	                           delivered through hl_client_task_next() */
+} hl_wait_spec;
+
+/* One round trip (a release): run once on an executor thread. Not
+ * interrupted by hl_client_interrupt() or a cancel once it runs. */
+typedef struct hl_call_ops {
+	int (*run)(void *arg, const hl_bound *b, int *result);
+	void (*free)(void *arg);
+} hl_call_ops;
+
+/* A wait for the holds to reach a state (a loss). check() is called with
+ * hold_mu held (and wait_mu too), must not block, and says whether the
+ * wait is over (*done, *result) or when to look again at the latest
+ * (*recheck_ms, monotonic; -1: on the next change only). */
+typedef struct hl_watch_ops {
+	int (*check)(void *arg, int *done, int *result, int64_t *recheck_ms);
+	void (*free)(void *arg);
+} hl_watch_ops;
+
+int hl__engine_start(hl_client *c);
+/* Stop the executors (after close completed every task). */
+void hl__engine_stop(hl_client *c);
+/* Free what is left (the client's memory goes). */
+void hl__engine_free(hl_client *c);
+
+/* Start a task; *out is the caller's (hl_task_free). Caller is inside the
+ * client (hl__client_enter). HL_OK, HL_ENOMEM, HL_ESYSTEM. */
+int hl__task_wait_start(struct hl_task **out, hl_client *c,
+                        const hl_wait_spec *spec);
+int hl__task_call_start(struct hl_task **out, hl_client *c,
+                        const hl_call_ops *ops, void *arg);
+/* Caller holds hold_mu: check() runs at once, and the changes after it
+ * are seen. deadline_ms -1: none. */
+int hl__task_watch_start(struct hl_task **out, hl_client *c,
+                         const hl_watch_ops *ops, void *arg,
+                         int64_t deadline_ms, uint64_t interrupt_gen,
+                         int blocking);
+/* The holds changed (caller holds hold_mu): watch tasks look again. */
+void hl__task_holds_changed(hl_client *c);
+/* Block until t is done (a blocking call's wait): cancel (may be NULL)
+ * cancels it, and its deadline is kept here too, should the executors be
+ * busy. Returns its status (recorded for hl_error_last()) and *result;
+ * frees t. */
+int hl__task_finish_blocking(struct hl_task *t, hl_cancel *cancel, int *result);
+/* A subscription's generation changed (caller holds wait_mu). */
+void hl__task_sub_event(hl_sub *s);
+/* close or hl_client_interrupt(): stop the tasks pending now (caller
+ * holds wait_mu, and bumped interrupt_gen or set closing). */
+void hl__task_stop_all(hl_client *c);
+/* 1 if this client has waiters queued for the name (caller holds
+ * wait_mu). */
+int hl__gate_busy(hl_client *c, const void *name, size_t len);
 
 #endif

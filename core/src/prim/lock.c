@@ -5,12 +5,14 @@
  * and the few choices below: which script and arguments, which channel a
  * waiter listens on, whether local waiters queue in the per-name gate.
  *
- * Acquire is one EVALSHA when the lock is free; otherwise the caller
- * queues in the client's per-name gate (FIFO, so only one local thread
+ * Acquire is one EVALSHA when the lock is free; otherwise the wait is a
+ * task of the operation engine (service/task.c), not a blocked thread: it
+ * queues in the client's per-name gate (FIFO, so only one local waiter
  * competes in Redis and a releaser cannot barge ahead of its neighbours;
  * fair-lock waiters queue in Redis instead, each in its place), subscribes
- * to the kind's channel (the spin lock to none) and sleeps until an unlock
- * message, the holder's TTL or its back-off, then tries again.
+ * to the kind's channel (the spin lock to none) and is parked until an
+ * unlock message, the holder's TTL or its back-off, then tries again. The
+ * blocking calls are that task plus a wait; the _start calls return it.
  */
 #include "internal.h"
 #include "prim/args.h"
@@ -338,7 +340,8 @@ typedef struct attempt_opts {
 /* The acquire script of lock's kind: owner's count becomes count. */
 static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
                           int64_t lease, const attempt_opts *ao,
-                          const hl_bound *b, int *replicated, hl_reply **r)
+                          const hl_bound *b, int *replicated,
+                          enum hl_sent *sent, hl_reply **r)
 {
 	hl_client *c = lock->client;
 	enum hl_script_id id = HL_SCRIPT_ACQUIRE;
@@ -381,7 +384,7 @@ static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
 	if (is_fair(lock->kind))
 		arg_str(&a, ao->enqueue ? "1" : "0");
 	rc = hl__eval(c, r, id, a.nkeys, a.n, a.v, a.len,
-	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, b, replicated);
+	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, sent, b, replicated);
 	free(a.owned);
 	return rc;
 }
@@ -393,7 +396,7 @@ static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
  * after a lost reply: a copy that ran already changes nothing. */
 static int attempt(hl_lock *lock, const char *owner, hl_op *op, int64_t lease,
                    const attempt_opts *ao, const hl_bound *b, int *acquired,
-                   int64_t *ttl)
+                   int64_t *ttl, enum hl_sent *sent)
 {
 	hl_client *c = lock->client;
 	char label[80];
@@ -403,7 +406,7 @@ static int attempt(hl_lock *lock, const char *owner, hl_op *op, int64_t lease,
 again:
 	*acquired = 0;
 	rc = acquire_script(lock, owner, op->count + 1, lease, ao, b,
-	                    &replicated, &r);
+	                    &replicated, sent, &r);
 	if (rc != HL_OK)
 		return rc == HL_EIO ? hl__fail_wrap(rc, "acquiring \"%s\"",
 		                                    lock_label(lock, label,
@@ -463,6 +466,7 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 	hl_client *c = lock->client;
 	hl_op op;
 	int64_t sent_ms;
+	enum hl_sent sent = HL_SENT_NOTHING;
 	int rc = hl__op_begin(&op, c, lock, owner_id, b);
 	if (rc != HL_OK)
 		return rc;
@@ -478,9 +482,25 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 		        lock_label(lock, label, sizeof(label)), owner);
 	}
 	sent_ms = hl__now_ms();
-	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl);
+	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl, &sent);
 	if (rc == HL_OK && *acquired)
 		return hl__op_acquired(c, &op, lease, sent_ms);
+	if (rc == HL_EINTERRUPTED && sent != HL_SENT_NOTHING) {
+		/* Cancelled or interrupted while the acquire may have run:
+		 * take it back, so that a cancel leaves nothing held (the
+		 * dropped connection is fenced first, so a copy delayed in
+		 * the network cannot land after this). If Redis cannot be
+		 * reached now, its lease ends it. */
+		hl_bound ub;
+		int64_t ms = c->conf.command_timeout_ms < 500
+		                     ? c->conf.command_timeout_ms
+		                     : 500;
+		hl__bound_init(&ub, c, hl__now_ms() + ms, NULL, 0);
+		undo_acquire(lock, owner, &op, &ub);
+		rc = hl__fail(HL_EINTERRUPTED,
+		              "waiting for the lock was interrupted (an "
+		              "acquire in flight was taken back)");
+	}
 	hl__op_end(c, &op);
 	return rc;
 }
@@ -522,89 +542,7 @@ static int check_times(int64_t wait_ms, int64_t lease_ms)
 	return HL_OK;
 }
 
-/* ---- the slow path ------------------------------------------------------ */
-
-/* Why a wait ended early, checked under wait_mu. */
-static int wait_stop(hl_client *c, const hl_waiter *w, hl_cancel *cancel)
-{
-	if (atomic_load(&c->closing))
-		return hl__fail(HL_ECLOSED, "the client was closed while "
-		                            "waiting");
-	if (hl_cancel_is_triggered(cancel) ||
-	    w->interrupt_gen != c->interrupt_gen)
-		return hl__fail(HL_EINTERRUPTED, "waiting for the lock was "
-		                                 "interrupted");
-	return HL_OK;
-}
-
-static void gate_leave(hl_client *c, hl_waiter *w)
-{
-	hl_gate *g = w->gate;
-	if (!g)
-		return;
-	hl__dlist_remove(&g->queue, &w->gate_link);
-	w->gate = NULL;
-	if (g->queue.head)
-		pthread_cond_signal(
-		        &HL_CONTAINER(g->queue.head, hl_waiter, gate_link)
-		                 ->cond);
-	else {
-		hl__map_del(&c->gates, g->name, g->len);
-		free(g);
-	}
-}
-
-static int gate_join(hl_client *c, hl_waiter *w, const hl_lock *lock)
-{
-	hl_gate *g = hl__map_get(&c->gates, lock->name, lock->name_len);
-	if (!g) {
-		g = calloc(1, sizeof(*g) + lock->name_len);
-		if (!g)
-			return hl__fail(HL_ENOMEM, "out of memory");
-		g->len = lock->name_len;
-		memcpy(g->name, lock->name, lock->name_len);
-		if (hl__map_put(&c->gates, g->name, g->len, g) != 0) {
-			free(g);
-			return hl__fail(HL_ENOMEM, "out of memory");
-		}
-	}
-	w->gate = g;
-	hl__dlist_push(&g->queue, &w->gate_link);
-	return HL_OK;
-}
-
-static int sub_join(hl_client *c, hl_waiter *w, const char *channel, size_t len)
-{
-	hl_sub *s = hl__map_get(&c->subs, channel, len);
-	if (!s) {
-		s = calloc(1, sizeof(*s) + len);
-		if (!s)
-			return hl__fail(HL_ENOMEM, "out of memory");
-		s->len = len;
-		memcpy(s->channel, channel, len);
-		if (hl__map_put(&c->subs, s->channel, s->len, s) != 0) {
-			free(s);
-			return hl__fail(HL_ENOMEM, "out of memory");
-		}
-	}
-	if (s->refs++ == 0)
-		hl__pubsub_kick(c);
-	w->sub = s;
-	hl__dlist_push(&s->waiters, &w->sub_link);
-	return HL_OK;
-}
-
-static void sub_leave(hl_client *c, hl_waiter *w)
-{
-	hl_sub *s = w->sub;
-	if (!s)
-		return;
-	hl__dlist_remove(&s->waiters, &w->sub_link);
-	w->sub = NULL;
-	/* The subscriber thread unsubscribes and frees it. */
-	if (--s->refs == 0)
-		hl__pubsub_kick(c);
-}
+/* ---- the slow path: a task of the engine -------------------------------- */
 
 /* The spin lock's next pause (Redisson's exponential back-off): *delay
  * grows by the multiplier plus a random 0 to failures ms, up to the
@@ -648,106 +586,183 @@ static int wait_channel(const hl_lock *lock, const char *owner, char **buf,
 	return HL_OK;
 }
 
+/* What a wait for the lock needs, copied from the handle: the task must not
+ * depend on the user's handle staying alive (Go and Python free theirs as
+ * soon as the call returns). The owner is fixed when the wait starts; the
+ * copy keeps the handle's owner_id (0: a thread's own), so a hold a thread
+ * gets this way still ends with the thread. */
+typedef struct lock_ctx {
+	hl_lock lock; /* its own name, channel and keys */
+	uint64_t owner_id;
+	char owner[HL_OWNER_MAX];
+	int64_t lease;
+	attempt_opts ao;
+	char *channel; /* the channel the waiter listens on (NULL: none) */
+	size_t channel_len;
+	int64_t spin_delay; /* the spin lock's back-off */
+	int failures;
+	int last_rc; /* of the last attempt */
+	/* a _start task counts itself in the client's stats (a blocking call
+	 * counts its own): an acquisition it delivers, and a wait when its
+	 * first attempt did not take the lock */
+	int count_stats, may_wait, attempts, got_first, acquired;
+	int64_t started_ms;
+} lock_ctx;
+
+static char *dup_bytes(const char *p, size_t n)
+{
+	char *d;
+	if (!p)
+		return NULL;
+	d = malloc(n ? n : 1);
+	if (d)
+		memcpy(d, p, n);
+	return d;
+}
+
+static void ctx_free(void *arg)
+{
+	lock_ctx *x = arg;
+	if (!x)
+		return;
+	if (x->count_stats) {
+		hl__stat_add(x->lock.client, HL_STAT_ACQUISITIONS,
+		             (uint64_t)x->acquired);
+		if (x->may_wait && !x->got_first)
+			hl__obs_waited(x->lock.client, x->started_ms);
+	}
+	free(x->lock.name);
+	free(x->lock.channel);
+	free(x->lock.aux[0]);
+	free(x->lock.aux[1]);
+	free(x->channel);
+	free(x);
+}
+
+static lock_ctx *ctx_new(const hl_lock *lock, uint64_t owner_id, int64_t lease,
+                         const attempt_opts *ao)
+{
+	lock_ctx *x = calloc(1, sizeof(*x));
+	int i;
+	if (!x)
+		return NULL;
+	x->lock = *lock;
+	x->lock.name = dup_bytes(lock->name, lock->name_len);
+	x->lock.channel = dup_bytes(lock->channel, lock->channel_len);
+	for (i = 0; i < 2; i++)
+		x->lock.aux[i] = dup_bytes(lock->aux[i], lock->aux_len[i]);
+	x->owner_id = owner_id;
+	hl__owner_string(x->owner, lock->client, owner_id);
+	x->lease = lease;
+	x->started_ms = hl__now_ms();
+	if (ao)
+		x->ao = *ao;
+	if (!x->lock.name || (lock->channel && !x->lock.channel) ||
+	    (lock->aux[0] && !x->lock.aux[0]) ||
+	    (lock->aux[1] && !x->lock.aux[1]) ||
+	    wait_channel(&x->lock, x->owner, &x->channel, &x->channel_len) !=
+	            HL_OK) {
+		ctx_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
+                        int64_t *retry_ms)
+{
+	lock_ctx *x = arg;
+	int64_t ttl = -1;
+	int rc = attempt_op(&x->lock, x->owner_id, x->owner, x->lease, &x->ao,
+	                    b, acquired, &ttl, NULL);
+	x->last_rc = rc;
+	if (++x->attempts == 1 && rc == HL_OK && *acquired)
+		x->got_first = 1;
+	if (rc == HL_OK && *acquired)
+		x->acquired = 1;
+	/* the holder's TTL: its lease ends by then; the spin lock listens to
+	 * nothing and tries again after its back-off */
+	if (rc == HL_OK && !*acquired && !x->channel)
+		ttl = backoff_next(&x->lock, &x->spin_delay, ++x->failures);
+	*retry_ms = ttl;
+	return rc;
+}
+
+static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
+                         int64_t deadline_ms);
+
+static void wait_undo(void *arg, const hl_bound *b)
+{
+	lock_ctx *x = arg;
+	int released = 0;
+	release_owner(&released, &x->lock, x->owner_id, b->deadline_ms);
+	x->acquired = 0; /* taken back: nobody got it */
+}
+
+/* A fair lock's waiter that did not get it leaves the queue, so those
+ * behind it need not wait out its deadline. */
+static void wait_give_up(void *arg, const hl_bound *b)
+{
+	lock_ctx *x = arg;
+	(void)b;
+	if (x->last_rc != HL_EDEADLK)
+		fair_give_up(&x->lock, x->owner, x->ao.fair_wait_ms);
+}
+
+static const hl_wait_ops lock_wait_ops = {wait_attempt, wait_undo, NULL,
+                                          ctx_free};
+static const hl_wait_ops fair_wait_ops = {wait_attempt, wait_undo, wait_give_up,
+                                          ctx_free};
+
+/* A wait for lock as owner_id (local: the holds it has already). *spec
+ * owns a new context (freed by the engine, even if the start fails). */
+static int wait_spec(hl_wait_spec *spec, const hl_lock *lock, uint64_t owner_id,
+                     int64_t local, int64_t lease, const attempt_opts *ao)
+{
+	lock_ctx *x = ctx_new(lock, owner_id, lease, ao);
+	if (!x)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = is_fair(lock->kind) && local == 0 && ao->enqueue
+	                    ? &fair_wait_ops
+	                    : &lock_wait_ops;
+	spec->arg = x;
+	/* A re-entry never queues: the owner already holds it. Nor does a
+	 * fair lock's waiter: each takes its own place in Redis's queue. */
+	if (local == 0 && !is_fair(lock->kind)) {
+		spec->gate = x->lock.name;
+		spec->gate_len = x->lock.name_len;
+	}
+	spec->channel = x->channel;
+	spec->channel_len = x->channel_len;
+	return HL_OK;
+}
+
+/* The blocking wait after the fast path: a task, and this thread waits for
+ * it (woken by its completion, its cancel, or its deadline). */
 static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
                         int64_t local, int64_t lease, const attempt_opts *ao,
                         int64_t deadline, const hl_bound *b, hl_cancel *cancel,
                         int *acquired)
 {
-	hl_client *c = lock->client;
-	hl_waiter w;
-	hl_cancel_reg reg;
-	char *channel;
-	size_t channel_len;
-	int64_t spin_delay = 0;
-	int rc = HL_OK, outages = 0, failures = 0;
+	hl_wait_spec spec;
+	hl_task *t;
+	int rc, result = 0;
 	int64_t wait_start = hl__now_ms();
-
-	if ((rc = wait_channel(lock, owner, &channel, &channel_len)) != HL_OK)
+	(void)owner;
+	if ((rc = wait_spec(&spec, lock, owner_id, local, lease, ao)) != HL_OK)
 		return rc;
-	memset(&w, 0, sizeof(w));
-	hl__cond_init(&w.cond);
-	reg.mu = &c->wait_mu;
-	reg.cond = &w.cond;
-	hl__cancel_register(cancel, &reg);
-	pthread_mutex_lock(&c->wait_mu);
-	w.interrupt_gen = b->interrupt_gen;
-	hl__dlist_push(&c->waiters, &w.all_link);
-
-	/* A re-entry never queues: the owner already holds it. Nor does a
-	 * fair lock's waiter: each takes its own place in Redis's queue. */
-	if (local == 0 && !is_fair(lock->kind) &&
-	    (rc = gate_join(c, &w, lock)) == HL_OK) {
-		while (w.gate->queue.head != &w.gate_link) {
-			if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
-				break;
-			if (hl__cond_wait_until(&w.cond, &c->wait_mu,
-			                        deadline) == ETIMEDOUT &&
-			    hl__remaining(deadline) == 0)
-				break;
-		}
-	}
-	if (rc == HL_OK && (!w.gate || w.gate->queue.head == &w.gate_link)) {
-		if (channel)
-			rc = sub_join(c, &w, channel, channel_len);
-	} else if (rc == HL_OK) {
-		goto done; /* the wait ran out in the queue */
-	}
-
-	while (rc == HL_OK) {
-		uint64_t gen = w.sub ? w.sub->gen : 0;
-		int64_t ttl = 0, until;
-		pthread_mutex_unlock(&c->wait_mu);
-		rc = attempt_op(lock, owner_id, owner, lease, ao, b, acquired,
-		                &ttl, NULL);
-		if (rc == HL_OK)
-			outages = 0;
-		if ((rc == HL_EIO || rc == HL_ECONNECT) &&
-		    hl__remaining(deadline) != 0 &&
-		    (deadline >= 0 || outages < c->conf.retry_attempts)) {
-			/* Redis unreachable (a failover, a restart, the
-			 * network): a wait outlasts it, within its deadline
-			 * and cancel, trying again after a pause. A wait
-			 * without a deadline gives up after retry_attempts
-			 * such outages in a row (each already the whole retry
-			 * policy), so that a server that is gone is told. */
-			rc = hl__pause(c,
-			               hl__jitter_delay(c->conf.retry_delay_ms,
-			                                outages++),
-			               b);
-		}
-		pthread_mutex_lock(&c->wait_mu);
-		if (rc != HL_OK || *acquired)
-			break;
-		if ((rc = wait_stop(c, &w, cancel)) != HL_OK)
-			break;
-		if (hl__remaining(deadline) == 0)
-			break;
-		/* Sleep until a message (or our subscription becoming
-		 * active, or a reconnect) bumps the generation, or the
-		 * holder's lease would end. */
-		if (ttl < 0 || ttl > c->conf.watchdog_ms)
-			ttl = c->conf.watchdog_ms;
-		if (!w.sub) /* the spin lock: its back-off, not the TTL */
-			ttl = backoff_next(lock, &spin_delay, ++failures);
-		until = hl__now_ms() + ttl;
-		if (deadline >= 0 && deadline < until)
-			until = deadline;
-		while ((w.sub ? w.sub->gen : 0) == gen &&
-		       hl__now_ms() < until) {
-			if (wait_stop(c, &w, cancel) != HL_OK)
-				break;
-			hl__cond_wait_until(&w.cond, &c->wait_mu, until);
-		}
-	}
-done:
-	sub_leave(c, &w);
-	gate_leave(c, &w);
-	hl__dlist_remove(&c->waiters, &w.all_link);
-	pthread_mutex_unlock(&c->wait_mu);
-	hl__cancel_unregister(cancel, &reg);
-	pthread_cond_destroy(&w.cond);
-	free(channel);
-	hl__obs_waited(c, wait_start);
+	spec.deadline_ms = deadline;
+	spec.io_deadline_ms = b->deadline_ms;
+	spec.first = HL_WAIT_TRIED;
+	spec.interrupt_gen = b->interrupt_gen;
+	spec.blocking = 1;
+	if ((rc = hl__task_wait_start(&t, lock->client, &spec)) != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking(t, cancel, &result);
+	if (rc == HL_OK)
+		*acquired = result;
+	hl__obs_waited(lock->client, wait_start);
 	return rc;
 }
 
@@ -818,7 +833,7 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	char owner[HL_OWNER_MAX];
 	uint64_t owner_id;
 	int64_t local, ttl = 0, deadline, io_deadline, grace;
-	int rc, acquired = 0, queue_busy = 0;
+	int rc, acquired = 0, queue_busy = 0, waited = 0;
 	attempt_opts ao;
 	hl_bound b;
 
@@ -893,22 +908,26 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	if (!queue_busy) {
 		rc = attempt_op(lock, owner_id, owner, lease_ms, &ao, &b,
 		                &acquired, &ttl, NULL);
-		/* a wait outlasts an outage too (see slow_acquire) */
+		/* a wait outlasts an outage too (see service/task.c) */
 		if ((rc == HL_EIO || rc == HL_ECONNECT) && wait_ms != 0 &&
 		    hl__remaining(deadline) != 0)
 			rc = HL_OK;
-		if (rc == HL_OK && !acquired && wait_ms != 0)
+		if (rc == HL_OK && !acquired && wait_ms != 0) {
+			waited = 1;
 			rc = slow_acquire(lock, owner_id, owner, local,
 			                  lease_ms, &ao, deadline, &b, cancel,
 			                  &acquired);
+		}
 	} else {
+		waited = 1;
 		rc = slow_acquire(lock, owner_id, owner, local, lease_ms, &ao,
 		                  deadline, &b, cancel, &acquired);
 	}
 	/* A fair lock's waiter that did not get it leaves the queue, so
-	 * those behind it need not wait out its deadline. */
+	 * those behind it need not wait out its deadline (a wait's task did
+	 * that itself). */
 	if (is_fair(lock->kind) && !acquired && local == 0 && wait_ms != 0 &&
-	    rc != HL_EDEADLK && rc != HL_ECLOSED)
+	    !waited && rc != HL_EDEADLK && rc != HL_ECLOSED)
 		fair_give_up(lock, owner, ao.fair_wait_ms);
 	/* The wait ended inside a round trip that Redis did not answer in
 	 * time: not acquired, as far as anyone can tell (an acquire that
@@ -934,25 +953,25 @@ int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
 	return rc;
 }
 
-int hl_lock_release(int *out_released, hl_lock *lock)
+/* Release one hold of owner_id on lock, within deadline_ms (-1: the
+ * retry policy and the hold's lease alone). */
+static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
+                         int64_t deadline_ms)
 {
 	hl_client *c;
 	char owner[HL_OWNER_MAX], label[80];
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
-	uint64_t owner_id;
 	int64_t receivers = 0, t0, rtt_us, result = -2;
 	int rc, final, replicated = -1;
 	hl_bound b;
 	hl_op op;
 
-	if ((rc = lock_enter(lock)) != HL_OK)
-		return rc;
 	c = lock->client;
 	lock_label(lock, label, sizeof(label));
-	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
-	hl__bound_init(&b, c, -1, NULL, 0); /* a release is not a wait */
+	/* a release is not a wait */
+	hl__bound_init(&b, c, deadline_ms, NULL, 0);
 	if ((rc = hl__op_begin(&op, c, lock, owner_id, &b)) != HL_OK)
 		goto out;
 	if (op.lost) {
@@ -970,8 +989,10 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 		/* Whatever the answer, this hold is not renewed any more; if
 		 * Redis does not answer, retrying past the end of its lease
 		 * would be pointless. */
+		int64_t ends = hl__op_hold_ends(c, &op);
 		hl__op_stop_renewal(c, &op);
-		b.deadline_ms = hl__op_hold_ends(c, &op);
+		if (b.deadline_ms < 0 || ends < b.deadline_ms)
+			b.deadline_ms = ends;
 	}
 	t0 = hl__now_us();
 	/* It sets the count, so resending it after a lost reply is safe
@@ -1060,8 +1081,118 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 			                   (long long)(left > 0 ? left : 0));
 	}
 out:
-	hl__stat_add(c, HL_STAT_RELEASES, rc == HL_OK);
+	return rc;
+}
+
+int hl_lock_release(int *out_released, hl_lock *lock)
+{
+	int rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	rc = release_owner(out_released, lock, hl__effective_owner(lock), -1);
+	hl__stat_add(lock->client, HL_STAT_RELEASES, rc == HL_OK);
+	hl__client_leave(lock->client);
+	return rc;
+}
+
+/* ---- the non-blocking forms --------------------------------------------- */
+
+int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock, int64_t wait_ms,
+                              int64_t lease_ms)
+{
+	hl_client *c;
+	hl_wait_spec spec;
+	attempt_opts ao;
+	uint64_t owner_id;
+	int64_t local, hold_back = 0, grace;
+	int rc;
+
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = check_times(wait_ms, lease_ms)) != HL_OK)
+		return rc;
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	c = lock->client;
+	owner_id = hl__effective_owner(lock);
+	if (lock->kind == HL_LOCK_WRITE) {
+		/* as hl_lock_try_acquire: a reader cannot take the write
+		 * lock */
+		hl_lock read = *lock;
+		read.kind = HL_LOCK_READ;
+		if (hl__hold_peek(c, &read, owner_id, NULL) > 0) {
+			char label[80], owner[HL_OWNER_MAX];
+			hl__owner_string(owner, c, owner_id);
+			hl__client_leave(c);
+			return hl__fail(HL_EDEADLK,
+			                "\"%s\": %s holds the read lock, and "
+			                "the write lock waits for every "
+			                "reader; release the read holds first",
+			                lock_label(lock, label, sizeof(label)),
+			                owner);
+		}
+	}
+	/* as hl_lock_try_acquire: the fair lock's queue deadline, and a
+	 * single attempt does not join its queue */
+	ao.fair_wait_ms = wait_ms > 0 ? wait_ms : c->conf.fair_wait_ms;
+	ao.enqueue = wait_ms != 0;
+	local = hl__hold_peek(c, lock, owner_id, NULL);
+	if (local == 0 && !is_fair(lock->kind)) {
+		/* a handoff holds the first attempt back (the engine queues it
+		 * behind local waiters) */
+		pthread_mutex_lock(&c->wait_mu);
+		if (!hl__gate_busy(c, lock->name, lock->name_len))
+			hold_back = handoff_hold_back(c, lock);
+		pthread_mutex_unlock(&c->wait_mu);
+	}
+	if ((rc = wait_spec(&spec, lock, owner_id, local, lease_ms, &ao)) !=
+	    HL_OK) {
+		hl__client_leave(c);
+		return rc;
+	}
+	spec.deadline_ms = hl__deadline(wait_ms);
+	/* network I/O ends with the wait, but one attempt gets a grace */
+	grace = c->conf.command_timeout_ms < HL_GRACE_MS
+	                ? c->conf.command_timeout_ms
+	                : HL_GRACE_MS;
+	spec.io_deadline_ms = spec.deadline_ms;
+	if (spec.deadline_ms >= 0 && spec.deadline_ms < hl__now_ms() + grace)
+		spec.io_deadline_ms = hl__now_ms() + grace;
+	spec.once = wait_ms == 0;
+	spec.first = HL_WAIT_FRESH;
+	((lock_ctx *)spec.arg)->count_stats = 1;
+	((lock_ctx *)spec.arg)->may_wait = wait_ms != 0;
+	spec.hold_back_us = hold_back;
+	spec.interrupt_gen = atomic_load(&c->interrupt_gen);
+	rc = hl__task_wait_start(out, c, &spec);
 	hl__client_leave(c);
+	return rc;
+}
+
+static int release_run(void *arg, const hl_bound *b, int *result)
+{
+	lock_ctx *x = arg;
+	int rc;
+	(void)b;
+	rc = release_owner(result, &x->lock, x->owner_id, -1);
+	hl__stat_add(x->lock.client, HL_STAT_RELEASES, rc == HL_OK);
+	return rc;
+}
+
+static const hl_call_ops lock_release_ops = {release_run, ctx_free};
+
+int hl_lock_release_start(hl_task **out, hl_lock *lock)
+{
+	lock_ctx *x;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	x = ctx_new(lock, hl__effective_owner(lock), -1, NULL);
+	rc = x ? hl__task_call_start(out, lock->client, &lock_release_ops, x)
+	       : hl__fail(HL_ENOMEM, "out of memory");
+	hl__client_leave(lock->client);
 	return rc;
 }
 

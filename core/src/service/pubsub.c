@@ -28,11 +28,8 @@ void hl__pubsub_kick(hl_client *c)
 
 void hl__pubsub_wake(hl_sub *s)
 {
-	hl_dlink *l;
 	s->gen++;
-	for (l = s->waiters.head; l; l = l->next)
-		pthread_cond_signal(
-		        &HL_CONTAINER(l, hl_waiter, sub_link)->cond);
+	hl__task_sub_event(s); /* its parked waiters try again */
 }
 
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
@@ -47,12 +44,9 @@ void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
 
 void hl__pubsub_wake_all(hl_client *c)
 {
-	hl_dlink *l;
 	pthread_mutex_lock(&c->wait_mu);
 	c->interrupt_gen++;
-	for (l = c->waiters.head; l; l = l->next)
-		pthread_cond_signal(
-		        &HL_CONTAINER(l, hl_waiter, all_link)->cond);
+	hl__task_stop_all(c);
 	pthread_mutex_unlock(&c->wait_mu);
 }
 

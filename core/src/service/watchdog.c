@@ -145,6 +145,7 @@ static void hold_free(hl_client *c, hl_hold *h)
 	free(h);
 	/* A wait_lost on this hold returns: the hold ended. */
 	pthread_cond_broadcast(&c->hold_cond);
+	hl__task_holds_changed(c);
 }
 
 /* Forget h, or, while an operation runs on it, only what it holds (the
@@ -174,6 +175,7 @@ static void mark_lost(hl_client *c, hl_hold *h)
 		}
 	}
 	pthread_cond_broadcast(&c->hold_cond);
+	hl__task_holds_changed(c);
 }
 
 /* When a watchdog hold that Redis stopped confirming counts as lost: the
@@ -266,10 +268,12 @@ static void op_finish(hl_client *c, hl_op *op)
 {
 	hl_hold *h = op->hold;
 	h->busy = 0;
-	if (h->count == 0 && !h->lost)
+	if (h->count == 0 && !h->lost) {
 		hold_free(c, h);
-	else
+	} else {
 		pthread_cond_broadcast(&c->hold_cond);
+		hl__task_holds_changed(c);
+	}
 	op->hold = NULL;
 }
 
@@ -451,61 +455,92 @@ int hl_lock_is_lost(int *out, hl_lock *lock)
 	return HL_OK;
 }
 
-int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
-                      hl_cancel *cancel)
-{
+/* A wait for this owner's hold to be found lost: a watch task of the
+ * engine, looked at again whenever the holds change and at the loss
+ * deadline (the clock decides). */
+typedef struct lost_ctx {
 	hl_client *c;
-	hl_cancel_reg reg;
-	int64_t deadline;
-	uint64_t owner, interrupt_gen;
-	int rc = HL_OK, lost = 0;
-	if (!out_lost)
-		return hl__fail(HL_EINVAL, "out_lost is NULL");
+	hl_lock lock; /* its own copy of the name */
+	uint64_t owner;
+} lost_ctx;
+
+static void lost_free(void *arg)
+{
+	lost_ctx *x = arg;
+	free(x->lock.name);
+	free(x);
+}
+
+/* Caller holds hold_mu (the engine's contract for check). */
+static int lost_check(void *arg, int *done, int *result, int64_t *recheck_ms)
+{
+	lost_ctx *x = arg;
+	hl_client *c = x->c;
+	hl_hold *h = find(c, &x->lock, x->owner);
+	if (h && is_lost(c, h, hl__now_ms())) {
+		*done = 1;
+		*result = 1;
+	} else if (!h || !h->watchdog || h->count == 0) {
+		/* nothing watched: not held, released, or a lease */
+		*done = 1;
+		*result = 0;
+	} else {
+		*done = 0;
+		*recheck_ms = loss_deadline(c, h);
+	}
+	return HL_OK;
+}
+
+static const hl_watch_ops lost_ops = {lost_check, lost_free};
+
+static int lost_start(hl_task **out, hl_lock *lock, int64_t timeout_ms,
+                      int blocking)
+{
+	hl_client *c = lock->client;
+	lost_ctx *x;
+	int rc;
 	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
 		return hl__fail(HL_EINVAL,
 		                "timeout_ms = %lld: use -1 (forever) or 0 to "
 		                "2^40",
 		                (long long)timeout_ms);
+	x = calloc(1, sizeof(*x));
+	if (x) {
+		/* the handle as it is (its kind picks the hold), with a name
+		 * of its own and none of its other keys (unused here) */
+		x->lock = *lock;
+		x->lock.channel = NULL;
+		x->lock.aux[0] = x->lock.aux[1] = NULL;
+		x->lock.name = malloc(lock->name_len);
+	}
+	if (!x || !x->lock.name) {
+		free(x);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	memcpy(x->lock.name, lock->name, lock->name_len);
+	x->c = c;
+	x->owner = hl__effective_owner(lock);
+	pthread_mutex_lock(&c->hold_mu);
+	rc = hl__task_watch_start(out, c, &lost_ops, x,
+	                          hl__deadline(timeout_ms),
+	                          atomic_load(&c->interrupt_gen), blocking);
+	pthread_mutex_unlock(&c->hold_mu);
+	return rc;
+}
+
+int hl_lock_wait_lost(int *out_lost, hl_lock *lock, int64_t timeout_ms,
+                      hl_cancel *cancel)
+{
+	hl_task *t;
+	int rc, lost = 0;
+	if (!out_lost)
+		return hl__fail(HL_EINVAL, "out_lost is NULL");
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
-	c = lock->client;
-	owner = hl__effective_owner(lock);
-	deadline = hl__deadline(timeout_ms);
-	reg.mu = &c->hold_mu;
-	reg.cond = &c->hold_cond;
-	hl__cancel_register(cancel, &reg);
-	pthread_mutex_lock(&c->hold_mu);
-	interrupt_gen = c->hold_interrupt_gen;
-	for (;;) {
-		hl_hold *h = find(c, lock, owner);
-		int64_t until = deadline;
-		if (h && is_lost(c, h, hl__now_ms())) {
-			lost = 1;
-			break;
-		}
-		if (!h || !h->watchdog || h->count == 0)
-			break;
-		if (atomic_load(&c->closing)) {
-			rc = hl__fail(HL_ECLOSED, "the client was closed");
-			break;
-		}
-		if (hl_cancel_is_triggered(cancel) ||
-		    interrupt_gen != c->hold_interrupt_gen) {
-			rc = hl__fail(HL_EINTERRUPTED,
-			              "waiting for loss was interrupted");
-			break;
-		}
-		/* Wake at the loss deadline too: the clock decides. */
-		if (until < 0 || loss_deadline(c, h) < until)
-			until = loss_deadline(c, h);
-		if (hl__cond_wait_until(&c->hold_cond, &c->hold_mu, until) ==
-		            ETIMEDOUT &&
-		    hl__remaining(deadline) == 0)
-			break;
-	}
-	pthread_mutex_unlock(&c->hold_mu);
-	hl__cancel_unregister(cancel, &reg);
-	hl__client_leave(c);
+	rc = lost_start(&t, lock, timeout_ms, 1);
+	if (rc == HL_OK)
+		rc = hl__task_finish_blocking(t, cancel, &lost);
+	hl__client_leave(lock->client);
 	if (rc == HL_OK)
 		*out_lost = lost;
 	return rc;
@@ -543,6 +578,18 @@ int hl_lock_hold_state(hl_hold_state *out, hl_lock *lock)
 	pthread_mutex_unlock(&lock->client->hold_mu);
 	hl__client_leave(lock->client);
 	return HL_OK;
+}
+
+int hl_lock_wait_lost_start(hl_task **out, hl_lock *lock, int64_t timeout_ms)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = lock_enter(lock)) != HL_OK)
+		return rc;
+	rc = lost_start(out, lock, timeout_ms, 0);
+	hl__client_leave(lock->client);
+	return rc;
 }
 
 int hl_lock_lost_fd(int *out_fd, hl_lock *lock)

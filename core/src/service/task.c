@@ -1,0 +1,1254 @@
+/*
+ * The operation engine. A wait is a record (a task), not a blocked thread:
+ * a task waiting for a lock costs a few hundred bytes and no thread, so
+ * 10,000 goroutines or asyncio tasks can wait at once.
+ *
+ * A task of the waiting kind moves through
+ *
+ *   gated      queued behind this client's earlier waiters for the name
+ *              (FIFO: only the head competes in Redis, and a releaser
+ *              cannot barge ahead of its neighbours)
+ *   subscribed at the head: subscribed to the name's channel
+ *   ready      due for an attempt (one round trip) on an executor
+ *   parked     until a message on the channel, a timer (the holder's TTL,
+ *              a backoff, the deadline) or a gate promotion
+ *   done       its result kept for the caller
+ *
+ * Two executor threads per client run the attempts' round trips and the
+ * timers. Everything else (a message, a promotion, a cancel, an interrupt,
+ * close, a change of the holds) moves records under wait_mu and wakes an
+ * executor. Completed tasks of non-blocking callers queue on the client,
+ * behind an eventfd that is readable while the queue is not empty; a task
+ * can also have its own eventfd. Blocking calls are a task and a wait on
+ * it.
+ */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define HL_EXECUTORS    2
+#define HL_TASK_MSG_LEN 320
+/* The longest the engine spends taking back an acquisition that a cancel
+ * overtook: past it the acquisition's lease ends it. */
+#define HL_UNDO_MAX_MS 500
+#define NOT_IN_HEAP    ((size_t)-1)
+
+enum { K_WAIT = 1, K_CALL, K_WATCH };
+enum { S_PARKED = 1, S_READY, S_RUNNING, S_DONE };
+/* phases of K_WAIT */
+enum { P_GATED = 1, P_FRESH, P_SUBSCRIBED, P_GIVE_UP };
+
+struct hl_task {
+	hl_client *c;
+	int kind, state, phase;
+	int refs;  /* the user's (until hl_task_free), the engine's (until
+	              done), an executor's (while it runs a step) */
+	int user;  /* the user still has it */
+	int queue; /* delivered through the client's queue */
+	int queued;
+	int stop; /* HL_OK, or why it must end (HL_EINTERRUPTED, HL_ECLOSED) */
+	int status, result;
+	atomic_int done;
+	atomic_uint_fast64_t data;
+	char msg[HL_TASK_MSG_LEN];
+	int fd; /* its own eventfd (hl_task_fd), -1 until asked */
+	int once, attempted, outages, interruptible;
+	uint64_t interrupt_gen;
+	int64_t deadline_ms, io_deadline_ms;
+	int64_t wake_ms; /* the timer (-1: none) */
+	size_t heap_index;
+	hl_cancel *cancel; /* trips the bound of the step in flight */
+	pthread_cond_t cond;
+	hl_dlink all_link;   /* engine->pending */
+	hl_dlink q_link;     /* engine->ready, or engine->done */
+	hl_dlink watch_link; /* engine->watches */
+	hl_dlink gate_link;  /* gate->queue */
+	hl_dlink sub_link;   /* sub->waiters */
+	hl_gate *gate;
+	hl_sub *sub;
+	const void *channel; /* in arg; NULL: none */
+	size_t channel_len;
+	union {
+		const hl_wait_ops *wait;
+		const hl_call_ops *call;
+		const hl_watch_ops *watch;
+	} ops;
+	void *arg;
+};
+
+typedef struct hl_engine {
+	pthread_cond_t cond; /* executors sleep here */
+	pthread_t threads[HL_EXECUTORS];
+	int nthreads;
+	int stop;
+	hl_dlist pending; /* every task not done */
+	hl_dlist watches; /* the watch tasks among them */
+	atomic_int nwatches;
+	hl_dlist ready;
+	hl_task **heap; /* timers, min by wake_ms */
+	size_t heap_len, heap_cap;
+	hl_dlist done; /* completed, not yet taken */
+	int fd;        /* the client's task fd, -1 until asked */
+	int rescan;    /* the holds changed during a check (see watch_eval) */
+} hl_engine;
+
+static hl_task *of(hl_dlink *l, size_t off)
+{
+	return (hl_task *)(void *)((char *)l - off);
+}
+#define TASK_OF(l, m) of((l), offsetof(hl_task, m))
+
+static void fd_signal(int fd)
+{
+	uint64_t one = 1;
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+		/* the counter is full: readable anyway */
+	}
+}
+
+static void fd_drain(int fd)
+{
+	uint64_t v;
+	if (fd >= 0 && read(fd, &v, sizeof(v)) < 0) {
+		/* already empty */
+	}
+}
+
+/* ---- timers: a heap by wake_ms, under wait_mu --------------------------- */
+
+static void heap_swap(hl_engine *e, size_t a, size_t b)
+{
+	hl_task *t = e->heap[a];
+	e->heap[a] = e->heap[b];
+	e->heap[b] = t;
+	e->heap[a]->heap_index = a;
+	e->heap[b]->heap_index = b;
+}
+
+static void heap_up(hl_engine *e, size_t i)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (e->heap[p]->wake_ms <= e->heap[i]->wake_ms)
+			break;
+		heap_swap(e, i, p);
+		i = p;
+	}
+}
+
+static void heap_down(hl_engine *e, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < e->heap_len &&
+		    e->heap[l]->wake_ms < e->heap[m]->wake_ms)
+			m = l;
+		if (r < e->heap_len &&
+		    e->heap[r]->wake_ms < e->heap[m]->wake_ms)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(e, i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(hl_engine *e, hl_task *t)
+{
+	size_t i = t->heap_index;
+	if (i == NOT_IN_HEAP)
+		return;
+	t->heap_index = NOT_IN_HEAP;
+	t->wake_ms = -1;
+	e->heap_len--;
+	if (i == e->heap_len)
+		return;
+	e->heap[i] = e->heap[e->heap_len];
+	e->heap[i]->heap_index = i;
+	heap_down(e, i);
+	heap_up(e, e->heap[i]->heap_index);
+}
+
+static int heap_push(hl_engine *e, hl_task *t)
+{
+	if (e->heap_len == e->heap_cap) {
+		size_t cap = e->heap_cap ? e->heap_cap * 2 : 64;
+		hl_task **n = realloc(e->heap, cap * sizeof(*n));
+		if (!n)
+			return -1;
+		e->heap = n;
+		e->heap_cap = cap;
+	}
+	t->heap_index = e->heap_len;
+	e->heap[e->heap_len++] = t;
+	heap_up(e, t->heap_index);
+	return 0;
+}
+
+/* ---- moving records ----------------------------------------------------- */
+
+static void make_ready(hl_engine *e, hl_task *t)
+{
+	heap_remove(e, t);
+	if (t->state == S_READY)
+		return;
+	t->state = S_READY;
+	hl__dlist_push(&e->ready, &t->q_link);
+	pthread_cond_signal(&e->cond);
+}
+
+/* Park t until wake (monotonic ms; -1: only an event moves it). */
+static void park(hl_engine *e, hl_task *t, int64_t wake)
+{
+	heap_remove(e, t);
+	if (t->state == S_READY)
+		hl__dlist_remove(&e->ready, &t->q_link);
+	t->state = S_PARKED;
+	if (wake < 0)
+		return;
+	t->wake_ms = wake;
+	if (heap_push(e, t) != 0) {
+		/* No memory for the timer: look again at once rather than
+		 * never. */
+		t->wake_ms = -1;
+		make_ready(e, t);
+		return;
+	}
+	if (t->heap_index == 0)
+		pthread_cond_signal(&e->cond); /* an earlier timer */
+}
+
+static int gate_join(hl_client *c, hl_task *t, const void *name, size_t len)
+{
+	hl_gate *g = hl__map_get(&c->gates, name, len);
+	if (!g) {
+		g = calloc(1, sizeof(*g) + len);
+		if (!g)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		g->len = len;
+		memcpy(g->name, name, len);
+		if (hl__map_put(&c->gates, g->name, g->len, g) != 0) {
+			free(g);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	t->gate = g;
+	hl__dlist_push(&g->queue, &t->gate_link);
+	return HL_OK;
+}
+
+static int sub_join(hl_client *c, hl_task *t, const void *channel, size_t len)
+{
+	hl_sub *s = hl__map_get(&c->subs, channel, len);
+	if (!s) {
+		s = calloc(1, sizeof(*s) + len);
+		if (!s)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		s->len = len;
+		memcpy(s->channel, channel, len);
+		if (hl__map_put(&c->subs, s->channel, s->len, s) != 0) {
+			free(s);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	if (s->refs++ == 0)
+		hl__pubsub_kick(c);
+	t->sub = s;
+	hl__dlist_push(&s->waiters, &t->sub_link);
+	return HL_OK;
+}
+
+static void sub_leave(hl_client *c, hl_task *t)
+{
+	hl_sub *s = t->sub;
+	if (!s)
+		return;
+	hl__dlist_remove(&s->waiters, &t->sub_link);
+	t->sub = NULL;
+	/* The subscriber thread unsubscribes and frees it. */
+	if (--s->refs == 0)
+		hl__pubsub_kick(c);
+}
+
+static void complete(hl_client *c, hl_task *t, int status, int result,
+                     const char *msg);
+
+/* Competing now: subscribed (if the wait has a channel) and due for an
+ * attempt. Caller holds wait_mu. */
+static int subscribe(hl_client *c, hl_task *t)
+{
+	int rc = HL_OK;
+	t->phase = P_SUBSCRIBED;
+	if (t->channel && !t->sub)
+		rc = sub_join(c, t, t->channel, t->channel_len);
+	if (rc != HL_OK)
+		return rc;
+	make_ready(c->engine, t);
+	return HL_OK;
+}
+
+/* The new head of a gate competes now (it was parked until promoted or
+ * its deadline). */
+static void promote(hl_client *c, hl_task *t)
+{
+	if (t->phase != P_GATED || t->state == S_DONE)
+		return;
+	if (subscribe(c, t) != HL_OK)
+		complete(c, t, HL_ENOMEM, 0, hl_error_last());
+}
+
+static void gate_leave(hl_client *c, hl_task *t)
+{
+	hl_gate *g = t->gate;
+	if (!g)
+		return;
+	hl__dlist_remove(&g->queue, &t->gate_link);
+	t->gate = NULL;
+	if (g->queue.head) {
+		promote(c, TASK_OF(g->queue.head, gate_link));
+	} else {
+		hl__map_del(&c->gates, g->name, g->len);
+		free(g);
+	}
+}
+
+/* Take t out of every queue, gate, subscription and timer. */
+static void detach(hl_client *c, hl_task *t)
+{
+	hl_engine *e = c->engine;
+	sub_leave(c, t);
+	gate_leave(c, t);
+	heap_remove(e, t);
+	if (t->state == S_READY) {
+		hl__dlist_remove(&e->ready, &t->q_link);
+		t->state = S_PARKED;
+	}
+}
+
+static void task_destroy(hl_task *t)
+{
+	hl_client *c = t->c;
+	if (t->fd >= 0)
+		close(t->fd);
+	if (c->fork_gen == atomic_load(&hl__fork_generation))
+		pthread_cond_destroy(&t->cond);
+	hl_cancel_free(t->cancel);
+	free(t);
+	hl__client_unref(c);
+}
+
+/* Drop a reference held by the engine or an executor. The client outlives
+ * this: the engine completes tasks only while the client runs, so the
+ * user's reference to it (or a close in progress) is still there, and the
+ * task's own reference is never the last one here. */
+static void unref_locked(hl_task *t)
+{
+	if (--t->refs == 0)
+		task_destroy(t);
+}
+
+static void complete(hl_client *c, hl_task *t, int status, int result,
+                     const char *msg)
+{
+	hl_engine *e = c->engine;
+	void *arg = t->arg;
+	if (t->state == S_DONE)
+		return;
+	detach(c, t);
+	hl__dlist_remove(&e->pending, &t->all_link);
+	if (t->kind == K_WATCH) {
+		hl__dlist_remove(&e->watches, &t->watch_link);
+		atomic_fetch_sub(&e->nwatches, 1);
+	}
+	t->status = status;
+	t->result = status == HL_OK ? result : 0;
+	if (status == HL_OK)
+		t->msg[0] = '\0';
+	else if (msg != t->msg)
+		snprintf(t->msg, sizeof(t->msg), "%s",
+		         msg && *msg ? msg : hl_status_str(status));
+	t->state = S_DONE;
+	atomic_store(&t->done, 1);
+	if (t->queue && t->user) {
+		hl__dlist_push(&e->done, &t->q_link);
+		t->queued = 1;
+		fd_signal(e->fd);
+	}
+	fd_signal(t->fd);
+	pthread_cond_broadcast(&t->cond);
+	t->arg = NULL;
+	if (arg) {
+		if (t->kind == K_WAIT)
+			t->ops.wait->free(arg);
+		else if (t->kind == K_CALL)
+			t->ops.call->free(arg);
+		else
+			t->ops.watch->free(arg);
+	}
+	unref_locked(t); /* the engine's */
+}
+
+/* A wait ends: through give_up first when it is due. */
+static void finish_wait(hl_client *c, hl_task *t, int status, int result,
+                        const char *msg)
+{
+	if (!result && t->attempted && t->ops.wait->give_up &&
+	    status != HL_ECLOSED && t->phase != P_GIVE_UP) {
+		detach(c, t);
+		t->phase = P_GIVE_UP;
+		t->status = status;
+		if (msg != t->msg)
+			snprintf(t->msg, sizeof(t->msg), "%s",
+			         msg && *msg ? msg : hl_status_str(status));
+		make_ready(c->engine, t);
+		return;
+	}
+	complete(c, t, status, result, msg);
+}
+
+static const char *stop_msg(int why)
+{
+	return why == HL_ECLOSED ? "the client was closed while waiting"
+	                         : "the wait was cancelled or interrupted";
+}
+
+/* End t early (cancel, interrupt, close): at once where nothing is in
+ * flight, else when the step in flight returns (its bound is tripped). */
+static void stop_task(hl_client *c, hl_task *t, int why)
+{
+	if (t->state == S_DONE)
+		return;
+	if (t->stop == HL_OK)
+		t->stop = why;
+	if (t->kind == K_WAIT && t->phase == P_GIVE_UP) {
+		/* completing already; close skips the round trip */
+		if (why == HL_ECLOSED && t->state != S_RUNNING)
+			complete(c, t, t->status, 0, t->msg);
+		return;
+	}
+	if (t->state == S_RUNNING) {
+		/* A release in flight runs to its end. The task's own flag
+		 * has no registrations, so its mutex is a leaf. */
+		if (t->kind != K_CALL)
+			hl_cancel_trigger(t->cancel);
+		return;
+	}
+	if (t->kind == K_WAIT)
+		finish_wait(c, t, why, 0, stop_msg(why));
+	else
+		complete(c, t, why, 0, stop_msg(why));
+}
+
+void hl__task_stop_all(hl_client *c)
+{
+	hl_engine *e = c->engine;
+	hl_dlink *l, *next;
+	int closing = atomic_load(&c->closing);
+	uint64_t gen = atomic_load(&c->interrupt_gen);
+	if (!e)
+		return;
+	for (l = e->pending.head; l; l = next) {
+		hl_task *t = TASK_OF(l, all_link);
+		next = l->next;
+		if (closing)
+			stop_task(c, t, HL_ECLOSED);
+		else if (t->interruptible && t->interrupt_gen != gen)
+			stop_task(c, t, HL_EINTERRUPTED);
+	}
+}
+
+void hl__task_sub_event(hl_sub *s)
+{
+	hl_dlink *l;
+	for (l = s->waiters.head; l; l = l->next) {
+		hl_task *t = TASK_OF(l, sub_link);
+		/* a task in flight compares the generation when it returns */
+		if (t->state == S_PARKED)
+			make_ready(t->c->engine, t);
+	}
+}
+
+int hl__gate_busy(hl_client *c, const void *name, size_t len)
+{
+	return hl__map_get(&c->gates, name, len) != NULL;
+}
+
+/* ---- watch tasks --------------------------------------------------------- */
+
+/* Set while this thread runs a check(): a check may change the holds
+ * itself (a hold past its loss deadline is marked lost when looked at),
+ * and the change must not take wait_mu again. */
+static _Thread_local int tl_checking;
+
+/* Caller holds hold_mu and wait_mu. */
+static void watch_eval(hl_client *c, hl_task *t)
+{
+	hl_engine *e = c->engine;
+	int done = 0, result = 0, rc;
+	int64_t recheck = -1;
+	if (t->state == S_DONE)
+		return;
+	if (t->stop != HL_OK) {
+		complete(c, t, t->stop, 0, stop_msg(t->stop));
+		return;
+	}
+	tl_checking = 1;
+	rc = t->ops.watch->check(t->arg, &done, &result, &recheck);
+	tl_checking = 0;
+	if (e->rescan) {
+		/* the check changed the holds: the others look again */
+		hl_dlink *l;
+		e->rescan = 0;
+		for (l = e->watches.head; l; l = l->next) {
+			hl_task *w = TASK_OF(l, watch_link);
+			if (w != t && w->state == S_PARKED)
+				make_ready(e, w);
+		}
+	}
+	if (rc != HL_OK) {
+		complete(c, t, rc, 0, hl_error_last());
+		return;
+	}
+	if (done) {
+		complete(c, t, HL_OK, result, NULL);
+		return;
+	}
+	if (t->deadline_ms >= 0 && hl__now_ms() >= t->deadline_ms) {
+		complete(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	if (t->deadline_ms >= 0 && (recheck < 0 || t->deadline_ms < recheck))
+		recheck = t->deadline_ms;
+	park(c->engine, t, recheck);
+}
+
+void hl__task_holds_changed(hl_client *c)
+{
+	hl_engine *e = c->engine;
+	hl_dlink *l, *next;
+	if (!e || atomic_load(&e->nwatches) == 0)
+		return;
+	if (tl_checking) {
+		e->rescan = 1; /* this thread holds wait_mu: see watch_eval */
+		return;
+	}
+	pthread_mutex_lock(&c->wait_mu);
+	for (l = e->watches.head; l; l = next) {
+		next = l->next;
+		watch_eval(c, TASK_OF(l, watch_link));
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+/* ---- the executors ------------------------------------------------------- */
+
+static void bound_for(hl_client *c, const hl_task *t, hl_bound *b)
+{
+	hl__bound_init(b, c, t->io_deadline_ms, t->cancel, t->interruptible);
+	b->interrupt_gen = t->interrupt_gen;
+}
+
+/* A bound for cleaning up after a wait: close stops it, nothing else. */
+static void bound_cleanup(hl_client *c, hl_bound *b)
+{
+	int64_t ms = c->conf.command_timeout_ms < HL_UNDO_MAX_MS
+	                     ? c->conf.command_timeout_ms
+	                     : HL_UNDO_MAX_MS;
+	hl__bound_init(b, c, hl__now_ms() + ms, NULL, 0);
+}
+
+static void copy_msg(char *dst, size_t len)
+{
+	snprintf(dst, len, "%s", hl_error_last());
+}
+
+/* One attempt of a waiting task, or its give-up. Called and returns with
+ * wait_mu held; t is running and referenced. */
+static void step_wait(hl_client *c, hl_task *t)
+{
+	hl_engine *e = c->engine;
+	const hl_wait_ops *ops = t->ops.wait;
+	char msg[HL_TASK_MSG_LEN];
+	hl_bound b;
+	int rc, acquired = 0;
+	int64_t retry = -1, now, wake;
+	uint64_t gen;
+
+	if (t->phase == P_GIVE_UP) {
+		bound_cleanup(c, &b);
+		pthread_mutex_unlock(&c->wait_mu);
+		ops->give_up(t->arg, &b);
+		pthread_mutex_lock(&c->wait_mu);
+		complete(c, t, t->status, 0, t->msg);
+		return;
+	}
+	if (t->stop != HL_OK) {
+		finish_wait(c, t, t->stop, 0, stop_msg(t->stop));
+		return;
+	}
+	if (!t->once && t->attempted && hl__remaining(t->deadline_ms) == 0) {
+		finish_wait(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	gen = t->sub ? t->sub->gen : 0;
+	bound_for(c, t, &b);
+	t->attempted = 1;
+	pthread_mutex_unlock(&c->wait_mu);
+	rc = ops->attempt(t->arg, &b, &acquired, &retry);
+	if (rc != HL_OK)
+		copy_msg(msg, sizeof(msg));
+	pthread_mutex_lock(&c->wait_mu);
+
+	if (rc == HL_OK && acquired) {
+		if (t->stop == HL_EINTERRUPTED) {
+			/* Cancelled while the attempt that got it ran: nobody
+			 * will receive it, so give it back. */
+			bound_cleanup(c, &b);
+			pthread_mutex_unlock(&c->wait_mu);
+			ops->undo(t->arg, &b);
+			pthread_mutex_lock(&c->wait_mu);
+			complete(c, t, HL_EINTERRUPTED, 0,
+			         stop_msg(HL_EINTERRUPTED));
+			return;
+		}
+		complete(c, t, HL_OK, 1, NULL);
+		return;
+	}
+	if ((rc == HL_EIO || rc == HL_ECONNECT) && !t->once &&
+	    t->stop == HL_OK && hl__remaining(t->deadline_ms) != 0 &&
+	    (t->deadline_ms >= 0 || t->outages < c->conf.retry_attempts)) {
+		/* Redis unreachable (a failover, a restart, the network): a
+		 * wait outlasts it, within its deadline and cancel, trying
+		 * again after a pause. A wait without a deadline gives up
+		 * after retry_attempts such outages in a row (each already
+		 * the whole retry policy), so that a server that is gone is
+		 * told. */
+		wake = hl__now_ms() +
+		       hl__jitter_delay(c->conf.retry_delay_ms, t->outages++);
+		if (t->deadline_ms >= 0 && t->deadline_ms < wake)
+			wake = t->deadline_ms;
+		park(e, t, wake);
+		return;
+	}
+	if (rc == HL_ETIMEDOUT) {
+		/* The wait ended inside a round trip Redis did not answer in
+		 * time: not acquired, as far as anyone can tell (an acquire
+		 * that lands later is not this caller's: nothing renews it,
+		 * and the owner's next acquire or release folds it away). */
+		finish_wait(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	if (rc != HL_OK) {
+		finish_wait(c, t, rc, 0, msg);
+		return;
+	}
+	t->outages = 0;
+	if (t->stop != HL_OK) {
+		finish_wait(c, t, t->stop, 0, stop_msg(t->stop));
+		return;
+	}
+	if (t->once || hl__remaining(t->deadline_ms) == 0) {
+		finish_wait(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	if (t->phase == P_FRESH) {
+		/* The first attempt failed: subscribe, and try again at once
+		 * (the lock may have been freed before the subscription). */
+		if ((rc = subscribe(c, t)) != HL_OK)
+			finish_wait(c, t, rc, 0, hl_error_last());
+		return;
+	}
+	if (t->sub && t->sub->gen != gen) {
+		make_ready(e, t); /* a message came while we tried */
+		return;
+	}
+	now = hl__now_ms();
+	if (t->sub) {
+		/* Until a message (or the subscription becoming active, or a
+		 * reconnect) bumps the generation, or the holder's lease
+		 * would end. */
+		if (retry < 0 || retry > c->conf.watchdog_ms)
+			retry = c->conf.watchdog_ms;
+	} else if (retry < 0) {
+		retry = c->conf.watchdog_ms;
+	}
+	wake = now + retry;
+	if (t->deadline_ms >= 0 && t->deadline_ms < wake)
+		wake = t->deadline_ms;
+	park(e, t, wake);
+}
+
+static void step_call(hl_client *c, hl_task *t)
+{
+	char msg[HL_TASK_MSG_LEN];
+	hl_bound b;
+	int rc, result = 0;
+	if (t->stop != HL_OK) {
+		complete(c, t, t->stop, 0, stop_msg(t->stop));
+		return;
+	}
+	hl__bound_init(&b, c, -1, NULL, 0);
+	pthread_mutex_unlock(&c->wait_mu);
+	rc = t->ops.call->run(t->arg, &b, &result);
+	if (rc != HL_OK)
+		copy_msg(msg, sizeof(msg));
+	pthread_mutex_lock(&c->wait_mu);
+	complete(c, t, rc, result, rc == HL_OK ? NULL : msg);
+}
+
+static void step_watch(hl_client *c, hl_task *t)
+{
+	/* hold_mu comes first: let go of wait_mu to take it */
+	pthread_mutex_unlock(&c->wait_mu);
+	pthread_mutex_lock(&c->hold_mu);
+	pthread_mutex_lock(&c->wait_mu);
+	watch_eval(c, t);
+	pthread_mutex_unlock(&c->hold_mu);
+}
+
+/* A timer fired (caller holds wait_mu). */
+static void timer_fired(hl_client *c, hl_task *t, int64_t now)
+{
+	hl_engine *e = c->engine;
+	heap_remove(e, t);
+	if (t->kind == K_WAIT && (t->attempted || t->phase == P_GATED) &&
+	    !t->once && t->deadline_ms >= 0 && now >= t->deadline_ms) {
+		/* the wait ran out (in the queue, or between attempts) */
+		finish_wait(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	make_ready(e, t);
+}
+
+static void *exec_main(void *arg)
+{
+	hl_client *c = arg;
+	hl_engine *e = c->engine;
+	pthread_setname_np(pthread_self(), "hl-executor");
+	pthread_mutex_lock(&c->wait_mu);
+	while (!e->stop) {
+		int64_t now = hl__now_ms();
+		hl_task *t;
+		while (e->heap_len > 0 && e->heap[0]->wake_ms <= now)
+			timer_fired(c, e->heap[0], now);
+		if (e->ready.head) {
+			t = TASK_OF(e->ready.head, q_link);
+			hl__dlist_remove(&e->ready, &t->q_link);
+			t->state = S_RUNNING;
+			t->refs++;
+			if (t->kind == K_WAIT)
+				step_wait(c, t);
+			else if (t->kind == K_CALL)
+				step_call(c, t);
+			else
+				step_watch(c, t);
+			if (t->state == S_RUNNING)
+				t->state = S_PARKED; /* nothing moved it */
+			unref_locked(t);
+			continue;
+		}
+		hl__cond_wait_until(&e->cond, &c->wait_mu,
+		                    e->heap_len > 0 ? e->heap[0]->wake_ms : -1);
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+	return NULL;
+}
+
+int hl__engine_start(hl_client *c)
+{
+	hl_engine *e = calloc(1, sizeof(*e));
+	int i, rc;
+	if (!e)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	hl__cond_init(&e->cond);
+	e->fd = -1;
+	atomic_init(&e->nwatches, 0);
+	c->engine = e;
+	for (i = 0; i < HL_EXECUTORS; i++) {
+		rc = pthread_create(&e->threads[i], NULL, exec_main, c);
+		if (rc != 0) {
+			hl__engine_stop(c);
+			hl__engine_free(c);
+			return hl__fail(HL_ESYSTEM,
+			                "starting an executor thread: %s",
+			                strerror(rc));
+		}
+		e->nthreads++;
+	}
+	return HL_OK;
+}
+
+void hl__engine_stop(hl_client *c)
+{
+	hl_engine *e = c->engine;
+	int i;
+	if (!e)
+		return;
+	pthread_mutex_lock(&c->wait_mu);
+	e->stop = 1;
+	pthread_cond_broadcast(&e->cond);
+	pthread_mutex_unlock(&c->wait_mu);
+	for (i = 0; i < e->nthreads; i++)
+		pthread_join(e->threads[i], NULL);
+	e->nthreads = 0;
+	/* Nothing runs them any more: whatever close left (a give-up that
+	 * was due) ends now. */
+	pthread_mutex_lock(&c->wait_mu);
+	while (e->pending.head) {
+		hl_task *t = TASK_OF(e->pending.head, all_link);
+		complete(c, t, t->phase == P_GIVE_UP ? t->status : HL_ECLOSED,
+		         0,
+		         t->phase == P_GIVE_UP ? t->msg : stop_msg(HL_ECLOSED));
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+void hl__engine_free(hl_client *c)
+{
+	hl_engine *e = c->engine;
+	if (!e)
+		return;
+	if (e->fd >= 0)
+		close(e->fd);
+	if (c->fork_gen == atomic_load(&hl__fork_generation))
+		pthread_cond_destroy(&e->cond);
+	free(e->heap);
+	free(e);
+	c->engine = NULL;
+}
+
+/* ---- starting tasks ------------------------------------------------------ */
+
+static hl_task *task_new(hl_client *c, int kind, int blocking)
+{
+	hl_task *t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	if (hl_cancel_new(&t->cancel) != HL_OK) {
+		free(t);
+		return NULL;
+	}
+	hl__cond_init(&t->cond);
+	atomic_init(&t->done, 0);
+	atomic_init(&t->data, 0);
+	t->c = c;
+	t->kind = kind;
+	t->refs = 2; /* the user's and the engine's */
+	t->user = 1;
+	t->queue = !blocking;
+	t->fd = -1;
+	t->wake_ms = -1;
+	t->deadline_ms = -1;
+	t->io_deadline_ms = -1;
+	t->heap_index = NOT_IN_HEAP;
+	atomic_fetch_add(&c->refs, 1);
+	return t;
+}
+
+/* Registered: stopped at once if the client closed or was interrupted
+ * since the call began (caller holds wait_mu). */
+static void check_stopped(hl_client *c, hl_task *t)
+{
+	if (atomic_load(&c->closing))
+		stop_task(c, t, HL_ECLOSED);
+	else if (t->interruptible &&
+	         t->interrupt_gen != atomic_load(&c->interrupt_gen))
+		stop_task(c, t, HL_EINTERRUPTED);
+}
+
+int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
+{
+	hl_engine *e = c->engine;
+	hl_task *t = task_new(c, K_WAIT, spec->blocking);
+	int rc = HL_OK;
+	if (!t) {
+		spec->ops->free(spec->arg);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	t->ops.wait = spec->ops;
+	t->arg = spec->arg;
+	t->deadline_ms = spec->deadline_ms;
+	t->io_deadline_ms = spec->io_deadline_ms;
+	t->once = spec->once;
+	/* the caller's own attempt counts (a give-up is due after it) */
+	t->attempted = spec->first == HL_WAIT_TRIED;
+	t->interruptible = 1;
+	t->interrupt_gen = spec->interrupt_gen;
+	pthread_mutex_lock(&c->wait_mu);
+	hl__dlist_push(&e->pending, &t->all_link);
+	t->state = S_PARKED;
+	if (spec->gate && spec->once &&
+	    (hl__gate_busy(c, spec->gate, spec->gate_len) ||
+	     spec->hold_back_us > 0)) {
+		/* One attempt defers to those queued, and to a handoff: 0
+		 * without a round trip. */
+		complete(c, t, HL_OK, 0, NULL);
+		goto out;
+	}
+	t->channel = spec->channel;
+	t->channel_len = spec->channel_len;
+	if (spec->gate &&
+	    (rc = gate_join(c, t, spec->gate, spec->gate_len)) != HL_OK) {
+		complete(c, t, rc, 0, hl_error_last());
+		goto out;
+	}
+	if (t->gate && t->gate->queue.head != &t->gate_link) {
+		/* Behind others of this client: parked until promoted or
+		 * the deadline. Only the head listens to the channel. */
+		t->phase = P_GATED;
+		park(e, t, t->deadline_ms);
+	} else if (spec->first == HL_WAIT_FRESH) {
+		/* subscribed only if the first attempt fails */
+		t->phase = P_FRESH;
+		if (spec->hold_back_us > 0)
+			park(e, t,
+			     hl__now_ms() + (spec->hold_back_us + 999) / 1000);
+		else
+			make_ready(e, t);
+	} else if ((rc = subscribe(c, t)) != HL_OK) {
+		complete(c, t, rc, 0, hl_error_last());
+		goto out;
+	}
+	check_stopped(c, t);
+out:
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = t;
+	return HL_OK;
+}
+
+int hl__task_call_start(hl_task **out, hl_client *c, const hl_call_ops *ops,
+                        void *arg)
+{
+	hl_engine *e = c->engine;
+	hl_task *t = task_new(c, K_CALL, 0);
+	if (!t) {
+		ops->free(arg);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	t->ops.call = ops;
+	t->arg = arg;
+	pthread_mutex_lock(&c->wait_mu);
+	hl__dlist_push(&e->pending, &t->all_link);
+	t->state = S_PARKED;
+	make_ready(e, t);
+	check_stopped(c, t);
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = t;
+	return HL_OK;
+}
+
+int hl__task_watch_start(hl_task **out, hl_client *c, const hl_watch_ops *ops,
+                         void *arg, int64_t deadline_ms, uint64_t interrupt_gen,
+                         int blocking)
+{
+	hl_engine *e = c->engine;
+	hl_task *t = task_new(c, K_WATCH, blocking);
+	if (!t) {
+		ops->free(arg);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	t->ops.watch = ops;
+	t->arg = arg;
+	t->deadline_ms = deadline_ms;
+	t->interruptible = 1;
+	t->interrupt_gen = interrupt_gen;
+	pthread_mutex_lock(&c->wait_mu);
+	hl__dlist_push(&e->pending, &t->all_link);
+	hl__dlist_push(&e->watches, &t->watch_link);
+	atomic_fetch_add(&e->nwatches, 1);
+	t->state = S_PARKED;
+	check_stopped(c, t);
+	watch_eval(c, t);
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = t;
+	return HL_OK;
+}
+
+/* ---- waiting for a task (blocking callers, hl_task_wait) ----------------- */
+
+/* The task's deadline passed and the executors have not ended it (they may
+ * be busy with others' round trips): end it here unless a step of it is in
+ * flight (its own bound ends that). Caller holds wait_mu. */
+static void expire(hl_client *c, hl_task *t)
+{
+	if (t->state == S_DONE || t->state == S_RUNNING)
+		return;
+	if (t->kind == K_WAIT) {
+		/* as the timer does: a wait makes its first attempt */
+		if (t->phase != P_GIVE_UP && !t->once &&
+		    (t->attempted || t->phase == P_GATED))
+			finish_wait(c, t, HL_OK, 0, NULL);
+	} else if (t->kind == K_WATCH) {
+		pthread_mutex_unlock(&c->wait_mu);
+		pthread_mutex_lock(&c->hold_mu);
+		pthread_mutex_lock(&c->wait_mu);
+		watch_eval(c, t);
+		pthread_mutex_unlock(&c->hold_mu);
+	}
+}
+
+/* Wait until t is done, or until (monotonic) (-1: no limit), or cancel.
+ * cancel_stops: a triggered cancel stops the task (else it ends the wait
+ * with HL_EINTERRUPTED). Returns HL_OK when done, HL_ETIMEDOUT,
+ * HL_EINTERRUPTED. */
+static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
+                     int cancel_stops)
+{
+	hl_client *c = t->c;
+	hl_cancel_reg reg;
+	int rc = HL_OK, expired = 0, stopped = 0;
+	reg.mu = &c->wait_mu;
+	reg.cond = &t->cond;
+	hl__cancel_register(cancel, &reg);
+	pthread_mutex_lock(&c->wait_mu);
+	while (t->state != S_DONE) {
+		int64_t now = hl__now_ms(), wake = until;
+		if (!stopped && hl_cancel_is_triggered(cancel)) {
+			if (!cancel_stops) {
+				rc = HL_EINTERRUPTED;
+				break;
+			}
+			stop_task(c, t, HL_EINTERRUPTED);
+			stopped = 1;
+			continue;
+		}
+		if (!expired && t->deadline_ms >= 0 && now >= t->deadline_ms) {
+			expired = 1;
+			expire(c, t);
+			continue;
+		}
+		if (until >= 0 && now >= until) {
+			rc = HL_ETIMEDOUT;
+			break;
+		}
+		if (!expired && t->deadline_ms >= 0 &&
+		    (wake < 0 || t->deadline_ms < wake))
+			wake = t->deadline_ms;
+		hl__cond_wait_until(&t->cond, &c->wait_mu, wake);
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+	hl__cancel_unregister(cancel, &reg);
+	return rc;
+}
+
+int hl__task_finish_blocking(hl_task *t, hl_cancel *cancel, int *result)
+{
+	hl_client *c = t->c;
+	char msg[HL_TASK_MSG_LEN];
+	int rc;
+	wait_done(t, -1, cancel, 1);
+	pthread_mutex_lock(&c->wait_mu);
+	rc = t->status;
+	*result = t->result;
+	memcpy(msg, t->msg, sizeof(msg));
+	pthread_mutex_unlock(&c->wait_mu);
+	hl_task_free(t);
+	if (rc != HL_OK)
+		return hl__fail(rc, "%s", msg);
+	return HL_OK;
+}
+
+/* ---- public -------------------------------------------------------------- */
+
+static int task_check(const hl_task *t)
+{
+	if (!t)
+		return hl__fail(HL_EINVAL, "task is NULL");
+	if (t->c->fork_gen != atomic_load(&hl__fork_generation))
+		return hl__fail(HL_EFORKED,
+		                "this task was started by another process "
+		                "(before fork())");
+	return HL_OK;
+}
+
+static int client_check(hl_client *c)
+{
+	if (!c)
+		return hl__fail(HL_EINVAL, "client is NULL");
+	if (c->fork_gen != atomic_load(&hl__fork_generation))
+		return hl__fail(HL_EFORKED,
+		                "this client was created by another process "
+		                "(before fork()); create a new client in this "
+		                "process");
+	if (!c->engine)
+		return hl__fail(HL_ECLOSED, "the client is closed");
+	return HL_OK;
+}
+
+int hl_client_task_fd(int *out_fd, hl_client *c)
+{
+	hl_engine *e;
+	int rc;
+	if (!out_fd)
+		return hl__fail(HL_EINVAL, "out_fd is NULL");
+	if ((rc = client_check(c)) != HL_OK)
+		return rc;
+	e = c->engine;
+	pthread_mutex_lock(&c->wait_mu);
+	if (e->fd < 0) {
+		e->fd = eventfd(e->done.head ? 1 : 0,
+		                EFD_CLOEXEC | EFD_NONBLOCK);
+		if (e->fd < 0)
+			rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
+			              strerror(errno));
+	}
+	if (rc == HL_OK)
+		*out_fd = e->fd;
+	pthread_mutex_unlock(&c->wait_mu);
+	return rc;
+}
+
+int hl_client_task_next(hl_task **out, hl_client *c)
+{
+	hl_engine *e;
+	hl_task *t = NULL;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = client_check(c)) != HL_OK)
+		return rc;
+	e = c->engine;
+	pthread_mutex_lock(&c->wait_mu);
+	if (e->done.head) {
+		t = TASK_OF(e->done.head, q_link);
+		hl__dlist_remove(&e->done, &t->q_link);
+		t->queued = 0;
+		t->queue = 0; /* delivered: never again */
+	}
+	if (!e->done.head)
+		fd_drain(e->fd); /* readable only while tasks wait */
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = t;
+	return HL_OK;
+}
+
+int hl_task_fd(int *out_fd, hl_task *t)
+{
+	int rc;
+	if (!out_fd)
+		return hl__fail(HL_EINVAL, "out_fd is NULL");
+	if ((rc = task_check(t)) != HL_OK)
+		return rc;
+	pthread_mutex_lock(&t->c->wait_mu);
+	if (t->fd < 0) {
+		t->fd = eventfd(t->state == S_DONE ? 1 : 0,
+		                EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->fd < 0)
+			rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
+			              strerror(errno));
+	}
+	if (rc == HL_OK)
+		*out_fd = t->fd;
+	pthread_mutex_unlock(&t->c->wait_mu);
+	return rc;
+}
+
+int hl_task_set_data(hl_task *t, uint64_t data)
+{
+	if (!t)
+		return hl__fail(HL_EINVAL, "task is NULL");
+	atomic_store(&t->data, data);
+	return HL_OK;
+}
+
+uint64_t hl_task_data(const hl_task *t)
+{
+	return t ? atomic_load(&((hl_task *)t)->data) : 0;
+}
+
+int hl_task_done(const hl_task *t)
+{
+	return t ? atomic_load(&((hl_task *)t)->done) : 0;
+}
+
+int hl_task_result(int *out, hl_task *t)
+{
+	char msg[HL_TASK_MSG_LEN];
+	int rc, result = 0;
+	if ((rc = task_check(t)) != HL_OK)
+		return rc;
+	pthread_mutex_lock(&t->c->wait_mu);
+	if (t->state != S_DONE) {
+		pthread_mutex_unlock(&t->c->wait_mu);
+		return hl__fail(HL_EINVAL, "the task is not done yet");
+	}
+	rc = t->status;
+	result = t->result;
+	memcpy(msg, t->msg, sizeof(msg));
+	pthread_mutex_unlock(&t->c->wait_mu);
+	if (rc != HL_OK)
+		return hl__fail(rc, "%s", msg);
+	if (out)
+		*out = result;
+	return HL_OK;
+}
+
+void hl_task_cancel(hl_task *t)
+{
+	if (!t || t->c->fork_gen != atomic_load(&hl__fork_generation))
+		return;
+	pthread_mutex_lock(&t->c->wait_mu);
+	stop_task(t->c, t, HL_EINTERRUPTED);
+	pthread_mutex_unlock(&t->c->wait_mu);
+}
+
+int hl_task_wait(hl_task *t, int64_t timeout_ms, hl_cancel *cancel)
+{
+	int rc;
+	if ((rc = task_check(t)) != HL_OK)
+		return rc;
+	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "timeout_ms = %lld: use -1 (forever) or 0 to "
+		                "2^40",
+		                (long long)timeout_ms);
+	rc = wait_done(t, hl__deadline(timeout_ms), cancel, 0);
+	if (rc == HL_ETIMEDOUT)
+		return hl__fail(rc, "the task is not done yet");
+	if (rc == HL_EINTERRUPTED)
+		return hl__fail(rc, "waiting for the task was cancelled");
+	return HL_OK;
+}
+
+void hl_task_free(hl_task *t)
+{
+	hl_client *c;
+	int last;
+	if (!t)
+		return;
+	c = t->c;
+	if (c->fork_gen != atomic_load(&hl__fork_generation)) {
+		/* A child after fork(): the engine and its threads are the
+		 * parent's. Forget the copy unseen. */
+		void *arg = t->arg;
+		if (arg) {
+			if (t->kind == K_WAIT)
+				t->ops.wait->free(arg);
+			else if (t->kind == K_CALL)
+				t->ops.call->free(arg);
+			else
+				t->ops.watch->free(arg);
+		}
+		task_destroy(t);
+		return;
+	}
+	pthread_mutex_lock(&c->wait_mu);
+	stop_task(c, t, HL_EINTERRUPTED);
+	if (t->queued) {
+		hl__dlist_remove(&c->engine->done, &t->q_link);
+		t->queued = 0;
+		if (!c->engine->done.head)
+			fd_drain(c->engine->fd);
+	}
+	t->user = 0;
+	last = --t->refs == 0;
+	pthread_mutex_unlock(&c->wait_mu);
+	/* Outside wait_mu: the task's may be the client's last reference. */
+	if (last)
+		task_destroy(t);
+}
