@@ -280,6 +280,86 @@ out:
 	free(lk);
 }
 
+// --- tasks: waits that pin no thread ---------------------------------------
+
+// One completed task as the Go side needs it: its data (the waiter's
+// cgo.Handle) and the result its blocking call would have returned.
+typedef struct hlgo_done {
+	uint64_t data;
+	int status;
+	int flag;
+	char msg[HLGO_MSG_LEN];
+} hlgo_done;
+
+// Start an acquire of owner on name as a task whose data is set before the
+// call returns (the Go side holds its task lock around this call and around
+// hlgo_take, so a completion is never taken without its data).
+static void hlgo_acquire_start(hlgo_result *r, hl_task **out, hl_client *c,
+		const hlgo_kind *k, const void *name, size_t name_len,
+		uint64_t owner, int64_t wait_ms, int64_t lease_ms, uint64_t data) {
+	hl_lock *lk;
+	int rc, lost = 0;
+	*out = NULL;
+	if (hlgo_open(&lk, r, c, k, name, name_len, owner) != HL_OK)
+		return;
+	if (hl_lock_is_lost(&lost, lk) == HL_OK)
+		r->was_lost = lost;
+	rc = hl_lock_try_acquire_start(out, lk, wait_ms, lease_ms);
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+	else
+		hl_task_set_data(*out, data);
+	hl_lock_free(lk); // the task has its own copy
+}
+
+static void hlgo_release_start(hlgo_result *r, hl_task **out, hl_client *c,
+		const hlgo_kind *k, const void *name, size_t name_len,
+		uint64_t owner, uint64_t data) {
+	hl_lock *lk;
+	int rc;
+	*out = NULL;
+	if (hlgo_open(&lk, r, c, k, name, name_len, owner) != HL_OK)
+		return;
+	rc = hl_lock_release_start(out, lk);
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+	else
+		hl_task_set_data(*out, data);
+	hl_lock_free(lk);
+}
+
+// A private duplicate of the client's task fd for Go's poller (the library
+// owns its own; the eventfd is non-blocking, and so is the duplicate). -1 on
+// failure.
+static int hlgo_task_fd(hl_client *c) {
+	int fd;
+	if (hl_client_task_fd(&fd, c) != HL_OK)
+		return -1;
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+// Take up to n completed tasks with their results (the tasks themselves
+// stay their waiters' to free). Returns how many.
+static int hlgo_take(hl_client *c, hlgo_done *out, int n) {
+	int i, rc, flag;
+	for (i = 0; i < n; i++) {
+		hl_task *t = NULL;
+		if (hl_client_task_next(&t, c) != HL_OK || !t)
+			break;
+		out[i].data = hl_task_data(t);
+		flag = 0;
+		rc = hl_task_result(&flag, t);
+		out[i].status = rc;
+		out[i].flag = flag;
+		out[i].msg[0] = '\0';
+		if (rc != HL_OK) {
+			const char *m = hl_error_last();
+			hlgo_copy(out[i].msg, (m && *m) ? m : hl_status_str(rc));
+		}
+	}
+	return i;
+}
+
 // 1 if fd has data to read now (the lost signal), 0 if not. A hang-up alone
 // is not a loss: the library may close its end when a hold ends normally.
 static int hlgo_fd_readable(int fd) {
@@ -338,6 +418,8 @@ const (
 	statusClosed      = int(C.HL_ECLOSED)
 	statusForked      = int(C.HL_EFORKED)
 	statusConnect     = int(C.HL_ECONNECT)
+	statusIO          = int(C.HL_EIO)
+	statusSystem      = int(C.HL_ESYSTEM)
 	statusAuth        = int(C.HL_EAUTH)
 	statusInDoubt     = int(C.HL_EINDOUBT)
 	statusDeadlock    = int(C.HL_EDEADLK)
@@ -688,3 +770,77 @@ var (
 	_ = [1]struct{}{}[EventReconnect-C.HL_EVENT_RECONNECT]
 	_ = [1]struct{}{}[EventFailover-C.HL_EVENT_FAILOVER]
 )
+
+// --- tasks ----------------------------------------------------------------
+
+type cTask = C.hl_task
+
+// taskDone is a completed task's result as the task loop took it.
+type taskDone struct {
+	data   uint64
+	status int
+	flag   bool
+	msg    string
+}
+
+func (d *taskDone) result(op string) opResult {
+	r := opResult{status: d.status, flag: d.flag}
+	if d.status != statusOK {
+		r.err = &Error{Op: op, Code: d.status, Name: statusName(d.status), Message: d.msg}
+	}
+	return r
+}
+
+func startAcquireTask(p *C.hl_client, kind *lockKind, name []byte, owner uint64,
+	waitMs, leaseMs int64, data uint64) (*cTask, opResult) {
+	var r cResult
+	var t *C.hl_task
+	k := cKind(kind)
+	C.hlgo_acquire_start(&r, &t, p, &k, unsafe.Pointer(&name[0]), C.size_t(len(name)),
+		C.uint64_t(owner), C.int64_t(waitMs), C.int64_t(leaseMs), C.uint64_t(data))
+	runtime.KeepAlive(name)
+	res := opResult{status: int(r.status), wasLost: r.was_lost != 0}
+	if r.status != C.HL_OK {
+		res.err = resultError("lock", &r)
+	}
+	return t, res
+}
+
+func startReleaseTask(p *C.hl_client, kind *lockKind, name []byte, owner uint64,
+	data uint64) (*cTask, opResult) {
+	var r cResult
+	var t *C.hl_task
+	k := cKind(kind)
+	C.hlgo_release_start(&r, &t, p, &k, unsafe.Pointer(&name[0]), C.size_t(len(name)),
+		C.uint64_t(owner), C.uint64_t(data))
+	runtime.KeepAlive(name)
+	res := opResult{status: int(r.status)}
+	if r.status != C.HL_OK {
+		res.err = resultError("unlock", &r)
+	}
+	return t, res
+}
+
+// cancelTask and freeTask never block on the network.
+func cancelTask(t *cTask) { C.hl_task_cancel(t) }
+func freeTask(t *cTask)   { C.hl_task_free(t) }
+
+func clientTaskFd(p *C.hl_client) int { return int(C.hlgo_task_fd(p)) }
+
+// takeTasks takes up to len(out) completed tasks of p (one cgo call).
+func takeTasks(p *C.hl_client, out []taskDone) int {
+	var buf [taskBatch]C.hlgo_done
+	n := len(out)
+	if n > taskBatch {
+		n = taskBatch
+	}
+	got := int(C.hlgo_take(p, &buf[0], C.int(n)))
+	for i := 0; i < got; i++ {
+		out[i] = taskDone{data: uint64(buf[i].data), status: int(buf[i].status),
+			flag: buf[i].flag != 0}
+		if buf[i].status != C.HL_OK {
+			out[i].msg = C.GoString(&buf[i].msg[0])
+		}
+	}
+	return got
+}

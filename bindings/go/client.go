@@ -34,6 +34,11 @@ type Client struct {
 	// Stats, kept when Close frees p.
 	eventsDone chan struct{}
 	final      Stats
+
+	// Waits that pin no thread (tasks.go).
+	tmu   sync.Mutex
+	tasks taskState
+	fast  chan struct{} // fast-path slots: blocking cgo calls in flight
 }
 
 // Connect connects to Redis and starts the client's threads.
@@ -118,7 +123,8 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{p: p, id: clientID(p), holds: make(map[*hold]struct{})}
+	c := &Client{p: p, id: clientID(p), holds: make(map[*hold]struct{}),
+		fast: make(chan struct{}, fastSlots)}
 	handler := cfg.eventHandler
 	if !cfg.eventHandlerSet {
 		handler = defaultEventHandler()
@@ -143,10 +149,11 @@ func (c *Client) Close() error {
 		atomic.StoreInt32(&c.closed, 1)
 		// hl_client_close may run while calls are blocked in the library:
 		// it is what wakes them. Only Close frees p, so it is valid here.
-		closeCClient(c.p)
-		<-c.eventsDone // every event queued before Close was handled
+		closeCClient(c.p) // every pending task completes with ErrClosed
+		<-c.eventsDone    // every event queued before Close was handled
 		c.stopWatchers()
-		c.mu.Lock() // waits for the woken calls to leave the library
+		c.stopTasks() // their waiters get that result
+		c.mu.Lock()   // waits for the woken calls to leave the library
 		c.final = clientStats(c.p)
 		freeCClient(c.p)
 		c.p = nil

@@ -50,10 +50,19 @@
 //
 // # Blocking, contexts and leases
 //
-// [Mutex.LockContext] and [Mutex.TryLock] block the calling goroutine only.
-// When ctx is done the C wait is interrupted at once (the binding triggers a
-// libhilock cancellation flag; it does not poll) and the call returns
-// ctx.Err(); a ctx deadline also bounds the wait in the library. Lock and
+// [Mutex.LockContext] and [Mutex.TryLock] block the calling goroutine only,
+// and a waiting goroutine pins no OS thread: the wait is a record in the C
+// client (a libhilock task, driven by the client's two executor threads),
+// and the goroutine blocks on a channel that one goroutine per client
+// completes, reading the client's task fd through Go's poller. So 10,000
+// goroutines waiting for locks run no more threads than a few (a goroutine
+// blocked in a cgo call would pin one each, and Go stops a program at
+// 10,000). Only the fast path (one attempt on a free lock, one release) is
+// a direct cgo call, made by at most a few goroutines of a client at a
+// time; the others go through tasks too. When ctx is done the task is
+// cancelled at once (no polling) and the call returns ctx.Err(); a task
+// cancelled while its attempt takes the lock gives it back, so nothing
+// stays held. A ctx deadline also bounds the wait in the library. Lock and
 // Unlock make Mutex a [sync.Locker]. Lock panics when it cannot take the
 // lock (it has no error to return); code that must survive a Redis outage
 // uses LockContext. Unlock panics only on misuse, as sync.Mutex does

@@ -164,22 +164,52 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 	if err != nil {
 		return false, err
 	}
-	cancel, stop, err := cancelFor(ctx)
-	if err != nil {
-		return false, err
-	}
 	p, err := m.c.enter()
 	if err != nil {
-		stop()
 		return false, err
 	}
-	// The lost fd is only asked for when Lost() is first called: most
-	// holds are never watched, and watching costs an eventfd, a dup and
-	// two epoll calls per acquire.
-	r := callAcquire(p, &m.kind, m.name, m.owner, waitMs, leaseMs, cancel)
+	// The fast path: one attempt on this goroutine's thread, when few
+	// goroutines of this client are in such a call. It takes a free lock in
+	// one round trip, and answers "not acquired" without one when others
+	// of this client queue for the lock.
+	var r opResult
+	tried := false
+	start := time.Now()
+	if m.c.tryFast() {
+		r = callAcquire(p, &m.kind, m.name, m.owner, 0, leaseMs, nil)
+		m.c.fastDone()
+		tried = true
+	}
+	wasLost := r.wasLost
+	if tried && waitMs > 0 {
+		waitMs -= durationMs(time.Since(start))
+		if waitMs <= 0 {
+			waitMs = 0 // the attempt used the whole wait
+		}
+	}
+	// A wait goes on as a task (and so does the attempt itself when no
+	// fast slot was free): this goroutine blocks on a channel, not an OS
+	// thread in C. An outage met by the fast attempt is ridden out there.
+	outage := r.status == statusIO || r.status == statusConnect
+	if !tried || (waitMs != 0 && !r.flag && (r.err == nil || outage)) {
+		t, ch, h, r0 := m.c.startTask(p, func(data uint64) (*cTask, opResult) {
+			return startAcquireTask(p, &m.kind, m.name, m.owner, waitMs, leaseMs, data)
+		})
+		m.c.mu.RUnlock()
+		if r0.err != nil {
+			return false, r0.err
+		}
+		d := m.c.await(t, ch, h, ctx.Done())
+		r = d.result("lock")
+		r.wasLost = wasLost || r0.wasLost
+		return m.acquired(ctx, r, byDeadline, leaseMs)
+	}
 	m.c.mu.RUnlock()
-	stop()
+	return m.acquired(ctx, r, byDeadline, leaseMs)
+}
 
+// acquired turns an acquire's result into acquire's return values.
+func (m *Mutex) acquired(ctx context.Context, r opResult, byDeadline bool, leaseMs int64) (bool, error) {
 	if r.err != nil {
 		if r.status == statusInterrupted && ctx.Err() != nil {
 			return false, ctx.Err()
@@ -264,8 +294,25 @@ func (m *Mutex) Release() error {
 	if err != nil {
 		return err
 	}
-	r := callLock(p, opRelease, "unlock", &m.kind, m.name, m.owner)
-	m.c.mu.RUnlock()
+	var r opResult
+	if m.c.tryFast() {
+		r = callLock(p, opRelease, "unlock", &m.kind, m.name, m.owner)
+		m.c.fastDone()
+		m.c.mu.RUnlock()
+	} else {
+		// Many goroutines are in the library: the round trip runs on its
+		// executor, and this goroutine pins no thread meanwhile.
+		t, ch, h, r0 := m.c.startTask(p, func(data uint64) (*cTask, opResult) {
+			return startReleaseTask(p, &m.kind, m.name, m.owner, data)
+		})
+		m.c.mu.RUnlock()
+		if r0.err != nil {
+			r = r0
+		} else {
+			d := m.c.await(t, ch, h, nil)
+			r = d.result("unlock")
+		}
+	}
 	m.released(r.status, r.flag)
 	return r.err
 }

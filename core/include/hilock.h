@@ -940,7 +940,11 @@ HL_EXTERN int hl_client_task_next(hl_task **out, hl_client *client);
 HL_EXTERN int hl_task_fd(int *out_fd, hl_task *task);
 
 /* A number of the caller's kept with the task (a binding's key for the
- * goroutine or future that waits for it); 0 until set. Any thread.
+ * goroutine or future that waits for it); 0 until set. A task may complete,
+ * and another thread may take it with hl_client_task_next(), as soon as it
+ * starts: a binding whose completions are taken on another thread sets the
+ * data under a lock of its own that it also holds while taking them. Any
+ * thread.
  * hl_task_set_data returns HL_OK, or HL_EINVAL for NULL; hl_task_data
  * returns 0 for NULL. */
 HL_EXTERN int hl_task_set_data(hl_task *task, uint64_t data);
