@@ -906,8 +906,9 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 		/* subscribed only if the first attempt fails */
 		t->phase = P_FRESH;
 		if (spec->hold_back_us > 0)
+			/* at least the hold-back: timers are in whole ms */
 			park(e, t,
-			     hl__now_ms() + (spec->hold_back_us + 999) / 1000);
+			     (hl__now_us() + spec->hold_back_us + 999) / 1000);
 		else
 			make_ready(e, t);
 	} else if ((rc = subscribe(c, t)) != HL_OK) {
