@@ -345,3 +345,177 @@ def test_async_methods_are_coroutine_functions_to_inspect():
         pytest.skip("inspect.markcoroutinefunction is Python 3.12+")
     assert inspect.iscoroutinefunction(hilock.Lock.acquire_async)
     assert inspect.iscoroutinefunction(hilock.Lock.release_async)
+
+
+def _os_threads() -> int:
+    """The process's thread count, as the kernel has it."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads line in /proc/self/status")
+
+
+async def _hold_all(c: hilock.Client, names: "list[str]", ready: asyncio.Event,
+                    go: asyncio.Event) -> None:
+    """One asyncio task holds every lock in names until go is set."""
+    locks = [c.lock(n) for n in names]
+    for lk in locks:
+        assert await lk.acquire_async(blocking=False)
+    ready.set()
+    await go.wait()
+    for lk in locks:
+        await lk.release_async()
+
+
+def test_ten_thousand_waiting_tasks_add_no_thread(client, other_client):
+    n_locks, per_lock = 100, 100
+    total = n_locks * per_lock
+    names = ["async:many:%d" % i for i in range(n_locks)]
+    state = {"got": 0, "overlap": 0}
+    inside = [0] * n_locks
+
+    async def waiter(k: int) -> None:
+        async with client.lock(names[k]):
+            inside[k] += 1
+            if inside[k] != 1:
+                state["overlap"] += 1
+            state["got"] += 1
+            await asyncio.sleep(0)  # other tasks run while it is held
+            inside[k] -= 1
+
+    async def main() -> tuple:
+        ready, go = asyncio.Event(), asyncio.Event()
+        holder = asyncio.ensure_future(_hold_all(other_client, names, ready, go))
+        await ready.wait()
+        base_py, base_os = threading.active_count(), _os_threads()
+        tasks = [asyncio.ensure_future(waiter(i % n_locks)) for i in range(total)]
+        hub = client._hub()
+        deadline = time.monotonic() + 120
+        while hub.pending() < total:
+            assert time.monotonic() < deadline, "only %d of %d tasks wait" % (hub.pending(), total)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        counts = (base_py, threading.active_count(), base_os, _os_threads())
+        assert state["got"] == 0
+        t0 = time.monotonic()
+        go.set()
+        await asyncio.wait_for(asyncio.gather(holder, *tasks), 300)
+        return counts + (time.monotonic() - t0,)
+
+    base_py, py, base_os, os_n, took = run(main(), timeout=600)
+    print("%d asyncio tasks waiting on %d locks: Python threads %d -> %d, OS threads %d -> %d; "
+          "all acquired in turn in %.1f s" % (total, n_locks, base_py, py, base_os, os_n, took))
+    assert py <= base_py + 16, (base_py, py)
+    assert os_n <= base_os + 16, (base_os, os_n)
+    assert state["got"] == total
+    assert state["overlap"] == 0
+    assert client._hub().pending() == 0
+    assert not any(client.lock(n).locked() for n in names)
+
+
+def test_cancelled_crowd_leaves_nothing_held(client, other_client, redis):
+    n = 1000
+    name = "async:crowd"
+    lock = client.lock(name)
+
+    async def waiter() -> str:
+        ok = await lock.acquire_async()
+        assert ok
+        return lock.owner  # the task's owner: it holds the lock
+
+    async def main() -> "list":
+        ready, go = asyncio.Event(), asyncio.Event()
+        holder = asyncio.ensure_future(_hold_all(other_client, [name], ready, go))
+        await ready.wait()
+        tasks = [asyncio.ensure_future(waiter()) for _ in range(n)]
+        hub = client._hub()
+        deadline = time.monotonic() + 60
+        while hub.pending() < n:
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        # the holder lets go as the crowd is cancelled: whoever the hand-off
+        # reaches is cancelled holding nothing, or holds it and says so
+        go.set()
+        await asyncio.sleep(0)
+        t0 = time.monotonic()
+        for t in tasks:
+            t.cancel()
+        res = await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
+        await holder
+        assert time.monotonic() - t0 < 5.0
+        assert hub.pending() == 0
+        return res
+
+    res = run(main())
+    owners = [r for r in res if isinstance(r, str)]
+    others = [r for r in res if not isinstance(r, (str, asyncio.CancelledError))]
+    assert not others, others[:3]
+    assert len(owners) <= 1
+    fields = redis.cmd("HKEYS", name) or []
+    # only a waiter that said it got the lock holds it
+    assert sorted(f.decode() for f in fields) == sorted(owners), (fields, owners)
+    # nothing queued is left behind: a new waiter gets it at once
+    if owners:
+        redis.cmd("DEL", name)
+    assert client.lock(name).acquire(timeout=5)
+    client.lock(name).release()
+
+
+def test_wait_lost_async(client, redis):
+    lock = client.lock("async:wl")
+
+    async def main() -> tuple:
+        assert await lock.acquire_async()
+        task = asyncio.ensure_future(lock.wait_lost_async())
+        await asyncio.sleep(0.3)
+        assert not task.done()
+        redis.cmd("DEL", "async:wl")  # taken from under us: the watchdog finds it
+        lost = await asyncio.wait_for(task, 5)
+        # a timeout, and cancelling the wait
+        assert await lock.acquire_async()
+        t0 = time.monotonic()
+        assert await lock.wait_lost_async(timeout=0.2) is False
+        waited = time.monotonic() - t0
+        task = asyncio.ensure_future(lock.wait_lost_async())
+        await asyncio.sleep(0.1)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await lock.release_async()
+        return lost, waited
+
+    lost, waited = run(main())
+    assert lost is True
+    assert 0.15 <= waited < 2.0
+    assert client._hub().pending() == 0
+
+
+def test_tasks_of_two_loops_share_a_client(client, other_client):
+    """Two event loops in two threads wait on one client: each gets its own
+    results, whichever loop takes them from the client."""
+    holder = Holder(other_client.lock("async:loops"))
+    results: "list" = []
+
+    def in_thread() -> None:
+        async def one() -> bool:
+            ok = await client.lock("async:loops").acquire_async(timeout=20)
+            await client.lock("async:loops").release_async()
+            return ok
+
+        async def main() -> "list":
+            return await asyncio.gather(*(one() for _ in range(5)))
+
+        results.extend(asyncio.run(main()))
+
+    threads = [threading.Thread(target=in_thread) for _ in range(2)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 10
+    while client._hub().pending() < 10 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert client._hub().pending() == 10
+    holder.release()
+    for t in threads:
+        t.join(30)
+    assert results == [True] * 10

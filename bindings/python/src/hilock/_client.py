@@ -10,19 +10,23 @@ How waiting works
 * In a thread other than the main thread a blocking acquire is one C call:
   cffi releases the GIL, the library sleeps on pub/sub, other threads run.
 * In the main thread, where Python delivers signals, a blocking acquire
-  first makes one attempt; if the lock is taken, the wait runs in a helper
-  thread that acts as the *same owner* (a handle whose explicit owner id is
-  the main thread's), while the main thread sleeps on an event that signals
-  interrupt. On Ctrl-C (or any exception raised by a signal handler) the
-  helper's wait is cancelled through an ``hl_cancel`` flag, a hold that
-  raced in is given back, and the exception propagates: the latency is that
-  of the signal handler plus one cancellation, a few milliseconds. The
-  waiter keeps its place in the library's in-process queue while it waits
-  (no polling in slices).
-* In asyncio, every C call runs off the event loop (short calls on a small
-  per-client thread pool, waits on a dedicated thread each, so waiters can
-  never exhaust the pool the releasers need); cancelling the task cancels
-  the wait through ``hl_cancel``.
+  first makes one attempt; if the lock is taken, the wait is a libhilock
+  *task* (a record in the C client, driven by the client's executor
+  threads), and the main thread sleeps in ``select()`` on the task's fd,
+  where signal handlers run. On Ctrl-C (or any exception raised by a signal
+  handler) the task is cancelled, the library gives back a hold that raced
+  in, and the exception propagates: the latency is that of the signal
+  handler plus one cancellation, a few milliseconds. The waiter keeps its
+  place in the library's in-process queue while it waits (no polling).
+* In asyncio, a wait (``acquire_async``, ``release_async``,
+  ``wait_lost_async``, ``async with``) is a libhilock task too: starting it
+  is a short non-blocking C call on the event loop's thread, and the loop
+  watches the client's task fd (``loop.add_reader``) while any of its tasks
+  wait, completing their futures from the reader callback. So a waiting
+  asyncio task costs no thread: 10,000 of them wait on the threads the
+  process had. Cancelling the asyncio task cancels the library's task,
+  which gives back anything it was taking. The queries (``locked_async``
+  and the like, one round trip each) run on a small per-client pool.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import functools
 import inspect
 import math
 import os
+import select
 import sys
 import threading
 import time
@@ -244,6 +249,142 @@ def _in_helper_thread(call: Callable[[Any], Tuple[int, int, str]],
     return result[0]
 
 
+def _task_result(t: Any) -> Tuple[int, int, str]:
+    """A done task's (status, result, detail), read on this thread."""
+    out = ffi.new("int *")
+    rc = lib.hl_task_result(out, t)
+    return rc, (int(out[0]) if rc == 0 else 0), (last_detail() if rc else "")
+
+
+def _task_in_main_thread(start: Callable[[Any], int],
+                         undo: Optional[Callable[[Tuple[int, int, str]], Any]]) -> Tuple[int, int, str]:
+    """Run a libhilock task started by start(out) from the main thread,
+    sleeping in select() on the task's fd so that signal handlers run.
+
+    If a handler raises (Ctrl-C), the task is cancelled (the library gives
+    back what it was taking), its end is awaited, undo gets a result that
+    completed just before the cancel, and the exception propagates.
+    """
+    out = ffi.new("hl_task **")
+    rc = start(out)
+    if rc:
+        return rc, 0, last_detail()
+    t = ffi.gc(out[0], lib.hl_task_free)
+    fdp = ffi.new("int *")
+    rc = lib.hl_task_fd(fdp, t)
+    if rc:
+        detail = last_detail()
+        ffi.release(t)
+        return rc, 0, detail
+    try:
+        while not lib.hl_task_done(t):
+            select.select([fdp[0]], [], [])
+    except BaseException:
+        lib.hl_task_cancel(t)
+        deadline = time.monotonic() + 60.0  # the cancel ends it promptly
+        while not lib.hl_task_done(t) and time.monotonic() < deadline:
+            try:
+                select.select([fdp[0]], [], [], 0.05)
+            except BaseException:  # a second Ctrl-C: keep cleaning up
+                pass
+        if lib.hl_task_done(t) and undo is not None:
+            undo(_task_result(t))
+        ffi.release(t)
+        raise
+    res = _task_result(t)
+    ffi.release(t)
+    return res
+
+
+class _TaskHub:
+    """The completed libhilock tasks of one client, handed to the asyncio
+    futures that wait for them.
+
+    Starting a task is a short C call on the event loop's thread; its data
+    is a key into ``_futures``, set under ``_mu``, which is also held while
+    completed tasks are taken, so a task is never taken without its key.
+    Each loop with tasks waiting watches the client's task fd (readable
+    while completed tasks wait to be taken); whichever loop takes a task
+    hands it to its future's own loop. The tasks themselves stay their
+    awaiting coroutine's, which frees them (:meth:`finish`).
+    """
+
+    def __init__(self, client: "Client") -> None:
+        self._client = client
+        self._mu = threading.Lock()
+        self._seq = 0
+        self._futures: Dict[int, Tuple[asyncio.AbstractEventLoop, "asyncio.Future[Tuple[int, int, str]]"]] = {}
+        self._loops: Dict[asyncio.AbstractEventLoop, int] = {}  # tasks waiting per loop
+        self._fd = -1
+
+    def pending(self) -> int:
+        """Tasks started and not yet taken (for tests)."""
+        with self._mu:
+            return len(self._futures)
+
+    def start(self, starter: Callable[[Any], int]) -> Tuple[Any, "asyncio.Future[Tuple[int, int, str]]"]:
+        loop = asyncio.get_running_loop()
+        fut: "asyncio.Future[Tuple[int, int, str]]" = loop.create_future()
+        out = ffi.new("hl_task **")
+        with self._mu:
+            if self._fd < 0:
+                fdp = ffi.new("int *")
+                check(lib.hl_client_task_fd(fdp, self._client._ptr))
+                self._fd = fdp[0]
+            check(starter(out))
+            self._seq += 1
+            lib.hl_task_set_data(out[0], self._seq)
+            self._futures[self._seq] = (loop, fut)
+            n = self._loops.get(loop, 0)
+            self._loops[loop] = n + 1
+        if n == 0:
+            loop.add_reader(self._fd, self._take)
+        return ffi.gc(out[0], lib.hl_task_free), fut
+
+    def finish(self, t: Any, loop: asyncio.AbstractEventLoop) -> None:
+        """Free the task; the loop stops watching once none of its tasks
+        wait. On the loop's thread."""
+        ffi.release(t)
+        with self._mu:
+            n = self._loops.get(loop, 0) - 1
+            if n > 0:
+                self._loops[loop] = n
+            else:
+                self._loops.pop(loop, None)
+        if n <= 0 and not loop.is_closed():
+            loop.remove_reader(self._fd)
+
+    def _take(self) -> None:
+        """The reader callback: take every completed task."""
+        out = ffi.new("hl_task **")
+        try:
+            here: Optional[asyncio.AbstractEventLoop] = asyncio.get_running_loop()
+        except RuntimeError:  # pragma: no cover - always inside a loop
+            here = None
+        while True:
+            with self._mu:
+                if lib.hl_client_task_next(out, self._client._ptr) != 0 or out[0] == NULL:
+                    return
+                key = int(lib.hl_task_data(out[0]))
+                result = _task_result(out[0])
+                entry = self._futures.pop(key, None)
+            if entry is None:
+                continue  # a blocking call's task of the main thread
+            loop, fut = entry
+            if loop is here:
+                _resolve(fut, result)
+            else:
+                try:
+                    loop.call_soon_threadsafe(_resolve, fut, result)
+                except RuntimeError:  # that loop is closed
+                    pass
+
+
+def _resolve(fut: "asyncio.Future[_T]", result: _T) -> None:
+    if not fut.done():
+        fut.set_result(result)
+
+
 async def _settle(fut: "asyncio.Future[_T]", on_cancel: Optional[Callable[[], None]] = None
                   ) -> Tuple[_T, Optional[BaseException]]:
     """Await fut to its end even if the awaiting task is cancelled meanwhile.
@@ -396,6 +537,7 @@ class Client:
             raise TypeError("log_events must be a bool")
         self._log_events = log_events
         self._events_thread: Optional[threading.Thread] = None
+        self._tasks: Optional[_TaskHub] = None
         for what, val, low in (("retry_attempts", retry_attempts, 0), ("pool_size", pool_size, 0),
                                ("wait_replicas", wait_replicas, -1)):
             if isinstance(val, bool) or not isinstance(val, int):
@@ -669,6 +811,26 @@ class Client:
         loop = asyncio.get_running_loop()
         return loop.run_in_executor(self._pool(), fn, *args)
 
+    def _hub(self) -> _TaskHub:
+        with self._mu:
+            if self._tasks is None:
+                self._tasks = _TaskHub(self)
+            return self._tasks
+
+    async def _await_task(self, starter: Callable[[Any], int], cancellable: bool = False
+                          ) -> Tuple[Tuple[int, int, str], Optional[BaseException]]:
+        """Start a libhilock task and await its result without blocking the
+        loop or taking a thread. Returns (result, the CancelledError if the
+        awaiting task was cancelled meanwhile); cancellable: such a cancel
+        cancels the library's task, else it runs to its end."""
+        hub = self._hub()
+        loop = asyncio.get_running_loop()
+        t, fut = hub.start(starter)
+        try:
+            return await _settle(fut, (lambda: lib.hl_task_cancel(t)) if cancellable else None)
+        finally:
+            hub.finish(t, loop)
+
 
 class Lock:
     """A reentrant distributed lock (Redisson RLock), shaped like
@@ -743,6 +905,7 @@ class Lock:
             attr, kind, kind, self.__dict__.get("_name"), self.kind))
 
     def _owner_handle(self, owner: int) -> Any:
+        """A handle with an explicit owner id (used by MultiLock)."""
         with self._mu:
             h = self._owned.get(owner)
             if h is None:
@@ -868,14 +1031,9 @@ class Lock:
             return True
         if wait_ms > 0:
             wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
-        if handle is self._handle:
-            # A helper thread waits as this thread's owner.
-            handle = self._owner_handle(int(lib.hl_thread_owner_id()))
-        return self._wait_interruptibly(handle, wait_ms, lease_ms)
-
-    def _wait_interruptibly(self, handle: Any, wait_ms: int, lease_ms: int) -> bool:
-        rc, acquired, detail = _in_helper_thread(
-            lambda cancel: _try_acquire(handle, wait_ms, lease_ms, cancel),
+        # The wait is a task of this thread's owner (fixed when it starts).
+        rc, acquired, detail = _task_in_main_thread(
+            lambda out: lib.hl_lock_try_acquire_start(out, handle, wait_ms, lease_ms),
             lambda res: _release_quietly(handle) if res[0] == 0 and res[1] else None)
         if rc:
             raise error_for(rc, detail)
@@ -988,9 +1146,8 @@ class Lock:
             return rc, out[0], (last_detail() if rc else "")
 
         if wait != 0 and threading.current_thread() is threading.main_thread():
-            if handle is self._handle:
-                handle = self._owner_handle(int(lib.hl_thread_owner_id()))
-            rc, lost, detail = _in_helper_thread(call, None)  # Ctrl-C works
+            rc, lost, detail = _task_in_main_thread(  # Ctrl-C works
+                lambda out: lib.hl_lock_wait_lost_start(out, handle, wait), None)
         else:
             rc, lost, detail = call(NULL)
         if rc:
@@ -1040,34 +1197,13 @@ class Lock:
         wait_ms = _wait_ms(blocking, timeout)
         lease_ms = self._lease_arg(lease)
         handle = self._task_handle(task)
-        loop = asyncio.get_running_loop()
-        start = time.monotonic()
-        # One attempt on the short-call pool first.
-        acquired = await self._acquire_off_loop(
-            self._client._run_short(_try_acquire, handle, 0, lease_ms, NULL), handle, None)
-        if acquired or wait_ms == 0:
-            return acquired
-        if wait_ms > 0:
-            wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
-        cancel = _Cancel()
-        cf: "concurrent.futures.Future[Tuple[int, int, str]]" = concurrent.futures.Future()
-
-        def run() -> None:
-            try:
-                cf.set_result(_try_acquire(handle, wait_ms, lease_ms, cancel.ptr))
-            except BaseException as exc:  # pragma: no cover - ffi failures
-                cf.set_exception(exc)
-
-        threading.Thread(target=run, name="hilock-async-wait", daemon=True).start()
-        return await self._acquire_off_loop(asyncio.wrap_future(cf, loop=loop), handle, cancel)
-
-    async def _acquire_off_loop(self, fut: "asyncio.Future[Tuple[int, int, str]]", handle: Any,
-                                cancel: Optional[_Cancel]) -> bool:
-        (rc, acquired, detail), cancelled = await _settle(
-            fut, cancel.trigger if cancel is not None else None)
+        (rc, acquired, detail), cancelled = await self._client._await_task(
+            lambda out: lib.hl_lock_try_acquire_start(out, handle, wait_ms, lease_ms),
+            cancellable=True)
         if cancelled is not None:
             if rc == 0 and acquired:
-                await _settle(self._client._run_short(_release_quietly, handle))
+                # it got the lock just before the cancel reached it
+                await self._client._await_task(lambda out: lib.hl_lock_release_start(out, handle))
             raise cancelled
         if rc:
             raise error_for(rc, detail)
@@ -1082,14 +1218,38 @@ class Lock:
 
     async def _release_async_for(self, owner: "Optional[asyncio.Task[Any]]") -> None:
         task = self._require_task(owner)
-        (rc, released, detail), cancelled = await _settle(
-            self._client._run_short(_release, self._task_handle(task)))
+        (rc, released, detail), cancelled = await self._release_task(task)
         if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
             self._watch_task(task, False)
         if rc:
             raise error_for(rc, detail)
         if cancelled is not None:
             raise cancelled
+
+    def _release_task(self, task: "asyncio.Task[Any]"
+                      ) -> "Awaitable[Tuple[Tuple[int, int, str], Optional[BaseException]]]":
+        # A release runs to its end even if the awaiting task is cancelled.
+        handle = self._task_handle(task)
+        return self._client._await_task(lambda out: lib.hl_lock_release_start(out, handle))
+
+    def wait_lost_async(self, timeout: Optional[float] = None) -> "Coroutine[Any, Any, bool]":
+        """:meth:`wait_lost` for asyncio: wait until the calling task's hold
+        is found lost (True), or ``timeout`` seconds pass, or the task holds
+        nothing watched (False), without blocking the loop or taking a
+        thread. Cancelling the awaiting task ends the wait."""
+        return self._wait_lost_async_for(_current_task(), timeout)
+
+    async def _wait_lost_async_for(self, owner: "Optional[asyncio.Task[Any]]",
+                                   timeout: Optional[float]) -> bool:
+        wait = -1 if timeout is None else ms(timeout, "timeout")
+        handle = self._task_handle(self._require_task(owner))
+        (rc, lost, detail), cancelled = await self._client._await_task(
+            lambda out: lib.hl_lock_wait_lost_start(out, handle, wait), cancellable=True)
+        if cancelled is not None:
+            raise cancelled
+        if rc:
+            raise error_for(rc, detail)
+        return bool(lost)
 
     async def __aenter__(self) -> "Lock":
         if not await self.acquire_async(timeout=-1 if self._timeout is None else self._timeout):
@@ -1098,8 +1258,7 @@ class Lock:
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         task = self._require_task()
-        (rc, released, detail), cancelled = await _settle(
-            self._client._run_short(_release, self._task_handle(task)))
+        (rc, released, detail), cancelled = await self._release_task(task)
         if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
             self._watch_task(task, False)
         if rc:
@@ -1160,8 +1319,8 @@ class Lock:
 # The async methods are plain functions returning a coroutine (so the owner
 # is found when they are called); tell inspect they are to be awaited.
 if hasattr(inspect, "markcoroutinefunction"):  # Python 3.12+
-    for _name in ("acquire_async", "release_async", "locked_async", "held_async",
-                  "hold_count_async", "ttl_async", "force_unlock_async"):
+    for _name in ("acquire_async", "release_async", "wait_lost_async", "locked_async",
+                  "held_async", "hold_count_async", "ttl_async", "force_unlock_async"):
         inspect.markcoroutinefunction(getattr(Lock, _name))
     del _name
 
