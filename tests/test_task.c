@@ -792,7 +792,209 @@ static void bad_input(void)
 	hl_client_free(c);
 }
 
+/* ---- every lock kind waits through tasks ----------------------------------
+ */
+
+/* A handle of kind on name with an explicit owner of its own. */
+static hl_lock *kind_handle(hl_client *c, int kind, const char *name)
+{
+	hl_lock *l;
+	HT_OK(hl_lock_new_kind(&l, c, kind, HT_S(name)));
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	if (kind == HL_LOCK_SPIN)
+		HT_OK(hl_lock_set_backoff(l, 5, 20, 2));
+	return l;
+}
+
+static int held_by(hl_lock *l)
+{
+	int v = 0;
+	HT_OK(hl_lock_is_held(&v, l));
+	return v;
+}
+
+struct llen_arg {
+	ht_redis *r;
+	const char *key;
+	long long n;
+};
+
+static int llen_is(void *arg)
+{
+	struct llen_arg *a = arg;
+	redisReply *rep = ht_raw(ht_raw_of(a->r), "LLEN %s", a->key);
+	long long n = rep->integer;
+	freeReplyObject(rep);
+	return n == a->n;
+}
+
+/* The exclusive kinds: three tasks wait while another client holds the
+ * lock, then each gets it in turn, alone (the fair kinds in the order they
+ * joined Redis's queue; the fenced lock with a greater token each time; the
+ * spin lock without any subscription). */
+static void kinds(void)
+{
+	static const int ks[] = {HL_LOCK_FAIR,   HL_LOCK_FAIR_NONREENTRANT,
+	                         HL_LOCK_WRITE,  HL_LOCK_SPIN,
+	                         HL_LOCK_FENCED, HL_LOCK_NONREENTRANT};
+	ht_redis *r = ht_redis_default();
+	hl_client *hc = ht_client(r, 0), *c = ht_client(r, 0);
+	size_t k;
+	for (k = 0; k < sizeof(ks) / sizeof(ks[0]); k++) {
+		int kind = ks[k], fair = kind == HL_LOCK_FAIR ||
+		                         kind == HL_LOCK_FAIR_NONREENTRANT;
+		char name[64], queue[96], channel[96];
+		hl_lock *h, *w[3];
+		hl_task *t[3];
+		int i, n, acquired;
+		int64_t token, last = 0;
+		snprintf(name, sizeof name, "task:kind:%d", kind);
+		snprintf(queue, sizeof queue, "redisson_lock_queue:{%s}", name);
+		snprintf(channel, sizeof channel, "redisson_lock__channel:{%s}",
+		         name);
+		h = kind_handle(hc, kind, name);
+		HT_OK(hl_lock_acquire(h, -1, NULL));
+		for (i = 0; i < 3; i++) {
+			w[i] = kind_handle(c, kind, name);
+			HT_OK(hl_lock_try_acquire_start(&t[i], w[i], 20000,
+			                                -1));
+			HT_OK(hl_task_set_data(t[i], (uint64_t)i + 1));
+			if (fair) {
+				/* FIFO is Redis's queue: the next joins once
+				 * this one is in it */
+				struct llen_arg q = {r, queue, i + 1};
+				HT_CHECK(ht_wait_until(llen_is, &q, 5000));
+			}
+		}
+		ht_sleep_ms(200);
+		for (i = 0; i < 3; i++)
+			HT_EQ(hl_task_done(t[i]), 0);
+		if (kind == HL_LOCK_SPIN)
+			HT_EQ(ht_numsub(r, channel, strlen(channel)), 0);
+		HT_OK(hl_lock_release(NULL, h));
+		for (n = 0; n < 3; n++) {
+			hl_task *x = next_task(c, 10000);
+			i = (int)hl_task_data(x) - 1;
+			HT_RANGE(i, 0, 2);
+			if (fair)
+				HT_EQ(i, n);
+			acquired = 7;
+			HT_OK(hl_task_result(&acquired, x));
+			HT_EQ(acquired, 1);
+			HT_EQ(held_by(w[i]), 1);
+			if (kind == HL_LOCK_FENCED) {
+				HT_OK(hl_lock_token(&token, w[i]));
+				HT_CHECK(token > last);
+				last = token;
+			}
+			if (kind == HL_LOCK_NONREENTRANT ||
+			    kind == HL_LOCK_FAIR_NONREENTRANT) {
+				/* its owner holds it: a task of the same owner
+				 * is refused */
+				hl_task *again;
+				HT_OK(hl_lock_try_acquire_start(&again, w[i],
+				                                1000, -1));
+				HT_RC(result_of(again, &acquired, 2000),
+				      HL_EDEADLK);
+				hl_task_free(again);
+			}
+			hl_task_free(x);
+			t[i] = NULL;
+			HT_OK(hl_lock_release(NULL, w[i]));
+		}
+		HT_EQ(ht_exists(r, HT_S(name)), 0);
+		for (i = 0; i < 3; i++)
+			hl_lock_free(w[i]);
+		hl_lock_free(h);
+		ht_note("kind %s: three tasks took it in turn",
+		        hl_lock_kind_name(kind));
+	}
+	hl_client_free(hc);
+	hl_client_free(c);
+}
+
+/* A cancelled fair waiter leaves Redis's queue (the engine's give-up), so
+ * the next one is not held up by it; readers share through tasks; a reader
+ * cannot start waiting for the write half. */
+static void kinds_fair_cancel_and_read(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *hc = ht_client(r, 0), *c = ht_client(r, 0);
+	struct llen_arg q = {r, "redisson_lock_queue:{task:fair2}", 2};
+	hl_lock *h = kind_handle(hc, HL_LOCK_FAIR, "task:fair2");
+	hl_lock *a = kind_handle(c, HL_LOCK_FAIR, "task:fair2");
+	hl_lock *b = kind_handle(c, HL_LOCK_FAIR, "task:fair2");
+	hl_lock *wr, *rd[3];
+	hl_task *ta, *tb, *tr[3];
+	int acquired = 7, i;
+
+	HT_OK(hl_lock_acquire(h, -1, NULL));
+	HT_OK(hl_lock_try_acquire_start(&ta, a, 20000, -1));
+	q.n = 1;
+	HT_CHECK(ht_wait_until(llen_is, &q, 5000));
+	HT_OK(hl_lock_try_acquire_start(&tb, b, 20000, -1));
+	q.n = 2;
+	HT_CHECK(ht_wait_until(llen_is, &q, 5000));
+	hl_task_cancel(ta); /* the first in line gives up */
+	HT_RC(result_of(ta, &acquired, 2000), HL_EINTERRUPTED);
+	q.n = 1;
+	HT_CHECKF(ht_wait_until(llen_is, &q, 5000),
+	          "the cancelled waiter stayed in the fair queue");
+	HT_OK(hl_lock_release(NULL, h));
+	HT_OK(result_of(tb, &acquired, 5000)); /* not held up */
+	HT_EQ(acquired, 1);
+	HT_EQ(held_by(a), 0);
+	HT_OK(hl_lock_release(NULL, b));
+	hl_task_free(ta);
+	hl_task_free(tb);
+
+	/* readers wait for a writer elsewhere, then share */
+	wr = kind_handle(hc, HL_LOCK_WRITE, "task:rw");
+	HT_OK(hl_lock_acquire(wr, -1, NULL));
+	for (i = 0; i < 3; i++) {
+		rd[i] = kind_handle(c, HL_LOCK_READ, "task:rw");
+		HT_OK(hl_lock_try_acquire_start(&tr[i], rd[i], 20000, -1));
+	}
+	ht_sleep_ms(200);
+	for (i = 0; i < 3; i++)
+		HT_EQ(hl_task_done(tr[i]), 0);
+	HT_OK(hl_lock_release(NULL, wr));
+	for (i = 0; i < 3; i++) {
+		HT_OK(result_of(tr[i], &acquired, 5000));
+		HT_EQ(acquired, 1);
+	}
+	for (i = 0; i < 3; i++)
+		HT_EQ(held_by(rd[i]), 1); /* all at once */
+	{
+		/* a reader's own write wait would never end: refused at
+		 * the start */
+		hl_lock *mine;
+		hl_task *t;
+		char o1[128];
+		HT_OK(hl_lock_owner(NULL, rd[0], o1, sizeof o1));
+		HT_OK(hl_lock_new_kind(&mine, c, HL_LOCK_WRITE,
+		                       HT_S("task:rw")));
+		HT_OK(hl_lock_set_owner(
+		        mine, strtoull(strrchr(o1, ':') + 1, NULL, 10)));
+		HT_RC(hl_lock_try_acquire_start(&t, mine, 1000, -1),
+		      HL_EDEADLK);
+		hl_lock_free(mine);
+	}
+	for (i = 0; i < 3; i++) {
+		HT_OK(hl_lock_release(NULL, rd[i]));
+		hl_task_free(tr[i]);
+		hl_lock_free(rd[i]);
+	}
+	hl_lock_free(wr);
+	hl_lock_free(h);
+	hl_lock_free(a);
+	hl_lock_free(b);
+	hl_client_free(hc);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(many_waiters), HT_CASE(cancel_waiting), HT_CASE(cancel_race),
         HT_CASE(cancel_in_flight), HT_CASE(client_fd), HT_CASE(waits),
         HT_CASE(close_pending), HT_CASE(free_pending), HT_CASE(interrupt),
-        HT_CASE(wait_lost_task), HT_CASE(release_task), HT_CASE(bad_input))
+        HT_CASE(wait_lost_task), HT_CASE(release_task), HT_CASE(bad_input),
+        HT_CASE(kinds), HT_CASE(kinds_fair_cancel_and_read))

@@ -891,8 +891,12 @@ typedef struct hl_task hl_task;
 
 /* Start hl_lock_try_acquire(out_acquired, lock, wait_ms, lease_ms): the
  * same wait and lease rules, the same fairness (a wait of 0 defers to this
- * client's queued waiters and answers 0 without a round trip). Makes no
- * round trip on the calling thread. On HL_OK *out is a new task: its
+ * client's queued waiters and answers 0 without a round trip), for every
+ * lock kind (a fair lock's waiter takes its place in Redis's queue and
+ * leaves it if the task ends without the lock; a spin lock's retries after
+ * its back-off; a non-reentrant kind's owner that holds it gets HL_EDEADLK,
+ * and a reader that starts waiting for the write half gets HL_EDEADLK at
+ * once). Makes no round trip on the calling thread. On HL_OK *out is a new task: its
  * result is the acquire's status and, for HL_OK, 1 if acquired, 0 if the
  * wait ran out. Cancelling it (hl_task_cancel, hl_task_free) while an
  * attempt is in flight that gets the lock anyway gives the lock back before
