@@ -18,6 +18,8 @@
 %module hilock_core
 
 %{
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -185,6 +187,75 @@ static void hlua_push_event(lua_State *L, const hl_event *e)
 	lua_setfield(L, -2, "message");
 }
 
+/* An operation started without blocking (hl_lock_*_start): the library's
+ * task, and the handle it was started through, whose hold count its result
+ * updates once (the Lua layer keeps that handle's userdata alive as long as
+ * this one). */
+enum { HLUA_TASK_ACQUIRE, HLUA_TASK_RELEASE, HLUA_TASK_LOST };
+typedef struct hlua_task {
+	hl_task *t; /* NULL once closed */
+	hlua_lock *h;
+	int what;    /* HLUA_TASK_* */
+	int counted; /* its result was applied to h's holds */
+} hlua_task;
+
+static atomic_long hlua_live_tasks;
+
+static int hlua_task_start(hlua_task **out, hlua_lock *h, int what,
+                           int64_t wait_ms, int64_t lease_ms, uint64_t data)
+{
+	hlua_task *k;
+	int rc;
+	if (h->lock == NULL)
+		return HL_EINVAL;
+	k = (hlua_task *)calloc(1, sizeof(*k));
+	if (k == NULL)
+		return HL_ENOMEM;
+	if (what == HLUA_TASK_ACQUIRE)
+		rc = hl_lock_try_acquire_start(&k->t, h->lock, wait_ms,
+		                               lease_ms);
+	else if (what == HLUA_TASK_RELEASE)
+		rc = hl_lock_release_start(&k->t, h->lock);
+	else
+		rc = hl_lock_wait_lost_start(&k->t, h->lock, wait_ms);
+	if (rc != HL_OK) {
+		free(k);
+		return rc;
+	}
+	hl_task_set_data(k->t, data);
+	k->h = h;
+	k->what = what;
+	hlua_live_tasks++;
+	*out = k;
+	return HL_OK;
+}
+
+/* The task's result, applied once to its handle's hold count as the
+ * handle's own blocking calls apply theirs. */
+static int hlua_task_take_result(hlua_task *k, int *out)
+{
+	int rc;
+	if (k->t == NULL)
+		return HL_EINVAL;
+	rc = hl_task_result(out, k->t);
+	if (k->counted || !hl_task_done(k->t))
+		return rc;
+	k->counted = 1;
+	if (k->what == HLUA_TASK_ACQUIRE && rc == HL_OK && *out) {
+		k->h->holds++;
+	} else if (k->what == HLUA_TASK_RELEASE) {
+		if (rc == HL_OK) {
+			if (*out)
+				k->h->holds = 0;
+			else if (k->h->holds > 0)
+				k->h->holds--;
+		} else if (rc == HL_ENOTHELD || rc == HL_ELOST) {
+			k->h->holds = 0;
+		}
+	}
+	return rc;
+}
+
 static int hlua_client_new(hl_client **out, const char *url,
                            const hl_client_options *opts)
 {
@@ -282,6 +353,12 @@ typedef int hl_rc;
 }
 %typemap(in, numinputs=0) hlua_lock **OUT_LOCK (hlua_lock *tmp = NULL) "$1 = &tmp;"
 %typemap(argout) hlua_lock **OUT_LOCK {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) hlua_task **OUT_TASK (hlua_task *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_task **OUT_TASK {
 	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
 	SWIG_arg++;
 }
@@ -423,6 +500,23 @@ hl_rc hlua_multi_new(hlua_multi **OUT_MULTI, hlua_lock **MEMBERS, size_t N,
 %constant int MULTILOCK_RED = HL_MULTILOCK_RED;
 
 %inline %{
+/* Wait until fd is readable, at most timeout_ms (-1: no limit): 1 if it is,
+ * 0 if the time ran out, -1 on a poll error. For hosts with no event loop
+ * library; an interrupted poll (a signal) returns 0. */
+static int poll_readable(int fd, int64_t timeout_ms)
+{
+	struct pollfd p;
+	int rc;
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	rc = poll(&p, 1, timeout_ms < 0 ? -1
+	                 : timeout_ms > 2000000000 ? 2000000000 : (int)timeout_ms);
+	if (rc < 0)
+		return errno == EINTR ? 0 : -1;
+	return rc > 0 && (p.revents & POLLIN) ? 1 : 0;
+}
+static long live_tasks(void) { return atomic_load(&hlua_live_tasks); }
 /* Live wrapper counts (for the leak tests). */
 static long live_multis(void) { return atomic_load(&hlua_live_multis); }
 static long live_locks(void) { return atomic_load(&hlua_live_locks); }
@@ -440,6 +534,7 @@ static long live_clients(void) { return atomic_load(&hlua_live_clients); }
 %rename(stats) hl_client::stats_;
 %rename(next_event) hl_client::next_event_;
 %rename(event_fd) hl_client::event_fd_;
+%rename(task_fd) hl_client::task_fd_;
 typedef struct hl_client {} hl_client;
 %extend hl_client {
 	~hl_client() {
@@ -463,6 +558,20 @@ typedef struct hl_client {} hl_client;
 	/* true, the fd readable while events are queued (or closed). */
 	hl_rc event_fd_(int *OUT_INTEGER) {
 		return hl_client_event_fd(OUT_INTEGER, $self);
+	}
+	/* The client's task fd (readable while completed tasks wait). */
+	hl_rc task_fd_(int64_t *OUT_INT) {
+		int fd = -1, rc = hl_client_task_fd(&fd, $self);
+		*OUT_INT = fd;
+		return rc;
+	}
+	/* Take the next completed task: its data (the Lua layer's key for
+	 * it), 0 when none is waiting. */
+	hl_rc next_task(int64_t *OUT_INT) {
+		hl_task *t = NULL;
+		int rc = hl_client_task_next(&t, $self);
+		*OUT_INT = t ? (int64_t)hl_task_data(t) : 0;
+		return rc;
 	}
 }
 
@@ -535,6 +644,57 @@ typedef struct hlua_lock {} hlua_lock;
 		return hl_lock_set_backoff($self->lock, initial_ms, max_ms,
 		                           multiplier);
 	}
+	/* The non-blocking forms: a task (data: the Lua layer's key). */
+	hl_rc try_acquire_start(hlua_task **OUT_TASK, int64_t wait_ms,
+	                        int64_t lease_ms, uint64_t data) {
+		return hlua_task_start(OUT_TASK, $self, HLUA_TASK_ACQUIRE,
+		                       wait_ms, lease_ms, data);
+	}
+	hl_rc release_start(hlua_task **OUT_TASK, uint64_t data) {
+		return hlua_task_start(OUT_TASK, $self, HLUA_TASK_RELEASE, 0, 0,
+		                       data);
+	}
+	hl_rc wait_lost_start(hlua_task **OUT_TASK, int64_t timeout_ms,
+	                      uint64_t data) {
+		return hlua_task_start(OUT_TASK, $self, HLUA_TASK_LOST,
+		                       timeout_ms, 0, data);
+	}
+}
+
+/* ---- hlua_task ------------------------------------------------------------
+ * A task started through a handle. Freeing it (close, __gc) cancels it if it
+ * is still pending: the library then gives back anything it was taking. */
+
+%nodefaultctor hlua_task;
+%rename(wait) hlua_task::wait_;
+typedef struct hlua_task {} hlua_task;
+%extend hlua_task {
+	~hlua_task() {
+		hl_task_free($self->t);
+		hlua_live_tasks--;
+		free($self);
+	}
+	void close() {
+		hl_task_free($self->t);
+		$self->t = NULL;
+	}
+	bool closed() { return $self->t == NULL; }
+	bool done() { return $self->t != NULL && hl_task_done($self->t); }
+	void cancel() { hl_task_cancel($self->t); }
+	/* Its own fd, readable once it is done. */
+	hl_rc fd(int64_t *OUT_INT) {
+		int fd = -1, rc = hl_task_fd(&fd, $self->t);
+		*OUT_INT = fd;
+		return rc;
+	}
+	/* true, flag (acquired / released / lost) | nil, message, code (the
+	 * operation's own failure, or HL_EINVAL while it is not done). */
+	hl_rc result(int *OUT_BOOL) { return hlua_task_take_result($self, OUT_BOOL); }
+	/* Block until done (true), timeout_ms ran out (HL_ETIMEDOUT). */
+	hl_rc wait_(int64_t timeout_ms) {
+		return hl_task_wait($self->t, timeout_ms, NULL);
+	}
+	int64_t data() { return (int64_t)hl_task_data($self->t); }
 }
 
 /* ---- hlua_multi ----------------------------------------------------------

@@ -273,7 +273,10 @@ function M.connect(url, opts)
 	end
 	local ok, c, code = core.client_new(url, o)
 	if not ok then return nil, c, code end
-	return setmetatable({_c = c, _closed = false, _url = mask_url(url)}, Client)
+	return setmetatable({_c = c, _closed = false, _url = mask_url(url),
+		-- the tasks started and not yet taken, by their key (weak: a task
+		-- nobody keeps is freed, and so cancelled)
+		_tasks = setmetatable({}, {__mode = "v"}), _task_seq = 0}, Client)
 end
 
 -- Events ---------------------------------------------------------------------
@@ -427,6 +430,40 @@ function Client:event_fd()
 	return fd
 end
 
+--- client:task_fd() --> fd | nil, message, code. A file descriptor that is
+-- readable while tasks of this client (see lock:try_acquire_start) have
+-- completed and wait to be taken with client:next_task(): watch it with
+-- your event loop (or hilock.poll). Owned by the library: do not read or
+-- close it. The same number for the client's whole life (until it is
+-- collected).
+function Client:task_fd()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'task_fd' (hilock client expected)", 2)
+	end
+	local ok, fd, code = self._c:task_fd()
+	if not ok then return nil, fd, code end
+	return fd
+end
+
+--- client:next_task() --> task | nil. The next task of this client that
+-- completed (in the order they did), each handed out once; nil when none
+-- is waiting. Then task:result() gives its outcome. Both work after
+-- client:close() too, which ends the pending tasks (HL_ECLOSED), so an event
+-- loop can take them.
+function Client:next_task()
+	if getmetatable(self) ~= Client then
+		error("bad self to 'next_task' (hilock client expected)", 2)
+	end
+	while true do
+		local ok, id = self._c:next_task()
+		if not ok or id == 0 then return nil end
+		local task = self._tasks[id]
+		self._tasks[id] = nil
+		-- a task already collected (so freed) is skipped
+		if task then return task end
+	end
+end
+
 function Client:__tostring()
 	-- _url has no password ("redis://user:***@host")
 	return format("hilock.client (%s%s)", self._url, self._closed and ", closed" or "")
@@ -463,6 +500,8 @@ local function new_lock(client, fname, name, kind, backoff)
 		_backoff = backoff,
 		-- coroutine -> this object's handle for that coroutine's owner
 		_handles = setmetatable({}, {__mode = "k"}),
+		-- tasks started through it (lock:close() ends them first)
+		_tasks = setmetatable({}, {__mode = "k"}),
 		_closed = false,
 	}, Lock)
 end
@@ -816,6 +855,178 @@ function Lock:with(...)
 	return run_with(self, format("lock %q", self._name), ...)
 end
 
+-- Tasks: operations that do not block -------------------------------------
+
+local Task = {}
+Task.__index = Task
+Task.__name = "hilock.task"
+
+local function new_task(self, fname, what, starter)
+	local h, rec, code = handle(self)
+	if not h then return nil, rec, code end
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code2 = starter(h, id)
+	if not ok then return nil, k, code2 end
+	local task = setmetatable({_k = k, _lock = self, _h = h, _rec = rec, _what = what,
+		_client = client}, Task)
+	client._tasks[id] = task
+	self._tasks[task] = true
+	return task
+end
+
+--- lock:try_acquire_start([wait [, lease]]) --> task | nil, message, code
+-- Starts an acquire and returns at once: the wait is a record in the
+-- client, not a blocked Lua state, so an event loop can wait for many (on
+-- task:fd() or client:task_fd()) and go on with other work meanwhile.
+-- wait, lease: seconds as for acquire (wait nil or math.huge: as long as
+-- it takes; 0: one attempt; lease nil: the watchdog); or one table
+-- {wait = ..., lease = ...}. The owner is the coroutine that calls it.
+-- task:result() then gives what acquire would have returned.
+function Lock:try_acquire_start(wait, lease)
+	check_lock(self, "try_acquire_start", 2)
+	local opts = wait
+	if type(wait) ~= "table" then opts = {wait = wait, lease = lease} end
+	opts = check_options(opts, acquire_options, "try_acquire_start", 1, 2)
+	local wait_ms = to_ms(opts.wait, "wait", "try_acquire_start", 2, -1)
+	local lease_ms = to_ms(opts.lease, "lease", "try_acquire_start", 2, -1)
+	if lease_ms == 0 then
+		error("bad option 'lease' to 'try_acquire_start' (lease must be positive)", 2)
+	end
+	return new_task(self, "try_acquire_start", "acquire", function(h, id)
+		return h:try_acquire_start(wait_ms, lease_ms, id)
+	end)
+end
+
+--- lock:release_start() --> task | nil, message, code. Starts releasing one
+-- hold of the current coroutine (the round trip runs on the client's own
+-- threads); task:result() then gives what unlock would have returned.
+function Lock:release_start()
+	check_lock(self, "release_start", 2)
+	return new_task(self, "release_start", "release", function(h, id)
+		return h:release_start(id)
+	end)
+end
+
+--- lock:wait_lost_start([timeout]) --> task | nil, message, code. Starts
+-- waiting for the current coroutine's hold to be found lost; task:result()
+-- then gives what wait_lost would have returned.
+function Lock:wait_lost_start(timeout)
+	check_lock(self, "wait_lost_start", 2)
+	local ms = to_ms(timeout, "timeout", "wait_lost_start", 2, -1)
+	return new_task(self, "wait_lost_start", "lost", function(h, id)
+		return h:wait_lost_start(ms, id)
+	end)
+end
+
+local function check_task(self, fname, level)
+	if getmetatable(self) ~= Task then
+		error(format("bad self to '%s' (hilock task expected)", fname), level + 1)
+	end
+	if self._k:closed() then error("attempt to use a closed hilock task", level + 1) end
+end
+
+--- task:fd() --> fd | nil, message, code. The task's own file descriptor,
+-- readable once it is done. Owned by the task: do not read or close it.
+function Task:fd()
+	check_task(self, "fd", 2)
+	local ok, fd, code = self._k:fd()
+	if not ok then return nil, fd, code end
+	return fd
+end
+
+--- task:done() --> true once the task has completed (its result is ready).
+function Task:done()
+	check_task(self, "done", 2)
+	return self._k:done()
+end
+
+--- task:result() --> what the blocking call would have returned:
+--   try_acquire_start: guard | false | nil, message, code (as acquire)
+--   release_start:     true | nil, message, code (as unlock)
+--   wait_lost_start:   true | false | nil, message, code (as wait_lost)
+-- The same values every time it is asked. Asking before the task is done
+-- raises (misuse).
+function Task:result()
+	if self._res then return unpack(self._res, 1, self._res.n) end
+	check_task(self, "result", 2)
+	if not self._k:done() then
+		error("attempt to take the result of a hilock task that is not done", 2)
+	end
+	local ok, flag, code = self._k:result()
+	local lock, h, rec, res = self._lock, self._h, self._rec, nil
+	if self._what == "acquire" then
+		if not ok then
+			res = pack(nil, flag, code)
+		elseif not flag then
+			res = pack(false)
+		else
+			rec.armed[h] = lock
+			res = pack(setmetatable({lock = lock, h = h, rec = rec, done = false}, Guard))
+		end
+	elseif self._what == "release" then
+		released(lock, h, rec, ok, flag)
+		res = ok and pack(true) or pack(nil, flag, code)
+	else
+		res = ok and pack(flag) or pack(nil, flag, code)
+	end
+	self._res = res
+	return unpack(res, 1, res.n)
+end
+
+--- task:cancel() --> true. A pending task completes at once with
+-- nil, message, "HL_EINTERRUPTED"; an acquire that its attempt was taking
+-- is given back first, so nothing stays held. A done task is left as it is
+-- (a guard it got must still be released).
+function Task:cancel()
+	check_task(self, "cancel", 2)
+	self._k:cancel()
+	return true
+end
+
+--- task:wait([timeout]) --> true when done, false when timeout seconds
+-- (nil: as long as it takes) ran out first. Blocks the Lua state.
+function Task:wait(timeout)
+	check_task(self, "wait", 2)
+	local ms = to_ms(timeout, "timeout", "wait", 2, -1)
+	local ok, msg, code = self._k:wait(ms)
+	if ok then return true end
+	if code == "HL_ETIMEDOUT" then return false end
+	return nil, msg, code
+end
+
+--- task:close() --> true. Frees the task, cancelling it if it is still
+-- pending (so nothing it was taking stays held). Idempotent; also __close.
+-- A task nobody keeps is freed (and so cancelled) by the garbage collector.
+function Task:close()
+	if getmetatable(self) ~= Task then
+		error("bad self to 'close' (hilock task expected)", 2)
+	end
+	self._k:close()
+	return true
+end
+Task.__close = Task.close
+
+function Task:__tostring()
+	return format("hilock.task (%s %q%s)", self._what, self._lock._name,
+		self._k:closed() and ", closed" or self._k:done() and ", done" or "")
+end
+
+--- hilock.poll(fd [, timeout]) --> true when fd is readable, false when
+-- timeout seconds (nil: as long as it takes) ran out first. Blocks the Lua
+-- state. For hosts with no event loop library: wait for task:fd() or
+-- client:task_fd() without spinning.
+function M.poll(fd, timeout)
+	if type(fd) ~= "number" or fd ~= ceil(fd) or fd < 0 then
+		argerror(1, "poll", "file descriptor expected", 2)
+	end
+	local ms = to_ms(timeout, "timeout", "poll", 2, -1)
+	local r = core.poll_readable(tointeger(fd) or fd, ms)
+	if r < 0 then return nil, "poll failed", "HL_ESYSTEM" end
+	return r == 1
+end
+
 --- lock:close() --> true | nil, message, code
 -- Gives back the holds taken through this object and not yet released (of
 -- every coroutine that used it), then frees its C handles; anything it could
@@ -829,6 +1040,18 @@ function Lock:close()
 	end
 	if self._closed then return true end
 	self._closed = true
+	-- Tasks still running through it end first (cancelled: they give back
+	-- what they were taking); one that got the lock counts as a hold,
+	-- released below with the others.
+	for task in pairs(self._tasks) do
+		if not task._k:closed() and not self._client._closed then
+			if not task._k:done() then
+				task._k:cancel()
+				task._k:wait(10000)
+			end
+			if task._k:done() then task:result() end
+		end
+	end
 	local rok, rmsg, rcode = true, nil, nil
 	for co, h in pairs(self._handles) do
 		local rec = owners[co]
