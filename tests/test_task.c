@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define NAME    "task:lock"
 #define CHANNEL "redisson_lock__channel:{task:lock}"
@@ -993,8 +995,60 @@ static void kinds_fair_cancel_and_read(void)
 	hl_client_free(c);
 }
 
+/* ---- fork ------------------------------------------------------------------
+ */
+
+/* A child that inherited a client with a pending task: every task call is
+ * refused (HL_EFORKED), freeing the task and the client touches none of the
+ * parent's state, and the parent's task goes on to take the lock. */
+static void fork_child(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_lock *h;
+	hl_client *hc = holder(r, &h), *c = ht_client(r, 0);
+	hl_lock *l = ht_lock(c, NAME);
+	hl_task *t, *t2;
+	int fd, acquired = 7, status;
+	pid_t pid;
+
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	HT_OK(hl_lock_try_acquire_start(&t, l, -1, -1));
+	wait_subscribed(r);
+	pid = fork();
+	HT_CHECK(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		bad |= hl_task_result(&acquired, t) != HL_EFORKED;
+		bad |= hl_task_wait(t, 0, NULL) != HL_EFORKED;
+		bad |= hl_task_fd(&fd, t) != HL_EFORKED;
+		bad |= hl_client_task_fd(&fd, c) != HL_EFORKED;
+		bad |= hl_client_task_next(&t2, c) != HL_EFORKED;
+		bad |= hl_lock_try_acquire_start(&t2, l, 0, -1) != HL_EFORKED;
+		bad |= hl_lock_release_start(&t2, l) != HL_EFORKED;
+		hl_task_cancel(t); /* ignored here */
+		hl_task_free(t);
+		hl_lock_free(l);
+		hl_client_free(c);
+		_exit(bad ? 1 : 0);
+	}
+	HT_CHECK(waitpid(pid, &status, 0) == pid);
+	HT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* the parent's task is untouched: it gets the lock on release */
+	HT_EQ(hl_task_done(t), 0);
+	HT_OK(hl_lock_release(NULL, h));
+	HT_OK(result_of(t, &acquired, 5000));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_lock_release(NULL, l));
+	hl_task_free(t);
+	hl_lock_free(l);
+	hl_lock_free(h);
+	hl_client_free(hc);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(many_waiters), HT_CASE(cancel_waiting), HT_CASE(cancel_race),
         HT_CASE(cancel_in_flight), HT_CASE(client_fd), HT_CASE(waits),
         HT_CASE(close_pending), HT_CASE(free_pending), HT_CASE(interrupt),
         HT_CASE(wait_lost_task), HT_CASE(release_task), HT_CASE(bad_input),
-        HT_CASE(kinds), HT_CASE(kinds_fair_cancel_and_read))
+        HT_CASE(kinds), HT_CASE(kinds_fair_cancel_and_read),
+        HT_CASE(fork_child))
