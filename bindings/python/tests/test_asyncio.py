@@ -388,6 +388,9 @@ def test_ten_thousand_waiting_tasks_add_no_thread(client, other_client):
         ready, go = asyncio.Event(), asyncio.Event()
         holder = asyncio.ensure_future(_hold_all(other_client, names, ready, go))
         await ready.wait()
+        # the clients' own threads (per client, not per task) are running
+        # by now: a first Lock object starts its client's events thread
+        client.lock(names[0])
         base_py, base_os = threading.active_count(), _os_threads()
         tasks = [asyncio.ensure_future(waiter(i % n_locks)) for i in range(total)]
         hub = client._hub()
