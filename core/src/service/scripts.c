@@ -388,6 +388,232 @@ static const char rw_is_locked_src[] =
         "end\n"
         "return 0\n";
 
+/* ---- once: scripts that must not run twice ------------------------------
+ * A script that is not idempotent (taking or giving back permits, counting
+ * down) carries a request marker as its last key (hilock_request:{name}:<32
+ * hex>) and the marker's lifetime in ms as its last ARGV: the first run
+ * stores its integer result there, and a copy resent after a lost reply
+ * returns that result instead of running again. The markers are hilock's
+ * own; they never change what Redisson sees. */
+#define ONCE_BEGIN                                                             \
+	"local mk = KEYS[#KEYS]\n"                                             \
+	"local prev = redis.call('get', mk)\n"                                 \
+	"if prev then return tonumber(prev) end\n"                             \
+	"local function op()\n"
+#define ONCE_END                                                               \
+	"end\n"                                                                \
+	"local r = op()\n"                                                     \
+	"redis.call('set', mk, r, 'px', ARGV[#ARGV])\n"                        \
+	"return r\n"
+
+/* ---- semaphore (PROTOCOL 8) ----------------------------------------------
+ * KEYS[1] the counter, KEYS[2] the channel redisson_sc:{name}, KEYS[3]
+ * the request marker. ARGV[1] a number of permits, ARGV[2] the publish
+ * command. */
+
+/* Take ARGV[1] permits if that many are there: 1, else 0. */
+static const char sem_acquire_src[] =
+        ONCE_BEGIN "  local v = tonumber(redis.call('get', KEYS[1]))\n"
+                   "  if v and v >= tonumber(ARGV[1]) then\n"
+                   "    redis.call('decrby', KEYS[1], ARGV[1])\n"
+                   "    return 1\n"
+                   "  end\n"
+                   "  return 0\n" ONCE_END;
+
+/* Give ARGV[1] permits back (creating the counter); waiters hear the new
+ * count. Returns it. */
+static const char sem_release_src[] =
+        ONCE_BEGIN "  local v = redis.call('incrby', KEYS[1], ARGV[1])\n"
+                   "  redis.call(ARGV[2], KEYS[2], v)\n"
+                   "  return v\n" ONCE_END;
+
+/* Set ARGV[1] permits if the semaphore does not exist yet: 1, else 0. */
+static const char sem_try_set_src[] =
+        ONCE_BEGIN "  if redis.call('exists', KEYS[1]) == 1 then return 0 end\n"
+                   "  redis.call('set', KEYS[1], ARGV[1])\n"
+                   "  redis.call(ARGV[2], KEYS[2], ARGV[1])\n"
+                   "  return 1\n" ONCE_END;
+
+/* Add ARGV[1] (negative too) to the permits; returns the new count. */
+static const char sem_add_src[] =
+        ONCE_BEGIN "  local v = (tonumber(redis.call('get', KEYS[1])) or 0) + "
+                   "tonumber(ARGV[1])\n"
+                   "  redis.call('set', KEYS[1], v)\n"
+                   "  redis.call(ARGV[2], KEYS[2], v)\n"
+                   "  return v\n" ONCE_END;
+
+/* Set the permits to ARGV[1], whatever they were; returns it. */
+static const char sem_set_src[] =
+        ONCE_BEGIN "  redis.call('set', KEYS[1], ARGV[1])\n"
+                   "  redis.call(ARGV[2], KEYS[2], ARGV[1])\n"
+                   "  return tonumber(ARGV[1])\n" ONCE_END;
+
+/* Take every permit there is; returns how many (0 if none). */
+static const char sem_drain_src[] =
+        ONCE_BEGIN "  local v = tonumber(redis.call('get', KEYS[1]))\n"
+                   "  if not v then return 0 end\n"
+                   "  redis.call('set', KEYS[1], 0)\n"
+                   "  return v\n" ONCE_END;
+
+/* ---- permit-expirable semaphore (PROTOCOL 9) ------------------------------
+ * KEYS[1] the counter, KEYS[2] the leases {name}:timeout (raw 16-byte
+ * permit id -> expiry, wall-clock ms, or 922337203685477 for none),
+ * KEYS[3] the channel redisson_sc:{name}. ARGV[1] now (ms), ARGV[2] the
+ * publish command. Each script first gives back the permits whose lease
+ * ran out (at most ARGV[3] of them when limited). */
+#define PSEM_RECLAIM                                                           \
+	"local NONE = '922337203685477'\n"                                     \
+	"local function reclaim(limit)\n"                                      \
+	"  local ex\n"                                                         \
+	"  if limit then\n"                                                    \
+	"    ex = redis.call('zrangebyscore', KEYS[2], 0, ARGV[1], "           \
+	"'limit', 0, limit)\n"                                                 \
+	"  else\n"                                                             \
+	"    ex = redis.call('zrangebyscore', KEYS[2], 0, ARGV[1])\n"          \
+	"  end\n"                                                              \
+	"  if #ex == 0 then return nil end\n"                                  \
+	"  for i = 1, #ex do redis.call('zrem', KEYS[2], ex[i]) end\n"         \
+	"  local v = redis.call('incrby', KEYS[1], #ex)\n"                     \
+	"  if v > 0 then redis.call(ARGV[2], KEYS[3], v) end\n"                \
+	"  return v\n"                                                         \
+	"end\n"
+
+/* ARGV[3] n, ARGV[4] the expiry of the new permits, ARGV[5..] their n
+ * ids. Acquired: {1} (also when a resent copy finds its first id taken
+ * already). Not enough permits: ms until the nearest lease ends, or -1
+ * when no lease ends by itself (wait for a release). */
+static const char psem_acquire_src[] = PSEM_RECLAIM
+        "reclaim(tonumber(ARGV[3]))\n"
+        "if redis.call('zscore', KEYS[2], ARGV[5]) then return {1} end\n"
+        "local n = tonumber(ARGV[3])\n"
+        "local v = tonumber(redis.call('get', KEYS[1]))\n"
+        "if v and v >= n then\n"
+        "  redis.call('decrby', KEYS[1], n)\n"
+        "  for i = 1, n do\n"
+        "    redis.call('zadd', KEYS[2], ARGV[4], ARGV[4 + i])\n"
+        "  end\n"
+        "  local ttl = redis.call('pttl', KEYS[1])\n"
+        "  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end\n"
+        "  return {1}\n"
+        "end\n"
+        "local low = redis.call('zrange', KEYS[2], 0, 0, 'withscores')\n"
+        "if #low == 2 and low[2] ~= NONE then\n"
+        "  return math.max(1, tonumber(low[2]) - tonumber(ARGV[1]))\n"
+        "end\n"
+        "return -1\n";
+
+/* ARGV[3] the id. Released: 1; its lease had ended (the permit goes back
+ * all the same): 0; no such permit: -1. */
+static const char psem_release_src[] =
+        "local s = redis.call('zscore', KEYS[2], ARGV[3])\n"
+        "if not s then return -1 end\n"
+        "redis.call('zrem', KEYS[2], ARGV[3])\n"
+        "local v = redis.call('incrby', KEYS[1], 1)\n"
+        "redis.call(ARGV[2], KEYS[3], v)\n"
+        "if tonumber(s) <= tonumber(ARGV[1]) then return 0 end\n"
+        "return 1\n";
+
+/* Available permits. */
+static const char psem_available_src[] =
+        PSEM_RECLAIM "local v = reclaim(nil)\n"
+                     "if v then return v end\n"
+                     "return tonumber(redis.call('get', KEYS[1])) or 0\n";
+
+/* All permits: available plus acquired. */
+static const char psem_permits_src[] = PSEM_RECLAIM
+        "reclaim(nil)\n"
+        "local v = redis.call('get', KEYS[1])\n"
+        "if not v then return 0 end\n"
+        "return tonumber(v) + redis.call('zcount', KEYS[2], 0, '+inf')\n";
+
+/* Acquired permits. */
+static const char psem_acquired_src[] =
+        PSEM_RECLAIM "reclaim(nil)\n"
+                     "return redis.call('zcount', KEYS[2], 0, '+inf')\n";
+
+/* ARGV[3] n: set n permits if the semaphore does not exist: 1, else 0.
+ * (KEYS[4] a request marker, ARGV[4] its lifetime.) */
+static const char psem_try_set_src[] =
+        ONCE_BEGIN "  if redis.call('exists', KEYS[1]) == 1 then return 0 end\n"
+                   "  redis.call('set', KEYS[1], ARGV[3])\n"
+                   "  redis.call(ARGV[2], KEYS[3], ARGV[3])\n"
+                   "  return 1\n" ONCE_END;
+
+/* ARGV[3] n: make the total (available plus acquired) n. Returns the
+ * available permits afterwards (negative while more are out than n). */
+static const char psem_set_src[] = PSEM_RECLAIM
+        "reclaim(nil)\n"
+        "local n = tonumber(ARGV[3])\n"
+        "local v = tonumber(redis.call('get', KEYS[1]))\n"
+        "if not v then\n"
+        "  redis.call('set', KEYS[1], n)\n"
+        "  redis.call(ARGV[2], KEYS[3], n)\n"
+        "  return n\n"
+        "end\n"
+        "local total = v + redis.call('zcount', KEYS[2], 0, '+inf')\n"
+        "if total ~= n then\n"
+        "  v = redis.call('incrby', KEYS[1], n - total)\n"
+        "  redis.call(ARGV[2], KEYS[3], n)\n"
+        "end\n"
+        "return v\n";
+
+/* ARGV[3] delta (negative too): returns the available permits after.
+ * (KEYS[4] a request marker, ARGV[4] its lifetime.) */
+static const char psem_add_src[] =
+        ONCE_BEGIN "  local v = (tonumber(redis.call('get', KEYS[1])) or 0) + "
+                   "tonumber(ARGV[3])\n"
+                   "  redis.call('set', KEYS[1], v)\n"
+                   "  if tonumber(ARGV[3]) > 0 then\n"
+                   "    redis.call(ARGV[2], KEYS[3], ARGV[3])\n"
+                   "  end\n"
+                   "  return v\n" ONCE_END;
+
+/* ARGV[3] the id, ARGV[4] the new expiry (or NONE). 1 if the permit is
+ * held, else 0. */
+static const char psem_update_lease_src[] = PSEM_RECLAIM
+        "reclaim(nil)\n"
+        "if not redis.call('zscore', KEYS[2], ARGV[3]) then return 0 end\n"
+        "redis.call('zadd', KEYS[2], ARGV[4], ARGV[3])\n"
+        "return 1\n";
+
+/* ARGV[3] the id: ms left of its lease, -1 when it has none, -2 when
+ * there is no such permit. */
+static const char psem_lease_time_src[] =
+        PSEM_RECLAIM "reclaim(nil)\n"
+                     "local s = redis.call('zscore', KEYS[2], ARGV[3])\n"
+                     "if not s then return -2 end\n"
+                     "if s == NONE then return -1 end\n"
+                     "return math.max(0, tonumber(s) - tonumber(ARGV[1]))\n";
+
+/* ---- count-down latch (PROTOCOL 10) ---------------------------------------
+ * KEYS[1] the counter, KEYS[2] the channel
+ * redisson_countdownlatch__channel__{name}, (KEYS[3] a request marker).
+ * ARGV[1] the publish command. */
+
+/* ARGV[2] count: set it if the latch is not set: 1 (waiters hear "1",
+ * the latch closed), else 0. */
+static const char latch_try_set_src[] =
+        ONCE_BEGIN "  if redis.call('exists', KEYS[1]) == 1 then return 0 end\n"
+                   "  redis.call('set', KEYS[1], ARGV[2])\n"
+                   "  redis.call(ARGV[1], KEYS[2], '1')\n"
+                   "  return 1\n" ONCE_END;
+
+/* One down; at zero the latch is deleted and waiters hear "0". Returns the
+ * count left (0 or below when open). */
+static const char latch_count_down_src[] =
+        ONCE_BEGIN "  local v = redis.call('decr', KEYS[1])\n"
+                   "  if v <= 0 then redis.call('del', KEYS[1]) end\n"
+                   "  if v == 0 then redis.call(ARGV[1], KEYS[2], '0') end\n"
+                   "  return v\n" ONCE_END;
+
+/* Delete the latch: 1 if it existed (waiters hear "1"), else 0. */
+static const char latch_delete_src[] =
+        "if redis.call('del', KEYS[1]) == 1 then\n"
+        "  redis.call(ARGV[1], KEYS[2], '1')\n"
+        "  return 1\n"
+        "end\n"
+        "return 0\n";
+
 static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"acquire", acquire_src},
         {"release", release_src},
@@ -404,6 +630,25 @@ static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"write-release", write_release_src},
         {"rw-force-unlock", rw_force_unlock_src},
         {"rw-is-locked", rw_is_locked_src},
+        {"semaphore-acquire", sem_acquire_src},
+        {"semaphore-release", sem_release_src},
+        {"semaphore-try-set", sem_try_set_src},
+        {"semaphore-add", sem_add_src},
+        {"semaphore-set", sem_set_src},
+        {"semaphore-drain", sem_drain_src},
+        {"permit-acquire", psem_acquire_src},
+        {"permit-release", psem_release_src},
+        {"permit-available", psem_available_src},
+        {"permit-permits", psem_permits_src},
+        {"permit-acquired", psem_acquired_src},
+        {"permit-try-set", psem_try_set_src},
+        {"permit-set", psem_set_src},
+        {"permit-add", psem_add_src},
+        {"permit-update-lease", psem_update_lease_src},
+        {"permit-lease-time", psem_lease_time_src},
+        {"latch-try-set", latch_try_set_src},
+        {"latch-count-down", latch_count_down_src},
+        {"latch-delete", latch_delete_src},
 };
 
 const hl_script *hl__script(enum hl_script_id id)
