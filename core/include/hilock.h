@@ -987,6 +987,177 @@ HL_EXTERN int hl_task_wait(hl_task *task, int64_t timeout_ms,
  * ignored. */
 HL_EXTERN void hl_task_free(hl_task *task);
 
+/* ------------------------------------------------------------------------
+ * Synchronizers: semaphore, permit-expirable semaphore, count-down latch.
+ * Redisson's keys, channels and messages (RSemaphore,
+ * RPermitExpirableSemaphore, RCountDownLatch), so Java and hilock
+ * processes share them. Handles are cheap views like hl_lock (a name and a
+ * reference to the client); free them with their _free function. Every
+ * wait has a non-blocking form returning an hl_task (see "Tasks"): its
+ * result is 1 when the permits were acquired (the latch opened), 0 when
+ * the wait ran out.
+ *
+ * The scripts that are not idempotent (taking or giving back permits,
+ * counting down) carry a request marker (hilock_request:{name}:<id>, kept
+ * for the retry policy's span), so a copy resent after a lost reply does
+ * not run twice.
+ * ------------------------------------------------------------------------ */
+
+/* A semaphore (Redisson RSemaphore): the counter <name>, the channel
+ * redisson_sc:{name} on which each change publishes the new count. */
+typedef struct hl_semaphore hl_semaphore;
+
+/* A handle for the semaphore called name (1 to 65536 bytes, binary).
+ * Does not touch Redis. Returns HL_OK, HL_EINVAL, HL_ECLOSED, HL_EFORKED,
+ * HL_ENOMEM. */
+HL_EXTERN int hl_semaphore_new(hl_semaphore **out, hl_client *client,
+                               const void *name, size_t name_len);
+HL_EXTERN void hl_semaphore_free(hl_semaphore *sem);
+
+/* Set the number of permits if the semaphore does not exist yet
+ * (trySetPermits): *out_set (may be NULL) = 1 if it was set. permits >= 0.
+ */
+HL_EXTERN int hl_semaphore_try_set_permits(int *out_set, hl_semaphore *sem,
+                                           int64_t permits);
+
+/* Set the number of available permits, whatever it was. permits >= 0. */
+HL_EXTERN int hl_semaphore_set_permits(hl_semaphore *sem, int64_t permits);
+
+/* Add delta (negative to take permits away; the count may go below zero,
+ * and then no one acquires until enough are released).
+ * *out_available (may be NULL) = the count after. */
+HL_EXTERN int hl_semaphore_add_permits(int64_t *out_available,
+                                       hl_semaphore *sem, int64_t delta);
+
+/* *out = the available permits (GET; 0 if the semaphore does not exist). */
+HL_EXTERN int hl_semaphore_available(int64_t *out, hl_semaphore *sem);
+
+/* Take every available permit: *out_drained (may be NULL) = how many.
+ * They count as this client's (hl_semaphore_release gives them back). */
+HL_EXTERN int hl_semaphore_drain(int64_t *out_drained, hl_semaphore *sem);
+
+/* Acquire permits (1 to 2^40; 0 answers 1 at once, as Redisson), waiting
+ * at most wait_ms (-1 forever, 0 one attempt). *out_acquired = 1 or 0.
+ * Waiters of this client queue FIFO; a release anywhere (Java's too) wakes
+ * the first. Returns HL_OK, HL_EINVAL, HL_EINTERRUPTED, HL_ECLOSED,
+ * HL_EIO, HL_EREDIS (and see Conventions). */
+HL_EXTERN int hl_semaphore_try_acquire(int *out_acquired, hl_semaphore *sem,
+                                       int64_t permits, int64_t wait_ms,
+                                       hl_cancel *cancel);
+/* The same, waiting as long as it takes (or until cancel). */
+HL_EXTERN int hl_semaphore_acquire(hl_semaphore *sem, int64_t permits,
+                                   hl_cancel *cancel);
+/* The non-blocking form (permits >= 1). */
+HL_EXTERN int hl_semaphore_try_acquire_start(hl_task **out, hl_semaphore *sem,
+                                             int64_t permits, int64_t wait_ms);
+
+/* Give back permits (0: nothing). Permits have no owner in Redis, so the
+ * client counts those it acquired (or drained) and not yet gave back:
+ * giving back more returns HL_ENOTHELD and changes nothing (a permit
+ * released twice would let one holder too many in). To change how many
+ * permits exist, use hl_semaphore_add_permits(). */
+HL_EXTERN int hl_semaphore_release(hl_semaphore *sem, int64_t permits);
+
+/* *out = the permits this client holds of this semaphore (local). */
+HL_EXTERN int hl_semaphore_held(int64_t *out, hl_semaphore *sem);
+
+/* Delete the semaphore: *out_existed (may be NULL). */
+HL_EXTERN int hl_semaphore_delete(int *out_existed, hl_semaphore *sem);
+
+/* A permit-expirable semaphore (Redisson RPermitExpirableSemaphore):
+ * available permits in <name>, the permits out in the zset {name}:timeout,
+ * each a 16-byte random id scored with the end of its lease (wall-clock
+ * ms; keep clocks in step). A permit whose lease ended goes back by
+ * itself: a holder that dies gives its permits back when their leases end,
+ * never later. Ids are HL_PERMIT_ID_LEN lowercase hex characters. */
+typedef struct hl_expsem hl_expsem;
+#define HL_PERMIT_ID_LEN 32
+
+HL_EXTERN int hl_expsem_new(hl_expsem **out, hl_client *client,
+                            const void *name, size_t name_len);
+HL_EXTERN void hl_expsem_free(hl_expsem *sem);
+
+/* Acquire n permits (1 to 1000) with a lease of lease_ms each (1 to 2^40;
+ * -1: no lease, only a release gives them back), waiting at most wait_ms.
+ * ids: room for n ids of HL_PERMIT_ID_LEN + 1 bytes each (each NUL
+ * terminated), filled when *out_acquired = 1. A wait sleeps until a
+ * release or the nearest lease's end. */
+HL_EXTERN int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
+                                    hl_expsem *sem, int64_t wait_ms,
+                                    int64_t lease_ms, hl_cancel *cancel);
+HL_EXTERN int hl_expsem_acquire(char *ids, size_t n, hl_expsem *sem,
+                                int64_t lease_ms, hl_cancel *cancel);
+/* The non-blocking form: ids are written at once and are the task's
+ * permits if its result is 1. */
+HL_EXTERN int hl_expsem_try_acquire_start(hl_task **out, char *ids, size_t n,
+                                          hl_expsem *sem, int64_t wait_ms,
+                                          int64_t lease_ms);
+
+/* Release one permit. Returns HL_OK; HL_ENOTHELD (no such permit:
+ * released already, or never acquired); HL_ELOST (its lease had ended: it
+ * went back to the pool, and someone else may have had it); HL_EINVAL (an
+ * id that is not hex). */
+HL_EXTERN int hl_expsem_release(hl_expsem *sem, const char *id);
+
+/* Give a permit a new lease from now (lease_ms 1 to 2^40, or -1: none).
+ * HL_ENOTHELD when it is not out. */
+HL_EXTERN int hl_expsem_update_lease(hl_expsem *sem, const char *id,
+                                     int64_t lease_ms);
+
+/* *out = ms left of a permit's lease, -1 if it has none. HL_ENOTHELD when
+ * it is not out. */
+HL_EXTERN int hl_expsem_lease_time(int64_t *out, hl_expsem *sem,
+                                   const char *id);
+
+/* Counts: available, all (available and out), out (acquired). */
+HL_EXTERN int hl_expsem_available(int64_t *out, hl_expsem *sem);
+HL_EXTERN int hl_expsem_permits(int64_t *out, hl_expsem *sem);
+HL_EXTERN int hl_expsem_acquired(int64_t *out, hl_expsem *sem);
+
+/* Set the permits if the semaphore does not exist (*out_set, may be NULL);
+ * set the total (available plus out) to permits; add delta to the
+ * available permits (negative too). */
+HL_EXTERN int hl_expsem_try_set_permits(int *out_set, hl_expsem *sem,
+                                        int64_t permits);
+HL_EXTERN int hl_expsem_set_permits(hl_expsem *sem, int64_t permits);
+HL_EXTERN int hl_expsem_add_permits(int64_t *out_available, hl_expsem *sem,
+                                    int64_t delta);
+HL_EXTERN int hl_expsem_delete(int *out_existed, hl_expsem *sem);
+
+/* A count-down latch (Redisson RCountDownLatch): the counter <name> and
+ * the channel redisson_countdownlatch__channel__{name} ("0": opened, "1":
+ * a count set). In a cluster, names may not contain '}'. */
+typedef struct hl_latch hl_latch;
+
+HL_EXTERN int hl_latch_new(hl_latch **out, hl_client *client, const void *name,
+                           size_t name_len);
+HL_EXTERN void hl_latch_free(hl_latch *latch);
+
+/* Set the count (1 to 2^40) if none is set: *out_set (may be NULL) = 1 if
+ * it was. A latch that opened (or was deleted) can be set again: it closes
+ * for new waiters. */
+HL_EXTERN int hl_latch_try_set_count(int *out_set, hl_latch *latch,
+                                     int64_t count);
+
+/* Count down by one; at zero the latch opens (deleted, "0" published) and
+ * every waiter, in every process, wakes. *out_left (may be NULL) = the
+ * count left (0 once open). Counting down an open latch changes nothing. */
+HL_EXTERN int hl_latch_count_down(int64_t *out_left, hl_latch *latch);
+
+/* *out = the count (0: open or never set). */
+HL_EXTERN int hl_latch_count(int64_t *out, hl_latch *latch);
+
+/* Wait until the count is 0, at most timeout_ms (-1 forever): *out_open =
+ * 1 when it is, 0 when the time ran out. Woken by the "0" message, never
+ * by polling. */
+HL_EXTERN int hl_latch_wait(int *out_open, hl_latch *latch, int64_t timeout_ms,
+                            hl_cancel *cancel);
+HL_EXTERN int hl_latch_wait_start(hl_task **out, hl_latch *latch,
+                                  int64_t timeout_ms);
+
+/* Delete the latch (waiters hear "1" and keep waiting): *out_existed. */
+HL_EXTERN int hl_latch_delete(int *out_existed, hl_latch *latch);
+
 #ifdef __cplusplus
 }
 #endif

@@ -293,7 +293,7 @@ int hl_client_new(hl_client **out, const char *url,
 	hl__obs_init(c);
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
-	    hl__map_init(&c->holds)) {
+	    hl__map_init(&c->holds) || hl__map_init(&c->permits)) {
 		rc = hl__fail(HL_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -337,6 +337,7 @@ fail:
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
 	hl__obs_free(c, 0);
+	hl__map_clear(&c->permits);
 	conf_clear(&c->conf);
 	free(c);
 	return rc;
@@ -504,6 +505,7 @@ static void client_destroy(hl_client *c)
 	hl__map_clear(&c->subs);
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
+	hl__permits_free_all(c);
 	free(c->heap);
 	hl__obs_free(c, forked);
 	conf_clear(&c->conf);

@@ -173,6 +173,10 @@ struct hl_client {
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
 
+	/* semaphores: the permits this client took and has not given back,
+	 * by name (int64_t values), under hold_mu (semaphore.c) */
+	hl_map permits;
+
 	struct hl_client *next_live; /* global list, for thread exits */
 
 	hl_obs obs; /* counters and events (service/observe.c) */
@@ -448,6 +452,8 @@ void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock);
 /* Stop renewing and forget every hold of owner (a thread that exited). */
 void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);
+/* Free the semaphores' permit counts (semaphore.c). */
+void hl__permits_free_all(hl_client *c);
 
 /* ---- observability (service/observe.c) ----------------------------------
  * One-line hooks, called where each thing happens. None of them takes

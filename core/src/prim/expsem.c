@@ -1,0 +1,546 @@
+/*
+ * The permit-expirable semaphore (Redisson RPermitExpirableSemaphore,
+ * PROTOCOL 9): the available permits in <name>, and the permits out in the
+ * zset {name}:timeout, each a random 16-byte id scored with the wall-clock
+ * ms its lease ends (922337203685477: no lease). Every script first gives
+ * back the permits whose lease ran out, so a holder that died returns its
+ * permits when their leases end, whoever looks next. Ids are shown as 32
+ * lowercase hex characters.
+ */
+#include "prim/object.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_LEASE      "922337203685477"
+#define ID_BYTES      16
+#define HL_EXPSEM_MAX 1000 /* permits in one call */
+
+struct hl_expsem {
+	hl_object o;
+};
+
+static int xs_enter(const hl_expsem *s)
+{
+	if (!s)
+		return hl__fail(HL_EINVAL, "semaphore is NULL");
+	return hl__object_enter(&s->o);
+}
+
+/* Hex id (any even number of hex digits, as Redisson decodes them) to
+ * bytes: the length, or -1. */
+static int id_decode(unsigned char *out, size_t cap, const char *hex)
+{
+	size_t n, i;
+	if (!hex)
+		return -1;
+	n = strlen(hex);
+	if (n == 0 || n % 2 || n / 2 > cap)
+		return -1;
+	for (i = 0; i < n; i++) {
+		char ch = hex[i];
+		int v = ch >= '0' && ch <= '9'   ? ch - '0'
+		        : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+		        : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+		                                 : -1;
+		if (v < 0)
+			return -1;
+		if (i % 2 == 0)
+			out[i / 2] = (unsigned char)(v << 4);
+		else
+			out[i / 2] |= (unsigned char)v;
+	}
+	return (int)(n / 2);
+}
+
+static int bad_id(const char *id)
+{
+	return hl__fail(HL_EINVAL,
+	                "permit id \"%.80s\" is not hex (32 lowercase hex "
+	                "characters, as acquire gives them)",
+	                id ? id : "(null)");
+}
+
+static const char *expiry(char *buf, int64_t lease_ms)
+{
+	return lease_ms < 0 ? NO_LEASE : num(buf, wall_ms() + lease_ms);
+}
+
+/* KEYS the counter, the leases, the channel (a marker when marker);
+ * ARGV now, the publish command, then extra..., (the marker's lifetime). */
+static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
+                   const char *const *extra, const size_t *extra_len,
+                   int nextra, int marker, int flags, const hl_bound *b,
+                   int *replicated, const char *doing)
+{
+	script_args a;
+	int i, rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, o->name, o->name_len);
+	arg(&a, o->aux, o->aux_len);
+	arg(&a, o->channel, o->channel_len);
+	if (marker && (rc = hl__object_marker(&a, o)) != HL_OK)
+		return rc;
+	a.nkeys = a.n;
+	arg_str(&a, num(a.nums[0], wall_ms()));
+	arg_str(&a, hl__router_publish(o->client));
+	for (i = 0; i < nextra; i++)
+		arg(&a, extra[i], extra_len[i]);
+	if (marker)
+		arg_str(&a, hl__object_marker_ttl(&a, o));
+	return hl__object_eval(o, out, id, &a, flags, b, replicated, doing);
+}
+
+/* One attempt to take n permits with the given ids (raw bytes) and
+ * expiry: *acquired, or *retry_ms until the nearest lease ends (-1: a
+ * release will say). The ids make it safe to resend: a copy that finds
+ * its first id taken answers acquired. */
+static int take(const hl_object *o, const unsigned char *ids, size_t n,
+                const char *exp, const hl_bound *b, int *acquired,
+                int64_t *retry_ms)
+{
+	hl_client *c = o->client;
+	size_t argc = 3 + 4 + n, i;
+	const char **argv = malloc(argc * sizeof(*argv));
+	size_t *lens = malloc(argc * sizeof(*lens));
+	char now[24], cnt[24], label[80];
+	hl_reply *r = NULL;
+	int rc, replicated = -1;
+	*acquired = 0;
+	*retry_ms = -1;
+	if (!argv || !lens) {
+		free(argv);
+		free(lens);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	argv[0] = o->name;
+	lens[0] = o->name_len;
+	argv[1] = o->aux;
+	lens[1] = o->aux_len;
+	argv[2] = o->channel;
+	lens[2] = o->channel_len;
+	argv[3] = num(now, wall_ms());
+	lens[3] = strlen(now);
+	argv[4] = hl__router_publish(c);
+	lens[4] = strlen(argv[4]);
+	argv[5] = num(cnt, (int64_t)n);
+	lens[5] = strlen(cnt);
+	argv[6] = exp;
+	lens[6] = strlen(exp);
+	for (i = 0; i < n; i++) {
+		argv[7 + i] = (const char *)ids + i * ID_BYTES;
+		lens[7 + i] = ID_BYTES;
+	}
+	rc = hl__eval(c, &r, HL_SCRIPT_PSEM_ACQUIRE, 3, (int)argc, argv, lens,
+	              HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, b, &replicated);
+	free(argv);
+	free(lens);
+	if (rc != HL_OK)
+		return rc;
+	if (hl__reply_type(r) == HL_REPLY_ARRAY)
+		*acquired = 1;
+	else if (hl__reply_type(r) == HL_REPLY_INTEGER)
+		*retry_ms = hl__reply_int(r);
+	else
+		rc = hl__fail(hl__reply_type(r) == HL_REPLY_ERROR
+		                      ? HL_EREDIS
+		                      : HL_EPROTOCOL,
+		              "acquiring permits of semaphore \"%s\": %.300s",
+		              hl__object_label(o, label, sizeof(label)),
+		              hl__reply_type(r) == HL_REPLY_ERROR
+		                      ? hl__reply_str(r)
+		                      : "unexpected reply");
+	hl__reply_free(r);
+	/* taken on the master, no replica confirmed it: give them back and
+	 * say so (the engine tries again while the wait lasts) */
+	if (rc == HL_OK && *acquired && replicated == 0) {
+		int64_t v;
+		*acquired = 0;
+		for (i = 0; i < n; i++) {
+			const char *x = (const char *)ids + i * ID_BYTES;
+			size_t xl = ID_BYTES;
+			xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 0,
+			        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL,
+			        "releasing");
+		}
+		*retry_ms = c->conf.retry_delay_ms;
+	}
+	return rc;
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+typedef struct xs_ctx {
+	hl_object *o;
+	size_t n;
+	int64_t lease_ms;
+	unsigned char *ids; /* n * 16 bytes */
+} xs_ctx;
+
+static int xs_attempt(void *arg, const hl_bound *b, int *acquired,
+                      int64_t *retry_ms)
+{
+	xs_ctx *x = arg;
+	char buf[24];
+	return take(x->o, x->ids, x->n, expiry(buf, x->lease_ms), b, acquired,
+	            retry_ms);
+}
+
+static void xs_undo(void *arg, const hl_bound *b)
+{
+	xs_ctx *x = arg;
+	size_t i;
+	int64_t v;
+	for (i = 0; i < x->n; i++) {
+		const char *id = (const char *)x->ids + i * ID_BYTES;
+		size_t len = ID_BYTES;
+		xs_call(x->o, &v, HL_SCRIPT_PSEM_RELEASE, &id, &len, 1, 0,
+		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, "releasing");
+	}
+}
+
+static void xs_free(void *arg)
+{
+	xs_ctx *x = arg;
+	hl__object_dup_free(x->o);
+	free(x->ids);
+	free(x);
+}
+
+static const hl_wait_ops xs_wait_ops = {xs_attempt, xs_undo, NULL, xs_free};
+
+/* New random ids: into ids_out (n * 33 bytes: 32 hex and a NUL each) and
+ * the context's raw bytes. */
+static int wait_spec(hl_wait_spec *spec, const hl_expsem *s, char *ids_out,
+                     size_t n, int64_t wait_ms, int64_t lease_ms)
+{
+	hl_client *c = s->o.client;
+	xs_ctx *x = calloc(1, sizeof(*x));
+	size_t i;
+	if (x) {
+		x->o = hl__object_dup(&s->o);
+		x->ids = malloc(n * ID_BYTES);
+	}
+	if (!x || !x->o || !x->ids) {
+		if (x)
+			xs_free(x);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	x->n = n;
+	x->lease_ms = lease_ms;
+	for (i = 0; i < n; i++) {
+		char *hex = ids_out + i * (HL_PERMIT_ID_LEN + 1);
+		hl__random_hex(hex);
+		id_decode(x->ids + i * ID_BYTES, ID_BYTES, hex);
+	}
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = &xs_wait_ops;
+	spec->arg = x;
+	spec->gate = x->o->name;
+	spec->gate_len = x->o->name_len;
+	spec->channel = x->o->channel;
+	spec->channel_len = x->o->channel_len;
+	spec->deadline_ms = hl__deadline(wait_ms);
+	spec->io_deadline_ms = hl__io_deadline(c, spec->deadline_ms);
+	spec->once = wait_ms == 0;
+	spec->first = HL_WAIT_FRESH;
+	spec->interrupt_gen = atomic_load(&c->interrupt_gen);
+	return HL_OK;
+}
+
+static int check_acquire(const char *ids, size_t n, int64_t wait_ms,
+                         int64_t lease_ms)
+{
+	int rc;
+	if (!ids)
+		return hl__fail(HL_EINVAL, "ids is NULL");
+	if (n < 1 || n > HL_EXPSEM_MAX)
+		return hl__fail(HL_EINVAL, "permits = %zu: use 1 to %d", n,
+		                HL_EXPSEM_MAX);
+	if ((rc = hl__check_wait(wait_ms)) != HL_OK)
+		return rc;
+	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "lease_ms = %lld: use -1 (no lease) or 1 to "
+		                "2^40 ms",
+		                (long long)lease_ms);
+	return HL_OK;
+}
+
+/* ---- public ----------------------------------------------------------------
+ */
+
+int hl_expsem_new(hl_expsem **out, hl_client *client, const void *name,
+                  size_t name_len)
+{
+	hl_expsem *s;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if (!(s = calloc(1, sizeof(*s))))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = hl__object_init(&s->o, client, name, name_len, "redisson_sc:",
+	                          0, ":timeout", "semaphore")) != HL_OK) {
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return HL_OK;
+}
+
+void hl_expsem_free(hl_expsem *sem)
+{
+	if (!sem)
+		return;
+	hl__object_fini(&sem->o);
+	free(sem);
+}
+
+int hl_expsem_try_acquire_start(hl_task **out, char *ids, size_t n,
+                                hl_expsem *sem, int64_t wait_ms,
+                                int64_t lease_ms)
+{
+	hl_wait_spec spec;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = check_acquire(ids, n, wait_ms, lease_ms)) != HL_OK)
+		return rc;
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	if ((rc = wait_spec(&spec, sem, ids, n, wait_ms, lease_ms)) == HL_OK)
+		rc = hl__task_wait_start(out, sem->o.client, &spec);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
+                          hl_expsem *sem, int64_t wait_ms, int64_t lease_ms,
+                          hl_cancel *cancel)
+{
+	hl_wait_spec spec;
+	hl_task *t;
+	int rc, result = 0;
+	if (!out_acquired)
+		return hl__fail(HL_EINVAL, "out_acquired is NULL");
+	if ((rc = check_acquire(ids, n, wait_ms, lease_ms)) != HL_OK)
+		return rc;
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	if (hl_cancel_is_triggered(cancel)) {
+		hl__client_leave(sem->o.client);
+		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
+	}
+	if ((rc = wait_spec(&spec, sem, ids, n, wait_ms, lease_ms)) == HL_OK) {
+		spec.blocking = 1;
+		rc = hl__task_wait_start(&t, sem->o.client, &spec);
+	}
+	hl__client_leave(sem->o.client);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking(t, cancel, &result);
+	if (rc == HL_ETIMEDOUT) {
+		rc = HL_OK;
+		result = 0;
+	}
+	if (rc == HL_OK)
+		*out_acquired = result;
+	return rc;
+}
+
+int hl_expsem_acquire(char *ids, size_t n, hl_expsem *sem, int64_t lease_ms,
+                      hl_cancel *cancel)
+{
+	int acquired = 0;
+	int rc = hl_expsem_try_acquire(&acquired, ids, n, sem, -1, lease_ms,
+	                               cancel);
+	if (rc == HL_OK && !acquired)
+		rc = hl__fail(HL_ETIMEDOUT, "permits not acquired");
+	return rc;
+}
+
+/* A script about one permit id. */
+static int id_call(hl_expsem *sem, int64_t *out, enum hl_script_id id,
+                   const char *permit, const char *extra, int flags,
+                   const char *doing)
+{
+	unsigned char raw[64];
+	const char *x[2];
+	size_t xl[2];
+	int len, rc;
+	if ((len = id_decode(raw, sizeof(raw), permit)) < 0)
+		return bad_id(permit);
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	x[0] = (const char *)raw;
+	xl[0] = (size_t)len;
+	if (extra) {
+		x[1] = extra;
+		xl[1] = strlen(extra);
+	}
+	rc = xs_call(&sem->o, out, id, x, xl, extra ? 2 : 1, 0, flags, NULL,
+	             NULL, doing);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_expsem_release(hl_expsem *sem, const char *id)
+{
+	char label[80];
+	int64_t v = 0;
+	int rc = id_call(sem, &v, HL_SCRIPT_PSEM_RELEASE, id, NULL,
+	                 HL_CMD_WRITE | HL_CMD_IDEMPOTENT, "releasing");
+	if (rc != HL_OK)
+		return rc;
+	if (v == -1)
+		return hl__fail(HL_ENOTHELD,
+		                "semaphore \"%s\": permit %s has been released "
+		                "already or does not exist",
+		                hl__object_label(&sem->o, label, sizeof(label)),
+		                id);
+	if (v == 0)
+		return hl__fail(HL_ELOST,
+		                "semaphore \"%s\": permit %s was released, but "
+		                "its lease had ended before (anyone could have "
+		                "had it meanwhile)",
+		                hl__object_label(&sem->o, label, sizeof(label)),
+		                id);
+	return HL_OK;
+}
+
+int hl_expsem_update_lease(hl_expsem *sem, const char *id, int64_t lease_ms)
+{
+	char label[80], buf[24];
+	int64_t v = 0;
+	int rc;
+	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "lease_ms = %lld: use -1 (no lease) or 1 to "
+		                "2^40 ms",
+		                (long long)lease_ms);
+	rc = id_call(sem, &v, HL_SCRIPT_PSEM_UPDATE_LEASE, id,
+	             expiry(buf, lease_ms), HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	             "updating the lease of a permit of");
+	if (rc == HL_OK && v != 1)
+		rc = hl__fail(
+		        HL_ENOTHELD,
+		        "semaphore \"%s\": permit %s is not out (released, "
+		        "or its lease ended)",
+		        hl__object_label(&sem->o, label, sizeof(label)), id);
+	return rc;
+}
+
+int hl_expsem_lease_time(int64_t *out, hl_expsem *sem, const char *id)
+{
+	char label[80];
+	int64_t v = 0;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	rc = id_call(sem, &v, HL_SCRIPT_PSEM_LEASE_TIME, id, NULL,
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	             "reading the lease of a permit of");
+	if (rc == HL_OK && v == -2)
+		rc = hl__fail(
+		        HL_ENOTHELD,
+		        "semaphore \"%s\": permit %s is not out (released, "
+		        "or its lease ended)",
+		        hl__object_label(&sem->o, label, sizeof(label)), id);
+	if (rc == HL_OK)
+		*out = v;
+	return rc;
+}
+
+/* A count: available, all, acquired. */
+static int count_call(int64_t *out, hl_expsem *sem, enum hl_script_id id,
+                      const char *doing)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	rc = xs_call(&sem->o, out, id, NULL, NULL, 0, 0,
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, doing);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_expsem_available(int64_t *out, hl_expsem *sem)
+{
+	return count_call(out, sem, HL_SCRIPT_PSEM_AVAILABLE,
+	                  "counting the available permits of");
+}
+
+int hl_expsem_permits(int64_t *out, hl_expsem *sem)
+{
+	return count_call(out, sem, HL_SCRIPT_PSEM_PERMITS,
+	                  "counting the permits of");
+}
+
+int hl_expsem_acquired(int64_t *out, hl_expsem *sem)
+{
+	return count_call(out, sem, HL_SCRIPT_PSEM_ACQUIRED,
+	                  "counting the acquired permits of");
+}
+
+/* A change of the number of permits by n (marker: resent safely). */
+static int permits_call(int64_t *out, hl_expsem *sem, enum hl_script_id id,
+                        int64_t n, int marker, const char *doing)
+{
+	char buf[24];
+	const char *x = num(buf, n);
+	size_t xl = strlen(x);
+	int rc;
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	rc = xs_call(&sem->o, out, id, &x, &xl, 1, marker,
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, doing);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_expsem_try_set_permits(int *out_set, hl_expsem *sem, int64_t permits)
+{
+	int64_t v = 0;
+	int rc = hl__check_permits(permits, 0, "permits");
+	if (rc == HL_OK)
+		rc = permits_call(&v, sem, HL_SCRIPT_PSEM_TRY_SET, permits, 1,
+		                  "setting the permits of");
+	if (rc == HL_OK && out_set)
+		*out_set = v == 1;
+	return rc;
+}
+
+int hl_expsem_set_permits(hl_expsem *sem, int64_t permits)
+{
+	int64_t v = 0;
+	int rc = hl__check_permits(permits, 0, "permits");
+	return rc == HL_OK ? permits_call(&v, sem, HL_SCRIPT_PSEM_SET, permits,
+	                                  0, "setting the permits of")
+	                   : rc;
+}
+
+int hl_expsem_add_permits(int64_t *out_available, hl_expsem *sem, int64_t delta)
+{
+	int64_t v = 0;
+	int rc;
+	if (delta < -HL_TIME_MAX || delta > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL, "delta = %lld: use -2^40 to 2^40",
+		                (long long)delta);
+	rc = permits_call(&v, sem, HL_SCRIPT_PSEM_ADD, delta, 1,
+	                  "adding permits to");
+	if (rc == HL_OK && out_available)
+		*out_available = v;
+	return rc;
+}
+
+int hl_expsem_delete(int *out_existed, hl_expsem *sem)
+{
+	int rc;
+	if ((rc = xs_enter(sem)) != HL_OK)
+		return rc;
+	rc = hl__object_delete(&sem->o, out_existed);
+	hl__client_leave(sem->o.client);
+	return rc;
+}

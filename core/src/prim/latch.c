@@ -1,0 +1,230 @@
+/*
+ * The count-down latch (Redisson RCountDownLatch, PROTOCOL 10): a counter
+ * <name> and the channel redisson_countdownlatch__channel__{name} (always
+ * in braces), on which "0" says the count reached zero (the latch opened)
+ * and "1" that a count was set (closed again). A waiter reads the count
+ * and, while it is above zero, sleeps until a message: never polling.
+ */
+#include "prim/object.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct hl_latch {
+	hl_object o;
+};
+
+static int latch_enter(const hl_latch *l)
+{
+	if (!l)
+		return hl__fail(HL_EINVAL, "latch is NULL");
+	return hl__object_enter(&l->o);
+}
+
+int hl_latch_new(hl_latch **out, hl_client *client, const void *name,
+                 size_t name_len)
+{
+	hl_latch *l;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if (!(l = calloc(1, sizeof(*l))))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = hl__object_init(&l->o, client, name, name_len,
+	                          "redisson_countdownlatch__channel__", 1, NULL,
+	                          "latch")) != HL_OK) {
+		free(l);
+		return rc;
+	}
+	*out = l;
+	return HL_OK;
+}
+
+void hl_latch_free(hl_latch *latch)
+{
+	if (!latch)
+		return;
+	hl__object_fini(&latch->o);
+	free(latch);
+}
+
+/* A latch script: KEYS the counter, the channel (and a marker); ARGV the
+ * publish command (then n, then the marker's lifetime). */
+static int latch_call(hl_latch *l, int64_t *out, enum hl_script_id id,
+                      int64_t n, int with_n, int marker, const char *doing)
+{
+	script_args a;
+	int rc;
+	if ((rc = latch_enter(l)) != HL_OK)
+		return rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, l->o.name, l->o.name_len);
+	arg(&a, l->o.channel, l->o.channel_len);
+	if (marker && (rc = hl__object_marker(&a, &l->o)) != HL_OK) {
+		hl__client_leave(l->o.client);
+		return rc;
+	}
+	a.nkeys = a.n;
+	arg_str(&a, hl__router_publish(l->o.client));
+	if (with_n)
+		arg_str(&a, num(a.nums[0], n));
+	if (marker)
+		arg_str(&a, hl__object_marker_ttl(&a, &l->o));
+	/* Not a synced eval in Redisson either (PROTOCOL 0.4): no WAIT. */
+	rc = hl__object_eval(&l->o, out, id, &a,
+	                     HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL,
+	                     doing);
+	hl__client_leave(l->o.client);
+	return rc;
+}
+
+int hl_latch_try_set_count(int *out_set, hl_latch *latch, int64_t count)
+{
+	int64_t v = 0;
+	int rc = hl__check_permits(count, 1, "count");
+	if (rc == HL_OK)
+		rc = latch_call(latch, &v, HL_SCRIPT_LATCH_TRY_SET, count, 1, 1,
+		                "setting the count of");
+	if (rc == HL_OK && out_set)
+		*out_set = v == 1;
+	return rc;
+}
+
+int hl_latch_count_down(int64_t *out_left, hl_latch *latch)
+{
+	int64_t v = 0;
+	int rc = latch_call(latch, &v, HL_SCRIPT_LATCH_COUNT_DOWN, 0, 0, 1,
+	                    "counting down");
+	if (rc == HL_OK && out_left)
+		*out_left = v > 0 ? v : 0;
+	return rc;
+}
+
+int hl_latch_count(int64_t *out, hl_latch *latch)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = latch_enter(latch)) != HL_OK)
+		return rc;
+	rc = hl__object_get(&latch->o, out, "reading the count of");
+	hl__client_leave(latch->o.client);
+	return rc;
+}
+
+int hl_latch_delete(int *out_existed, hl_latch *latch)
+{
+	int64_t v = 0;
+	int rc = latch_call(latch, &v, HL_SCRIPT_LATCH_DELETE, 0, 0, 0,
+	                    "deleting");
+	if (rc == HL_OK && out_existed)
+		*out_existed = v == 1;
+	return rc;
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+static int latch_attempt(void *arg, const hl_bound *b, int *open,
+                         int64_t *retry_ms)
+{
+	hl_object *o = arg;
+	const char *argv[2] = {"GET", o->name};
+	size_t lens[2] = {3, o->name_len};
+	hl_reply *r = NULL;
+	int rc = hl__command(o->client, &r, 2, argv, lens, HL_CMD_IDEMPOTENT,
+	                     NULL, b);
+	*open = 0;
+	*retry_ms = -1; /* "0" on the channel opens it */
+	if (rc != HL_OK)
+		return rc;
+	if (hl__reply_type(r) == HL_REPLY_NIL)
+		*open = 1;
+	else if (hl__reply_type(r) == HL_REPLY_STRING)
+		*open = strtoll(hl__reply_str(r), NULL, 10) <= 0;
+	else
+		rc = hl__reply_error(r, "reading the latch's count");
+	hl__reply_free(r);
+	return rc;
+}
+
+static void latch_undo(void *arg, const hl_bound *b)
+{
+	(void)arg; /* an open latch takes nothing */
+	(void)b;
+}
+
+static void latch_ctx_free(void *arg)
+{
+	hl__object_dup_free(arg);
+}
+
+static const hl_wait_ops latch_wait_ops = {latch_attempt, latch_undo, NULL,
+                                           latch_ctx_free};
+
+static int wait_spec(hl_wait_spec *spec, const hl_latch *l, int64_t timeout_ms)
+{
+	hl_object *x = hl__object_dup(&l->o);
+	if (!x)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = &latch_wait_ops;
+	spec->arg = x;
+	/* no gate: every waiter of this client wakes when it opens */
+	spec->channel = x->channel;
+	spec->channel_len = x->channel_len;
+	spec->deadline_ms = hl__deadline(timeout_ms);
+	spec->io_deadline_ms = hl__io_deadline(l->o.client, spec->deadline_ms);
+	spec->once = timeout_ms == 0;
+	spec->first = HL_WAIT_FRESH;
+	spec->interrupt_gen = atomic_load(&l->o.client->interrupt_gen);
+	return HL_OK;
+}
+
+int hl_latch_wait_start(hl_task **out, hl_latch *latch, int64_t timeout_ms)
+{
+	hl_wait_spec spec;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = hl__check_wait(timeout_ms)) != HL_OK)
+		return rc;
+	if ((rc = latch_enter(latch)) != HL_OK)
+		return rc;
+	if ((rc = wait_spec(&spec, latch, timeout_ms)) == HL_OK)
+		rc = hl__task_wait_start(out, latch->o.client, &spec);
+	hl__client_leave(latch->o.client);
+	return rc;
+}
+
+int hl_latch_wait(int *out_open, hl_latch *latch, int64_t timeout_ms,
+                  hl_cancel *cancel)
+{
+	hl_wait_spec spec;
+	hl_task *t;
+	int rc, result = 0;
+	if (!out_open)
+		return hl__fail(HL_EINVAL, "out_open is NULL");
+	if ((rc = hl__check_wait(timeout_ms)) != HL_OK)
+		return rc;
+	if ((rc = latch_enter(latch)) != HL_OK)
+		return rc;
+	if (hl_cancel_is_triggered(cancel)) {
+		hl__client_leave(latch->o.client);
+		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
+	}
+	if ((rc = wait_spec(&spec, latch, timeout_ms)) == HL_OK) {
+		spec.blocking = 1;
+		rc = hl__task_wait_start(&t, latch->o.client, &spec);
+	}
+	hl__client_leave(latch->o.client);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking(t, cancel, &result);
+	if (rc == HL_ETIMEDOUT) {
+		rc = HL_OK;
+		result = 0;
+	}
+	if (rc == HL_OK)
+		*out_open = result;
+	return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * What the synchronizers (semaphore, permit-expirable semaphore, count-down
+ * latch) share: a named object of a client with its channel, the request
+ * markers that make their non-idempotent scripts safe to resend, and one
+ * script call with an integer answer. Private to prim/.
+ */
+#ifndef HL_PRIM_OBJECT_H
+#define HL_PRIM_OBJECT_H
+
+#include "internal.h"
+#include "prim/args.h"
+
+typedef struct hl_object {
+	hl_client *client;
+	size_t name_len;
+	char *name;
+	size_t channel_len;
+	char *channel;
+	size_t aux_len; /* a second key ({name}:timeout), or 0 */
+	char *aux;
+	const char *what; /* "semaphore", ... for messages */
+} hl_object;
+
+/* Make o for name on client: the channel is channel_prefix + {name} (or +
+ * name when it has braces, unless always_brace), aux_suffix (may be NULL)
+ * gives the second key {name}<suffix>. Checks the name and, in a cluster,
+ * that every key and the channel share its slot. Takes a reference on the
+ * client. */
+int hl__object_init(hl_object *o, hl_client *client, const void *name,
+                    size_t name_len, const char *channel_prefix,
+                    int always_brace, const char *aux_suffix, const char *what);
+void hl__object_fini(hl_object *o);
+/* Enter the client for a call on o (NULL checks, fork, close). */
+int hl__object_enter(const hl_object *o);
+/* "name" printable, for messages. */
+const char *hl__object_label(const hl_object *o, char *buf, size_t len);
+
+/* A request marker key (hilock_request:{name}:<32 random hex>) in
+ * a->owned, appended as a key; and its lifetime, to be appended as the last
+ * ARGV with arg_marker_ttl(). */
+int hl__object_marker(script_args *a, const hl_object *o);
+const char *hl__object_marker_ttl(script_args *a, const hl_object *o);
+
+/* Run script id with a (keys first) and read an integer (or {integer})
+ * answer into *out. flags as hl__command; replicated as hl__eval. */
+int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
+                    script_args *a, int flags, const hl_bound *b,
+                    int *replicated, const char *doing);
+
+/* Read a plain integer key (GET; nil is 0). */
+int hl__object_get(const hl_object *o, int64_t *out, const char *doing);
+
+/* DEL the object's keys; *out_existed (may be NULL) = 1 if any existed. */
+int hl__object_delete(const hl_object *o, int *out_existed);
+
+/* A copy of o for a task (its own strings, a reference on the client),
+ * and its release. NULL when out of memory. */
+hl_object *hl__object_dup(const hl_object *o);
+void hl__object_dup_free(hl_object *o);
+
+/* Check a number of permits: at least lo (0 or 1), at most 2^40. */
+int hl__check_permits(int64_t n, int64_t lo, const char *what);
+/* Check a wait (-1 forever, 0 one attempt, up to 2^40 ms). */
+int hl__check_wait(int64_t wait_ms);
+
+/* The bound of a wait's round trips: its deadline, but one that begins
+ * just before it gets up to 150 ms (or the command timeout) more, as a
+ * lock's attempt does. */
+int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms);
+
+/* 16 random bytes as 32 lowercase hex characters and a NUL. */
+void hl__random_hex(char out[33]);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * The semaphore (Redisson RSemaphore, PROTOCOL 8): a counter of permits
+ * <name> and the channel redisson_sc:{name}, on which every change of the
+ * count is published. Taking permits waits through the operation engine:
+ * this client's waiters queue FIFO per name and only the first competes;
+ * a message wakes it.
+ *
+ * Permits have no owner in Redis. The client counts the permits it took
+ * and has not given back, and refuses to give back more (HL_ENOTHELD):
+ * permits released twice would let more holders in than the semaphore
+ * allows. hl_semaphore_add_permits() changes the number of permits on
+ * purpose.
+ */
+#include "prim/object.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct hl_semaphore {
+	hl_object o;
+};
+
+/* ---- the permits this client holds ----------------------------------- */
+
+/* Add delta to the permits this client holds of o (hold_mu). With a
+ * negative delta beyond what it holds: -1 and nothing changes. */
+static int held_add(const hl_object *o, int64_t delta)
+{
+	hl_client *c = o->client;
+	int64_t *v;
+	int rc = 0;
+	pthread_mutex_lock(&c->hold_mu);
+	v = hl__map_get(&c->permits, o->name, o->name_len);
+	if (!v && delta > 0) {
+		v = calloc(1, sizeof(*v));
+		if (v && hl__map_put(&c->permits, o->name, o->name_len, v)) {
+			free(v);
+			v = NULL;
+		}
+		if (!v)
+			rc = -2;
+	}
+	if (rc == 0 && (v ? *v : 0) + delta < 0)
+		rc = -1;
+	if (rc == 0 && v) {
+		*v += delta;
+		if (*v == 0) {
+			hl__map_del(&c->permits, o->name, o->name_len);
+			free(v);
+		}
+	}
+	pthread_mutex_unlock(&c->hold_mu);
+	return rc;
+}
+
+static int64_t held_get(const hl_object *o)
+{
+	int64_t *v, n;
+	pthread_mutex_lock(&o->client->hold_mu);
+	v = hl__map_get(&o->client->permits, o->name, o->name_len);
+	n = v ? *v : 0;
+	pthread_mutex_unlock(&o->client->hold_mu);
+	return n;
+}
+
+void hl__permits_free_all(hl_client *c)
+{
+	size_t i;
+	hl_map_entry *e;
+	for (i = 0; i < c->permits.nbuckets; i++)
+		for (e = c->permits.buckets[i]; e; e = e->next)
+			free(e->value);
+	hl__map_clear(&c->permits);
+}
+
+/* ---- scripts ------------------------------------------------------------- */
+
+/* One of the semaphore's scripts with n: KEYS the counter, the channel and
+ * a request marker (resent safely); ARGV n, the publish command, the
+ * marker's lifetime. */
+static int sem_call(const hl_object *o, int64_t *out, enum hl_script_id id,
+                    int64_t n, const hl_bound *b, int *replicated,
+                    const char *doing)
+{
+	script_args a;
+	int rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, o->name, o->name_len);
+	arg(&a, o->channel, o->channel_len);
+	if ((rc = hl__object_marker(&a, o)) != HL_OK)
+		return rc;
+	a.nkeys = 3;
+	arg_str(&a, num(a.nums[0], n));
+	arg_str(&a, hl__router_publish(o->client));
+	arg_str(&a, hl__object_marker_ttl(&a, o));
+	return hl__object_eval(o, out, id, &a, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	                       b, replicated, doing);
+}
+
+/* Give n permits back in Redis (no accounting). */
+static int give_back(const hl_object *o, int64_t n, const hl_bound *b)
+{
+	int64_t v;
+	return sem_call(o, &v, HL_SCRIPT_SEM_RELEASE, n, b, NULL, "releasing");
+}
+
+/* One attempt to take n: *acquired. Taken without a replica's
+ * confirmation (WAIT) is given back and tried again, as Redisson does. */
+static int take(const hl_object *o, int64_t n, const hl_bound *b, int *acquired)
+{
+	hl_client *c = o->client;
+	int64_t v = 0;
+	int rc, replicated, tries = 0;
+	for (;;) {
+		replicated = -1;
+		*acquired = 0;
+		rc = sem_call(o, &v, HL_SCRIPT_SEM_ACQUIRE, n, b, &replicated,
+		              "acquiring permits of");
+		if (rc != HL_OK || v != 1)
+			return rc;
+		if (replicated != 0)
+			break;
+		if ((rc = give_back(o, n, b)) != HL_OK)
+			return rc;
+		if (tries++ >= c->conf.retry_attempts)
+			return hl__fail(
+			        HL_EIO,
+			        "acquiring permits: no replica "
+			        "confirmed it within %lld ms (WAIT), so "
+			        "they were given back",
+			        (long long)c->conf.wait_timeout_ms);
+		if ((rc = hl__pause(
+		             c, hl__jitter_delay(c->conf.retry_delay_ms, tries),
+		             b)) != HL_OK)
+			return rc;
+	}
+	if (held_add(o, n) == -2) {
+		give_back(o, n, b);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	*acquired = 1;
+	return HL_OK;
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+typedef struct sem_ctx {
+	hl_object *o;
+	int64_t n;
+} sem_ctx;
+
+static int sem_attempt(void *arg, const hl_bound *b, int *acquired,
+                       int64_t *retry_ms)
+{
+	sem_ctx *x = arg;
+	*retry_ms = -1; /* a release publishes the new count */
+	return take(x->o, x->n, b, acquired);
+}
+
+static void sem_undo(void *arg, const hl_bound *b)
+{
+	sem_ctx *x = arg;
+	if (held_add(x->o, -x->n) == 0)
+		give_back(x->o, x->n, b);
+}
+
+static void sem_free(void *arg)
+{
+	sem_ctx *x = arg;
+	hl__object_dup_free(x->o);
+	free(x);
+}
+
+static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free};
+
+/* A wait for n permits of s until deadline; *spec owns a new context. */
+static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
+                     int64_t wait_ms)
+{
+	hl_client *c = s->o.client;
+	sem_ctx *x = calloc(1, sizeof(*x));
+	if (x && !(x->o = hl__object_dup(&s->o))) {
+		free(x);
+		x = NULL;
+	}
+	if (!x)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	x->n = n;
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = &sem_wait_ops;
+	spec->arg = x;
+	spec->gate = x->o->name;
+	spec->gate_len = x->o->name_len;
+	spec->channel = x->o->channel;
+	spec->channel_len = x->o->channel_len;
+	spec->deadline_ms = hl__deadline(wait_ms);
+	spec->io_deadline_ms = hl__io_deadline(c, spec->deadline_ms);
+	spec->once = wait_ms == 0;
+	spec->first = HL_WAIT_FRESH;
+	spec->interrupt_gen = atomic_load(&c->interrupt_gen);
+	return HL_OK;
+}
+
+/* ---- public ----------------------------------------------------------------
+ */
+
+static int sem_enter(const hl_semaphore *s)
+{
+	if (!s)
+		return hl__fail(HL_EINVAL, "semaphore is NULL");
+	return hl__object_enter(&s->o);
+}
+
+int hl_semaphore_new(hl_semaphore **out, hl_client *client, const void *name,
+                     size_t name_len)
+{
+	hl_semaphore *s;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if (!(s = calloc(1, sizeof(*s))))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = hl__object_init(&s->o, client, name, name_len, "redisson_sc:",
+	                          0, NULL, "semaphore")) != HL_OK) {
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return HL_OK;
+}
+
+void hl_semaphore_free(hl_semaphore *sem)
+{
+	if (!sem)
+		return;
+	hl__object_fini(&sem->o);
+	free(sem);
+}
+
+int hl_semaphore_try_acquire_start(hl_task **out, hl_semaphore *sem,
+                                   int64_t permits, int64_t wait_ms)
+{
+	hl_wait_spec spec;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = hl__check_permits(permits, 1, "permits")) != HL_OK ||
+	    (rc = hl__check_wait(wait_ms)) != HL_OK)
+		return rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	if ((rc = wait_spec(&spec, sem, permits, wait_ms)) == HL_OK)
+		rc = hl__task_wait_start(out, sem->o.client, &spec);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_semaphore_try_acquire(int *out_acquired, hl_semaphore *sem,
+                             int64_t permits, int64_t wait_ms,
+                             hl_cancel *cancel)
+{
+	hl_wait_spec spec;
+	hl_task *t;
+	int rc, result = 0;
+	if (!out_acquired)
+		return hl__fail(HL_EINVAL, "out_acquired is NULL");
+	if ((rc = hl__check_permits(permits, 0, "permits")) != HL_OK ||
+	    (rc = hl__check_wait(wait_ms)) != HL_OK)
+		return rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	if (permits == 0) { /* as Redisson: true, without a round trip */
+		hl__client_leave(sem->o.client);
+		*out_acquired = 1;
+		return HL_OK;
+	}
+	if (hl_cancel_is_triggered(cancel)) {
+		hl__client_leave(sem->o.client);
+		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
+	}
+	if ((rc = wait_spec(&spec, sem, permits, wait_ms)) == HL_OK) {
+		spec.blocking = 1;
+		rc = hl__task_wait_start(&t, sem->o.client, &spec);
+	}
+	hl__client_leave(sem->o.client);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking(t, cancel, &result);
+	if (rc == HL_ETIMEDOUT) {
+		rc = HL_OK;
+		result = 0;
+	}
+	if (rc == HL_OK)
+		*out_acquired = result;
+	return rc;
+}
+
+int hl_semaphore_acquire(hl_semaphore *sem, int64_t permits, hl_cancel *cancel)
+{
+	int acquired = 0;
+	int rc = hl_semaphore_try_acquire(&acquired, sem, permits, -1, cancel);
+	if (rc == HL_OK && !acquired)
+		rc = hl__fail(HL_ETIMEDOUT, "permits not acquired");
+	return rc;
+}
+
+int hl_semaphore_release(hl_semaphore *sem, int64_t permits)
+{
+	char label[80];
+	int64_t v;
+	int rc;
+	if ((rc = hl__check_permits(permits, 0, "permits")) != HL_OK)
+		return rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	if (permits == 0)
+		goto out;
+	if (held_add(&sem->o, -permits) != 0) {
+		rc = hl__fail(HL_ENOTHELD,
+		              "semaphore \"%s\": this client holds %lld "
+		              "permits and cannot give back %lld (to change "
+		              "how many there are, add permits)",
+		              hl__object_label(&sem->o, label, sizeof(label)),
+		              (long long)held_get(&sem->o), (long long)permits);
+		goto out;
+	}
+	if ((rc = sem_call(&sem->o, &v, HL_SCRIPT_SEM_RELEASE, permits, NULL,
+	                   NULL, "releasing permits of")) != HL_OK)
+		held_add(&sem->o, permits); /* still ours, as far as we know */
+out:
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_semaphore_held(int64_t *out, hl_semaphore *sem)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	*out = held_get(&sem->o);
+	hl__client_leave(sem->o.client);
+	return HL_OK;
+}
+
+/* A call of one script with n and an integer answer. */
+static int sem_simple(hl_semaphore *sem, int64_t *out, enum hl_script_id id,
+                      int64_t n, const char *doing)
+{
+	int rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	rc = sem_call(&sem->o, out, id, n, NULL, NULL, doing);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_semaphore_try_set_permits(int *out_set, hl_semaphore *sem,
+                                 int64_t permits)
+{
+	int64_t v = 0;
+	int rc = hl__check_permits(permits, 0, "permits");
+	if (rc == HL_OK)
+		rc = sem_simple(sem, &v, HL_SCRIPT_SEM_TRY_SET, permits,
+		                "setting the permits of");
+	if (rc == HL_OK && out_set)
+		*out_set = v == 1;
+	return rc;
+}
+
+int hl_semaphore_set_permits(hl_semaphore *sem, int64_t permits)
+{
+	int64_t v;
+	int rc = hl__check_permits(permits, 0, "permits");
+	return rc == HL_OK ? sem_simple(sem, &v, HL_SCRIPT_SEM_SET, permits,
+	                                "setting the permits of")
+	                   : rc;
+}
+
+int hl_semaphore_add_permits(int64_t *out_available, hl_semaphore *sem,
+                             int64_t delta)
+{
+	int64_t v = 0;
+	int rc;
+	if (delta < -HL_TIME_MAX || delta > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL, "delta = %lld: use -2^40 to 2^40",
+		                (long long)delta);
+	rc = sem_simple(sem, &v, HL_SCRIPT_SEM_ADD, delta, "adding permits to");
+	if (rc == HL_OK && out_available)
+		*out_available = v;
+	return rc;
+}
+
+int hl_semaphore_drain(int64_t *out_drained, hl_semaphore *sem)
+{
+	int64_t v = 0;
+	int rc = sem_simple(sem, &v, HL_SCRIPT_SEM_DRAIN, 0,
+	                    "draining the permits of");
+	if (rc == HL_OK) {
+		/* drained permits are this client's to give back */
+		if (v > 0 && held_add(&sem->o, v) == -2)
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+		if (out_drained)
+			*out_drained = v;
+	}
+	return rc;
+}
+
+int hl_semaphore_available(int64_t *out, hl_semaphore *sem)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	rc = hl__object_get(&sem->o, out, "reading the permits of");
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+int hl_semaphore_delete(int *out_existed, hl_semaphore *sem)
+{
+	int rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	rc = hl__object_delete(&sem->o, out_existed);
+	hl__client_leave(sem->o.client);
+	return rc;
+}
