@@ -237,6 +237,79 @@ static void sem_bound(void)
 	hl_client_free(c);
 }
 
+/* Waiters cancelled while a permit comes back, some of them with an
+ * attempt in flight: no permit is ever lost (taken in Redis with nobody
+ * holding it) and none made up. */
+static void sem_cancel_race(void)
+{
+	enum { N = 60, ROUNDS = 15 };
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0), *g = ht_client(r, 0);
+	hl_semaphore *s = sem(c, "sem:race"), *giver = sem(g, "sem:race");
+	hl_expsem *x = expsem(c, "xs:race");
+	static char ids[N][HL_PERMIT_ID_LEN + 1];
+	hl_task *t[N];
+	int round, i;
+	int64_t v;
+
+	for (round = 0; round < ROUNDS; round++) {
+		int expirable = round % 2;
+		if (expirable) {
+			HT_OK(hl_expsem_set_permits(x, 0));
+		} else {
+			HT_OK(hl_semaphore_set_permits(s, 0));
+		}
+		for (i = 0; i < N; i++) {
+			if (expirable)
+				HT_OK(hl_expsem_try_acquire_start(
+				        &t[i], ids[i], 1, x, -1, -1));
+			else
+				HT_OK(hl_semaphore_try_acquire_start(&t[i], s,
+				                                     1, -1));
+		}
+		ht_sleep_ms(50);
+		/* one permit comes back while every waiter is cancelled */
+		if (expirable)
+			HT_OK(hl_expsem_add_permits(NULL, x, 1));
+		else
+			HT_OK(hl_semaphore_add_permits(NULL, giver, 1));
+		for (i = 0; i < N; i++)
+			hl_task_cancel(t[i]);
+		for (i = 0; i < N; i++) {
+			int got = 0, rc;
+			HT_OK(hl_task_wait(t[i], 10000, NULL));
+			rc = hl_task_result(&got, t[i]);
+			HT_CHECKF(rc == HL_OK || rc == HL_EINTERRUPTED,
+			          "task %d: %s", i, hl_status_name(rc));
+			if (rc == HL_OK && got) {
+				/* it had it before the cancel: ours */
+				if (expirable)
+					HT_OK(hl_expsem_release(x, ids[i]));
+				else
+					HT_OK(hl_semaphore_release(s, 1));
+			}
+			hl_task_free(t[i]);
+		}
+		if (expirable) {
+			HT_OK(hl_expsem_acquired(&v, x));
+			HT_EQ(v, 0);
+			HT_OK(hl_expsem_available(&v, x));
+		} else {
+			HT_OK(hl_semaphore_held(&v, s));
+			HT_EQ(v, 0);
+			HT_OK(hl_semaphore_available(&v, s));
+		}
+		HT_CHECKF(v == 1, "round %d (%s): %lld permits left of 1",
+		          round, expirable ? "expirable" : "semaphore",
+		          (long long)v);
+	}
+	hl_semaphore_free(s);
+	hl_semaphore_free(giver);
+	hl_expsem_free(x);
+	hl_client_free(c);
+	hl_client_free(g);
+}
+
 /* ---- permit-expirable semaphore ----------------------------------------- */
 static void expsem_basics(void)
 {
@@ -438,6 +511,38 @@ static void *latch_wait_main(void *arg)
 	return NULL;
 }
 
+/* Deleting a latch does not open it for its waiters (they hear "1", as
+ * Redisson's do); a new count counted down to zero does. */
+static void latch_delete_keeps_waiting(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *a = ht_client(r, 0), *b = ht_client(r, 0);
+	hl_latch *la = latch(a, "latch:del"), *lb = latch(b, "latch:del");
+	latch_waiter w = {la, -1, 0, 0};
+	int64_t t0;
+	pthread_t t;
+
+	HT_OK(hl_latch_try_set_count(NULL, lb, 1));
+	t = ht_thread_start(latch_wait_main, &w);
+	ht_sleep_ms(500);
+	HT_OK(hl_latch_delete(NULL, lb));
+	ht_sleep_ms(700);
+	HT_EQ(w.rc, -1); /* still waiting */
+	HT_OK(hl_latch_try_set_count(NULL, lb, 1));
+	ht_sleep_ms(200);
+	HT_EQ(w.rc, -1);
+	t0 = ht_now_ms();
+	HT_OK(hl_latch_count_down(NULL, lb));
+	ht_thread_join(t, 20000);
+	HT_OK(w.rc);
+	HT_EQ(w.ok, 1);
+	HT_RANGE(w.at - t0, 0, 2000 * ht_scale());
+	hl_latch_free(la);
+	hl_latch_free(lb);
+	hl_client_free(a);
+	hl_client_free(b);
+}
+
 /* A latch of 10 counted down by 10 processes releases every waiter at
  * once (two clients' waiters), on the "0" message. */
 static void latch_wake(void)
@@ -543,5 +648,6 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(sem_basics), HT_CASE(sem_wake), HT_CASE(sem_bound),
+        HT_CASE(sem_cancel_race), HT_CASE(latch_delete_keeps_waiting),
         HT_CASE(expsem_basics), HT_CASE(expsem_killed_holder),
         HT_CASE(latch_basics), HT_CASE(latch_wake), HT_CASE(bad_input))

@@ -9,6 +9,7 @@
  */
 #include "prim/object.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,7 +89,22 @@ static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
 		arg(&a, extra[i], extra_len[i]);
 	if (marker)
 		arg_str(&a, hl__object_marker_ttl(&a, o));
-	return hl__object_eval(o, out, id, &a, flags, b, replicated, doing);
+	return hl__object_eval(o, out, id, &a, flags, b, replicated, NULL,
+	                       doing);
+}
+
+/* Release the permits of ids (n raw ids), those that are out. */
+static void give_back_ids(const hl_object *o, const unsigned char *ids,
+                          size_t n, const hl_bound *b)
+{
+	size_t i;
+	int64_t v;
+	for (i = 0; i < n; i++) {
+		const char *x = (const char *)ids + i * ID_BYTES;
+		size_t xl = ID_BYTES;
+		xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 0,
+		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, "releasing");
+	}
 }
 
 /* One attempt to take n permits with the given ids (raw bytes) and
@@ -105,6 +121,7 @@ static int take(const hl_object *o, const unsigned char *ids, size_t n,
 	size_t *lens = malloc(argc * sizeof(*lens));
 	char now[24], cnt[24], label[80];
 	hl_reply *r = NULL;
+	enum hl_sent sent = HL_SENT_NOTHING;
 	int rc, replicated = -1;
 	*acquired = 0;
 	*retry_ms = -1;
@@ -132,9 +149,17 @@ static int take(const hl_object *o, const unsigned char *ids, size_t n,
 		lens[7 + i] = ID_BYTES;
 	}
 	rc = hl__eval(c, &r, HL_SCRIPT_PSEM_ACQUIRE, 3, (int)argc, argv, lens,
-	              HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, b, &replicated);
+	              HL_CMD_WRITE | HL_CMD_IDEMPOTENT, &sent, b, &replicated);
 	free(argv);
 	free(lens);
+	if (rc != HL_OK && sent != HL_SENT_NOTHING && rc != HL_ECLOSED) {
+		/* cut short after it may have run: its ids are ours alone,
+		 * so releasing them takes back exactly what it took */
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", hl_error_last());
+		give_back_ids(o, ids, n, NULL);
+		hl__fail(rc, "%s", msg);
+	}
 	if (rc != HL_OK)
 		return rc;
 	if (hl__reply_type(r) == HL_REPLY_ARRAY)
@@ -154,15 +179,8 @@ static int take(const hl_object *o, const unsigned char *ids, size_t n,
 	/* taken on the master, no replica confirmed it: give them back and
 	 * say so (the engine tries again while the wait lasts) */
 	if (rc == HL_OK && *acquired && replicated == 0) {
-		int64_t v;
 		*acquired = 0;
-		for (i = 0; i < n; i++) {
-			const char *x = (const char *)ids + i * ID_BYTES;
-			size_t xl = ID_BYTES;
-			xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 0,
-			        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL,
-			        "releasing");
-		}
+		give_back_ids(o, ids, n, b);
 		*retry_ms = c->conf.retry_delay_ms;
 	}
 	return rc;
@@ -189,14 +207,7 @@ static int xs_attempt(void *arg, const hl_bound *b, int *acquired,
 static void xs_undo(void *arg, const hl_bound *b)
 {
 	xs_ctx *x = arg;
-	size_t i;
-	int64_t v;
-	for (i = 0; i < x->n; i++) {
-		const char *id = (const char *)x->ids + i * ID_BYTES;
-		size_t len = ID_BYTES;
-		xs_call(x->o, &v, HL_SCRIPT_PSEM_RELEASE, &id, &len, 1, 0,
-		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, "releasing");
-	}
+	give_back_ids(x->o, x->ids, x->n, b);
 }
 
 static void xs_free(void *arg)

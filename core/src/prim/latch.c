@@ -72,7 +72,7 @@ static int latch_call(hl_latch *l, int64_t *out, enum hl_script_id id,
 		arg_str(&a, hl__object_marker_ttl(&a, &l->o));
 	/* Not a synced eval in Redisson either (PROTOCOL 0.4): no WAIT. */
 	rc = hl__object_eval(&l->o, out, id, &a,
-	                     HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL,
+	                     HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, NULL,
 	                     doing);
 	hl__client_leave(l->o.client);
 	return rc;
@@ -124,27 +124,51 @@ int hl_latch_delete(int *out_existed, hl_latch *latch)
 
 /* ---- waiting ------------------------------------------------------------- */
 
+/* A waiter's view: whether it saw the latch closed while its subscription
+ * was active, and how many "0" messages had come by then. A latch gone
+ * after that opened only if a "0" came since: deleted ("1"), it stays
+ * closed for its waiters, as Redisson's. Before the subscription is
+ * active, a latch gone counts as open (its "0" may have been missed). */
+typedef struct latch_ctx {
+	hl_object *o;
+	int closed_seen;
+	uint64_t zero_gen;
+} latch_ctx;
+
 static int latch_attempt(void *arg, const hl_bound *b, int *open,
                          int64_t *retry_ms)
 {
-	hl_object *o = arg;
+	latch_ctx *x = arg;
+	hl_object *o = x->o;
 	const char *argv[2] = {"GET", o->name};
 	size_t lens[2] = {3, o->name_len};
 	hl_reply *r = NULL;
+	uint64_t zero_gen = 0;
+	int active = hl__pubsub_active(o->client, o->channel, o->channel_len,
+	                               &zero_gen);
 	int rc = hl__command(o->client, &r, 2, argv, lens, HL_CMD_IDEMPOTENT,
 	                     NULL, b);
+	int64_t count = 0;
 	*open = 0;
 	*retry_ms = -1; /* "0" on the channel opens it */
 	if (rc != HL_OK)
 		return rc;
-	if (hl__reply_type(r) == HL_REPLY_NIL)
-		*open = 1;
-	else if (hl__reply_type(r) == HL_REPLY_STRING)
-		*open = strtoll(hl__reply_str(r), NULL, 10) <= 0;
-	else
+	if (hl__reply_type(r) == HL_REPLY_STRING)
+		count = strtoll(hl__reply_str(r), NULL, 10);
+	else if (hl__reply_type(r) != HL_REPLY_NIL)
 		rc = hl__reply_error(r, "reading the latch's count");
 	hl__reply_free(r);
-	return rc;
+	if (rc != HL_OK)
+		return rc;
+	if (count > 0) {
+		if (active && !x->closed_seen) {
+			x->closed_seen = 1;
+			x->zero_gen = zero_gen;
+		}
+	} else if (!x->closed_seen || zero_gen != x->zero_gen) {
+		*open = 1;
+	}
+	return HL_OK;
 }
 
 static void latch_undo(void *arg, const hl_bound *b)
@@ -155,7 +179,9 @@ static void latch_undo(void *arg, const hl_bound *b)
 
 static void latch_ctx_free(void *arg)
 {
-	hl__object_dup_free(arg);
+	latch_ctx *x = arg;
+	hl__object_dup_free(x->o);
+	free(x);
 }
 
 static const hl_wait_ops latch_wait_ops = {latch_attempt, latch_undo, NULL,
@@ -163,15 +189,19 @@ static const hl_wait_ops latch_wait_ops = {latch_attempt, latch_undo, NULL,
 
 static int wait_spec(hl_wait_spec *spec, const hl_latch *l, int64_t timeout_ms)
 {
-	hl_object *x = hl__object_dup(&l->o);
+	latch_ctx *x = calloc(1, sizeof(*x));
+	if (x && !(x->o = hl__object_dup(&l->o))) {
+		free(x);
+		x = NULL;
+	}
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	memset(spec, 0, sizeof(*spec));
 	spec->ops = &latch_wait_ops;
 	spec->arg = x;
 	/* no gate: every waiter of this client wakes when it opens */
-	spec->channel = x->channel;
-	spec->channel_len = x->channel_len;
+	spec->channel = x->o->channel;
+	spec->channel_len = x->o->channel_len;
 	spec->deadline_ms = hl__deadline(timeout_ms);
 	spec->io_deadline_ms = hl__io_deadline(l->o.client, spec->deadline_ms);
 	spec->once = timeout_ms == 0;

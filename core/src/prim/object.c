@@ -121,14 +121,11 @@ void hl__random_hex(char out[33])
 	out[32] = '\0';
 }
 
-int hl__object_marker(script_args *a, const hl_object *o)
+int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33])
 {
 	static const char prefix[] = "hilock_request:";
-	char id[33];
 	size_t n;
-	char *w;
-	hl__random_hex(id);
-	w = wrap(prefix, "", o->name, o->name_len, 0, &n);
+	char *w = wrap(prefix, "", o->name, o->name_len, 0, &n);
 	if (!w)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	a->owned = realloc(w, n + 1 + 32);
@@ -142,6 +139,13 @@ int hl__object_marker(script_args *a, const hl_object *o)
 	return HL_OK;
 }
 
+int hl__object_marker(script_args *a, const hl_object *o)
+{
+	char id[33];
+	hl__random_hex(id);
+	return hl__object_marker_id(a, o, id);
+}
+
 const char *hl__object_marker_ttl(script_args *a, const hl_object *o)
 {
 	/* as long as a resend may come: every retry with its pause */
@@ -153,13 +157,13 @@ const char *hl__object_marker_ttl(script_args *a, const hl_object *o)
 
 int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
                     script_args *a, int flags, const hl_bound *b,
-                    int *replicated, const char *doing)
+                    int *replicated, enum hl_sent *sent, const char *doing)
 {
 	char label[80];
 	hl_reply *r = NULL;
 	const hl_reply *v;
 	int rc = hl__eval(o->client, &r, id, a->nkeys, a->n, a->v, a->len,
-	                  flags, NULL, b, replicated);
+	                  flags, sent, b, replicated);
 	free(a->owned);
 	a->owned = NULL;
 	if (rc != HL_OK)

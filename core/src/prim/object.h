@@ -39,13 +39,16 @@ const char *hl__object_label(const hl_object *o, char *buf, size_t len);
  * a->owned, appended as a key; and its lifetime, to be appended as the last
  * ARGV with arg_marker_ttl(). */
 int hl__object_marker(script_args *a, const hl_object *o);
+/* The same with the marker's random part given (32 hex), to name the
+ * same marker again (an undo). */
+int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33]);
 const char *hl__object_marker_ttl(script_args *a, const hl_object *o);
 
 /* Run script id with a (keys first) and read an integer (or {integer})
  * answer into *out. flags as hl__command; replicated as hl__eval. */
 int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
                     script_args *a, int flags, const hl_bound *b,
-                    int *replicated, const char *doing);
+                    int *replicated, enum hl_sent *sent, const char *doing);
 
 /* Read a plain integer key (GET; nil is 0). */
 int hl__object_get(const hl_object *o, int64_t *out, const char *doing);

@@ -13,6 +13,7 @@
  */
 #include "prim/object.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,25 +77,35 @@ void hl__permits_free_all(hl_client *c)
 /* ---- scripts ------------------------------------------------------------- */
 
 /* One of the semaphore's scripts with n: KEYS the counter, the channel and
- * a request marker (resent safely); ARGV n, the publish command, the
- * marker's lifetime. */
-static int sem_call(const hl_object *o, int64_t *out, enum hl_script_id id,
-                    int64_t n, const hl_bound *b, int *replicated,
-                    const char *doing)
+ * a request marker (a new one, or the one of id when id is not NULL);
+ * ARGV n, the publish command, the marker's lifetime. *sent (may be NULL)
+ * as hl__command's. */
+static int sem_call_id(const hl_object *o, int64_t *out, enum hl_script_id id,
+                       int64_t n, const char *marker_id, const hl_bound *b,
+                       int *replicated, enum hl_sent *sent, const char *doing)
 {
 	script_args a;
 	int rc;
 	memset(&a, 0, sizeof(a));
 	arg(&a, o->name, o->name_len);
 	arg(&a, o->channel, o->channel_len);
-	if ((rc = hl__object_marker(&a, o)) != HL_OK)
+	rc = marker_id ? hl__object_marker_id(&a, o, marker_id)
+	               : hl__object_marker(&a, o);
+	if (rc != HL_OK)
 		return rc;
 	a.nkeys = 3;
 	arg_str(&a, num(a.nums[0], n));
 	arg_str(&a, hl__router_publish(o->client));
 	arg_str(&a, hl__object_marker_ttl(&a, o));
 	return hl__object_eval(o, out, id, &a, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
-	                       b, replicated, doing);
+	                       b, replicated, sent, doing);
+}
+
+static int sem_call(const hl_object *o, int64_t *out, enum hl_script_id id,
+                    int64_t n, const hl_bound *b, int *replicated,
+                    const char *doing)
+{
+	return sem_call_id(o, out, id, n, NULL, b, replicated, NULL, doing);
 }
 
 /* Give n permits back in Redis (no accounting). */
@@ -105,17 +116,33 @@ static int give_back(const hl_object *o, int64_t n, const hl_bound *b)
 }
 
 /* One attempt to take n: *acquired. Taken without a replica's
- * confirmation (WAIT) is given back and tried again, as Redisson does. */
+ * confirmation (WAIT) is given back and tried again, as Redisson does. An
+ * attempt cut short (its wait ended, a cancel, the network) after it may
+ * have run is taken back through its request marker: the permits go back
+ * if it took them, and a copy still on its way can no longer take any. */
 static int take(const hl_object *o, int64_t n, const hl_bound *b, int *acquired)
 {
 	hl_client *c = o->client;
+	char marker[33];
+	enum hl_sent sent;
 	int64_t v = 0;
 	int rc, replicated, tries = 0;
 	for (;;) {
 		replicated = -1;
+		sent = HL_SENT_NOTHING;
 		*acquired = 0;
-		rc = sem_call(o, &v, HL_SCRIPT_SEM_ACQUIRE, n, b, &replicated,
-		              "acquiring permits of");
+		hl__random_hex(marker);
+		rc = sem_call_id(o, &v, HL_SCRIPT_SEM_ACQUIRE, n, marker, b,
+		                 &replicated, &sent, "acquiring permits of");
+		if (rc != HL_OK && sent != HL_SENT_NOTHING &&
+		    rc != HL_ECLOSED) {
+			int64_t undone;
+			char msg[512];
+			snprintf(msg, sizeof(msg), "%s", hl_error_last());
+			sem_call_id(o, &undone, HL_SCRIPT_SEM_UNDO, n, marker,
+			            NULL, NULL, NULL, "taking back permits of");
+			hl__fail(rc, "%s", msg);
+		}
 		if (rc != HL_OK || v != 1)
 			return rc;
 		if (replicated != 0)

@@ -42,6 +42,19 @@ void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
 	pthread_mutex_unlock(&c->wait_mu);
 }
 
+int hl__pubsub_active(hl_client *c, const char *channel, size_t len,
+                      uint64_t *zero_gen)
+{
+	hl_sub *s;
+	int active;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, channel, len);
+	active = s && s->state == HL_SUB_ACTIVE;
+	*zero_gen = s ? s->zero_gen : 0;
+	pthread_mutex_unlock(&c->wait_mu);
+	return active;
+}
+
 void hl__pubsub_wake_all(hl_client *c)
 {
 	pthread_mutex_lock(&c->wait_mu);
@@ -266,6 +279,11 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	if (!s || s->conn != k + 1)
 		return 0;
 	if (strcmp(kd, "message") == 0) {
+		const hl_reply *m =
+		        hl__reply_len(r) > 2 ? hl__reply_at(r, 2) : NULL;
+		if (m && hl__reply_type(m) == HL_REPLY_STRING &&
+		    strcmp(hl__reply_str(m), "0") == 0)
+			s->zero_gen++;
 		hl__pubsub_wake(s);
 	} else if (strcmp(kd, "subscribe") == 0) {
 		if (s->state == HL_SUB_PENDING) {

@@ -455,6 +455,22 @@ static const char sem_drain_src[] =
                    "  redis.call('set', KEYS[1], 0)\n"
                    "  return v\n" ONCE_END;
 
+/* Take back an acquire cut short (KEYS and ARGV as sem_acquire_src, the
+ * same marker): if it took the permits, they go back (1); if it has not
+ * run, a copy of it that lands later takes nothing (0). */
+static const char sem_undo_src[] =
+        "local m = redis.call('get', KEYS[3])\n"
+        "if m == '1' then\n"
+        "  redis.call('set', KEYS[3], 'undone', 'px', ARGV[#ARGV])\n"
+        "  local v = redis.call('incrby', KEYS[1], ARGV[1])\n"
+        "  redis.call(ARGV[2], KEYS[2], v)\n"
+        "  return 1\n"
+        "end\n"
+        "if not m then\n"
+        "  redis.call('set', KEYS[3], 'undone', 'px', ARGV[#ARGV])\n"
+        "end\n"
+        "return 0\n";
+
 /* ---- permit-expirable semaphore (PROTOCOL 9) ------------------------------
  * KEYS[1] the counter, KEYS[2] the leases {name}:timeout (raw 16-byte
  * permit id -> expiry, wall-clock ms, or 922337203685477 for none),
@@ -636,6 +652,7 @@ static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"semaphore-add", sem_add_src},
         {"semaphore-set", sem_set_src},
         {"semaphore-drain", sem_drain_src},
+        {"semaphore-undo", sem_undo_src},
         {"permit-acquire", psem_acquire_src},
         {"permit-release", psem_release_src},
         {"permit-available", psem_available_src},
