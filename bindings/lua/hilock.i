@@ -231,14 +231,15 @@ static int hlua_task_start(hlua_task **out, hlua_lock *h, int what,
 }
 
 /* The task's result, applied once to its handle's hold count as the
- * handle's own blocking calls apply theirs. */
+ * handle's own blocking calls apply theirs (a synchronizer's task has no
+ * handle: its permits are counted by the library, per client). */
 static int hlua_task_take_result(hlua_task *k, int *out)
 {
 	int rc;
 	if (k->t == NULL)
 		return HL_EINVAL;
 	rc = hl_task_result(out, k->t);
-	if (k->counted || !hl_task_done(k->t))
+	if (k->counted || !hl_task_done(k->t) || k->h == NULL)
 		return rc;
 	k->counted = 1;
 	if (k->what == HLUA_TASK_ACQUIRE && rc == HL_OK && *out) {
@@ -254,6 +255,91 @@ static int hlua_task_take_result(hlua_task *k, int *out)
 		}
 	}
 	return rc;
+}
+
+/* ---- synchronizers ---------------------------------------------------------
+ * One library handle per Lua object (permits belong to the client, not to a
+ * coroutine); NULL once closed, so a call on a closed object returns
+ * HL_EINVAL instead of touching freed memory. */
+typedef struct hlua_sem {
+	hl_semaphore *s;
+} hlua_sem;
+typedef struct hlua_xsem {
+	hl_expsem *s;
+} hlua_xsem;
+typedef struct hlua_latch {
+	hl_latch *l;
+} hlua_latch;
+
+/* Live synchronizer wrappers, all three kinds (for the leak tests). */
+static atomic_long hlua_live_syncs;
+
+static int hlua_semaphore_new(hlua_sem **out, hl_client *client,
+                              const void *name, size_t name_len)
+{
+	hlua_sem *w = (hlua_sem *)calloc(1, sizeof(*w));
+	int rc;
+	if (w == NULL)
+		return HL_ENOMEM;
+	if ((rc = hl_semaphore_new(&w->s, client, name, name_len)) != HL_OK) {
+		free(w);
+		return rc;
+	}
+	hlua_live_syncs++;
+	*out = w;
+	return HL_OK;
+}
+
+static int hlua_expsem_new(hlua_xsem **out, hl_client *client,
+                           const void *name, size_t name_len)
+{
+	hlua_xsem *w = (hlua_xsem *)calloc(1, sizeof(*w));
+	int rc;
+	if (w == NULL)
+		return HL_ENOMEM;
+	if ((rc = hl_expsem_new(&w->s, client, name, name_len)) != HL_OK) {
+		free(w);
+		return rc;
+	}
+	hlua_live_syncs++;
+	*out = w;
+	return HL_OK;
+}
+
+static int hlua_latch_new(hlua_latch **out, hl_client *client,
+                          const void *name, size_t name_len)
+{
+	hlua_latch *w = (hlua_latch *)calloc(1, sizeof(*w));
+	int rc;
+	if (w == NULL)
+		return HL_ENOMEM;
+	if ((rc = hl_latch_new(&w->l, client, name, name_len)) != HL_OK) {
+		free(w);
+		return rc;
+	}
+	hlua_live_syncs++;
+	*out = w;
+	return HL_OK;
+}
+
+/* Wrap a synchronizer's task (rc: its _start call's status). */
+static int hlua_task_adopt(hlua_task **out, int rc, hl_task *t,
+                           uint64_t data)
+{
+	hlua_task *k;
+	if (rc != HL_OK)
+		return rc;
+	k = (hlua_task *)calloc(1, sizeof(*k));
+	if (k == NULL) {
+		hl_task_free(t); /* cancels it: nothing stays taken */
+		return HL_ENOMEM;
+	}
+	hl_task_set_data(t, data);
+	k->t = t;
+	k->what = HLUA_TASK_ACQUIRE;
+	hlua_live_tasks++;
+	*out = k;
+	return HL_OK;
 }
 
 static int hlua_client_new(hl_client **out, const char *url,
@@ -366,6 +452,47 @@ typedef int hl_rc;
 %typemap(in, numinputs=0) hlua_multi **OUT_MULTI (hlua_multi *tmp = NULL) "$1 = &tmp;"
 %typemap(argout) hlua_multi **OUT_MULTI {
 	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+
+%typemap(in, numinputs=0) hlua_sem **OUT_SEM (hlua_sem *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_sem **OUT_SEM {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+%typemap(in, numinputs=0) hlua_xsem **OUT_XSEM (hlua_xsem *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_xsem **OUT_XSEM {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+%typemap(in, numinputs=0) hlua_latch **OUT_LATCH (hlua_latch *tmp = NULL) "$1 = &tmp;"
+%typemap(argout) hlua_latch **OUT_LATCH {
+	SWIG_NewPointerObj(L, *$1, $*1_descriptor, 1);
+	SWIG_arg++;
+}
+
+/* Permit ids of the expirable semaphore: the Lua argument is how many; the
+ * C call gets room for that many NUL-terminated ids (HL_PERMIT_ID_LEN + 1
+ * bytes each) in a userdata left on the stack, so the collector frees it
+ * whichever way the call returns (a failure returns before freearg would
+ * run). On success a Lua array of the ids is pushed. A count out of range
+ * gets one byte of room: the library refuses the count before writing. */
+%typemap(in) (char *IDS, size_t N) {
+	lua_Integer n_ = luaL_checkinteger(L, $input);
+	size_t room_ = 1;
+	if (n_ >= 1 && n_ <= 1000)
+		room_ = (size_t)n_ * (HL_PERMIT_ID_LEN + 1);
+	$1 = (char *)lua_newuserdata(L, room_);
+	memset($1, 0, room_);
+	$2 = n_ < 0 ? 0 : (size_t)n_;
+}
+%typemap(argout) (char *IDS, size_t N) {
+	size_t i_;
+	lua_createtable(L, (int)$2, 0);
+	for (i_ = 0; i_ < $2; i_++) {
+		lua_pushstring(L, $1 + i_ * (HL_PERMIT_ID_LEN + 1));
+		lua_rawseti(L, -2, (lua_Integer)(i_ + 1));
+	}
 	SWIG_arg++;
 }
 
@@ -499,6 +626,17 @@ hl_rc hlua_multi_new(hlua_multi **OUT_MULTI, hlua_lock **MEMBERS, size_t N,
 %constant int MULTILOCK_ALL = HL_MULTILOCK_ALL;
 %constant int MULTILOCK_RED = HL_MULTILOCK_RED;
 
+%rename(semaphore_new) hlua_semaphore_new;
+hl_rc hlua_semaphore_new(hlua_sem **OUT_SEM, hl_client *client,
+                         const void *name, size_t name_len);
+%rename(expsem_new) hlua_expsem_new;
+hl_rc hlua_expsem_new(hlua_xsem **OUT_XSEM, hl_client *client,
+                      const void *name, size_t name_len);
+%rename(latch_new) hlua_latch_new;
+hl_rc hlua_latch_new(hlua_latch **OUT_LATCH, hl_client *client,
+                     const void *name, size_t name_len);
+%constant int PERMIT_ID_LEN = HL_PERMIT_ID_LEN;
+
 %inline %{
 /* Wait until fd is readable, at most timeout_ms (-1: no limit): 1 if it is,
  * 0 if the time ran out, -1 on a poll error. For hosts with no event loop
@@ -519,6 +657,7 @@ static int poll_readable(int fd, int64_t timeout_ms)
 static long live_tasks(void) { return atomic_load(&hlua_live_tasks); }
 /* Live wrapper counts (for the leak tests). */
 static long live_multis(void) { return atomic_load(&hlua_live_multis); }
+static long live_syncs(void) { return atomic_load(&hlua_live_syncs); }
 static long live_locks(void) { return atomic_load(&hlua_live_locks); }
 static long live_clients(void) { return atomic_load(&hlua_live_clients); }
 %}
@@ -747,4 +886,136 @@ typedef struct hlua_multi {} hlua_multi;
 	bool freed(size_t i) { return i < $self->n && $self->freed[i]; }
 	int64_t size() { return (int64_t)$self->n; }
 	int64_t quorum() { return (int64_t)hl_multilock_quorum($self->m); }
+}
+
+/* ---- synchronizers ---------------------------------------------------------
+ * 1:1 with hl_semaphore_*, hl_expsem_* and hl_latch_*; the Lua layer checks
+ * arguments, converts seconds and makes the guards. close() frees the
+ * library handle at once (idempotent; calls afterwards return HL_EINVAL). */
+
+%nodefaultctor hlua_sem;
+%rename(delete) hlua_sem::delete_;
+typedef struct hlua_sem {} hlua_sem;
+%extend hlua_sem {
+	~hlua_sem() {
+		hl_semaphore_free($self->s);
+		hlua_live_syncs--;
+		free($self);
+	}
+	void close() {
+		hl_semaphore_free($self->s);
+		$self->s = NULL;
+	}
+	bool closed() { return $self->s == NULL; }
+	hl_rc try_set_permits(int *OUT_BOOL, int64_t permits) {
+		return hl_semaphore_try_set_permits(OUT_BOOL, $self->s, permits);
+	}
+	hl_rc set_permits(int64_t permits) {
+		return hl_semaphore_set_permits($self->s, permits);
+	}
+	hl_rc add_permits(int64_t *OUT_INT, int64_t delta) {
+		return hl_semaphore_add_permits(OUT_INT, $self->s, delta);
+	}
+	hl_rc available(int64_t *OUT_INT) {
+		return hl_semaphore_available(OUT_INT, $self->s);
+	}
+	hl_rc drain(int64_t *OUT_INT) { return hl_semaphore_drain(OUT_INT, $self->s); }
+	hl_rc try_acquire(int *OUT_BOOL, int64_t permits, int64_t wait_ms) {
+		return hl_semaphore_try_acquire(OUT_BOOL, $self->s, permits,
+		                                wait_ms, NULL);
+	}
+	hl_rc try_acquire_start(hlua_task **OUT_TASK, int64_t permits,
+	                        int64_t wait_ms, uint64_t data) {
+		hl_task *t = NULL;
+		int rc = hl_semaphore_try_acquire_start(&t, $self->s, permits,
+		                                        wait_ms);
+		return hlua_task_adopt(OUT_TASK, rc, t, data);
+	}
+	hl_rc release(int64_t permits) {
+		return hl_semaphore_release($self->s, permits);
+	}
+	hl_rc held(int64_t *OUT_INT) { return hl_semaphore_held(OUT_INT, $self->s); }
+	hl_rc delete_(int *OUT_BOOL) { return hl_semaphore_delete(OUT_BOOL, $self->s); }
+}
+
+%nodefaultctor hlua_xsem;
+%rename(delete) hlua_xsem::delete_;
+typedef struct hlua_xsem {} hlua_xsem;
+%extend hlua_xsem {
+	~hlua_xsem() {
+		hl_expsem_free($self->s);
+		hlua_live_syncs--;
+		free($self);
+	}
+	void close() {
+		hl_expsem_free($self->s);
+		$self->s = NULL;
+	}
+	bool closed() { return $self->s == NULL; }
+	/* true, acquired, {ids} (the ids mean nothing when not acquired) */
+	hl_rc try_acquire(int *OUT_BOOL, char *IDS, size_t N, int64_t wait_ms,
+	                  int64_t lease_ms) {
+		return hl_expsem_try_acquire(OUT_BOOL, IDS, N, $self->s, wait_ms,
+		                             lease_ms, NULL);
+	}
+	/* true, task, {ids}: the ids are the task's permits if it acquires */
+	hl_rc try_acquire_start(hlua_task **OUT_TASK, char *IDS, size_t N,
+	                        int64_t wait_ms, int64_t lease_ms,
+	                        uint64_t data) {
+		hl_task *t = NULL;
+		int rc = hl_expsem_try_acquire_start(&t, IDS, N, $self->s,
+		                                     wait_ms, lease_ms);
+		return hlua_task_adopt(OUT_TASK, rc, t, data);
+	}
+	hl_rc release(const char *id) { return hl_expsem_release($self->s, id); }
+	hl_rc update_lease(const char *id, int64_t lease_ms) {
+		return hl_expsem_update_lease($self->s, id, lease_ms);
+	}
+	hl_rc lease_time(int64_t *OUT_INT, const char *id) {
+		return hl_expsem_lease_time(OUT_INT, $self->s, id);
+	}
+	hl_rc available(int64_t *OUT_INT) { return hl_expsem_available(OUT_INT, $self->s); }
+	hl_rc permits(int64_t *OUT_INT) { return hl_expsem_permits(OUT_INT, $self->s); }
+	hl_rc acquired(int64_t *OUT_INT) { return hl_expsem_acquired(OUT_INT, $self->s); }
+	hl_rc try_set_permits(int *OUT_BOOL, int64_t permits) {
+		return hl_expsem_try_set_permits(OUT_BOOL, $self->s, permits);
+	}
+	hl_rc set_permits(int64_t permits) {
+		return hl_expsem_set_permits($self->s, permits);
+	}
+	hl_rc add_permits(int64_t *OUT_INT, int64_t delta) {
+		return hl_expsem_add_permits(OUT_INT, $self->s, delta);
+	}
+	hl_rc delete_(int *OUT_BOOL) { return hl_expsem_delete(OUT_BOOL, $self->s); }
+}
+
+%nodefaultctor hlua_latch;
+%rename(delete) hlua_latch::delete_;
+%rename(wait) hlua_latch::wait_;
+typedef struct hlua_latch {} hlua_latch;
+%extend hlua_latch {
+	~hlua_latch() {
+		hl_latch_free($self->l);
+		hlua_live_syncs--;
+		free($self);
+	}
+	void close() {
+		hl_latch_free($self->l);
+		$self->l = NULL;
+	}
+	bool closed() { return $self->l == NULL; }
+	hl_rc try_set_count(int *OUT_BOOL, int64_t count) {
+		return hl_latch_try_set_count(OUT_BOOL, $self->l, count);
+	}
+	hl_rc count_down(int64_t *OUT_INT) { return hl_latch_count_down(OUT_INT, $self->l); }
+	hl_rc count(int64_t *OUT_INT) { return hl_latch_count(OUT_INT, $self->l); }
+	hl_rc wait_(int *OUT_BOOL, int64_t timeout_ms) {
+		return hl_latch_wait(OUT_BOOL, $self->l, timeout_ms, NULL);
+	}
+	hl_rc wait_start(hlua_task **OUT_TASK, int64_t timeout_ms, uint64_t data) {
+		hl_task *t = NULL;
+		int rc = hl_latch_wait_start(&t, $self->l, timeout_ms);
+		return hlua_task_adopt(OUT_TASK, rc, t, data);
+	}
+	hl_rc delete_(int *OUT_BOOL) { return hl_latch_delete(OUT_BOOL, $self->l); }
 }
