@@ -946,6 +946,9 @@ end
 --   try_acquire_start: guard | false | nil, message, code (as acquire)
 --   release_start:     true | nil, message, code (as unlock)
 --   wait_lost_start:   true | false | nil, message, code (as wait_lost)
+--   semaphore:acquire_start: guard | false | nil, message, code
+--   expirable_semaphore:acquire_start: guard, ids | false | nil, message, code
+--   count_down_latch:wait_start: true | false | nil, message, code
 -- The same values every time it is asked. Asking before the task is done
 -- raises (misuse).
 function Task:result()
@@ -956,7 +959,9 @@ function Task:result()
 	end
 	local ok, flag, code = self._k:result()
 	local lock, h, rec, res = self._lock, self._h, self._rec, nil
-	if self._what == "acquire" then
+	if self._sync_result then
+		res = self._sync_result(self, ok, flag, code)
+	elseif self._what == "acquire" then
 		if not ok then
 			res = pack(nil, flag, code)
 		elseif not flag then
@@ -1009,7 +1014,7 @@ end
 Task.__close = Task.close
 
 function Task:__tostring()
-	return format("hilock.task (%s %q%s)", self._what, self._lock._name,
+	return format("hilock.task (%s %q%s)", self._what, (self._lock or self._obj)._name,
 		self._k:closed() and ", closed" or self._k:done() and ", done" or "")
 end
 
@@ -1414,6 +1419,677 @@ end
 function MultiGuard:__tostring()
 	return format("hilock.multiguard (%s%s)", multi_label(self.multi),
 		self.done and ", released" or "")
+end
+
+-- Synchronizers: semaphore, permit-expirable semaphore, count-down latch ----
+--
+-- Redisson's RSemaphore, RPermitExpirableSemaphore and RCountDownLatch (the
+-- same keys, channels and messages, so Java processes share them). One C
+-- handle per object. Permits belong to the client, not to a coroutine: any
+-- coroutine may give back what another took (the library counts, per
+-- client and name, the permits taken and not given back, and refuses to
+-- give back more). Waits block the Lua state, or run as tasks
+-- (acquire_start, wait_start) like the lock's.
+
+local floor = math.floor
+local MAX_COUNT = 2 ^ 40
+
+local function check_name(name, fname, level)
+	if type(name) ~= "string" then
+		argerror(1, fname, "string expected, got " .. type(name), level + 1)
+	end
+	if #name == 0 or #name > MAX_NAME then
+		argerror(1, fname, "name must be 1 to 65536 bytes", level + 1)
+	end
+end
+
+-- An integer in [min, max] (n: the argument's position, or a string naming
+-- the option) -> a Lua integer.
+local function int_arg(v, n, fname, what, min, max, level)
+	if type(v) ~= "number" or v ~= v or v ~= floor(v) or v < min or v > max then
+		local function show(x)
+			if x == MAX_COUNT then return "2^40" elseif x == -MAX_COUNT then return "-2^40" end
+			return tostring(tointeger(x) or x)
+		end
+		local range = format("%s from %s to %s", what, show(min), show(max))
+		if type(n) == "string" then
+			error(format("bad option '%s' to '%s' (%s expected, got %s)", n, fname, range,
+				type(v) == "number" and tostring(v) or type(v)), level + 1)
+		end
+		argerror(n, fname, format("%s expected, got %s", range,
+			type(v) == "number" and tostring(v) or type(v)), level + 1)
+	end
+	return tointeger(v) or v
+end
+
+-- The arguments of a permit acquire: ([n [, opts]]) or (opts), opts a table
+-- ({n =, wait =, lease =} as `known` allows) or a number (the wait).
+-- -> n, wait_ms, lease_ms (lease_ms: -1 without a lease).
+local function permit_args(fname, a, b, known, default_wait, nmin, nmax, level)
+	local n, opts, optpos = nil, b, 2
+	if type(a) == "table" then
+		if b ~= nil then
+			argerror(2, fname, "no argument expected after the table of options", level + 1)
+		end
+		opts, optpos = a, 1
+	else
+		n = a
+	end
+	if type(opts) == "number" then opts = {wait = opts} end
+	opts = check_options(opts, known, fname, optpos, level + 1)
+	if opts.n ~= nil then
+		if n ~= nil then
+			argerror(1, fname, "permits given twice (an argument and option 'n')", level + 1)
+		end
+		n = int_arg(opts.n, "n", fname, "number of permits", nmin, nmax, level + 1)
+	elseif n == nil then
+		n = 1
+	else
+		n = int_arg(n, 1, fname, "number of permits", nmin, nmax, level + 1)
+	end
+	local wait_ms = default_wait
+	if opts.wait ~= nil then wait_ms = to_ms(opts.wait, "wait", fname, level + 1, -1) end
+	local lease_ms = to_ms(opts.lease, "lease", fname, level + 1, -1)
+	if lease_ms == 0 then
+		error(format("bad option 'lease' to '%s' (lease must be positive)", fname), level + 1)
+	end
+	return n, wait_ms, lease_ms
+end
+
+-- A synchronizer object of metatable mt around the C handle h.
+local function new_sync(client, mt, name, h)
+	return setmetatable({
+		_client = client,
+		_name = name,
+		_h = h,
+		-- guards not yet released (close gives them back)
+		_guards = setmetatable({}, {__mode = "k"}),
+		-- tasks started through it (close ends them first)
+		_tasks = setmetatable({}, {__mode = "k"}),
+		_closed = false,
+	}, mt)
+end
+
+local function check_sync(self, mt, fname, level)
+	if getmetatable(self) ~= mt then
+		error(format("bad self to '%s' (%s expected)", fname, mt._label), level + 1)
+	end
+	if self._closed then error("attempt to use a closed " .. mt._label, level + 1) end
+	if self._client._closed then error("attempt to use a closed hilock client", level + 1) end
+end
+
+-- h:method(...) -> its value | nil, message, code
+local function sync_call(self, method, ...)
+	local h = self._h
+	local ok, v, code = h[method](h, ...)
+	if not ok then return nil, v, code end
+	if v == nil then return true end
+	return v
+end
+
+-- A task of a synchronizer: starter(id) -> true, k[, ids] | nil, message, code.
+local function new_sync_task(self, what, result, starter)
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, ids = starter(id)
+	if not ok then return nil, k, ids end
+	local task = setmetatable({_k = k, _obj = self, _what = what, _client = client,
+		_ids = ids, _sync_result = result}, Task)
+	client._tasks[id] = task
+	self._tasks[task] = true
+	return task
+end
+
+-- close(): end the tasks (cancelled: what they were taking is given back;
+-- one that acquired anyway makes its guard, released with the others),
+-- release the guards, free the handle. -> true | nil, message, code
+local function sync_close(self, mt)
+	if getmetatable(self) ~= mt then
+		error("bad self to 'close' (" .. mt._label .. " expected)", 3)
+	end
+	if self._closed then return true end
+	local client_open = not self._client._closed
+	for task in pairs(self._tasks) do
+		if not task._k:closed() and client_open then
+			if not task._k:done() then
+				task._k:cancel()
+				task._k:wait(10000)
+			end
+			if task._k:done() then task:result() end
+		end
+	end
+	self._closed = true
+	local rok, rmsg, rcode = true, nil, nil
+	for g in pairs(self._guards) do
+		if not g.done then
+			local ok, msg, code = g:_give_back()
+			if not ok and rok then rok, rmsg, rcode = nil, msg, code end
+		end
+	end
+	self._h:close()
+	if not rok then return nil, rmsg, rcode end
+	return true
+end
+
+local function sync_close_meta(self, err)
+	local ok, msg, code = self:close()
+	if not ok and err == nil then
+		error(format("hilock: closing %s failed: %s (%s)", tostring(self), tostring(msg),
+			tostring(code)), 2)
+	end
+end
+
+-- Guards: `done` once released (or given back by close). _give_back does
+-- the release; release() is the public, idempotent entry.
+local function guard_release(self, mt, fname)
+	if getmetatable(self) ~= mt then
+		error(format("bad self to '%s' (%s expected)", fname, mt._label), 3)
+	end
+	if self.done then return true end
+	return self:_give_back()
+end
+
+local function guard_close(self, err)
+	if self.done then return end
+	local ok, msg, code = self:release()
+	if not ok and err == nil then
+		error(format("hilock: releasing %s failed: %s (%s)", tostring(self), tostring(msg),
+			tostring(code)), 2)
+	end
+end
+
+-- Semaphore ----------------------------------------------------------------
+
+local Semaphore = {}
+Semaphore.__index = Semaphore
+Semaphore.__name = "hilock.semaphore"
+Semaphore._label = "hilock semaphore"
+
+local Permits = {}
+Permits.__index = Permits
+Permits.__name = "hilock.permits"
+Permits._label = "hilock permits guard"
+
+--- client:semaphore(name) --> semaphore | nil, message, code
+-- A semaphore (Redisson's RSemaphore): the count of available permits at
+-- the key <name>; each change is published on redisson_sc:{name}, which
+-- wakes the waiters (no polling). name: 1 to 65536 bytes. No round trip.
+function Client:semaphore(name)
+	check_client(self, "semaphore", 2)
+	check_name(name, "semaphore", 2)
+	local ok, h, code = core.semaphore_new(self._c, name)
+	if not ok then return nil, h, code end
+	return new_sync(self, Semaphore, name, h)
+end
+
+local sem_acquire_options = {n = true, wait = true}
+
+local function new_permits(sem, n)
+	local g = setmetatable({sem = sem, n = n, done = false}, Permits)
+	sem._guards[g] = true
+	return g
+end
+
+--- sem:acquire([n [, opts]]) --> guard | false | nil, message, code
+-- Takes n permits (default 1; 0 answers at once, as Redisson), waiting
+-- as opts.wait says: nil (or math.huge) as long as it takes, 0 one attempt,
+-- else that many seconds. opts may be the wait itself, or a table
+-- {n =, wait =} in place of both arguments. The guard gives the n
+-- permits back once: guard:release(), or its __close when a
+-- `local g <close>` scope ends (also by an error). false: the wait ran out.
+function Semaphore:acquire(a, b)
+	check_sync(self, Semaphore, "acquire", 2)
+	local n, wait_ms = permit_args("acquire", a, b, sem_acquire_options, -1, 0, MAX_COUNT, 2)
+	local ok, acquired, code = self._h:try_acquire(n, wait_ms)
+	if not ok then return nil, acquired, code end
+	if not acquired then return false end
+	return new_permits(self, n)
+end
+
+--- sem:try_acquire([n [, opts]]) --> like acquire, but the wait defaults to 0.
+function Semaphore:try_acquire(a, b)
+	check_sync(self, Semaphore, "try_acquire", 2)
+	local n, wait_ms = permit_args("try_acquire", a, b, sem_acquire_options, 0, 0, MAX_COUNT, 2)
+	local ok, acquired, code = self._h:try_acquire(n, wait_ms)
+	if not ok then return nil, acquired, code end
+	if not acquired then return false end
+	return new_permits(self, n)
+end
+
+--- sem:acquire_start([n [, opts]]) --> task | nil, message, code
+-- Starts acquire (n >= 1; the same arguments) without blocking; the wait is
+-- a record in the client, not a thread. task:result() then gives what
+-- acquire would have returned. Cancelling (task:cancel(), task:close(), the
+-- collector) leaves nothing taken. A task that acquired holds its permits
+-- until its guard (task:result()) releases them.
+function Semaphore:acquire_start(a, b)
+	check_sync(self, Semaphore, "acquire_start", 2)
+	local n, wait_ms = permit_args("acquire_start", a, b, sem_acquire_options, -1, 1,
+		MAX_COUNT, 2)
+	local h = self._h
+	return new_sync_task(self, "semaphore acquire", function(task, ok, acquired, code)
+		if not ok then return pack(nil, acquired, code) end
+		if not acquired then return pack(false) end
+		return pack(new_permits(task._obj, n))
+	end, function(id) return h:try_acquire_start(n, wait_ms, id) end)
+end
+Semaphore.try_acquire_start = Semaphore.acquire_start
+
+--- sem:release([n]) --> true | nil, message, code
+-- Gives back n permits (default 1) that this client took (through any
+-- coroutine or object). More than it holds: nil, message, "HL_ENOTHELD", and
+-- nothing changes. To change how many permits exist, use add_permits.
+function Semaphore:release(n)
+	check_sync(self, Semaphore, "release", 2)
+	if n == nil then n = 1 end
+	n = int_arg(n, 1, "release", "number of permits", 0, MAX_COUNT, 2)
+	return sync_call(self, "release", n)
+end
+
+--- sem:held_permits() --> the permits this client holds of it (local)
+function Semaphore:held_permits()
+	check_sync(self, Semaphore, "held_permits", 2)
+	return sync_call(self, "held")
+end
+
+--- sem:available_permits() --> the available permits (0 if it does not
+-- exist) | nil, message, code
+function Semaphore:available_permits()
+	check_sync(self, Semaphore, "available_permits", 2)
+	return sync_call(self, "available")
+end
+
+--- sem:drain_permits() --> how many permits it took: every available one.
+-- They count as this client's (sem:release(n) gives them back).
+function Semaphore:drain_permits()
+	check_sync(self, Semaphore, "drain_permits", 2)
+	return sync_call(self, "drain")
+end
+
+--- sem:try_set_permits(n) --> true if set, false if the semaphore existed
+function Semaphore:try_set_permits(n)
+	check_sync(self, Semaphore, "try_set_permits", 2)
+	n = int_arg(n, 1, "try_set_permits", "number of permits", 0, MAX_COUNT, 2)
+	return sync_call(self, "try_set_permits", n)
+end
+
+--- sem:set_permits(n) --> true. Sets the available permits, whatever they were.
+function Semaphore:set_permits(n)
+	check_sync(self, Semaphore, "set_permits", 2)
+	n = int_arg(n, 1, "set_permits", "number of permits", 0, MAX_COUNT, 2)
+	return sync_call(self, "set_permits", n)
+end
+
+--- sem:add_permits(delta) --> the available permits after. A negative delta
+-- takes permits away (the count may go below zero: then nobody acquires
+-- until enough are released).
+function Semaphore:add_permits(delta)
+	check_sync(self, Semaphore, "add_permits", 2)
+	delta = int_arg(delta, 1, "add_permits", "an integer", -MAX_COUNT, MAX_COUNT, 2)
+	return sync_call(self, "add_permits", delta)
+end
+
+--- sem:delete() --> true if it existed, false if not
+function Semaphore:delete()
+	check_sync(self, Semaphore, "delete", 2)
+	return sync_call(self, "delete")
+end
+
+--- sem:name() --> the name
+function Semaphore:name() return self._name end
+
+--- sem:close() --> true | nil, message, code
+-- Ends the tasks started through it (cancelled), gives back the permits of
+-- its guards not yet released, frees its C handle. Idempotent; also
+-- __close, so `local sem <close> = client:semaphore("pool")` gives back on
+-- scope exit. Using it afterwards raises.
+function Semaphore:close() return sync_close(self, Semaphore) end
+Semaphore.__close = sync_close_meta
+
+function Semaphore:__tostring()
+	return format("hilock.semaphore (%q%s)", self._name, self._closed and ", closed" or "")
+end
+
+function Permits:_give_back()
+	self.done = true
+	local sem = self.sem
+	sem._guards[self] = nil
+	if sem._h:closed() then
+		-- made after sem:close() (which gives back every guard it knows)
+		return nil, "the semaphore object was closed: its permits were not given back",
+			"HL_ECLOSED"
+	end
+	local ok, msg, code = sem._h:release(self.n)
+	if not ok then return nil, msg, code end
+	return true
+end
+
+--- guard:release() --> true | nil, message, code. Gives back the guard's
+-- permits, once (later calls return true); "HL_ENOTHELD" when this client
+-- already gave them back otherwise (sem:release), "HL_ECLOSED" when the
+-- client is closed (the permits are then not given back).
+function Permits:release() return guard_release(self, Permits, "release") end
+
+--- guard:released() --> boolean
+function Permits:released() return self.done end
+
+--- guard:permits() --> how many permits it stands for
+function Permits:permits() return self.n end
+
+-- On scope exit: release once. A failed release is raised when the scope
+-- ended normally; when it ended by an error, that error wins.
+Permits.__close = guard_close
+
+function Permits:__tostring()
+	return format("hilock.permits (%d of semaphore %q%s)", self.n, self.sem._name,
+		self.done and ", released" or "")
+end
+
+-- Permit-expirable semaphore ---------------------------------------------
+
+local ExpSemaphore = {}
+ExpSemaphore.__index = ExpSemaphore
+ExpSemaphore.__name = "hilock.expirable_semaphore"
+ExpSemaphore._label = "hilock expirable semaphore"
+
+local ExpPermits = {}
+ExpPermits.__index = ExpPermits
+ExpPermits.__name = "hilock.expirable_permits"
+ExpPermits._label = "hilock expirable permits guard"
+
+local MAX_EXP_PERMITS = 1000
+
+--- client:expirable_semaphore(name) --> semaphore | nil, message, code
+-- A permit-expirable semaphore (Redisson's RPermitExpirableSemaphore): each
+-- permit out has an id (32 lowercase hex characters) and may have a lease;
+-- a permit whose lease ended goes back by itself, so a holder that dies
+-- gives its permits back when their leases end. Available permits at <name>,
+-- the permits out in the sorted set {name}:timeout (scored with the end of
+-- their lease, wall-clock: keep clocks in step). No round trip.
+function Client:expirable_semaphore(name)
+	check_client(self, "expirable_semaphore", 2)
+	check_name(name, "expirable_semaphore", 2)
+	local ok, h, code = core.expsem_new(self._c, name)
+	if not ok then return nil, h, code end
+	return new_sync(self, ExpSemaphore, name, h)
+end
+
+local xsem_acquire_options = {n = true, wait = true, lease = true}
+
+local function copy(t)
+	local out = {}
+	for i = 1, #t do out[i] = t[i] end
+	return out
+end
+
+local function new_exp_permits(sem, ids)
+	local g = setmetatable({sem = sem, _ids = copy(ids), done = false}, ExpPermits)
+	sem._guards[g] = true
+	return g
+end
+
+local function xsem_acquire(self, fname, default_wait, a, b)
+	check_sync(self, ExpSemaphore, fname, 3)
+	local n, wait_ms, lease_ms = permit_args(fname, a, b, xsem_acquire_options, default_wait, 1,
+		MAX_EXP_PERMITS, 3)
+	local ok, acquired, ids = self._h:try_acquire(n, wait_ms, lease_ms)
+	if not ok then return nil, acquired, ids end
+	if not acquired then return false end
+	return new_exp_permits(self, ids), ids
+end
+
+--- xs:acquire([n [, opts]]) --> guard, ids | false | nil, message, code
+-- Takes n permits (1 to 1000, default 1). opts: {n =, wait =, lease =}
+-- (or the wait): wait as for sem:acquire; lease: seconds each permit stays
+-- out before it goes back by itself (nil: no lease, only a release gives it
+-- back). ids: an array of the permits' ids (for xs:release(id),
+-- update_lease, lease_time; guard:ids() too). The guard releases them all
+-- once: guard:release() or its __close.
+function ExpSemaphore:acquire(a, b) return xsem_acquire(self, "acquire", -1, a, b) end
+
+--- xs:try_acquire([n [, opts]]) --> like acquire, but the wait defaults to 0.
+function ExpSemaphore:try_acquire(a, b) return xsem_acquire(self, "try_acquire", 0, a, b) end
+
+--- xs:acquire_start([n [, opts]]) --> task | nil, message, code. Starts
+-- acquire without blocking; task:result() gives guard, ids | false |
+-- nil, message, code. Cancelling leaves nothing taken.
+function ExpSemaphore:acquire_start(a, b)
+	check_sync(self, ExpSemaphore, "acquire_start", 2)
+	local n, wait_ms, lease_ms = permit_args("acquire_start", a, b, xsem_acquire_options, -1,
+		1, MAX_EXP_PERMITS, 2)
+	local h = self._h
+	return new_sync_task(self, "expirable semaphore acquire", function(task, ok, acquired, code)
+		if not ok then return pack(nil, acquired, code) end
+		if not acquired then return pack(false) end
+		return pack(new_exp_permits(task._obj, task._ids), copy(task._ids))
+	end, function(id) return h:try_acquire_start(n, wait_ms, lease_ms, id) end)
+end
+ExpSemaphore.try_acquire_start = ExpSemaphore.acquire_start
+
+-- A permit id as the library takes it (hex; the ids acquire gives are 32
+-- lowercase hex characters); anything else is misuse.
+local function check_id(id, fname, level)
+	if type(id) ~= "string" then
+		argerror(1, fname, "permit id expected, got " .. type(id), level + 1)
+	end
+	if #id == 0 or #id > 32 or #id % 2 ~= 0 or id:find("[^%x]") then
+		argerror(1, fname, format("permit id expected (32 hex characters), got %q",
+			#id > 40 and id:sub(1, 40) .. "..." or id), level + 1)
+	end
+end
+
+--- xs:release(id) --> true | nil, message, code: "HL_ENOTHELD" (released
+-- already, or never out), "HL_ELOST" (its lease had ended: it had gone back,
+-- and someone else may have had it meanwhile).
+function ExpSemaphore:release(id)
+	check_sync(self, ExpSemaphore, "release", 2)
+	check_id(id, "release", 2)
+	return sync_call(self, "release", id)
+end
+
+--- xs:update_lease(id, lease) --> true | nil, message, code ("HL_ENOTHELD"
+-- when the permit is not out). lease: seconds from now; nil or math.huge:
+-- no lease.
+function ExpSemaphore:update_lease(id, lease)
+	check_sync(self, ExpSemaphore, "update_lease", 2)
+	check_id(id, "update_lease", 2)
+	local ms = to_ms(lease, "lease", "update_lease", 2, -1)
+	if ms == 0 then error("bad option 'lease' to 'update_lease' (lease must be positive)", 2) end
+	return sync_call(self, "update_lease", id, ms)
+end
+
+--- xs:lease_time(id) --> seconds left of the permit's lease (a float), -1 if
+-- it has none | nil, message, code ("HL_ENOTHELD" when it is not out).
+function ExpSemaphore:lease_time(id)
+	check_sync(self, ExpSemaphore, "lease_time", 2)
+	check_id(id, "lease_time", 2)
+	local v, msg, code = sync_call(self, "lease_time", id)
+	if v == nil then return nil, msg, code end
+	if v < 0 then return v end
+	return v / 1000
+end
+
+--- xs:available_permits(), xs:permits(), xs:acquired_permits() --> the
+-- available permits, all of them (available and out), those out.
+function ExpSemaphore:available_permits()
+	check_sync(self, ExpSemaphore, "available_permits", 2)
+	return sync_call(self, "available")
+end
+function ExpSemaphore:permits()
+	check_sync(self, ExpSemaphore, "permits", 2)
+	return sync_call(self, "permits")
+end
+function ExpSemaphore:acquired_permits()
+	check_sync(self, ExpSemaphore, "acquired_permits", 2)
+	return sync_call(self, "acquired")
+end
+
+--- xs:try_set_permits(n) --> true if set, false if it existed
+function ExpSemaphore:try_set_permits(n)
+	check_sync(self, ExpSemaphore, "try_set_permits", 2)
+	n = int_arg(n, 1, "try_set_permits", "number of permits", 0, MAX_COUNT, 2)
+	return sync_call(self, "try_set_permits", n)
+end
+
+--- xs:set_permits(n) --> true. Sets the total (available and out) to n.
+function ExpSemaphore:set_permits(n)
+	check_sync(self, ExpSemaphore, "set_permits", 2)
+	n = int_arg(n, 1, "set_permits", "number of permits", 0, MAX_COUNT, 2)
+	return sync_call(self, "set_permits", n)
+end
+
+--- xs:add_permits(delta) --> the available permits after (delta may be
+-- negative).
+function ExpSemaphore:add_permits(delta)
+	check_sync(self, ExpSemaphore, "add_permits", 2)
+	delta = int_arg(delta, 1, "add_permits", "an integer", -MAX_COUNT, MAX_COUNT, 2)
+	return sync_call(self, "add_permits", delta)
+end
+
+--- xs:delete() --> true if it existed, false if not
+function ExpSemaphore:delete()
+	check_sync(self, ExpSemaphore, "delete", 2)
+	return sync_call(self, "delete")
+end
+
+--- xs:name() --> the name
+function ExpSemaphore:name() return self._name end
+
+--- xs:close() --> true | nil, message, code. As sem:close(): ends its
+-- tasks, releases the permits of its guards not yet released, frees the C
+-- handle; idempotent; also __close.
+function ExpSemaphore:close() return sync_close(self, ExpSemaphore) end
+ExpSemaphore.__close = sync_close_meta
+
+function ExpSemaphore:__tostring()
+	return format("hilock.expirable_semaphore (%q%s)", self._name,
+		self._closed and ", closed" or "")
+end
+
+-- Every id is tried, whatever the others answer; the first failure is
+-- returned.
+function ExpPermits:_give_back()
+	self.done = true
+	local sem = self.sem
+	sem._guards[self] = nil
+	if sem._h:closed() then
+		-- made after xs:close() (which releases every guard it knows)
+		return nil, "the semaphore object was closed: its permits were not released",
+			"HL_ECLOSED"
+	end
+	local rok, rmsg, rcode = true, nil, nil
+	for _, id in ipairs(self._ids) do
+		local ok, msg, code = sem._h:release(id)
+		if not ok and rok then rok, rmsg, rcode = nil, msg, code end
+	end
+	if not rok then return nil, rmsg, rcode end
+	return true
+end
+
+--- guard:release() --> true | nil, message, code. Releases every permit of
+-- the guard, once; the first failure ("HL_ENOTHELD": released already;
+-- "HL_ELOST": its lease had ended).
+function ExpPermits:release() return guard_release(self, ExpPermits, "release") end
+
+--- guard:released() --> boolean
+function ExpPermits:released() return self.done end
+
+--- guard:ids() --> a new array of its permits' ids
+function ExpPermits:ids() return copy(self._ids) end
+
+--- guard:permits() --> how many permits it stands for
+function ExpPermits:permits() return #self._ids end
+
+ExpPermits.__close = guard_close
+
+function ExpPermits:__tostring()
+	return format("hilock.expirable_permits (%d of semaphore %q%s)", #self._ids,
+		self.sem._name, self.done and ", released" or "")
+end
+
+-- Count-down latch -----------------------------------------------------------
+
+local Latch = {}
+Latch.__index = Latch
+Latch.__name = "hilock.count_down_latch"
+Latch._label = "hilock count-down latch"
+
+--- client:count_down_latch(name) --> latch | nil, message, code
+-- A count-down latch (Redisson's RCountDownLatch): the count at <name>;
+-- redisson_countdownlatch__channel__{name} carries "0" when it opens, which
+-- wakes every waiter in every process (no polling). In a cluster, names may
+-- not contain '}'. No round trip.
+function Client:count_down_latch(name)
+	check_client(self, "count_down_latch", 2)
+	check_name(name, "count_down_latch", 2)
+	local ok, h, code = core.latch_new(self._c, name)
+	if not ok then return nil, h, code end
+	return new_sync(self, Latch, name, h)
+end
+
+--- latch:try_set_count(n) --> true if set, false if a count is set already.
+-- n: 1 to 2^40. A latch that opened (or was deleted) can be set again: it
+-- closes for new waiters.
+function Latch:try_set_count(n)
+	check_sync(self, Latch, "try_set_count", 2)
+	n = int_arg(n, 1, "try_set_count", "a count", 1, MAX_COUNT, 2)
+	return sync_call(self, "try_set_count", n)
+end
+
+--- latch:count_down() --> the count left (0 once open). At zero the latch
+-- opens and every waiter wakes. Counting down an open latch changes nothing.
+function Latch:count_down()
+	check_sync(self, Latch, "count_down", 2)
+	return sync_call(self, "count_down")
+end
+
+--- latch:count() --> the count (0: open, or never set)
+function Latch:count()
+	check_sync(self, Latch, "count", 2)
+	return sync_call(self, "count")
+end
+
+--- latch:wait([timeout]) --> true once the count is 0, false when timeout
+-- seconds (nil or math.huge: as long as it takes; 0: just look) ran out |
+-- nil, message, code. Blocks the Lua state.
+function Latch:wait(timeout)
+	check_sync(self, Latch, "wait", 2)
+	local ms = to_ms(timeout, "timeout", "wait", 2, -1)
+	return sync_call(self, "wait", ms)
+end
+Latch.await = Latch.wait
+
+--- latch:wait_start([timeout]) --> task | nil, message, code. Starts wait
+-- without blocking; task:result() then gives true | false | nil, message,
+-- code.
+function Latch:wait_start(timeout)
+	check_sync(self, Latch, "wait_start", 2)
+	local ms = to_ms(timeout, "timeout", "wait_start", 2, -1)
+	local h = self._h
+	return new_sync_task(self, "latch wait", function(_, ok, open, code)
+		if not ok then return pack(nil, open, code) end
+		return pack(open)
+	end, function(id) return h:wait_start(ms, id) end)
+end
+
+--- latch:delete() --> true if it existed, false if not (waiters keep
+-- waiting)
+function Latch:delete()
+	check_sync(self, Latch, "delete", 2)
+	return sync_call(self, "delete")
+end
+
+--- latch:name() --> the name
+function Latch:name() return self._name end
+
+--- latch:close() --> true. Cancels its pending tasks and frees its C handle;
+-- idempotent; also __close.
+function Latch:close() return sync_close(self, Latch) end
+Latch.__close = sync_close_meta
+
+function Latch:__tostring()
+	return format("hilock.count_down_latch (%q%s)", self._name, self._closed and ", closed" or "")
 end
 
 -- Internals for tests --------------------------------------------------------
