@@ -7,7 +7,9 @@
 # 127.0.0.1 port in a temporary directory, exports HILOCK_TEST_URL, LUA_PATH
 # and LUA_CPATH for the module built in BUILD_DIR/bindings/lua, runs
 # test_hilock.lua (TAP on stdout, ending "N passed, N failed"), then
-# test_tasks.lua (the operations that do not block), then test_multi.lua
+# test_tasks.lua (the operations that do not block), then test_sync.lua
+# (semaphores and the count-down latch, with worker processes running
+# sync_worker.lua), then test_multi.lua
 # (which starts two more servers for its multilocks), and
 # stops the servers. Then test_tls.lua against a second server, TLS only, with
 # certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
@@ -123,6 +125,7 @@ cd "$here"
 rc=0
 "$LUA" "$here/test_hilock.lua" || rc=$?
 "$LUA" "$here/test_tasks.lua" || rc=$?
+"$LUA" "$here/test_sync.lua" || rc=$?
 mkdir -p "$tmp/multi"
 HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
 if start_tls; then
