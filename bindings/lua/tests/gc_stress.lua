@@ -31,6 +31,28 @@ end
 for i = 1, 50 do
 	assert(client:lock(prefix .. "lease:" .. i):acquire{wait = 0, lease = 1})
 end
+-- Synchronizers dropped unreleased: permits held through guards, expirable
+-- permits (their ids come back through a buffer the collector owns), pending
+-- tasks (collected, so cancelled), failing calls (nothing leaks on the way
+-- out), latch waits.
+local sems = {}
+for i = 1, 20 do
+	local sem = client:semaphore(prefix .. "sem:" .. i)
+	assert(sem:set_permits(1))
+	assert(sem:acquire())
+	sem:acquire_start(1)
+	assert(sem:release(5) == nil)
+	local xs = client:expirable_semaphore(prefix .. "xs:" .. i)
+	assert(xs:set_permits(3))
+	assert(xs:acquire{n = 2, lease = 5})
+	xs:acquire_start(2, {lease = 5})
+	assert(xs:release(string.rep("0", 32)) == nil)
+	local l = client:count_down_latch(prefix .. "latch:" .. i)
+	assert(l:try_set_count(1))
+	l:wait_start()
+	sems[#sems + 1] = sem
+end
+sems = nil
 -- Clients never closed either.
 for _ = 1, 3 do
 	assert(hilock.connect(url))
@@ -42,6 +64,11 @@ collectgarbage("collect")
 local live = core.live_locks()
 if live ~= 50 then
 	io.stderr:write(string.format("gc_stress: %d live lock handles, expected 50\n", live))
+	os.exit(1)
+end
+if core.live_syncs() ~= 0 or core.live_tasks() ~= 0 then
+	io.stderr:write(string.format("gc_stress: %d live synchronizers and %d tasks, expected none\n",
+		core.live_syncs(), core.live_tasks()))
 	os.exit(1)
 end
 if core.live_clients() ~= 1 then
