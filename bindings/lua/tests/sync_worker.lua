@@ -71,7 +71,7 @@ if mode == "sem" then
 elseif mode == "xhold" then
 	local lease = tonumber(arg[4])
 	local xs = c:expirable_semaphore(name)
-	local g, ids = xs:acquire{lease = lease, wait = 10}
+	local g, ids = xs:acquire{lease = lease, wait = 30}
 	if not g then fail("acquire", ids, "") end
 	say("held", ids[1])
 	pause(60)
