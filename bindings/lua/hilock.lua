@@ -10,7 +10,9 @@
 -- Every Redisson lock kind has this same lock object: client:fair_lock(name),
 -- client:read_write_lock(name).read / .write, client:spin_lock(name),
 -- client:fenced_lock(name) (lock:token()) and client:lock(name,
--- {reentrant = false}).
+-- {reentrant = false}). Redisson's synchronizers too: client:semaphore(name),
+-- client:expirable_semaphore(name) and client:count_down_latch(name), whose
+-- acquire returns a guard for `local permit <close> = assert(sem:acquire())`.
 --
 -- Conventions, as in Lua's io library:
 --   * misuse (a closed client or lock, an argument of the wrong type or range)
@@ -1575,8 +1577,8 @@ end
 local function sync_close_meta(self, err)
 	local ok, msg, code = self:close()
 	if not ok and err == nil then
-		error(format("hilock: closing %s failed: %s (%s)", tostring(self), tostring(msg),
-			tostring(code)), 2)
+		error(format("hilock: closing %s %q failed: %s (%s)", getmetatable(self)._label,
+			self._name, tostring(msg), tostring(code)), 2)
 	end
 end
 
