@@ -18,6 +18,11 @@ The other lock kinds have the same interface: ``client.fair_lock(name)``,
 Several locks as one: ``with hilock.MultiLock(a, b):`` (all or none), or
 ``with hilock.RedLock(l1, l2, l3):`` (a majority of independent servers).
 
+Synchronizers: ``client.semaphore(name)`` (like :class:`threading.Semaphore`),
+``client.expirable_semaphore(name, lease=...)`` (permits with ids and
+leases, given back when a lease ends) and ``client.count_down_latch(name)``
+(``count_down()``, and ``wait(timeout)`` like :class:`threading.Event`).
+
 The owner of a lock is the thread that took it, or in asyncio the task
 (``async with client.lock(...)``). Times are float seconds. Locks are
 compatible with Redisson's RLock: Java services and hilock processes can
@@ -43,6 +48,7 @@ from ._errors import (
 from ._client import Backoff, Client, FencedLock, Lock, Name, ReadWriteLock, SpinLock
 from ._multi import MultiLock, RedLock
 from ._observe import Event, Stats
+from ._sync import CountDownLatch, ExpirableSemaphore, Semaphore
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -62,6 +68,9 @@ __all__ = [
     "Backoff",
     "MultiLock",
     "RedLock",
+    "Semaphore",
+    "ExpirableSemaphore",
+    "CountDownLatch",
     "Name",
     "Stats",
     "Event",

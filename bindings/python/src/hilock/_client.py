@@ -42,12 +42,16 @@ import sys
 import threading
 import time
 import weakref
-from typing import Any, Awaitable, Callable, Coroutine, Dict, NamedTuple, Optional, Tuple, TypeVar, Union
+from typing import (TYPE_CHECKING, Any, Awaitable, Callable, Coroutine, Dict, NamedTuple, Optional, Tuple,
+                    TypeVar, Union)
 
 from . import _errors as E
 from . import _observe as O
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
 from ._observe import Event, Stats
+
+if TYPE_CHECKING:  # _sync builds on this module
+    from ._sync import CountDownLatch, ExpirableSemaphore, Semaphore
 
 __all__ = ["Client", "Lock", "FencedLock", "SpinLock", "ReadWriteLock", "Backoff", "Name", "Stats",
            "Event"]
@@ -750,6 +754,40 @@ class Client:
                                  name="hilock-events", daemon=True)
             t.start()
             self._events_thread = t
+
+    # -- synchronizers -------------------------------------------------------
+
+    def semaphore(self, name: Name, *, timeout: Optional[float] = None) -> "Semaphore":
+        """A semaphore called ``name`` (Redisson RSemaphore), shaped like
+        :class:`threading.Semaphore`: ``acquire(blocking=True, timeout=None,
+        *, n=1)``, ``release(n=1)``, ``with`` (one permit), the ``*_async``
+        forms, and Redisson's ``try_set_permits``, ``add_permits``... Cheap:
+        no round trip. ``timeout`` bounds the wait of ``with`` (raising
+        :class:`LockTimeout`). See :class:`Semaphore`."""
+        from ._sync import Semaphore
+
+        return Semaphore(self, name, timeout=timeout)
+
+    def expirable_semaphore(self, name: Name, *, lease: Optional[float] = None,
+                            timeout: Optional[float] = None) -> "ExpirableSemaphore":
+        """A permit-expirable semaphore called ``name`` (Redisson
+        RPermitExpirableSemaphore): each permit taken is an id with a lease,
+        and goes back by itself when its lease ends (a holder that dies
+        returns its permits then). ``lease`` is the default lease in seconds
+        (None: permits go back only when released); ``timeout`` bounds the
+        wait of ``with``. See :class:`ExpirableSemaphore`."""
+        from ._sync import ExpirableSemaphore
+
+        return ExpirableSemaphore(self, name, lease=lease, timeout=timeout)
+
+    def count_down_latch(self, name: Name) -> "CountDownLatch":
+        """A count-down latch called ``name`` (Redisson RCountDownLatch):
+        ``try_set_count(n)``, ``count_down()``, ``count()``, and
+        ``wait(timeout=None) -> bool`` as :meth:`threading.Event.wait`
+        (``wait_async`` in asyncio). See :class:`CountDownLatch`."""
+        from ._sync import CountDownLatch
+
+        return CountDownLatch(self, name)
 
     def interrupt(self) -> None:
         """Wake every call of this client blocked right now: they raise
