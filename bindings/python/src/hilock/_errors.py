@@ -47,7 +47,8 @@ class InvalidArgumentError(HilockError, ValueError):
 
 
 class NotHeldError(HilockError, RuntimeError):
-    """Release of a lock the calling thread (or task) does not hold.
+    """Release of a lock the calling thread (or task) does not hold; of more
+    semaphore permits than the client took; of a permit id that is not out.
 
     Also a :class:`RuntimeError`, which is what :class:`threading.RLock`
     raises in the same case.
@@ -100,6 +101,10 @@ class LockLost(HilockError):
     The watchdog found the lock gone or owned by someone else (or could not
     renew it in time), or a fixed lease ran out, or it was force-unlocked:
     the block did not run under the lock to its end.
+
+    Also raised by :meth:`ExpirableSemaphore.release` for a permit whose
+    lease had ended (it went back by itself, and someone else may have had
+    it meanwhile).
     """
 
 
