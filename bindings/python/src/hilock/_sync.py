@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, TypeVar, Union, overload
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union, overload
 
 from . import _errors as E
 from ._client import (
@@ -34,8 +34,6 @@ from ._client import (
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
 
 __all__ = ["Semaphore", "ExpirableSemaphore", "CountDownLatch"]
-
-_T = TypeVar("_T")
 
 _MAX_COUNT = 1 << 40  # permits, counts and deltas: hilock.h's bound
 _MAX_IDS = 1000  # permits of one expirable acquire (hilock.h: 1 to 1000)
