@@ -1,7 +1,8 @@
 package hilock
 
-// This file is the only one that talks to C. Every libhilock operation is
-// one cgo call into a small wrapper below that makes the library call(s)
+// This file and capi_sync.go (the synchronizers) are the only ones that talk
+// to C. Every libhilock operation is one cgo call into a small wrapper
+// (below, and hlgo.h for the shared result) that makes the library call(s)
 // and, on failure, copies hl_error_last() into the result on the same OS
 // thread: the detail is thread-local, and a goroutine may be moved to
 // another thread between two cgo calls.
@@ -15,46 +16,11 @@ package hilock
 #include <string.h>
 #include <unistd.h>
 #include <hilock.h>
+#include "hlgo.h"
 
 #if !defined(HL_VERSION_MAJOR) || HL_VERSION_MAJOR != 0
 #error "the hilock Go binding needs libhilock 0.x (hilock.h has another major version)"
 #endif
-
-#define HLGO_MSG_LEN 512
-
-typedef struct hlgo_result {
-	int status;       // HL_OK or the failing call's status
-	int flag;         // acquired / released / locked / held / existed
-	int was_lost;     // acquire: the owner's previous hold had been lost
-	int64_t value;    // hold count / ttl
-	char msg[HLGO_MSG_LEN]; // failure detail
-} hlgo_result;
-
-static void hlgo_copy(char *dst, const char *src) {
-	size_t n = src ? strlen(src) : 0;
-	if (n >= HLGO_MSG_LEN)
-		n = HLGO_MSG_LEN - 1;
-	if (n)
-		memcpy(dst, src, n);
-	dst[n] = '\0';
-}
-
-// Record a failure. Must run right after the failing call, before any other
-// hilock call on this thread replaces the thread-local detail.
-static int hlgo_fail(hlgo_result *r, int status) {
-	const char *m = hl_error_last();
-	r->status = status;
-	hlgo_copy(r->msg, (m && *m) ? m : hl_status_str(status));
-	return status;
-}
-
-static void hlgo_reset(hlgo_result *r) {
-	r->status = HL_OK;
-	r->flag = 0;
-	r->was_lost = 0;
-	r->value = 0;
-	r->msg[0] = '\0';
-}
 
 // hlgo_client_new connects with the options the Go side set; a value of 0
 // (or has_retry, has_wait 0) keeps the library's default, a NULL string is
