@@ -27,6 +27,7 @@ import (
 const (
 	workerEnv = "HILOCK_GO_TEST_WORKER" // set in worker processes
 	urlEnv    = "HILOCK_GO_TEST_URL"
+	aloneEnv  = "HILOCK_GO_TEST_ALONE" // the test inChild runs
 )
 
 var (
@@ -363,6 +364,38 @@ func mustPanic(t testing.TB, target error, f func()) {
 }
 
 // --- worker processes ---------------------------------------------------------
+
+// inChild runs the calling test alone in a new process (this test binary
+// run again), so that what it measures of the process, its OS threads, is
+// not what earlier tests left: Go keeps every thread it started for a
+// blocked cgo call, idle, for the life of the process. In the parent it
+// runs the child, passes on its log and its failure, and returns true (the
+// test then returns); in the child it returns false.
+func inChild(t *testing.T) bool {
+	t.Helper()
+	if os.Getenv(aloneEnv) == t.Name() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1",
+		"-test.v", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), workerEnv+"=1", urlEnv+"="+redisURL, aloneEnv+"="+t.Name())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if strings.HasPrefix(line, "    ") { // the child test's log
+			t.Log("child:", strings.TrimSpace(line))
+		}
+	}
+	if err != nil {
+		t.Fatalf("%s alone in a child process: %v\n%s", t.Name(), err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+t.Name()) {
+		t.Fatalf("%s did not run in the child process:\n%s", t.Name(), out)
+	}
+	return true
+}
 
 // TestWorkerProcess is not a test: it is the body of the worker processes
 // started by TestContendingProcesses (this binary run again).
