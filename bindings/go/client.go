@@ -36,9 +36,10 @@ type Client struct {
 	final      Stats
 
 	// Waits that pin no thread (tasks.go).
-	tmu   sync.Mutex
-	tasks taskState
-	fast  chan struct{} // fast-path slots: blocking cgo calls in flight
+	tmu    sync.Mutex
+	tasks  taskState
+	fast   chan struct{} // slots: blocking cgo calls (round trips) in flight
+	noFast int32         // atomic; tests: tryFast always fails (NoFastPath)
 }
 
 // Connect connects to Redis and starts the client's threads.

@@ -15,11 +15,16 @@ var (
 	ErrTimeout = errors.New("hilock: timed out")
 	// ErrNotHeld: the Mutex releases a lock it does not hold (never took
 	// it, released it already, or its lease ran out). The lock is untouched.
+	// Also: a Semaphore gives back more permits than its Client holds, or
+	// an ExpirableSemaphore's permit is not out (released already, or never
+	// acquired); nothing changes.
 	ErrNotHeld = errors.New("hilock: lock not held by this owner")
 	// ErrLost: the watchdog had found the hold lost (the key vanished,
 	// another owner took it, or Redis stayed unreachable until the lease
 	// ended); there was nothing left to release. It is also the Cause of a
-	// Mutex.Context cancelled by a loss.
+	// Mutex.Context cancelled by a loss, and what ExpirableSemaphore.Release
+	// returns for a permit whose lease had ended (it had gone back by
+	// itself, and someone else may have had it since).
 	ErrLost = errors.New("hilock: lock was lost while held")
 	// ErrClosed: the Client is closed.
 	ErrClosed = errors.New("hilock: client is closed")

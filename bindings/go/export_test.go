@@ -8,16 +8,10 @@ import "sync/atomic"
 // received by their waiters.
 func PendingTasks(c *Client) int64 { return atomic.LoadInt64(&c.tasks.pending) }
 
-// NoFastPath makes every acquire and release of c go through a task, as
-// when many goroutines are in the library at once (it takes every fast
-// slot); the returned function gives them back.
+// NoFastPath makes every acquire and release of c, and every wait of its
+// synchronizers, go through a task, as when many goroutines are in the
+// library at once (no fast slot is free); the returned function ends that.
 func NoFastPath(c *Client) func() {
-	for i := 0; i < cap(c.fast); i++ {
-		c.fast <- struct{}{}
-	}
-	return func() {
-		for i := 0; i < cap(c.fast); i++ {
-			<-c.fast
-		}
-	}
+	atomic.StoreInt32(&c.noFast, 1)
+	return func() { atomic.StoreInt32(&c.noFast, 0) }
 }

@@ -92,7 +92,8 @@ func (m *Mutex) Unlock() {
 
 // Logger receives the errors that Unlock cannot return (see Mutex.Unlock):
 // an *UnlockError, which names the lock and wraps the cause, so
-// errors.Is(err, ErrLost) and the like work. It runs on the goroutine that
+// errors.Is(err, ErrLost) and the like work; and those of Semaphore.Release,
+// a *ReleaseError. It runs on the goroutine that
 // called Unlock. The default writes the error with the standard library's
 // log package (log.Print); set Logger to nil to drop such errors, or to
 // your own function (log/slog, a metrics counter...). Set it before the

@@ -17,8 +17,10 @@ import (
 
 const (
 	// fastSlots is how many goroutines of one client may be in a blocking
-	// cgo call (a round trip) at once; the others go through tasks. It
-	// bounds the threads Go starts for blocked cgo calls.
+	// cgo call (a round trip) at once: a wait's first attempt takes a slot
+	// if one is free and goes through a task otherwise; a synchronizer's
+	// call that has no task form waits for one (Client.call). It bounds
+	// the threads Go starts for blocked cgo calls.
 	fastSlots = 4
 	// taskBatch is how many completed tasks one cgo call takes.
 	taskBatch = 64
@@ -39,6 +41,9 @@ type taskState struct {
 
 // tryFast takes a fast-path slot if one is free.
 func (c *Client) tryFast() bool {
+	if atomic.LoadInt32(&c.noFast) != 0 {
+		return false
+	}
 	select {
 	case c.fast <- struct{}{}:
 		return true
