@@ -82,6 +82,28 @@
 // turns a loss into a cancelled context for the work done under the lock,
 // whose cause ([Cause], or context.Cause with Go 1.20+) is [ErrLost].
 //
+// # Semaphores and latches
+//
+// Redisson's synchronizers, on its keys, channels and messages, so Java
+// services share them: [Client.Semaphore] (RSemaphore) has the Acquire(ctx,
+// n), TryAcquire(n) and Release(n) of golang.org/x/sync/semaphore's
+// *Weighted, with permits counted in Redis (TrySetPermits, AddPermits...);
+// the Client counts the permits it took, and giving back more is refused
+// (Release panics as x/sync's does, ReleaseErr returns [ErrNotHeld]).
+// [Client.ExpirableSemaphore] (RPermitExpirableSemaphore) hands out
+// permits with ids and leases: a permit goes back when released by id or
+// when its lease ends, so a holder that dies cannot keep it.
+// [Client.CountDownLatch] (RCountDownLatch) is sync.WaitGroup across
+// processes: TrySetCount, CountDown, and Wait(ctx), which wakes every
+// waiter in every process when the count reaches zero.
+//
+// Every wait takes a ctx and waits as a lock does: through a libhilock
+// task, woken by a pub/sub message (or a lease's end), pinning no OS
+// thread; ctx being done cancels it and returns ctx.Err(), and a cancel
+// that meets permits being taken gives them back first. Their other calls
+// are one round trip each, made by at most a few goroutines of a client
+// at a time (the others wait on a channel, pinning no thread either).
+//
 // # Errors
 //
 // Failures are values that work with errors.Is: [ErrNotHeld], [ErrLost],

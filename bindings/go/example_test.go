@@ -130,3 +130,112 @@ func ExampleFencedMutex_Token() {
 	// The ledger refuses writes with a token older than one it has seen.
 	fmt.Println("writing with fence", token)
 }
+
+func ExampleClient_Semaphore() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	// At most 3 exports at once across every process. The first process
+	// to get here creates the semaphore; the others find it.
+	s := c.Semaphore("exports")
+	if _, err := s.TrySetPermits(3); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Acquire(ctx, 1); err != nil {
+		fmt.Println("no permit:", err) // context.DeadlineExceeded, hilock.ErrClosed...
+		return
+	}
+	defer s.Release(1) // panics only if this client gives back more than it took
+	fmt.Println("exporting")
+}
+
+// A *Semaphore goes where code expects golang.org/x/sync/semaphore's
+// *Weighted, through an interface of the methods it calls.
+func ExampleSemaphore_xSync() {
+	type weighted interface {
+		Acquire(ctx context.Context, n int64) error
+		TryAcquire(n int64) bool
+		Release(n int64)
+	}
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	var sem weighted = c.Semaphore("uploads") // was: semaphore.NewWeighted(8)
+	if sem.TryAcquire(2) {
+		defer sem.Release(2)
+		fmt.Println("two uploads")
+	}
+}
+
+func ExampleClient_ExpirableSemaphore() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	s := c.ExpirableSemaphore("gpu-slots")
+	if _, err := s.TrySetPermits(4); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// If this process dies, the slot comes back within 30s.
+	id, err := s.TryAcquire(context.Background(), 5*time.Second, 30*time.Second)
+	switch {
+	case err != nil:
+		fmt.Println(err)
+	case id == "":
+		fmt.Println("no slot free within 5s")
+	default:
+		defer s.Release(id)
+		// Working longer than planned: another 30s from now.
+		if err := s.UpdateLease(id, 30*time.Second); err != nil {
+			fmt.Println("slot lost:", err) // hilock.ErrNotHeld: its lease ended
+			return
+		}
+		fmt.Println("training with slot", id)
+	}
+}
+
+func ExampleClient_CountDownLatch() {
+	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	// The coordinator expects 3 workers, which may run in other processes.
+	l := c.CountDownLatch("batch:42:ready")
+	if _, err := l.TrySetCount(3); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i := 0; i < 3; i++ {
+		go func() {
+			// ... a worker's part ...
+			if _, err := c.CountDownLatch("batch:42:ready").CountDown(); err != nil {
+				fmt.Println(err)
+			}
+		}()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := l.Wait(ctx); err != nil { // like sync.WaitGroup.Wait, with a ctx
+		fmt.Println("not ready:", err)
+		return
+	}
+	fmt.Println("all 3 ready")
+}
