@@ -80,9 +80,10 @@ func (l *CountDownLatch) Wait(ctx context.Context) error {
 	return err
 }
 
-// Delete deletes the latch and reports whether it existed. A deleted latch
-// is open, as one never set: its waiters return, woken by the message the
-// deletion publishes.
+// Delete deletes the latch and reports whether it existed. Its waiters hear
+// the "1" the deletion publishes and keep waiting, as Redisson's do: only a
+// count set again and counted down to zero opens it for them. A Wait that
+// starts after the deletion finds no count and returns at once.
 func (l *CountDownLatch) Delete() (bool, error) {
 	r := l.op(latchDelete, "delete", 0)
 	return r.flag, r.err

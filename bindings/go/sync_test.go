@@ -859,7 +859,8 @@ func TestCountDownLatchBasics(t *testing.T) {
 		t.Fatalf("Wait on a latch set again: %v", err)
 	}
 	cancel()
-	// Delete opens it: a waiter returns, woken by the message.
+	// Delete leaves its waiters waiting (Redisson's "1"); a new count
+	// counted down to zero opens it for them.
 	go func() { waiter <- l.Wait(ctx) }()
 	waitChannelSubscribers(t, r, latchChannel(name), 1)
 	if existed, err := l.Delete(); !existed || err != nil {
@@ -867,11 +868,25 @@ func TestCountDownLatchBasics(t *testing.T) {
 	}
 	select {
 	case err := <-waiter:
+		t.Fatalf("Delete woke the waiter: %v", err)
+	case <-time.After(700 * time.Millisecond):
+	}
+	if ok, err := l.TrySetCount(1); !ok || err != nil {
+		t.Fatalf("TrySetCount(1) after Delete = %v, %v", ok, err)
+	}
+	if _, err := l.CountDown(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-waiter:
 		if err != nil {
 			t.Fatal(err)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Delete did not wake the waiter")
+		t.Fatal("the count down to zero did not wake the waiter")
+	}
+	if ok, err := l.TrySetCount(1); !ok || err != nil {
+		t.Fatalf("TrySetCount(1) = %v, %v", ok, err)
 	}
 	if existed, err := l.Delete(); existed || err != nil {
 		t.Fatalf("second Delete = %v, %v", existed, err)
