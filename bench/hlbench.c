@@ -21,6 +21,24 @@
  *                                               read-write lock: read
  *                                               acquisitions/s, how many
  *                                               held at once
+ *   hlbench URL sync-paired  SECONDS WHAT        a synchronizer (semaphore,
+ *                                               expsem, latch) against the
+ *                                               floor of its own scripts:
+ *                                               acquire(1)+release(1), the
+ *                                               latch's set count 1 and
+ *                                               count down, alternating
+ *   hlbench URL sync-floor   SECONDS WHAT        that floor alone
+ *   hlbench URL sem-contend  SECONDS W MODE CS_US PERMITS
+ *                                               W workers on a semaphore of
+ *                                               PERMITS: acquire(1), CS_US,
+ *                                               release(1)
+ *   hlbench URL latch-wake   ROUNDS WAITERS PROCS COUNT
+ *                                               WAITERS threads (in PROCS
+ *                                               processes; 0: threads of the
+ *                                               counting client) wait on a
+ *                                               latch of COUNT: from the
+ *                                               last count-down's return to
+ *                                               the last waiter's
  *   hlbench URL scale        SECONDS T [POOL]    T threads, distinct locks
  *   hlbench URL watchdog     N PERIODS WD_MS     N held locks, renewal cost
  *   hlbench URL memory       N WAITERS           per held lock, per waiter
@@ -73,6 +91,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <linux/futex.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <malloc.h>
@@ -84,6 +103,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1941,6 +1961,801 @@ static int bench_failover(const char *prefix, int64_t wait_ms)
 	return 0;
 }
 
+/* ---- synchronizers: semaphore, permit-expirable semaphore, latch -------- */
+
+/* The floor of a synchronizer: raw hiredis, EVALSHA of the core's own
+ * scripts with the keys and arguments core/src/prim/semaphore.c
+ * (sem_call), expsem.c (take, id_call) and latch.c (latch_call) send: the
+ * counter, the channel, for the permit-expirable semaphore its
+ * {name}:timeout zset, and for the scripts that must not run twice a
+ * fresh request marker hilock_request:{name}:<32 hex> with its lifetime
+ * (the client's retry span, from the default options, as
+ * hl__object_marker_ttl computes it). The floor's marker and permit ids
+ * come from a cheap generator: unique is all they need to be. */
+struct sync_floor {
+	const char *what; /* semaphore | expsem | latch */
+	char sha[2][41];
+	char name[64], channel[128], aux[128], marker_ttl[24];
+	char marker[200];
+	size_t marker_prefix;
+	uint64_t rng;
+};
+
+static uint64_t xorshift(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+/* A fresh request marker in f->marker. */
+static const char *floor_marker(struct sync_floor *f)
+{
+	static const char hex[] = "0123456789abcdef";
+	char *p = f->marker + f->marker_prefix;
+	for (int i = 0; i < 2; i++) {
+		uint64_t v = xorshift(&f->rng);
+		for (int j = 0; j < 16; j++, v >>= 4)
+			*p++ = hex[v & 15];
+	}
+	*p = '\0';
+	return f->marker;
+}
+
+static redisReply *raw_cmd_len(redisContext *c, int argc, const char **argv,
+                               const size_t *lens)
+{
+	redisReply *r = redisCommandArgv(c, argc, argv, lens);
+	if (r == NULL)
+		die_msg("redis connection failed");
+	if (r->type == REDIS_REPLY_ERROR) {
+		fprintf(stderr, "hlbench: redis error: %s\n", r->str);
+		exit(1);
+	}
+	return r;
+}
+
+static void sync_floor_init(struct sync_floor *f, redisContext *c,
+                            const char *what, const char *name)
+{
+	hl_client_options o;
+	enum hl_script_id ids[2];
+
+	memset(f, 0, sizeof(*f));
+	f->what = what;
+	f->rng = (uint64_t)now_ns() | 1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	if (strcmp(what, "semaphore") == 0) {
+		ids[0] = HL_SCRIPT_SEM_ACQUIRE;
+		ids[1] = HL_SCRIPT_SEM_RELEASE;
+		derive_key(f->channel, sizeof(f->channel),
+		           "redisson_sc:", name);
+	} else if (strcmp(what, "expsem") == 0) {
+		ids[0] = HL_SCRIPT_PSEM_ACQUIRE;
+		ids[1] = HL_SCRIPT_PSEM_RELEASE;
+		derive_key(f->channel, sizeof(f->channel),
+		           "redisson_sc:", name);
+		snprintf(f->aux, sizeof(f->aux),
+		         strchr(name, '{') ? "%s:timeout" : "{%s}:timeout",
+		         name);
+	} else if (strcmp(what, "latch") == 0) {
+		ids[0] = HL_SCRIPT_LATCH_TRY_SET;
+		ids[1] = HL_SCRIPT_LATCH_COUNT_DOWN;
+		/* the latch's channel always wraps the name in braces */
+		snprintf(f->channel, sizeof(f->channel),
+		         "redisson_countdownlatch__channel__{%s}", name);
+	} else {
+		fprintf(stderr, "hlbench: unknown synchronizer \"%s\"\n", what);
+		exit(2);
+	}
+	for (int i = 0; i < 2; i++)
+		load_sha(c, ids[i], f->sha[i]);
+	derive_key(f->marker, sizeof(f->marker), "hilock_request:", name);
+	f->marker_prefix = strlen(f->marker) + 1;
+	f->marker[f->marker_prefix - 1] = ':';
+	hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION);
+	snprintf(f->marker_ttl, sizeof(f->marker_ttl), "%lld",
+	         (long long)((o.retry_attempts + 1) *
+	                     (o.command_timeout_ms + 2 * o.retry_delay_ms)));
+}
+
+static long long reply_int(redisReply *r, const char *what)
+{
+	if (r->type != REDIS_REPLY_INTEGER) {
+		fprintf(stderr, "hlbench: %s: not an integer reply\n", what);
+		exit(1);
+	}
+	return r->integer;
+}
+
+/* One acquire(1) and release(1) (or the latch's set count 1 and count
+ * down) through the floor. */
+static void sync_floor_pair(redisContext *c, struct sync_floor *f)
+{
+	redisReply *r;
+	if (strcmp(f->what, "semaphore") == 0) {
+		const char *a[] = {"EVALSHA", f->sha[0],  "3",
+		                   f->name,   f->channel, NULL,
+		                   "1",       "PUBLISH",  f->marker_ttl};
+		a[5] = floor_marker(f);
+		r = raw_cmd(c, 9, a);
+		if (reply_int(r, "semaphore floor acquire") != 1)
+			die_msg("semaphore floor: no permit");
+		freeReplyObject(r);
+		a[1] = f->sha[1];
+		a[5] = floor_marker(f);
+		r = raw_cmd(c, 9, a);
+		reply_int(r, "semaphore floor release");
+		freeReplyObject(r);
+	} else if (strcmp(f->what, "expsem") == 0) {
+		char now[24], exp[24];
+		uint64_t id[2] = {xorshift(&f->rng), xorshift(&f->rng)};
+		int64_t wall;
+		const char *a[] = {"EVALSHA", f->sha[0],       "3",
+		                   f->name,   f->aux,          f->channel,
+		                   now,       "PUBLISH",       "1",
+		                   exp,       (const char *)id};
+		size_t al[11];
+		const char *u[] = {"EVALSHA", f->sha[1], "3",
+		                   f->name,   f->aux,    f->channel,
+		                   now,       "PUBLISH", (const char *)id};
+		size_t ul[9];
+		wall_ms_str(now);
+		wall = atoll(now);
+		snprintf(exp, sizeof(exp), "%lld",
+		         (long long)(wall + LEASE_MS));
+		for (int i = 0; i < 10; i++)
+			al[i] = strlen(a[i]);
+		al[10] = 16;
+		r = raw_cmd_len(c, 11, a, al);
+		if (r->type != REDIS_REPLY_ARRAY)
+			die_msg("expsem floor: no permit");
+		freeReplyObject(r);
+		wall_ms_str(now);
+		for (int i = 0; i < 8; i++)
+			ul[i] = strlen(u[i]);
+		ul[8] = 16;
+		r = raw_cmd_len(c, 9, u, ul);
+		if (reply_int(r, "expsem floor release") != 1)
+			die_msg("expsem floor: the permit was not released");
+		freeReplyObject(r);
+	} else {
+		const char *a[] = {"EVALSHA", f->sha[0],  "3",
+		                   f->name,   f->channel, NULL,
+		                   "PUBLISH", "1",        f->marker_ttl};
+		const char *d[] = {"EVALSHA", f->sha[1],    "3",
+		                   f->name,   f->channel,   NULL,
+		                   "PUBLISH", f->marker_ttl};
+		a[5] = floor_marker(f);
+		r = raw_cmd(c, 9, a);
+		if (reply_int(r, "latch floor set") != 1)
+			die_msg("latch floor: the count was not set");
+		freeReplyObject(r);
+		d[5] = floor_marker(f);
+		r = raw_cmd(c, 8, d);
+		if (reply_int(r, "latch floor count down") != 0)
+			die_msg("latch floor: the latch did not open");
+		freeReplyObject(r);
+	}
+}
+
+/* The same pair through libhilock. */
+struct sync_hl {
+	const char *what;
+	hl_semaphore *sem;
+	hl_expsem *xs;
+	hl_latch *latch;
+};
+
+static void sync_hl_init(struct sync_hl *h, hl_client *c, const char *what,
+                         const char *name)
+{
+	int rc = HL_OK, set = 0;
+	memset(h, 0, sizeof(*h));
+	h->what = what;
+	if (strcmp(what, "semaphore") == 0) {
+		if ((rc = hl_semaphore_new(&h->sem, c, name, strlen(name))) ==
+		    HL_OK)
+			rc = hl_semaphore_set_permits(h->sem, 1);
+	} else if (strcmp(what, "expsem") == 0) {
+		if ((rc = hl_expsem_new(&h->xs, c, name, strlen(name))) ==
+		    HL_OK)
+			rc = hl_expsem_try_set_permits(&set, h->xs, 1);
+	} else {
+		rc = hl_latch_new(&h->latch, c, name, strlen(name));
+	}
+	if (rc != HL_OK)
+		die("setting up the synchronizer", rc);
+}
+
+static void sync_hl_pair(struct sync_hl *h)
+{
+	int rc, set = 0;
+	if (h->sem) {
+		if ((rc = hl_semaphore_acquire(h->sem, 1, NULL)) != HL_OK)
+			die("hl_semaphore_acquire", rc);
+		if ((rc = hl_semaphore_release(h->sem, 1)) != HL_OK)
+			die("hl_semaphore_release", rc);
+	} else if (h->xs) {
+		char id[HL_PERMIT_ID_LEN + 1];
+		if ((rc = hl_expsem_acquire(id, 1, h->xs, LEASE_MS, NULL)) !=
+		    HL_OK)
+			die("hl_expsem_acquire", rc);
+		if ((rc = hl_expsem_release(h->xs, id)) != HL_OK)
+			die("hl_expsem_release", rc);
+	} else {
+		int64_t left = -1;
+		if ((rc = hl_latch_try_set_count(&set, h->latch, 1)) != HL_OK)
+			die("hl_latch_try_set_count", rc);
+		if (!set)
+			die_msg("latch: the count was not set");
+		if ((rc = hl_latch_count_down(&left, h->latch)) != HL_OK)
+			die("hl_latch_count_down", rc);
+		if (left != 0)
+			die_msg("latch: did not open");
+	}
+}
+
+static void sync_hl_fini(struct sync_hl *h)
+{
+	hl_semaphore_free(h->sem);
+	hl_expsem_free(h->xs);
+	hl_latch_free(h->latch);
+}
+
+/* One synchronizer: its floor and libhilock pairs in alternating 100 ms
+ * slices on the same object (as kind-paired), after 300 ms of each to
+ * warm up, with the ratio of every 2 s window. */
+static int bench_sync_paired(double seconds, const char *what)
+{
+	redisContext *raw = raw_connect();
+	hl_client *c = new_client(0, 0);
+	char name[64];
+	struct sync_floor f;
+	struct sync_hl h;
+	const int64_t slice = 100000000;
+	long long nf = 0, nh = 0, wf = 0, wh = 0;
+	int64_t tf = 0, th = 0, wtf = 0, wth = 0, end, t0, t;
+	double ratios[128];
+	int nr = 0, slices = 0;
+
+	snprintf(name, sizeof(name), "bench:sync:%s", what);
+	sync_floor_init(&f, raw, what, name);
+	sync_hl_init(&h, c, what, name);
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		sync_floor_pair(raw, &f);
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		sync_hl_pair(&h);
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		long long n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			sync_floor_pair(raw, &f);
+			n++;
+		}
+		nf += n;
+		wf += n;
+		tf += t - t0;
+		wtf += t - t0;
+		n = 0;
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			sync_hl_pair(&h);
+			n++;
+		}
+		nh += n;
+		wh += n;
+		th += t - t0;
+		wth += t - t0;
+		if (++slices % 10 == 0 && nr < 128 && wf && wtf && wth) {
+			ratios[nr++] = ((double)wh / (double)wth) /
+			               ((double)wf / (double)wtf);
+			wf = wh = 0;
+			wtf = wth = 0;
+		}
+	}
+	printf("{\"scenario\":\"sync-paired\",\"what\":\"%s\","
+	       "\"floor_pairs_per_s\":%.1f,\"hilock_pairs_per_s\":%.1f,"
+	       "\"window_ratios\":[",
+	       what, nf * 1e9 / (double)tf, nh * 1e9 / (double)th);
+	for (int i = 0; i < nr; i++)
+		printf("%s%.3f", i ? "," : "", ratios[i]);
+	printf("]}\n");
+	sync_hl_fini(&h);
+	hl_client_free(c);
+	redisFree(raw);
+	return 0;
+}
+
+/* The floor alone (the reference of another library's figure). */
+static int bench_sync_floor(double seconds, const char *what)
+{
+	redisContext *raw = raw_connect();
+	char name[64];
+	struct sync_floor f;
+	long long n = 0;
+	int64_t t0, end;
+
+	snprintf(name, sizeof(name), "bench:sync:%s", what);
+	sync_floor_init(&f, raw, what, name);
+	if (strcmp(what, "latch") != 0) { /* one permit */
+		const char *a[] = {"SET", name, "1"};
+		freeReplyObject(raw_cmd(raw, 3, a));
+	}
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		sync_floor_pair(raw, &f);
+	t0 = now_ns();
+	end = t0 + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		sync_floor_pair(raw, &f);
+		n++;
+	}
+	printf("{\"scenario\":\"sync-floor\",\"what\":\"%s\","
+	       "\"floor_pairs_per_s\":%.1f}\n",
+	       what, n * 1e9 / (double)(now_ns() - t0));
+	redisFree(raw);
+	return 0;
+}
+
+/* ---- a semaphore under contention ---------------------------------------- */
+
+/* Shared between the workers (MAP_SHARED, so processes see it too). */
+struct sem_shared {
+	atomic_int ready;
+	atomic_int go;
+	atomic_int holders;     /* permits held now, counted by the workers */
+	atomic_int max_holders; /* the most at once */
+	atomic_int violations;  /* more holders than permits */
+	int64_t start_ns, end_ns;
+	int cs_us, permits;
+};
+
+struct sem_worker {
+	long long count;     /* acquisitions */
+	long long nwait;     /* wait samples */
+	long long cs_ns_sum; /* time held */
+	int32_t wait_us[MAX_SAMPLES];
+};
+
+static void sem_loop(struct sem_shared *sh, struct sem_worker *w, hl_client *c)
+{
+	hl_semaphore *s = NULL;
+	int rc = hl_semaphore_new(&s, c, "bench:sem", 9);
+
+	if (rc != HL_OK)
+		die("hl_semaphore_new", rc);
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go))
+		sleep_us(200);
+	for (;;) {
+		int64_t t0 = now_ns(), t1, t2;
+		int n, m;
+
+		if (t0 >= sh->end_ns)
+			break;
+		if ((rc = hl_semaphore_acquire(s, 1, NULL)) != HL_OK)
+			die("hl_semaphore_acquire", rc);
+		t1 = now_ns();
+		n = atomic_fetch_add(&sh->holders, 1) + 1;
+		if (n > sh->permits)
+			atomic_fetch_add(&sh->violations, 1);
+		m = atomic_load(&sh->max_holders);
+		while (n > m &&
+		       !atomic_compare_exchange_weak(&sh->max_holders, &m, n))
+			;
+		if (w->nwait < MAX_SAMPLES)
+			w->wait_us[w->nwait++] = (int32_t)((t1 - t0) / 1000);
+		sleep_us(sh->cs_us);
+		t2 = now_ns();
+		w->cs_ns_sum += t2 - t1;
+		w->count++;
+		atomic_fetch_sub(&sh->holders, 1);
+		if ((rc = hl_semaphore_release(s, 1)) != HL_OK)
+			die("hl_semaphore_release", rc);
+	}
+	hl_semaphore_free(s);
+}
+
+struct sem_thread_arg {
+	struct sem_shared *sh;
+	struct sem_worker *w;
+	hl_client *c;
+};
+
+static void *sem_thread(void *p)
+{
+	struct sem_thread_arg *a = p;
+	sem_loop(a->sh, a->w, a->c);
+	return NULL;
+}
+
+/* W workers loop acquire(1) (no deadline), CS_US, release(1) on one
+ * semaphore of PERMITS (set before they start); threads share one
+ * client, processes have one each. Acquisitions per second, the wait,
+ * fairness, and how many held at once (counted by the workers: the mean
+ * by Little's law, time held / elapsed; the most at once). */
+static int bench_sem_contend(double seconds, int workers, const char *mode,
+                             int cs_us, int permits)
+{
+	size_t size = sizeof(struct sem_shared) +
+	              (size_t)workers * sizeof(struct sem_worker);
+	int processes = strcmp(mode, "processes") == 0;
+	struct sem_shared *sh;
+	struct sem_worker *ws;
+	hl_client *c = NULL;
+	hl_semaphore *s = NULL;
+	pthread_t *tids = NULL;
+	struct sem_thread_arg *targs = NULL;
+	int i, rc;
+
+	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die_msg("mmap failed");
+	ws = (struct sem_worker *)(sh + 1);
+	sh->cs_us = cs_us;
+	sh->permits = permits;
+	sh->end_ns = INT64_MAX;
+	if (processes) {
+		for (i = 0; i < workers; i++) {
+			pid_t pid = fork();
+			if (pid < 0)
+				die_msg("fork failed");
+			if (pid == 0) {
+				hl_client *cc = new_client(0, 0);
+				sem_loop(sh, &ws[i], cc);
+				hl_client_free(cc);
+				_exit(0);
+			}
+		}
+	}
+	/* the parent's client (made after the fork): set the permits, and
+	 * the threads' client */
+	c = new_client(0, 0);
+	if ((rc = hl_semaphore_new(&s, c, "bench:sem", 9)) != HL_OK ||
+	    (rc = hl_semaphore_delete(NULL, s)) != HL_OK ||
+	    (rc = hl_semaphore_set_permits(s, permits)) != HL_OK)
+		die("setting the permits", rc);
+	if (!processes) {
+		tids = calloc((size_t)workers, sizeof(*tids));
+		targs = calloc((size_t)workers, sizeof(*targs));
+		if (tids == NULL || targs == NULL)
+			die_msg("out of memory");
+		for (i = 0; i < workers; i++) {
+			targs[i] = (struct sem_thread_arg){sh, &ws[i], c};
+			pthread_create(&tids[i], NULL, sem_thread, &targs[i]);
+		}
+	}
+	for (i = 0; i < 60000 && atomic_load(&sh->ready) < workers; i++)
+		sleep_us(1000);
+	if (atomic_load(&sh->ready) < workers)
+		die_msg("workers did not start");
+	sh->start_ns = now_ns();
+	sh->end_ns = sh->start_ns + (int64_t)(seconds * 1e9);
+	atomic_store(&sh->go, 1);
+	if (processes) {
+		int st;
+		while (wait(&st) > 0)
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				die_msg("a worker process failed");
+	} else {
+		for (i = 0; i < workers; i++)
+			pthread_join(tids[i], NULL);
+	}
+	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
+	int64_t left = -1;
+	if ((rc = hl_semaphore_available(&left, s)) != HL_OK)
+		die("hl_semaphore_available", rc);
+
+	long long total = 0, nwait = 0, k = 0, mn = -1, mx = 0, cs_sum = 0;
+	for (i = 0; i < workers; i++) {
+		total += ws[i].count;
+		nwait += ws[i].nwait;
+		cs_sum += ws[i].cs_ns_sum;
+		if (mn < 0 || ws[i].count < mn)
+			mn = ws[i].count;
+		if (ws[i].count > mx)
+			mx = ws[i].count;
+	}
+	int32_t *wv = malloc((size_t)(nwait + 1) * sizeof(int32_t));
+	if (wv == NULL)
+		die_msg("out of memory");
+	for (i = 0; i < workers; i++) {
+		memcpy(wv + k, ws[i].wait_us, (size_t)ws[i].nwait * 4);
+		k += ws[i].nwait;
+	}
+	qsort(wv, (size_t)nwait, sizeof(int32_t), cmp_i32);
+	printf("{\"scenario\":\"sem-contend\",\"lang\":\"c\",\"lib\":"
+	       "\"hilock\","
+	       "\"mode\":\"%s\",\"workers\":%d,\"permits\":%d,\"cs_us\":%d,"
+	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
+	       "\"held_max\":%d,\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,"
+	       "\"wait_max_us\":%.0f,\"fair_min\":%lld,\"fair_max\":%lld,"
+	       "\"violations\":%d,\"available_after\":%lld}\n",
+	       mode, workers, permits, cs_us, total / elapsed,
+	       total ? cs_sum / 1000.0 / total : 0.0, cs_sum / 1e9 / elapsed,
+	       atomic_load(&sh->max_holders), pct(wv, nwait, 0.5),
+	       pct(wv, nwait, 0.99), nwait ? (double)wv[nwait - 1] : 0.0, mn,
+	       mx, atomic_load(&sh->violations), (long long)left);
+	free(wv);
+	free(tids);
+	free(targs);
+	hl_semaphore_free(s);
+	hl_client_free(c);
+	int bad = atomic_load(&sh->violations) != 0 || left != permits;
+	munmap(sh, size);
+	return bad;
+}
+
+/* ---- a latch: from the last count-down to the last waiter woken -------- */
+
+#define LATCH_MAX_WAITERS 1024
+#define LATCH_MAX_ROUNDS  256
+#define LATCH_NAME        "bench:latch"
+#define LATCH_CHANNEL     "redisson_countdownlatch__channel__{bench:latch}"
+
+struct latch_shared {
+	atomic_int round;   /* the round the waiters may start */
+	atomic_int in_wait; /* waiters that entered hl_latch_wait, in all */
+	atomic_int woken;   /* waiters that returned from it, in all */
+	atomic_int failed;  /* returned not open, or an error */
+	atomic_llong raw_msg_ns; /* a raw subscriber's "0", this round */
+	int rounds;
+	int64_t wake_ns[LATCH_MAX_WAITERS];
+};
+
+struct latch_waiter_arg {
+	struct latch_shared *sh;
+	hl_client *c;
+	int index;
+};
+
+static void *latch_waiter(void *p)
+{
+	struct latch_waiter_arg *a = p;
+	struct latch_shared *sh = a->sh;
+	hl_latch *l = NULL;
+	int rc = hl_latch_new(&l, a->c, LATCH_NAME, strlen(LATCH_NAME));
+
+	if (rc != HL_OK)
+		die("hl_latch_new", rc);
+	for (int r = 1; r <= sh->rounds; r++) {
+		int open = 0;
+		int v;
+		/* asleep between rounds (a futex on the shared word, so
+		 * processes too): polling waiters would load the cores */
+		while ((v = atomic_load(&sh->round)) < r)
+			syscall(SYS_futex, &sh->round, FUTEX_WAIT, v, NULL,
+			        NULL, 0);
+		atomic_fetch_add(&sh->in_wait, 1);
+		rc = hl_latch_wait(&open, l, 60000, NULL);
+		sh->wake_ns[a->index] = now_ns();
+		if (rc != HL_OK || !open) {
+			fprintf(stderr,
+			        "hlbench: latch wait: %s (%s), open %d\n",
+			        hl_status_name(rc), hl_error_last(), open);
+			atomic_fetch_add(&sh->failed, 1);
+		}
+		atomic_fetch_add(&sh->woken, 1);
+	}
+	hl_latch_free(l);
+	return NULL;
+}
+
+/* The waiters of one process (threads on one client). */
+static void latch_waiters(struct latch_shared *sh, hl_client *c, int first,
+                          int n, pthread_t *tids, struct latch_waiter_arg *args)
+{
+	for (int i = 0; i < n; i++) {
+		args[i] = (struct latch_waiter_arg){sh, c, first + i};
+		if (pthread_create(&tids[i], NULL, latch_waiter, &args[i]) != 0)
+			die_msg("pthread_create");
+	}
+}
+
+/* A raw subscriber of the latch's channel: when Redis delivers "0" (the
+ * floor of a wake-up: the message reaching a plain client). */
+static void *latch_raw_subscriber(void *p)
+{
+	struct latch_shared *sh = p;
+	redisContext *c = raw_connect();
+	redisReply *r = redisCommand(c, "SUBSCRIBE %s", LATCH_CHANNEL);
+	freeReplyObject(r);
+	for (;;) {
+		void *v = NULL;
+		if (redisGetReply(c, &v) != REDIS_OK || v == NULL)
+			return NULL;
+		r = v;
+		if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+		    r->element[2]->type == REDIS_REPLY_STRING &&
+		    strcmp(r->element[2]->str, "0") == 0)
+			atomic_store(&sh->raw_msg_ns, now_ns());
+		freeReplyObject(r);
+	}
+}
+
+static long long numsub(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "PUBSUB NUMSUB %s", LATCH_CHANNEL);
+	long long n = -1;
+	if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 2)
+		n = r->element[1]->integer;
+	freeReplyObject(r);
+	return n;
+}
+
+static void wait_for(atomic_int *v, int target, const char *what)
+{
+	int64_t end = now_ns() + 60000000000LL;
+	while (atomic_load(v) < target) {
+		if (now_ns() > end) {
+			fprintf(stderr, "hlbench: latch: %s: %d of %d\n", what,
+			        atomic_load(v), target);
+			exit(1);
+		}
+		sleep_us(1000);
+	}
+}
+
+/* WAITERS waiters (threads; PROCS processes of WAITERS/PROCS threads and a
+ * client each, or with PROCS 0 threads of the counting client) wait on a
+ * latch of COUNT; once all are waiting (entered hl_latch_wait, every
+ * client subscribed to its channel, then 50 ms more), the coordinator
+ * counts it down COUNT times. Per round: the time from the last
+ * count_down's return to the first, median and last waiter's return, and
+ * to a raw subscriber's receipt of "0". ROUNDS rounds after one to warm
+ * up. */
+static int bench_latch_wake(int rounds, int waiters, int procs, int count)
+{
+	struct latch_shared *sh;
+	int per = procs ? waiters / procs : waiters, rc;
+	hl_client *c;
+	hl_latch *l = NULL;
+	redisContext *raw;
+	pthread_t *tids = NULL, rawt;
+	struct latch_waiter_arg *args = NULL;
+	int64_t *last, *first, *median, *rawd, *cd, *w;
+	int total = rounds + 1;
+
+	if (waiters < 1 || waiters > LATCH_MAX_WAITERS ||
+	    total > LATCH_MAX_ROUNDS || (procs && waiters % procs) || count < 1)
+		die_msg("latch-wake: bad arguments");
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die_msg("mmap failed");
+	memset(sh, 0, sizeof(*sh));
+	sh->rounds = total;
+	for (int p = 0; p < procs; p++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die_msg("fork failed");
+		if (pid == 0) {
+			hl_client *cc = new_client(0, 0);
+			pthread_t *t = calloc((size_t)per, sizeof(*t));
+			struct latch_waiter_arg *a =
+			        calloc((size_t)per, sizeof(*a));
+			if (!t || !a)
+				die_msg("out of memory");
+			latch_waiters(sh, cc, p * per, per, t, a);
+			for (int i = 0; i < per; i++)
+				pthread_join(t[i], NULL);
+			hl_client_free(cc);
+			_exit(0);
+		}
+	}
+	c = new_client(0, 0);
+	raw = raw_connect();
+	if ((rc = hl_latch_new(&l, c, LATCH_NAME, strlen(LATCH_NAME))) !=
+	            HL_OK ||
+	    (rc = hl_latch_delete(NULL, l)) != HL_OK)
+		die("hl_latch_new", rc);
+	if (!procs) {
+		tids = calloc((size_t)per, sizeof(*tids));
+		args = calloc((size_t)per, sizeof(*args));
+		if (!tids || !args)
+			die_msg("out of memory");
+		latch_waiters(sh, c, 0, per, tids, args);
+	}
+	if (pthread_create(&rawt, NULL, latch_raw_subscriber, sh) != 0)
+		die_msg("pthread_create");
+	pthread_detach(rawt);
+	last = calloc((size_t)total * 5 + (size_t)waiters, sizeof(int64_t));
+	if (!last)
+		die_msg("out of memory");
+	first = last + total;
+	median = first + total;
+	rawd = median + total;
+	cd = rawd + total;
+	w = cd + total;
+	for (int r = 1; r <= total; r++) {
+		int set = 0;
+		int64_t left = -1, t0, t1;
+		if ((rc = hl_latch_try_set_count(&set, l, count)) != HL_OK ||
+		    !set)
+			die("latch: setting the count", rc);
+		atomic_store(&sh->raw_msg_ns, 0);
+		atomic_store(&sh->round, r);
+		syscall(SYS_futex, &sh->round, FUTEX_WAKE, INT32_MAX, NULL,
+		        NULL, 0);
+		wait_for(&sh->in_wait, r * waiters, "waiters in wait");
+		/* every client subscribed (and the raw subscriber) */
+		for (int i = 0; numsub(raw) < (procs ? procs : 1) + 1; i++) {
+			if (i > 60000)
+				die_msg("latch: waiters did not subscribe");
+			sleep_us(1000);
+		}
+		sleep_us(50000);
+		for (int i = 0; i < count - 1; i++)
+			if ((rc = hl_latch_count_down(&left, l)) != HL_OK)
+				die("hl_latch_count_down", rc);
+		t0 = now_ns();
+		rc = hl_latch_count_down(&left, l);
+		t1 = now_ns();
+		if (rc != HL_OK || left != 0)
+			die("latch: the last count down", rc);
+		wait_for(&sh->woken, r * waiters, "waiters woken");
+		for (int i = 0; i < 1000 && !atomic_load(&sh->raw_msg_ns); i++)
+			sleep_us(1000);
+		for (int i = 0; i < waiters; i++)
+			w[i] = sh->wake_ns[i] - t1;
+		qsort(w, (size_t)waiters, sizeof(int64_t), cmp_i64);
+		last[r - 1] = w[waiters - 1];
+		first[r - 1] = w[0];
+		median[r - 1] = w[waiters / 2];
+		rawd[r - 1] = atomic_load(&sh->raw_msg_ns)
+		                      ? atomic_load(&sh->raw_msg_ns) - t1
+		                      : INT64_MIN;
+		cd[r - 1] = t1 - t0;
+	}
+	if (procs) {
+		int st;
+		while (wait(&st) > 0)
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				die_msg("a waiter process failed");
+	} else {
+		for (int i = 0; i < per; i++)
+			pthread_join(tids[i], NULL);
+	}
+	printf("{\"scenario\":\"latch-wake\",\"lang\":\"c\",\"lib\":\"hilock\","
+	       "\"mode\":\"%s\",\"waiters\":%d,\"procs\":%d,\"count\":%d,"
+	       "\"rounds\":%d,\"failed\":%d",
+	       procs ? "processes" : "threads", waiters, procs ? procs : 1,
+	       count, rounds, atomic_load(&sh->failed));
+	/* per round after the warm-up one, in µs after the last count_down
+	 * returned (negative: before) */
+	const char *keys[] = {"last_us", "first_us", "median_us", "raw_us",
+	                      "countdown_us"};
+	int64_t *vals[] = {last, first, median, rawd, cd};
+	for (int k = 0; k < 5; k++) {
+		printf(",\"%s\":[", keys[k]);
+		for (int r = 1; r < total; r++) {
+			if (vals[k][r] == INT64_MIN)
+				printf("%snull", r > 1 ? "," : "");
+			else
+				printf("%s%.1f", r > 1 ? "," : "",
+				       (double)vals[k][r] / 1e3);
+		}
+		printf("]");
+	}
+	printf("}\n");
+	int bad = atomic_load(&sh->failed) != 0;
+	free(last);
+	free(tids);
+	free(args);
+	hl_latch_free(l);
+	hl_client_free(c);
+	redisFree(raw);
+	munmap(sh, sizeof(*sh));
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -1998,6 +2813,16 @@ int main(int argc, char **argv)
 		        argc == 6 && strcmp(argv[5], "readahead") == 0);
 	if (strcmp(s, "failover") == 0 && argc == 5)
 		return bench_failover(argv[3], atoll(argv[4]));
+	if (strcmp(s, "sync-paired") == 0 && argc == 5)
+		return bench_sync_paired(atof(argv[3]), argv[4]);
+	if (strcmp(s, "sync-floor") == 0 && argc == 5)
+		return bench_sync_floor(atof(argv[3]), argv[4]);
+	if (strcmp(s, "sem-contend") == 0 && argc == 8)
+		return bench_sem_contend(atof(argv[3]), atoi(argv[4]), argv[5],
+		                         atoi(argv[6]), atoi(argv[7]));
+	if (strcmp(s, "latch-wake") == 0 && argc == 7)
+		return bench_latch_wake(atoi(argv[3]), atoi(argv[4]),
+		                        atoi(argv[5]), atoi(argv[6]));
 	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");
 	return 2;
 }
