@@ -4,7 +4,10 @@ import java.io.BufferedReader;
 import java.io.FileWriter;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.OutputStream;
 import java.io.PrintWriter;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -16,8 +19,10 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
+import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RLock;
 import org.redisson.api.RMap;
+import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
@@ -31,6 +36,9 @@ import org.redisson.config.Config;
  *   java -jar hilock-bench-redisson.jar URL contend SECONDS W threads CS_US [FILE [KIND]]
  *   java -jar hilock-bench-redisson.jar URL readers SECONDS R threads CS_US
  *   java -jar hilock-bench-redisson.jar URL failover PREFIX WAIT_MS
+ *   java -jar hilock-bench-redisson.jar URL sem-uncontended SECONDS
+ *   java -jar hilock-bench-redisson.jar URL sem-contend SECONDS W threads CS_US PERMITS
+ *   java -jar hilock-bench-redisson.jar URL latch-wake ROUNDS WAITERS COUNT
  * </pre>
  *
  * URL: redis://host:port[/db], or as hilock writes them,
@@ -40,7 +48,11 @@ import org.redisson.config.Config;
  * bench/hlbench.c; failover is hlbench's failover scenario (see there).
  * KIND: reentrant (getLock, the default) or fair (getFairLock). readers:
  * R threads loop getReadWriteLock().readLock() lock(), CS_US, unlock(), as
- * hlbench's readers scenario.
+ * hlbench's readers scenario. The synchronizers (getSemaphore,
+ * getCountDownLatch): sem-uncontended loops acquire()/release() of one
+ * permit; sem-contend is hlbench's (W threads, a semaphore of PERMITS);
+ * latch-wake is hlbench's with every waiter a thread of this JVM (see
+ * there).
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -111,6 +123,15 @@ public final class RedissonBench {
                         Integer.parseInt(args[5]));
             } else if (scenario.equals("failover")) {
                 failover(client, args[2], Long.parseLong(args[3]));
+            } else if (scenario.equals("sem-uncontended")) {
+                semUncontended(client, (long) (Double.parseDouble(args[2]) * 1e9));
+            } else if (scenario.equals("sem-contend")) {
+                long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
+                semContend(client, durNs, Integer.parseInt(args[3]), args[4],
+                        Integer.parseInt(args[5]), Integer.parseInt(args[6]));
+            } else if (scenario.equals("latch-wake")) {
+                latchWake(client, url, Integer.parseInt(args[2]), Integer.parseInt(args[3]),
+                        Integer.parseInt(args[4]));
             } else {
                 throw new IllegalArgumentException("unknown scenario " + scenario);
             }
@@ -423,5 +444,268 @@ public final class RedissonBench {
                 cs / 1e9 / el, maxHolders.get(), hlenN > 0 ? (double) hlenSum / hlenN : 0.0,
                 hlenMax, hlenN, pct(all, 0.5), pct(all, 0.99),
                 all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx);
+    }
+
+    /** A semaphore of one permit: acquire(), release(), after a second of warm-up. */
+    private static void semUncontended(RedissonClient client, long durNs) {
+        RSemaphore sem = client.getSemaphore("bench:java:sem:uncontended");
+        sem.delete();
+        if (!sem.trySetPermits(1)) {
+            throw new IllegalStateException("permits not set");
+        }
+        long warm = System.nanoTime() + 1_000_000_000L;
+        try {
+            while (System.nanoTime() < warm) {
+                sem.acquire();
+                sem.release();
+            }
+            long n = 0;
+            long t0 = System.nanoTime();
+            while (System.nanoTime() - t0 < durNs) {
+                sem.acquire();
+                sem.release();
+                n++;
+            }
+            double el = (System.nanoTime() - t0) / 1e9;
+            System.out.printf(Locale.ROOT, "{\"scenario\":\"sem-uncontended\",\"lang\":\"java\","
+                    + "\"lib\":\"redisson\",\"pairs_per_s\":%.1f}%n", n / el);
+        } catch (InterruptedException e) {
+            throw new RuntimeException(e);
+        }
+    }
+
+    /**
+     * hlbench's sem-contend: W threads loop acquire() (no deadline), CS_US,
+     * release() on one RSemaphore of PERMITS, after a second of
+     * uncontended warm-up on another semaphore.
+     */
+    private static void semContend(RedissonClient client, long durNs, int w, String mode,
+                                   int csUs, int permits) throws Exception {
+        final String name = "bench:java:sem";
+        final AtomicInteger holders = new AtomicInteger();
+        final AtomicInteger maxHolders = new AtomicInteger();
+        final AtomicInteger violations = new AtomicInteger();
+        final CyclicBarrier start = new CyclicBarrier(w + 1);
+        final long[] counts = new long[w];
+        final long[] csSum = new long[w];
+        final List<List<Long>> waits = new ArrayList<>();
+        final long[] end = new long[1];
+        RSemaphore warm = client.getSemaphore(name + ":warm");
+        warm.delete();
+        warm.trySetPermits(1);
+        long warmEnd = System.nanoTime() + 1_000_000_000L;
+        while (System.nanoTime() < warmEnd) {
+            warm.acquire();
+            warm.release();
+        }
+        RSemaphore sem = client.getSemaphore(name);
+        sem.delete();
+        if (!sem.trySetPermits(permits)) {
+            throw new IllegalStateException("permits not set");
+        }
+        Thread[] threads = new Thread[w];
+        for (int i = 0; i < w; i++) {
+            waits.add(new ArrayList<>());
+            final int me = i;
+            threads[i] = new Thread(() -> {
+                RSemaphore s = client.getSemaphore(name);
+                try {
+                    start.await();
+                    for (;;) {
+                        long t0 = System.nanoTime();
+                        if (t0 >= end[0]) {
+                            break;
+                        }
+                        s.acquire();
+                        long t1 = System.nanoTime();
+                        int n = holders.incrementAndGet();
+                        if (n > permits) {
+                            violations.incrementAndGet();
+                        }
+                        maxHolders.accumulateAndGet(n, Math::max);
+                        waits.get(me).add((t1 - t0) / 1000);
+                        LockSupport.parkNanos(csUs * 1000L);
+                        csSum[me] += System.nanoTime() - t1;
+                        counts[me]++;
+                        holders.decrementAndGet();
+                        s.release();
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            threads[i].start();
+        }
+        long t0 = System.nanoTime();
+        end[0] = t0 + durNs;
+        start.await();
+        for (Thread t : threads) {
+            t.join();
+        }
+        double el = (System.nanoTime() - t0) / 1e9;
+        List<Long> all = new ArrayList<>();
+        long total = 0;
+        long cs = 0;
+        long mn = Long.MAX_VALUE;
+        long mx = 0;
+        for (int i = 0; i < w; i++) {
+            all.addAll(waits.get(i));
+            total += counts[i];
+            cs += csSum[i];
+            mn = Math.min(mn, counts[i]);
+            mx = Math.max(mx, counts[i]);
+        }
+        Collections.sort(all);
+        int left = sem.availablePermits();
+        System.out.printf(Locale.ROOT, "{\"scenario\":\"sem-contend\",\"lang\":\"java\","
+                + "\"lib\":\"redisson\",\"mode\":\"%s\",\"workers\":%d,\"permits\":%d,"
+                + "\"cs_us\":%d,\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
+                + "\"held_max\":%d,\"wait_p50_us\":%d,\"wait_p99_us\":%d,\"wait_max_us\":%d,"
+                + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"available_after\":%d}%n",
+                mode, w, permits, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
+                cs / 1e9 / el, maxHolders.get(), pct(all, 0.5), pct(all, 0.99),
+                all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx, violations.get(), left);
+    }
+
+    /** PUBSUB NUMSUB of one channel over a plain socket (redis://host:port URLs). */
+    private static long numsub(String url, String channel) throws IOException {
+        String hp = url.substring("redis://".length()).replaceAll("/.*$", "");
+        int colon = hp.lastIndexOf(':');
+        try (Socket so = new Socket(hp.substring(0, colon),
+                Integer.parseInt(hp.substring(colon + 1)))) {
+            String[] args = {"PUBSUB", "NUMSUB", channel};
+            StringBuilder b = new StringBuilder("*" + args.length + "\r\n");
+            for (String a : args) {
+                b.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n")
+                        .append(a).append("\r\n");
+            }
+            OutputStream out = so.getOutputStream();
+            out.write(b.toString().getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            // *2 $len channel :n
+            BufferedReader in = new BufferedReader(new InputStreamReader(so.getInputStream(),
+                    StandardCharsets.UTF_8));
+            for (int i = 0; i < 3; i++) {
+                in.readLine();
+            }
+            String n = in.readLine();
+            return Long.parseLong(n.substring(1));
+        }
+    }
+
+    private static void waitFor(AtomicInteger v, int target, String what) {
+        long end = System.nanoTime() + 60_000_000_000L;
+        while (v.get() < target) {
+            if (System.nanoTime() > end) {
+                throw new IllegalStateException("latch: " + what + ": " + v.get() + " of " + target);
+            }
+            LockSupport.parkNanos(1_000_000L);
+        }
+    }
+
+    /**
+     * hlbench's latch-wake with Redisson: WAITERS threads of this JVM
+     * await() an RCountDownLatch of COUNT; once all are in await() (and the
+     * latch's channel has a subscriber, then 50 ms more), the main thread
+     * counts it down COUNT times through the same client. Per round: the
+     * time from the last countDown()'s return to the first, median and
+     * last waiter's return. ROUNDS rounds after one to warm up.
+     */
+    private static void latchWake(RedissonClient client, String url, int rounds, int waiters,
+                                  int count) throws Exception {
+        final String name = "bench:java:latch";
+        final String channel = "redisson_countdownlatch__channel__{" + name + "}";
+        final int total = rounds + 1;
+        final AtomicInteger round = new AtomicInteger();
+        final AtomicInteger inWait = new AtomicInteger();
+        final AtomicInteger woken = new AtomicInteger();
+        final AtomicInteger failed = new AtomicInteger();
+        final long[] wake = new long[waiters];
+        RCountDownLatch latch = client.getCountDownLatch(name);
+        latch.delete();
+        Thread[] threads = new Thread[waiters];
+        for (int i = 0; i < waiters; i++) {
+            final int me = i;
+            threads[i] = new Thread(() -> {
+                RCountDownLatch l = client.getCountDownLatch(name);
+                for (int r = 1; r <= total; r++) {
+                    synchronized (round) {
+                        while (round.get() < r) {
+                            try {
+                                round.wait();
+                            } catch (InterruptedException e) {
+                                throw new RuntimeException(e);
+                            }
+                        }
+                    }
+                    inWait.incrementAndGet();
+                    boolean open = false;
+                    try {
+                        open = l.await(60, TimeUnit.SECONDS);
+                    } catch (Exception e) {
+                        System.err.println("latch await: " + e);
+                    }
+                    wake[me] = System.nanoTime();
+                    if (!open) {
+                        failed.incrementAndGet();
+                    }
+                    woken.incrementAndGet();
+                }
+            });
+            threads[i].start();
+        }
+        double[][] res = new double[4][rounds];
+        long[] w = new long[waiters];
+        for (int r = 1; r <= total; r++) {
+            if (!latch.trySetCount(count)) {
+                throw new IllegalStateException("latch: count not set in round " + r + " (count " + latch.getCount() + ")");
+            }
+            synchronized (round) {
+                round.set(r);
+                round.notifyAll();
+            }
+            waitFor(inWait, r * waiters, "waiters in await");
+            for (int i = 0; numsub(url, channel) < 1; i++) {
+                if (i > 60000) {
+                    throw new IllegalStateException("latch: waiters did not subscribe");
+                }
+                LockSupport.parkNanos(1_000_000L);
+            }
+            LockSupport.parkNanos(50_000_000L);
+            for (int i = 0; i < count - 1; i++) {
+                latch.countDown();
+            }
+            long t0 = System.nanoTime();
+            latch.countDown();
+            long t1 = System.nanoTime();
+            waitFor(woken, r * waiters, "waiters woken");
+            for (int i = 0; i < waiters; i++) {
+                w[i] = wake[i] - t1;
+            }
+            java.util.Arrays.sort(w);
+            if (r > 1) {
+                res[0][r - 2] = w[waiters - 1] / 1e3;
+                res[1][r - 2] = w[0] / 1e3;
+                res[2][r - 2] = w[waiters / 2] / 1e3;
+                res[3][r - 2] = (t1 - t0) / 1e3;
+            }
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, "{\"scenario\":\"latch-wake\",\"lang\":\"java\","
+                + "\"lib\":\"redisson\",\"mode\":\"threads\",\"waiters\":%d,\"procs\":1,"
+                + "\"count\":%d,\"rounds\":%d,\"failed\":%d", waiters, count, rounds, failed.get()));
+        String[] keys = {"last_us", "first_us", "median_us", "countdown_us"};
+        for (int k = 0; k < 4; k++) {
+            b.append(",\"").append(keys[k]).append("\":[");
+            for (int r = 0; r < rounds; r++) {
+                b.append(r > 0 ? "," : "").append(String.format(Locale.ROOT, "%.1f", res[k][r]));
+            }
+            b.append(']');
+        }
+        b.append('}');
+        System.out.println(b);
     }
 }
