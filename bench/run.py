@@ -302,7 +302,8 @@ class Pieces:
                           ("redlock", lambda: self.go("redsync")),
                           ("java", self.java)):
             if want(group) or (group == "java" and (
-                    want("failover") or want("fair") or want("rw"))):
+                    want("failover") or want("fair") or want("rw") or
+                    want("sem") or want("latch"))):
                 try:
                     fn()
                 except NotMeasured as e:
@@ -955,14 +956,470 @@ def splice_family(page, R):
         page = page[:a] + fam + "\n" + page[a:]
     else:
         page = page.rstrip("\n") + "\n\n" + fam
+    return with_tail(page)
+
+
+def with_tail(page):
+    """The page with its hand-written tail (Analysis, Reproduce) made anew,
+    and the lines pointing to the sections' own targets."""
     if "\n## Analysis\n" in page:
         page = page[:page.index("\n## Analysis\n") + 1]
     elif "\n## Reproduce\n" in page:
         page = page[:page.index("\n## Reproduce\n") + 1]
     page = page.rstrip("\n") + "\n"
-    if FAMILY_TARGETS_LINE.strip() not in page:
-        page += FAMILY_TARGETS_LINE
+    for line in (FAMILY_TARGETS_LINE, SYNC_TARGETS_LINE):
+        if line.strip() not in page:
+            page += line
     return page + "\n".join(render_tail()) + "\n"
+
+
+# --------------------------------------------------------------------------
+# (10) the synchronizers: semaphore, permit-expirable semaphore, latch
+# (groups sem, latch)
+# --------------------------------------------------------------------------
+SYNC_GROUPS = ("sem", "latch")
+SYNCS = [("semaphore", "semaphore: acquire(1) + release(1)"),
+         ("expsem", "permit-expirable semaphore: acquire(1, 30 s lease) + "
+                    "release(id)"),
+         ("latch", "latch: try_set_count(1) + count_down()")]
+SYNC_TARGET = 0.95           # as the lock's C row of (1) and the kinds of (9)
+SEM_PERMITS = 4
+SEM_WORKERS = [16, 64]
+LATCH_WAITERS = 100
+LATCH_PROCS = 4              # the processes mode: 4 x 25 threads
+LATCH_COUNT = 4
+LATCH_ROUNDS = 20
+SYNC_MINUTES = 6             # the measurement time of sem, latch
+SYNC_BEGIN = "<!-- synchronizers:begin -->"
+SYNC_END = "<!-- synchronizers:end -->"
+
+
+def run_sync(R, pieces, hb, url, secs, csecs, reps, quick, want, attempt):
+    """The groups sem and latch, into R["sync"]."""
+    S = R["sync"] = {"started": time.time(), "load_start": os.getloadavg()}
+    notes = R["notes"]
+
+    def java_or_note(key):
+        try:
+            return pieces.java()
+        except NotMeasured as e:
+            notes[key] = str(e)
+            return None
+
+    # its own floor and round trip: these groups may run without the rest
+    S["floor"] = attempt("sync:floor", lambda: run_json(
+        hb + [url, "floor", str(secs)], 120))
+
+    if want("sem"):
+        java = java_or_note("sync:uncontended:java")
+        # REPS rounds over the synchronizers (the load drifts: a round
+        # sees it alike for each); per row the run of the median ratio.
+        # Redisson's semaphore between two runs of the semaphore's floor.
+        runs = {k: [] for k, _ in SYNCS}
+        runs["redisson"] = []
+        for _ in range(reps):
+            for k, _ in SYNCS:
+                r = attempt("sync:uncontended:" + k, lambda: run_json(
+                    hb + [url, "sync-paired", str(2 * secs), k], 120))
+                if r:
+                    r["ratio"] = r["hilock_pairs_per_s"] / \
+                        r["floor_pairs_per_s"]
+                    runs[k].append(r)
+            if java:
+                def redisson_floored():
+                    def floor():
+                        return run_json(hb + [url, "sync-floor", str(secs / 2),
+                                              "semaphore"],
+                                        120)["floor_pairs_per_s"]
+                    f0 = floor()
+                    j = run_json(java + [url, "sem-uncontended", str(secs)],
+                                 300)
+                    f1 = floor()
+                    return {"floor_pairs_per_s": (f0 + f1) / 2,
+                            "hilock_pairs_per_s": j["pairs_per_s"],
+                            "ratio": j["pairs_per_s"] * 2 / (f0 + f1)}
+                r = attempt("sync:uncontended:java", redisson_floored)
+                if r:
+                    runs["redisson"].append(r)
+        U = S["uncontended"] = {}
+        for k, rs in runs.items():
+            if rs:
+                rs.sort(key=lambda r: r["ratio"])
+                r = dict(rs[len(rs) // 2])
+                r["ratios"] = [round(x["ratio"], 3) for x in rs]
+                U[k] = r
+
+        # A semaphore of SEM_PERMITS under contention: REPS rounds over
+        # every row (the load drifts); per row the run of the median
+        # throughput, every run's in the last column.
+        java = java_or_note("sync:sem:java")
+        rows = [("c/hilock", "processes", hb + [url]),
+                ("c/hilock", "threads", hb + [url])]
+        if java:
+            rows.append(("java/redisson", "threads", java + [url]))
+        cruns = {}
+        for _ in range(reps):
+            for w in ([16] if quick else SEM_WORKERS):
+                for key, mode, cmd in rows:
+                    r = attempt("sync:sem:%s %s W=%d" % (key, mode, w),
+                                lambda: run_json(cmd + [
+                                    "sem-contend", str(csecs), str(w), mode,
+                                    str(CS_US), str(SEM_PERMITS)],
+                                    csecs + 120))
+                    if r:
+                        r["key"] = key
+                        cruns.setdefault((key, mode, w), []).append(r)
+        C = S["contend"] = []
+        for rs in cruns.values():
+            rs.sort(key=lambda r: r["acq_per_s"])
+            r = dict(rs[len(rs) // 2])
+            r["runs"] = [round(x["acq_per_s"]) for x in rs]
+            C.append(r)
+
+    if want("latch"):
+        java = java_or_note("sync:latch:java")
+        rounds = 5 if quick else LATCH_ROUNDS
+        rows = [("c/hilock", "threads", hb + [
+                    url, "latch-wake", str(rounds), str(LATCH_WAITERS), "0",
+                    str(LATCH_COUNT)]),
+                ("c/hilock", "processes", hb + [
+                    url, "latch-wake", str(rounds), str(LATCH_WAITERS),
+                    str(LATCH_PROCS), str(LATCH_COUNT)])]
+        if java:
+            rows.append(("java/redisson", "threads", java + [
+                url, "latch-wake", str(rounds), str(LATCH_WAITERS),
+                str(LATCH_COUNT)]))
+        L = S["latch"] = []
+        for key, mode, cmd in rows:
+            r = attempt("sync:latch:%s %s" % (key, mode),
+                        lambda: run_json(cmd, 600))
+            if r:
+                r["key"] = key
+                L.append(r)
+    S["load_end"] = os.getloadavg()
+    S["duration_s"] = round(time.time() - S.pop("started"))
+
+
+def sync_rtt(R):
+    S = R.get("sync") or {}
+    return (S.get("floor") or R.get("floor") or {}).get("ping_rtt_us")
+
+
+def sem_ideal(rtt, cs_us=CS_US, permits=SEM_PERMITS):
+    """Acquisitions/s of a perfect semaphore: every permit busy but for
+    one round trip per hand-over."""
+    return permits * 1e6 / (cs_us + rtt)
+
+
+def pstat(v, p):
+    """The p-quantile of a list (nearest rank), None when empty."""
+    v = sorted(x for x in v if x is not None)
+    if not v:
+        return None
+    return v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))]
+
+
+def us_signed(x):
+    if x is None:
+        return "-"
+    return ("-" + us(-x)) if x < 0 else us(x)
+
+
+def render_sync(R):
+    """Section (10), between SYNC_BEGIN and SYNC_END: the page can take a
+    run of these groups alone without losing the rest (see splice)."""
+    o = [SYNC_BEGIN]
+    w = o.append
+    S = R.get("sync")
+    notes = R["notes"]
+    w("## (10) Synchronizers: semaphore, permit-expirable semaphore, "
+      "count-down latch\n")
+    if not S:
+        w("not measured: %s\n" % notes.get("c", "not run (groups sem, "
+                                                "latch)"))
+        w(SYNC_END)
+        return o
+    rtt = sync_rtt(R)
+    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+      "figures of their own run. The machine is the shared 2-core VM of "
+      "the rest of this page, and other work ran on it meanwhile: load "
+      "average (1, 5, 15 min) %s at the start, %s at the end (above 2, "
+      "runnable threads waited for a core). One PING round trip (RTT) in "
+      "this run: %s.%s\n" % (
+          S.get("argv", R.get("argv", "?")), S.get("date", R.get("date")),
+          S.get("duration_s", 0),
+          " / ".join("%.2f" % x for x in S.get("load_start", [])) or "?",
+          " / ".join("%.2f" % x for x in S.get("load_end", [])) or "?",
+          "%.1f µs" % rtt if rtt else "not measured",
+          (" Core: %s." % S["core"]) if S.get("core") else ""))
+
+    # ---- uncontended
+    w("### Uncontended, against the floor of its own scripts\n")
+    w("`hlbench URL sync-paired SECONDS WHAT`: one thread, one object "
+      "(`bench:sync:<what>`), one pair at a time through libhilock "
+      "against the floor of that pair: raw hiredis on one connection, "
+      "EVALSHA of the core's own scripts (core/src/service/scripts.c "
+      "compiled in) with the keys and arguments the core sends "
+      "(core/src/prim/semaphore.c `sem_call()`: the counter, the channel "
+      "`redisson_sc:{name}`, a fresh request marker "
+      "`hilock_request:{name}:<32 hex>`; ARGV n, the publish command, the "
+      "marker's lifetime; expsem.c: the `{name}:timeout` zset, the wall "
+      "clock, the lease's end and a 16-byte permit id; latch.c: "
+      "`redisson_countdownlatch__channel__{name}` and a marker). Floor "
+      "and hilock alternate in 100 ms slices in one process after 300 ms "
+      "of warm-up each; each row runs %d time(s) in rounds over the rows; "
+      "each row shows the run of the median ratio, every run's in the "
+      "last column. Redisson %s's `getSemaphore()` (acquire(), release(), "
+      "after a second of warm-up) runs in its own JVM between two runs of "
+      "the semaphore's floor (`hlbench sync-floor`), against their mean. "
+      "Target: >= %.2fx, as the lock's (the issue names no figure).\n" % (
+          1 if R.get("quick") else REPS,
+          R.get("versions", {}).get("redisson", ""), SYNC_TARGET))
+    U = S.get("uncontended")
+    if U is None:
+        w("not run (group sem)\n")
+    else:
+        w("| pair | floor pairs/s | pairs/s | / floor | target | all ratios "
+          "|\n|---|---:|---:|---:|---|---|")
+        for k, label in SYNCS + [("redisson", "for comparison: Redisson "
+                                              "`RSemaphore` acquire() + "
+                                              "release()")]:
+            r = U.get(k)
+            if not r:
+                w("| %s | not measured: %s | | | | |" % (
+                    label, notes.get("sync:uncontended:" +
+                                     ("java" if k == "redisson" else k),
+                                     "not run")))
+                continue
+            x = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+            w("| %s | %s | %s | %.3fx | %s | %s |" % (
+                label, fmt(r["floor_pairs_per_s"]),
+                fmt(r["hilock_pairs_per_s"]), x,
+                "-" if k == "redisson" else "%s (>= %.2fx)" % (
+                    "met" if x >= SYNC_TARGET else "missed", SYNC_TARGET),
+                " ".join("%.2f" % y for y in r.get("ratios", []))))
+        w("")
+
+    # ---- semaphore contention
+    ideal = sem_ideal(rtt) if rtt else None
+    w("### A semaphore of %d under contention\n" % SEM_PERMITS)
+    w("`hlbench URL sem-contend SECONDS W MODE 1000 %d` and "
+      "`RedissonBench URL sem-contend SECONDS W threads 1000 %d`: W "
+      "workers loop acquire(1) (no deadline), sleep 1 ms, release(1) on "
+      "one semaphore of %d permits: hilock in W processes with a client "
+      "each, and as W threads of one client; Redisson %s's "
+      "`getSemaphore()` as W threads of one JVM (one process: 64 JVMs do "
+      "not fit on this machine), after a second of warm-up. Ideal = %d / "
+      "(1 ms + RTT) = %s acquisitions/s; *cs as slept* divides by %d / "
+      "(the section as really slept + RTT) instead. *held at once*: "
+      "counted by the workers (the mean by Little's law, time held / "
+      "elapsed, at most %d; the most at once, which must not exceed %d). "
+      "Each row ran %d time(s) (%s s each), in rounds over every row; it "
+      "shows the run of the median throughput, every run's in the last "
+      "column. Targets: hilock >= 0.8x ideal (as (2)); wait p99 lower "
+      "than Redisson's at the same W.\n" % (
+          SEM_PERMITS, SEM_PERMITS, SEM_PERMITS,
+          R.get("versions", {}).get("redisson", ""), SEM_PERMITS,
+          fmt(ideal) if ideal else "?", SEM_PERMITS, SEM_PERMITS,
+          SEM_PERMITS, 1 if R.get("quick") else REPS,
+          "1.5" if R.get("quick") else "4"))
+    C = S.get("contend")
+    if C is None:
+        w("not run (group sem)\n")
+    else:
+        w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept | "
+          "held at once: mean | most | wait p50 | wait p99 | wait max | "
+          "fewest/most per worker | cs | all runs (acq/s) |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+          "|---|")
+        order = {("c/hilock", "processes"): 0, ("c/hilock", "threads"): 1,
+                 ("java/redisson", "threads"): 2}
+        for r in sorted(C, key=lambda r: (r["workers"], order.get(
+                (r["key"], r["mode"]), 9))):
+            ideal_cs = sem_ideal(rtt, r["cs_mean_us"]) if rtt else None
+            w("| %s | %s | %d | %s | %s | %s | %.2f | %d | %s | %s | %s | "
+              "%d / %d | %s | %s |" % (
+                  r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
+                  ratio(r["acq_per_s"], ideal),
+                  ratio(r["acq_per_s"], ideal_cs), r["held_mean"],
+                  r["held_max"], us(r["wait_p50_us"]), us(r["wait_p99_us"]),
+                  us(r["wait_max_us"]), r["fair_min"], r["fair_max"],
+                  us(r["cs_mean_us"]),
+                  " ".join(str(x) for x in r.get("runs", []))))
+        bad = [r for r in C if r.get("violations") or
+               r.get("available_after") != SEM_PERMITS]
+        if bad:
+            w("\n**More holders than permits, or permits lost** in: " +
+              ", ".join("%s %s W=%d (%d over, %s left)" % (
+                  r["key"], r["mode"], r["workers"], r["violations"],
+                  r.get("available_after")) for r in bad))
+        miss = sorted(k for k in notes if k.startswith("sync:sem:"))
+        if miss:
+            w("\nNot measured:\n")
+            for k in miss:
+                w("- %s: %s" % (k[len("sync:sem:"):], notes[k]))
+        w("")
+
+    # ---- latch
+    w("### A latch: from the last count-down to the last of %d waiters "
+      "woken\n" % LATCH_WAITERS)
+    w("`hlbench URL latch-wake ROUNDS %d PROCS %d` and `RedissonBench URL "
+      "latch-wake ROUNDS %d %d`: %d waiters wait (no deadline but 60 s) on "
+      "one latch of %d: hilock as threads of the client that counts down "
+      "(PROCS 0), or as %d processes of %d threads with a client each "
+      "(the counting client a fifth); Redisson %s's `getCountDownLatch()` "
+      "as threads of one JVM, counted down through the same client. Each "
+      "round sets the count, waits until every waiter is inside its wait "
+      "call and the latch's channel has its subscribers (`PUBSUB NUMSUB`), "
+      "then 50 ms more, and counts down %d times from one thread; the "
+      "clock starts when the last `count_down` returns (CLOCK_MONOTONIC, "
+      "shared by the processes). *last*, *median* and *first* waiter: "
+      "when the waiter's wait call returned; *raw subscriber*: when a "
+      "plain hiredis connection subscribed to the channel in the counting "
+      "process read the \"0\" (the floor of a wake-up; negative: before "
+      "the count-down's reply was read). p50 and max over %d rounds after "
+      "one to warm up. The issue names no target: hilock's last waiter "
+      "woken sooner than Redisson's.\n" % (
+          LATCH_WAITERS, LATCH_COUNT, LATCH_WAITERS, LATCH_COUNT,
+          LATCH_WAITERS, LATCH_COUNT, LATCH_PROCS,
+          LATCH_WAITERS // LATCH_PROCS,
+          R.get("versions", {}).get("redisson", ""), LATCH_COUNT,
+          5 if R.get("quick") else LATCH_ROUNDS))
+    L = S.get("latch")
+    if L is None:
+        w("not run (group latch)\n")
+    else:
+        w("| library | waiters | last woken p50 | last max | median waiter "
+          "p50 | first waiter p50 | raw subscriber p50 | count_down call "
+          "p50 | failed waits |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+        for r in L:
+            where = ("%d threads of the counting client" % r["waiters"]
+                     if r["key"] == "c/hilock" and r["mode"] == "threads"
+                     else "%d processes x %d threads" % (
+                         r["procs"], r["waiters"] // r["procs"])
+                     if r["mode"] == "processes"
+                     else "%d threads, one JVM" % r["waiters"])
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+                r["key"], where, us_signed(pstat(r["last_us"], 0.5)),
+                us_signed(max(r["last_us"]) if r["last_us"] else None),
+                us_signed(pstat(r["median_us"], 0.5)),
+                us_signed(pstat(r["first_us"], 0.5)),
+                us_signed(pstat(r.get("raw_us", []), 0.5)),
+                us_signed(pstat(r["countdown_us"], 0.5)), r["failed"]))
+        miss = sorted(k for k in notes if k.startswith("sync:latch:"))
+        if miss:
+            w("\nNot measured:\n")
+            for k in miss:
+                w("- %s: %s" % (k[len("sync:latch:"):], notes[k]))
+        w("")
+
+    w("### Targets of the synchronizers\n")
+    w(sync_targets(R))
+    w(SYNC_END)
+    return o
+
+
+def sync_targets(R):
+    out = ["| target | measured | verdict |", "|---|---|---|"]
+    S = R.get("sync") or {}
+    rtt = sync_rtt(R)
+    U = S.get("uncontended")
+    if U is not None:
+        for k, label in SYNCS:
+            r = U.get(k)
+            if not r:
+                out.append("| %s >= %.2fx its floor | not measured | - |" % (
+                    label, SYNC_TARGET))
+                continue
+            x = r["hilock_pairs_per_s"] / r["floor_pairs_per_s"]
+            out.append("| %s >= %.2fx its floor | %.2fx | %s |" % (
+                label, SYNC_TARGET, x,
+                "met" if x >= SYNC_TARGET else "missed"))
+    C = S.get("contend")
+    if C is not None and rtt:
+        ideal = sem_ideal(rtt)
+        by = {(r["key"], r["mode"], r["workers"]): r for r in C}
+        for mode in ("processes", "threads"):
+            rs = sorted((r for r in C if r["key"] == "c/hilock" and
+                         r["mode"] == mode), key=lambda r: r["workers"])
+            if not rs:
+                continue
+            xs = [r["acq_per_s"] / ideal for r in rs]
+            ys = [r["acq_per_s"] / sem_ideal(rtt, r["cs_mean_us"])
+                  for r in rs]
+            out.append("| semaphore of %d, hilock %s (W=%s): >= 0.8x "
+                       "ideal %d / (1 ms + RTT) | %s (cs as slept: %s) | %s "
+                       "|" % (SEM_PERMITS, mode,
+                              ",".join(str(r["workers"]) for r in rs),
+                              SEM_PERMITS,
+                              ", ".join("%.2fx" % x for x in xs),
+                              ", ".join("%.2fx" % y for y in ys),
+                              "met" if min(xs) >= 0.8 else
+                              "met with cs as slept" if min(ys) >= 0.8
+                              else "missed"))
+            cmp_ = []
+            for r in rs:
+                j = by.get(("java/redisson", "threads", r["workers"]))
+                if j:
+                    cmp_.append((r, j))
+            if cmp_:
+                out.append("| semaphore of %d, hilock %s: wait p99 lower "
+                           "than Redisson's (threads) | %s | %s |" % (
+                               SEM_PERMITS, mode, ", ".join(
+                                   "W=%d: %s vs %s" % (
+                                       r["workers"], us(r["wait_p99_us"]),
+                                       us(j["wait_p99_us"]))
+                                   for r, j in cmp_),
+                               "met" if all(r["wait_p99_us"] <
+                                            j["wait_p99_us"]
+                                            for r, j in cmp_) else
+                               "missed at W=%s" % ",".join(
+                                   str(r["workers"]) for r, j in cmp_
+                                   if r["wait_p99_us"] >= j["wait_p99_us"])))
+    L = S.get("latch")
+    if L is not None:
+        j = [r for r in L if r["key"] == "java/redisson"]
+        for r in L:
+            if r["key"] != "c/hilock":
+                continue
+            a = pstat(r["last_us"], 0.5)
+            b = pstat(j[0]["last_us"], 0.5) if j else None
+            out.append("| latch, %d waiters (hilock %s): last woken sooner "
+                       "than Redisson's (p50) | %s vs %s | %s |" % (
+                           r["waiters"], r["mode"], us_signed(a),
+                           us_signed(b),
+                           "not measured" if b is None or a is None else
+                           "met" if a < b else "missed"))
+    return "\n".join(out) + "\n"
+
+
+def splice_block(page, begin, end, block, after=None):
+    """The page with the block between begin and end replaced by block
+    (which carries the markers); without them, the block goes after the
+    marker after (when the page has it), else before "## Targets", else
+    at the end."""
+    block = block.rstrip("\n")
+    if begin in page and end in page:
+        a = page.index(begin)
+        b = page.index(end) + len(end)
+        return page[:a] + block + page[b:]
+    if after and after in page:
+        a = page.index(after) + len(after)
+        return page[:a] + "\n\n" + block + page[a:]
+    if "\n## Targets\n" in page:
+        a = page.index("\n## Targets\n") + 1
+        return page[:a] + block + "\n\n" + page[a:]
+    return page.rstrip("\n") + "\n\n" + block + "\n"
+
+
+def splice_sync(page, R):
+    """The page with section (10) and the hand-written tail (Analysis,
+    Reproduce) replaced by this run's; the other sections are kept as
+    their own run wrote them."""
+    page = splice_block(page, SYNC_BEGIN, SYNC_END,
+                        "\n".join(render_sync(R)), after=FAMILY_END)
+    return with_tail(page)
 
 
 # --------------------------------------------------------------------------
@@ -1164,9 +1621,10 @@ def main():
                     help="short runs (a smoke test of the bench itself)")
     ap.add_argument("--only", default="",
                     help="comma list of groups: floor,c,python,lua,go,java,"
-                         "cluster,tls,failover,redlock,kinds,fair,rw "
-                         "(redlock alone rewrites only its own section of "
-                         "--out; kinds,fair,rw alone only the lock family's)")
+                         "cluster,tls,failover,redlock,kinds,fair,rw,sem,"
+                         "latch (redlock alone rewrites only its own section "
+                         "of --out; kinds,fair,rw alone only the lock "
+                         "family's; sem,latch alone only the synchronizers')")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -1177,11 +1635,15 @@ def main():
             R = json.load(f)
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
-        if R.get("family_only"):
+        if R.get("family_only") or R.get("sync_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
-                page = splice_family(f.read(), R)
+                page = f.read()
+            if R.get("family_only"):
+                page = splice_family(page, R)
+            if R.get("sync_only"):
+                page = splice_sync(page, R)
         else:
             page = render(R)
         with open(args.out, "w") as f:
@@ -1398,19 +1860,28 @@ def main():
             run_family(R, pieces, hb, url, secs, csecs, workers, reps, want,
                        attempt)
 
-        # Only the lock family's groups, and a page to put them in: the
-        # other sections keep their figures (and say from which run).
-        # (With redlock too, its section is replaced as --only redlock
-        # does.)
-        family_only = bool(only & set(FAMILY_GROUPS)) and \
-            only <= set(FAMILY_GROUPS) | {"redlock"} and \
+        # ---- (10) the synchronizers -----------------------------------
+        if hb and any(want(g) for g in SYNC_GROUPS):
+            run_sync(R, pieces, hb, url, secs, csecs,
+                     1 if args.quick else REPS, args.quick, want, attempt)
+            R["sync"]["core"] = core_version(build)
+
+        # Only the lock family's groups or the synchronizers' (or both),
+        # and a page to put them in: the other sections keep their
+        # figures (and say from which run). (With redlock too, its
+        # section is replaced as --only redlock does.)
+        own = set(FAMILY_GROUPS) | set(SYNC_GROUPS)
+        partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
+        family_only = partial and bool(only & set(FAMILY_GROUPS))
+        sync_only = partial and bool(only & set(SYNC_GROUPS))
         R["family_only"] = family_only
-        if family_only and "redlock" in only:
+        R["sync_only"] = sync_only
+        if partial and "redlock" in only:
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
-        R["plot"] = "not drawn: the lock family alone" if family_only \
+        R["plot"] = "not drawn: some sections alone" if partial \
             else plot(R, pieces, args.out)
         R["quick"] = args.quick
         R["argv"] = "python3 bench/run.py --build <build>%s%s" % (
@@ -1419,18 +1890,24 @@ def main():
             if only else "") \
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-        if R.get("family"):
-            R["family"]["argv"] = R["argv"]
-            R["family"]["date"] = R["date"]
+        for sec in ("family", "sync"):
+            if R.get(sec):
+                R[sec]["argv"] = R["argv"]
+                R[sec]["date"] = R["date"]
         R.pop("samples", None)
         # The raw results, so the page can be re-rendered (--render).
         with open(os.path.join(build, "bench-results%s%s.json" % (
-                "-family" if family_only else "",
+                "-partial" if family_only and sync_only else
+                "-family" if family_only else "-sync" if sync_only else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
-        if family_only:
+        if partial:
             with open(args.out) as f:
-                page = splice_family(f.read(), R)
+                page = f.read()
+            if family_only:
+                page = splice_family(page, R)
+            if sync_only:
+                page = splice_sync(page, R)
         else:
             page = render(R)
         with open(args.out, "w") as f:
@@ -1451,6 +1928,28 @@ def first_line(cmd):
         return ((p.stdout or p.stderr).strip().splitlines() or ["?"])[0]
     except (OSError, subprocess.TimeoutExpired):
         return "not found"
+
+
+def core_version(build):
+    """The commit the measured library was built from (the source tree of
+    BUILD's CMake cache; local changes in its core/, if any, said so),
+    and HILOCK_BENCH_CORE_NOTE when set (what that tree is)."""
+    src = ROOT
+    try:
+        for line in open(os.path.join(build, "CMakeCache.txt")):
+            if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                src = line.split("=", 1)[1].strip()
+    except OSError:
+        pass
+    head = first_line(["git", "-C", src, "log", "-1", "--format=%h"])
+    dirty = first_line(["git", "-C", src, "status", "--porcelain", "--",
+                        "core"])
+    note = os.environ.get("HILOCK_BENCH_CORE_NOTE", "")
+    if not re.match(r"^[0-9a-f]{7,}$", head):
+        head = "a tree that is not a git checkout"
+    return "libhilock built from %s%s%s" % (
+        head, "" if dirty in ("", "?") else ", with local changes in core/",
+        " (%s)" % note if note else "")
 
 
 def versions(redis, build, pieces):
@@ -1848,14 +2347,18 @@ def render(R):
 
     o.extend(render_family(R))
     w("")
+    o.extend(render_sync(R))
+    w("")
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
     w(FAMILY_TARGETS_LINE)
+    w(SYNC_TARGETS_LINE)
     o.extend(render_tail())
     return "\n".join(o) + "\n"
 
 
 FAMILY_TARGETS_LINE = "\nThe lock family's targets: at the end of (9).\n"
+SYNC_TARGETS_LINE = "\nThe synchronizers' targets: at the end of (10).\n"
 
 
 def render_tail():
@@ -1876,25 +2379,29 @@ def render_tail():
       "redsync and go-redis for bench/go; Maven Central: Redisson for "
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
       "%d minutes of measurement on 2 cores (4 of them the topology "
-      "groups of (7), %d the lock family's of (9)), plus the first "
-      "downloads. "
+      "groups of (7), %d the lock family's of (9), %d the "
+      "synchronizers' of (10)), plus the first downloads. "
       "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock,"
-      "kinds,fair,rw` runs a subset (e.g. `--only cluster,tls,failover`: "
-      "the topologies alone; `--only redlock` rewrites only section (8)); "
+      "kinds,fair,rw,sem,latch` runs a subset (e.g. `--only "
+      "cluster,tls,failover`: the topologies alone; `--only redlock` "
+      "rewrites only section (8)); "
       "`--only kinds,fair,rw` measures the lock family "
       "alone and replaces only section (9), the Analysis and this section "
-      "of an existing page, keeping the other sections' figures. "
+      "of an existing page, keeping the other sections' figures; "
+      "`--only sem,latch` does the same for the synchronizers' section "
+      "(10). "
       "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
-      "BUILD/bench-results.json` (or `bench-results-family.json`) rewrites "
+      "BUILD/bench-results.json` (or `bench-results-family.json`, "
+      "`bench-results-sync.json`) rewrites "
       "this page from the raw results of the last run. Pieces: "
       "bench/hlbench.c (C and the floors, plain "
-      "and TLS, and every lock kind's), bench/topo.py (the deployments of (7): redis-server, "
+      "and TLS, every lock kind's and every synchronizer's), bench/topo.py (the deployments of (7): redis-server, "
       "redis-sentinel, redis-cli and openssl), "
       "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
       "module: redsync, and the binding through a replace directive), "
-      "bench/java/ (the Redisson driver).\n" % (11 + FAMILY_MINUTES,
-                                                  FAMILY_MINUTES))
+      "bench/java/ (the Redisson driver).\n" % (
+          11 + FAMILY_MINUTES + SYNC_MINUTES, FAMILY_MINUTES, SYNC_MINUTES))
     return o
 
 
