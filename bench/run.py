@@ -1932,8 +1932,9 @@ def first_line(cmd):
 
 def core_version(build):
     """The commit the measured library was built from (the source tree of
-    BUILD's CMake cache; local changes in its core/, if any, said so),
-    and HILOCK_BENCH_CORE_NOTE when set (what that tree is)."""
+    BUILD's CMake cache; local changes in its core/, if any, said so), or
+    HILOCK_BENCH_CORE_NOTE when set (what that tree is, for a tree made
+    for the measurement)."""
     src = ROOT
     try:
         for line in open(os.path.join(build, "CMakeCache.txt")):
@@ -1945,11 +1946,12 @@ def core_version(build):
     dirty = first_line(["git", "-C", src, "status", "--porcelain", "--",
                         "core"])
     note = os.environ.get("HILOCK_BENCH_CORE_NOTE", "")
+    if note:
+        return "libhilock built from " + note
     if not re.match(r"^[0-9a-f]{7,}$", head):
         head = "a tree that is not a git checkout"
-    return "libhilock built from %s%s%s" % (
-        head, "" if dirty in ("", "?") else ", with local changes in core/",
-        " (%s)" % note if note else "")
+    return "libhilock built from %s%s" % (
+        head, "" if dirty in ("", "?") else ", with local changes in core/")
 
 
 def versions(redis, build, pieces):
