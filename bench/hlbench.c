@@ -1395,6 +1395,23 @@ static void proxy_stop(struct proxy *p)
 	waitpid(p->pid, NULL, 0);
 }
 
+/* Seconds of CPU the Redis server used (INFO cpu: user + system). */
+static double redis_cpu_s(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "INFO cpu");
+	double v = 0;
+	const char *keys[] = {"\nused_cpu_sys:", "\nused_cpu_user:"};
+	if (r == NULL || r->type != REDIS_REPLY_STRING)
+		die_msg("INFO failed");
+	for (int i = 0; i < 2; i++) {
+		const char *p = strstr(r->str, keys[i]);
+		if (p)
+			v += strtod(p + strlen(keys[i]), NULL);
+	}
+	freeReplyObject(r);
+	return v;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -2392,6 +2409,9 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 	hl_semaphore *s = NULL;
 	pthread_t *tids = NULL;
 	struct sem_thread_arg *targs = NULL;
+	redisContext *raw;
+	long long ev0, ev1;
+	double cpu0, cpu1;
 	int i, rc;
 
 	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -2418,6 +2438,7 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 	/* the parent's client (made after the fork): set the permits, and
 	 * the threads' client */
 	c = new_client(0, 0);
+	raw = raw_connect();
 	if ((rc = hl_semaphore_new(&s, c, "bench:sem", 9)) != HL_OK ||
 	    (rc = hl_semaphore_delete(NULL, s)) != HL_OK ||
 	    (rc = hl_semaphore_set_permits(s, permits)) != HL_OK)
@@ -2436,6 +2457,10 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 		sleep_us(1000);
 	if (atomic_load(&sh->ready) < workers)
 		die_msg("workers did not start");
+	/* the Redis side: scripts run (EVALSHA calls: 2 per acquisition at
+	 * best, one to take and one to give back) and the server's CPU */
+	ev0 = evalsha_calls(raw);
+	cpu0 = redis_cpu_s(raw);
 	sh->start_ns = now_ns();
 	sh->end_ns = sh->start_ns + (int64_t)(seconds * 1e9);
 	atomic_store(&sh->go, 1);
@@ -2449,6 +2474,8 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 			pthread_join(tids[i], NULL);
 	}
 	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
+	ev1 = evalsha_calls(raw);
+	cpu1 = redis_cpu_s(raw);
 	int64_t left = -1;
 	if ((rc = hl_semaphore_available(&left, s)) != HL_OK)
 		die("hl_semaphore_available", rc);
@@ -2477,17 +2504,21 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
 	       "\"held_max\":%d,\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,"
 	       "\"wait_max_us\":%.0f,\"fair_min\":%lld,\"fair_max\":%lld,"
-	       "\"violations\":%d,\"available_after\":%lld}\n",
+	       "\"violations\":%d,\"available_after\":%lld,"
+	       "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f}\n",
 	       mode, workers, permits, cs_us, total / elapsed,
 	       total ? cs_sum / 1000.0 / total : 0.0, cs_sum / 1e9 / elapsed,
 	       atomic_load(&sh->max_holders), pct(wv, nwait, 0.5),
 	       pct(wv, nwait, 0.99), nwait ? (double)wv[nwait - 1] : 0.0, mn,
-	       mx, atomic_load(&sh->violations), (long long)left);
+	       mx, atomic_load(&sh->violations), (long long)left,
+	       total ? (double)(ev1 - ev0) / (double)total : 0.0,
+	       (cpu1 - cpu0) / elapsed);
 	free(wv);
 	free(tids);
 	free(targs);
 	hl_semaphore_free(s);
 	hl_client_free(c);
+	redisFree(raw);
 	int bad = atomic_load(&sh->violations) != 0 || left != permits;
 	munmap(sh, size);
 	return bad;

@@ -1214,6 +1214,10 @@ def render_sync(R):
       "(the section as really slept + RTT) instead. *held at once*: "
       "counted by the workers (the mean by Little's law, time held / "
       "elapsed, at most %d; the most at once, which must not exceed %d). "
+      "*scripts / acq*: EVALSHA calls Redis ran per acquisition (INFO "
+      "commandstats; 2 at best, one to take and one to give back: the "
+      "rest are attempts that found no permit); *Redis CPU*: the server's "
+      "user + system CPU over the run (INFO cpu), in cores. "
       "Each row ran %d time(s) (%s s each), in rounds over every row; it "
       "shows the run of the median throughput, every run's in the last "
       "column. Targets: hilock >= 0.8x ideal (as (2)); wait p99 lower "
@@ -1229,22 +1233,26 @@ def render_sync(R):
     else:
         w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept | "
           "held at once: mean | most | wait p50 | wait p99 | wait max | "
-          "fewest/most per worker | cs | all runs (acq/s) |\n"
+          "fewest/most per worker | cs | scripts / acq | Redis CPU | all "
+          "runs (acq/s) |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-          "|---|")
+          "|---:|---:|---|")
         order = {("c/hilock", "processes"): 0, ("c/hilock", "threads"): 1,
                  ("java/redisson", "threads"): 2}
         for r in sorted(C, key=lambda r: (r["workers"], order.get(
                 (r["key"], r["mode"]), 9))):
             ideal_cs = sem_ideal(rtt, r["cs_mean_us"]) if rtt else None
             w("| %s | %s | %d | %s | %s | %s | %.2f | %d | %s | %s | %s | "
-              "%d / %d | %s | %s |" % (
+              "%d / %d | %s | %s | %s | %s |" % (
                   r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
                   ratio(r["acq_per_s"], ideal),
                   ratio(r["acq_per_s"], ideal_cs), r["held_mean"],
                   r["held_max"], us(r["wait_p50_us"]), us(r["wait_p99_us"]),
                   us(r["wait_max_us"]), r["fair_min"], r["fair_max"],
                   us(r["cs_mean_us"]),
+                  "%.1f" % r["scripts_per_acq"] if "scripts_per_acq" in r
+                  else "-",
+                  "%.2f" % r["redis_cpu"] if "redis_cpu" in r else "-",
                   " ".join(str(x) for x in r.get("runs", []))))
         bad = [r for r in C if r.get("violations") or
                r.get("available_after") != SEM_PERMITS]

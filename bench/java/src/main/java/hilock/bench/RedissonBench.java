@@ -127,7 +127,7 @@ public final class RedissonBench {
                 semUncontended(client, (long) (Double.parseDouble(args[2]) * 1e9));
             } else if (scenario.equals("sem-contend")) {
                 long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
-                semContend(client, durNs, Integer.parseInt(args[3]), args[4],
+                semContend(client, url, durNs, Integer.parseInt(args[3]), args[4],
                         Integer.parseInt(args[5]), Integer.parseInt(args[6]));
             } else if (scenario.equals("latch-wake")) {
                 latchWake(client, url, Integer.parseInt(args[2]), Integer.parseInt(args[3]),
@@ -479,8 +479,8 @@ public final class RedissonBench {
      * release() on one RSemaphore of PERMITS, after a second of
      * uncontended warm-up on another semaphore.
      */
-    private static void semContend(RedissonClient client, long durNs, int w, String mode,
-                                   int csUs, int permits) throws Exception {
+    private static void semContend(RedissonClient client, String url, long durNs, int w,
+                                   String mode, int csUs, int permits) throws Exception {
         final String name = "bench:java:sem";
         final AtomicInteger holders = new AtomicInteger();
         final AtomicInteger maxHolders = new AtomicInteger();
@@ -536,6 +536,7 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
+        double[] c0 = serverCounters(url);
         long t0 = System.nanoTime();
         end[0] = t0 + durNs;
         start.await();
@@ -543,6 +544,7 @@ public final class RedissonBench {
             t.join();
         }
         double el = (System.nanoTime() - t0) / 1e9;
+        double[] c1 = serverCounters(url);
         List<Long> all = new ArrayList<>();
         long total = 0;
         long cs = 0;
@@ -561,19 +563,23 @@ public final class RedissonBench {
                 + "\"lib\":\"redisson\",\"mode\":\"%s\",\"workers\":%d,\"permits\":%d,"
                 + "\"cs_us\":%d,\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
                 + "\"held_max\":%d,\"wait_p50_us\":%d,\"wait_p99_us\":%d,\"wait_max_us\":%d,"
-                + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"available_after\":%d}%n",
+                + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"available_after\":%d,"
+                + "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f}%n",
                 mode, w, permits, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
                 cs / 1e9 / el, maxHolders.get(), pct(all, 0.5), pct(all, 0.99),
-                all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx, violations.get(), left);
+                all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx, violations.get(), left,
+                total > 0 ? (c1[0] - c0[0]) / total : 0.0, (c1[1] - c0[1]) / el);
     }
 
-    /** PUBSUB NUMSUB of one channel over a plain socket (redis://host:port URLs). */
-    private static long numsub(String url, String channel) throws IOException {
+    /**
+     * One command over a plain socket to the server of a redis://host:port
+     * URL (the bench's side channel, not Redisson's): the reply's lines.
+     */
+    private static List<String> rawCommand(String url, String... args) throws IOException {
         String hp = url.substring("redis://".length()).replaceAll("/.*$", "");
         int colon = hp.lastIndexOf(':');
         try (Socket so = new Socket(hp.substring(0, colon),
                 Integer.parseInt(hp.substring(colon + 1)))) {
-            String[] args = {"PUBSUB", "NUMSUB", channel};
             StringBuilder b = new StringBuilder("*" + args.length + "\r\n");
             for (String a : args) {
                 b.append('$').append(a.getBytes(StandardCharsets.UTF_8).length).append("\r\n")
@@ -582,15 +588,55 @@ public final class RedissonBench {
             OutputStream out = so.getOutputStream();
             out.write(b.toString().getBytes(StandardCharsets.UTF_8));
             out.flush();
-            // *2 $len channel :n
             BufferedReader in = new BufferedReader(new InputStreamReader(so.getInputStream(),
                     StandardCharsets.UTF_8));
-            for (int i = 0; i < 3; i++) {
-                in.readLine();
+            List<String> lines = new ArrayList<>();
+            String first = in.readLine();
+            lines.add(first);
+            if (first.startsWith("$")) {
+                // a bulk string (INFO): its bytes, then the final CRLF
+                char[] body = new char[Integer.parseInt(first.substring(1)) + 2];
+                int got = 0;
+                while (got < body.length) {
+                    int n = in.read(body, got, body.length - got);
+                    if (n < 0) {
+                        break;
+                    }
+                    got += n;
+                }
+                for (String l : new String(body, 0, got).split("\r\n")) {
+                    lines.add(l);
+                }
+            } else if (first.startsWith("*")) {
+                // PUBSUB NUMSUB of one channel: $len, channel, :n
+                for (int i = 0; i < 3; i++) {
+                    lines.add(in.readLine());
+                }
             }
-            String n = in.readLine();
-            return Long.parseLong(n.substring(1));
+            return lines;
         }
+    }
+
+    /** PUBSUB NUMSUB of one channel. */
+    private static long numsub(String url, String channel) throws IOException {
+        List<String> l = rawCommand(url, "PUBSUB", "NUMSUB", channel);
+        return Long.parseLong(l.get(l.size() - 1).substring(1));
+    }
+
+    /** EVALSHA and EVAL calls so far, and the server's CPU seconds (INFO). */
+    private static double[] serverCounters(String url) throws IOException {
+        double[] v = new double[2];
+        for (String l : rawCommand(url, "INFO", "commandstats")) {
+            if (l.startsWith("cmdstat_evalsha:calls=") || l.startsWith("cmdstat_eval:calls=")) {
+                v[0] += Double.parseDouble(l.replaceAll("^[^=]*=", "").replaceAll(",.*$", ""));
+            }
+        }
+        for (String l : rawCommand(url, "INFO", "cpu")) {
+            if (l.startsWith("used_cpu_sys:") || l.startsWith("used_cpu_user:")) {
+                v[1] += Double.parseDouble(l.substring(l.indexOf(':') + 1));
+            }
+        }
+        return v;
     }
 
     private static void waitFor(AtomicInteger v, int target, String what) {
