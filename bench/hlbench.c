@@ -2652,6 +2652,7 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
 	pthread_t *tids = NULL, rawt;
 	struct latch_waiter_arg *args = NULL;
 	int64_t *last, *first, *median, *rawd, *cd, *w;
+	long long gets = 0;
 	int total = rounds + 1;
 
 	if (waiters < 1 || waiters > LATCH_MAX_WAITERS ||
@@ -2726,12 +2727,16 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
 		for (int i = 0; i < count - 1; i++)
 			if ((rc = hl_latch_count_down(&left, l)) != HL_OK)
 				die("hl_latch_count_down", rc);
+		long long g0 = info_field(raw, "commandstats", "cmdstat_get");
 		t0 = now_ns();
 		rc = hl_latch_count_down(&left, l);
 		t1 = now_ns();
 		if (rc != HL_OK || left != 0)
 			die("latch: the last count down", rc);
 		wait_for(&sh->woken, r * waiters, "waiters woken");
+		if (r > 1) /* the reads of the count the wake-up cost */
+			gets += info_field(raw, "commandstats", "cmdstat_get") -
+			        (g0 < 0 ? 0 : g0);
 		for (int i = 0; i < 1000 && !atomic_load(&sh->raw_msg_ns); i++)
 			sleep_us(1000);
 		for (int i = 0; i < waiters; i++)
@@ -2756,9 +2761,10 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
 	}
 	printf("{\"scenario\":\"latch-wake\",\"lang\":\"c\",\"lib\":\"hilock\","
 	       "\"mode\":\"%s\",\"waiters\":%d,\"procs\":%d,\"count\":%d,"
-	       "\"rounds\":%d,\"failed\":%d",
+	       "\"rounds\":%d,\"failed\":%d,\"gets_per_round\":%.1f",
 	       procs ? "processes" : "threads", waiters, procs ? procs : 1,
-	       count, rounds, atomic_load(&sh->failed));
+	       count, rounds, atomic_load(&sh->failed),
+	       rounds ? (double)gets / rounds : 0.0);
 	/* per round after the warm-up one, in µs after the last count_down
 	 * returned (negative: before) */
 	const char *keys[] = {"last_us", "first_us", "median_us", "raw_us",

@@ -1285,7 +1285,10 @@ def render_sync(R):
       "when the waiter's wait call returned; *raw subscriber*: when a "
       "plain hiredis connection subscribed to the channel in the counting "
       "process read the \"0\" (the floor of a wake-up; negative: before "
-      "the count-down's reply was read). p50 and max over %d rounds after "
+      "the count-down's reply was read). *GETs / wake*: the reads of the "
+      "count Redis served from the last count-down until every waiter "
+      "returned (INFO commandstats), per round. "
+      "p50 and max over %d rounds after "
       "one to warm up. The issue names no target: hilock's last waiter "
       "woken sooner than Redisson's.\n" % (
           LATCH_WAITERS, LATCH_COUNT, LATCH_WAITERS, LATCH_COUNT,
@@ -1299,8 +1302,8 @@ def render_sync(R):
     else:
         w("| library | waiters | last woken p50 | last max | median waiter "
           "p50 | first waiter p50 | raw subscriber p50 | count_down call "
-          "p50 | failed waits |\n"
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "p50 | GETs / wake | failed waits |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in L:
             where = ("%d threads of the counting client" % r["waiters"]
                      if r["key"] == "c/hilock" and r["mode"] == "threads"
@@ -1308,13 +1311,15 @@ def render_sync(R):
                          r["procs"], r["waiters"] // r["procs"])
                      if r["mode"] == "processes"
                      else "%d threads, one JVM" % r["waiters"])
-            w("| %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
+            w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %d |" % (
                 r["key"], where, us_signed(pstat(r["last_us"], 0.5)),
                 us_signed(max(r["last_us"]) if r["last_us"] else None),
                 us_signed(pstat(r["median_us"], 0.5)),
                 us_signed(pstat(r["first_us"], 0.5)),
                 us_signed(pstat(r.get("raw_us", []), 0.5)),
-                us_signed(pstat(r["countdown_us"], 0.5)), r["failed"]))
+                us_signed(pstat(r["countdown_us"], 0.5)),
+                "%.0f" % r["gets_per_round"] if "gets_per_round" in r
+                else "-", r["failed"]))
         miss = sorted(k for k in notes if k.startswith("sync:latch:"))
         if miss:
             w("\nNot measured:\n")

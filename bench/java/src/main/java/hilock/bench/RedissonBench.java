@@ -617,6 +617,16 @@ public final class RedissonBench {
         }
     }
 
+    /** GET calls so far (INFO commandstats). */
+    private static double getCalls(String url) throws IOException {
+        for (String l : rawCommand(url, "INFO", "commandstats")) {
+            if (l.startsWith("cmdstat_get:calls=")) {
+                return Double.parseDouble(l.replaceAll("^[^=]*=", "").replaceAll(",.*$", ""));
+            }
+        }
+        return 0;
+    }
+
     /** PUBSUB NUMSUB of one channel. */
     private static long numsub(String url, String channel) throws IOException {
         List<String> l = rawCommand(url, "PUBSUB", "NUMSUB", channel);
@@ -701,6 +711,7 @@ public final class RedissonBench {
             threads[i].start();
         }
         double[][] res = new double[4][rounds];
+        double gets = 0;
         long[] w = new long[waiters];
         for (int r = 1; r <= total; r++) {
             if (!latch.trySetCount(count)) {
@@ -721,10 +732,14 @@ public final class RedissonBench {
             for (int i = 0; i < count - 1; i++) {
                 latch.countDown();
             }
+            double g0 = getCalls(url);
             long t0 = System.nanoTime();
             latch.countDown();
             long t1 = System.nanoTime();
             waitFor(woken, r * waiters, "waiters woken");
+            if (r > 1) {
+                gets += getCalls(url) - g0;
+            }
             for (int i = 0; i < waiters; i++) {
                 w[i] = wake[i] - t1;
             }
@@ -742,7 +757,8 @@ public final class RedissonBench {
         StringBuilder b = new StringBuilder();
         b.append(String.format(Locale.ROOT, "{\"scenario\":\"latch-wake\",\"lang\":\"java\","
                 + "\"lib\":\"redisson\",\"mode\":\"threads\",\"waiters\":%d,\"procs\":1,"
-                + "\"count\":%d,\"rounds\":%d,\"failed\":%d", waiters, count, rounds, failed.get()));
+                + "\"count\":%d,\"rounds\":%d,\"failed\":%d,\"gets_per_round\":%.1f", waiters,
+                count, rounds, failed.get(), rounds > 0 ? gets / rounds : 0.0));
         String[] keys = {"last_us", "first_us", "median_us", "countdown_us"};
         for (int k = 0; k < 4; k++) {
             b.append(",\"").append(keys[k]).append("\":[");
