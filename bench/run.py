@@ -989,7 +989,7 @@ LATCH_WAITERS = 100
 LATCH_PROCS = 4              # the processes mode: 4 x 25 threads
 LATCH_COUNT = 4
 LATCH_ROUNDS = 20
-SYNC_MINUTES = 6             # the measurement time of sem, latch
+SYNC_MINUTES = 4             # the measurement time of sem, latch
 SYNC_BEGIN = "<!-- synchronizers:begin -->"
 SYNC_END = "<!-- synchronizers:end -->"
 
@@ -1217,7 +1217,9 @@ def render_sync(R):
       "*scripts / acq*: EVALSHA calls Redis ran per acquisition (INFO "
       "commandstats; 2 at best, one to take and one to give back: the "
       "rest are attempts that found no permit); *Redis CPU*: the server's "
-      "user + system CPU over the run (INFO cpu), in cores. "
+      "user + system CPU over the run (INFO cpu), in cores; *client CPU*: "
+      "the workers' (the W processes', or the one process's with its "
+      "threads; for Redisson the JVM's), in cores. "
       "Each row ran %d time(s) (%s s each), in rounds over every row; it "
       "shows the run of the median throughput, every run's in the last "
       "column. Targets: hilock >= 0.8x ideal (as (2)); wait p99 lower "
@@ -1233,17 +1235,17 @@ def render_sync(R):
     else:
         w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept | "
           "held at once: mean | most | wait p50 | wait p99 | wait max | "
-          "fewest/most per worker | cs | scripts / acq | Redis CPU | all "
-          "runs (acq/s) |\n"
+          "fewest/most per worker | cs | scripts / acq | Redis CPU | client "
+          "CPU | all runs (acq/s) |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-          "|---:|---:|---|")
+          "|---:|---:|---:|---|")
         order = {("c/hilock", "processes"): 0, ("c/hilock", "threads"): 1,
                  ("java/redisson", "threads"): 2}
         for r in sorted(C, key=lambda r: (r["workers"], order.get(
                 (r["key"], r["mode"]), 9))):
             ideal_cs = sem_ideal(rtt, r["cs_mean_us"]) if rtt else None
             w("| %s | %s | %d | %s | %s | %s | %.2f | %d | %s | %s | %s | "
-              "%d / %d | %s | %s | %s | %s |" % (
+              "%d / %d | %s | %s | %s | %s | %s |" % (
                   r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
                   ratio(r["acq_per_s"], ideal),
                   ratio(r["acq_per_s"], ideal_cs), r["held_mean"],
@@ -1253,6 +1255,7 @@ def render_sync(R):
                   "%.1f" % r["scripts_per_acq"] if "scripts_per_acq" in r
                   else "-",
                   "%.2f" % r["redis_cpu"] if "redis_cpu" in r else "-",
+                  "%.2f" % r["client_cpu"] if "client_cpu" in r else "-",
                   " ".join(str(x) for x in r.get("runs", []))))
         bad = [r for r in C if r.get("violations") or
                r.get("available_after") != SEM_PERMITS]

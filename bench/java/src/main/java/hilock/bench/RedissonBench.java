@@ -537,6 +537,7 @@ public final class RedissonBench {
             threads[i].start();
         }
         double[] c0 = serverCounters(url);
+        long p0 = processCpuNs();
         long t0 = System.nanoTime();
         end[0] = t0 + durNs;
         start.await();
@@ -545,6 +546,7 @@ public final class RedissonBench {
         }
         double el = (System.nanoTime() - t0) / 1e9;
         double[] c1 = serverCounters(url);
+        long p1 = processCpuNs();
         List<Long> all = new ArrayList<>();
         long total = 0;
         long cs = 0;
@@ -564,11 +566,12 @@ public final class RedissonBench {
                 + "\"cs_us\":%d,\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
                 + "\"held_max\":%d,\"wait_p50_us\":%d,\"wait_p99_us\":%d,\"wait_max_us\":%d,"
                 + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"available_after\":%d,"
-                + "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f}%n",
+                + "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f,\"client_cpu\":%.2f}%n",
                 mode, w, permits, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
                 cs / 1e9 / el, maxHolders.get(), pct(all, 0.5), pct(all, 0.99),
                 all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx, violations.get(), left,
-                total > 0 ? (c1[0] - c0[0]) / total : 0.0, (c1[1] - c0[1]) / el);
+                total > 0 ? (c1[0] - c0[0]) / total : 0.0, (c1[1] - c0[1]) / el,
+                (p1 - p0) / 1e9 / el);
     }
 
     /**
@@ -615,6 +618,15 @@ public final class RedissonBench {
             }
             return lines;
         }
+    }
+
+    /** This JVM's CPU time so far (all its threads, the JIT and GC too). */
+    private static long processCpuNs() {
+        var os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+        if (os instanceof com.sun.management.OperatingSystemMXBean) {
+            return ((com.sun.management.OperatingSystemMXBean) os).getProcessCpuTime();
+        }
+        return 0;
     }
 
     /** GET calls so far (INFO commandstats). */
