@@ -984,7 +984,8 @@ SYNCS = [("semaphore", "semaphore: acquire(1) + release(1)"),
          ("latch", "latch: try_set_count(1) + count_down()")]
 SYNC_TARGET = 0.95           # as the lock's C row of (1) and the kinds of (9)
 SEM_PERMITS = 4
-SEM_WORKERS = [16, 64]
+SEM_WORKERS = [4, 16, 64]    # 4: as many workers as permits (no waits)
+SEM_TARGET_WORKERS = (16, 64)
 LATCH_WAITERS = 100
 LATCH_PROCS = 4              # the processes mode: 4 x 25 threads
 LATCH_COUNT = 4
@@ -1059,7 +1060,7 @@ def run_sync(R, pieces, hb, url, secs, csecs, reps, quick, want, attempt):
             rows.append(("java/redisson", "threads", java + [url]))
         cruns = {}
         for _ in range(reps):
-            for w in ([16] if quick else SEM_WORKERS):
+            for w in ([4, 16] if quick else SEM_WORKERS):
                 for key, mode, cmd in rows:
                     r = attempt("sync:sem:%s %s W=%d" % (key, mode, w),
                                 lambda: run_json(cmd + [
@@ -1222,13 +1223,16 @@ def render_sync(R):
       "threads; for Redisson the JVM's), in cores. "
       "Each row ran %d time(s) (%s s each), in rounds over every row; it "
       "shows the run of the median throughput, every run's in the last "
-      "column. Targets: hilock >= 0.8x ideal (as (2)); wait p99 lower "
-      "than Redisson's at the same W.\n" % (
+      "column. W = %d is the reference: as many workers as permits, so "
+      "none waits for a permit, only for the round trips, which is what "
+      "this machine allows. Targets (at W = %s): hilock >= 0.8x ideal "
+      "(as (2)); wait p99 lower than Redisson's at the same W.\n" % (
           SEM_PERMITS, SEM_PERMITS, SEM_PERMITS,
           R.get("versions", {}).get("redisson", ""), SEM_PERMITS,
           fmt(ideal) if ideal else "?", SEM_PERMITS, SEM_PERMITS,
           SEM_PERMITS, 1 if R.get("quick") else REPS,
-          "1.5" if R.get("quick") else "4"))
+          "1.5" if R.get("quick") else "4", SEM_PERMITS,
+          " and ".join(str(x) for x in SEM_TARGET_WORKERS)))
     C = S.get("contend")
     if C is None:
         w("not run (group sem)\n")
@@ -1358,7 +1362,9 @@ def sync_targets(R):
         by = {(r["key"], r["mode"], r["workers"]): r for r in C}
         for mode in ("processes", "threads"):
             rs = sorted((r for r in C if r["key"] == "c/hilock" and
-                         r["mode"] == mode), key=lambda r: r["workers"])
+                         r["mode"] == mode and
+                         r["workers"] in SEM_TARGET_WORKERS),
+                        key=lambda r: r["workers"])
             if not rs:
                 continue
             xs = [r["acq_per_s"] / ideal for r in rs]
