@@ -331,7 +331,7 @@ int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
 {
 	hl_wait_spec spec;
 	hl_task *t;
-	int rc, result = 0;
+	int rc, result = 0, done = 0;
 	if (!out_acquired)
 		return hl__fail(HL_EINVAL, "out_acquired is NULL");
 	if ((rc = check_acquire(ids, n, wait_ms, lease_ms)) != HL_OK)
@@ -342,10 +342,20 @@ int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
 		hl__client_leave(sem->o.client);
 		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
 	}
-	if ((rc = wait_spec(&spec, sem, ids, n, wait_ms, lease_ms)) == HL_OK) {
-		spec.blocking = 1;
-		rc = hl__task_wait_start(&t, sem->o.client, &spec);
+	if ((rc = wait_spec(&spec, sem, ids, n, wait_ms, lease_ms)) != HL_OK) {
+		hl__client_leave(sem->o.client);
+		return rc;
 	}
+	rc = hl__first_attempt(sem->o.client, &spec, cancel, &done, &result);
+	if (done) {
+		spec.ops->free(spec.arg);
+		hl__client_leave(sem->o.client);
+		if (rc == HL_OK)
+			*out_acquired = result;
+		return rc;
+	}
+	spec.blocking = 1;
+	rc = hl__task_wait_start(&t, sem->o.client, &spec);
 	hl__client_leave(sem->o.client);
 	if (rc != HL_OK)
 		return rc;

@@ -311,3 +311,38 @@ int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms)
 		return hl__now_ms() + grace;
 	return deadline_ms;
 }
+
+int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
+                      int *done, int *result)
+{
+	hl_bound b;
+	int64_t retry = -1;
+	int rc, busy, acquired = 0;
+	*done = 0;
+	*result = 0;
+	pthread_mutex_lock(&c->wait_mu);
+	busy = spec->gate && hl__gate_busy(c, spec->gate, spec->gate_len);
+	pthread_mutex_unlock(&c->wait_mu);
+	if (busy)
+		return HL_OK; /* queue behind them, through the task */
+	hl__bound_init(&b, c, spec->io_deadline_ms, cancel, 1);
+	rc = spec->ops->attempt(spec->arg, &b, &acquired, &retry);
+	if (rc == HL_OK && (acquired || spec->once)) {
+		*done = 1;
+		*result = acquired;
+		return HL_OK;
+	}
+	if (rc == HL_ETIMEDOUT) { /* the wait ended in the round trip */
+		*done = 1;
+		return HL_OK;
+	}
+	if (rc == HL_OK ||
+	    ((rc == HL_EIO || rc == HL_ECONNECT) && !spec->once &&
+	     hl__remaining(spec->deadline_ms) != 0)) {
+		/* wait (and ride out an outage) through the task */
+		spec->first = HL_WAIT_TRIED;
+		return HL_OK;
+	}
+	*done = 1;
+	return rc;
+}

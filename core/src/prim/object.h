@@ -71,6 +71,13 @@ int hl__check_wait(int64_t wait_ms);
  * lock's attempt does. */
 int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms);
 
+/* A blocking wait's first attempt, on the caller's thread when none of
+ * this client waits for the same gate (no hop to an executor for a free
+ * permit). *done = 1 when it settled the call (*result, the status
+ * returned); else the task takes over from spec (marked tried). */
+int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
+                      int *done, int *result);
+
 /* 16 random bytes as 32 lowercase hex characters and a NUL. */
 void hl__random_hex(char out[33]);
 
