@@ -344,8 +344,10 @@ typedef struct hl_sub {
 	int conn;  /* 1 + the index of the subscriber connection it is on
 	              (0: none) */
 	uint64_t gen;
-	uint64_t zero_gen; /* messages "0" received (the latch opened) */
-	hl_dlist waiters; /* the tasks waiting on it (task.c) */
+	uint64_t zero_gen;   /* messages "0" received (the latch opened) */
+	uint64_t active_gen; /* times it became active (made anew after a
+	                        reconnect or a failover) */
+	hl_dlist waiters;    /* the tasks waiting on it (task.c) */
 	size_t len;
 	char channel[];
 } hl_sub;
@@ -371,9 +373,10 @@ void hl__pubsub_wake(hl_sub *s);
  * waits pending now, a close every one. */
 void hl__pubsub_wake_all(hl_client *c);
 /* 1 if the subscription to channel is active (confirmed by the server), 0
- * if not; *zero_gen gets how many "0" messages it received. */
+ * if not; *zero_gen gets how many "0" messages it received, *active_gen
+ * how many times it became active. */
 int hl__pubsub_active(hl_client *c, const char *channel, size_t len,
-                      uint64_t *zero_gen);
+                      uint64_t *zero_gen, uint64_t *active_gen);
 
 /* ---- holds and the watchdog (watchdog.c) --------------------------------
  * A hold is this client's record of one owner holding one name: how many

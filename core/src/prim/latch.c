@@ -128,11 +128,12 @@ int hl_latch_delete(int *out_existed, hl_latch *latch)
  * was active, and how many "0" messages had come by then. A latch gone
  * after that opened only if a "0" came since: deleted ("1"), it stays
  * closed for its waiters, as Redisson's. Before the subscription is
- * active, a latch gone counts as open (its "0" may have been missed). */
+ * active, or once it was made anew (a reconnect, a failover), a latch gone
+ * counts as open: its "0" may have been missed. */
 typedef struct latch_ctx {
 	hl_object *o;
 	int closed_seen;
-	uint64_t zero_gen;
+	uint64_t zero_gen, active_gen;
 } latch_ctx;
 
 static int latch_attempt(void *arg, const hl_bound *b, int *open,
@@ -143,9 +144,9 @@ static int latch_attempt(void *arg, const hl_bound *b, int *open,
 	const char *argv[2] = {"GET", o->name};
 	size_t lens[2] = {3, o->name_len};
 	hl_reply *r = NULL;
-	uint64_t zero_gen = 0;
+	uint64_t zero_gen = 0, active_gen = 0;
 	int active = hl__pubsub_active(o->client, o->channel, o->channel_len,
-	                               &zero_gen);
+	                               &zero_gen, &active_gen);
 	int rc = hl__command(o->client, &r, 2, argv, lens, HL_CMD_IDEMPOTENT,
 	                     NULL, b);
 	int64_t count = 0;
@@ -161,11 +162,14 @@ static int latch_attempt(void *arg, const hl_bound *b, int *open,
 	if (rc != HL_OK)
 		return rc;
 	if (count > 0) {
-		if (active && !x->closed_seen) {
+		if (active &&
+		    (!x->closed_seen || active_gen != x->active_gen)) {
 			x->closed_seen = 1;
 			x->zero_gen = zero_gen;
+			x->active_gen = active_gen;
 		}
-	} else if (!x->closed_seen || zero_gen != x->zero_gen) {
+	} else if (!x->closed_seen || zero_gen != x->zero_gen ||
+	           active_gen != x->active_gen) {
 		*open = 1;
 	}
 	return HL_OK;

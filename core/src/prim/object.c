@@ -162,8 +162,32 @@ int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
 	char label[80];
 	hl_reply *r = NULL;
 	const hl_reply *v;
-	int rc = hl__eval(o->client, &r, id, a->nkeys, a->n, a->v, a->len,
-	                  flags, sent, b, replicated);
+	int ignored = -1, rc, tries = 0;
+	/* Every change is WAITed for on a master with replicas (Redisson's
+	 * synced evals), even where nobody looks at the answer: a permit
+	 * given back or a count-down must survive a failover. */
+	if (!replicated && (flags & HL_CMD_WRITE))
+		replicated = &ignored;
+	for (;;) {
+		ignored = -1;
+		rc = hl__eval(o->client, &r, id, a->nkeys, a->n, a->v, a->len,
+		              flags, sent, b, replicated);
+		/* No replica confirmed a change nobody else checks (a release,
+		 * a count-down): a failover now could lose it. Sent again
+		 * with the same request marker, it runs once more only where
+		 * the first run was lost (on a new master without it). */
+		if (rc != HL_OK || replicated != &ignored || ignored != 0 ||
+		    !a->owned || tries++ >= o->client->conf.retry_attempts)
+			break;
+		hl__reply_free(r);
+		r = NULL;
+		if ((rc = hl__pause(
+		             o->client,
+		             hl__jitter_delay(o->client->conf.retry_delay_ms,
+		                              tries),
+		             b)) != HL_OK)
+			break;
+	}
 	free(a->owned);
 	a->owned = NULL;
 	if (rc != HL_OK)

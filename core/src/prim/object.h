@@ -45,7 +45,8 @@ int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33]);
 const char *hl__object_marker_ttl(script_args *a, const hl_object *o);
 
 /* Run script id with a (keys first) and read an integer (or {integer})
- * answer into *out. flags as hl__command; replicated as hl__eval. */
+ * answer into *out. flags as hl__command; replicated as hl__eval (a write
+ * is WAITed for on a master with replicas even when replicated is NULL). */
 int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
                     script_args *a, int flags, const hl_bound *b,
                     int *replicated, enum hl_sent *sent, const char *doing);

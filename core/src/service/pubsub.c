@@ -43,7 +43,7 @@ void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
 }
 
 int hl__pubsub_active(hl_client *c, const char *channel, size_t len,
-                      uint64_t *zero_gen)
+                      uint64_t *zero_gen, uint64_t *active_gen)
 {
 	hl_sub *s;
 	int active;
@@ -51,6 +51,7 @@ int hl__pubsub_active(hl_client *c, const char *channel, size_t len,
 	s = hl__map_get(&c->subs, channel, len);
 	active = s && s->state == HL_SUB_ACTIVE;
 	*zero_gen = s ? s->zero_gen : 0;
+	*active_gen = s ? s->active_gen : 0;
 	pthread_mutex_unlock(&c->wait_mu);
 	return active;
 }
@@ -288,6 +289,7 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	} else if (strcmp(kd, "subscribe") == 0) {
 		if (s->state == HL_SUB_PENDING) {
 			s->state = HL_SUB_ACTIVE;
+			s->active_gen++;
 			/* Waiters retry now that no message can be missed. */
 			hl__pubsub_wake(s);
 		}
