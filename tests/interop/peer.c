@@ -1,28 +1,45 @@
 /*
- * interop peer: one hilock client and one lock handle, driven line by line
- * over stdin by the Java side of `make interop` (tests/interop/java).
+ * interop peer: one hilock client and its lock handles on one name, driven
+ * line by line over stdin by the Java side of `make interop`
+ * (tests/interop/java).
  *
- *   hl_interop_peer URL NAME_HEX WATCHDOG_TIMEOUT_MS
+ *   hl_interop_peer URL NAME_HEX WATCHDOG_TIMEOUT_MS [KIND]
  *
  * NAME_HEX is the lock name's bytes in hex (the Java side sends the UTF-8
  * bytes of its String that way, whatever the locale's argv encoding).
+ * KIND is the kind of the first handle, by hl_lock_kind_name() ("fair",
+ * "read", "write", "spin", "fenced", ...); default "reentrant".
  *
  * Prints "ready <owner>" once connected, then answers each command with one
- * line, "ok ..." or "err <STATUS_NAME> <detail>":
+ * line, "ok ..." or "err <STATUS_NAME> <detail>". Every command works on
+ * the current handle:
  *
+ *   use KIND                  -> ok kind=<n>   make the handle of that kind
+ *       (made on first use, kept) the current one; all handles share the
+ *       owner, so "use write", acquire, "use read", acquire is a writer
+ *       taking a read hold
  *   acquire WAIT_MS LEASE_MS  -> ok acquired=0|1 ms=<time spent>
  *   release                   -> ok released=0|1
  *   force                     -> ok existed=0|1        (hl_lock_force_unlock)
  *   locked | held | count | ttl | lost
  *                             -> ok <that word>=<number>
- *   waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
+ *   token | lasttoken         -> ok token=<n>  (hl_lock_token,
+ * hl_lock_last_token) waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
  *   owner                     -> ok owner=<uuid>:<id>
- *   contend ITERS PATH        -> ok done=N retries=R lost=L ms=<time spent>
+ *   contend ITERS PATH [CS_PATH TAG]
+ *                             -> ok done=N retries=R lost=L ms=<time spent>
+ *                                   maxwait=<longest acquire, ms>
  *       ITERS times: acquire (watchdog; each attempt waits up to 20 s),
  *       read the decimal counter in the file PATH, sleep 1 ms, write it
  *       back plus one, release. The file is shared with Redisson threads
- *       doing the same under the same lock (make interop's Sentinel and
- *       Cluster runs), so a lost increment means two holders at once.
+ *       doing the same under the same lock, so a lost increment means two
+ *       holders at once. A read handle only reads the counter (sleeping
+ *       2 ms), as readers share the lock. With CS_PATH, each hold is also
+ *       recorded there as the lines "enter TAG" right after the acquire
+ *       and "leave TAG" right before the release, each one write() to an
+ *       O_APPEND descriptor (the format of the C tests' overlap checker,
+ *       tests/harness.h ht_cs_enter); a fenced handle appends its token to
+ *       the tag ("TAG#<token>").
  *       An attempt that fails (HL_EIO during a failover) is retried
  *       (retries=), a release that finds the hold gone counts in lost=;
  *       the whole loop ends with "err" after 60 s without progress.
@@ -98,49 +115,85 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* One line of the overlap record: a single write() to an O_APPEND
+ * descriptor, so lines of several processes never interleave. */
+static int cs_line(int fd, const char *what, const char *tag, int64_t token)
+{
+	char buf[160];
+	int n = token >= 0 ? snprintf(buf, sizeof(buf), "%s %s#%" PRId64 "\n",
+	                              what, tag, token)
+	                   : snprintf(buf, sizeof(buf), "%s %s\n", what, tag);
+	if (fd < 0)
+		return 0;
+	return n > 0 && (size_t)n < sizeof(buf) &&
+	                       write(fd, buf, (size_t)n) == (ssize_t)n
+	               ? 0
+	               : -1;
+}
+
 /* The contend command (see the top of the file). */
-static void contend(hl_lock *lock, long long iters, const char *path)
+static void contend(hl_lock *lock, long long iters, const char *path,
+                    const char *cs_path, const char *tag)
 {
 	long long done = 0, retries = 0, lost = 0, value;
-	int64_t t0 = now_ms(), progress = t0;
-	int fd = open(path, O_RDWR);
+	int64_t t0 = now_ms(), progress = t0, t_try, max_wait = 0;
+	int reader = hl_lock_kind(lock) == HL_LOCK_READ;
+	int fenced = hl_lock_kind(lock) == HL_LOCK_FENCED;
+	int fd = open(path, O_RDWR), cs = -1;
 
 	if (fd < 0) {
 		printf("err HL_ESYSTEM cannot open %s\n", path);
 		return;
 	}
+	if (cs_path &&
+	    (cs = open(cs_path, O_WRONLY | O_APPEND | O_CREAT, 0644)) < 0) {
+		printf("err HL_ESYSTEM cannot open %s\n", cs_path);
+		close(fd);
+		return;
+	}
 	while (done < iters) {
 		int flag = 0, rc;
+		int64_t token = -1;
 
 		if (now_ms() - progress > 60000) {
 			printf("err STALLED no progress for 60 s after %lld "
 			       "of %lld (retries=%lld lost=%lld): %s\n",
 			       done, iters, retries, lost, hl_error_last());
-			close(fd);
-			return;
+			goto out;
 		}
+		t_try = now_ms();
 		rc = hl_lock_try_acquire(&flag, lock, 20000, -1, NULL);
+		if (now_ms() - t_try > max_wait)
+			max_wait = now_ms() - t_try;
 		if (rc != HL_OK || !flag) {
 			if (rc != HL_OK && rc != HL_EIO) {
-				printf("err %s acquire after %lld of %lld: %s\n",
+				printf("err %s acquire after %lld of %lld: "
+				       "%s\n",
 				       hl_status_name(rc), done, iters,
 				       hl_error_last());
-				close(fd);
-				return;
+				goto out;
 			}
 			retries++;
 			continue;
 		}
-		if (counter_read(fd, &value) != 0) {
-			printf("err HL_ESYSTEM cannot read %s\n", path);
-			close(fd);
-			return;
+		if (fenced && (rc = hl_lock_token(&token, lock)) != HL_OK) {
+			printf("err %s token after %lld of %lld: %s\n",
+			       hl_status_name(rc), done, iters,
+			       hl_error_last());
+			goto out;
 		}
-		sleep_ms(1);
-		if (counter_write(fd, value + 1) != 0) {
-			printf("err HL_ESYSTEM cannot write %s\n", path);
-			close(fd);
-			return;
+		if (cs_line(cs, "enter", tag, token) != 0 ||
+		    counter_read(fd, &value) != 0) {
+			printf("err HL_ESYSTEM cannot read %s or write %s\n",
+			       path, cs_path ? cs_path : "-");
+			goto out;
+		}
+		sleep_ms(reader ? 2 : 1);
+		if ((!reader && counter_write(fd, value + 1) != 0) ||
+		    cs_line(cs, "leave", tag, token) != 0) {
+			printf("err HL_ESYSTEM cannot write %s or %s\n", path,
+			       cs_path ? cs_path : "-");
+			goto out;
 		}
 		done++;
 		progress = now_ms();
@@ -157,15 +210,28 @@ static void contend(hl_lock *lock, long long iters, const char *path)
 				       "%s\n",
 				       hl_status_name(rc), done, iters,
 				       hl_error_last());
-				close(fd);
-				return;
+				goto out;
 			}
 			retries++;
 		}
 	}
+	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64
+	       " maxwait=%" PRId64 "\n",
+	       done, retries, lost, now_ms() - t0, max_wait);
+out:
 	close(fd);
-	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64 "\n", done,
-	       retries, lost, now_ms() - t0);
+	if (cs >= 0)
+		close(cs);
+}
+
+/* The kind called name (hl_lock_kind_name), or -1. */
+static int kind_by_name(const char *name)
+{
+	int k;
+	for (k = 0; k < 16; k++)
+		if (strcmp(hl_lock_kind_name(k), name) == 0)
+			return k;
+	return -1;
 }
 
 static void reply_err(int rc)
@@ -185,19 +251,24 @@ int main(int argc, char **argv)
 {
 	hl_client_options opts;
 	hl_client *client = NULL;
-	hl_lock *lock = NULL;
+	hl_lock *handles[16] = {NULL}, *lock = NULL;
 	char line[512], owner[128], name[1024];
 	long name_len;
-	int rc;
+	int rc, kind = HL_LOCK_REENTRANT, k;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: %s URL NAME_HEX WATCHDOG_TIMEOUT_MS\n",
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr,
+		        "usage: %s URL NAME_HEX WATCHDOG_TIMEOUT_MS [KIND]\n",
 		        argv[0]);
 		return 2;
 	}
 	name_len = unhex(name, sizeof(name), argv[2]);
 	if (name_len <= 0) {
 		fprintf(stderr, "%s: bad NAME_HEX\n", argv[0]);
+		return 2;
+	}
+	if (argc == 5 && (kind = kind_by_name(argv[4])) < 0) {
+		fprintf(stderr, "%s: unknown lock kind %s\n", argv[0], argv[4]);
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -209,28 +280,46 @@ int main(int argc, char **argv)
 		printf("err %s %s\n", hl_status_name(rc), hl_error_last());
 		return 1;
 	}
-	rc = hl_lock_new(&lock, client, name, (size_t)name_len);
+	rc = hl_lock_new_kind(&handles[kind], client, kind, name,
+	                      (size_t)name_len);
 	if (rc == HL_OK)
-		rc = hl_lock_owner(NULL, lock, owner, sizeof(owner));
+		rc = hl_lock_owner(NULL, lock = handles[kind], owner,
+		                   sizeof(owner));
 	if (rc != HL_OK) {
 		reply_err(rc);
-		hl_lock_free(lock);
+		hl_lock_free(handles[kind]);
 		hl_client_free(client);
 		return 1;
 	}
 	printf("ready %s\n", owner);
 
 	while (fgets(line, sizeof(line), stdin) != NULL) {
-		char cmd[32] = "", path[200] = "";
+		char cmd[32] = "", path[200] = "", cs_path[200] = "",
+		     tag[64] = "";
 		long long a = 0, b = 0;
 		int n = sscanf(line, "%31s %lld %lld", cmd, &a, &b);
-		int flag = 0;
+		int flag = 0, words;
 		int64_t v = 0, t0 = now_ms();
 
 		if (n < 1)
 			continue;
 		if (strcmp(cmd, "quit") == 0) {
 			break;
+		} else if (strcmp(cmd, "use") == 0 &&
+		           sscanf(line, "%31s %63s", cmd, tag) == 2) {
+			k = kind_by_name(tag);
+			if (k < 0) {
+				printf("err HL_EINVAL unknown lock kind %s\n",
+				       tag);
+				continue;
+			}
+			rc = HL_OK;
+			if (!handles[k])
+				rc = hl_lock_new_kind(&handles[k], client, k,
+				                      name, (size_t)name_len);
+			if (rc == HL_OK)
+				lock = handles[k];
+			reply_flag("kind", rc, k);
 		} else if (strcmp(cmd, "acquire") == 0 && n == 3) {
 			rc = hl_lock_try_acquire(&flag, lock, a, b, NULL);
 			if (rc == HL_OK)
@@ -259,6 +348,12 @@ int main(int argc, char **argv)
 		} else if (strcmp(cmd, "lost") == 0) {
 			rc = hl_lock_is_lost(&flag, lock);
 			reply_flag("lost", rc, flag);
+		} else if (strcmp(cmd, "token") == 0) {
+			rc = hl_lock_token(&v, lock);
+			reply_flag("token", rc, v);
+		} else if (strcmp(cmd, "lasttoken") == 0) {
+			rc = hl_lock_last_token(&v, lock);
+			reply_flag("token", rc, v);
 		} else if (strcmp(cmd, "waitlost") == 0 && n == 2) {
 			rc = hl_lock_wait_lost(&flag, lock, a, NULL);
 			if (rc == HL_OK)
@@ -267,9 +362,12 @@ int main(int argc, char **argv)
 			else
 				reply_err(rc);
 		} else if (strcmp(cmd, "contend") == 0 &&
-		           sscanf(line, "%31s %lld %199s", cmd, &a, path) ==
-		                   3) {
-			contend(lock, a, path);
+		           ((words = sscanf(line, "%31s %lld %199s %199s %63s",
+		                            cmd, &a, path, cs_path, tag)) ==
+		                    3 ||
+		            words == 5)) {
+			contend(lock, a, path, words == 5 ? cs_path : NULL,
+			        tag);
 		} else if (strcmp(cmd, "owner") == 0) {
 			printf("ok owner=%s\n", owner);
 		} else {
@@ -277,7 +375,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("bye\n");
-	hl_lock_free(lock);
+	for (k = 0; k < 16; k++)
+		hl_lock_free(handles[k]);
 	hl_client_free(client);
 	return 0;
 }
