@@ -44,6 +44,7 @@ import org.redisson.client.codec.LongCodec;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.ClusterServersConfig;
 import org.redisson.config.Config;
+import org.redisson.config.ReadMode;
 import org.redisson.config.ShardedSubscriptionMode;
 
 /**
@@ -87,6 +88,9 @@ public final class Interop {
 	static RedissonClient rA, rB;
 	/** A client whose watchdog timeout is SHORT_WATCHDOG_MS. */
 	static RedissonClient rShort;
+	/** A client that only inspects Redis (queues, hashes, TTLs), reading
+	 *  from the masters (readMode MASTER), never taking a lock. */
+	static RedissonClient rI;
 
 	static final class Fail extends RuntimeException {
 		private static final long serialVersionUID = 1L;
@@ -122,8 +126,13 @@ public final class Interop {
 	 *  Redisson 4.3.1 publishes there on Redis 7 (ShardedSubscriptionMode
 	 *  AUTO: SSUBSCRIBE, SPUBLISH, PUBSUB SHARDNUMSUB). */
 	static RTopic lockTopic(RedissonClient rc, String name) {
-		return topology.equals("cluster") ? rc.getShardedTopic(channel(name), LongCodec.INSTANCE)
-			: rc.getTopic(channel(name), LongCodec.INSTANCE);
+		return topic(rc, channel(name));
+	}
+
+	/** Any channel of the lock family, as lockTopic. */
+	static RTopic topic(RedissonClient rc, String channel) {
+		return topology.equals("cluster") ? rc.getShardedTopic(channel, LongCodec.INSTANCE)
+			: rc.getTopic(channel, LongCodec.INSTANCE);
 	}
 
 	/** The lock hash as Redis holds it (HGETALL), field -> value. */
@@ -198,15 +207,21 @@ public final class Interop {
 		final String owner;
 
 		Peer(String name, long watchdogMs) throws Exception {
-			super("hilock peer", peerBuilder(name, watchdogMs));
+			this(name, watchdogMs, "reentrant");
+		}
+
+		/** A peer whose first handle is of the given kind (peer.c: "fair",
+		 *  "read", "write", "spin", "fenced"; "use KIND" switches). */
+		Peer(String name, long watchdogMs, String kind) throws Exception {
+			super("hilock " + kind + " peer", peerBuilder(name, watchdogMs, kind));
 			String ready = next(15_000);
 			check(ready.startsWith("ready "), "hilock peer did not start: %s", ready);
 			owner = ready.substring(6);
 		}
 
-		static ProcessBuilder peerBuilder(String name, long watchdogMs) {
+		static ProcessBuilder peerBuilder(String name, long watchdogMs, String kind) {
 			ProcessBuilder pb = new ProcessBuilder(peerPath, url, hex(name),
-				Long.toString(watchdogMs));
+				Long.toString(watchdogMs), kind);
 			pb.redirectError(ProcessBuilder.Redirect.INHERIT);
 			return pb;
 		}
@@ -977,6 +992,11 @@ public final class Interop {
 	/* ------------------------------------------------------------------ */
 
 	static RedissonClient client(long watchdogMs) {
+		return client(watchdogMs, false);
+	}
+
+	/** A client of the deployment under test; inspect: readMode MASTER. */
+	static RedissonClient client(long watchdogMs, boolean inspect) {
 		Config c = new Config();
 		c.setLockWatchdogTimeout(watchdogMs);
 		c.setThreads(4);
@@ -1002,6 +1022,8 @@ public final class Interop {
 				.setSlaveConnectionPoolSize(8)
 				.setSubscriptionConnectionMinimumIdleSize(1)
 				.setSubscriptionConnectionPoolSize(4);
+			if (inspect)
+				sc.setReadMode(ReadMode.MASTER);
 			break;
 		}
 		case "cluster": {
@@ -1016,6 +1038,8 @@ public final class Interop {
 				.setSlaveConnectionPoolSize(8)
 				.setSubscriptionConnectionMinimumIdleSize(1)
 				.setSubscriptionConnectionPoolSize(4);
+			if (inspect)
+				cc.setReadMode(ReadMode.MASTER);
 			break;
 		}
 		default:
@@ -1080,6 +1104,7 @@ public final class Interop {
 		sc.put("d redisson-watchdog", Interop::redissonWatchdog);
 		sc.put("e hilock-lease-expires", Interop::hilockLeaseExpires);
 		sc.put("e redisson-lease-expires", Interop::redissonLeaseExpires);
+		Kinds.add(sc);
 		if (!topology.equals("single")) {
 			if (topology.equals("sentinel")) {
 				sc.put("f kill-master-during-contention",
@@ -1131,6 +1156,7 @@ public final class Interop {
 			rA = client(30_000);
 			rB = client(30_000);
 			rShort = client(SHORT_WATCHDOG_MS);
+			rI = client(30_000, true);
 			if (topo.equals("cluster")) {
 				ShardedSubscriptionMode m = rA.getConfig().useClusterServers().getShardedSubscriptionMode();
 				check(m == ShardedSubscriptionMode.AUTO, "Redisson shardedSubscriptionMode %s, expected AUTO", m);
@@ -1179,14 +1205,14 @@ public final class Interop {
 
 	static void shutdownTopology() {
 		NETTY_LOG.setLevel(java.util.logging.Level.OFF);
-		for (RedissonClient rc : Arrays.asList(rA, rB, rShort))
+		for (RedissonClient rc : Arrays.asList(rA, rB, rShort, rI))
 			if (rc != null)
 				try {
 					rc.shutdown(0, 2, SECONDS);
 				} catch (RuntimeException e) {
 					// best effort
 				}
-		rA = rB = rShort = null;
+		rA = rB = rShort = rI = null;
 		if (launcher != null) {
 			try {
 				launcher.close();
