@@ -49,7 +49,8 @@ import org.redisson.config.ShardedSubscriptionMode;
 
 /**
  * The Redisson side of `make interop`: hilock processes (the C peer,
- * tests/interop/peer.c, and the contend example) and Redisson RLocks
+ * tests/interop/peer.c, and the contend example) and Redisson's locks
+ * (RLock here; the fair, read-write, spin and fenced locks in Kinds)
  * contend on the same lock names, on a throwaway redis-server (single),
  * then on a Sentinel deployment and on a Cluster (started by the
  * launcher tests/interop/topo-up.c, driven over its stdin).
