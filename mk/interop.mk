@@ -1,9 +1,10 @@
 # Wire compatibility with the real Redisson (tests/interop, README there).
 # `make interop` is NOT part of `make test`: it needs a JDK, Maven and, the
 # first time, Maven Central (Redisson is fetched into ~/.m2). It runs hilock
-# C processes against Redisson RLocks on the same locks of a throwaway
-# redis-server, then of a Sentinel deployment (a master, two replicas,
-# three sentinels) and of a Redis Cluster (three masters, three replicas),
+# C processes against Redisson's locks (RLock, fair, read-write, spin,
+# fenced) on the same locks of a throwaway redis-server, then of a
+# Sentinel deployment (a master, two replicas, three sentinels) and of a
+# Redis Cluster (three masters, three replicas),
 # and prints one line per scenario and "N passed, N failed" for all.
 #
 #   make interop                                # all three topologies

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Wire compatibility with the real Redisson (Java): hilock processes and
-# Redisson RLocks contend on the same locks of a throwaway redis-server,
-# then of a Sentinel deployment and of a Redis Cluster.
+# Redisson's locks (RLock, fair, read-write, spin, fenced) contend on the
+# same locks of a throwaway redis-server, then of a Sentinel deployment
+# and of a Redis Cluster.
 #
 #   sh tests/interop/run.sh [BUILD_DIR [FILTER [TOPOLOGIES]]]
 #
