@@ -369,7 +369,67 @@ static void release_while_subscribing(void)
 	hl_client_free(hc);
 }
 
+struct reacquire {
+	hl_lock *l;
+	int rc, acquired, again;
+};
+
+/* Wait for the lock, release it, and at once try again without waiting. */
+static void *reacquire_thread(void *arg)
+{
+	struct reacquire *w = arg;
+
+	w->rc = hl_lock_try_acquire(&w->acquired, w->l, 20000, -1, NULL);
+	if (w->rc != HL_OK || !w->acquired)
+		return NULL;
+	if ((w->rc = hl_lock_release(NULL, w->l)) != HL_OK)
+		return NULL;
+	w->rc = hl_lock_try_acquire(&w->again, w->l, 0, -1, NULL);
+	if (w->rc == HL_OK && w->again)
+		w->rc = hl_lock_release(NULL, w->l);
+	return NULL;
+}
+
+/* A waiter that got the lock releases it and at once tries again (wait
+ * 0) while nobody else waits: it must get it. Its release's unlock
+ * message may still reach its own subscription (the UNSUBSCRIBE sent when
+ * its wait ended can run after it), and the hand-off hold-back must not
+ * count that as a waiter elsewhere, even when the UNSUBSCRIBE's
+ * confirmation arrives before the release's reply (then it refused the
+ * lock in about 4 rounds of 10). */
+static void reacquire_after_wait(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *hc = ht_client(r, 0), *wc = ht_client(r, 0);
+	hl_lock *h = ht_lock(hc, "wake:lock");
+	int i, refused = 0;
+
+	for (i = 0; i < 100; i++) {
+		struct reacquire w = {0};
+		pthread_t t;
+
+		HT_OK(hl_lock_acquire(h, -1, NULL));
+		w.l = ht_lock(wc, "wake:lock");
+		t = ht_thread_start(reacquire_thread, &w);
+		wait_subscribed(r, 1);
+		HT_OK(hl_lock_release(NULL, h));
+		ht_thread_join(t, 25000);
+		HT_OK(w.rc);
+		HT_EQ(w.acquired, 1);
+		refused += !w.again;
+		hl_lock_free(w.l);
+	}
+	HT_CHECKF(refused == 0,
+	          "%d of 100 immediate re-acquires refused with nobody "
+	          "waiting",
+	          refused);
+	hl_lock_free(h);
+	hl_client_free(hc);
+	hl_client_free(wc);
+}
+
 HT_MAIN(HT_CASE(handoff_across_clients), HT_CASE(same_client),
         HT_CASE(subscription_confirmed), HT_CASE(other_client),
         HT_CASE(no_polling), HT_CASE(force_unlock), HT_CASE(several_waiters),
-        HT_CASE(external_unlock), HT_CASE(release_while_subscribing))
+        HT_CASE(external_unlock), HT_CASE(release_while_subscribing),
+        HT_CASE(reacquire_after_wait))

@@ -781,9 +781,23 @@ static struct hl_handoff *handoff_slot(hl_client *c, uint64_t hash)
 	return &c->handoff[hash % (sizeof(c->handoff) / sizeof(c->handoff[0]))];
 }
 
-/* The lock is free: wake our own waiters, note whether others listen. */
+/* Whether this client's subscription to lock's channel may be on the
+ * server now: confirmed, or being made or undone. */
+static int subscribed(hl_client *c, const hl_lock *lock)
+{
+	hl_sub *s;
+	int on;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
+	on = s && s->state != HL_SUB_NONE;
+	pthread_mutex_unlock(&c->wait_mu);
+	return on;
+}
+
+/* The lock is free: wake our own waiters, note whether others listen.
+ * ours_at_send: subscribed() when the release went out. */
 static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
-                  int64_t rtt_us)
+                  int64_t rtt_us, int ours_at_send)
 {
 	uint64_t hash = hl__hash(lock->name, lock->name_len);
 	struct hl_handoff *slot;
@@ -791,9 +805,11 @@ static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
 	int ours;
 	pthread_mutex_lock(&c->wait_mu);
 	s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
-	/* Our own subscription counts among the receivers while the server
-	 * may still have it: confirmed, or being made or undone. */
-	ours = s && s->state != HL_SUB_NONE;
+	/* Our own subscription counts among the receivers if the server
+	 * may have had it when the message went out: then, or now (the
+	 * confirmation of an UNSUBSCRIBE that Redis ran after the message
+	 * can arrive before the release's reply). */
+	ours = ours_at_send || (s && s->state != HL_SUB_NONE);
 	if (s)
 		hl__pubsub_wake(s);
 	slot = handoff_slot(c, hash);
@@ -963,7 +979,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
 	int64_t receivers = 0, t0, rtt_us, result = -2;
-	int rc, final, replicated = -1;
+	int rc, final, replicated = -1, ours;
 	hl_bound b;
 	hl_op op;
 
@@ -994,6 +1010,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		if (b.deadline_ms < 0 || ends < b.deadline_ms)
 			b.deadline_ms = ends;
 	}
+	ours = !is_fair(lock->kind) && subscribed(c, lock);
 	t0 = hl__now_us();
 	/* It sets the count, so resending it after a lost reply is safe
 	 * (unless the count is unknown: then it takes one off). Given
@@ -1036,7 +1053,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		/* The fair lock wakes its next waiter itself, on that
 		 * waiter's own channel. */
 		if (result == 1 && !is_fair(lock->kind))
-			freed(c, lock, receivers, rtt_us);
+			freed(c, lock, receivers, rtt_us, ours);
 		if (out_released)
 			*out_released = 1;
 	} else if (result == 0) {
