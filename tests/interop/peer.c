@@ -26,7 +26,7 @@
  *   token | lasttoken         -> ok token=<n>  (hl_lock_token,
  * hl_lock_last_token) waitlost TIMEOUT_MS       -> ok lost=0|1 ms=<time spent>
  *   owner                     -> ok owner=<uuid>:<id>
- *   contend ITERS PATH [CS_PATH TAG]
+ *   contend ITERS PATH [CS_PATH TAG [PAUSE_MS]]
  *                             -> ok done=N retries=R lost=L ms=<time spent>
  *                                   maxwait=<longest acquire, ms>
  *       ITERS times: acquire (watchdog; each attempt waits up to 20 s),
@@ -39,7 +39,8 @@
  *       and "leave TAG" right before the release, each one write() to an
  *       O_APPEND descriptor (the format of the C tests' overlap checker,
  *       tests/harness.h ht_cs_enter); a fenced handle appends its token to
- *       the tag ("TAG#<token>").
+ *       the tag ("TAG#<token>"). PAUSE_MS: a pause after each release,
+ *       outside the lock.
  *       An attempt that fails (HL_EIO during a failover) is retried
  *       (retries=), a release that finds the hold gone counts in lost=;
  *       the whole loop ends with "err" after 60 s without progress.
@@ -133,7 +134,7 @@ static int cs_line(int fd, const char *what, const char *tag, int64_t token)
 
 /* The contend command (see the top of the file). */
 static void contend(hl_lock *lock, long long iters, const char *path,
-                    const char *cs_path, const char *tag)
+                    const char *cs_path, const char *tag, long long pause)
 {
 	long long done = 0, retries = 0, lost = 0, value;
 	int64_t t0 = now_ms(), progress = t0, t_try, max_wait = 0;
@@ -214,6 +215,8 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 			}
 			retries++;
 		}
+		if (pause > 0)
+			sleep_ms((long)pause);
 	}
 	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64
 	       " maxwait=%" PRId64 "\n",
@@ -362,12 +365,12 @@ int main(int argc, char **argv)
 			else
 				reply_err(rc);
 		} else if (strcmp(cmd, "contend") == 0 &&
-		           ((words = sscanf(line, "%31s %lld %199s %199s %63s",
-		                            cmd, &a, path, cs_path, tag)) ==
-		                    3 ||
-		            words == 5)) {
-			contend(lock, a, path, words == 5 ? cs_path : NULL,
-			        tag);
+		           ((words = sscanf(
+		                     line, "%31s %lld %199s %199s %63s %lld",
+		                     cmd, &a, path, cs_path, tag, &b)) == 3 ||
+		            words == 5 || words == 6)) {
+			contend(lock, a, path, words >= 5 ? cs_path : NULL, tag,
+			        words == 6 ? b : 0);
 		} else if (strcmp(cmd, "owner") == 0) {
 			printf("ok owner=%s\n", owner);
 		} else {
