@@ -802,6 +802,8 @@ public final class Interop {
 	/** The outcome of one contention round. */
 	static final class Round {
 		final StringBuilder per = new StringBuilder();
+		/** Where holds were lost, for the failure message. */
+		final StringBuilder lostWhere = new StringBuilder();
 		long cRetries, cLost, jRetries, jLost, jLeft;
 		String midway = "";
 
@@ -868,7 +870,11 @@ public final class Interop {
 				String r = peers.get(i).next(110_000);
 				check(r.startsWith("ok done="), "hilock peer %d on %s: %s", i, names.get(i / cProcs), r);
 				round.cRetries += Child.value(r, "retries", "contend");
-				round.cLost += Child.value(r, "lost", "contend");
+				long lost = Child.value(r, "lost", "contend");
+				round.cLost += lost;
+				if (lost > 0)
+					round.lostWhere.append(String.format(" hilock peer %d on %s: %s;", i,
+						wheres.get(i / cProcs), r));
 				cEnd[i / cProcs] = Math.max(cEnd[i / cProcs], Child.value(r, "ms", "contend"));
 			}
 			for (int l = 0; l < names.size(); l++) {
@@ -878,6 +884,9 @@ public final class Interop {
 					seen.addAll(w.seen);
 					round.jRetries += w.retries;
 					round.jLost += w.lost;
+					if (w.lost > 0)
+						round.lostWhere.append(String.format(" a Redisson thread on %s: %d;", wheres.get(l),
+							w.lost));
 					round.jLeft += w.leftovers;
 					jEnd[l] = Math.max(jEnd[l], (w.end - t0) / 1_000_000);
 				}
@@ -894,8 +903,9 @@ public final class Interop {
 				round.per.append(round.per.length() > 0 ? ", " : "").append(wheres.get(l)).append(": ").append(total)
 					.append(" exact, ").append(h).append(" hand-offs");
 			}
-			check(round.cLost == 0 && round.jLost == 0, "holds lost: hilock %d, Redisson %d", round.cLost,
-				round.jLost);
+			check(round.cLost == 0 && round.jLost == 0, "%sholds lost: hilock %d, Redisson %d:%s%s",
+				tag.startsWith("f") ? "round " + tag + " " : "", round.cLost, round.jLost, round.lostWhere,
+				midway != null ? " " + round.midway : "");
 			round.per.append(String.format(" (%d hilock procs x %d + %d Redisson threads x %d per lock)", cProcs,
 				cIters, jThreads, jIters));
 			return round;
