@@ -1361,8 +1361,8 @@ final class Kinds {
 	 *  (nobody is told it is free), and a round could end with the sides
 	 *  having taken turns only at its start and end. */
 	static final long CONTEND_PAUSE_MS = 2;
-	/** Hand-offs between the sides a round must show (of 400 holds; 70 to
-	 *  250 measured). */
+	/** Hand-offs between the sides a round must show (of 400 holds; 49 to
+	 *  270 measured). */
 	static final int CONTEND_MIN_HANDOFFS = 20;
 
 	static String kindContention(String kind, String name) throws Exception {
