@@ -330,43 +330,18 @@ int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
                           hl_cancel *cancel)
 {
 	hl_wait_spec spec;
-	hl_task *t;
-	int rc, result = 0, done = 0;
+	int rc;
 	if (!out_acquired)
 		return hl__fail(HL_EINVAL, "out_acquired is NULL");
 	if ((rc = check_acquire(ids, n, wait_ms, lease_ms)) != HL_OK)
 		return rc;
 	if ((rc = xs_enter(sem)) != HL_OK)
 		return rc;
-	if (hl_cancel_is_triggered(cancel)) {
-		hl__client_leave(sem->o.client);
-		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
-	}
 	if ((rc = wait_spec(&spec, sem, ids, n, wait_ms, lease_ms)) != HL_OK) {
 		hl__client_leave(sem->o.client);
 		return rc;
 	}
-	rc = hl__first_attempt(sem->o.client, &spec, cancel, &done, &result);
-	if (done) {
-		spec.ops->free(spec.arg);
-		hl__client_leave(sem->o.client);
-		if (rc == HL_OK)
-			*out_acquired = result;
-		return rc;
-	}
-	spec.blocking = 1;
-	rc = hl__task_wait_start(&t, sem->o.client, &spec);
-	hl__client_leave(sem->o.client);
-	if (rc != HL_OK)
-		return rc;
-	rc = hl__task_finish_blocking(t, cancel, &result);
-	if (rc == HL_ETIMEDOUT) {
-		rc = HL_OK;
-		result = 0;
-	}
-	if (rc == HL_OK)
-		*out_acquired = result;
-	return rc;
+	return hl__object_wait(sem->o.client, &spec, cancel, out_acquired);
 }
 
 int hl_expsem_acquire(char *ids, size_t n, hl_expsem *sem, int64_t lease_ms,

@@ -234,31 +234,16 @@ int hl_latch_wait(int *out_open, hl_latch *latch, int64_t timeout_ms,
                   hl_cancel *cancel)
 {
 	hl_wait_spec spec;
-	hl_task *t;
-	int rc, result = 0;
+	int rc;
 	if (!out_open)
 		return hl__fail(HL_EINVAL, "out_open is NULL");
 	if ((rc = hl__check_wait(timeout_ms)) != HL_OK)
 		return rc;
 	if ((rc = latch_enter(latch)) != HL_OK)
 		return rc;
-	if (hl_cancel_is_triggered(cancel)) {
+	if ((rc = wait_spec(&spec, latch, timeout_ms)) != HL_OK) {
 		hl__client_leave(latch->o.client);
-		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
-	}
-	if ((rc = wait_spec(&spec, latch, timeout_ms)) == HL_OK) {
-		spec.blocking = 1;
-		rc = hl__task_wait_start(&t, latch->o.client, &spec);
-	}
-	hl__client_leave(latch->o.client);
-	if (rc != HL_OK)
 		return rc;
-	rc = hl__task_finish_blocking(t, cancel, &result);
-	if (rc == HL_ETIMEDOUT) {
-		rc = HL_OK;
-		result = 0;
 	}
-	if (rc == HL_OK)
-		*out_open = result;
-	return rc;
+	return hl__object_wait(latch->o.client, &spec, cancel, out_open);
 }

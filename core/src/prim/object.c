@@ -370,3 +370,36 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 	*done = 1;
 	return rc;
 }
+
+int hl__object_wait(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
+                    int *out)
+{
+	hl_task *t;
+	int rc, done = 0, result = 0;
+	if (hl_cancel_is_triggered(cancel)) {
+		spec->ops->free(spec->arg);
+		hl__client_leave(c);
+		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
+	}
+	rc = hl__first_attempt(c, spec, cancel, &done, &result);
+	if (done) {
+		spec->ops->free(spec->arg);
+		hl__client_leave(c);
+		if (rc == HL_OK)
+			*out = result;
+		return rc;
+	}
+	spec->blocking = 1;
+	rc = hl__task_wait_start(&t, c, spec);
+	hl__client_leave(c);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking(t, cancel, &result);
+	if (rc == HL_ETIMEDOUT) { /* the wait ran out: not acquired */
+		rc = HL_OK;
+		result = 0;
+	}
+	if (rc == HL_OK)
+		*out = result;
+	return rc;
+}

@@ -79,6 +79,14 @@ int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms);
 int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
                       int *done, int *result);
 
+/* A blocking wait from spec (a new context it owns): the first attempt on
+ * the caller's thread (hl__first_attempt), then a task the caller sleeps
+ * on; cancel interrupts it. The caller entered the client: this leaves it
+ * (before sleeping). *out = 1 when acquired (the latch opened), 0 when the
+ * wait ran out. */
+int hl__object_wait(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
+                    int *out);
+
 /* 16 random bytes as 32 lowercase hex characters and a NUL. */
 void hl__random_hex(char out[33]);
 

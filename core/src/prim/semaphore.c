@@ -287,8 +287,7 @@ int hl_semaphore_try_acquire(int *out_acquired, hl_semaphore *sem,
                              hl_cancel *cancel)
 {
 	hl_wait_spec spec;
-	hl_task *t;
-	int rc, result = 0, done = 0;
+	int rc;
 	if (!out_acquired)
 		return hl__fail(HL_EINVAL, "out_acquired is NULL");
 	if ((rc = hl__check_permits(permits, 0, "permits")) != HL_OK ||
@@ -301,35 +300,11 @@ int hl_semaphore_try_acquire(int *out_acquired, hl_semaphore *sem,
 		*out_acquired = 1;
 		return HL_OK;
 	}
-	if (hl_cancel_is_triggered(cancel)) {
-		hl__client_leave(sem->o.client);
-		return hl__fail(HL_EINTERRUPTED, "cancelled before waiting");
-	}
 	if ((rc = wait_spec(&spec, sem, permits, wait_ms)) != HL_OK) {
 		hl__client_leave(sem->o.client);
 		return rc;
 	}
-	rc = hl__first_attempt(sem->o.client, &spec, cancel, &done, &result);
-	if (done) {
-		spec.ops->free(spec.arg);
-		hl__client_leave(sem->o.client);
-		if (rc == HL_OK)
-			*out_acquired = result;
-		return rc;
-	}
-	spec.blocking = 1;
-	rc = hl__task_wait_start(&t, sem->o.client, &spec);
-	hl__client_leave(sem->o.client);
-	if (rc != HL_OK)
-		return rc;
-	rc = hl__task_finish_blocking(t, cancel, &result);
-	if (rc == HL_ETIMEDOUT) {
-		rc = HL_OK;
-		result = 0;
-	}
-	if (rc == HL_OK)
-		*out_acquired = result;
-	return rc;
+	return hl__object_wait(sem->o.client, &spec, cancel, out_acquired);
 }
 
 int hl_semaphore_acquire(hl_semaphore *sem, int64_t permits, hl_cancel *cancel)
