@@ -284,19 +284,15 @@ static int check_acquire(const char *ids, size_t n, int64_t wait_ms,
 int hl_expsem_new(hl_expsem **out, hl_client *client, const void *name,
                   size_t name_len)
 {
-	hl_expsem *s;
+	void *h = NULL;
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	if (!(s = calloc(1, sizeof(*s))))
-		return hl__fail(HL_ENOMEM, "out of memory");
-	if ((rc = hl__object_init(&s->o, client, name, name_len, "redisson_sc:",
-	                          0, ":timeout", "semaphore")) != HL_OK) {
-		free(s);
-		return rc;
-	}
-	*out = s;
-	return HL_OK;
+	rc = hl__object_new(&h, sizeof(hl_expsem), client, name, name_len,
+	                    "redisson_sc:", 0, ":timeout", "semaphore");
+	if (rc == HL_OK)
+		*out = h;
+	return rc;
 }
 
 void hl_expsem_free(hl_expsem *sem)

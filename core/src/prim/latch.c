@@ -24,20 +24,16 @@ static int latch_enter(const hl_latch *l)
 int hl_latch_new(hl_latch **out, hl_client *client, const void *name,
                  size_t name_len)
 {
-	hl_latch *l;
+	void *h = NULL;
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	if (!(l = calloc(1, sizeof(*l))))
-		return hl__fail(HL_ENOMEM, "out of memory");
-	if ((rc = hl__object_init(&l->o, client, name, name_len,
-	                          "redisson_countdownlatch__channel__", 1, NULL,
-	                          "latch")) != HL_OK) {
-		free(l);
-		return rc;
-	}
-	*out = l;
-	return HL_OK;
+	rc = hl__object_new(&h, sizeof(hl_latch), client, name, name_len,
+	                    "redisson_countdownlatch__channel__", 1, NULL,
+	                    "latch");
+	if (rc == HL_OK)
+		*out = h;
+	return rc;
 }
 
 void hl_latch_free(hl_latch *latch)

@@ -91,6 +91,25 @@ int hl__object_init(hl_object *o, hl_client *client, const void *name,
 	return HL_OK;
 }
 
+int hl__object_new(void **out, size_t size, hl_client *client, const void *name,
+                   size_t name_len, const char *channel_prefix,
+                   int always_brace, const char *aux_suffix, const char *what)
+{
+	hl_object *o;
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	if (!(o = calloc(1, size)))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = hl__object_init(o, client, name, name_len, channel_prefix,
+	                          always_brace, aux_suffix, what)) != HL_OK) {
+		free(o);
+		return rc;
+	}
+	*out = o;
+	return HL_OK;
+}
+
 void hl__object_fini(hl_object *o)
 {
 	if (o->client)

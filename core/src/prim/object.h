@@ -30,6 +30,11 @@ int hl__object_init(hl_object *o, hl_client *client, const void *name,
                     size_t name_len, const char *channel_prefix,
                     int always_brace, const char *aux_suffix, const char *what);
 void hl__object_fini(hl_object *o);
+/* A new handle of size bytes whose first member is an hl_object, made by
+ * hl__object_init: *out, or a status. */
+int hl__object_new(void **out, size_t size, hl_client *client, const void *name,
+                   size_t name_len, const char *channel_prefix,
+                   int always_brace, const char *aux_suffix, const char *what);
 /* Enter the client for a call on o (NULL checks, fork, close). */
 int hl__object_enter(const hl_object *o);
 /* "name" printable, for messages. */

@@ -241,19 +241,15 @@ static int sem_enter(const hl_semaphore *s)
 int hl_semaphore_new(hl_semaphore **out, hl_client *client, const void *name,
                      size_t name_len)
 {
-	hl_semaphore *s;
+	void *h = NULL;
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	if (!(s = calloc(1, sizeof(*s))))
-		return hl__fail(HL_ENOMEM, "out of memory");
-	if ((rc = hl__object_init(&s->o, client, name, name_len, "redisson_sc:",
-	                          0, NULL, "semaphore")) != HL_OK) {
-		free(s);
-		return rc;
-	}
-	*out = s;
-	return HL_OK;
+	rc = hl__object_new(&h, sizeof(hl_semaphore), client, name, name_len,
+	                    "redisson_sc:", 0, NULL, "semaphore");
+	if (rc == HL_OK)
+		*out = h;
+	return rc;
 }
 
 void hl_semaphore_free(hl_semaphore *sem)
