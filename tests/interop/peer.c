@@ -46,6 +46,29 @@
  *       the whole loop ends with "err" after 60 s without progress.
  *   quit                      -> bye (then exits 0)
  *
+ * The synchronizers (make interop's n, o, p scenarios) on the same NAME,
+ * their handles made on first use (see sync_command):
+ *
+ *   sem_set N                 -> ok set=0|1 (hl_semaphore_try_set_permits)
+ *   sem_acquire N WAIT_MS     -> ok acquired=0|1 ms=<time spent>
+ *   sem_release N             -> ok released=N
+ *   sem_avail                 -> ok available=<n>
+ *   sem_contend ITERS         -> ok done=N max=M ms=<time spent>
+ *       ITERS times: acquire 1 permit (each attempt waits up to 20 s), add
+ *       1 to the counter NAME:inuse (hl_semaphore_add_permits on it: an
+ *       atomic add answering the new value, the same key a Java
+ *       RAtomicLong increments), sleep 1 ms, subtract 1, release. max= is
+ *       the highest value seen after the add.
+ *   xs_set N                  -> ok set=0|1       (hl_expsem_try_set_permits)
+ *   xs_acquire WAIT_MS LEASE_MS -> ok acquired=0|1 ms=<time spent> id=<hex>
+ *   xs_release ID             -> ok released=1 (or err HL_ENOTHELD, HL_ELOST)
+ *   xs_avail | xs_permits | xs_acquired -> ok <that word>=<n>
+ *   la_set N                  -> ok set=0|1       (hl_latch_try_set_count)
+ *   la_down                   -> ok left=<n>
+ *   la_count                  -> ok count=<n>
+ *   la_wait TIMEOUT_MS        -> ok open=0|1 ms=<time spent>
+ *   la_delete                 -> ok existed=0|1
+ *
  * One thread does everything, so the handle's owner (the calling thread) is
  * the same for every command. End of input acts as "quit".
  */
@@ -250,6 +273,140 @@ static void reply_flag(const char *what, int rc, long long value)
 		reply_err(rc);
 }
 
+/* The synchronizer commands (see the top of the file); returns 1 if line
+ * was one of them. */
+static int sync_command(hl_client *client, const char *name, size_t name_len,
+                        const char *line)
+{
+	static hl_semaphore *sem, *inuse;
+	static hl_expsem *xs;
+	static hl_latch *latch;
+	char cmd[32] = "", word[80] = "", id[HL_PERMIT_ID_LEN + 1] = "";
+	char inuse_name[1100];
+	long long a = 0, b = 0;
+	int n = sscanf(line, "%31s %lld %lld", cmd, &a, &b);
+	int flag = 0, rc = HL_OK;
+	int64_t v = 0, t0 = now_ms();
+
+	if (n < 1)
+		return 0;
+	if (strncmp(cmd, "sem_", 4) == 0 && sem == NULL) {
+		memcpy(inuse_name, name, name_len);
+		memcpy(inuse_name + name_len, ":inuse", 6);
+		rc = hl_semaphore_new(&sem, client, name, name_len);
+		if (rc == HL_OK)
+			rc = hl_semaphore_new(&inuse, client, inuse_name,
+			                      name_len + 6);
+	} else if (strncmp(cmd, "xs_", 3) == 0 && xs == NULL) {
+		rc = hl_expsem_new(&xs, client, name, name_len);
+	} else if (strncmp(cmd, "la_", 3) == 0 && latch == NULL) {
+		rc = hl_latch_new(&latch, client, name, name_len);
+	}
+	if (rc != HL_OK) {
+		reply_err(rc);
+		return 1;
+	}
+	if (strcmp(cmd, "sem_set") == 0 && n == 2) {
+		rc = hl_semaphore_try_set_permits(&flag, sem, a);
+		reply_flag("set", rc, flag);
+	} else if (strcmp(cmd, "sem_acquire") == 0 && n == 3) {
+		rc = hl_semaphore_try_acquire(&flag, sem, a, b, NULL);
+		if (rc == HL_OK)
+			printf("ok acquired=%d ms=%" PRId64 "\n", flag,
+			       now_ms() - t0);
+		else
+			reply_err(rc);
+	} else if (strcmp(cmd, "sem_release") == 0 && n == 2) {
+		rc = hl_semaphore_release(sem, a);
+		reply_flag("released", rc, a);
+	} else if (strcmp(cmd, "sem_avail") == 0) {
+		rc = hl_semaphore_available(&v, sem);
+		reply_flag("available", rc, v);
+	} else if (strcmp(cmd, "sem_contend") == 0 && n == 2) {
+		long long done = 0, max = 0;
+		while (done < a) {
+			rc = hl_semaphore_try_acquire(&flag, sem, 1, 20000,
+			                              NULL);
+			if (rc != HL_OK || !flag)
+				break;
+			rc = hl_semaphore_add_permits(&v, inuse, 1);
+			if (rc == HL_OK) {
+				max = v > max ? v : max;
+				sleep_ms(1);
+				rc = hl_semaphore_add_permits(NULL, inuse, -1);
+			}
+			if (rc == HL_OK)
+				rc = hl_semaphore_release(sem, 1);
+			if (rc != HL_OK)
+				break;
+			done++;
+		}
+		if (rc != HL_OK)
+			reply_err(rc);
+		else if (done < a)
+			printf("err TIMEOUT no permit in 20 s after %lld of "
+			       "%lld\n",
+			       done, a);
+		else
+			printf("ok done=%lld max=%lld ms=%" PRId64 "\n", done,
+			       max, now_ms() - t0);
+	} else if (strcmp(cmd, "xs_set") == 0 && n == 2) {
+		rc = hl_expsem_try_set_permits(&flag, xs, a);
+		reply_flag("set", rc, flag);
+	} else if (strcmp(cmd, "xs_acquire") == 0 && n == 3) {
+		rc = hl_expsem_try_acquire(&flag, id, 1, xs, a, b, NULL);
+		if (rc == HL_OK)
+			printf("ok acquired=%d ms=%" PRId64 " id=%s\n", flag,
+			       now_ms() - t0, flag ? id : "-");
+		else
+			reply_err(rc);
+	} else if (strcmp(cmd, "xs_release") == 0 &&
+	           sscanf(line, "%31s %79s", cmd, word) == 2) {
+		rc = hl_expsem_release(xs, word);
+		reply_flag("released", rc, 1);
+	} else if (strcmp(cmd, "xs_avail") == 0) {
+		rc = hl_expsem_available(&v, xs);
+		reply_flag("available", rc, v);
+	} else if (strcmp(cmd, "xs_permits") == 0) {
+		rc = hl_expsem_permits(&v, xs);
+		reply_flag("permits", rc, v);
+	} else if (strcmp(cmd, "xs_acquired") == 0) {
+		rc = hl_expsem_acquired(&v, xs);
+		reply_flag("acquired", rc, v);
+	} else if (strcmp(cmd, "la_set") == 0 && n == 2) {
+		rc = hl_latch_try_set_count(&flag, latch, a);
+		reply_flag("set", rc, flag);
+	} else if (strcmp(cmd, "la_down") == 0) {
+		rc = hl_latch_count_down(&v, latch);
+		reply_flag("left", rc, v);
+	} else if (strcmp(cmd, "la_count") == 0) {
+		rc = hl_latch_count(&v, latch);
+		reply_flag("count", rc, v);
+	} else if (strcmp(cmd, "la_wait") == 0 && n == 2) {
+		rc = hl_latch_wait(&flag, latch, a, NULL);
+		if (rc == HL_OK)
+			printf("ok open=%d ms=%" PRId64 "\n", flag,
+			       now_ms() - t0);
+		else
+			reply_err(rc);
+	} else if (strcmp(cmd, "la_delete") == 0) {
+		rc = hl_latch_delete(&flag, latch);
+		reply_flag("existed", rc, flag);
+	} else if (strcmp(cmd, "sync_free") == 0) {
+		hl_semaphore_free(sem);
+		hl_semaphore_free(inuse);
+		hl_expsem_free(xs);
+		hl_latch_free(latch);
+		sem = inuse = NULL;
+		xs = NULL;
+		latch = NULL;
+		return 1;
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 int main(int argc, char **argv)
 {
 	hl_client_options opts;
@@ -371,6 +528,8 @@ int main(int argc, char **argv)
 		            words == 5 || words == 6)) {
 			contend(lock, a, path, words >= 5 ? cs_path : NULL, tag,
 			        words == 6 ? b : 0);
+		} else if (sync_command(client, name, (size_t)name_len, line)) {
+			/* answered there */
 		} else if (strcmp(cmd, "owner") == 0) {
 			printf("ok owner=%s\n", owner);
 		} else {
@@ -378,6 +537,7 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("bye\n");
+	sync_command(client, name, (size_t)name_len, "sync_free");
 	for (k = 0; k < 16; k++)
 		hl_lock_free(handles[k]);
 	hl_client_free(client);

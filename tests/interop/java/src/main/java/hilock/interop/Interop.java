@@ -1133,6 +1133,8 @@ public final class Interop {
 				sc.put("f kill-master-during-contention", () -> failoverDuringContention(spread(cand2), "kill"));
 			}
 		}
+		// The synchronizers (n, o, p): SyncScenarios.java.
+		SyncScenarios.add(sc);
 		return sc;
 	}
 
