@@ -225,7 +225,6 @@ static const hl_wait_ops xs_wait_ops = {xs_attempt, xs_undo, NULL, xs_free};
 static int wait_spec(hl_wait_spec *spec, const hl_expsem *s, char *ids_out,
                      size_t n, int64_t wait_ms, int64_t lease_ms)
 {
-	hl_client *c = s->o.client;
 	xs_ctx *x = calloc(1, sizeof(*x));
 	size_t i;
 	if (x) {
@@ -244,18 +243,7 @@ static int wait_spec(hl_wait_spec *spec, const hl_expsem *s, char *ids_out,
 		hl__random_hex(hex);
 		id_decode(x->ids + i * ID_BYTES, ID_BYTES, hex);
 	}
-	memset(spec, 0, sizeof(*spec));
-	spec->ops = &xs_wait_ops;
-	spec->arg = x;
-	spec->gate = x->o->name;
-	spec->gate_len = x->o->name_len;
-	spec->channel = x->o->channel;
-	spec->channel_len = x->o->channel_len;
-	spec->deadline_ms = hl__deadline(wait_ms);
-	spec->io_deadline_ms = hl__io_deadline(c, spec->deadline_ms);
-	spec->once = wait_ms == 0;
-	spec->first = HL_WAIT_FRESH;
-	spec->interrupt_gen = atomic_load(&c->interrupt_gen);
+	hl__object_wait_spec(spec, x->o, &xs_wait_ops, x, 1, wait_ms);
 	return HL_OK;
 }
 

@@ -196,17 +196,7 @@ static int wait_spec(hl_wait_spec *spec, const hl_latch *l, int64_t timeout_ms)
 	}
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
-	memset(spec, 0, sizeof(*spec));
-	spec->ops = &latch_wait_ops;
-	spec->arg = x;
-	/* no gate: every waiter of this client wakes when it opens */
-	spec->channel = x->o->channel;
-	spec->channel_len = x->o->channel_len;
-	spec->deadline_ms = hl__deadline(timeout_ms);
-	spec->io_deadline_ms = hl__io_deadline(l->o.client, spec->deadline_ms);
-	spec->once = timeout_ms == 0;
-	spec->first = HL_WAIT_FRESH;
-	spec->interrupt_gen = atomic_load(&l->o.client->interrupt_gen);
+	hl__object_wait_spec(spec, x->o, &latch_wait_ops, x, 0, timeout_ms);
 	return HL_OK;
 }
 

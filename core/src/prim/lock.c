@@ -16,6 +16,7 @@
  */
 #include "internal.h"
 #include "prim/args.h"
+#include "prim/object.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -79,27 +80,6 @@ int hl_lock_kind(const hl_lock *lock)
 	return lock ? lock->kind : -1;
 }
 
-/* PROTOCOL 0.2: prefix + "{name}", or prefix + name when the name carries
- * braces already (prefix "" gives the key prefix of the read holds'
- * timeout keys). NULL when out of memory. */
-static char *derive(const char *prefix, const char *name, size_t name_len,
-                    size_t *out_len)
-{
-	size_t plen = strlen(prefix);
-	int braces = memchr(name, '{', name_len) == NULL;
-	char *d = malloc(plen + name_len + 2);
-	if (!d)
-		return NULL;
-	memcpy(d, prefix, plen);
-	if (braces)
-		d[plen] = '{';
-	memcpy(d + plen + braces, name, name_len);
-	if (braces)
-		d[plen + 1 + name_len] = '}';
-	*out_len = plen + name_len + (braces ? 2 : 0);
-	return d;
-}
-
 static void lock_dispose(hl_lock *l)
 {
 	free(l->name);
@@ -126,14 +106,8 @@ int hl_lock_new_kind(hl_lock **out, hl_client *client, int kind,
 	if (kind < 0 || kind >= HL_KIND_COUNT)
 		return hl__fail(HL_EINVAL,
 		                "kind %d is not a lock kind (HL_LOCK_*)", kind);
-	if (!name)
-		return hl__fail(HL_EINVAL, "name is NULL");
-	if (name_len == 0)
-		return hl__fail(HL_EINVAL, "name is empty");
-	if (name_len > HL_NAME_MAX)
-		return hl__fail(HL_EINVAL,
-		                "name is %zu bytes; at most %d are allowed",
-		                name_len, HL_NAME_MAX);
+	if ((rc = hl__check_name(name, name_len)) != HL_OK)
+		return rc;
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
 	if (client->conf.url.topology == HL_TOPO_CLUSTER &&
@@ -163,13 +137,14 @@ int hl_lock_new_kind(hl_lock **out, hl_client *client, int kind,
 	if (l) {
 		l->kind = kind;
 		l->name = malloc(name_len);
-		l->channel = derive(is_rw(kind) ? "redisson_rwlock:"
-		                                : "redisson_lock__channel:",
-		                    name, name_len, &l->channel_len);
+		l->channel =
+		        hl__derive_name(is_rw(kind) ? "redisson_rwlock:"
+		                                    : "redisson_lock__channel:",
+		                        "", name, name_len, 0, &l->channel_len);
 		for (i = 0; i < 2; i++)
-			if (aux[i] &&
-			    !(l->aux[i] = derive(aux[i], name, name_len,
-			                         &l->aux_len[i])))
+			if (aux[i] && !(l->aux[i] = hl__derive_name(
+			                        aux[i], "", name, name_len, 0,
+			                        &l->aux_len[i])))
 				failed = 1;
 		l->backoff_initial_ms = 1;
 		l->backoff_max_ms = 128;

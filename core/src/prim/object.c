@@ -10,8 +10,8 @@
 /* prefix + "{name}" (or prefix + name when the name has a '{' and
  * always_brace is 0), or "{name}" + suffix likewise. NULL when out of
  * memory. */
-static char *wrap(const char *prefix, const char *suffix, const char *name,
-                  size_t name_len, int always_brace, size_t *out_len)
+char *hl__derive_name(const char *prefix, const char *suffix, const char *name,
+                      size_t name_len, int always_brace, size_t *out_len)
 {
 	size_t plen = strlen(prefix), slen = strlen(suffix);
 	int braces = always_brace || memchr(name, '{', name_len) == NULL;
@@ -29,6 +29,19 @@ static char *wrap(const char *prefix, const char *suffix, const char *name,
 	return d;
 }
 
+int hl__check_name(const void *name, size_t name_len)
+{
+	if (!name)
+		return hl__fail(HL_EINVAL, "name is NULL");
+	if (name_len == 0)
+		return hl__fail(HL_EINVAL, "name is empty");
+	if (name_len > HL_NAME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "name is %zu bytes; at most %d are allowed",
+		                name_len, HL_NAME_MAX);
+	return HL_OK;
+}
+
 const char *hl__object_label(const hl_object *o, char *buf, size_t len)
 {
 	return hl__printable(buf, len, o->name, o->name_len);
@@ -40,14 +53,8 @@ int hl__object_init(hl_object *o, hl_client *client, const void *name,
 {
 	int rc;
 	memset(o, 0, sizeof(*o));
-	if (!name)
-		return hl__fail(HL_EINVAL, "name is NULL");
-	if (name_len == 0)
-		return hl__fail(HL_EINVAL, "name is empty");
-	if (name_len > HL_NAME_MAX)
-		return hl__fail(HL_EINVAL,
-		                "name is %zu bytes; at most %d are allowed",
-		                name_len, HL_NAME_MAX);
+	if ((rc = hl__check_name(name, name_len)) != HL_OK)
+		return rc;
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
 	if (client->conf.url.topology == HL_TOPO_CLUSTER &&
@@ -71,10 +78,11 @@ int hl__object_init(hl_object *o, hl_client *client, const void *name,
 	}
 	o->what = what;
 	o->name = malloc(name_len);
-	o->channel = wrap(channel_prefix, "", name, name_len, always_brace,
-	                  &o->channel_len);
+	o->channel = hl__derive_name(channel_prefix, "", name, name_len,
+	                             always_brace, &o->channel_len);
 	if (aux_suffix)
-		o->aux = wrap("", aux_suffix, name, name_len, 0, &o->aux_len);
+		o->aux = hl__derive_name("", aux_suffix, name, name_len, 0,
+		                         &o->aux_len);
 	if (!o->name || !o->channel || (aux_suffix && !o->aux)) {
 		free(o->name);
 		free(o->channel);
@@ -144,7 +152,7 @@ int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33])
 {
 	static const char prefix[] = "hilock_request:";
 	size_t n;
-	char *w = wrap(prefix, "", o->name, o->name_len, 0, &n);
+	char *w = hl__derive_name(prefix, "", o->name, o->name_len, 0, &n);
 	if (!w)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	a->owned = realloc(w, n + 1 + 32);
@@ -421,4 +429,24 @@ int hl__object_wait(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 	if (rc == HL_OK)
 		*out = result;
 	return rc;
+}
+
+void hl__object_wait_spec(hl_wait_spec *spec, const hl_object *o,
+                          const hl_wait_ops *ops, void *arg, int gated,
+                          int64_t wait_ms)
+{
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = ops;
+	spec->arg = arg;
+	if (gated) {
+		spec->gate = o->name;
+		spec->gate_len = o->name_len;
+	}
+	spec->channel = o->channel;
+	spec->channel_len = o->channel_len;
+	spec->deadline_ms = hl__deadline(wait_ms);
+	spec->io_deadline_ms = hl__io_deadline(o->client, spec->deadline_ms);
+	spec->once = wait_ms == 0;
+	spec->first = HL_WAIT_FRESH;
+	spec->interrupt_gen = atomic_load(&o->client->interrupt_gen);
 }

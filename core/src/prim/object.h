@@ -84,6 +84,13 @@ int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms);
 int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
                       int *done, int *result);
 
+/* Fill spec for a wait of wait_ms on o's channel: ops and arg (a context
+ * it owns), this client's waiters queued FIFO by o's name when gated. o
+ * is the context's own copy (its strings outlive the call). */
+void hl__object_wait_spec(hl_wait_spec *spec, const hl_object *o,
+                          const hl_wait_ops *ops, void *arg, int gated,
+                          int64_t wait_ms);
+
 /* A blocking wait from spec (a new context it owns): the first attempt on
  * the caller's thread (hl__first_attempt), then a task the caller sleeps
  * on; cancel interrupts it. The caller entered the client: this leaves it
@@ -91,6 +98,14 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
  * wait ran out. */
 int hl__object_wait(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
                     int *out);
+
+/* prefix + "{name}" + suffix (or without the braces when the name has a
+ * '{' and always_brace is 0: PROTOCOL 0.2), in new memory, *out_len its
+ * length; NULL when out of memory. */
+char *hl__derive_name(const char *prefix, const char *suffix, const char *name,
+                      size_t name_len, int always_brace, size_t *out_len);
+/* Check a name: not NULL, 1 to HL_NAME_MAX bytes. */
+int hl__check_name(const void *name, size_t name_len);
 
 /* 16 random bytes as 32 lowercase hex characters and a NUL. */
 void hl__random_hex(char out[33]);

@@ -204,7 +204,6 @@ static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free};
 static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
                      int64_t wait_ms)
 {
-	hl_client *c = s->o.client;
 	sem_ctx *x = calloc(1, sizeof(*x));
 	if (x && !(x->o = hl__object_dup(&s->o))) {
 		free(x);
@@ -213,18 +212,7 @@ static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	x->n = n;
-	memset(spec, 0, sizeof(*spec));
-	spec->ops = &sem_wait_ops;
-	spec->arg = x;
-	spec->gate = x->o->name;
-	spec->gate_len = x->o->name_len;
-	spec->channel = x->o->channel;
-	spec->channel_len = x->o->channel_len;
-	spec->deadline_ms = hl__deadline(wait_ms);
-	spec->io_deadline_ms = hl__io_deadline(c, spec->deadline_ms);
-	spec->once = wait_ms == 0;
-	spec->first = HL_WAIT_FRESH;
-	spec->interrupt_gen = atomic_load(&c->interrupt_gen);
+	hl__object_wait_spec(spec, x->o, &sem_wait_ops, x, 1, wait_ms);
 	return HL_OK;
 }
 
