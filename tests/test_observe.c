@@ -709,6 +709,95 @@ static void drainer(void)
 	hl_client_free(c);
 }
 
+/* ---- the waiting gauge -------------------------------------------------- */
+
+typedef struct waiting_want {
+	hl_client *c;
+	uint64_t n;
+} waiting_want;
+
+static int waiting_is(void *arg)
+{
+	waiting_want *w = arg;
+	hl_client_stats s;
+	s.version = HL_CLIENT_STATS_VERSION;
+	return hl_client_stats_get(&s, w->c) == HL_OK && s.waiting == w->n;
+}
+
+static void wait_waiting_at(int line, hl_client *c, uint64_t n)
+{
+	waiting_want w = {c, n};
+	if (!ht_wait_until(waiting_is, &w, 10000))
+		ht_fail(__FILE__, line, "waiting is %llu, not %llu",
+		        (unsigned long long)stats(c).waiting,
+		        (unsigned long long)n);
+}
+
+#define wait_waiting(c, n) wait_waiting_at(__LINE__, c, n)
+
+/* The gauge counts the waits waiting now: a lock's head waiter once its
+ * subscription is active and the lock still taken, the waiters queued
+ * behind it at once, a latch's waiter; each leaves it when it ends
+ * (cancelled, acquired, opened). A version 1 struct is not written past
+ * its end. */
+static void waiting(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *a = ht_client(r, 0), *b = ht_client(r, 0);
+	hl_lock *held = ht_lock(b, "obs:waiting"), *l[3];
+	hl_latch *latch;
+	hl_task *t[3], *lt;
+	hl_client_stats s;
+	int i, got = 0;
+
+	HT_OK(hl_lock_acquire(held, -1, NULL));
+	for (i = 0; i < 3; i++) {
+		l[i] = ht_lock(a, "obs:waiting");
+		HT_OK(hl_lock_set_owner(l[i], hl_owner_id_new()));
+		HT_OK(hl_lock_try_acquire_start(&t[i], l[i], 30000, -1));
+	}
+	wait_waiting(a, 3);
+	HT_EQ(stats(b).waiting, 0);
+	memset(&s, 0x5a, sizeof s);
+	s.version = 1;
+	HT_OK(hl_client_stats_get(&s, a));
+	HT_EQ(s.waiting, 0x5a5a5a5a5a5a5a5aULL);
+	hl_task_cancel(t[2]);
+	HT_OK(hl_task_wait(t[2], 5000, NULL));
+	HT_RC(hl_task_result(NULL, t[2]), HL_EINTERRUPTED);
+	HT_EQ(stats(a).waiting, 2);
+	HT_OK(hl_lock_release(NULL, held));
+	HT_OK(hl_task_wait(t[0], 10000, NULL));
+	HT_OK(hl_task_result(&got, t[0]));
+	HT_EQ(got, 1);
+	wait_waiting(a, 1); /* t[1] waits for t[0]'s hold */
+	HT_OK(hl_lock_release(NULL, l[0]));
+	HT_OK(hl_task_wait(t[1], 10000, NULL));
+	HT_OK(hl_task_result(&got, t[1]));
+	HT_EQ(got, 1);
+	HT_EQ(stats(a).waiting, 0);
+	HT_OK(hl_lock_release(NULL, l[1]));
+	for (i = 0; i < 3; i++) {
+		hl_task_free(t[i]);
+		hl_lock_free(l[i]);
+	}
+
+	HT_OK(hl_latch_new(&latch, a, HT_S("obs:waiting:latch")));
+	HT_OK(hl_latch_try_set_count(NULL, latch, 1));
+	HT_OK(hl_latch_wait_start(&lt, latch, 30000));
+	wait_waiting(a, 1);
+	HT_OK(hl_latch_count_down(NULL, latch));
+	HT_OK(hl_task_wait(lt, 10000, NULL));
+	HT_OK(hl_task_result(&got, lt));
+	HT_EQ(got, 1);
+	HT_EQ(stats(a).waiting, 0);
+	hl_task_free(lt);
+	hl_latch_free(latch);
+	hl_lock_free(held);
+	hl_client_free(a);
+	hl_client_free(b);
+}
+
 /* Bad arguments: a clear status, no crash, nothing written. */
 static void bad_input(void)
 {
@@ -931,5 +1020,5 @@ static void failover_cluster(void)
 
 HT_MAIN(HT_CASE(counters), HT_CASE(renewals), HT_CASE(lost), HT_CASE(kinds),
         HT_CASE(renewal_failed), HT_CASE(reconnect), HT_CASE(queue_bounded),
-        HT_CASE(drainer), HT_CASE(bad_input), HT_CASE(failover_sentinel),
-        HT_CASE(failover_cluster))
+        HT_CASE(drainer), HT_CASE(waiting), HT_CASE(bad_input),
+        HT_CASE(failover_sentinel), HT_CASE(failover_cluster))

@@ -511,6 +511,13 @@ static void *latch_wait_main(void *arg)
 	return NULL;
 }
 
+static int one_waiting(void *arg)
+{
+	hl_client_stats s;
+	s.version = HL_CLIENT_STATS_VERSION;
+	return hl_client_stats_get(&s, arg) == HL_OK && s.waiting == 1;
+}
+
 /* Deleting a latch does not open it for its waiters (they hear "1", as
  * Redisson's do); a new count counted down to zero does. */
 static void latch_delete_keeps_waiting(void)
@@ -524,7 +531,9 @@ static void latch_delete_keeps_waiting(void)
 
 	HT_OK(hl_latch_try_set_count(NULL, lb, 1));
 	t = ht_thread_start(latch_wait_main, &w);
-	ht_sleep_ms(500);
+	/* waiting with its subscription active (before that, a latch gone
+	 * counts as open: its "0" may have been missed) */
+	HT_CHECK(ht_wait_until(one_waiting, a, 30000));
 	HT_OK(hl_latch_delete(NULL, lb));
 	ht_sleep_ms(700);
 	HT_EQ(w.rc, -1); /* still waiting */

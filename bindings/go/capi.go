@@ -692,6 +692,7 @@ func clientStats(p *C.hl_client) Stats {
 		Reconnects:      uint64(s.reconnects),
 		Failovers:       uint64(s.failovers),
 		EventsDropped:   uint64(s.events_dropped),
+		Waiting:         uint64(s.waiting),
 	}
 }
 

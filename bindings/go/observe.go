@@ -34,6 +34,11 @@ type Stats struct {
 	// EventsDropped counts events the client dropped because its queue
 	// (1024 events) was full: the handler did not keep up.
 	EventsDropped uint64
+	// Waiting is a gauge, not a count: the client's waits (Lock, Acquire,
+	// Wait, ...) waiting now, found taken with their subscription active
+	// or queued behind this client's own waiters, so that only a
+	// message, a timer or their turn moves them on.
+	Waiting uint64
 }
 
 // Stats returns the client's counters, read without a round trip. After

@@ -57,6 +57,56 @@ func eventsClient(t *testing.T, opts ...hilock.Option) (*hilock.Client, chan hil
 	return connect(t, opts...), ch
 }
 
+// Stats.Waiting is a gauge: goroutines waiting on a lock count while they
+// wait (found it taken with their subscription active, or queued behind
+// the client's own waiters), and stop counting when they acquire or their
+// ctx ends.
+func TestStatsWaiting(t *testing.T) {
+	c := connect(t)
+	name := uniqueName(t)
+	holder := holdElsewhere(t, name)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan error, 1)
+	go func() {
+		m := c.Mutex(name)
+		err := m.LockContext(context.Background())
+		if err == nil {
+			m.Unlock()
+		}
+		got <- err
+	}()
+	gave := make(chan error, 1)
+	go func() { gave <- c.Mutex(name).LockContext(ctx) }()
+	waitWaiting(t, c, 2)
+	cancel()
+	if err := <-gave; !errors.Is(err, context.Canceled) {
+		t.Fatalf("LockContext with its ctx cancelled: %v", err)
+	}
+	if n := c.Stats().Waiting; n != 1 {
+		t.Fatalf("after a cancelled wait: %d waiting, want 1", n)
+	}
+	select {
+	case err := <-got:
+		t.Fatalf("the waiter returned while the lock was held: %v", err)
+	default:
+	}
+	if err := holder.Release(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the waiter did not get the lock")
+	}
+	if n := c.Stats().Waiting; n != 0 {
+		t.Fatalf("after the waits ended: %d waiting", n)
+	}
+}
+
 func TestStatsCount(t *testing.T) {
 	c := connect(t)
 	name := uniqueName(t)

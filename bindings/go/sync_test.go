@@ -53,6 +53,16 @@ func waitChannelSubscribers(t testing.TB, r *redis, ch string, n int64) {
 	}
 }
 
+// waitWaiting waits until n of c's waits are waiting (Stats.Waiting): each
+// found its object taken or closed with its subscription active, so that
+// only a message, a timer or its turn moves it on.
+func waitWaiting(t testing.TB, c *hilock.Client, n uint64) {
+	t.Helper()
+	if !waitFor(30*time.Second, func() bool { return c.Stats().Waiting == n }) {
+		t.Fatalf("%d waits waiting, want %d", c.Stats().Waiting, n)
+	}
+}
+
 func wantInt(t testing.TB, what string, got int64, err error, want int64) {
 	t.Helper()
 	if err != nil {
@@ -862,7 +872,10 @@ func TestCountDownLatchBasics(t *testing.T) {
 	// Delete leaves its waiters waiting (Redisson's "1"); a new count
 	// counted down to zero opens it for them.
 	go func() { waiter <- l.Wait(ctx) }()
-	waitChannelSubscribers(t, r, latchChannel(name), 1)
+	// Waiting with its subscription active: a waiter that had not yet
+	// seen the latch closed through an active subscription would take a
+	// deleted latch for open (its "0" may have been missed).
+	waitWaiting(t, c, 1)
 	if existed, err := l.Delete(); !existed || err != nil {
 		t.Fatalf("Delete = %v, %v", existed, err)
 	}

@@ -414,6 +414,7 @@ typedef int hl_rc;
 	HLUA_STAT(reconnects)
 	HLUA_STAT(failovers)
 	HLUA_STAT(events_dropped)
+	HLUA_STAT(waiting)
 #undef HLUA_STAT
 	SWIG_arg++;
 }

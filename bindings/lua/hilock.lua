@@ -362,7 +362,9 @@ end
 -- seconds those waits took), releases, renewals (confirmed by Redis),
 -- renewal_failures (no answer; each retry counts), losses (holds found
 -- lost), reconnects (connections made again after one broke), failovers
--- (new masters followed), events_dropped (the queue of 1024 was full).
+-- (new masters followed), events_dropped (the queue of 1024 was full),
+-- waiting (a gauge: the client's waits waiting now, found taken with their
+-- subscription active or queued behind this client's own waiters).
 -- Also after close (the final counts). No round trip.
 function Client:stats()
 	if getmetatable(self) ~= Client then

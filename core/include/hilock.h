@@ -301,7 +301,7 @@ HL_EXTERN int hl_client_interrupt(hl_client *client);
  * own (hl_client_event_fd, hl_client_next_event). No counter or event ever
  * holds a password. */
 
-#define HL_CLIENT_STATS_VERSION 1
+#define HL_CLIENT_STATS_VERSION 2
 
 /* Append-only: a field is never removed or moved, new ones go at the end
  * with a new version. */
@@ -341,6 +341,13 @@ typedef struct hl_client_stats {
 	/* Events dropped because the queue was full (see
 	 * hl_client_next_event). */
 	uint64_t events_dropped;
+	/* Version 2. A gauge, not a count: the waits of this client (lock,
+	 * semaphore, latch; blocking or started) waiting now. A wait counts
+	 * from the moment it found the object taken (or closed) with its
+	 * subscription active, or queued behind this client's own waiters
+	 * for a lock, so that only a message, a timer or its turn moves it
+	 * on; it stops counting when it ends. */
+	uint64_t waiting;
 } hl_client_stats;
 
 /* Copy the client's counters into *out. out->version, set by the caller,
@@ -896,9 +903,9 @@ typedef struct hl_task hl_task;
  * leaves it if the task ends without the lock; a spin lock's retries after
  * its back-off; a non-reentrant kind's owner that holds it gets HL_EDEADLK,
  * and a reader that starts waiting for the write half gets HL_EDEADLK at
- * once). Makes no round trip on the calling thread. On HL_OK *out is a new task: its
- * result is the acquire's status and, for HL_OK, 1 if acquired, 0 if the
- * wait ran out. Cancelling it (hl_task_cancel, hl_task_free) while an
+ * once). Makes no round trip on the calling thread. On HL_OK *out is a new
+ * task: its result is the acquire's status and, for HL_OK, 1 if acquired, 0 if
+ * the wait ran out. Cancelling it (hl_task_cancel, hl_task_free) while an
  * attempt is in flight that gets the lock anyway gives the lock back before
  * the task completes with HL_EINTERRUPTED: a cancelled task leaves nothing
  * held (an attempt cut off in the network is taken back too, within 500

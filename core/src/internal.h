@@ -49,6 +49,7 @@ enum hl_stat {
 	HL_STAT_RECONNECTS,
 	HL_STAT_FAILOVERS,
 	HL_STAT_EVENTS_DROPPED,
+	HL_STAT_WAITING, /* a gauge: up and down */
 	HL_STAT_COUNT
 };
 

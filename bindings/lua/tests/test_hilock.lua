@@ -649,7 +649,8 @@ test("stats: acquires (re-entries too), waits and their time, releases", functio
 	local c <close> = assert(hilock.connect(URL))
 	local s = c:stats()
 	for _, k in ipairs({"acquisitions", "acquire_waits", "releases", "renewals",
-		"renewal_failures", "losses", "reconnects", "failovers", "events_dropped"}) do
+		"renewal_failures", "losses", "reconnects", "failovers", "events_dropped",
+		"waiting"}) do
 		eq(s[k], 0, k)
 		eq(math.type(s[k]), "integer", k)
 	end
@@ -677,6 +678,34 @@ test("stats: acquires (re-entries too), waits and their time, releases", functio
 	assert(s.wait_time >= 0.25 and s.wait_time <= took + 0.01, "wait_time " .. s.wait_time)
 	c:close()
 	eq(c:stats().acquisitions, 2, "after close")
+end)
+
+test("stats: waiting is a gauge of the waits waiting now", function()
+	local c <close> = assert(hilock.connect(URL))
+	local name = uname("stats-waiting")
+	local og = assert(other:lock(name):acquire())
+	local function waiting_is(n)
+		assert(eventually(30, function() return c:stats().waiting == n end),
+			"waiting " .. c:stats().waiting .. ", want " .. n)
+	end
+	local t1 = assert(c:lock(name):try_acquire_start(30))
+	local t2 = assert(coroutine.wrap(function()
+		return c:lock(name):try_acquire_start(30) -- another owner
+	end)())
+	waiting_is(2)
+	eq(other:stats().waiting, 0, "the holder's client")
+	assert(t2:cancel())
+	assert(t2:wait(10))
+	fails("HL_EINTERRUPTED", t2:result())
+	eq(c:stats().waiting, 1, "after a cancel")
+	eq(t1:done(), false, "still waiting")
+	assert(og:release())
+	assert(t1:wait(30))
+	local g = assert(t1:result())
+	eq(c:stats().waiting, 0, "after the acquire")
+	assert(g:release())
+	t1:close()
+	t2:close()
 end)
 
 test("events: the callback runs on the caller's thread, only when hilock is called", function()

@@ -4,6 +4,7 @@ events reach the ``"hilock"`` logger from the client's own Python thread
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import logging
 import select
@@ -39,7 +40,7 @@ def _records(caplog, kind: str) -> list:  # type: ignore[no-untyped-def]
 def test_stats_count_acquires_waits_releases(client, other_client):
     s = client.stats()
     assert isinstance(s, hilock.Stats)
-    assert s == hilock.Stats(0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0)
+    assert s == hilock.Stats(0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0)
     lock = client.lock("py:obs:count")
     with lock:
         with lock:  # reentrant: counted too
@@ -67,6 +68,49 @@ def test_stats_count_acquires_waits_releases(client, other_client):
         s.losses = 3  # type: ignore[misc]
     client.close()
     assert client.stats() == s  # the final counts, after close
+
+
+def _wait_waiting(client, n: int) -> None:
+    deadline = time.monotonic() + 30
+    while client.stats().waiting != n:
+        assert time.monotonic() < deadline, f"waiting {client.stats().waiting}, want {n}"
+        time.sleep(0.01)
+
+
+def test_stats_waiting_gauge(client, other_client):
+    # A gauge: a thread's and an asyncio task's waits count while they
+    # wait, and stop counting when they acquire or are cancelled.
+    name = "py:obs:waiting"
+    holder = Holder(other_client.lock(name))
+    got = threading.Event()
+    lock = client.lock(name)
+
+    def waiter() -> None:
+        if lock.acquire(timeout=30):
+            got.set()
+            lock.release()
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    try:
+        _wait_waiting(client, 1)
+        assert other_client.stats().waiting == 0
+
+        async def main() -> None:
+            task = asyncio.ensure_future(client.lock(name).acquire_async())
+            await asyncio.get_running_loop().run_in_executor(None, _wait_waiting, client, 2)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            assert client.stats().waiting == 1
+
+        asyncio.run(main())
+        assert not got.is_set()
+    finally:
+        holder.release()
+    t.join(30)
+    assert got.is_set()
+    assert client.stats().waiting == 0
 
 
 def test_lost_logged_as_warning_from_the_events_thread(client, redis, caplog):

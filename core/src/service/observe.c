@@ -16,6 +16,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -455,6 +456,8 @@ static size_t stats_size(unsigned int v)
 {
 	switch (v) {
 	case 1:
+		return offsetof(hl_client_stats, waiting);
+	case 2:
 		return sizeof(hl_client_stats);
 	}
 	return 0;
@@ -489,6 +492,7 @@ int hl_client_stats_get(hl_client_stats *out, hl_client *c)
 	HL_GET_(reconnects, HL_STAT_RECONNECTS);
 	HL_GET_(failovers, HL_STAT_FAILOVERS);
 	HL_GET_(events_dropped, HL_STAT_EVENTS_DROPPED);
+	HL_GET_(waiting, HL_STAT_WAITING);
 #undef HL_GET_
 	/* an older struct is a prefix of this one */
 	memcpy(out, &s, n);

@@ -58,6 +58,7 @@ struct hl_task {
 	char msg[HL_TASK_MSG_LEN];
 	int fd; /* its own eventfd (hl_task_fd), -1 until asked */
 	int once, attempted, outages, interruptible;
+	int waiting; /* counted in the client's waiting gauge */
 	uint64_t interrupt_gen;
 	int64_t deadline_ms, io_deadline_ms;
 	int64_t wake_ms; /* the timer (-1: none) */
@@ -318,9 +319,23 @@ static void gate_leave(hl_client *c, hl_task *t)
 }
 
 /* Take t out of every queue, gate, subscription and timer. */
+/* t waits now, for a message, a timer or its turn in the gate: counted in
+ * the client's waiting gauge until it leaves (detach). */
+static void count_waiting(hl_client *c, hl_task *t)
+{
+	if (!t->waiting) {
+		t->waiting = 1;
+		atomic_fetch_add(&c->obs.counters[HL_STAT_WAITING], 1);
+	}
+}
+
 static void detach(hl_client *c, hl_task *t)
 {
 	hl_engine *e = c->engine;
+	if (t->waiting) {
+		t->waiting = 0;
+		atomic_fetch_sub(&c->obs.counters[HL_STAT_WAITING], 1);
+	}
 	sub_leave(c, t);
 	gate_leave(c, t);
 	heap_remove(e, t);
@@ -578,6 +593,7 @@ static void step_wait(hl_client *c, hl_task *t)
 	int rc, acquired = 0;
 	int64_t retry = -1, now, wake;
 	uint64_t gen;
+	int active;
 
 	if (t->phase == P_GIVE_UP) {
 		bound_cleanup(c, &b);
@@ -596,6 +612,7 @@ static void step_wait(hl_client *c, hl_task *t)
 		return;
 	}
 	gen = t->sub ? t->sub->gen : 0;
+	active = t->sub ? t->sub->state == HL_SUB_ACTIVE : !t->channel;
 	bound_for(c, t, &b);
 	t->attempted = 1;
 	pthread_mutex_unlock(&c->wait_mu);
@@ -667,6 +684,11 @@ static void step_wait(hl_client *c, hl_task *t)
 		make_ready(e, t); /* a message came while we tried */
 		return;
 	}
+	if (active)
+		/* Found taken with its subscription active (or without a
+		 * channel, polling): from here a message or a timer wakes
+		 * it. */
+		count_waiting(c, t);
 	now = hl__now_ms();
 	if (t->sub) {
 		/* Until a message (or the subscription becoming active, or a
@@ -901,6 +923,7 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 		/* Behind others of this client: parked until promoted or
 		 * the deadline. Only the head listens to the channel. */
 		t->phase = P_GATED;
+		count_waiting(c, t);
 		park(e, t, t->deadline_ms);
 	} else if (spec->first == HL_WAIT_FRESH) {
 		/* subscribed only if the first attempt fails */

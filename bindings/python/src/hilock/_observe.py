@@ -48,7 +48,10 @@ class Stats:
     gone at release). ``reconnects``: connections made again after one to
     the same server broke. ``failovers``: new masters followed (Sentinel),
     or cluster masters replaced. ``events_dropped``: events dropped because
-    the client's queue (1024) was full.
+    the client's queue (1024) was full. ``waiting`` is a gauge, not a
+    count: the client's waits (lock, semaphore, latch; threads and asyncio
+    tasks) waiting now, found taken with their subscription active or
+    queued behind this client's own waiters.
     """
 
     acquisitions: int
@@ -61,6 +64,7 @@ class Stats:
     reconnects: int
     failovers: int
     events_dropped: int
+    waiting: int
 
 
 @dataclass(frozen=True)
@@ -126,6 +130,7 @@ def stats(ptr: Any) -> Tuple[int, Optional[Stats], str]:
         reconnects=int(s.reconnects),
         failovers=int(s.failovers),
         events_dropped=int(s.events_dropped),
+        waiting=int(s.waiting),
     ), ""
 
 
