@@ -2125,10 +2125,11 @@ static void sync_floor_pair(redisContext *c, struct sync_floor *f)
 		                   now,       "PUBLISH",       "1",
 		                   exp,       (const char *)id};
 		size_t al[11];
-		const char *u[] = {"EVALSHA", f->sha[1], "3",
-		                   f->name,   f->aux,    f->channel,
-		                   now,       "PUBLISH", (const char *)id};
-		size_t ul[9];
+		const char *u[] = {
+		        "EVALSHA", f->sha[1],        "4",          f->name,
+		        f->aux,    f->channel,       NULL,         now,
+		        "PUBLISH", (const char *)id, f->marker_ttl};
+		size_t ul[11];
 		wall_ms_str(now);
 		wall = atoll(now);
 		snprintf(exp, sizeof(exp), "%lld",
@@ -2141,10 +2142,10 @@ static void sync_floor_pair(redisContext *c, struct sync_floor *f)
 			die_msg("expsem floor: no permit");
 		freeReplyObject(r);
 		wall_ms_str(now);
-		for (int i = 0; i < 8; i++)
-			ul[i] = strlen(u[i]);
-		ul[8] = 16;
-		r = raw_cmd_len(c, 9, u, ul);
+		u[6] = floor_marker(f);
+		for (int i = 0; i < 11; i++)
+			ul[i] = i == 9 ? 16 : strlen(u[i]); /* the raw id */
+		r = raw_cmd_len(c, 11, u, ul);
 		if (reply_int(r, "expsem floor release") != 1)
 			die_msg("expsem floor: the permit was not released");
 		freeReplyObject(r);

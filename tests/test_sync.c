@@ -615,6 +615,139 @@ static void latch_wake(void)
 
 /* ---- bad input --------------------------------------------------------------
  */
+/* ---- in doubt: a change sent that Redis never confirmed ------------------
+ */
+
+/* A client through p whose retries give up within about a second. */
+static hl_client *doubt_client(ht_proxy *p, int retries)
+{
+	hl_client_options o;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 250;
+	o.connect_timeout_ms = 250;
+	o.retry_attempts = retries;
+	o.retry_delay_ms = 50;
+	return ht_client_url(p->url, &o);
+}
+
+static int doubt_landed(void *arg)
+{
+	ht_redis *r = arg;
+	return get_int(r, "sync:doubt:sem") == 2 &&
+	       get_int(r, "sync:doubt:latch") == 1 &&
+	       get_int(r, "sync:doubt:xs") == 1;
+}
+
+/* Releases and a count-down that reach Redis but whose replies never come
+ * back (the proxy holds them until every retry gave up) end in
+ * HL_EINDOUBT, not HL_EIO: the permits no longer count as the client's,
+ * so a second release cannot give one back twice, and the held copies,
+ * let through late, run once (their marker), never twice. */
+static void in_doubt(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = doubt_client(p, 1);
+	hl_semaphore *s = sem(c, "sync:doubt:sem");
+	hl_latch *l = latch(c, "sync:doubt:latch");
+	hl_expsem *x = expsem(c, "sync:doubt:xs");
+	char id[HL_PERMIT_ID_LEN + 1];
+	int64_t n = -1;
+	int acquired = 0;
+
+	HT_OK(hl_semaphore_try_set_permits(NULL, s, 3));
+	HT_OK(hl_semaphore_try_acquire(&acquired, s, 2, 0, NULL));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_latch_try_set_count(NULL, l, 2));
+	HT_OK(hl_expsem_try_set_permits(NULL, x, 1));
+	HT_OK(hl_expsem_acquire(id, 1, x, -1, NULL));
+
+	ht_proxy_cmd(p, "blackhole on");
+	HT_RC(hl_semaphore_release(s, 1), HL_EINDOUBT);
+	HT_CHECK(strstr(hl_error_last(), "not confirmed") != NULL);
+	HT_OK(hl_semaphore_held(&n, s));
+	HT_EQ(n, 1); /* the one not sent is still ours */
+	/* Its connection gave up; a new one cannot even greet Redis: nothing
+	 * is sent, so that is an ordinary failure, safe to retry. */
+	HT_RC(hl_latch_count_down(NULL, l), HL_EIO);
+	ht_proxy_cmd(p, "blackhole off");
+	HT_OK(hl_latch_count(&n, l)); /* connected again */
+	HT_EQ(n, 2);
+	ht_proxy_cmd(p, "blackhole on");
+	HT_RC(hl_latch_count_down(NULL, l), HL_EINDOUBT);
+	HT_CHECK(strstr(hl_error_last(), "may or may not have counted") !=
+	         NULL);
+	ht_proxy_cmd(p, "blackhole off");
+	HT_OK(hl_expsem_available(&n, x));
+	ht_proxy_cmd(p, "blackhole on");
+	HT_RC(hl_expsem_release(x, id), HL_EINDOUBT);
+	HT_CHECK(strstr(hl_error_last(), "releasing it again is safe") != NULL);
+	ht_proxy_cmd(p, "blackhole off");
+
+	/* the held copies (a first send and a resend each) arrive late: once
+	 * the first runs, a while for any second to show */
+	HT_CHECK(ht_wait_until(doubt_landed, r, 10000));
+	ht_sleep_ms(300);
+	HT_EQ(get_int(r, "sync:doubt:sem"), 2);
+	HT_EQ(get_int(r, "sync:doubt:latch"), 1);
+	HT_EQ(get_int(r, "sync:doubt:xs"), 1);
+	HT_RC(hl_semaphore_release(s, 2), HL_ENOTHELD);
+	HT_OK(hl_semaphore_release(s, 1));
+	HT_EQ(get_int(r, "sync:doubt:sem"), 3);
+	HT_RC(hl_expsem_release(x, id), HL_ENOTHELD); /* it was back */
+	HT_OK(hl_latch_count_down(&n, l));
+	HT_EQ(n, 0);
+
+	hl_semaphore_free(s);
+	hl_latch_free(l);
+	hl_expsem_free(x);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+typedef struct late_release {
+	hl_expsem *x;
+	const char *id;
+	int rc;
+} late_release;
+
+static void *late_release_main(void *arg)
+{
+	late_release *a = arg;
+	a->rc = hl_expsem_release(a->x, a->id);
+	return NULL;
+}
+
+/* A permit release whose first reply is lost and whose resend lands finds
+ * its own first run (the marker), and says released, not "no such
+ * permit". */
+static void expsem_release_resent(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = doubt_client(p, 8);
+	hl_expsem *x = expsem(c, "sync:resent:xs");
+	char id[HL_PERMIT_ID_LEN + 1];
+	late_release a;
+	pthread_t t;
+
+	HT_OK(hl_expsem_try_set_permits(NULL, x, 1));
+	HT_OK(hl_expsem_acquire(id, 1, x, -1, NULL));
+	a.x = x;
+	a.id = id;
+	a.rc = -1;
+	ht_proxy_cmd(p, "blackhole on");
+	t = ht_thread_start(late_release_main, &a);
+	ht_sleep_ms(400); /* the first send waits in the proxy, unanswered */
+	ht_proxy_cmd(p, "blackhole off");
+	ht_thread_join(t, 30000);
+	HT_OK(a.rc);
+	HT_EQ(get_int(r, "sync:resent:xs"), 1);
+	hl_expsem_free(x);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -659,4 +792,5 @@ static void bad_input(void)
 HT_MAIN(HT_CASE(sem_basics), HT_CASE(sem_wake), HT_CASE(sem_bound),
         HT_CASE(sem_cancel_race), HT_CASE(latch_delete_keeps_waiting),
         HT_CASE(expsem_basics), HT_CASE(expsem_killed_holder),
-        HT_CASE(latch_basics), HT_CASE(latch_wake), HT_CASE(bad_input))
+        HT_CASE(latch_basics), HT_CASE(latch_wake), HT_CASE(in_doubt),
+        HT_CASE(expsem_release_resent), HT_CASE(bad_input))

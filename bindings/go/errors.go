@@ -35,10 +35,12 @@ var (
 	ErrConnect = errors.New("hilock: cannot connect to Redis")
 	// ErrAuth: Redis refused the credentials of the URL (AUTH failed).
 	ErrAuth = errors.New("hilock: Redis refused the credentials")
-	// ErrInDoubt: Redis did not confirm a release (it stayed unreachable,
-	// or the reply was lost and could not be resent in time). The hold is
-	// no longer renewed, so its lease ends it; the error's message says
-	// within how long at the latest.
+	// ErrInDoubt: Redis did not confirm a change that was sent (it stayed
+	// unreachable, or the reply was lost and could not be resent in time),
+	// so it may or may not have happened. A lock's hold is no longer
+	// renewed, so its lease ends it (the message says within how long at
+	// the latest); a semaphore's permits no longer count as the Client's;
+	// a latch's count-down may or may not have counted.
 	ErrInDoubt = errors.New("hilock: outcome unknown, Redis did not confirm it")
 	// ErrDeadlock: the acquire would wait for its own caller, so it fails
 	// at once and takes nothing: a non-reentrant Mutex (NonReentrant)

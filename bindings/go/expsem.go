@@ -153,8 +153,10 @@ func cID(op, id string) ([]byte, error) {
 // Release gives back the permit id. It returns an error matching
 // [ErrNotHeld] when no such permit is out (released already, or never
 // acquired), [ErrLost] when its lease had ended (it had gone back to the
-// semaphore by itself, and someone else may have had it since), and
-// [ErrInvalid] for an id that is not hex.
+// semaphore by itself, and someone else may have had it since),
+// [ErrInDoubt] when the release was sent and never confirmed (it may or
+// may not be back; releasing it again is safe), and [ErrInvalid] for an id
+// that is not hex.
 func (s *ExpirableSemaphore) Release(id string) error {
 	return s.idOp(xsRelease, "release", id, 0).err
 }

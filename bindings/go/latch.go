@@ -47,7 +47,10 @@ func (l *CountDownLatch) TrySetCount(n int64) (bool, error) {
 
 // CountDown counts down by one and returns the count left. At zero the
 // latch opens: its key is deleted and every waiter wakes. Counting down an
-// open latch changes nothing (and returns 0).
+// open latch changes nothing (and returns 0). An error matching
+// [ErrInDoubt] means the count-down was sent and never confirmed: it may
+// or may not have counted (counting down again could open the latch a
+// count early).
 func (l *CountDownLatch) CountDown() (int64, error) {
 	r := l.op(latchCountDown, "count down", 0)
 	return r.value, r.err

@@ -122,8 +122,9 @@ func (s *Semaphore) acquire(ctx context.Context, op string, n, waitMs int64) (bo
 // name or not made by Client.Semaphore ([ErrInvalid]). Everything else
 // that can go wrong is not the caller's mistake and does not panic: the
 // client was closed ([ErrClosed]) or Redis failed. Such an error is passed
-// to [Logger] as a *[ReleaseError], and the permits still count as this
-// Client's. Use ReleaseErr to get the error instead.
+// to [Logger] as a *[ReleaseError]; the permits still count as this
+// Client's unless the release was sent and never confirmed ([ErrInDoubt]).
+// Use ReleaseErr to get the error instead.
 func (s *Semaphore) Release(n int64) {
 	err := s.ReleaseErr(n)
 	if err == nil {
@@ -141,8 +142,11 @@ func (s *Semaphore) Release(n int64) {
 // every process, that they let in. It returns an error matching
 // [ErrNotHeld] when this Client holds fewer than n permits of the
 // semaphore (nothing is given back), [ErrInvalid] for n < 0, [ErrClosed],
-// or a Redis failure (the permits then still count as this Client's). To
-// change how many permits exist, use AddPermits.
+// [ErrInDoubt] when the release was sent and Redis never confirmed it (it
+// ran at most once; the permits no longer count as this Client's, so a
+// second release cannot give them back twice), or another Redis failure
+// (nothing was sent: the permits still count as this Client's). To change
+// how many permits exist, use AddPermits.
 func (s *Semaphore) ReleaseErr(n int64) error {
 	defer runtime.KeepAlive(s)
 	if err := s.check(); err != nil {

@@ -1683,7 +1683,11 @@ Semaphore.try_acquire_start = Semaphore.acquire_start
 --- sem:release([n]) --> true | nil, message, code
 -- Gives back n permits (default 1) that this client took (through any
 -- coroutine or object). More than it holds: nil, message, "HL_ENOTHELD", and
--- nothing changes. To change how many permits exist, use add_permits.
+-- nothing changes. "HL_EINDOUBT": sent and never confirmed (it ran at most
+-- once); the permits no longer count as this client's, so a second release
+-- cannot give them back twice. "HL_EIO": nothing reached Redis, the permits
+-- are still this client's. To change how many permits exist, use
+-- add_permits.
 function Semaphore:release(n)
 	check_sync(self, Semaphore, "release", 2)
 	if n == nil then n = 1 end
@@ -1885,7 +1889,8 @@ end
 
 --- xs:release(id) --> true | nil, message, code: "HL_ENOTHELD" (released
 -- already, or never out), "HL_ELOST" (its lease had ended: it had gone back,
--- and someone else may have had it meanwhile).
+-- and someone else may have had it meanwhile), "HL_EINDOUBT" (sent and never
+-- confirmed: it may or may not be back; releasing it again is safe).
 function ExpSemaphore:release(id)
 	check_sync(self, ExpSemaphore, "release", 2)
 	check_id(id, "release", 2)
@@ -2043,6 +2048,8 @@ end
 
 --- latch:count_down() --> the count left (0 once open). At zero the latch
 -- opens and every waiter wakes. Counting down an open latch changes nothing.
+-- nil, message, "HL_EINDOUBT": sent and never confirmed, it may or may not
+-- have counted (counting down again could open the latch a count early).
 function Latch:count_down()
 	check_sync(self, Latch, "count_down", 2)
 	return sync_call(self, "count_down")

@@ -1062,7 +1062,14 @@ HL_EXTERN int hl_semaphore_try_acquire_start(hl_task **out, hl_semaphore *sem,
  * client counts those it acquired (or drained) and not yet gave back:
  * giving back more returns HL_ENOTHELD and changes nothing (a permit
  * released twice would let one holder too many in). To change how many
- * permits exist, use hl_semaphore_add_permits(). */
+ * permits exist, use hl_semaphore_add_permits(). A release whose reply is
+ * lost is sent again with the same request marker, so it runs at most
+ * once. Returns HL_OK; HL_ENOTHELD; HL_EINDOUBT (sent, and not confirmed
+ * within the retry policy: Redis may or may not have the permits back;
+ * they no longer count as this client's, so releasing them again is
+ * refused rather than possibly doubled; a lost one can be restored with
+ * hl_semaphore_add_permits()); HL_EIO (nothing reached Redis: the permits
+ * are still this client's, release again); HL_EINVAL, HL_ECLOSED... */
 HL_EXTERN int hl_semaphore_release(hl_semaphore *sem, int64_t permits);
 
 /* *out = the permits this client holds of this semaphore (local). */
@@ -1100,10 +1107,13 @@ HL_EXTERN int hl_expsem_try_acquire_start(hl_task **out, char *ids, size_t n,
                                           hl_expsem *sem, int64_t wait_ms,
                                           int64_t lease_ms);
 
-/* Release one permit. Returns HL_OK; HL_ENOTHELD (no such permit:
- * released already, or never acquired); HL_ELOST (its lease had ended: it
- * went back to the pool, and someone else may have had it); HL_EINVAL (an
- * id that is not hex). */
+/* Release one permit. A release whose reply is lost is sent again with the
+ * same request marker, and answers as its first run did. Returns HL_OK;
+ * HL_ENOTHELD (no such permit: released already, or never acquired);
+ * HL_ELOST (its lease had ended: it went back to the pool, and someone
+ * else may have had it); HL_EINDOUBT (sent, never confirmed: it may or may
+ * not be back; releasing it again is safe); HL_EINVAL (an id that is not
+ * hex). */
 HL_EXTERN int hl_expsem_release(hl_expsem *sem, const char *id);
 
 /* Give a permit a new lease from now (lease_ms 1 to 2^40, or -1: none).
@@ -1148,7 +1158,12 @@ HL_EXTERN int hl_latch_try_set_count(int *out_set, hl_latch *latch,
 
 /* Count down by one; at zero the latch opens (deleted, "0" published) and
  * every waiter, in every process, wakes. *out_left (may be NULL) = the
- * count left (0 once open). Counting down an open latch changes nothing. */
+ * count left (0 once open). Counting down an open latch changes nothing.
+ * A count-down whose reply is lost is sent again with the same request
+ * marker: it counts at most once. HL_EINDOUBT: sent and never confirmed
+ * within the retry policy, it may or may not have counted (counting down
+ * again could open the latch one count early); HL_EIO: nothing reached
+ * Redis, count down again. */
 HL_EXTERN int hl_latch_count_down(int64_t *out_left, hl_latch *latch);
 
 /* *out = the count (0: open or never set). */

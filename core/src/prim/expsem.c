@@ -72,7 +72,7 @@ static const char *expiry(char *buf, int64_t lease_ms)
 static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
                    const char *const *extra, const size_t *extra_len,
                    int nextra, int marker, int flags, const hl_bound *b,
-                   int *replicated, const char *doing)
+                   int *replicated, enum hl_sent *sent, const char *doing)
 {
 	script_args a;
 	int i, rc;
@@ -89,7 +89,7 @@ static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
 		arg(&a, extra[i], extra_len[i]);
 	if (marker)
 		arg_str(&a, hl__object_marker_ttl(&a, o));
-	return hl__object_eval(o, out, id, &a, flags, b, replicated, NULL,
+	return hl__object_eval(o, out, id, &a, flags, b, replicated, sent,
 	                       doing);
 }
 
@@ -102,8 +102,9 @@ static void give_back_ids(const hl_object *o, const unsigned char *ids,
 	for (i = 0; i < n; i++) {
 		const char *x = (const char *)ids + i * ID_BYTES;
 		size_t xl = ID_BYTES;
-		xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 0,
-		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, "releasing");
+		xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 1,
+		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, NULL,
+		        "releasing");
 	}
 }
 
@@ -341,8 +342,8 @@ int hl_expsem_acquire(char *ids, size_t n, hl_expsem *sem, int64_t lease_ms,
 
 /* A script about one permit id. */
 static int id_call(hl_expsem *sem, int64_t *out, enum hl_script_id id,
-                   const char *permit, const char *extra, int flags,
-                   const char *doing)
+                   const char *permit, const char *extra, int marker, int flags,
+                   enum hl_sent *sent, const char *doing)
 {
 	unsigned char raw[64];
 	const char *x[2];
@@ -358,8 +359,8 @@ static int id_call(hl_expsem *sem, int64_t *out, enum hl_script_id id,
 		x[1] = extra;
 		xl[1] = strlen(extra);
 	}
-	rc = xs_call(&sem->o, out, id, x, xl, extra ? 2 : 1, 0, flags, NULL,
-	             NULL, doing);
+	rc = xs_call(&sem->o, out, id, x, xl, extra ? 2 : 1, marker, flags,
+	             NULL, NULL, sent, doing);
 	hl__client_leave(sem->o.client);
 	return rc;
 }
@@ -368,8 +369,20 @@ int hl_expsem_release(hl_expsem *sem, const char *id)
 {
 	char label[80];
 	int64_t v = 0;
-	int rc = id_call(sem, &v, HL_SCRIPT_PSEM_RELEASE, id, NULL,
-	                 HL_CMD_WRITE | HL_CMD_IDEMPOTENT, "releasing");
+	enum hl_sent sent = HL_SENT_NOTHING;
+	int rc = id_call(sem, &v, HL_SCRIPT_PSEM_RELEASE, id, NULL, 1,
+	                 HL_CMD_WRITE | HL_CMD_IDEMPOTENT, &sent, "releasing");
+	if (rc != HL_OK && rc != HL_ECLOSED && rc != HL_EINVAL &&
+	    sent != HL_SENT_NOTHING)
+		/* Each resend carried the same marker: it ran at most once.
+		 * Released again, a permit that is back answers HL_ENOTHELD:
+		 * safe either way. */
+		return hl__fail_wrap(
+		        HL_EINDOUBT,
+		        "releasing permit %s of semaphore \"%s\" "
+		        "was not confirmed: it may or may not be "
+		        "back (releasing it again is safe)",
+		        id, hl__object_label(&sem->o, label, sizeof(label)));
 	if (rc != HL_OK)
 		return rc;
 	if (v == -1)
@@ -399,8 +412,8 @@ int hl_expsem_update_lease(hl_expsem *sem, const char *id, int64_t lease_ms)
 		                "2^40 ms",
 		                (long long)lease_ms);
 	rc = id_call(sem, &v, HL_SCRIPT_PSEM_UPDATE_LEASE, id,
-	             expiry(buf, lease_ms), HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
-	             "updating the lease of a permit of");
+	             expiry(buf, lease_ms), 0, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	             NULL, "updating the lease of a permit of");
 	if (rc == HL_OK && v != 1)
 		rc = hl__fail(
 		        HL_ENOTHELD,
@@ -417,8 +430,8 @@ int hl_expsem_lease_time(int64_t *out, hl_expsem *sem, const char *id)
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
-	rc = id_call(sem, &v, HL_SCRIPT_PSEM_LEASE_TIME, id, NULL,
-	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	rc = id_call(sem, &v, HL_SCRIPT_PSEM_LEASE_TIME, id, NULL, 0,
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL,
 	             "reading the lease of a permit of");
 	if (rc == HL_OK && v == -2)
 		rc = hl__fail(
@@ -441,7 +454,7 @@ static int count_call(int64_t *out, hl_expsem *sem, enum hl_script_id id,
 	if ((rc = xs_enter(sem)) != HL_OK)
 		return rc;
 	rc = xs_call(&sem->o, out, id, NULL, NULL, 0, 0,
-	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, doing);
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, NULL, doing);
 	hl__client_leave(sem->o.client);
 	return rc;
 }
@@ -475,7 +488,7 @@ static int permits_call(int64_t *out, hl_expsem *sem, enum hl_script_id id,
 	if ((rc = xs_enter(sem)) != HL_OK)
 		return rc;
 	rc = xs_call(&sem->o, out, id, &x, &xl, 1, marker,
-	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, doing);
+	             HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, NULL, doing);
 	hl__client_leave(sem->o.client);
 	return rc;
 }

@@ -47,7 +47,8 @@ void hl_latch_free(hl_latch *latch)
 /* A latch script: KEYS the counter, the channel (and a marker); ARGV the
  * publish command (then n, then the marker's lifetime). */
 static int latch_call(hl_latch *l, int64_t *out, enum hl_script_id id,
-                      int64_t n, int with_n, int marker, const char *doing)
+                      int64_t n, int with_n, int marker, enum hl_sent *sent,
+                      const char *doing)
 {
 	script_args a;
 	int rc;
@@ -68,7 +69,7 @@ static int latch_call(hl_latch *l, int64_t *out, enum hl_script_id id,
 		arg_str(&a, hl__object_marker_ttl(&a, &l->o));
 	/* Not a synced eval in Redisson either (PROTOCOL 0.4): no WAIT. */
 	rc = hl__object_eval(&l->o, out, id, &a,
-	                     HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, NULL,
+	                     HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, NULL, sent,
 	                     doing);
 	hl__client_leave(l->o.client);
 	return rc;
@@ -80,7 +81,7 @@ int hl_latch_try_set_count(int *out_set, hl_latch *latch, int64_t count)
 	int rc = hl__check_permits(count, 1, "count");
 	if (rc == HL_OK)
 		rc = latch_call(latch, &v, HL_SCRIPT_LATCH_TRY_SET, count, 1, 1,
-		                "setting the count of");
+		                NULL, "setting the count of");
 	if (rc == HL_OK && out_set)
 		*out_set = v == 1;
 	return rc;
@@ -89,10 +90,21 @@ int hl_latch_try_set_count(int *out_set, hl_latch *latch, int64_t count)
 int hl_latch_count_down(int64_t *out_left, hl_latch *latch)
 {
 	int64_t v = 0;
+	enum hl_sent sent = HL_SENT_NOTHING;
+	char label[80];
 	int rc = latch_call(latch, &v, HL_SCRIPT_LATCH_COUNT_DOWN, 0, 0, 1,
-	                    "counting down");
+	                    &sent, "counting down");
 	if (rc == HL_OK && out_left)
 		*out_left = v > 0 ? v : 0;
+	if (rc != HL_OK && rc != HL_ECLOSED && sent != HL_SENT_NOTHING)
+		/* Sent, maybe run, never confirmed (every resend carried the
+		 * same marker, so it counted at most once): counted down
+		 * again, the latch could open one count early. */
+		rc = hl__fail_wrap(
+		        HL_EINDOUBT,
+		        "counting down latch \"%s\" was not "
+		        "confirmed: it may or may not have counted",
+		        hl__object_label(&latch->o, label, sizeof(label)));
 	return rc;
 }
 
@@ -111,7 +123,7 @@ int hl_latch_count(int64_t *out, hl_latch *latch)
 int hl_latch_delete(int *out_existed, hl_latch *latch)
 {
 	int64_t v = 0;
-	int rc = latch_call(latch, &v, HL_SCRIPT_LATCH_DELETE, 0, 0, 0,
+	int rc = latch_call(latch, &v, HL_SCRIPT_LATCH_DELETE, 0, 0, 0, NULL,
 	                    "deleting");
 	if (rc == HL_OK && out_existed)
 		*out_existed = v == 1;

@@ -303,6 +303,7 @@ int hl_semaphore_acquire(hl_semaphore *sem, int64_t permits, hl_cancel *cancel)
 int hl_semaphore_release(hl_semaphore *sem, int64_t permits)
 {
 	char label[80];
+	enum hl_sent sent = HL_SENT_NOTHING;
 	int64_t v;
 	int rc;
 	if ((rc = hl__check_permits(permits, 0, "permits")) != HL_OK)
@@ -320,9 +321,26 @@ int hl_semaphore_release(hl_semaphore *sem, int64_t permits)
 		              (long long)held_get(&sem->o), (long long)permits);
 		goto out;
 	}
-	if ((rc = sem_call(&sem->o, &v, HL_SCRIPT_SEM_RELEASE, permits, NULL,
-	                   NULL, "releasing permits of")) != HL_OK)
-		held_add(&sem->o, permits); /* still ours, as far as we know */
+	rc = sem_call_id(&sem->o, &v, HL_SCRIPT_SEM_RELEASE, permits, NULL,
+	                 NULL, NULL, &sent, "releasing permits of");
+	if (rc == HL_OK || (rc == HL_ECLOSED && sent != HL_SENT_NOTHING))
+		;
+	else if (sent == HL_SENT_NOTHING)
+		held_add(&sem->o, permits); /* still ours: nothing was sent */
+	else
+		/* Sent, maybe run, never confirmed (every resend carried the
+		 * same marker, so it ran at most once). Counted as given back:
+		 * given back again, a permit could let one holder too many
+		 * in; if it was lost, the semaphore has one permit fewer,
+		 * which hl_semaphore_add_permits() can restore. */
+		rc = hl__fail_wrap(
+		        HL_EINDOUBT,
+		        "releasing %lld permits of semaphore \"%s\" "
+		        "was not confirmed: Redis may or may not have "
+		        "them back; they no longer count as this "
+		        "client's",
+		        (long long)permits,
+		        hl__object_label(&sem->o, label, sizeof(label)));
 out:
 	hl__client_leave(sem->o.client);
 	return rc;

@@ -519,15 +519,17 @@ static const char psem_acquire_src[] = PSEM_RECLAIM
         "return -1\n";
 
 /* ARGV[3] the id. Released: 1; its lease had ended (the permit goes back
- * all the same): 0; no such permit: -1. */
+ * all the same): 0; no such permit: -1. (KEYS[4] a request marker, ARGV[4]
+ * its lifetime: a copy resent after a lost reply answers as the first
+ * run did, not "no such permit".) */
 static const char psem_release_src[] =
-        "local s = redis.call('zscore', KEYS[2], ARGV[3])\n"
-        "if not s then return -1 end\n"
-        "redis.call('zrem', KEYS[2], ARGV[3])\n"
-        "local v = redis.call('incrby', KEYS[1], 1)\n"
-        "redis.call(ARGV[2], KEYS[3], v)\n"
-        "if tonumber(s) <= tonumber(ARGV[1]) then return 0 end\n"
-        "return 1\n";
+        ONCE_BEGIN "  local s = redis.call('zscore', KEYS[2], ARGV[3])\n"
+                   "  if not s then return -1 end\n"
+                   "  redis.call('zrem', KEYS[2], ARGV[3])\n"
+                   "  local v = redis.call('incrby', KEYS[1], 1)\n"
+                   "  redis.call(ARGV[2], KEYS[3], v)\n"
+                   "  if tonumber(s) <= tonumber(ARGV[1]) then return 0 end\n"
+                   "  return 1\n" ONCE_END;
 
 /* Available permits. */
 static const char psem_available_src[] =

@@ -86,11 +86,14 @@ class AuthenticationError(ConnectionError):
 
 
 class OutcomeUnknown(ConnectionError):
-    """Redis did not confirm a release (it stayed unreachable, or the reply
-    was lost and could not be resent in time).
+    """Redis did not confirm a change that was sent (it stayed unreachable,
+    or the reply was lost and could not be resent in time), so it may or
+    may not have happened.
 
-    The hold is no longer renewed, so its lease ends it: ``detail`` says
-    within how many milliseconds at the latest. Also a
+    A lock's hold is no longer renewed, so its lease ends it: ``detail``
+    says within how many milliseconds at the latest. A semaphore's permits
+    no longer count as the client's; a latch's count-down may or may not
+    have counted. Also a
     :class:`ConnectionError` (and so the builtin one).
     """
 

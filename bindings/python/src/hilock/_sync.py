@@ -247,8 +247,11 @@ class Semaphore(_Object):
         Raises :class:`NotHeldError` (a RuntimeError) if this client holds
         fewer than ``n`` (:attr:`held_permits`; nothing is given back then),
         :class:`InvalidArgumentError` for ``n`` below 1,
-        :class:`ConnectionError` if Redis could not be told (the permits
-        then still count as held)."""
+        :class:`OutcomeUnknown` (a ConnectionError) if the release was sent
+        and Redis never confirmed it (it ran at most once; the permits no
+        longer count as held, so releasing them again cannot give them
+        back twice), :class:`ConnectionError` if nothing reached Redis (the
+        permits then still count as held)."""
         n = _int(n, "n", 1)
         check(lib.hl_semaphore_release(self._h, n))
 
@@ -481,8 +484,11 @@ class ExpirableSemaphore(_Object):
         Raises :class:`NotHeldError` (a RuntimeError) for an id that is not
         out (released already, or never acquired), :class:`LockLost` when
         the permit's lease had ended (it went back by itself: someone else
-        may have had it meanwhile), :class:`InvalidArgumentError` (a
-        ValueError) for an id that is not hex. Of a list, every id is given
+        may have had it meanwhile), :class:`OutcomeUnknown` (a
+        ConnectionError) when the release was sent and never confirmed (it
+        may or may not be back; releasing it again is safe),
+        :class:`InvalidArgumentError` (a ValueError) for an id that is not
+        hex. Of a list, every id is given
         back that can be, then the first error is raised."""
         if isinstance(permit, str):
             check(lib.hl_expsem_release(self._h, _permit_id(permit)))
@@ -697,7 +703,9 @@ class CountDownLatch(_Object):
     def count_down(self) -> int:
         """Count down by one; at zero the latch opens and every waiter
         wakes. Returns the count left (0 once open; counting down an open
-        latch changes nothing)."""
+        latch changes nothing). Raises :class:`OutcomeUnknown` (a
+        ConnectionError) when the count-down was sent and never confirmed:
+        it may or may not have counted."""
         return self._get(lib.hl_latch_count_down)
 
     def count(self) -> int:
