@@ -10,16 +10,24 @@
 #include "harness_topo.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static hl_client *sentinel_client(ht_sentinel *s, int64_t watchdog_ms)
+/* A client through the sentinels; retries 0: the harness's failover
+ * policy (8). */
+static hl_client *sentinel_client_retries(ht_sentinel *s, int64_t watchdog_ms,
+                                          int retries)
 {
 	hl_client_options o;
 	char url[600];
 	ht_failover_options(&o, watchdog_ms);
+	if (retries > 0)
+		o.retry_attempts = retries;
 	if (s->opts.sentinel_password)
 		o.sentinel_password = s->sentinel_password;
 	ht_sentinel_url(s, url, sizeof url);
@@ -32,6 +40,11 @@ static hl_client *sentinel_client(ht_sentinel *s, int64_t watchdog_ms)
 		return ht_client_url(with, &o);
 	}
 	return ht_client_url(url, &o);
+}
+
+static hl_client *sentinel_client(ht_sentinel *s, int64_t watchdog_ms)
+{
+	return sentinel_client_retries(s, watchdog_ms, 0);
 }
 
 static long long node_hget(ht_node *n, const char *key, const char *field)
@@ -276,6 +289,123 @@ static void fenced_failover(void)
 	ht_sentinel_destroy(s);
 }
 
+/* The synchronizers through failovers (a forced one, then a kill -9 of the
+ * master): 3 processes share a semaphore of 2 permits and never hold more
+ * than 2 at once (a counter outside Redis, in shared memory); every permit
+ * comes back, none twice (the count ends at 2); a latch of 6, counted down
+ * by each process before and after the failovers, wakes the parent's
+ * waiter, which waited through both, only after the last count-down. */
+typedef struct sync_shared {
+	atomic_int holders, max_holders, count_downs;
+	atomic_llong last_count_down_ms;
+} sync_shared;
+
+static int sync_child(ht_sentinel *s, sync_shared *sh, int64_t run_ms)
+{
+	/* A release or count-down has no deadline to wait within: its
+	 * retry policy must outlast a failover (here about 4 s) or it ends
+	 * HL_EINDOUBT; 20 resends back off over about 9 s. */
+	hl_client *c = sentinel_client_retries(s, 6000, 20);
+	hl_semaphore *sem = NULL;
+	hl_latch *l = NULL;
+	int64_t end = ht_now_ms() + run_ms, left = -1;
+	int got = 0, rc;
+	if (hl_semaphore_new(&sem, c, HT_S("sent:sem")) != HL_OK ||
+	    hl_latch_new(&l, c, HT_S("sent:latch")) != HL_OK)
+		return 2;
+	if (hl_latch_count_down(NULL, l) != HL_OK)
+		return 3;
+	atomic_fetch_add(&sh->count_downs, 1);
+	while (ht_now_ms() < end) {
+		int acq = 0, now;
+		if (hl_semaphore_try_acquire(&acq, sem, 1, 1000, NULL) !=
+		            HL_OK ||
+		    !acq)
+			continue;
+		now = atomic_fetch_add(&sh->holders, 1) + 1;
+		for (int m = atomic_load(&sh->max_holders); now > m;
+		     m = atomic_load(&sh->max_holders))
+			if (atomic_compare_exchange_weak(&sh->max_holders, &m,
+			                                 now))
+				break;
+		ht_sleep_ms(3);
+		atomic_fetch_sub(&sh->holders, 1);
+		if ((rc = hl_semaphore_release(sem, 1)) != HL_OK) {
+			fprintf(stderr, "release: %s: %s\n", hl_status_str(rc),
+			        hl_error_last());
+			return 4;
+		}
+		got++;
+	}
+	if (hl_latch_count_down(&left, l) != HL_OK)
+		return 5;
+	atomic_store(&sh->last_count_down_ms, ht_now_ms());
+	atomic_fetch_add(&sh->count_downs, 1);
+	hl_semaphore_free(sem);
+	hl_latch_free(l);
+	hl_client_free(c);
+	return got > 0 ? 0 : 6;
+}
+
+static void sync_failover(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	sync_shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
+	                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hl_client *c = sentinel_client(s, 6000);
+	hl_semaphore *sem = NULL;
+	hl_latch *l = NULL;
+	hl_task *wait = NULL;
+	int kids[3], i, old, status, open = 0;
+	int64_t n = -1, woke;
+
+	HT_CHECK(sh != MAP_FAILED);
+	memset(sh, 0, sizeof(*sh));
+	HT_OK(hl_semaphore_new(&sem, c, HT_S("sent:sem")));
+	HT_OK(hl_latch_new(&l, c, HT_S("sent:latch")));
+	HT_OK(hl_semaphore_try_set_permits(NULL, sem, 2));
+	HT_OK(hl_latch_try_set_count(NULL, l, 6));
+	HT_OK(hl_latch_wait_start(&wait, l, 60000));
+	for (i = 0; i < 3; i++) {
+		pid_t pid = fork();
+		HT_CHECK(pid >= 0);
+		if (pid == 0)
+			_exit(sync_child(s, sh, 14000));
+		kids[i] = pid;
+	}
+	ht_sleep_ms(2500);
+	ht_sentinel_failover(s);
+	ht_sleep_ms(2500);
+	old = ht_sentinel_kill_master(s);
+	ht_sentinel_wait_failover(s, old, 20000);
+	for (i = 0; i < 3; i++) {
+		HT_EQ(waitpid(kids[i], &status, 0), kids[i]);
+		HT_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		          "child %d: status %d", i, status);
+	}
+	HT_EQ(atomic_load(&sh->count_downs), 6);
+	HT_OK(hl_task_wait(wait, 30000, NULL));
+	woke = ht_now_ms();
+	HT_OK(hl_task_result(&open, wait));
+	HT_EQ(open, 1);
+	HT_CHECK(woke >= atomic_load(&sh->last_count_down_ms));
+	HT_CHECKF(atomic_load(&sh->max_holders) <= 2, "%d holders at once",
+	          atomic_load(&sh->max_holders));
+	HT_EQ(atomic_load(&sh->max_holders), 2);
+	HT_OK(hl_semaphore_available(&n, sem));
+	HT_EQ(n, 2); /* every permit back, none twice */
+	HT_OK(hl_latch_count(&n, l));
+	HT_EQ(n, 0);
+	ht_note("semaphore and latch through two failovers: at most 2 "
+	        "holders, 2 permits at the end");
+	hl_task_free(wait);
+	hl_semaphore_free(sem);
+	hl_latch_free(l);
+	hl_client_free(c);
+	munmap(sh, sizeof(*sh));
+	ht_sentinel_destroy(s);
+}
+
 static long long calls_of(ht_node *n, const char *cmd)
 {
 	char field[64], v[128];
@@ -380,4 +510,4 @@ static void tls(void)
 
 HT_MAIN(HT_CASE(finds_master), HT_CASE(credentials), HT_CASE(kill_master),
         HT_CASE(fenced_failover), HT_CASE(overlap_failover),
-        HT_CASE(replica_url), HT_CASE(tls))
+        HT_CASE(sync_failover), HT_CASE(replica_url), HT_CASE(tls))
