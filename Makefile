@@ -64,4 +64,4 @@ clean:
 	rm -rf $(BUILD) $(BUILD)-asan $(BUILD)-tsan
 
 format:
-	clang-format -i core/include/*.h core/include/hilock/*.h core/src/*.c core/src/*.h core/src/*/*.c core/src/*/*.h tests/*.c tests/*.h tests/tools/*.c examples/c/*.c bench/*.c
+	clang-format -i core/include/*.h core/include/hilock/*.h core/src/*.c core/src/*.h core/src/*/*.c core/src/*/*.h tests/*.c tests/*.h tests/tools/*.c tests/crosslang/*.c examples/c/*.c bench/*.c
