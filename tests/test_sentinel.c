@@ -290,13 +290,14 @@ static void fenced_failover(void)
 }
 
 /* The synchronizers through failovers (a forced one, then a kill -9 of the
- * master): 3 processes share a semaphore of 2 permits and never hold more
- * than 2 at once (a counter outside Redis, in shared memory); every permit
- * comes back, none twice (the count ends at 2); a latch of 6, counted down
+ * master): 3 processes share a semaphore of 2 permits and a permit-expirable
+ * semaphore of 2, taking one and then the other, and never hold more than 2
+ * of either at once (counters outside Redis, in shared memory); every
+ * permit comes back, none twice (each ends with 2); a latch of 6, counted down
  * by each process before and after the failovers, wakes the parent's
  * waiter, which waited through both, only after the last count-down. */
 typedef struct sync_shared {
-	atomic_int holders, max_holders, count_downs;
+	atomic_int holders[2], max_holders[2], count_downs;
 	atomic_llong last_count_down_ms;
 } sync_shared;
 
@@ -307,32 +308,41 @@ static int sync_child(ht_sentinel *s, sync_shared *sh, int64_t run_ms)
 	 * HL_EINDOUBT; 20 resends back off over about 9 s. */
 	hl_client *c = sentinel_client_retries(s, 6000, 20);
 	hl_semaphore *sem = NULL;
+	hl_expsem *xs = NULL;
 	hl_latch *l = NULL;
 	int64_t end = ht_now_ms() + run_ms, left = -1;
-	int got = 0, rc;
+	int got = 0, rc, k = 0;
 	if (hl_semaphore_new(&sem, c, HT_S("sent:sem")) != HL_OK ||
+	    hl_expsem_new(&xs, c, HT_S("sent:xs")) != HL_OK ||
 	    hl_latch_new(&l, c, HT_S("sent:latch")) != HL_OK)
 		return 2;
 	if (hl_latch_count_down(NULL, l) != HL_OK)
 		return 3;
 	atomic_fetch_add(&sh->count_downs, 1);
 	while (ht_now_ms() < end) {
+		char id[HL_PERMIT_ID_LEN + 1];
 		int acq = 0, now;
-		if (hl_semaphore_try_acquire(&acq, sem, 1, 1000, NULL) !=
+		k ^= 1; /* the semaphore, then the expirable one */
+		if ((k ? hl_expsem_try_acquire(&acq, id, 1, xs, 1000, 20000,
+		                               NULL)
+		       : hl_semaphore_try_acquire(&acq, sem, 1, 1000, NULL)) !=
 		            HL_OK ||
 		    !acq)
 			continue;
-		now = atomic_fetch_add(&sh->holders, 1) + 1;
-		for (int m = atomic_load(&sh->max_holders); now > m;
-		     m = atomic_load(&sh->max_holders))
-			if (atomic_compare_exchange_weak(&sh->max_holders, &m,
-			                                 now))
+		now = atomic_fetch_add(&sh->holders[k], 1) + 1;
+		for (int m = atomic_load(&sh->max_holders[k]); now > m;
+		     m = atomic_load(&sh->max_holders[k]))
+			if (atomic_compare_exchange_weak(&sh->max_holders[k],
+			                                 &m, now))
 				break;
 		ht_sleep_ms(3);
-		atomic_fetch_sub(&sh->holders, 1);
-		if ((rc = hl_semaphore_release(sem, 1)) != HL_OK) {
-			fprintf(stderr, "release: %s: %s\n", hl_status_str(rc),
-			        hl_error_last());
+		atomic_fetch_sub(&sh->holders[k], 1);
+		rc = k ? hl_expsem_release(xs, id)
+		       : hl_semaphore_release(sem, 1);
+		if (rc != HL_OK) {
+			fprintf(stderr, "release (%s): %s: %s\n",
+			        k ? "expirable" : "semaphore",
+			        hl_status_str(rc), hl_error_last());
 			return 4;
 		}
 		got++;
@@ -342,9 +352,10 @@ static int sync_child(ht_sentinel *s, sync_shared *sh, int64_t run_ms)
 	atomic_store(&sh->last_count_down_ms, ht_now_ms());
 	atomic_fetch_add(&sh->count_downs, 1);
 	hl_semaphore_free(sem);
+	hl_expsem_free(xs);
 	hl_latch_free(l);
 	hl_client_free(c);
-	return got > 0 ? 0 : 6;
+	return got > 1 ? 0 : 6;
 }
 
 static void sync_failover(void)
@@ -354,6 +365,7 @@ static void sync_failover(void)
 	                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	hl_client *c = sentinel_client(s, 6000);
 	hl_semaphore *sem = NULL;
+	hl_expsem *xs = NULL;
 	hl_latch *l = NULL;
 	hl_task *wait = NULL;
 	int kids[3], i, old, status, open = 0;
@@ -364,6 +376,8 @@ static void sync_failover(void)
 	HT_OK(hl_semaphore_new(&sem, c, HT_S("sent:sem")));
 	HT_OK(hl_latch_new(&l, c, HT_S("sent:latch")));
 	HT_OK(hl_semaphore_try_set_permits(NULL, sem, 2));
+	HT_OK(hl_expsem_new(&xs, c, HT_S("sent:xs")));
+	HT_OK(hl_expsem_try_set_permits(NULL, xs, 2));
 	HT_OK(hl_latch_try_set_count(NULL, l, 6));
 	HT_OK(hl_latch_wait_start(&wait, l, 60000));
 	for (i = 0; i < 3; i++) {
@@ -389,17 +403,23 @@ static void sync_failover(void)
 	HT_OK(hl_task_result(&open, wait));
 	HT_EQ(open, 1);
 	HT_CHECK(woke >= atomic_load(&sh->last_count_down_ms));
-	HT_CHECKF(atomic_load(&sh->max_holders) <= 2, "%d holders at once",
-	          atomic_load(&sh->max_holders));
-	HT_EQ(atomic_load(&sh->max_holders), 2);
+	for (i = 0; i < 2; i++) {
+		HT_CHECKF(atomic_load(&sh->max_holders[i]) <= 2,
+		          "%d holders at once",
+		          atomic_load(&sh->max_holders[i]));
+		HT_EQ(atomic_load(&sh->max_holders[i]), 2);
+	}
 	HT_OK(hl_semaphore_available(&n, sem));
 	HT_EQ(n, 2); /* every permit back, none twice */
+	HT_OK(hl_expsem_available(&n, xs));
+	HT_EQ(n, 2);
 	HT_OK(hl_latch_count(&n, l));
 	HT_EQ(n, 0);
-	ht_note("semaphore and latch through two failovers: at most 2 "
-	        "holders, 2 permits at the end");
+	ht_note("semaphores and latch through two failovers: at most 2 "
+	        "holders of each, 2 permits of each at the end");
 	hl_task_free(wait);
 	hl_semaphore_free(sem);
+	hl_expsem_free(xs);
 	hl_latch_free(l);
 	hl_client_free(c);
 	munmap(sh, sizeof(*sh));
