@@ -59,6 +59,10 @@ struct hl_task {
 	int fd; /* its own eventfd (hl_task_fd), -1 until asked */
 	int once, attempted, outages, interruptible;
 	int waiting; /* counted in the client's waiting gauge */
+	int caller;  /* a blocking caller waits for it and runs its steps
+	                itself: when ready it is not in engine->ready, its
+	                cond is signalled instead (one thread switch less
+	                per wake-up) */
 	uint64_t interrupt_gen;
 	int64_t deadline_ms, io_deadline_ms;
 	int64_t wake_ms; /* the timer (-1: none) */
@@ -199,16 +203,26 @@ static void make_ready(hl_engine *e, hl_task *t)
 	if (t->state == S_READY)
 		return;
 	t->state = S_READY;
+	if (t->caller) {
+		pthread_cond_broadcast(&t->cond);
+		return;
+	}
 	hl__dlist_push(&e->ready, &t->q_link);
 	pthread_cond_signal(&e->cond);
+}
+
+/* Off the executors' queue, if it is on it. */
+static void unready(hl_engine *e, hl_task *t)
+{
+	if (t->state == S_READY && !t->caller)
+		hl__dlist_remove(&e->ready, &t->q_link);
 }
 
 /* Park t until wake (monotonic ms; -1: only an event moves it). */
 static void park(hl_engine *e, hl_task *t, int64_t wake)
 {
 	heap_remove(e, t);
-	if (t->state == S_READY)
-		hl__dlist_remove(&e->ready, &t->q_link);
+	unready(e, t);
 	t->state = S_PARKED;
 	if (wake < 0)
 		return;
@@ -340,7 +354,7 @@ static void detach(hl_client *c, hl_task *t)
 	gate_leave(c, t);
 	heap_remove(e, t);
 	if (t->state == S_READY) {
-		hl__dlist_remove(&e->ready, &t->q_link);
+		unready(e, t);
 		t->state = S_PARKED;
 	}
 }
@@ -747,6 +761,23 @@ static void timer_fired(hl_client *c, hl_task *t, int64_t now)
 	make_ready(e, t);
 }
 
+/* Run one step of t, made ready (on an executor, or on the blocking
+ * caller that waits for it). Called and returns with wait_mu held. */
+static void run_step(hl_client *c, hl_task *t)
+{
+	t->state = S_RUNNING;
+	t->refs++;
+	if (t->kind == K_WAIT)
+		step_wait(c, t);
+	else if (t->kind == K_CALL)
+		step_call(c, t);
+	else
+		step_watch(c, t);
+	if (t->state == S_RUNNING)
+		t->state = S_PARKED; /* nothing moved it */
+	unref_locked(t);
+}
+
 static void *exec_main(void *arg)
 {
 	hl_client *c = arg;
@@ -761,17 +792,7 @@ static void *exec_main(void *arg)
 		if (e->ready.head) {
 			t = TASK_OF(e->ready.head, q_link);
 			hl__dlist_remove(&e->ready, &t->q_link);
-			t->state = S_RUNNING;
-			t->refs++;
-			if (t->kind == K_WAIT)
-				step_wait(c, t);
-			else if (t->kind == K_CALL)
-				step_call(c, t);
-			else
-				step_watch(c, t);
-			if (t->state == S_RUNNING)
-				t->state = S_PARKED; /* nothing moved it */
-			unref_locked(t);
+			run_step(c, t);
 			continue;
 		}
 		hl__cond_wait_until(&e->cond, &c->wait_mu,
@@ -1018,20 +1039,31 @@ static void expire(hl_client *c, hl_task *t)
 
 /* Wait until t is done, or until (monotonic) (-1: no limit), or cancel.
  * cancel_stops: a triggered cancel stops the task (else it ends the wait
- * with HL_EINTERRUPTED). Returns HL_OK when done, HL_ETIMEDOUT,
+ * with HL_EINTERRUPTED). run: this thread runs the task's steps itself
+ * while it waits (a blocking call's: the executors would only hand the
+ * result over to it). Returns HL_OK when done, HL_ETIMEDOUT,
  * HL_EINTERRUPTED. */
 static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
-                     int cancel_stops)
+                     int cancel_stops, int run)
 {
 	hl_client *c = t->c;
+	hl_engine *e = c->engine;
 	hl_cancel_reg reg;
 	int rc = HL_OK, expired = 0, stopped = 0;
 	reg.mu = &c->wait_mu;
 	reg.cond = &t->cond;
 	hl__cancel_register(cancel, &reg);
 	pthread_mutex_lock(&c->wait_mu);
+	if (run && t->state != S_DONE && !t->caller) {
+		unready(e, t); /* ours now, if an executor had it queued */
+		t->caller = 1;
+	}
 	while (t->state != S_DONE) {
 		int64_t now = hl__now_ms(), wake = until;
+		if (t->caller && t->state == S_READY) {
+			run_step(c, t);
+			continue;
+		}
 		if (!stopped && hl_cancel_is_triggered(cancel)) {
 			if (!cancel_stops) {
 				rc = HL_EINTERRUPTED;
@@ -1055,6 +1087,14 @@ static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
 			wake = t->deadline_ms;
 		hl__cond_wait_until(&t->cond, &c->wait_mu, wake);
 	}
+	if (t->caller) {
+		/* back to the executors (left early: cancel, a time limit) */
+		t->caller = 0;
+		if (t->state == S_READY) {
+			hl__dlist_push(&e->ready, &t->q_link);
+			pthread_cond_signal(&e->cond);
+		}
+	}
 	pthread_mutex_unlock(&c->wait_mu);
 	hl__cancel_unregister(cancel, &reg);
 	return rc;
@@ -1065,7 +1105,7 @@ int hl__task_finish_blocking(hl_task *t, hl_cancel *cancel, int *result)
 	hl_client *c = t->c;
 	char msg[HL_TASK_MSG_LEN];
 	int rc;
-	wait_done(t, -1, cancel, 1);
+	wait_done(t, -1, cancel, 1, 1);
 	pthread_mutex_lock(&c->wait_mu);
 	rc = t->status;
 	*result = t->result;
@@ -1231,7 +1271,7 @@ int hl_task_wait(hl_task *t, int64_t timeout_ms, hl_cancel *cancel)
 		                "timeout_ms = %lld: use -1 (forever) or 0 to "
 		                "2^40",
 		                (long long)timeout_ms);
-	rc = wait_done(t, hl__deadline(timeout_ms), cancel, 0);
+	rc = wait_done(t, hl__deadline(timeout_ms), cancel, 0, 0);
 	if (rc == HL_ETIMEDOUT)
 		return hl__fail(rc, "the task is not done yet");
 	if (rc == HL_EINTERRUPTED)
