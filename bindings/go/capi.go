@@ -192,6 +192,22 @@ static void hlgo_lock_op(hlgo_result *r, int op, hl_client *c,
 	hl_lock_free(lk);
 }
 
+// hlgo_hold_state fills *st with what the library knows of owner's hold
+// (hl_lock_hold_state: count, lost, epoch, lease; no round trip).
+static void hlgo_hold_state(hlgo_result *r, hl_hold_state *st, hl_client *c,
+		const hlgo_kind *k, const void *name, size_t name_len,
+		uint64_t owner) {
+	hl_lock *lk;
+	int rc;
+	if (hlgo_open(&lk, r, c, k, name, name_len, owner) != HL_OK)
+		return;
+	st->version = HL_HOLD_STATE_VERSION;
+	rc = hl_lock_hold_state(st, lk);
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+	hl_lock_free(lk);
+}
+
 // hlgo_multi takes (op 0) or releases (op 1) a multilock of kind over n
 // member locks, each named by its client, its lock kind, its bytes in names
 // (lens[i] each, one after another) and its owner. Acquire: was_lost[i] = the member's
@@ -597,6 +613,31 @@ func callLock(p *C.hl_client, op lockOp, opName string, kind *lockKind, name []b
 		res.err = resultError(opName, &r)
 	}
 	return res
+}
+
+// holdState is what the library knows of an owner's hold
+// (hl_hold_state): the one record of it; a Mutex keeps no count of its own.
+type holdState struct {
+	count   int64  // holds given and not released; 0 if none (or lost)
+	lost    bool   // the hold was found lost
+	epoch   uint64 // the hold's identity: new for each hold; 0 without one
+	leaseMs int64  // -1: renewed by the watchdog; else its fixed lease
+}
+
+// callHoldState reads owner's hold state. The caller holds c.mu for
+// reading. No round trip.
+func callHoldState(p *C.hl_client, kind *lockKind, name []byte, owner uint64) (holdState, error) {
+	var r cResult
+	var st C.hl_hold_state
+	k := cKind(kind)
+	C.hlgo_hold_state(&r, &st, p, &k, unsafe.Pointer(&name[0]), C.size_t(len(name)),
+		C.uint64_t(owner))
+	runtime.KeepAlive(name)
+	if r.status != C.HL_OK {
+		return holdState{}, resultError("hold state", &r)
+	}
+	return holdState{count: int64(st.count), lost: st.lost != 0, epoch: uint64(st.epoch),
+		leaseMs: int64(st.lease_ms)}, nil
 }
 
 func callAcquire(p *C.hl_client, kind *lockKind, name []byte, owner uint64, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {

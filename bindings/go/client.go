@@ -192,9 +192,13 @@ const maxNameLen = 65536
 
 // --- loss watching ----------------------------------------------------------
 
-// A hold is one uninterrupted holding of a lock by a Mutex, from the
-// acquire that took it free to the release that freed it (or its loss).
+// A hold is one uninterrupted holding of a lock by a Mutex's owner, from the
+// acquire that took it free to the release that freed it (or its loss). The
+// library keeps its count and state (holdState); this is only what Go needs
+// of it: its identity (the library's epoch), its Lost channel and watcher.
 type hold struct {
+	epoch    uint64 // the library's hl_hold_state.epoch for it
+	ended    bool   // a release of the Mutex ended it (under Mutex.mu)
 	lost     chan struct{}
 	lostOnce sync.Once
 	watchdog bool          // renewed by the watchdog (no fixed lease)
@@ -202,7 +206,9 @@ type hold struct {
 	done     chan struct{} // closed when the watcher goroutine has ended
 }
 
-func newHold() *hold { return &hold{lost: make(chan struct{})} }
+func newHold(epoch uint64, watchdog bool) *hold {
+	return &hold{epoch: epoch, watchdog: watchdog, lost: make(chan struct{})}
+}
 
 func (h *hold) markLost() { h.lostOnce.Do(func() { close(h.lost) }) }
 
@@ -257,13 +263,21 @@ func (c *Client) watch(h *hold, fd int) {
 	}()
 }
 
-// unwatch stops h's watcher, if any, and waits for it to end.
+// unwatch stops h's watcher, if any, and waits for it to end. A loss its
+// fd signalled that the watcher had not seen yet still closes h.lost.
 func (c *Client) unwatch(h *hold) {
 	c.hmu.Lock()
 	_, ok := c.holds[h]
 	delete(c.holds, h)
 	c.hmu.Unlock()
 	if ok {
+		if rc, err := h.file.SyscallConn(); err == nil {
+			rc.Control(func(fd uintptr) {
+				if fdReadable(fd) {
+					h.markLost()
+				}
+			})
+		}
 		h.file.Close()
 		<-h.done
 	}

@@ -43,6 +43,10 @@ type MultiLock struct {
 	locks []*Mutex
 	err   error // bad members, reported by every method
 
+	// Which members each acquisition took: the library keeps each member's
+	// hold (count, loss), but a RedLock takes any majority and the C
+	// multilock lives for one call, so only this says what a release gives
+	// back.
 	mu    sync.Mutex
 	holds []multiHold // newest last
 }
@@ -223,7 +227,7 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 	for i, m := range l.locks {
 		if mc.members[i] != 0 {
 			h.taken[i] = true
-			m.held(mc.wasLost[i] != 0, leaseMs < 0)
+			m.held(mc.wasLost[i] != 0)
 		}
 	}
 	l.mu.Lock()
@@ -338,7 +342,7 @@ func (l *MultiLock) Release() error {
 	leave()
 	for i, m := range l.locks {
 		if h.taken[i] {
-			m.released(int(mc.status[i]), mc.freed[i] != 0)
+			m.released(int(mc.status[i]))
 		}
 	}
 	return r.err

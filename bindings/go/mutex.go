@@ -22,9 +22,14 @@ type Mutex struct {
 	kind  lockKind // the lock kind and a spin lock's back-off
 	err   error    // a bad name or option, reported by every method
 
-	mu    sync.Mutex
-	count int64 // this Mutex's holds, as far as it knows
-	cur   *hold // the current (or most recent) hold; nil before the first
+	// The library keeps this owner's hold (its count, lost state and
+	// epoch: see state); the Mutex keeps only the hold it last saw begin,
+	// for what the library cannot give: its Lost channel, and, once the
+	// library has forgotten a hold whose lease ran out (or after Close),
+	// whether this Mutex had locked (a loss, logged by Unlock) or not
+	// (misuse, a panic).
+	mu  sync.Mutex
+	cur *hold // the current (or most recent) hold; nil before the first
 }
 
 var _ sync.Locker = (*Mutex)(nil)
@@ -76,10 +81,7 @@ func (m *Mutex) Unlock() {
 	if err := m.check(); err != nil {
 		panic(err)
 	}
-	m.mu.Lock()
-	count := m.count
-	m.mu.Unlock()
-	if count == 0 {
+	if !m.holding() {
 		panic(&Error{Op: "unlock", Code: statusNotHeld, Name: statusName(statusNotHeld),
 			Message: "unlock of a Mutex that does not hold " + quoteName(m.name)})
 	}
@@ -88,6 +90,30 @@ func (m *Mutex) Unlock() {
 			log(&UnlockError{Name: string(m.name), Err: err})
 		}
 	}
+}
+
+// holding reports whether Unlock has a hold to give back: the library says
+// this owner holds the lock (or held it and lost it), or this Mutex took a
+// hold that none of its releases has ended (a lease that ran out, or a
+// closed client, whose library no longer knows it).
+func (m *Mutex) holding() bool {
+	if st, err := m.state(); err == nil && (st.count > 0 || st.lost) {
+		return true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cur != nil && !m.cur.ended
+}
+
+// state is what the library knows of this Mutex's hold (no round trip).
+func (m *Mutex) state() (holdState, error) {
+	p, err := m.c.enter()
+	if err != nil {
+		return holdState{}, err
+	}
+	st, err := callHoldState(p, &m.kind, m.name, m.owner)
+	m.c.mu.RUnlock()
+	return st, err
 }
 
 // Logger receives the errors that Unlock cannot return (see Mutex.Unlock):
@@ -226,7 +252,7 @@ func (m *Mutex) acquired(ctx context.Context, r opResult, byDeadline bool, lease
 		}
 		return false, nil
 	}
-	m.held(r.wasLost, leaseMs < 0)
+	m.held(r.wasLost)
 	return true, nil
 }
 
@@ -248,34 +274,41 @@ func ctxWait(ctx context.Context, waitMs int64) (int64, bool, error) {
 	return waitMs, false, nil
 }
 
-// held records a successful acquire. wasLost: the library had found this
-// owner's previous hold lost (so this acquire started a new hold).
-// watchdog: taken without a fixed lease (so Lost() can watch it).
-func (m *Mutex) held(wasLost bool, watchdog bool) {
+// held follows a successful acquire: a hold the library began (a new
+// epoch) becomes the current one. wasLost: the library had found this
+// owner's previous hold lost.
+func (m *Mutex) held(wasLost bool) {
+	st, err := m.state()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cur != nil && m.count > 0 && (wasLost || m.cur.isLost()) {
-		m.cur.markLost()
-		m.endHoldLocked()
-	}
-	if m.count == 0 {
-		m.cur = newHold()
-		m.cur.watchdog = watchdog
-		m.count = 1
-		// Safety net: a Mutex collected while it holds stops being renewed.
-		runtime.SetFinalizer(m, (*Mutex).finalize)
-	} else {
-		m.count++
+	if err == nil {
+		m.adoptLocked(st, wasLost)
 	}
 }
 
-// endHoldLocked forgets the current hold (m.mu held). Its Lost channel
-// stays as it is: closed if it was lost, open forever if released.
-func (m *Mutex) endHoldLocked() {
-	if m.cur != nil {
-		m.c.unwatch(m.cur)
+// adoptLocked makes the library's hold st the current one if it is not
+// already (m.mu held): the hold seen before ends (its Lost channel closed
+// if it was lost, left open if it ended otherwise).
+func (m *Mutex) adoptLocked(st holdState, wasLost bool) {
+	if st.epoch == 0 || (m.cur != nil && m.cur.epoch == st.epoch) {
+		return
 	}
-	m.count = 0
+	if m.cur != nil && !m.cur.ended {
+		if wasLost {
+			m.cur.markLost()
+		}
+		m.endHoldLocked()
+	}
+	m.cur = newHold(st.epoch, st.leaseMs < 0)
+	// Safety net: a Mutex collected while it holds stops being renewed.
+	runtime.SetFinalizer(m, (*Mutex).finalize)
+}
+
+// endHoldLocked ends the current hold for this Mutex (m.mu held). Its Lost
+// channel stays as it is: closed if it was lost, open forever if released.
+func (m *Mutex) endHoldLocked() {
+	m.cur.ended = true
+	m.c.unwatch(m.cur)
 	runtime.SetFinalizer(m, nil)
 }
 
@@ -314,27 +347,25 @@ func (m *Mutex) Release() error {
 			r = d.result("unlock")
 		}
 	}
-	m.released(r.status, r.flag)
+	m.released(r.status)
 	return r.err
 }
 
-// released records the outcome of a release of one hold: its status and,
-// on success, whether the lock is now free.
-func (m *Mutex) released(status int, free bool) {
+// released follows a release (status: its outcome): the current hold ends
+// when the library has it no more (released to zero, not held, lost, or in
+// doubt: no longer renewed). After Close the library cannot say: the hold
+// stays, and the next Unlock reports ErrClosed.
+func (m *Mutex) released(status int) {
+	st, err := m.state()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch {
-	case status == statusOK && !free:
-		if m.count > 1 {
-			m.count--
-		}
-	case status == statusOK, status == statusNotHeld, status == statusInDoubt:
-		// In doubt: the library stopped renewing; the lease ends it.
-		m.endHoldLocked()
-	case status == statusLost:
-		if m.cur != nil {
-			m.cur.markLost()
-		}
+	if m.cur == nil || m.cur.ended || err != nil {
+		return
+	}
+	if status == statusLost {
+		m.cur.markLost()
+	}
+	if st.epoch != m.cur.epoch || (st.count == 0 && !st.lost) {
 		m.endHoldLocked()
 	}
 }
@@ -348,15 +379,32 @@ func (m *Mutex) released(status int, free bool) {
 // released normally is never closed. Lost returns nil (a channel that never
 // fires) before the first hold. Holds with a fixed lease are not watched.
 func (m *Mutex) Lost() <-chan struct{} {
+	st, err := m.state()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cur == nil {
+	if err == nil {
+		// A hold begun through another handle of this owner (a MultiLock).
+		m.adoptLocked(st, false)
+	}
+	h := m.cur
+	if h == nil {
 		return nil
 	}
-	if m.count > 0 && m.cur.watchdog && m.cur.done == nil && !m.cur.isLost() {
+	if h.ended || !h.watchdog || h.done != nil || h.isLost() {
+		return h.lost
+	}
+	switch {
+	case err != nil:
+		// Closed: nothing renews the hold any more.
+		h.markLost()
+	case st.epoch != h.epoch:
+		// Ended under this Mutex (released elsewhere, or forgotten).
+	case st.lost:
+		h.markLost()
+	case st.count > 0:
 		m.watchLocked()
 	}
-	return m.cur.lost
+	return h.lost
 }
 
 // watchLocked starts watching the current hold for loss (m.mu held): the
@@ -456,17 +504,18 @@ func (m *Mutex) query(op lockOp, name string) opResult {
 	return r
 }
 
-// finalize runs when a Mutex that holds the lock is garbage collected: the
-// owner is gone, so stop renewing (its lease then runs out) instead of
-// keeping the lock forever.
+// finalize runs when a Mutex whose hold had not ended is garbage collected:
+// the owner is gone (nobody else can use its owner id), so stop renewing
+// whatever the library still holds for it (its lease then runs out)
+// instead of keeping the lock forever.
 func (m *Mutex) finalize() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.count > 0 {
-		if p, err := m.c.enter(); err == nil {
-			callLock(p, opAbandon, "abandon", &m.kind, m.name, m.owner)
-			m.c.mu.RUnlock()
-		}
+	if p, err := m.c.enter(); err == nil {
+		callLock(p, opAbandon, "abandon", &m.kind, m.name, m.owner)
+		m.c.mu.RUnlock()
 	}
-	m.endHoldLocked()
+	if m.cur != nil && !m.cur.ended {
+		m.endHoldLocked()
+	}
 }
