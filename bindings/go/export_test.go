@@ -15,3 +15,34 @@ func NoFastPath(c *Client) func() {
 	atomic.StoreInt32(&c.noFast, 1)
 	return func() { atomic.StoreInt32(&c.noFast, 0) }
 }
+
+// AcquireAs takes m's lock for m's owner (one attempt, watchdog) through a
+// library handle of its own, as another handle of the same owner would,
+// without m being told.
+func AcquireAs(m *Mutex) (bool, error) {
+	p, err := m.c.enter()
+	if err != nil {
+		return false, err
+	}
+	r := callAcquire(p, &m.kind, m.name, m.owner, 0, -1, nil)
+	m.c.mu.RUnlock()
+	return r.flag, r.err
+}
+
+// ReleaseAs releases one hold of m's owner the same way: whether the lock
+// is now free.
+func ReleaseAs(m *Mutex) (bool, error) {
+	p, err := m.c.enter()
+	if err != nil {
+		return false, err
+	}
+	r := callLock(p, opRelease, "unlock", &m.kind, m.name, m.owner)
+	m.c.mu.RUnlock()
+	return r.flag, r.err
+}
+
+// HoldState is what the library knows of m's owner's hold.
+func HoldState(m *Mutex) (count int64, lost bool, epoch uint64, err error) {
+	st, err := m.state()
+	return st.count, st.lost, st.epoch, err
+}
