@@ -30,16 +30,36 @@
 typedef int hl_rc;
 
 /* The handle the Lua layer keeps per (Lock object, coroutine): a library
- * lock handle with that coroutine's owner id, plus how many holds were taken
- * through it and not yet given back. A handle that still has holds when it is
- * collected belongs to a coroutine that was collected while holding (the Lua
- * layer keeps holding handles reachable from the coroutine's owner record), so
- * its destructor abandons the hold: the watchdog stops renewing it and the
- * lease runs out, instead of a dead coroutine holding the lock forever. */
+ * lock handle with that coroutine's owner id. The library keeps the owner's
+ * hold (hl_lock_hold_state); the handle keeps only the identity (epoch) of
+ * the last hold taken through it. The Lua layer keeps such a handle
+ * reachable from the coroutine's owner record while that hold is the
+ * library's current one, so a handle collected while its hold is current
+ * belongs to a coroutine that was collected while holding: its destructor
+ * abandons the hold (the watchdog stops renewing it and the lease runs out),
+ * instead of a dead coroutine holding the lock forever. */
 typedef struct hlua_lock {
-	hl_lock *lock; /* NULL once closed */
-	int64_t holds;
+	hl_lock *lock;  /* NULL once closed */
+	uint64_t epoch; /* the hold last taken through it; 0: none */
 } hlua_lock;
+
+/* The epoch of the owner's current hold as the library knows it (no round
+ * trip); 0 when it has none, or cannot say (a closed client). */
+static uint64_t hlua_epoch(hl_lock *lock)
+{
+	hl_hold_state st;
+	memset(&st, 0, sizeof(st));
+	st.version = HL_HOLD_STATE_VERSION;
+	if (lock == NULL || hl_lock_hold_state(&st, lock) != HL_OK)
+		return 0;
+	return st.epoch;
+}
+
+/* An acquire through h succeeded: the hold it is part of is h's. */
+static void hlua_took(hlua_lock *h)
+{
+	h->epoch = hlua_epoch(h->lock);
+}
 
 /* Number of live hlua_lock and hl_client wrappers, for the leak tests
  * (atomic: a host may run Lua states on several threads). */
@@ -57,15 +77,17 @@ static int hlua_push_failure(lua_State *L, int rc)
 	return 3;
 }
 
-static void hlua_handle_close(hlua_lock *h)
+/* Free the library handle; abandon (the collector's case, see hlua_lock)
+ * the owner's hold if it is still the one taken through h. */
+static void hlua_handle_close(hlua_lock *h, int abandon)
 {
 	if (h->lock != NULL) {
-		if (h->holds > 0)
+		if (abandon && h->epoch != 0 && hlua_epoch(h->lock) == h->epoch)
 			(void)hl_lock_abandon(h->lock);
 		hl_lock_free(h->lock);
 		h->lock = NULL;
 	}
-	h->holds = 0;
+	h->epoch = 0;
 }
 
 static int hlua_lock_new(hlua_lock **out, hl_client *client, int kind,
@@ -91,9 +113,9 @@ static int hlua_lock_new(hlua_lock **out, hl_client *client, int kind,
 }
 
 /* A multilock over the handles of one coroutine's members (hlua_lock), and
- * the per-member outcome of its last call, read back by the Lua layer to
- * keep each member's bookkeeping (holds, armed handles). The members'
- * userdata are kept alive by the Lua layer as long as this one. */
+ * the per-member outcome of its last call, read back by the Lua layer (which
+ * members a guard stands for). The members' userdata are kept alive by the
+ * Lua layer as long as this one. */
 typedef struct hlua_multi {
 	hl_multilock *m;
 	hlua_lock **members;
@@ -188,15 +210,15 @@ static void hlua_push_event(lua_State *L, const hl_event *e)
 }
 
 /* An operation started without blocking (hl_lock_*_start): the library's
- * task, and the handle it was started through, whose hold count its result
- * updates once (the Lua layer keeps that handle's userdata alive as long as
- * this one). */
+ * task, and the handle it was started through, which an acquire's result
+ * makes the taker of the hold once (the Lua layer keeps that handle's
+ * userdata alive as long as this one). */
 enum { HLUA_TASK_ACQUIRE, HLUA_TASK_RELEASE, HLUA_TASK_LOST };
 typedef struct hlua_task {
 	hl_task *t; /* NULL once closed */
 	hlua_lock *h;
 	int what;    /* HLUA_TASK_* */
-	int counted; /* its result was applied to h's holds */
+	int counted; /* its result was applied to h */
 } hlua_task;
 
 static atomic_long hlua_live_tasks;
@@ -230,8 +252,8 @@ static int hlua_task_start(hlua_task **out, hlua_lock *h, int what,
 	return HL_OK;
 }
 
-/* The task's result, applied once to its handle's hold count as the
- * handle's own blocking calls apply theirs (a synchronizer's task has no
+/* The task's result; an acquire's, applied once to its handle as the
+ * handle's own blocking acquire applies its (a synchronizer's task has no
  * handle: its permits are counted by the library, per client). */
 static int hlua_task_take_result(hlua_task *k, int *out)
 {
@@ -242,18 +264,9 @@ static int hlua_task_take_result(hlua_task *k, int *out)
 	if (k->counted || !hl_task_done(k->t) || k->h == NULL)
 		return rc;
 	k->counted = 1;
-	if (k->what == HLUA_TASK_ACQUIRE && rc == HL_OK && *out) {
-		k->h->holds++;
-	} else if (k->what == HLUA_TASK_RELEASE) {
-		if (rc == HL_OK) {
-			if (*out)
-				k->h->holds = 0;
-			else if (k->h->holds > 0)
-				k->h->holds--;
-		} else if (rc == HL_ENOTHELD || rc == HL_ELOST) {
-			k->h->holds = 0;
-		}
-	}
+	if (k->what == HLUA_TASK_ACQUIRE && rc == HL_OK && *out &&
+	    k->h->lock != NULL)
+		hlua_took(k->h);
 	return rc;
 }
 
@@ -386,6 +399,9 @@ typedef int hl_rc;
 	lua_pushstring(L, $1);
 	SWIG_arg++;
 }
+
+/* Two integers out of one call (hold_state). */
+%apply int64_t *OUT_INT { int64_t *OUT_COUNT, int64_t *OUT_EPOCH };
 
 %typemap(in, numinputs=0) int *OUT_INTEGER (int tmp = 0) "$1 = &tmp;"
 %typemap(argout) int *OUT_INTEGER {
@@ -721,38 +737,40 @@ typedef struct hl_client {} hl_client;
 typedef struct hlua_lock {} hlua_lock;
 %extend hlua_lock {
 	~hlua_lock() {
-		hlua_handle_close($self);
+		hlua_handle_close($self, 1);
 		hlua_live_locks--;
 		free($self);
 	}
-	/* Free the library handle now (abandoning holds still counted on it);
-	 * idempotent. Calls afterwards return HL_EINVAL. */
-	void close() { hlua_handle_close($self); }
+	/* Free the library handle now (nothing is released or abandoned: the
+	 * Lua layer does that first); idempotent. Calls afterwards return
+	 * HL_EINVAL. */
+	void close() { hlua_handle_close($self, 0); }
 	bool closed() { return $self->lock == NULL; }
-	/* Holds taken through this handle and not yet given back. */
-	int64_t local_holds() { return $self->holds; }
-	/* Forget the holds (another handle of the same owner released the lock
-	 * completely). */
-	void disarm() { $self->holds = 0; }
+	/* The epoch of the last hold taken through this handle (0: none). */
+	int64_t epoch() { return (int64_t)$self->epoch; }
+	/* true, count, lost, epoch: the owner's hold as the library knows it
+	 * (hl_lock_hold_state; no round trip). */
+	hl_rc hold_state(int64_t *OUT_COUNT, int *OUT_BOOL, int64_t *OUT_EPOCH) {
+		hl_hold_state st;
+		int rc;
+		memset(&st, 0, sizeof(st));
+		st.version = HL_HOLD_STATE_VERSION;
+		rc = hl_lock_hold_state(&st, $self->lock);
+		*OUT_COUNT = st.count;
+		*OUT_BOOL = st.lost;
+		*OUT_EPOCH = (int64_t)st.epoch;
+		return rc;
+	}
 
 	hl_rc try_acquire(int *OUT_BOOL, int64_t wait_ms, int64_t lease_ms) {
 		int rc = hl_lock_try_acquire(OUT_BOOL, $self->lock, wait_ms,
 		                             lease_ms, NULL);
 		if (rc == HL_OK && *OUT_BOOL)
-			$self->holds++;
+			hlua_took($self);
 		return rc;
 	}
 	hl_rc release(int *OUT_BOOL) {
-		int rc = hl_lock_release(OUT_BOOL, $self->lock);
-		if (rc == HL_OK) {
-			if (*OUT_BOOL)
-				$self->holds = 0;
-			else if ($self->holds > 0)
-				$self->holds--;
-		} else if (rc == HL_ENOTHELD || rc == HL_ELOST) {
-			$self->holds = 0;
-		}
-		return rc;
+		return hl_lock_release(OUT_BOOL, $self->lock);
 	}
 	hl_rc force_unlock(int *OUT_BOOL) {
 		return hl_lock_force_unlock(OUT_BOOL, $self->lock);
@@ -765,12 +783,7 @@ typedef struct hlua_lock {} hlua_lock;
 	hl_rc wait_lost(int *OUT_BOOL, int64_t timeout_ms) {
 		return hl_lock_wait_lost(OUT_BOOL, $self->lock, timeout_ms, NULL);
 	}
-	hl_rc abandon() {
-		int rc = hl_lock_abandon($self->lock);
-		if (rc == HL_OK)
-			$self->holds = 0;
-		return rc;
-	}
+	hl_rc abandon() { return hl_lock_abandon($self->lock); }
 	hl_rc owner(char *OUT_BUF, size_t OUT_BUF_LEN) {
 		return hl_lock_owner(NULL, $self->lock, OUT_BUF, OUT_BUF_LEN);
 	}
@@ -838,9 +851,8 @@ typedef struct hlua_task {} hlua_task;
 }
 
 /* ---- hlua_multi ----------------------------------------------------------
- * Its members' hold counts follow each call, as hlua_lock's own calls keep
- * them: an acquire adds one to each member taken, a release takes one off
- * (or clears it when the member is now free, or not held, or lost). */
+ * An acquire makes each member it took the taker of that member's hold, as
+ * hlua_lock's own acquire does. */
 
 %nodefaultctor hlua_multi;
 typedef struct hlua_multi {} hlua_multi;
@@ -861,30 +873,24 @@ typedef struct hlua_multi {} hlua_multi;
 		if (rc == HL_OK && *OUT_BOOL) {
 			for (i = 0; i < $self->n; i++)
 				if ($self->taken[i])
-					$self->members[i]->holds++;
+					hlua_took($self->members[i]);
 		}
 		return rc;
 	}
 	hl_rc release() {
-		size_t i;
-		int rc = hl_multilock_release_ex($self->status, $self->freed,
-		                                 $self->m, NULL);
-		for (i = 0; i < $self->n; i++) {
-			hlua_lock *h = $self->members[i];
-			int st = $self->status[i];
-			if (st == HL_OK && $self->freed[i])
-				h->holds = 0;
-			else if (st == HL_OK && h->holds > 0)
-				h->holds--;
-			else if (st == HL_ELOST)
-				h->holds = 0;
-		}
-		return rc;
+		return hl_multilock_release_ex($self->status, $self->freed,
+		                               $self->m, NULL);
 	}
 	hl_rc is_lost(int *OUT_BOOL) { return hl_multilock_is_lost(OUT_BOOL, $self->m); }
 	/* The outcome of the last call for member i (0-based). */
 	bool taken(size_t i) { return i < $self->n && $self->taken[i]; }
 	bool freed(size_t i) { return i < $self->n && $self->freed[i]; }
+	/* Member i's hold went back in the last release (released, or found
+	 * lost). */
+	bool gave_back(size_t i) {
+		return i < $self->n && ($self->status[i] == HL_OK ||
+		                        $self->status[i] == HL_ELOST);
+	}
 	int64_t size() { return (int64_t)$self->n; }
 	int64_t quorum() { return (int64_t)hl_multilock_quorum($self->m); }
 }

@@ -115,9 +115,11 @@ end
 
 -- coroutine -> {id = owner id, armed = {[handle] = lock object}}. Weak keys
 -- (an ephemeron table in 5.2+): the record lives as long as its coroutine.
--- `armed` holds, strongly, every handle through which the coroutine still
--- holds a lock, so such a handle can only be collected together with its
--- coroutine; its C destructor then abandons the hold (see hilock.i).
+-- The library keeps the coroutine's holds (count, lost, epoch: see
+-- hl_lock_hold_state). `armed` holds, strongly, every handle through which
+-- the coroutine took the hold of a lock that the library still has, so such
+-- a handle can only be collected together with its coroutine; its C
+-- destructor then abandons the hold (see hilock.i).
 local owners = setmetatable({}, {__mode = "k"})
 local MAIN = {} -- key of the main coroutine in Lua 5.1 (running() is nil)
 
@@ -504,6 +506,9 @@ local function new_lock(client, fname, name, kind, backoff)
 		_backoff = backoff,
 		-- coroutine -> this object's handle for that coroutine's owner
 		_handles = setmetatable({}, {__mode = "k"}),
+		-- owner record -> the guards this object issued to it, not yet
+		-- released (see issue)
+		_guards = setmetatable({}, {__mode = "k"}),
 		-- tasks started through it (lock:close() ends them first)
 		_tasks = setmetatable({}, {__mode = "k"}),
 		_closed = false,
@@ -653,29 +658,79 @@ local function handle(self)
 	return h, rec
 end
 
--- Bookkeeping after a release through handle h of owner rec.
-local function released(self, h, rec, ok, now_free)
-	if ok and now_free then
-		-- The owner holds the lock no more, through any object: forget
-		-- the holds counted on its other handles for the same lock (the
-		-- same half of a read-write lock).
-		for hh, lk in pairs(rec.armed) do
-			if lk._client == self._client and lk._name == self._name and
-				lk._class == self._class then
-				hh:disarm()
-				rec.armed[hh] = nil
-			end
+-- After a release through handle h of owner rec: its handles for the same
+-- lock (the same half of a read-write lock) whose hold the library no
+-- longer has are let go (see owners).
+local function settle(self, h, rec)
+	local ok, _, _, epoch = h:hold_state()
+	if not ok then return end
+	for hh, lk in pairs(rec.armed) do
+		if lk._client == self._client and lk._name == self._name and
+			lk._class == self._class and hh:epoch() ~= epoch then
+			rec.armed[hh] = nil
 		end
 	end
-	if h:local_holds() == 0 then rec.armed[h] = nil end
 end
 
 local function release(self, h, rec)
 	local ok, now_free, code = h:release()
-	released(self, h, rec, ok, now_free)
+	settle(self, h, rec)
 	auto_dispatch(self._client)
 	if not ok then return nil, now_free, code end
 	return true
+end
+
+-- A guard stands for one hold that its lock object took for an owner, in
+-- the library's hold of that moment (its epoch): once that hold has ended
+-- (released to zero, lost and released, or its lease ran out), the guard
+-- has nothing left to give back, and it never gives back a newer hold. The
+-- library counts the holds; what it cannot say is which object took which.
+-- So each object lists, per owner, the guards it issued and that are not
+-- released yet (of the current hold only, at most as many as it has), for
+-- lock:close().
+local function issue(self, h, rec)
+	local epoch = h:epoch()
+	local ok, count = h:hold_state()
+	local list = self._guards[rec]
+	if list == nil or (list[1] ~= nil and list[1].epoch ~= epoch) then
+		list = {}
+		self._guards[rec] = list
+	end
+	while ok and #list > 0 and #list >= count do table.remove(list, 1) end
+	local g = setmetatable({lock = self, h = h, rec = rec, list = list, epoch = epoch,
+		done = false}, Guard)
+	list[#list + 1] = g
+	rec.armed[h] = self
+	return g
+end
+
+-- A release through the object (lock:unlock(), a release task) gives back
+-- the newest guard it issued to the owner.
+local function unlocked(self, h, rec, ok)
+	local list = self._guards[rec]
+	if ok and list then list[#list] = nil end
+	settle(self, h, rec)
+end
+
+-- Give back the hold guard g stands for (once): true | nil, message, code.
+local function give_back(g)
+	g.done = true
+	local list = g.list
+	for i = #list, 1, -1 do
+		if list[i] == g then
+			table.remove(list, i)
+			break
+		end
+	end
+	local lock, h = g.lock, g.h
+	local ok, _, _, epoch = h:hold_state()
+	if ok and epoch ~= g.epoch then
+		settle(lock, h, g.rec)
+		auto_dispatch(lock._client)
+		return nil, format("%q is not held: the hold this guard stood for has ended",
+			lock._name), "HL_ENOTHELD"
+	end
+	return release(lock, h, g.rec)
 end
 
 local acquire_options = {wait = true, lease = true}
@@ -702,8 +757,7 @@ function Lock:acquire(opts)
 	auto_dispatch(self._client)
 	if not ok then return nil, acquired, code2 end
 	if not acquired then return false end
-	rec.armed[h] = self
-	return setmetatable({lock = self, h = h, rec = rec, done = false}, Guard)
+	return issue(self, h, rec)
 end
 Lock.lock = Lock.acquire
 
@@ -729,7 +783,11 @@ function Lock:unlock()
 	check_lock(self, "unlock", 2)
 	local h, rec, code = handle(self)
 	if not h then return nil, rec, code end
-	return release(self, h, rec)
+	local ok, now_free, code2 = h:release()
+	unlocked(self, h, rec, ok)
+	auto_dispatch(self._client)
+	if not ok then return nil, now_free, code2 end
+	return true
 end
 Lock.release = Lock.unlock
 
@@ -971,11 +1029,10 @@ function Task:result()
 		elseif not flag then
 			res = pack(false)
 		else
-			rec.armed[h] = lock
-			res = pack(setmetatable({lock = lock, h = h, rec = rec, done = false}, Guard))
+			res = pack(issue(lock, h, rec))
 		end
 	elseif self._what == "release" then
-		released(lock, h, rec, ok, flag)
+		unlocked(lock, h, rec, ok)
 		res = ok and pack(true) or pack(nil, flag, code)
 	else
 		res = ok and pack(flag) or pack(nil, flag, code)
@@ -1064,17 +1121,23 @@ function Lock:close()
 	local rok, rmsg, rcode = true, nil, nil
 	for co, h in pairs(self._handles) do
 		local rec = owners[co]
-		while h:local_holds() > 0 and not self._client._closed do
-			local ok, now_free, code = h:release()
-			if rec then released(self, h, rec, ok, now_free) end
+		local list = rec and self._guards[rec]
+		-- its guards not yet released, newest first (they share one hold)
+		while list and #list > 0 and not self._client._closed do
+			local ok, msg, code = give_back(list[#list])
 			if not ok then
-				if code ~= "HL_ENOTHELD" and rok then
-					rok, rmsg, rcode = nil, now_free, code
+				if code ~= "HL_ENOTHELD" then
+					if rok then rok, rmsg, rcode = nil, msg, code end
+					-- not given back: no longer renewed, the lease ends it
+					if code ~= "HL_ELOST" then h:abandon() end
 				end
 				break
 			end
 		end
-		if rec then rec.armed[h] = nil end
+		if rec then
+			rec.armed[h] = nil
+			self._guards[rec] = nil
+		end
 		h:close()
 		self._handles[co] = nil
 	end
@@ -1101,18 +1164,20 @@ end
 --- guard:release() --> true | nil, message, code
 -- Releases the hold this guard stands for, once; later calls return true.
 -- Works from any coroutine: it releases the hold of the coroutine that took
--- it.
+-- it. When that hold is over (released to zero through another guard or
+-- object, or lost and taken again): nil, message, "HL_ENOTHELD", and a
+-- newer hold is left alone.
 function Guard:release()
 	if getmetatable(self) ~= Guard then
 		error("bad self to 'release' (hilock guard expected)", 2)
 	end
 	if self.done then return true end
-	self.done = true
 	local lock = self.lock
 	if lock._closed or lock._client._closed or self.h:closed() then
+		self.done = true
 		return true -- lock:close() released it, or the client is gone
 	end
-	return release(lock, self.h, self.rec)
+	return give_back(self)
 end
 Guard.unlock = Guard.release
 
@@ -1225,6 +1290,9 @@ local function multi_entry(self)
 		end
 		local ok, mu, code = core.multi_new(hs, self._kind)
 		if not ok then return nil, mu, code end
+		-- holds: acquisitions through this object not yet released (the C
+		-- multilock records which members each took, but not how many
+		-- there are), for close
 		e = {mu = mu, hs = hs, holds = 0}
 		self._multis[co] = e
 	end
@@ -1241,8 +1309,11 @@ local function multi_release(self, e, rec)
 			local rok, rmsg, rcode = true, nil, nil
 			for i = #self._locks, 1, -1 do
 				local l, h = self._locks[i], e.hs[i]
-				if not l._closed and not l._client._closed and h:local_holds() > 0 then
-					local ok, msg, code = release(l, h, rec)
+				local list = l._guards[rec]
+				if not l._closed and not l._client._closed and list and #list > 0 then
+					local ok, msg, code = h:release()
+					unlocked(l, h, rec, ok)
+					auto_dispatch(l._client)
 					if not ok and rok then rok, rmsg, rcode = nil, msg, code end
 				end
 			end
@@ -1252,9 +1323,9 @@ local function multi_release(self, e, rec)
 	end
 	local ok, msg, code = e.mu:release()
 	for i, h in ipairs(e.hs) do
-		local free = e.mu:freed(i - 1)
-		released(self._locks[i], h, rec, free, free)
-		auto_dispatch(self._locks[i]._client)
+		local lk = self._locks[i]
+		unlocked(lk, h, rec, e.mu:gave_back(i - 1))
+		auto_dispatch(lk._client)
 	end
 	if not ok then return nil, msg, code end
 	return true
@@ -1283,7 +1354,8 @@ function Multi:acquire(opts)
 	if not acquired then return false end
 	e.holds = e.holds + 1
 	for i, h in ipairs(e.hs) do
-		if e.mu:taken(i - 1) then rec.armed[h] = self._locks[i] end
+		-- through the member too: its lock:close() gives it back
+		if e.mu:taken(i - 1) then issue(self._locks[i], h, rec) end
 	end
 	local validity = valid >= 0 and valid / 1000 or nil
 	return setmetatable({multi = self, e = e, rec = rec, done = false}, MultiGuard), validity
