@@ -159,6 +159,23 @@ test("multilock: reentrant, per coroutine, with()", function()
 	assert(msg:match("member"), msg)
 end)
 
+test("multilock: members share their hold with the lock objects; closing one gives back its part", function()
+	local name = uname("share")
+	local ls = locks_of(name)
+	local ml = hilock.multilock(ls)
+	local g = assert(ml:acquire())
+	local direct = assert(ls[2]:acquire()) -- a re-entry through the member itself
+	eq(redis(2, "HGET", name, ls[2]:owner()), "2", "member 2 count")
+	eq(ls[2]:hold_count(), 2, "one hold of the coroutine, whichever object took it")
+	assert(ls[1]:close()) -- gives back what the multilock took through it
+	eq(redis(1, "EXISTS", name), "0", "member 1 released by its close")
+	assert(g:release()) -- the others, one at a time
+	eq(redis(2, "HGET", name, ls[2]:owner()), "1", "member 2: the direct hold is left")
+	eq(redis(3, "EXISTS", name), "0", "member 3 released")
+	assert(direct:release())
+	eq(redis(2, "EXISTS", name), "0", "member 2 free")
+end)
+
 test("redlock: one of three down acquires, two down fail within the wait", function()
 	local name = uname("red")
 	local ls = locks_of(name)
