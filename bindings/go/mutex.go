@@ -375,9 +375,10 @@ func (m *Mutex) released(status int) {
 // stayed unreachable until the lease ended. It is also closed by
 // Client.Close, which stops renewal. The channel belongs to the current
 // hold (or the most recent one): a new hold, taken after the Mutex was fully
-// released or after a loss, gets a new channel, and a channel of a hold
-// released normally is never closed. Lost returns nil (a channel that never
-// fires) before the first hold. Holds with a fixed lease are not watched.
+// released, after a loss or after its lease ran out, gets a new channel (the
+// library tells holds apart), and a channel of a hold released normally is
+// never closed. Lost returns nil (a channel that never fires) before the
+// first hold. Holds with a fixed lease are not watched.
 func (m *Mutex) Lost() <-chan struct{} {
 	st, err := m.state()
 	m.mu.Lock()
