@@ -308,7 +308,7 @@ static void renewals_race_reentry(void)
 	/* Short, for many renewals to race; long enough that a loaded
 	 * machine does not delay a renewal past the loss deadline (a tenth
 	 * of the timeout before the lease ends). */
-	const int64_t wd = 300 * ht_scale();
+	const int64_t wd = 600 * ht_scale();
 	hl_client *c = ht_client(r, wd);
 	hl_lock *l = ht_lock(c, "wd:race");
 	int64_t end, n = 0;
