@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <uuid/uuid.h>
 
 /* prefix + "{name}" (or prefix + name when the name has a '{' and
@@ -136,11 +137,13 @@ int hl__object_enter(const hl_object *o)
 void hl__random_hex(char out[33])
 {
 	static const char hex[] = "0123456789abcdef";
-	uuid_t u;
+	unsigned char u[16];
 	int i;
-	uuid_generate_random(u);
-	/* a random (version 4) UUID has 122 random bits: the permit ids and
-	 * markers need uniqueness, not all 128 */
+	/* 128 bits from the kernel in one system call (libuuid's
+	 * uuid_generate_random, the fallback, also reseeds random(3) on every
+	 * call): the permit ids and markers need uniqueness */
+	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
+		uuid_generate_random(u);
 	for (i = 0; i < 16; i++) {
 		out[2 * i] = hex[u[i] >> 4];
 		out[2 * i + 1] = hex[u[i] & 15];
