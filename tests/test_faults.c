@@ -59,7 +59,8 @@ static void expires_unrenewed(ht_redis *r, const char *name, int64_t bound)
 {
 	long long last = ht_pttl(r, HT_S(name)), now;
 	int64_t t0 = ht_now_ms();
-	while ((now = ht_pttl(r, HT_S(name))) > 0) {
+	/* 0 is not gone yet: the key lives until its ms has passed */
+	while ((now = ht_pttl(r, HT_S(name))) >= 0) {
 		HT_CHECKF(now <= last + 20, "%s renewed: pttl %lld after %lld",
 		          name, now, last);
 		last = now;
