@@ -318,6 +318,19 @@ void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
 int hl__reply_error(const hl_reply *r, const char *what);
 
+/* For compositions of locks (prim/multi.c): a copy of lock's handle (its
+ * kind, owner and back-off; a reference of its client); the acquire and
+ * release of hl_lock_try_acquire_start and hl_lock_release for owner_id
+ * (hl__effective_owner() as it was when the composition began), the
+ * acquire's task telling parent when done (NULL: none), the release
+ * within deadline_ms (-1: the retry policy and the hold's lease). */
+int hl__lock_clone(hl_lock **out, const hl_lock *lock);
+int hl__lock_try_acquire_start_as(struct hl_task **out, hl_lock *lock,
+                                  uint64_t owner_id, int64_t wait_ms,
+                                  int64_t lease_ms, struct hl_task *parent);
+int hl__lock_release_as(int *out_released, hl_lock *lock, uint64_t owner_id,
+                        int64_t deadline_ms);
+
 /* Owner string of the calling thread or the explicit owner. */
 uint64_t hl__effective_owner(const hl_lock *lock);
 size_t hl__owner_string(char *buf, const hl_client *c, uint64_t owner_id);
@@ -571,6 +584,10 @@ typedef struct hl_wait_spec {
 	uint64_t interrupt_gen; /* c->interrupt_gen when the call began */
 	int blocking;           /* a blocking call waits for it: not
 	                           delivered through hl_client_task_next() */
+	/* NULL, or a K_DRIVE task (hl__task_drive_start) whose step runs again
+	 * when this one is done; the new task is then never delivered through
+	 * hl_client_task_next(). The parent may be of another client. */
+	struct hl_task *parent;
 } hl_wait_spec;
 
 /* One round trip (a release): run once on an executor thread. Not
@@ -589,6 +606,31 @@ typedef struct hl_watch_ops {
 	void (*free)(void *arg);
 } hl_watch_ops;
 
+/* An operation made of other tasks, possibly of other clients (the
+ * multilock: a wait for each member in turn). step() runs on an executor
+ * of the task's client, without wait_mu, first at once and then whenever
+ * something happened: a task it started with self as its parent
+ * (hl_wait_spec.parent) is done, its timer (*wake_ms) came, or it was
+ * stopped. It may start, cancel and free its children (on any client) and
+ * make round trips. It returns either *done = 0 (look again at the next
+ * event, or at *wake_ms, monotonic, -1: none) or *done = 1 with the status
+ * (its message in hl_error_last()) and *result. stop is HL_OK, or why the
+ * task must end (HL_EINTERRUPTED: cancel, interrupt; HL_ECLOSED: its
+ * client closes): the step then cancels its children, gives back what it
+ * took and ends with that status. An HL_OK end that a stop overtook is
+ * refused: the step runs again with the stop. A step that ends has freed
+ * its children (free() runs under wait_mu and must not touch a client).
+ * A close lets the executors run until every such task ended. */
+typedef struct hl_drive_ops {
+	int (*step)(void *arg, struct hl_task *self, int stop, int *done,
+	            int *result, int64_t *wake_ms);
+	/* NULL, or: the task completes with status and result, and the user
+	 * still has it (outputs the user gave may be written). Called under
+	 * wait_mu: short, only leaf mutexes. */
+	void (*commit)(void *arg, int status, int result);
+	void (*free)(void *arg);
+} hl_drive_ops;
+
 int hl__engine_start(hl_client *c);
 /* Stop the executors (after close completed every task). */
 void hl__engine_stop(hl_client *c);
@@ -601,6 +643,15 @@ int hl__task_wait_start(struct hl_task **out, hl_client *c,
                         const hl_wait_spec *spec);
 int hl__task_call_start(struct hl_task **out, hl_client *c,
                         const hl_call_ops *ops, void *arg);
+/* interruptible: hl_client_interrupt() since interrupt_gen (c's when the
+ * call began) stops it; a close stops it anyway. */
+int hl__task_drive_start(struct hl_task **out, hl_client *c,
+                         const hl_drive_ops *ops, void *arg, int interruptible,
+                         uint64_t interrupt_gen, int blocking);
+/* A reference of t for the caller (taken and dropped under t's client's
+ * wait_mu: the caller holds no wait_mu); the last one frees t. */
+void hl__task_ref(struct hl_task *t);
+void hl__task_unref(struct hl_task *t);
 /* Caller holds hold_mu: check() runs at once, and the changes after it
  * are seen. deadline_ms -1: none. */
 int hl__task_watch_start(struct hl_task **out, hl_client *c,

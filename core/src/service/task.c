@@ -21,6 +21,16 @@
  * behind an eventfd that is readable while the queue is not empty; a task
  * can also have its own eventfd. Blocking calls are a task and a wait on
  * it.
+ *
+ * A drive task is an operation made of other tasks (the multilock: a wait
+ * for each member in turn, the members possibly of other clients). Its
+ * step runs on an executor like an attempt, starts child tasks that name
+ * it their parent, and runs again when one of them is done. A child of
+ * another client tells it through an executor of the child's client, which
+ * lets go of its own wait_mu first: no thread holds two clients' wait_mu
+ * at once, so clients that wait on each other's members cannot deadlock.
+ * A stop (cancel, interrupt, close) runs the step again to wind down, and
+ * a closing client's executors stay until its drive tasks have ended.
  */
 #include "internal.h"
 
@@ -38,7 +48,7 @@
 #define HL_UNDO_MAX_MS 500
 #define NOT_IN_HEAP    ((size_t)-1)
 
-enum { K_WAIT = 1, K_CALL, K_WATCH };
+enum { K_WAIT = 1, K_CALL, K_WATCH, K_DRIVE };
 enum { S_PARKED = 1, S_READY, S_RUNNING, S_DONE };
 /* phases of K_WAIT */
 enum { P_GATED = 1, P_FRESH, P_SUBSCRIBED, P_GIVE_UP };
@@ -63,6 +73,7 @@ struct hl_task {
 	                itself: when ready it is not in engine->ready, its
 	                cond is signalled instead (one thread switch less
 	                per wake-up) */
+	int kicked;  /* K_DRIVE: something happened while its step ran */
 	uint64_t interrupt_gen;
 	int64_t deadline_ms, io_deadline_ms;
 	int64_t wake_ms; /* the timer (-1: none) */
@@ -78,10 +89,14 @@ struct hl_task {
 	hl_sub *sub;
 	const void *channel; /* in arg; NULL: none */
 	size_t channel_len;
+	/* A K_DRIVE task to tell when this one is done (a reference of it is
+	 * held until told); NULL: none. */
+	struct hl_task *parent;
 	union {
 		const hl_wait_ops *wait;
 		const hl_call_ops *call;
 		const hl_watch_ops *watch;
+		const hl_drive_ops *drive;
 	} ops;
 	void *arg;
 };
@@ -100,6 +115,15 @@ typedef struct hl_engine {
 	hl_dlist done; /* completed, not yet taken */
 	int fd;        /* the client's task fd, -1 until asked */
 	int rescan;    /* the holds changed during a check (see watch_eval) */
+	/* Done tasks whose parent is a task of another client: an executor
+	 * tells each parent under the parent's wait_mu, never holding two
+	 * clients' wait_mu at once (q_link; each keeps the engine's
+	 * reference until then). */
+	hl_dlist notify;
+	/* K_DRIVE tasks not done: the executors keep running for them after
+	 * a close stopped the engine, so that they can give back what they
+	 * took on other clients before they end. */
+	int ndrives;
 } hl_engine;
 
 static hl_task *of(hl_dlink *l, size_t off)
@@ -292,6 +316,40 @@ static void sub_leave(hl_client *c, hl_task *t)
 
 static void complete(hl_client *c, hl_task *t, int status, int result,
                      const char *msg);
+static void unref_locked(hl_task *t);
+
+/* Something happened that a K_DRIVE task looks at (a child done, a stop):
+ * its step runs again (caller holds its client's wait_mu). */
+static void kick(hl_client *c, hl_task *t)
+{
+	if (t->state == S_DONE)
+		return;
+	if (t->state == S_RUNNING) {
+		t->kicked = 1; /* looked at when the step returns */
+		return;
+	}
+	make_ready(c->engine, t);
+}
+
+/* t is done: tell its parent. A parent of this client is told at once; one
+ * of another client through e->notify, where t keeps the engine's
+ * reference (returns 1: the caller keeps it too). */
+static int tell_parent(hl_client *c, hl_task *t)
+{
+	hl_task *p = t->parent;
+	if (p->c != c) {
+		hl__dlist_push(&c->engine->notify, &t->q_link);
+		pthread_cond_signal(&c->engine->cond);
+		return 1;
+	}
+	t->parent = NULL;
+	kick(c, p);
+	/* Not the last reference: a parent ends only after it saw its
+	 * children done, and its end takes this wait_mu, held here since t's
+	 * completion began. */
+	unref_locked(p);
+	return 0;
+}
 
 /* Competing now: subscribed (if the wait has a channel) and due for an
  * attempt. Caller holds wait_mu. */
@@ -359,6 +417,18 @@ static void detach(hl_client *c, hl_task *t)
 	}
 }
 
+static void free_arg(hl_task *t, void *arg)
+{
+	if (t->kind == K_WAIT)
+		t->ops.wait->free(arg);
+	else if (t->kind == K_CALL)
+		t->ops.call->free(arg);
+	else if (t->kind == K_WATCH)
+		t->ops.watch->free(arg);
+	else
+		t->ops.drive->free(arg);
+}
+
 static void task_destroy(hl_task *t)
 {
 	hl_client *c = t->c;
@@ -411,14 +481,12 @@ static void complete(hl_client *c, hl_task *t, int status, int result,
 	fd_signal(t->fd);
 	pthread_cond_broadcast(&t->cond);
 	t->arg = NULL;
-	if (arg) {
-		if (t->kind == K_WAIT)
-			t->ops.wait->free(arg);
-		else if (t->kind == K_CALL)
-			t->ops.call->free(arg);
-		else
-			t->ops.watch->free(arg);
-	}
+	if (arg)
+		free_arg(t, arg);
+	if (t->kind == K_DRIVE && --e->ndrives == 0 && e->stop)
+		pthread_cond_broadcast(&e->cond); /* executors may end now */
+	if (t->parent && tell_parent(c, t))
+		return;
 	unref_locked(t); /* the engine's */
 }
 
@@ -454,6 +522,12 @@ static void stop_task(hl_client *c, hl_task *t, int why)
 		return;
 	if (t->stop == HL_OK)
 		t->stop = why;
+	if (t->kind == K_DRIVE) {
+		/* Its step winds it down: it cancels its children and gives
+		 * back what it took, on whichever clients, before it ends. */
+		kick(c, t);
+		return;
+	}
 	if (t->kind == K_WAIT && t->phase == P_GIVE_UP) {
 		/* completing already; close skips the round trip */
 		if (why == HL_ECLOSED && t->state != S_RUNNING)
@@ -737,6 +811,64 @@ static void step_call(hl_client *c, hl_task *t)
 	complete(c, t, rc, result, rc == HL_OK ? NULL : msg);
 }
 
+/* A step of a K_DRIVE task (called and returns with wait_mu held; t is
+ * running and referenced). */
+static void step_drive(hl_client *c, hl_task *t)
+{
+	const hl_drive_ops *ops = t->ops.drive;
+	char msg[HL_TASK_MSG_LEN];
+	int rc, done = 0, result = 0, stop = t->stop;
+	int64_t wake = -1;
+	t->kicked = 0;
+	pthread_mutex_unlock(&c->wait_mu);
+	rc = ops->step(t->arg, t, stop, &done, &result, &wake);
+	if (done && rc != HL_OK)
+		copy_msg(msg, sizeof(msg));
+	pthread_mutex_lock(&c->wait_mu);
+	if (!done) {
+		if (t->kicked || t->stop != stop)
+			make_ready(c->engine, t);
+		else
+			park(c->engine, t, wake);
+		return;
+	}
+	if (rc == HL_OK && stop == HL_OK && t->stop != HL_OK) {
+		/* Stopped while the step that ended it ran: nobody may get
+		 * what it took, so the next step (told of the stop) gives it
+		 * back. */
+		make_ready(c->engine, t);
+		return;
+	}
+	if (ops->commit && t->user)
+		ops->commit(t->arg, rc, result);
+	complete(c, t, rc, result, rc == HL_OK ? NULL : msg);
+}
+
+/* Tell the parents of the tasks on e->notify (see tell_parent), each under
+ * its own client's wait_mu. Called and returns with c->wait_mu held, which
+ * it lets go meanwhile. */
+static void notify_parents(hl_client *c)
+{
+	hl_engine *e = c->engine;
+	while (e->notify.head) {
+		hl_task *t = TASK_OF(e->notify.head, q_link), *p = t->parent;
+		int last;
+		hl__dlist_remove(&e->notify, &t->q_link);
+		t->parent = NULL;
+		pthread_mutex_unlock(&c->wait_mu);
+		pthread_mutex_lock(&p->c->wait_mu);
+		kick(p->c, p);
+		last = --p->refs == 0;
+		pthread_mutex_unlock(&p->c->wait_mu);
+		/* The parent may have ended and been freed meanwhile: this
+		 * was its last reference, and maybe its client's. */
+		if (last)
+			task_destroy(p);
+		pthread_mutex_lock(&c->wait_mu);
+		unref_locked(t); /* the engine's, kept for this */
+	}
+}
+
 static void step_watch(hl_client *c, hl_task *t)
 {
 	/* hold_mu comes first: let go of wait_mu to take it */
@@ -771,6 +903,8 @@ static void run_step(hl_client *c, hl_task *t)
 		step_wait(c, t);
 	else if (t->kind == K_CALL)
 		step_call(c, t);
+	else if (t->kind == K_DRIVE)
+		step_drive(c, t);
 	else
 		step_watch(c, t);
 	if (t->state == S_RUNNING)
@@ -784,9 +918,16 @@ static void *exec_main(void *arg)
 	hl_engine *e = c->engine;
 	pthread_setname_np(pthread_self(), "hl-executor");
 	pthread_mutex_lock(&c->wait_mu);
-	while (!e->stop) {
+	/* After a close stopped the engine, drive tasks still pending run to
+	 * their end (close stopped them: they only give back what they
+	 * took). */
+	while (!e->stop || e->ndrives > 0) {
 		int64_t now = hl__now_ms();
 		hl_task *t;
+		if (e->notify.head) {
+			notify_parents(c);
+			continue;
+		}
 		while (e->heap_len > 0 && e->heap[0]->wake_ms <= now)
 			timer_fired(c, e->heap[0], now);
 		if (e->ready.head) {
@@ -848,6 +989,9 @@ void hl__engine_stop(hl_client *c)
 		         0,
 		         t->phase == P_GIVE_UP ? t->msg : stop_msg(HL_ECLOSED));
 	}
+	/* the parents of tasks that ended last (they may be another
+	 * client's, still running) */
+	notify_parents(c);
 	pthread_mutex_unlock(&c->wait_mu);
 }
 
@@ -907,12 +1051,20 @@ static void check_stopped(hl_client *c, hl_task *t)
 int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 {
 	hl_engine *e = c->engine;
-	hl_task *t = task_new(c, K_WAIT, spec->blocking);
+	hl_task *t;
 	int rc = HL_OK;
+	/* The parent's reference, taken before this client's wait_mu (no two
+	 * clients' at once): the task tells the parent when it is done. */
+	if (spec->parent)
+		hl__task_ref(spec->parent);
+	t = task_new(c, K_WAIT, spec->blocking || spec->parent);
 	if (!t) {
 		spec->ops->free(spec->arg);
+		if (spec->parent)
+			hl__task_unref(spec->parent);
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
+	t->parent = spec->parent;
 	t->ops.wait = spec->ops;
 	t->arg = spec->arg;
 	t->deadline_ms = spec->deadline_ms;
@@ -985,6 +1137,48 @@ int hl__task_call_start(hl_task **out, hl_client *c, const hl_call_ops *ops,
 	pthread_mutex_unlock(&c->wait_mu);
 	*out = t;
 	return HL_OK;
+}
+
+int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
+                         void *arg, int interruptible, uint64_t interrupt_gen,
+                         int blocking)
+{
+	hl_engine *e = c->engine;
+	hl_task *t = task_new(c, K_DRIVE, blocking);
+	if (!t) {
+		ops->free(arg);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	t->ops.drive = ops;
+	t->arg = arg;
+	t->interruptible = interruptible;
+	t->interrupt_gen = interrupt_gen;
+	pthread_mutex_lock(&c->wait_mu);
+	hl__dlist_push(&e->pending, &t->all_link);
+	e->ndrives++;
+	t->state = S_PARKED;
+	make_ready(e, t);
+	check_stopped(c, t);
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = t;
+	return HL_OK;
+}
+
+void hl__task_ref(hl_task *t)
+{
+	pthread_mutex_lock(&t->c->wait_mu);
+	t->refs++;
+	pthread_mutex_unlock(&t->c->wait_mu);
+}
+
+void hl__task_unref(hl_task *t)
+{
+	int last;
+	pthread_mutex_lock(&t->c->wait_mu);
+	last = --t->refs == 0;
+	pthread_mutex_unlock(&t->c->wait_mu);
+	if (last)
+		task_destroy(t);
 }
 
 int hl__task_watch_start(hl_task **out, hl_client *c, const hl_watch_ops *ops,
@@ -1289,15 +1483,8 @@ void hl_task_free(hl_task *t)
 	if (c->fork_gen != atomic_load(&hl__fork_generation)) {
 		/* A child after fork(): the engine and its threads are the
 		 * parent's. Forget the copy unseen. */
-		void *arg = t->arg;
-		if (arg) {
-			if (t->kind == K_WAIT)
-				t->ops.wait->free(arg);
-			else if (t->kind == K_CALL)
-				t->ops.call->free(arg);
-			else
-				t->ops.watch->free(arg);
-		}
+		if (t->arg)
+			free_arg(t, t->arg);
 		task_destroy(t);
 		return;
 	}
