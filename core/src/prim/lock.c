@@ -173,6 +173,19 @@ void hl_lock_free(hl_lock *lock)
 	lock_dispose(lock);
 }
 
+int hl__lock_clone(hl_lock **out, const hl_lock *lock)
+{
+	int rc = hl_lock_new_kind(out, lock->client, lock->kind, lock->name,
+	                          lock->name_len);
+	if (rc != HL_OK)
+		return rc;
+	(*out)->owner_id = lock->owner_id;
+	(*out)->backoff_initial_ms = lock->backoff_initial_ms;
+	(*out)->backoff_max_ms = lock->backoff_max_ms;
+	(*out)->backoff_multiplier = lock->backoff_multiplier;
+	return HL_OK;
+}
+
 int hl_lock_set_owner(hl_lock *lock, uint64_t owner_id)
 {
 	if (!lock)
@@ -1076,15 +1089,24 @@ out:
 	return rc;
 }
 
-int hl_lock_release(int *out_released, hl_lock *lock)
+int hl__lock_release_as(int *out_released, hl_lock *lock, uint64_t owner_id,
+                        int64_t deadline_ms)
 {
 	int rc;
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
-	rc = release_owner(out_released, lock, hl__effective_owner(lock), -1);
+	rc = release_owner(out_released, lock, owner_id, deadline_ms);
 	hl__stat_add(lock->client, HL_STAT_RELEASES, rc == HL_OK);
 	hl__client_leave(lock->client);
 	return rc;
+}
+
+int hl_lock_release(int *out_released, hl_lock *lock)
+{
+	if (!lock)
+		return lock_enter(lock);
+	return hl__lock_release_as(out_released, lock,
+	                           hl__effective_owner(lock), -1);
 }
 
 /* ---- the non-blocking forms --------------------------------------------- */
@@ -1092,10 +1114,18 @@ int hl_lock_release(int *out_released, hl_lock *lock)
 int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock, int64_t wait_ms,
                               int64_t lease_ms)
 {
+	return hl__lock_try_acquire_start_as(
+	        out, lock, lock ? hl__effective_owner(lock) : 0, wait_ms,
+	        lease_ms, NULL);
+}
+
+int hl__lock_try_acquire_start_as(hl_task **out, hl_lock *lock,
+                                  uint64_t owner_id, int64_t wait_ms,
+                                  int64_t lease_ms, struct hl_task *parent)
+{
 	hl_client *c;
 	hl_wait_spec spec;
 	attempt_opts ao;
-	uint64_t owner_id;
 	int64_t local, hold_back = 0, grace;
 	int rc;
 
@@ -1106,7 +1136,6 @@ int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock, int64_t wait_ms,
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
 	c = lock->client;
-	owner_id = hl__effective_owner(lock);
 	if (lock->kind == HL_LOCK_WRITE) {
 		/* as hl_lock_try_acquire: a reader cannot take the write
 		 * lock */
@@ -1156,6 +1185,7 @@ int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock, int64_t wait_ms,
 	((lock_ctx *)spec.arg)->may_wait = wait_ms != 0;
 	spec.hold_back_us = hold_back;
 	spec.interrupt_gen = atomic_load(&c->interrupt_gen);
+	spec.parent = parent;
 	rc = hl__task_wait_start(out, c, &spec);
 	hl__client_leave(c);
 	return rc;
