@@ -759,6 +759,13 @@ HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
  *
  * A multilock handle borrows its members: free it before them. It may be
  * used by several threads at once (each its own owner).
+ *
+ * Every wait has a non-blocking form (hl_multilock_try_acquire_start, see
+ * "Tasks"), and the blocking calls are that task plus a wait: the rounds
+ * run on the executors of the first member's client, and each member is
+ * waited for by a task of its own client, so a waiting multilock holds no
+ * thread in the library. Releases have one too
+ * (hl_multilock_release_start).
  * ------------------------------------------------------------------------ */
 typedef struct hl_multilock hl_multilock;
 
@@ -865,8 +872,8 @@ HL_EXTERN int hl_multilock_is_lost(int *out, hl_multilock *m);
  * timer, a cancel, hl_client_interrupt() or close only move records. So
  * 10,000 goroutines or asyncio tasks waiting for locks cost no thread each.
  * The blocking calls (hl_lock_try_acquire, hl_lock_acquire,
- * hl_lock_wait_lost) are this plus a wait, and behave exactly as their
- * comments say.
+ * hl_lock_wait_lost, the multilock's, the synchronizers') are this plus a
+ * wait, and behave exactly as their comments say.
  *
  * A task behaves as its blocking call: the same queueing (a task queues
  * behind this client's earlier waiters for the name, blocking or not, and
@@ -928,6 +935,61 @@ HL_EXTERN int hl_lock_release_start(hl_task **out, hl_lock *lock);
  * Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
 HL_EXTERN int hl_lock_wait_lost_start(hl_task **out, hl_lock *lock,
                                       int64_t timeout_ms);
+
+/* Start hl_multilock_try_acquire(out_acquired, m, wait_ms, lease_ms): the
+ * same rounds, shares, quorum, drift and validity, the same all-or-nothing
+ * (what a round took is given back, last first), for the calling thread's
+ * owners (each member's, fixed now). The task belongs to the client of the
+ * first member, m's member 0: it is delivered through that client's task
+ * fd (hl_client_task_fd, hl_client_task_next), and closing that client
+ * ends it. Each member is waited for by a task of its own client, so the
+ * members may be of any clients, and the wait costs no thread. Its result
+ * is the acquire's status and, for HL_OK, 1 if held, 0 if the wait ran out
+ * (nothing this task took is then held). Cancelling it (hl_task_cancel,
+ * hl_task_free, an hl_client_interrupt() of the first member's client, or
+ * of the client of the member it waits for), or closing the first
+ * member's client, ends it promptly with HL_EINTERRUPTED (HL_ECLOSED) and
+ * leaves nothing held: the member in flight is cancelled (it gives back
+ * what it got), then every member taken is released, last first, before
+ * the task completes (each within 500 ms; one that cannot be released then
+ * is not renewed any more, its lease ends it; a member of a client that
+ * was closed is not renewed either). The hold is recorded on m as the
+ * blocking call's (hl_multilock_release() releases it); m may be freed
+ * once the call returns, the task keeps copies of the member handles (the
+ * members' clients stay alive until it is freed). Makes no round trip on
+ * the calling thread. Returns HL_OK, HL_EINVAL (NULL out or m, bad times),
+ * HL_ECLOSED or HL_EFORKED (a member's client; the message names the
+ * member), HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_multilock_try_acquire_start(hl_task **out, hl_multilock *m,
+                                             int64_t wait_ms, int64_t lease_ms);
+
+/* hl_multilock_try_acquire_start(), with hl_multilock_try_acquire_ex()'s
+ * outputs: when the task ends with the multilock held, and only if it was
+ * not freed before, *out_valid_ms and out_members[0 .. n) (each may be
+ * NULL) are written before it is reported done. Both must stay valid until
+ * the task is done or freed. */
+HL_EXTERN int
+hl_multilock_try_acquire_ex_start(hl_task **out, int64_t *out_valid_ms,
+                                  int *out_members, hl_multilock *m,
+                                  int64_t wait_ms, int64_t lease_ms);
+
+/* Start hl_multilock_release(m) for the calling thread's owners, on an
+ * executor of the first member's client (its task fd delivers it). Its
+ * result is the release's status and, for HL_OK, the number of members
+ * released. As hl_lock_release_start(): hl_client_interrupt() does not stop
+ * it, hl_task_cancel() only before it is sent (HL_EINTERRUPTED, nothing
+ * released, the hold's record kept), and once sent it ends with its own
+ * result. Returns HL_OK, HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_ENOMEM. */
+HL_EXTERN int hl_multilock_release_start(hl_task **out, hl_multilock *m);
+
+/* Start hl_multilock_release_ex(out_statuses, out_released, m, members):
+ * members (may be NULL) is copied now; out_statuses and out_released (each
+ * may be NULL; hl_multilock_size() entries) are written once the releases
+ * were sent, before the task is reported done, unless it was freed before,
+ * and must stay valid until it is done or freed. */
+HL_EXTERN int hl_multilock_release_ex_start(hl_task **out, int *out_statuses,
+                                            int *out_released, hl_multilock *m,
+                                            const int *members);
 
 /* The client's task fd: readable while completed tasks wait to be taken
  * with hl_client_task_next() (an eventfd, non-blocking; level: it stays
