@@ -10,6 +10,8 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -941,9 +943,661 @@ static void bad_input(void)
 	hl_client_free(c2);
 }
 
+/* ---- tasks: waits that hold no thread ------------------------------------
+ * hl_multilock_try_acquire_start and the release tasks: the rounds run on
+ * the first member's client, each member's wait is a task of its own
+ * client, and the task is delivered through the first member's client fd.
+ */
+
+/* The process's thread count, as the kernel has it. */
+static int threads_now(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	HT_CHECK(f != NULL);
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	HT_CHECK(n > 0);
+	return n;
+}
+
+/* 1 if fd is readable within ms. */
+static int readable(int fd, int ms)
+{
+	struct pollfd p;
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+/* The next completed task of c, waiting for the client fd at most ms
+ * (scaled); fails the test if none comes. */
+static hl_task *next_task(hl_client *c, int64_t ms)
+{
+	hl_task *t = NULL;
+	int fd = -1;
+	int64_t end = ht_now_ms() + ms * ht_scale();
+	HT_OK(hl_client_task_fd(&fd, c));
+	for (;;) {
+		HT_OK(hl_client_task_next(&t, c));
+		if (t)
+			return t;
+		HT_CHECKF(ht_now_ms() < end, "no task completed within %lld ms",
+		          (long long)ms);
+		readable(fd, 50);
+	}
+}
+
+/* The task's result once done (within ms, scaled). */
+static int result_of(hl_task *t, int *out, int64_t ms)
+{
+	HT_OK(hl_task_wait(t, ms * ht_scale(), NULL));
+	HT_EQ(hl_task_done(t), 1);
+	return hl_task_result(out, t);
+}
+
+static uint64_t waiting_of(hl_client *c)
+{
+	hl_client_stats s;
+	s.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&s, c));
+	return s.waiting;
+}
+
+/* A condition to wait for: the key exists (or not) on the server, or the
+ * client's waiting gauge reached a value. */
+struct cond {
+	ht_redis *r;
+	const char *key;
+	int exists;
+	hl_client *c;
+	uint64_t waiting;
+};
+
+static int key_is(void *arg)
+{
+	struct cond *k = arg;
+	return ht_exists(k->r, k->key, strlen(k->key)) == k->exists;
+}
+
+static void wait_key(ht_redis *r, const char *key, int exists, int64_t ms)
+{
+	struct cond k;
+	memset(&k, 0, sizeof k);
+	k.r = r;
+	k.key = key;
+	k.exists = exists;
+	HT_CHECKF(ht_wait_until(key_is, &k, ms * ht_scale()),
+	          "\"%s\" %s within %lld ms", key,
+	          exists ? "never appeared" : "still exists", (long long)ms);
+}
+
+static int waiting_is(void *arg)
+{
+	struct cond *k = arg;
+	return waiting_of(k->c) == k->waiting;
+}
+
+static void wait_waiting(hl_client *c, uint64_t n, int64_t ms)
+{
+	struct cond k;
+	memset(&k, 0, sizeof k);
+	k.c = c;
+	k.waiting = n;
+	HT_CHECKF(ht_wait_until(waiting_is, &k, ms * ht_scale()),
+	          "the client's waiting gauge is %llu, not %llu",
+	          (unsigned long long)waiting_of(c), (unsigned long long)n);
+}
+
+static void set_owner_all(hl_lock **l, int n, uint64_t owner)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		HT_OK(hl_lock_set_owner(l[i], owner));
+}
+
+/* Many waiters, no thread each: N multi lock tasks, each its own owner,
+ * over members on three clients of three servers, wait for member 0 held
+ * elsewhere, and the process runs no more threads than before. Once it is
+ * free, each gets every member in turn (delivered once, through the first
+ * member's client fd, with its outputs), holds them alone, and gives them
+ * back through a release task. */
+static void task_waiters(void)
+{
+	enum { N = 300 };
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	static hl_task *tasks[N];
+	static uint64_t owners[N];
+	static int64_t valid[N];
+	static int members[N][NSRV];
+	static char seen[N];
+	int base, during, i, j;
+	int64_t t0;
+
+	three(0);
+	m = multi_of(l, "multi:tw", HL_MULTILOCK_ALL);
+	oc = ht_client(srv[0], 0);
+	other = ht_lock(oc, "multi:tw");
+	HT_OK(hl_lock_acquire(other, -1, NULL));
+	base = threads_now();
+	for (i = 0; i < N; i++) {
+		owners[i] = hl_owner_id_new();
+		set_owner_all(l, NSRV, owners[i]);
+		valid[i] = 7;
+		for (j = 0; j < NSRV; j++)
+			members[i][j] = 9;
+		HT_OK(hl_multilock_try_acquire_ex_start(
+		        &tasks[i], &valid[i], members[i], m, 60000, -1));
+		HT_OK(hl_task_set_data(tasks[i], (uint64_t)i + 1));
+	}
+	/* every one queued for member 0 (one of them subscribed) */
+	wait_waiting(cli[0], N, 10000);
+	during = threads_now();
+	ht_note("threads: %d before, %d with %d waiting multi lock tasks", base,
+	        during, N);
+	HT_EQ(during, base);
+	for (i = 0; i < N; i++)
+		HT_EQ(hl_task_done(tasks[i]), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tw")), 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:tw")), 0);
+
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_release(NULL, other));
+	for (i = 0; i < N; i++) {
+		hl_task *t = next_task(cli[0], 10000), *rt;
+		int acquired = 7, released = 0, k;
+		HT_RANGE(hl_task_data(t), 1, N);
+		k = (int)hl_task_data(t) - 1;
+		HT_CHECK(t == tasks[k]);
+		HT_EQ(seen[k], 0); /* each delivered once */
+		seen[k] = 1;
+		HT_OK(hl_task_result(&acquired, t));
+		HT_EQ(acquired, 1);
+		HT_EQ(valid[k], -1);
+		set_owner_all(l, NSRV, owners[k]);
+		for (j = 0; j < NSRV; j++) {
+			HT_EQ(members[k][j], 1);
+			/* it alone holds each member, once */
+			HT_EQ(ht_hlen(srv[j], HT_S("multi:tw")), 1);
+			HT_EQ(ht_hget_int(srv[j], HT_S("multi:tw"),
+			                  owner_of(l[j])),
+			      1);
+		}
+		HT_OK(hl_multilock_release_start(&rt, m));
+		HT_OK(result_of(rt, &released, 5000));
+		HT_EQ(released, NSRV);
+		hl_task_free(rt);
+		hl_task_free(t);
+		if (i == N / 2)
+			HT_EQ(threads_now(), base);
+	}
+	ht_note("%d multi lock hand-offs in %lld ms", N,
+	        (long long)(ht_now_ms() - t0));
+	{
+		hl_task *t = NULL;
+		HT_OK(hl_client_task_next(&t, cli[0]));
+		HT_CHECK(t == NULL);
+	}
+	for (j = 0; j < NSRV; j++)
+		HT_EQ(ht_exists(srv[j], HT_S("multi:tw")), 0);
+	HT_EQ(waiting_of(cli[0]), 0);
+	HT_EQ(threads_now(), base);
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+/* A task that took members 0 and 1 and waits for member 2 (held by
+ * another client): cancelled, it ends at once with HL_EINTERRUPTED through
+ * its own fd, and members 0 and 1 are free in Redis; freed unread, the
+ * same; an hl_client_interrupt() of member 2's client ends a blocking
+ * call's wait the same way, of member 0's client a task's. */
+struct block_arg {
+	hl_multilock *m;
+	int rc, acquired;
+	char msg[512];
+};
+
+static void *block_thread(void *arg)
+{
+	struct block_arg *a = arg;
+	a->rc = hl_multilock_try_acquire(&a->acquired, a->m, 20000, -1, NULL);
+	snprintf(a->msg, sizeof a->msg, "%s", a->rc ? hl_error_last() : "");
+	return NULL;
+}
+
+/* Wait until an acquire of "multi:tc" holds members 0 and 1 and waits for
+ * member 2. */
+static void until_waiting_for_2(void)
+{
+	wait_key(srv[0], "multi:tc", 1, 5000);
+	wait_key(srv[1], "multi:tc", 1, 5000);
+	wait_waiting(cli[2], 1, 5000);
+}
+
+static void task_cancel(void)
+{
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	hl_task *t;
+	struct block_arg a;
+	pthread_t th;
+	int acquired = 7, fd, members[NSRV] = {9, 9, 9};
+	int64_t t0, valid = 7;
+
+	three(0);
+	m = multi_of(l, "multi:tc", HL_MULTILOCK_ALL);
+	oc = ht_client(srv[2], 0);
+	other = ht_lock(oc, "multi:tc");
+	HT_OK(hl_lock_acquire(other, -1, NULL));
+
+	/* hl_task_cancel */
+	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
+	until_waiting_for_2();
+	HT_EQ(hl_task_done(t), 0);
+	HT_OK(hl_task_fd(&fd, t));
+	HT_EQ(readable(fd, 0), 0);
+	t0 = ht_now_ms();
+	hl_task_cancel(t);
+	HT_CHECK(readable(fd, 2000 * ht_scale()));
+	ht_note("cancelled: done after %lld ms", (long long)(ht_now_ms() - t0));
+	HT_RANGE(ht_now_ms() - t0, 0, 300 * ht_scale());
+	HT_RC(hl_task_result(&acquired, t), HL_EINTERRUPTED);
+	HT_CHECK(strstr(hl_error_last(), "interrupted") != NULL);
+	HT_EQ(acquired, 7);
+	/* given back before it was reported done */
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+	HT_EQ(ht_hlen(srv[2], HT_S("multi:tc")), 1);
+	HT_EQ(ht_hget_int(srv[2], HT_S("multi:tc"), ht_owner(other)), 1);
+	wait_waiting(cli[2], 0, 2000);
+	hl_task_free(t);
+
+	/* hl_task_free, unread: the same, and its outputs are not written */
+	HT_OK(hl_multilock_try_acquire_ex_start(&t, &valid, members, m, 20000,
+	                                        -1));
+	until_waiting_for_2();
+	hl_task_free(t);
+	wait_key(srv[0], "multi:tc", 0, 2000);
+	wait_key(srv[1], "multi:tc", 0, 2000);
+	wait_waiting(cli[2], 0, 2000);
+	ht_sleep_ms(200); /* and it stays so */
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+	HT_EQ(valid, 7);
+	HT_EQ(members[0], 9);
+
+	/* the blocking call, interrupted through member 2's client */
+	memset(&a, 0, sizeof a);
+	a.m = m;
+	a.acquired = 7;
+	th = ht_thread_start(block_thread, &a);
+	until_waiting_for_2();
+	t0 = ht_now_ms();
+	HT_OK(hl_client_interrupt(cli[2]));
+	ht_thread_join(th, 5000);
+	HT_RANGE(ht_now_ms() - t0, 0, 500 * ht_scale());
+	HT_EQ(a.rc, HL_EINTERRUPTED);
+	HT_EQ(a.acquired, 7);
+	HT_CHECKF(strstr(a.msg, "member 2") != NULL, "%s", a.msg);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+
+	/* a task, interrupted through member 0's client (the task's own) */
+	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
+	until_waiting_for_2();
+	HT_OK(hl_client_interrupt(cli[0]));
+	HT_RC(result_of(t, &acquired, 2000), HL_EINTERRUPTED);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+	hl_task_free(t);
+	wait_waiting(cli[2], 0, 2000);
+
+	/* and once member 2 is free, a task gets all three */
+	HT_OK(hl_lock_release(NULL, other));
+	HT_OK(hl_multilock_try_acquire_start(&t, m, 5000, -1));
+	HT_OK(result_of(t, &acquired, 5000));
+	HT_EQ(acquired, 1);
+	hl_task_free(t);
+	HT_EQ(ht_hget_int(srv[2], HT_S("multi:tc"), owner_of(l[2])), 1);
+	HT_OK(hl_multilock_release(m));
+	HT_EQ(ht_exists(srv[2], HT_S("multi:tc")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+/* Closing clients under a waiting task. Member 0's client (the task's):
+ * the task ends with HL_ECLOSED (delivered through that client's fd after
+ * the close), member 1 on an open client is released at once, and member
+ * 0, on the closed client, is no longer renewed: its lease (the watchdog
+ * timeout) ends it. Member 2's client (the one it waits on): HL_ECLOSED
+ * naming member 2, members 0 and 1 released. */
+static void task_close(void)
+{
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	hl_task *t, *got;
+	int acquired = 7, i;
+	int64_t t0;
+	long long pttl;
+
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	cli[0] = ht_client(srv[0], 1000); /* a short watchdog lease */
+	cli[1] = ht_client(srv[1], 0);
+	cli[2] = ht_client(srv[2], 0);
+	m = multi_of(l, "multi:tc", HL_MULTILOCK_ALL);
+	oc = ht_client(srv[2], 0);
+	other = ht_lock(oc, "multi:tc");
+	HT_OK(hl_lock_acquire(other, -1, NULL));
+
+	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
+	HT_OK(hl_task_set_data(t, 42));
+	until_waiting_for_2();
+	t0 = ht_now_ms();
+	hl_client_close(cli[0]);
+	ht_note("member 0's client closed in %lld ms",
+	        (long long)(ht_now_ms() - t0));
+	/* the close waited for the task to wind down */
+	HT_EQ(hl_task_done(t), 1);
+	HT_RANGE(ht_now_ms() - t0, 0, 1500 * ht_scale());
+	got = next_task(cli[0], 1000);
+	HT_CHECK(got == t);
+	HT_EQ(hl_task_data(got), 42);
+	HT_RC(hl_task_result(&acquired, t), HL_ECLOSED);
+	HT_EQ(acquired, 7);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+	wait_waiting(cli[2], 0, 2000);
+	pttl = ht_pttl(srv[0], HT_S("multi:tc"));
+	ht_note("member 0 on the closed client: pttl %lld", pttl);
+	HT_RANGE(pttl, -2, 1000);
+	wait_key(srv[0], "multi:tc", 0, 2000);
+	hl_task_free(t);
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_client_free(cli[0]);
+
+	/* member 2's client closed while the task waits on it */
+	cli[0] = ht_client(srv[0], 0);
+	m = multi_of(l, "multi:tc", HL_MULTILOCK_ALL);
+	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
+	until_waiting_for_2();
+	hl_client_close(cli[2]);
+	HT_RC(result_of(t, &acquired, 2000), HL_ECLOSED);
+	HT_CHECKF(strstr(hl_error_last(), "member 2") != NULL, "%s",
+	          hl_error_last());
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
+	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
+	HT_EQ(ht_hlen(srv[2], HT_S("multi:tc")), 1); /* the holder's */
+	hl_task_free(t);
+
+	/* a start with a member of a closed client: refused, named */
+	HT_RC(hl_multilock_try_acquire_start(&t, m, 0, -1), HL_ECLOSED);
+	HT_CHECKF(strstr(hl_error_last(), "member 2 (\"multi:tc\")") != NULL,
+	          "%s", hl_error_last());
+	HT_RC(hl_multilock_release_start(&t, m), HL_ECLOSED);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	HT_OK(hl_lock_release(NULL, other));
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+static int none_held(void *arg)
+{
+	int j;
+	(void)arg;
+	for (j = 0; j < NSRV; j++)
+		if (ht_exists(srv[j], HT_S("multi:race")))
+			return 0;
+	return 1;
+}
+
+/* A cancel racing the acquisition: either the task got every member (and
+ * says so) or it ended interrupted and holds none, now or later. A task
+ * freed unread in the race leaves none held either. */
+static void task_cancel_race(void)
+{
+	hl_lock *l[NSRV], *other;
+	hl_client *oc;
+	hl_multilock *m;
+	int i, j, got = 0, cancelled = 0, freed = 0, rounds = 120;
+
+	three(0);
+	m = multi_of(l, "multi:race", HL_MULTILOCK_ALL);
+	oc = ht_client(srv[0], 0);
+	other = ht_lock(oc, "multi:race");
+	srand(11);
+	for (i = 0; i < rounds; i++) {
+		hl_task *t;
+		int acquired = 7, rc;
+		HT_OK(hl_lock_acquire(other, -1, NULL));
+		set_owner_all(l, NSRV, hl_owner_id_new());
+		HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
+		wait_waiting(cli[0], 1, 5000);
+		HT_OK(hl_lock_release(NULL, other));
+		/* cancel somewhere in the hand-off: before member 0, between
+		 * members, or after the last */
+		{
+			struct timespec ts = {0, (long)(rand() % 1000) * 1000};
+			nanosleep(&ts, NULL);
+		}
+		if (i % 3 == 1) {
+			/* Freed unread: it gives back what it took, unless it
+			 * had completed (with all three) before the free. */
+			hl_task_free(t);
+			if (ht_wait_until(none_held, NULL, 300 * ht_scale())) {
+				freed++;
+				continue;
+			}
+			for (j = 0; j < NSRV; j++)
+				HT_EQ(ht_hget_int(srv[j], HT_S("multi:race"),
+				                  owner_of(l[j])),
+				      1);
+			HT_OK(hl_multilock_release(m));
+			got++;
+			continue;
+		}
+		hl_task_cancel(t);
+		rc = result_of(t, &acquired, 3000);
+		if (rc == HL_OK) {
+			HT_EQ(acquired, 1);
+			for (j = 0; j < NSRV; j++)
+				HT_EQ(ht_hget_int(srv[j], HT_S("multi:race"),
+				                  owner_of(l[j])),
+				      1);
+			HT_OK(hl_multilock_release(m));
+			got++;
+		} else {
+			HT_EQ(rc, HL_EINTERRUPTED);
+			cancelled++;
+		}
+		hl_task_free(t);
+		for (j = 0; j < NSRV; j++)
+			HT_EQ(ht_exists(srv[j], HT_S("multi:race")), 0);
+	}
+	ht_note("%d rounds: %d acquired before the cancel or free, %d "
+	        "cancelled, %d freed unread",
+	        rounds, got, cancelled, freed);
+	HT_CHECK(cancelled > 0);
+	HT_CHECK(freed > 0);
+	ht_sleep_ms(200); /* nothing lands late */
+	for (j = 0; j < NSRV; j++)
+		HT_EQ(ht_exists(srv[j], HT_S("multi:race")), 0);
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	hl_lock_free(other);
+	hl_client_free(oc);
+	three_free();
+}
+
+/* A RedLock task with one server black-holed: its quorum, its outputs
+ * (members taken, validity) written before it is reported done; the
+ * release task's per-member outputs. The handle and the member handles
+ * may go as soon as a task started. */
+static void task_redlock(void)
+{
+	ht_proxy *p;
+	hl_lock *l[NSRV];
+	hl_multilock *m;
+	hl_task *t;
+	int acquired = 7, members[NSRV] = {9, 9, 9}, statuses[NSRV],
+	    released[NSRV], n = 0, i, lost = 1;
+	int64_t valid = 7, t0, dt;
+
+	for (i = 0; i < NSRV; i++)
+		srv[i] = ht_redis_start(NULL);
+	p = ht_proxy_start(srv[1]->port);
+	cli[0] = ht_client(srv[0], 0);
+	cli[1] = quick_client(p->url);
+	cli[2] = ht_client(srv[2], 0);
+	m = multi_of(l, "multi:tred", HL_MULTILOCK_RED);
+	ht_proxy_cmd(p, "blackhole on");
+
+	t0 = ht_now_ms();
+	HT_OK(hl_multilock_try_acquire_ex_start(&t, &valid, members, m, 1500,
+	                                        10000));
+	HT_OK(result_of(t, &acquired, 5000));
+	dt = ht_now_ms() - t0;
+	ht_note("RedLock task, one of three black-holed: held after %lld ms, "
+	        "valid %lld",
+	        (long long)dt, (long long)valid);
+	HT_EQ(acquired, 1);
+	HT_EQ(members[0], 1);
+	HT_EQ(members[1], 0);
+	HT_EQ(members[2], 1);
+	HT_RANGE(valid, 1, 10000 - hl_multilock_drift_ms(10000));
+	HT_RANGE(ht_pttl(srv[0], HT_S("multi:tred")), 1, 10000);
+	HT_EQ(ht_hget_int(srv[2], HT_S("multi:tred"), owner_of(l[2])), 1);
+	hl_task_free(t);
+	HT_OK(hl_multilock_is_lost(&lost, m));
+	HT_EQ(lost, 0); /* recorded on the handle */
+
+	/* the release task skips the member it never took */
+	for (i = 0; i < NSRV; i++)
+		statuses[i] = released[i] = 9;
+	HT_OK(hl_multilock_release_ex_start(&t, statuses, released, m, NULL));
+	HT_OK(result_of(t, &n, 3000));
+	HT_EQ(n, 2);
+	HT_EQ(statuses[0], HL_OK);
+	HT_EQ(statuses[1], HL_ENOTHELD);
+	HT_EQ(statuses[2], HL_OK);
+	HT_EQ(released[0], 1);
+	HT_EQ(released[1], 0);
+	HT_EQ(released[2], 1);
+	hl_task_free(t);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tred")), 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:tred")), 0);
+
+	/* handles freed as soon as the task started: it works from copies */
+	HT_OK(hl_multilock_try_acquire_start(&t, m, 1500, -1));
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	HT_OK(result_of(t, &acquired, 5000));
+	HT_EQ(acquired, 1);
+	hl_task_free(t);
+	m = multi_of(l, "multi:tred", HL_MULTILOCK_RED);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tred")), 1);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:tred")), 1);
+	/* this handle has no record of it: every member is released */
+	HT_OK(hl_multilock_release_ex(statuses, NULL, m, NULL));
+	HT_EQ(statuses[0], HL_OK);
+	HT_EQ(statuses[2], HL_OK);
+	HT_EQ(ht_exists(srv[0], HT_S("multi:tred")), 0);
+	HT_EQ(ht_exists(srv[2], HT_S("multi:tred")), 0);
+
+	hl_multilock_free(m);
+	locks_free(l, NSRV);
+	three_free();
+	ht_proxy_stop(p);
+}
+
+/* Bad input to the start calls: a clear status, nothing written. */
+static void task_bad_input(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l[2];
+	hl_multilock *m;
+	hl_task *t = (hl_task *)0x1;
+
+	l[0] = ht_lock(c, "multi:tbad:a");
+	l[1] = ht_lock(c, "multi:tbad:b");
+	HT_OK(hl_multilock_new(&m, l, 2, HL_MULTILOCK_ALL));
+	HT_RC(hl_multilock_try_acquire_start(NULL, m, 0, -1), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_start(&t, NULL, 0, -1), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_start(&t, m, -2, -1), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_start(&t, m, 0, 0), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_start(&t, m, 0, -7), HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_start(&t, m, (int64_t)1 << 41, -1),
+	      HL_EINVAL);
+	HT_RC(hl_multilock_try_acquire_ex_start(&t, NULL, NULL, m, 0,
+	                                        (int64_t)1 << 41),
+	      HL_EINVAL);
+	HT_RC(hl_multilock_release_start(NULL, m), HL_EINVAL);
+	HT_RC(hl_multilock_release_start(&t, NULL), HL_EINVAL);
+	HT_RC(hl_multilock_release_ex_start(&t, NULL, NULL, NULL, NULL),
+	      HL_EINVAL);
+	HT_CHECK(t == (hl_task *)0x1); /* never written on failure */
+
+	/* a release task with nothing held: "not held", nothing released */
+	HT_OK(hl_multilock_release_start(&t, m));
+	HT_OK(hl_task_wait(t, 5000 * ht_scale(), NULL));
+	HT_RC(hl_task_result(NULL, t), HL_ENOTHELD);
+	HT_CHECK(strstr(hl_error_last(), "member") != NULL);
+	hl_task_free(t);
+
+	/* a release task cancelled before it ran, or not: either nothing
+	 * was released, or it ran to its end; freeing it is safe */
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	HT_OK(hl_multilock_release_start(&t, m));
+	hl_task_cancel(t);
+	HT_OK(hl_task_wait(t, 5000 * ht_scale(), NULL));
+	if (hl_task_result(NULL, t) == HL_EINTERRUPTED) {
+		HT_EQ(ht_exists(r, HT_S("multi:tbad:a")), 1);
+		hl_task_free(t);
+		HT_OK(hl_multilock_release(m));
+	} else {
+		hl_task_free(t);
+	}
+	HT_EQ(ht_exists(r, HT_S("multi:tbad:a")), 0);
+	HT_EQ(ht_exists(r, HT_S("multi:tbad:b")), 0);
+	/* a wait of 0 through a task */
+	HT_OK(hl_multilock_try_acquire_start(&t, m, 0, -1));
+	{
+		int acquired = 7;
+		HT_OK(result_of(t, &acquired, 5000));
+		HT_EQ(acquired, 1);
+	}
+	hl_task_free(t);
+	HT_OK(hl_multilock_release(m));
+
+	hl_multilock_free(m);
+	locks_free(l, 2);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(redlock_one_down), HT_CASE(redlock_two_down),
         HT_CASE(redlock_contended), HT_CASE(lease_validity),
         HT_CASE(exclusion_processes), HT_CASE(exclusion_threads),
         HT_CASE(opposite_orders), HT_CASE(cancel), HT_CASE(kinds),
-        HT_CASE(bad_input))
+        HT_CASE(bad_input), HT_CASE(task_waiters), HT_CASE(task_cancel),
+        HT_CASE(task_close), HT_CASE(task_cancel_race), HT_CASE(task_redlock),
+        HT_CASE(task_bad_input))
