@@ -208,29 +208,40 @@ static void hlgo_hold_state(hlgo_result *r, hl_hold_state *st, hl_client *c,
 	hl_lock_free(lk);
 }
 
-// hlgo_multi takes (op 0) or releases (op 1) a multilock of kind over n
-// member locks, each named by its client, its lock kind, its bytes in names
-// (lens[i] each, one after another) and its owner. Acquire: was_lost[i] = the member's
-// previous hold had been found lost, members[i] = 1 if taken; r->flag =
-// acquired, r->value = the validity left (-1: watchdog). Release: members
-// says which to release, statuses[i] and released[i] get each one's
-// status and "now free" flag.
-static void hlgo_multi(hlgo_result *r, int op, int kind, int n,
+// The outputs of a multilock task, in C memory (the task writes them before
+// it is reported done): the validity left, then n ints each of the members
+// taken (acquire), each member's status and "now free" flag (release).
+typedef struct hlgo_multi_out {
+	int64_t valid;
+	int v[];
+} hlgo_multi_out;
+
+// hlgo_multi_start starts a task of clients[0] that takes (op 0) or
+// releases (op 1) a multilock of kind over n member locks, each named by
+// its client, its lock kind, its bytes in names (lens[i] each, one after
+// another) and its owner, with data set. Acquire: was_lost[i] = the
+// member's previous hold had been found lost. Release: members says which
+// to release (copied now). *out_buf gets the outputs (hlgo_multi_take).
+static void hlgo_multi_start(hlgo_result *r, hl_task **out,
+		hlgo_multi_out **out_buf, int op, int kind, int n,
 		hl_client *const *clients, const hlgo_kind *kinds,
-		const char *names, const size_t *lens,
-		const uint64_t *owners, int64_t wait_ms, int64_t lease_ms,
-		hl_cancel *cancel, int *members, int *was_lost, int *statuses,
-		int *released) {
+		const char *names, const size_t *lens, const uint64_t *owners,
+		int64_t wait_ms, int64_t lease_ms, const int *members,
+		int *was_lost, uint64_t data) {
 	hl_lock **lk = calloc((size_t)n, sizeof(*lk));
+	hlgo_multi_out *o = calloc(1, sizeof(*o) + 3 * (size_t)n * sizeof(int));
 	hl_multilock *m = NULL;
 	size_t off = 0;
-	int i, rc = HL_OK, acquired = 0, lost;
-	int64_t valid = -1;
+	int i, rc = HL_OK, lost;
 	hlgo_reset(r);
-	if (!lk) {
+	*out = NULL;
+	*out_buf = NULL;
+	if (!lk || !o) {
 		r->status = HL_ENOMEM;
 		hlgo_copy(r->msg, "out of memory");
-		return;
+		free(o);
+		o = NULL;
+		goto out;
 	}
 	for (i = 0; i < n; i++) {
 		if (hlgo_open(&lk[i], r, clients[i], &kinds[i], names + off,
@@ -241,25 +252,38 @@ static void hlgo_multi(hlgo_result *r, int op, int kind, int n,
 			was_lost[i] = lost;
 	}
 	rc = hl_multilock_new(&m, lk, (size_t)n, kind);
+	if (rc == HL_OK && op == 0)
+		rc = hl_multilock_try_acquire_ex_start(out, &o->valid, o->v, m,
+				wait_ms, lease_ms);
+	else if (rc == HL_OK)
+		rc = hl_multilock_release_ex_start(out, o->v + n, o->v + 2 * n,
+				m, members);
 	if (rc != HL_OK) {
 		hlgo_fail(r, rc);
 		goto out;
 	}
-	if (op == 0) {
-		rc = hl_multilock_try_acquire_ex(&acquired, &valid, members, m,
-				wait_ms, lease_ms, cancel);
-		r->flag = acquired;
-		r->value = valid;
-	} else {
-		rc = hl_multilock_release_ex(statuses, released, m, members);
-	}
-	if (rc != HL_OK)
-		hlgo_fail(r, rc);
+	hl_task_set_data(*out, data);
+	*out_buf = o;
+	o = NULL;
 out:
+	free(o);
+	// the task has its own copies of the handles
 	hl_multilock_free(m);
-	for (i = 0; i < n; i++)
+	for (i = 0; lk && i < n; i++)
 		hl_lock_free(lk[i]);
 	free(lk);
+}
+
+// Copy a done (or freed) task's outputs out and free them.
+static void hlgo_multi_take(hlgo_multi_out *o, int n, int64_t *valid,
+		int *members, int *statuses, int *released) {
+	if (!o)
+		return;
+	*valid = o->valid;
+	memcpy(members, o->v, (size_t)n * sizeof(int));
+	memcpy(statuses, o->v + n, (size_t)n * sizeof(int));
+	memcpy(released, o->v + 2 * n, (size_t)n * sizeof(int));
+	free(o);
 }
 
 // --- tasks: waits that pin no thread ---------------------------------------
@@ -380,7 +404,6 @@ static int hlgo_stats(hl_client_stats *out, hl_client *c) {
 import "C"
 
 import (
-	"context"
 	"runtime"
 	"time"
 	"unsafe"
@@ -445,37 +468,6 @@ func resultError(op string, r *cResult) error {
 		Name:    statusName(code),
 		Message: C.GoString(&r.msg[0]),
 	}
-}
-
-// cancelFor returns a libhilock cancellation flag that is triggered when ctx
-// is done, and a function that stops watching ctx and frees the flag. For a
-// ctx that can never be done it returns a NULL flag and starts nothing.
-// The flag is sticky, so a ctx done before the C call starts still
-// interrupts it.
-func cancelFor(ctx context.Context) (*C.hl_cancel, func(), error) {
-	done := ctx.Done()
-	if done == nil {
-		return nil, func() {}, nil
-	}
-	var cc *C.hl_cancel
-	if rc := int(C.hl_cancel_new(&cc)); rc != statusOK {
-		return nil, nil, &Error{Op: "cancel", Code: rc, Name: statusName(rc), Message: statusText(rc)}
-	}
-	stop := make(chan struct{})
-	exited := make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case <-done:
-			C.hl_cancel_trigger(cc)
-		case <-stop:
-		}
-	}()
-	return cc, func() {
-		close(stop)
-		<-exited // nobody may trigger a freed flag
-		C.hl_cancel_free(cc)
-	}, nil
 }
 
 // --- client ---------------------------------------------------------------
@@ -654,8 +646,8 @@ func callAcquire(p *C.hl_client, kind *lockKind, name []byte, owner uint64, wait
 	return res
 }
 
-// multiCall is one multilock operation on C's side (see hlgo_multi). The
-// caller holds every member client's mu for reading, so ps stay valid.
+// multiCall is one multilock operation on C's side (see hlgo_multi_start).
+// The caller holds every member client's mu for reading while it starts.
 type multiCall struct {
 	red     bool
 	ps      []*C.hl_client
@@ -667,6 +659,8 @@ type multiCall struct {
 	wasLost []C.int
 	status  []C.int
 	freed   []C.int
+	valid   int64
+	out     *C.hlgo_multi_out // the task's outputs, until take
 }
 
 func newMultiCall(red bool, n int) *multiCall {
@@ -691,24 +685,42 @@ func (mc *multiCall) add(p *C.hl_client, kind *lockKind, name []byte, owner uint
 	mc.owners = append(mc.owners, C.uint64_t(owner))
 }
 
-// run makes the call (op 0: acquire, 1: release). Every slice holds C
-// values only, so passing their memory to C is allowed.
-func (mc *multiCall) run(op int, opName string, waitMs, leaseMs int64, cancel *C.hl_cancel) opResult {
+// start starts the task (op 0: acquire, 1: release) of the first member's
+// client, with data. Every slice holds C values only, and C keeps none of
+// them past the call, so passing their memory is allowed; the outputs the
+// task writes later are C memory (take).
+func (mc *multiCall) start(op int, waitMs, leaseMs int64, data uint64) (*cTask, opResult) {
 	var r cResult
+	var t *C.hl_task
 	kind := C.int(C.HL_MULTILOCK_ALL)
 	if mc.red {
 		kind = C.HL_MULTILOCK_RED
 	}
-	C.hlgo_multi(&r, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0], &mc.kinds[0],
-		(*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
-		C.int64_t(waitMs), C.int64_t(leaseMs), cancel, &mc.members[0], &mc.wasLost[0],
-		&mc.status[0], &mc.freed[0])
+	C.hlgo_multi_start(&r, &t, &mc.out, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0],
+		&mc.kinds[0], (*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
+		C.int64_t(waitMs), C.int64_t(leaseMs), &mc.members[0], &mc.wasLost[0], C.uint64_t(data))
 	runtime.KeepAlive(mc)
-	res := opResult{status: int(r.status), flag: r.flag != 0, value: int64(r.value)}
+	res := opResult{status: int(r.status)}
 	if r.status != C.HL_OK {
+		opName := "lock"
+		if op == 1 {
+			opName = "unlock"
+		}
 		res.err = resultError(opName, &r)
 	}
-	return res
+	return t, res
+}
+
+// take copies the outputs of the task, done and freed, and frees them.
+func (mc *multiCall) take() {
+	if mc.out == nil {
+		return
+	}
+	var valid C.int64_t
+	C.hlgo_multi_take(mc.out, C.int(len(mc.members)), &valid, &mc.members[0], &mc.status[0],
+		&mc.freed[0])
+	mc.out = nil
+	mc.valid = int64(valid)
 }
 
 func fdReadable(fd uintptr) bool { return C.hlgo_fd_readable(C.int(fd)) != 0 }

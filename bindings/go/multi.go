@@ -29,6 +29,13 @@ import (
 // member is its Mutex, so the members' own methods (IsHeld, Lost, Context)
 // work as usual; goroutines sharing a MultiLock share its holds.
 //
+// Waiting pins no OS thread: an acquisition is a libhilock task of the first
+// member's client (each member waited for by a task of its own client),
+// and the goroutine blocks on a channel, as for Mutex. A ctx that is done
+// cancels it at once: the member being waited for is cancelled, and every
+// member already taken is released, last first, before the call returns
+// ctx.Err(). Release runs as a task too.
+//
 // A fixed lease (TryLock) is given to every member as it is taken: the
 // hold is valid for lease - the time taking took - drift (1% of the lease
 // + 2 ms), see Until, and is not reported held if nothing is left.
@@ -192,19 +199,26 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 	if err != nil {
 		return false, err
 	}
-	cancel, stop, err := cancelFor(ctx)
-	if err != nil {
-		return false, err
-	}
 	mc := newMultiCall(l.red, len(l.locks))
 	leave, err := l.enter(mc)
 	if err != nil {
-		stop()
 		return false, err
 	}
-	r := mc.run(0, "lock", waitMs, leaseMs, cancel)
+	// The wait is a task of the first member's client (each member waited
+	// for by a task of its own): this goroutine blocks on a channel, not
+	// an OS thread in C. ctx.Done() cancels it, and the library gives back
+	// whatever it had taken before the task completes.
+	c0 := l.locks[0].c
+	t, ch, h, r0 := c0.startTask(mc.ps[0], func(data uint64) (*cTask, opResult) {
+		return mc.start(0, waitMs, leaseMs, data)
+	})
 	leave()
-	stop()
+	if r0.err != nil {
+		return false, r0.err
+	}
+	d := c0.await(t, ch, h, ctx.Done())
+	mc.take()
+	r := d.result("lock")
 	if r.err != nil {
 		if r.status == statusInterrupted && ctx.Err() != nil {
 			return false, ctx.Err()
@@ -220,18 +234,18 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 		}
 		return false, nil
 	}
-	h := multiHold{taken: make([]bool, len(l.locks))}
-	if r.value >= 0 {
-		h.until = time.Now().Add(time.Duration(r.value) * time.Millisecond)
+	h0 := multiHold{taken: make([]bool, len(l.locks))}
+	if mc.valid >= 0 {
+		h0.until = time.Now().Add(time.Duration(mc.valid) * time.Millisecond)
 	}
 	for i, m := range l.locks {
 		if mc.members[i] != 0 {
-			h.taken[i] = true
+			h0.taken[i] = true
 			m.held(mc.wasLost[i] != 0)
 		}
 	}
 	l.mu.Lock()
-	l.holds = append(l.holds, h)
+	l.holds = append(l.holds, h0)
 	l.mu.Unlock()
 	return true, nil
 }
@@ -338,12 +352,21 @@ func (l *MultiLock) Release() error {
 		}
 		return first
 	}
-	r := mc.run(1, "unlock", -1, -1, nil)
+	// The round trips run on an executor of the first member's client.
+	c0 := l.locks[0].c
+	t, ch, th, r0 := c0.startTask(mc.ps[0], func(data uint64) (*cTask, opResult) {
+		return mc.start(1, -1, -1, data)
+	})
 	leave()
+	if r0.err != nil {
+		return r0.err
+	}
+	d := c0.await(t, ch, th, nil) // a release runs to its end
+	mc.take()
 	for i, m := range l.locks {
 		if h.taken[i] {
 			m.released(int(mc.status[i]))
 		}
 	}
-	return r.err
+	return d.result("unlock").err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,5 +372,213 @@ func TestMultiLockKinds(t *testing.T) {
 	}
 	if err := hilock.NewMultiLock(rw.Writer(), rw.Reader()).Release(); !errors.Is(err, hilock.ErrInvalid) {
 		t.Fatalf("both halves of one rwlock: %v", err)
+	}
+}
+
+// Goroutines waiting on MultiLocks and RedLocks pin no OS thread: each wait
+// is a task of its first member's client, each member's wait a task of its
+// own. n MultiLock and n RedLock waiters over three locks (two of them held
+// elsewhere) wait while the process runs at most GOMAXPROCS + 16 threads,
+// counted as for Mutex waiters, with one client as there (a client runs
+// four threads of its own; members on several clients are tested below and
+// in the C suite). Cancelling the RedLock waiters' context ends them
+// promptly with nothing held (a round takes the free lock first, then gives
+// it back); then every MultiLock waiter gets all three in turn, never two
+// at once.
+func TestMultiLockWaitersFewThreads(t *testing.T) {
+	if inChild(t) {
+		return
+	}
+	const n = 1000
+	c := connect(t)
+	r := newRedis(t)
+	base := uniqueName(t)
+	names := []string{base + ":a", base + ":b", base + ":c"}
+	members := func() []*hilock.Mutex {
+		return []*hilock.Mutex{c.Mutex(names[0]), c.Mutex(names[1]), c.Mutex(names[2])}
+	}
+	holders := []*hilock.Mutex{c.Mutex(names[0]), c.Mutex(names[1])}
+	for _, h := range holders {
+		h.Lock()
+	}
+	var inside, overlap, got int32
+	var wg sync.WaitGroup
+	errc := make(chan error, 2*n)
+	redCtx, cancelRed := context.WithCancel(context.Background())
+	defer cancelRed()
+	for i := 0; i < n; i++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			ml := hilock.NewMultiLock(members()...)
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			if err := ml.LockContext(ctx); err != nil {
+				errc <- err
+				return
+			}
+			if atomic.AddInt32(&inside, 1) != 1 {
+				atomic.StoreInt32(&overlap, 1)
+			}
+			atomic.AddInt32(&got, 1)
+			atomic.AddInt32(&inside, -1)
+			if err := ml.Release(); err != nil {
+				errc <- err
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			ms := members()
+			rl := hilock.NewRedLock(ms[2], ms[0], ms[1])
+			if err := rl.LockContext(redCtx); !errors.Is(err, context.Canceled) {
+				errc <- errors.New("RedLock waiter: " + errString(err))
+			}
+		}()
+	}
+	if !waitFor(2*time.Minute, func() bool { return hilock.PendingTasks(c) == 2*n }) {
+		t.Fatalf("only %d of %d waiters wait", hilock.PendingTasks(c), 2*n)
+	}
+	time.Sleep(200 * time.Millisecond)
+	threads, limit := osThreads(t), runtime.GOMAXPROCS(0)+16
+	t.Logf("%d MultiLock and %d RedLock waiters: %d OS threads (GOMAXPROCS %d)", n, n, threads,
+		runtime.GOMAXPROCS(0))
+	if threads > limit {
+		t.Fatalf("%d OS threads while %d goroutines wait on multilocks, want at most %d",
+			threads, 2*n, limit)
+	}
+	if g := atomic.LoadInt32(&got); g != 0 {
+		t.Fatalf("%d MultiLock waiters got it while it was held", g)
+	}
+
+	start := time.Now()
+	cancelRed()
+	if !waitFor(time.Minute, func() bool { return hilock.PendingTasks(c) == n }) {
+		t.Fatalf("%d RedLock waiters still wait after their cancel", hilock.PendingTasks(c)-n)
+	}
+	t.Logf("%d RedLock waiters cancelled in %v", n, time.Since(start))
+	if k := r.int("EXISTS", names[2]); k != 0 {
+		t.Fatal("a cancelled RedLock waiter left the free lock held")
+	}
+	for i, h := range holders {
+		if k := r.int("HLEN", names[i]); k != 1 {
+			t.Fatalf("%s: %d holders, want the one", names[i], k)
+		}
+		if v, _ := r.str("HGET", names[i], h.Owner()); v != "1" {
+			t.Fatalf("%s: the holder's field is %q", names[i], v)
+		}
+	}
+
+	start = time.Now()
+	for _, h := range holders {
+		if err := h.Release(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("only %d of %d MultiLock waiters got it", atomic.LoadInt32(&got), n)
+	}
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	t.Logf("%d MultiLock waiters got all three in turn in %v; %d OS threads now", n,
+		time.Since(start), osThreads(t))
+	if atomic.LoadInt32(&got) != n || atomic.LoadInt32(&overlap) != 0 {
+		t.Fatalf("got %d, overlap %d", got, overlap)
+	}
+	for _, name := range names {
+		if k := r.int("EXISTS", name); k != 0 {
+			t.Fatalf("%s still held", name)
+		}
+	}
+	if p := hilock.PendingTasks(c); p != 0 {
+		t.Fatalf("%d tasks left", p)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil error"
+	}
+	return err.Error()
+}
+
+// A MultiLock that took members 0 and 1 and waits for member 2: its ctx
+// cancelled, it returns context.Canceled at once, and members 0 and 1 are
+// free in Redis and not held by their Mutexes. A RedLock the same, waiting
+// through TryLock for member 2's share after its quorum.
+func TestMultiLockCancelLeavesNothingHeld(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	oc, err := hilock.Connect(context.Background(), srv[2].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	holder := oc.Mutex(name)
+	holder.Lock()
+	raw := []*redis{rawOf(t, srv[0]), rawOf(t, srv[1]), rawOf(t, srv[2])}
+	for _, red := range []bool{false, true} {
+		ms := mutexes(cli, name)
+		ml := hilock.NewMultiLock(ms...)
+		if red {
+			// a quorum after members 0 and 1, but member 2 still
+			// gets its share of the wait
+			ml = hilock.NewRedLock(ms...)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			if red {
+				_, err := ml.TryLock(ctx, time.Minute, 0)
+				errc <- err
+				return
+			}
+			errc <- ml.LockContext(ctx)
+		}()
+		// waiting: members 0 and 1 taken, member 2 waited for
+		if !waitFor(10*time.Second, func() bool {
+			return raw[0].int("EXISTS", name) == 1 && raw[1].int("EXISTS", name) == 1
+		}) {
+			t.Fatal("the waiter never took members 0 and 1")
+		}
+		if !waitFor(10*time.Second, func() bool { return cli[2].Stats().Waiting == 1 }) {
+			t.Fatal("the waiter never waited for server 2's member")
+		}
+		start := time.Now()
+		cancel()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("red %v: %v, want context.Canceled", red, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("red %v: the cancelled wait did not return", red)
+		}
+		t.Logf("red %v: cancelled in %v", red, time.Since(start))
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("red %v: the cancel took %v", red, d)
+		}
+		if k := raw[0].int("EXISTS", name); k != 0 {
+			t.Fatalf("red %v: server 0's member left held", red)
+		}
+		if k := raw[1].int("EXISTS", name); k != 0 {
+			t.Fatalf("red %v: server 1's member left held", red)
+		}
+		for i, m := range ms {
+			if n, err := m.HoldCount(); n != 0 || err != nil {
+				t.Fatalf("red %v: member %d HoldCount %d, %v", red, i, n, err)
+			}
+		}
+		if err := ml.Release(); !errors.Is(err, hilock.ErrNotHeld) {
+			t.Fatalf("red %v: Release after the cancel: %v", red, err)
+		}
+		if k := raw[2].int("HLEN", name); k != 1 {
+			t.Fatalf("red %v: server 2 has %d holders", red, k)
+		}
 	}
 }
