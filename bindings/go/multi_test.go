@@ -582,3 +582,49 @@ func TestMultiLockCancelLeavesNothingHeld(t *testing.T) {
 		}
 	}
 }
+
+// Closing the first member's client (whose task the wait is) ends the wait
+// with ErrClosed, and the member taken on another client is released at
+// once; the closed client's member is no longer renewed.
+func TestMultiLockFirstClientClosed(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	oc, err := hilock.Connect(context.Background(), srv[2].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	holder := oc.Mutex(name)
+	holder.Lock()
+	raw := []*redis{rawOf(t, srv[0]), rawOf(t, srv[1]), rawOf(t, srv[2])}
+	ml := hilock.NewMultiLock(mutexes(cli, name)...)
+	errc := make(chan error, 1)
+	go func() { errc <- ml.LockContext(context.Background()) }()
+	if !waitFor(10*time.Second, func() bool {
+		return raw[0].int("EXISTS", name) == 1 && raw[1].int("EXISTS", name) == 1 &&
+			cli[2].Stats().Waiting == 1
+	}) {
+		t.Fatal("the waiter never took members 0 and 1 and waited for member 2")
+	}
+	cli[0].Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, hilock.ErrClosed) {
+			t.Fatalf("wait after Close of member 0's client: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not end the wait")
+	}
+	if k := raw[1].int("EXISTS", name); k != 0 {
+		t.Fatal("member 1, of an open client, left held")
+	}
+	if !waitFor(5*time.Second, func() bool { return cli[2].Stats().Waiting == 0 }) {
+		t.Fatal("member 2's wait goes on")
+	}
+	if k := raw[2].int("HLEN", name); k != 1 {
+		t.Fatalf("server 2: %d holders", k)
+	}
+	if ttl := raw[0].int("PTTL", name); ttl > 30000 {
+		t.Fatalf("member 0's lease %d ms", ttl)
+	}
+}
