@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import signal
 import subprocess
@@ -305,3 +306,202 @@ def test_members_of_every_kind(three: Three) -> None:
         assert three.exists(0, name) == 0, name
     with pytest.raises(hilock.InvalidArgumentError):
         hilock.MultiLock(rw.write, rw.read)  # one lock (one key) twice
+
+
+# -- asyncio: waits that are libhilock tasks ------------------------------------
+
+
+def arun(coro, timeout: float = 120):  # type: ignore[no-untyped-def]
+    async def bounded():  # type: ignore[no-untyped-def]
+        return await asyncio.wait_for(coro, timeout)
+
+    return asyncio.run(bounded())
+
+
+def _os_threads() -> int:
+    """The process's thread count, as the kernel has it."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    raise AssertionError("no Threads line in /proc/self/status")
+
+
+async def _until(cond, limit: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + limit
+    while not cond():
+        assert time.monotonic() < deadline, "condition not met within %s s" % limit
+        await asyncio.sleep(0.01)
+
+
+def test_async_owner_is_the_task(three: Three) -> None:
+    locks = three.locks("py:async")
+    multi = hilock.MultiLock(*locks)
+
+    async def main() -> None:
+        holding, done = asyncio.Event(), asyncio.Event()
+
+        async def holder() -> None:
+            async with multi:
+                assert await multi.acquire_async(timeout=1)  # reentrant in the task
+                assert three.field(2, "py:async", locks[2].owner) == b"2"
+                await multi.release_async()
+                holding.set()
+                await done.wait()
+            for i in range(3):
+                assert three.exists(i, "py:async") == 0
+
+        async def other() -> None:
+            await holding.wait()
+            # same thread, another task: another owner, nothing taken
+            assert await multi.acquire_async(blocking=False) is False
+            t0 = time.monotonic()
+            assert await multi.acquire_async(timeout=0.3) is False
+            assert time.monotonic() - t0 >= 0.25
+            with pytest.raises(hilock.NotHeldError):
+                await multi.release_async()
+            with three.raw(0) as r:
+                assert r.cmd("HLEN", "py:async") == 1
+            done.set()
+
+        await asyncio.gather(holder(), other())
+
+    arun(main())
+    # a RedLock with a server down, through asyncio
+    red = hilock.RedLock(*three.locks("py:async:red"))
+    three.servers[1].stop()
+
+    async def red_main() -> None:
+        async with red:
+            assert three.exists(0, "py:async:red") == 1
+            assert three.exists(2, "py:async:red") == 1
+        assert three.exists(0, "py:async:red") == 0
+        assert three.exists(2, "py:async:red") == 0
+
+    arun(red_main())
+
+
+def test_async_cancel_leaves_nothing_held(three: Three) -> None:
+    """A task that took members 0 and 1 and waits for member 2: cancelled
+    (task.cancel(), or a wait_for timeout), it raises CancelledError
+    (TimeoutError) and members 0 and 1 are free in Redis."""
+    other = hilock.Client(three.servers[2].url)
+    try:
+        holder = other.lock("py:acancel")
+        assert holder.acquire()
+        for red in (False, True):
+            multi = (hilock.RedLock if red else hilock.MultiLock)(*three.locks("py:acancel"))
+
+            async def main() -> float:
+                task = asyncio.ensure_future(multi.acquire_async(timeout=60))
+                await _until(lambda: three.exists(0, "py:acancel") == 1
+                             and three.exists(1, "py:acancel") == 1
+                             and three.clients[2].stats().waiting == 1)
+                t0 = time.monotonic()
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+                took = time.monotonic() - t0
+                assert three.exists(0, "py:acancel") == 0
+                assert three.exists(1, "py:acancel") == 0
+                await _until(lambda: three.clients[2].stats().waiting == 0)
+                # a wait_for timeout cancels it the same way
+                with pytest.raises(asyncio.TimeoutError):
+                    await asyncio.wait_for(multi.acquire_async(), 0.5)
+                assert three.exists(0, "py:acancel") == 0
+                assert three.exists(1, "py:acancel") == 0
+                return took
+
+            took = arun(main())
+            print("red=%s: cancelled in %.1f ms" % (red, took * 1000))
+            assert took < 1.0
+            assert holder.held()
+            with three.raw(2) as r:
+                assert r.cmd("HLEN", "py:acancel") == 1
+        holder.release()
+    finally:
+        other.close()
+
+
+def test_multilock_waiting_tasks_add_no_thread(client, other_client, redis):  # type: ignore[no-untyped-def]
+    """n asyncio tasks wait on MultiLocks and n on RedLocks over three locks
+    (two held elsewhere) without a thread each; cancelling the RedLock
+    waiters leaves nothing held; the MultiLock waiters then get all three in
+    turn, never two at once."""
+    n = 500
+    names = ["async:multi:a", "async:multi:b", "async:multi:c"]
+    state = {"got": 0, "overlap": 0, "inside": 0}
+
+    async def multi_waiter() -> None:
+        multi = hilock.MultiLock(*(client.lock(x) for x in names))
+        async with multi:
+            state["inside"] += 1
+            if state["inside"] != 1:
+                state["overlap"] += 1
+            state["got"] += 1
+            await asyncio.sleep(0)  # other tasks run while it is held
+            state["inside"] -= 1
+
+    async def red_waiter() -> None:
+        locks = [client.lock(x) for x in names]
+        await hilock.RedLock(locks[2], locks[0], locks[1]).acquire_async()
+
+    async def main() -> tuple:
+        ready, go = asyncio.Event(), asyncio.Event()
+        holder = asyncio.ensure_future(_hold_all(other_client, names[:2], ready, go))
+        await ready.wait()
+        client.lock(names[0])  # the client's own threads run by now
+        base_py, base_os = threading.active_count(), _os_threads()
+        multis = [asyncio.ensure_future(multi_waiter()) for _ in range(n)]
+        reds = [asyncio.ensure_future(red_waiter()) for _ in range(n)]
+        hub = client._hub()
+        await _until(lambda: hub.pending() == 2 * n, 120)
+        await asyncio.sleep(0.3)
+        counts = (base_py, threading.active_count(), base_os, _os_threads())
+        assert state["got"] == 0
+        t0 = time.monotonic()
+        for t in reds:
+            t.cancel()
+        res = await asyncio.gather(*reds, return_exceptions=True)
+        assert all(isinstance(r, asyncio.CancelledError) for r in res), res[:3]
+        assert hub.pending() == n
+        cancel_took = time.monotonic() - t0
+        assert redis.cmd("EXISTS", names[2]) == 0  # nothing left held
+        assert redis.cmd("HLEN", names[0]) == 1 and redis.cmd("HLEN", names[1]) == 1
+        t0 = time.monotonic()
+        go.set()
+        await asyncio.wait_for(asyncio.gather(holder, *multis), 240)
+        return counts + (cancel_took, time.monotonic() - t0)
+
+    base_py, py, base_os, os_n, cancel_took, took = arun(main(), timeout=400)
+    print("%d MultiLock and %d RedLock tasks waiting: Python threads %d -> %d, OS threads %d -> %d;"
+          " RedLock waiters cancelled in %.2f s, MultiLock waiters got it in turn in %.1f s"
+          % (n, n, base_py, py, base_os, os_n, cancel_took, took))
+    assert py <= base_py + 16, (base_py, py)
+    assert os_n <= base_os + 16, (base_os, os_n)
+    assert state["got"] == n
+    assert state["overlap"] == 0
+    assert client._hub().pending() == 0
+    for x in names:
+        assert redis.cmd("EXISTS", x) == 0
+
+
+async def _hold_all(c: hilock.Client, names: "list[str]", ready: asyncio.Event,
+                    go: asyncio.Event) -> None:
+    """One asyncio task holds every lock in names until go is set."""
+    locks = [c.lock(x) for x in names]
+    for lk in locks:
+        assert await lk.acquire_async(blocking=False)
+    ready.set()
+    await go.wait()
+    for lk in locks:
+        await lk.release_async()
+
+
+def test_async_methods_are_coroutine_functions_to_inspect() -> None:
+    import inspect
+
+    if not hasattr(inspect, "markcoroutinefunction"):
+        pytest.skip("inspect.markcoroutinefunction is Python 3.12+")
+    assert inspect.iscoroutinefunction(hilock.MultiLock.acquire_async)
+    assert inspect.iscoroutinefunction(hilock.RedLock.release_async)

@@ -171,20 +171,6 @@ def _c_path(what: str, path: PathArg) -> bytes:
     return b
 
 
-class _Cancel:
-    """An hl_cancel flag owned by Python."""
-
-    __slots__ = ("ptr",)
-
-    def __init__(self) -> None:
-        out = ffi.new("hl_cancel **")
-        check(lib.hl_cancel_new(out))
-        self.ptr = ffi.gc(out[0], lib.hl_cancel_free)
-
-    def trigger(self) -> None:
-        lib.hl_cancel_trigger(self.ptr)
-
-
 def _try_acquire(handle: Any, wait_ms: int, lease_ms: int, cancel: Any) -> Tuple[int, int, str]:
     """One C acquire; returns (status, acquired, detail) so that the detail,
     which is thread-local, is read on the thread that made the call."""
@@ -207,50 +193,6 @@ def _abandon_on_done(handle: Any, _task: Any) -> None:
     # A task that ends while it still holds the lock can never release it;
     # stop renewing so its lease runs out instead of living forever.
     lib.hl_lock_abandon(handle)
-
-
-def _wait_event_uninterrupted(ev: threading.Event, limit: float = 60.0) -> None:
-    """Wait for ev, swallowing exceptions from signal handlers meanwhile (the
-    caller re-raises its own). Bounded: the call we wait for was cancelled
-    and returns promptly."""
-    deadline = time.monotonic() + limit
-    while not ev.is_set() and time.monotonic() < deadline:
-        try:
-            ev.wait(0.05)
-        except BaseException:  # a second Ctrl-C: keep cleaning up
-            pass
-
-
-def _in_helper_thread(call: Callable[[Any], Tuple[int, int, str]],
-                      undo: Optional[Callable[[Tuple[int, int, str]], Any]]) -> Tuple[int, int, str]:
-    """Run a blocking C call (given an hl_cancel) on a helper thread while
-    the calling (main) thread sleeps on an event that signals interrupt.
-
-    If a signal handler raises (Ctrl-C), the call is cancelled, waited for,
-    its effect undone (undo gets its result), and the exception propagates.
-    """
-    cancel = _Cancel()
-    result: "list[Tuple[int, int, str]]" = []
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            result.append(call(cancel.ptr))
-        finally:
-            done.set()
-
-    t = threading.Thread(target=run, name="hilock-wait", daemon=True)
-    t.start()
-    try:
-        done.wait()
-    except BaseException:
-        cancel.trigger()
-        _wait_event_uninterrupted(done)
-        if result and undo is not None:
-            undo(result[0])  # it raced in: give it back
-        raise
-    t.join()
-    return result[0]
 
 
 def _task_result(t: Any) -> Tuple[int, int, str]:
