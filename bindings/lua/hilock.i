@@ -212,13 +212,19 @@ static void hlua_push_event(lua_State *L, const hl_event *e)
 /* An operation started without blocking (hl_lock_*_start): the library's
  * task, and the handle it was started through, which an acquire's result
  * makes the taker of the hold once (the Lua layer keeps that handle's
- * userdata alive as long as this one). */
-enum { HLUA_TASK_ACQUIRE, HLUA_TASK_RELEASE, HLUA_TASK_LOST };
+ * userdata alive as long as this one). A multilock's acquire has the
+ * multilock instead (its members are the takers of what it took; the Lua
+ * layer keeps it alive too), and the outputs the library writes before it
+ * completes. */
+enum { HLUA_TASK_ACQUIRE, HLUA_TASK_RELEASE, HLUA_TASK_LOST, HLUA_TASK_MULTI };
 typedef struct hlua_task {
 	hl_task *t; /* NULL once closed */
 	hlua_lock *h;
 	int what;    /* HLUA_TASK_* */
-	int counted; /* its result was applied to h */
+	int counted; /* its result was applied to h (or to mu's members) */
+	struct hlua_multi *mu;
+	int *taken;    /* HLUA_TASK_MULTI: 1 for each member taken */
+	int64_t valid; /* HLUA_TASK_MULTI: the validity left in ms (-1: none) */
 } hlua_task;
 
 static atomic_long hlua_live_tasks;
@@ -261,6 +267,17 @@ static int hlua_task_take_result(hlua_task *k, int *out)
 	if (k->t == NULL)
 		return HL_EINVAL;
 	rc = hl_task_result(out, k->t);
+	if (!k->counted && k->what == HLUA_TASK_MULTI && hl_task_done(k->t)) {
+		/* as hlua_multi's try_acquire: each member taken is the taker
+		 * of its hold */
+		size_t i;
+		k->counted = 1;
+		if (rc == HL_OK && *out)
+			for (i = 0; i < k->mu->n; i++)
+				if (k->taken[i])
+					hlua_took(k->mu->members[i]);
+		return rc;
+	}
 	if (k->counted || !hl_task_done(k->t) || k->h == NULL)
 		return rc;
 	k->counted = 1;
@@ -825,6 +842,7 @@ typedef struct hlua_task {} hlua_task;
 	~hlua_task() {
 		hl_task_free($self->t);
 		hlua_live_tasks--;
+		free($self->taken);
 		free($self);
 	}
 	void close() {
@@ -848,6 +866,13 @@ typedef struct hlua_task {} hlua_task;
 		return hl_task_wait($self->t, timeout_ms, NULL);
 	}
 	int64_t data() { return (int64_t)hl_task_data($self->t); }
+	/* A multilock acquire's outputs, once done: whether member i (0-based)
+	 * was taken, the validity left in ms (-1: the watchdog). */
+	bool multi_taken(size_t i) {
+		return $self->taken != NULL && i < $self->mu->n &&
+		       $self->taken[i];
+	}
+	int64_t multi_valid() { return $self->valid; }
 }
 
 /* ---- hlua_multi ----------------------------------------------------------
@@ -880,6 +905,33 @@ typedef struct hlua_multi {} hlua_multi;
 	hl_rc release() {
 		return hl_multilock_release_ex($self->status, $self->freed,
 		                               $self->m, NULL);
+	}
+	/* The non-blocking acquire: a task of the first member's client
+	 * (data: the Lua layer's key) with outputs of its own. */
+	hl_rc try_acquire_start(hlua_task **OUT_TASK, int64_t wait_ms,
+	                        int64_t lease_ms, uint64_t data) {
+		hlua_task *k = (hlua_task *)calloc(1, sizeof(*k));
+		int rc;
+		if (k == NULL ||
+		    (k->taken = (int *)calloc($self->n, sizeof(int))) == NULL) {
+			free(k);
+			return HL_ENOMEM;
+		}
+		k->valid = -1;
+		rc = hl_multilock_try_acquire_ex_start(&k->t, &k->valid,
+		                                       k->taken, $self->m,
+		                                       wait_ms, lease_ms);
+		if (rc != HL_OK) {
+			free(k->taken);
+			free(k);
+			return rc;
+		}
+		hl_task_set_data(k->t, data);
+		k->mu = $self;
+		k->what = HLUA_TASK_MULTI;
+		hlua_live_tasks++;
+		*OUT_TASK = k;
+		return HL_OK;
 	}
 	hl_rc is_lost(int *OUT_BOOL) { return hl_multilock_is_lost(OUT_BOOL, $self->m); }
 	/* The outcome of the last call for member i (0-based). */

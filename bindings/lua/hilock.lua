@@ -1011,6 +1011,7 @@ end
 --   semaphore:acquire_start: guard | false | nil, message, code
 --   expirable_semaphore:acquire_start: guard, ids | false | nil, message, code
 --   count_down_latch:wait_start: true | false | nil, message, code
+--   multilock:try_acquire_start: guard, validity | false | nil, message, code
 -- The same values every time it is asked. Asking before the task is done
 -- raises (misuse).
 function Task:result()
@@ -1236,13 +1237,18 @@ local function new_multi(kind, fname, locks)
 		end
 		members[i] = lk
 	end
+	local names = {}
+	for i, lk in ipairs(members) do names[i] = format("%q", lk._name) end
 	return setmetatable({
 		_kind = kind,
 		_fname = fname,
 		_locks = members,
+		_name = format("%s{%s}", fname, table.concat(names, ", ")),
 		-- coroutine -> {mu = C multilock over its handles, hs = the handles,
 		-- holds = acquisitions not yet released}
 		_multis = setmetatable({}, {__mode = "k"}),
+		-- tasks started through it (multilock:close() ends them first)
+		_tasks = setmetatable({}, {__mode = "k"}),
 		_closed = false,
 	}, Multi)
 end
@@ -1362,6 +1368,56 @@ function Multi:acquire(opts)
 end
 Multi.lock = Multi.acquire
 
+--- multilock:try_acquire_start([wait [, lease]]) --> task | nil, message, code
+-- Starts acquire without blocking, as lock:try_acquire_start: the rounds are
+-- a task of the first lock's client (delivered through its client:task_fd()
+-- and client:next_task(), or task:fd()), and each lock is waited for by a
+-- task of its own client, so an event loop can wait for many and go on with
+-- other work meanwhile. wait, lease: seconds as for acquire (wait nil or
+-- math.huge: as long as it takes; 0: one attempt each; lease nil: the
+-- watchdog); or one table {wait = ..., lease = ...}. The owner is the
+-- coroutine that calls it. task:result() then gives what acquire would
+-- have returned: guard, validity | false | nil, message, code. Cancelling
+-- the task (task:cancel(), task:close(), the collector) cancels the lock it
+-- waits for and releases, last first, every lock it had taken, before it
+-- completes: nothing stays held.
+function Multi:try_acquire_start(wait, lease)
+	check_multi(self, "try_acquire_start", 2)
+	local opts = wait
+	if type(wait) ~= "table" then opts = {wait = wait, lease = lease} end
+	opts = check_options(opts, acquire_options, "try_acquire_start", 1, 2)
+	local wait_ms = to_ms(opts.wait, "wait", "try_acquire_start", 2, -1)
+	local lease_ms = to_ms(opts.lease, "lease", "try_acquire_start", 2, -1)
+	if lease_ms == 0 then
+		error("bad option 'lease' to 'try_acquire_start' (lease must be positive)", 2)
+	end
+	local e, rec, code = multi_entry(self)
+	if not e then return nil, rec, code end
+	local client = self._locks[1]._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code2 = e.mu:try_acquire_start(wait_ms, lease_ms, id)
+	if not ok then return nil, k, code2 end
+	local task = setmetatable({_k = k, _obj = self, _e = e, _rec = rec,
+		_what = "multilock acquire", _client = client,
+		_sync_result = function(task, rok, acquired, rcode)
+			if not rok then return pack(nil, acquired, rcode) end
+			if not acquired then return pack(false) end
+			local m, te, trec = task._obj, task._e, task._rec
+			te.holds = te.holds + 1
+			for i, h in ipairs(te.hs) do
+				-- as acquire: through the member too
+				if task._k:multi_taken(i - 1) then issue(m._locks[i], h, trec) end
+			end
+			local valid = task._k:multi_valid()
+			return pack(setmetatable({multi = m, e = te, rec = trec, done = false}, MultiGuard),
+				valid >= 0 and valid / 1000 or nil)
+		end}, Task)
+	client._tasks[id] = task
+	self._tasks[task] = true
+	return task
+end
+
 --- multilock:try_acquire([opts]) --> like acquire, but wait defaults to 0.
 function Multi:try_acquire(opts)
 	check_multi(self, "try_acquire", 2)
@@ -1439,6 +1495,18 @@ function Multi:close()
 	end
 	if self._closed then return true end
 	self._closed = true
+	-- Tasks still running through it end first (cancelled: they give back
+	-- what they took); one that got it anyway counts as a hold, released
+	-- below with the others.
+	for task in pairs(self._tasks) do
+		if not task._k:closed() and not task._client._closed then
+			if not task._k:done() then
+				task._k:cancel()
+				task._k:wait(10000)
+			end
+			if task._k:done() then task:result() end
+		end
+	end
 	local rok, rmsg, rcode = true, nil, nil
 	for co, e in pairs(self._multis) do
 		local rec = owners[co]

@@ -176,6 +176,99 @@ test("multilock: members share their hold with the lock objects; closing one giv
 	eq(redis(2, "EXISTS", name), "0", "member 2 free")
 end)
 
+local function wait_until(cond, limit, what)
+	local deadline = now() + (limit or 10)
+	while not cond() do
+		if now() > deadline then error("timed out waiting for " .. (what or "a condition"), 2) end
+		sleep(0.02)
+	end
+end
+
+test("multilock: try_acquire_start, a task of the first lock's client", function()
+	local name = uname("task")
+	local ls = locks_of(name)
+	local ml = hilock.multilock(ls)
+	local other = assert(hilock.connect(url(3)))
+	local held = assert(other:lock(name):acquire())
+
+	-- waiting for member 3 with members 1 and 2 taken: cancelled, it ends at
+	-- once and gives both back
+	local t = assert(ml:try_acquire_start(30))
+	eq(tostring(t):match("multilock") ~= nil, true, "tostring names the multilock")
+	wait_until(function()
+		return redis(1, "EXISTS", name) == "1" and redis(2, "EXISTS", name) == "1"
+			and clients[3]:stats().waiting == 1
+	end, 10, "members 1 and 2 taken, member 3 waited for")
+	eq(t:done(), false, "pending")
+	local t0 = now()
+	assert(t:cancel())
+	eq(t:wait(2), true, "done after the cancel")
+	local r, msg, code = t:result()
+	assert(now() - t0 < 1, "cancel took " .. (now() - t0))
+	eq(r, nil, "cancelled result")
+	eq(code, "HL_EINTERRUPTED", "cancelled code")
+	assert(msg:match("interrupted"), msg)
+	eq(redis(1, "EXISTS", name), "0", "member 1 given back")
+	eq(redis(2, "EXISTS", name), "0", "member 2 given back")
+	eq(redis(3, "HLEN", name), "1", "member 3: the holder only")
+	t:close()
+
+	-- a task closed while it waits: the same
+	t = assert(ml:try_acquire_start{wait = 30})
+	wait_until(function() return redis(2, "EXISTS", name) == "1" end, 10, "member 2 taken")
+	t:close()
+	wait_until(function()
+		return redis(1, "EXISTS", name) == "0" and redis(2, "EXISTS", name) == "0"
+	end, 2, "members given back after close")
+
+	-- delivered through the first lock's client once member 3 is free
+	t = assert(ml:try_acquire_start(30))
+	wait_until(function() return clients[3]:stats().waiting == 1 end, 10, "waiting")
+	assert(held:release())
+	local fd = assert(clients[1]:task_fd())
+	local got
+	wait_until(function()
+		hilock.poll(fd, 0.2)
+		got = got or clients[1]:next_task()
+		return got ~= nil
+	end, 10, "the task through client 1's fd")
+	assert(rawequal(got, t), "client 1 hands out this task")
+	local g, validity = t:result()
+	assert(g, "acquired")
+	eq(validity, nil, "validity with the watchdog")
+	for i = 1, 3 do eq(redis(i, "HGET", name, ls[i]:owner()), "1", "member " .. i) end
+	eq(ls[2]:held(), true, "member 2 held through its lock")
+	assert(g:release())
+	for i = 1, 3 do eq(redis(i, "EXISTS", name), "0", "member " .. i .. " released") end
+	other:close()
+
+	-- a redlock with a lease: its validity
+	local rl = hilock.redlock(locks_of(uname("task:red")))
+	t = assert(rl:try_acquire_start(2, 10))
+	eq(t:wait(5), true, "redlock task done")
+	g, validity = t:result()
+	assert(g, "redlock acquired")
+	assert(validity > 0 and validity <= 10 - 0.102, "validity " .. tostring(validity))
+	eq(rl:lost(), false, "recorded for its coroutine")
+	assert(g:release())
+
+	-- multilock:close() ends a task still waiting
+	local name2 = uname("task:close")
+	local hold2 = assert(clients[3]:lock(name2):acquire())
+	local ml2 = hilock.multilock(locks_of(name2))
+	t = assert(ml2:try_acquire_start())
+	wait_until(function() return redis(2, "EXISTS", name2) == "1" end, 10, "member 2 taken")
+	assert(ml2:close())
+	eq(t:done(), true, "the task ended with the multilock")
+	eq(redis(1, "EXISTS", name2), "0", "member 1 given back")
+	eq(redis(2, "EXISTS", name2), "0", "member 2 given back")
+	assert(hold2:release())
+
+	raises("lease must be positive", ml.try_acquire_start, ml, 1, 0)
+	raises("negative time", ml.try_acquire_start, ml, -1)
+	raises("hilock multilock expected", ml.try_acquire_start, {})
+end)
+
 test("redlock: one of three down acquires, two down fail within the wait", function()
 	local name = uname("red")
 	local ls = locks_of(name)
