@@ -608,7 +608,8 @@ typedef struct hl_watch_ops {
 
 /* An operation made of other tasks, possibly of other clients (the
  * multilock: a wait for each member in turn). step() runs on an executor
- * of the task's client, without wait_mu, first at once and then whenever
+ * of the task's client (or on the blocking caller that waits for it), one
+ * step at a time, without wait_mu, first at once and then whenever
  * something happened: a task it started with self as its parent
  * (hl_wait_spec.parent) is done, its timer (*wake_ms) came, or it was
  * stopped. It may start, cancel and free its children (on any client) and
@@ -619,8 +620,9 @@ typedef struct hl_watch_ops {
  * client closes): the step then cancels its children, gives back what it
  * took and ends with that status. An HL_OK end that a stop overtook is
  * refused: the step runs again with the stop. A step that ends has freed
- * its children (free() runs under wait_mu and must not touch a client).
- * A close lets the executors run until every such task ended. */
+ * its children: free() runs under wait_mu, and may drop references (of
+ * handles, clients) but take no other client's mutex. A close lets the
+ * executors run until every such task ended. */
 typedef struct hl_drive_ops {
 	int (*step)(void *arg, struct hl_task *self, int stop, int *done,
 	            int *result, int64_t *wake_ms);
