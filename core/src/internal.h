@@ -319,12 +319,15 @@ void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n);
 int hl__reply_error(const hl_reply *r, const char *what);
 
 /* For compositions of locks (prim/multi.c): a copy of lock's handle (its
- * kind, owner and back-off; a reference of its client); the acquire and
- * release of hl_lock_try_acquire_start and hl_lock_release for owner_id
+ * kind, owner and back-off; a reference of its client); hl_lock_try_acquire,
+ * hl_lock_try_acquire_start and hl_lock_release for owner_id
  * (hl__effective_owner() as it was when the composition began), the
  * acquire's task telling parent when done (NULL: none), the release
  * within deadline_ms (-1: the retry policy and the hold's lease). */
 int hl__lock_clone(hl_lock **out, const hl_lock *lock);
+int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
+                            int64_t wait_ms, int64_t lease_ms,
+                            hl_cancel *cancel);
 int hl__lock_try_acquire_start_as(struct hl_task **out, hl_lock *lock,
                                   uint64_t owner_id, int64_t wait_ms,
                                   int64_t lease_ms, struct hl_task *parent);
@@ -654,6 +657,9 @@ int hl__task_drive_start(struct hl_task **out, hl_client *c,
  * wait_mu: the caller holds no wait_mu); the last one frees t. */
 void hl__task_ref(struct hl_task *t);
 void hl__task_unref(struct hl_task *t);
+/* A drive task's own cancel flag: triggered when it is stopped, so that a
+ * round trip its step makes (an attempt) is cut off. */
+hl_cancel *hl__task_cancel_flag(struct hl_task *t);
 /* Caller holds hold_mu: check() runs at once, and the changes after it
  * are seen. deadline_ms -1: none. */
 int hl__task_watch_start(struct hl_task **out, hl_client *c,

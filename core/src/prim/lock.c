@@ -833,9 +833,17 @@ static int64_t handoff_hold_back(hl_client *c, const hl_lock *lock)
 int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
                         int64_t lease_ms, hl_cancel *cancel)
 {
+	return hl__lock_try_acquire_as(out_acquired, lock,
+	                               lock ? hl__effective_owner(lock) : 0,
+	                               wait_ms, lease_ms, cancel);
+}
+
+int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
+                            int64_t wait_ms, int64_t lease_ms,
+                            hl_cancel *cancel)
+{
 	hl_client *c;
 	char owner[HL_OWNER_MAX];
-	uint64_t owner_id;
 	int64_t local, ttl = 0, deadline, io_deadline, grace;
 	int rc, acquired = 0, queue_busy = 0, waited = 0;
 	attempt_opts ao;
@@ -861,7 +869,6 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	if (deadline >= 0 && deadline < hl__now_ms() + grace)
 		io_deadline = hl__now_ms() + grace;
 	hl__bound_init(&b, c, io_deadline, cancel, 1);
-	owner_id = hl__effective_owner(lock);
 	hl__owner_string(owner, c, owner_id);
 	if (lock->kind == HL_LOCK_WRITE) {
 		/* A reader cannot take the write lock: it would wait for its

@@ -353,9 +353,8 @@ typedef struct ml_op {
 	/* the acquire's rounds */
 	int phase;
 	int64_t deadline, per_member, round_start, round_end, pause_until;
-	int64_t member_w, member_t0, valid;
+	int64_t valid;
 	size_t i, got, failed, errors;
-	int first_try; /* RedLock: the child is the member's one attempt */
 	int err_rc;
 	char err_msg[512];
 	hl_task *child;
@@ -518,7 +517,7 @@ static int member_result(ml_op *x, int rc, int one, int *done)
 	if (is_fatal(rc) || x->kind == HL_MULTILOCK_ALL) {
 		/* The multi lock cannot hold without this member, whose own
 		 * wait already outlasted what it could of an outage. */
-		undo(x, 0);
+		undo(x, rc == HL_EINTERRUPTED || rc == HL_ECLOSED);
 		x->phase = PH_END;
 		*done = 1;
 		return rc;
@@ -531,11 +530,15 @@ static int member_result(ml_op *x, int rc, int one, int *done)
 	return HL_OK;
 }
 
-/* PH_MEMBER: start the next member's wait, or end the round. */
+/* PH_MEMBER: take the next member, or start its wait, or end the round.
+ * The member's one attempt is made here, on the step's thread (an executor
+ * of the first member's client, or the blocking caller): a free member is
+ * taken without a thread switch. Only a member that must wait gets a task
+ * of its own client. */
 static int member_next(ml_op *x, hl_task *self, int *done)
 {
-	int64_t left, w;
-	int rc;
+	int64_t left, w, t0;
+	int rc, one = 0;
 	if (x->i >= x->n || x->failed > x->n - x->quorum) {
 		x->phase = PH_EVAL;
 		return HL_OK;
@@ -550,35 +553,35 @@ static int member_next(ml_op *x, hl_task *self, int *done)
 		w = x->per_member;
 	if (x->wait_ms == 0)
 		w = 0;
-	x->member_w = w;
-	x->member_t0 = hl__now_ms();
-	/* RedLock: one attempt first, so that a member whose server is down
-	 * or unreachable fails at once instead of outlasting the outage for
-	 * its whole share; only a member held elsewhere waits. */
-	x->first_try = x->kind == HL_MULTILOCK_RED && w > 0;
-	rc = start_child(x, self, x->first_try ? 0 : w);
-	if (rc != HL_OK)
-		return member_result(x, rc, 0, done);
-	x->phase = PH_CHILD;
-	return HL_OK;
+	t0 = hl__now_ms();
+	/* A stop cuts the attempt off through the task's own flag (an
+	 * acquisition it cut off after sending is taken back by the lock). */
+	rc = hl__lock_try_acquire_as(&one, x->members[x->i], x->owners[x->i], 0,
+	                             x->lease_ms, hl__task_cancel_flag(self));
+	if (rc == HL_OK && one)
+		return member_result(x, rc, one, done);
+	w -= hl__now_ms() - t0;
+	/* Held elsewhere: wait the rest of its share (RedLock) or of the
+	 * round. A multi lock's wait also outlasts an outage, within it; a
+	 * RedLock's member whose server fails fails at once (the quorum is
+	 * for that). */
+	if (w > 0 && (rc == HL_OK || (x->kind == HL_MULTILOCK_ALL &&
+	                              (rc == HL_EIO || rc == HL_ECONNECT)))) {
+		rc = start_child(x, self, w);
+		if (rc == HL_OK) {
+			x->phase = PH_CHILD;
+			return HL_OK;
+		}
+	}
+	return member_result(x, rc, one, done);
 }
 
 /* PH_CHILD, the member's task done: its result. */
-static int child_done(ml_op *x, hl_task *self, int *done)
+static int child_done(ml_op *x, int *done)
 {
 	int one = 0, rc = hl_task_result(&one, x->child);
 	hl_task_free(x->child);
 	x->child = NULL;
-	if (x->first_try && rc == HL_OK && !one) {
-		int64_t w = x->member_w - (hl__now_ms() - x->member_t0);
-		x->first_try = 0;
-		if (w > 0) {
-			/* held elsewhere: wait the rest of its share */
-			rc = start_child(x, self, w);
-			if (rc == HL_OK)
-				return HL_OK;
-		}
-	}
 	return member_result(x, rc, one, done);
 }
 
@@ -695,7 +698,7 @@ static int acquire_step(void *arg, hl_task *self, int stop, int *done,
 		case PH_CHILD:
 			if (!hl_task_done(x->child))
 				return HL_OK; /* its end runs this again */
-			rc = child_done(x, self, done);
+			rc = child_done(x, done);
 			if (*done)
 				return rc;
 			break;

@@ -524,7 +524,10 @@ static void stop_task(hl_client *c, hl_task *t, int why)
 		t->stop = why;
 	if (t->kind == K_DRIVE) {
 		/* Its step winds it down: it cancels its children and gives
-		 * back what it took, on whichever clients, before it ends. */
+		 * back what it took, on whichever clients, before it ends. An
+		 * attempt its step makes is cut off (the flag has no
+		 * registrations: its mutex is a leaf). */
+		hl_cancel_trigger(t->cancel);
 		kick(c, t);
 		return;
 	}
@@ -1153,6 +1156,9 @@ int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
 	t->arg = arg;
 	t->interruptible = interruptible;
 	t->interrupt_gen = interrupt_gen;
+	/* A blocking call runs the steps itself (see wait_done) from the
+	 * first: no executor picks it up meanwhile. */
+	t->caller = blocking;
 	pthread_mutex_lock(&c->wait_mu);
 	hl__dlist_push(&e->pending, &t->all_link);
 	e->ndrives++;
@@ -1169,6 +1175,11 @@ void hl__task_ref(hl_task *t)
 	pthread_mutex_lock(&t->c->wait_mu);
 	t->refs++;
 	pthread_mutex_unlock(&t->c->wait_mu);
+}
+
+hl_cancel *hl__task_cancel_flag(hl_task *t)
+{
+	return t->cancel;
 }
 
 void hl__task_unref(hl_task *t)
