@@ -4,8 +4,9 @@
  * so a member may be any lock kind of any client, and members may live on
  * independent servers.
  *
- * A round takes the members in order, each with an acquire task of its own
- * client (the engine's wait for one lock, see lock.c):
+ * A round takes the members in order, each with one attempt and, if it is
+ * held elsewhere, an acquire task of its own client (the engine's wait for
+ * one lock, see lock.c):
  *   - multi lock: each member waits what is left of the round; the first
  *     member not taken ends the round;
  *   - RedLock: each member gets one attempt, and if it is held elsewhere
@@ -21,14 +22,15 @@
  * a release gives back exactly what its acquire took.
  *
  * The rounds are a drive task (service/task.c) of the first member's
- * client: its step starts each member's acquire task with itself as the
- * parent, and runs again when that one is done, when a pause between
- * rounds ends, or when it is stopped (cancel, interrupt, close), then
- * cancelling the member in flight and giving back what it took on every
- * client before it ends. The blocking calls are that task and a wait; the
- * task works from copies of the member handles, so the multilock handle
- * may be freed while it runs. Releases are the same loop, on the calling
- * thread or in a drive task's single step.
+ * client: its step makes each member's attempt (on its own thread: an
+ * executor, or the blocking caller), starts the acquire task of a member
+ * that must wait with itself as the parent, and runs again when that one
+ * is done, when a pause between rounds ends, or when it is stopped
+ * (cancel, interrupt, close), then cancelling the member in flight and
+ * giving back what it took on every client before it ends. The blocking calls
+ * are that task and a wait; the task works from copies of the member handles,
+ * so the multilock handle may be freed while it runs. Releases are the same
+ * loop, on the calling thread or in a drive task's single step.
  */
 #include "internal.h"
 
