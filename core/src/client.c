@@ -82,9 +82,10 @@ uint64_t hl__effective_owner(const hl_lock *lock)
 
 size_t hl__owner_string(char *buf, const hl_client *c, uint64_t owner_id)
 {
-	int n = snprintf(buf, HL_OWNER_MAX, "%s:%llu", c->id,
-	                 (unsigned long long)owner_id);
-	return (size_t)n;
+	/* "<id>:<owner_id>" (HL_OWNER_MAX holds the longest) */
+	memcpy(buf, c->id, HL_UUID_LEN);
+	buf[HL_UUID_LEN] = ':';
+	return HL_UUID_LEN + 1 + hl__fmt_u64(buf + HL_UUID_LEN + 1, owner_id);
 }
 
 /* Bytes of hl_client_options that a program built for version v has: the

@@ -50,6 +50,11 @@ int64_t hl__remaining(int64_t deadline_ms);
 const char *hl__printable(char *buf, size_t buf_len, const char *name,
                           size_t len);
 int64_t hl__jitter_delay(int64_t base_ms, int attempt);
+/* The decimal of v in buf (at least HL_DEC_MAX bytes), NUL-terminated;
+ * returns its length. No printf: these run on every call. */
+#define HL_DEC_MAX 21
+size_t hl__fmt_u64(char *buf, uint64_t v);
+size_t hl__fmt_i64(char *buf, int64_t v);
 
 /* A tiny hash map from byte strings to pointers (separate chaining). */
 typedef struct hl_map_entry {

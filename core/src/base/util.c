@@ -58,6 +58,28 @@ int64_t hl__remaining(int64_t deadline_ms)
 	return left > 0 ? left : 0;
 }
 
+size_t hl__fmt_u64(char *buf, uint64_t v)
+{
+	char tmp[HL_DEC_MAX];
+	size_t n = 0, i;
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		buf[i] = tmp[n - 1 - i];
+	buf[n] = '\0';
+	return n;
+}
+
+size_t hl__fmt_i64(char *buf, int64_t v)
+{
+	if (v >= 0)
+		return hl__fmt_u64(buf, (uint64_t)v);
+	buf[0] = '-';
+	return 1 + hl__fmt_u64(buf + 1, -(uint64_t)v);
+}
+
 const char *hl__printable(char *buf, size_t buf_len, const char *name,
                           size_t len)
 {

@@ -14,7 +14,7 @@
 /* Decimal of v into buf (24 bytes). */
 static inline const char *num(char *buf, int64_t v)
 {
-	snprintf(buf, 24, "%lld", (long long)v);
+	hl__fmt_i64(buf, v);
 	return buf;
 }
 

@@ -665,7 +665,10 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 	enum { MAXN = HL_FENCES_PER_TRIP + 3 };
 	int slot = -1, rc = HL_OK, attempt, i, asking = 0, redirects = 0;
 	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
+	/* The node last tried, named in messages (formatted only for one) */
 	char label[300] = "";
+	hl_addr label_node;
+	int labelled = 0;
 	size_t keylen = 0;
 	const char *key = command_key(argc, argv, lens, &keylen);
 	hl_addr ask_node;
@@ -699,7 +702,8 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			sent = HL_SENT_NOTHING;
 			goto retry;
 		}
-		hl__addr_str(&node, label, sizeof(label));
+		label_node = node;
+		labelled = 1;
 		if ((rc = pool_take(c, &slot, &node, epoch, b)) != HL_OK)
 			break;
 		conn = c->pool[slot].conn;
@@ -827,8 +831,10 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				break;
 			}
 			/* It did not run: refresh or pause, then again. */
-			rc = hl__fail(HL_EREDIS, "%s: %s", label,
-			              hl__reply_str(r));
+			rc = hl__fail(
+			        HL_EREDIS, "%s: %s",
+			        hl__addr_str(&label_node, label, sizeof(label)),
+			        hl__reply_str(r));
 			hl__reply_free(r);
 			if (refresh || c->conf.url.topology == HL_TOPO_CLUSTER)
 				hl__router_suspect(c, b);
@@ -862,8 +868,11 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		if (attempt >= c->conf.retry_attempts) {
 			/* The server is named once: a failed connect named
 			 * it already. */
-			int named = label[0] &&
-			            strstr(hl_error_last(), label) != NULL;
+			int named;
+			if (labelled)
+				hl__addr_str(&label_node, label, sizeof(label));
+			named = label[0] &&
+			        strstr(hl_error_last(), label) != NULL;
 			rc = hl__fail_wrap(
 			        rc == HL_EREDIS ? HL_EREDIS : HL_EIO,
 			        "%s%sno answer after %d %s", named ? "" : label,
@@ -912,17 +921,16 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
 	/* argv: EVALSHA sha numkeys keys... args... */
 	const char *argv[3 + 256];
 	size_t alen[3 + 256];
-	char nk[16];
+	char nk[HL_DEC_MAX];
 	int argc = 3 + nargs, rc;
 	if (nargs > 256)
 		return hl__fail(HL_EINVAL, "too many script arguments");
-	snprintf(nk, sizeof(nk), "%d", nkeys);
 	argv[0] = "EVALSHA";
 	alen[0] = 7;
 	argv[1] = c->sha[id];
 	alen[1] = 40;
 	argv[2] = nk;
-	alen[2] = strlen(nk);
+	alen[2] = hl__fmt_i64(nk, nkeys);
 	memcpy(argv + 3, args, sizeof(*args) * (size_t)nargs);
 	memcpy(alen + 3, lens, sizeof(*lens) * (size_t)nargs);
 	rc = hl__command_ex(c, out, argc, argv, alen, flags, sent, b,
