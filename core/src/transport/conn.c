@@ -1,7 +1,7 @@
 /*
  * One connection: hilock's own non-blocking socket (TCP or unix), with
- * hiredis used only to format commands and parse replies, and TLS over
- * OpenSSL (tls.c) for the rediss schemes. Every wait on the socket is a
+ * hiredis used only to parse replies (resp.c formats commands), and TLS
+ * over OpenSSL (tls.c) for the rediss schemes. Every wait on the socket is a
  * poll() bounded by the command timeout and by the caller's bound
  * (deadline, cancel flag, client close or interrupt), so no call outlives
  * its deadline because the network stopped answering; the TLS handshake
@@ -546,26 +546,21 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 int hl__conn_append(hl_conn *conn, int argc, const char **argv,
                     const size_t *lens)
 {
-	char *cmd = NULL;
-	int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
-	if (len < 0 || !cmd)
+	size_t need = argc >= 0 ? hl__resp_bound(argc, lens) : 0;
+	if (need == 0)
 		return hl__fail(HL_ENOMEM, "out of memory");
-	if (conn->olen + (size_t)len > conn->ocap) {
+	if (conn->olen + need > conn->ocap) {
 		size_t cap = conn->ocap ? conn->ocap : 256;
 		char *nb;
-		while (cap < conn->olen + (size_t)len)
+		while (cap < conn->olen + need)
 			cap *= 2;
 		nb = realloc(conn->obuf, cap);
-		if (!nb) {
-			redisFreeCommand(cmd);
+		if (!nb)
 			return hl__fail(HL_ENOMEM, "out of memory");
-		}
 		conn->obuf = nb;
 		conn->ocap = cap;
 	}
-	memcpy(conn->obuf + conn->olen, cmd, (size_t)len);
-	conn->olen += (size_t)len;
-	redisFreeCommand(cmd);
+	conn->olen += hl__resp_write(conn->obuf + conn->olen, argc, argv, lens);
 	return HL_OK;
 }
 

@@ -1,7 +1,7 @@
 /*
  * transport/: hilock's own connections. The only layer that includes
- * hiredis (as a RESP reader and command formatter); above it, replies are
- * hl_reply views and connections are opaque.
+ * hiredis (as a RESP reader; commands are formatted by resp.c); above it,
+ * replies are hl_reply views and connections are opaque.
  */
 #ifndef HL_TRANSPORT_H
 #define HL_TRANSPORT_H
@@ -29,6 +29,14 @@ size_t hl__reply_strlen(const hl_reply *r);
 size_t hl__reply_len(const hl_reply *r);
 const hl_reply *hl__reply_at(const hl_reply *r, size_t i);
 void hl__reply_free(hl_reply *r);
+
+/* ---- commands as RESP (resp.c) ---------------------------------------------
+ * hl__resp_write formats argv as a RESP array of bulk strings at out, which
+ * has room for hl__resp_bound(argc, lens) bytes (0: too large to format),
+ * and returns the length written: the bytes redisFormatCommandArgv makes. */
+size_t hl__resp_bound(int argc, const size_t *lens);
+size_t hl__resp_write(char *out, int argc, const char **argv,
+                      const size_t *lens);
 
 /* ---- TLS (tls.c) -----------------------------------------------------------
  * The TLS context of a configuration whose URL is a rediss one: TLS 1.2 or
