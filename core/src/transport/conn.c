@@ -1,11 +1,12 @@
 /*
- * One connection: hilock's own non-blocking socket (TCP or unix), with
- * hiredis used only to parse replies (resp.c formats commands), and TLS
- * over OpenSSL (tls.c) for the rediss schemes. Every wait on the socket is a
- * poll() bounded by the command timeout and by the caller's bound
- * (deadline, cancel flag, client close or interrupt), so no call outlives
- * its deadline because the network stopped answering; the TLS handshake
- * too.
+ * One connection: hilock's own socket (TCP or unix), with hiredis used only
+ * to parse replies (resp.c formats commands), and TLS over OpenSSL (tls.c)
+ * for the rediss schemes. Every wait on the socket is bounded by the
+ * command timeout and by the caller's bound (deadline, cancel flag, client
+ * close or interrupt), so no call outlives its deadline because the network
+ * stopped answering; the TLS handshake too. A wait is a poll(), except a
+ * plain socket's wait for a reply: a recv() with a socket timeout (see
+ * rcvtimeo_ms), one system call where poll() and recv() took two.
  */
 #include "transport/tls.h"
 #include "transport/transport.h"
@@ -83,6 +84,11 @@ struct hl_conn {
 	long long server_id;  /* CLIENT INFO id; -1 unknown */
 	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
 	int64_t last_read_ms; /* when data last arrived */
+	/* A plain socket is blocking, and a read waits at most this long
+	 * (SO_RCVTIMEO), so that one recv() waits for a reply where poll()
+	 * and recv() took two system calls; every other call on it is
+	 * non-blocking (MSG_DONTWAIT). 0: a non-blocking socket (TLS). */
+	int rcvtimeo_ms;
 };
 
 /* ---- replies: hl_reply is hiredis's redisReply, seen through accessors -- */
@@ -408,6 +414,22 @@ static const char *node_label(char *buf, size_t len, const hl_conf *conf,
 	return buf;
 }
 
+/* A connected plain socket becomes blocking with reads bounded by
+ * HL_IO_SLICE_MS (see rcvtimeo_ms); if the system refuses, it stays
+ * non-blocking and waits with poll(). */
+static void plain_blocking(hl_conn *conn)
+{
+	struct timeval tv;
+	int fl = fcntl(conn->fd, F_GETFL);
+	tv.tv_sec = 0;
+	tv.tv_usec = HL_IO_SLICE_MS * 1000;
+	if (fl < 0 ||
+	    setsockopt(conn->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
+		return;
+	if (fcntl(conn->fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
+		conn->rcvtimeo_ms = HL_IO_SLICE_MS;
+}
+
 int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
                   int kind, const hl_bound *b)
 {
@@ -441,6 +463,8 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 		hl__conn_free(conn);
 		return hl__fail_wrap(rc, "%s", label);
 	}
+	if (!conn->tls)
+		plain_blocking(conn);
 
 	user = kind == HL_CONN_SENTINEL ? conf->sentinel_user : conf->url.user;
 	password = kind == HL_CONN_SENTINEL ? conf->sentinel_password
@@ -592,7 +616,8 @@ int hl__conn_write_some(hl_conn *conn, int *wrote)
 	if (conn->tls)
 		return tls_write_some(conn, wrote);
 	do
-		n = send(conn->fd, conn->obuf, conn->olen, MSG_NOSIGNAL);
+		n = send(conn->fd, conn->obuf, conn->olen,
+		         MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -631,21 +656,24 @@ static int tls_read_some(hl_conn *conn)
 	return HL_OK;
 }
 
-int hl__conn_read_some(hl_conn *conn)
+/* One recv() on a plain socket into the reader: HL_OK with *got 1 when
+ * data came, 0 when none did (nothing to read now, or a blocking read's
+ * slice ran out), -1 when a signal interrupted it; HL_EIO when the
+ * connection is closed or broken. */
+static int plain_recv(hl_conn *conn, int flags, int *got)
 {
 	char buf[16384];
 	ssize_t n;
-	if (conn->tls)
-		return tls_read_some(conn);
-	do
-		n = recv(conn->fd, buf, sizeof(buf), 0);
-	while (n < 0 && errno == EINTR);
+	*got = 0;
+	n = recv(conn->fd, buf, sizeof(buf), flags);
 	if (n == 0) {
 		conn->peer_closed = 1;
 		return hl__fail(HL_EIO, "redis closed the connection");
 	}
 	if (n < 0) {
-		if (errno == EAGAIN || errno == EWOULDBLOCK)
+		if (errno == EINTR)
+			*got = -1;
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 			return HL_OK;
 		if (errno == ECONNRESET)
 			conn->peer_closed = 1;
@@ -655,7 +683,43 @@ int hl__conn_read_some(hl_conn *conn)
 	if (redisReaderFeed(conn->reader, buf, (size_t)n) != REDIS_OK)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	conn->last_read_ms = hl__now_ms();
+	*got = 1;
 	return HL_OK;
+}
+
+int hl__conn_read_some(hl_conn *conn)
+{
+	int got, rc;
+	if (conn->tls)
+		return tls_read_some(conn);
+	do
+		rc = plain_recv(conn, MSG_DONTWAIT, &got);
+	while (rc == HL_OK && got < 0);
+	return rc;
+}
+
+/* Wait for data on a blocking plain socket and read it (as wait_fd then
+ * hl__conn_read_some, in one system call instead of two): recv() waits
+ * for a slice at most, and the bound is checked between slices. Socket
+ * timeouts count in clock ticks (up to 10 ms), so the last slice before
+ * the deadline is a poll(), which keeps the deadline to the millisecond. */
+static int plain_read_wait(hl_conn *conn, int64_t deadline, const hl_bound *b,
+                           int64_t timeout_ms)
+{
+	for (;;) {
+		int rc, got;
+		if ((rc = hl__bound_check(b)) != HL_OK)
+			return rc;
+		if (deadline - hl__now_ms() <= conn->rcvtimeo_ms + 10) {
+			if ((rc = wait_fd(conn->fd, POLLIN, deadline, b,
+			                  "reading from redis", timeout_ms)) !=
+			    HL_OK)
+				return rc;
+			return hl__conn_read_some(conn);
+		}
+		if ((rc = plain_recv(conn, 0, &got)) != HL_OK || got > 0)
+			return rc;
+	}
 }
 
 int hl__conn_next_reply(hl_conn *conn, hl_reply **out)
@@ -760,6 +824,12 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 			return rc;
 		if (r) {
 			replies[got++] = r;
+			continue;
+		}
+		if (conn->rcvtimeo_ms) {
+			if ((rc = plain_read_wait(conn, deadline, b,
+			                          timeout_ms)) != HL_OK)
+				return rc;
 			continue;
 		}
 		/* Bytes OpenSSL already decrypted do not make the socket

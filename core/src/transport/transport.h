@@ -49,7 +49,7 @@ void hl__tls_free(hl_conf *conf);
 
 /* ---- connections ----------------------------------------------------------
  */
-/* One connection: a non-blocking socket, hiredis's reply reader, a buffer
+/* One connection: a socket, hiredis's reply reader, a buffer
  * of formatted commands not yet written. */
 typedef struct hl_conn hl_conn;
 
