@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import subprocess
 import sys
@@ -61,6 +62,61 @@ def test_ctrl_c_interrupts_blocking_call(url, other_client, where):
     assert latency < 0.5, latency  # about 100 ms is the goal; the machine is loaded
     assert line.endswith("held=True" if where == "wait_lost" else "held=False")
     assert p.returncode == 3
+    assert holder.held()  # the child never took it
+
+
+# A process forked from a thread other than the main one: in the child, the
+# thread that forked is the main thread (where signal handlers run), so its
+# acquire must wait the main thread's way, interruptible.
+FORKED_FROM_THREAD = r"""
+import os, sys, threading, time, hilock
+def child():
+    c = hilock.Client(sys.argv[1])
+    lock = c.lock("sigint")
+    print("waiting %d" % os.getpid(), flush=True)
+    try:
+        lock.acquire()
+        print("acquired", flush=True)
+        os._exit(0)
+    except KeyboardInterrupt:
+        t = time.monotonic()
+        print("interrupted %.6f held=%s" % (t, lock.held()), flush=True)
+        c.close()
+        os._exit(3)
+def run():
+    pid = os.fork()
+    if pid == 0:
+        child()
+    print("child exit %d" % os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+t = threading.Thread(target=run)
+t.start()
+t.join()
+"""
+
+
+def test_ctrl_c_in_a_child_forked_from_a_thread(url, other_client):
+    holder = other_client.lock("sigint")
+    holder.acquire()
+    p = subprocess.Popen([sys.executable, "-c", FORKED_FROM_THREAD, url], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=python_env())
+    child = 0
+    try:
+        assert p.stdout is not None
+        first = p.stdout.readline().split()
+        assert first[0] == "waiting", first
+        child = int(first[1])
+        time.sleep(0.5)  # let it block inside acquire()
+        os.kill(child, signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        if p.poll() is None:
+            if child:
+                os.kill(child, signal.SIGKILL)
+            p.kill()
+            p.wait(10)
+    lines = out.split("\n")
+    assert lines[0].startswith("interrupted ") and lines[0].endswith("held=False"), (out, err)
+    assert lines[1] == "child exit 3", (out, err)
     assert holder.held()  # the child never took it
 
 

@@ -84,11 +84,34 @@ def _task_owner(task: "asyncio.Task[Any]") -> int:
         return owner
 
 
+# The running loop of this thread, or None (asyncio's own, in C): no
+# exception to catch on the common path, a thread outside asyncio.
+_get_running_loop = asyncio.events._get_running_loop
+
+
 def _current_task() -> "Optional[asyncio.Task[Any]]":
-    try:
-        return asyncio.current_task()
-    except RuntimeError:  # no running event loop in this thread
-        return None
+    loop = _get_running_loop()
+    return None if loop is None else asyncio.current_task(loop)
+
+
+# The main thread's id, for the acquire's fast path: the thread where Python
+# runs signal handlers (after fork(), the thread that forked, as threading
+# says too).
+_main_ident = threading.main_thread().ident
+
+
+def _after_fork_in_child() -> None:
+    global _main_ident
+    _main_ident = threading.get_ident()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+_get_ident = threading.get_ident
+_INT_P = ffi.typeof("int *")
+_c_try_acquire = lib.hl_lock_try_acquire
+_c_release = lib.hl_lock_release
 
 
 def _encode_name(name: Name) -> bytes:
@@ -145,9 +168,20 @@ def _kind_values() -> Dict[str, int]:
 
 _KIND_VALUES = _kind_values()
 
-# Calls that only some kinds have, for a clear error on the others.
-_KIND_ONLY = {"token": "fenced", "last_token": "fenced", "last_token_async": "fenced",
-              "backoff": "spin"}
+class _KindOnly:
+    """A call that only some kinds have, on a lock of another kind: reading
+    it raises AttributeError saying whose call it is. (A descriptor, not
+    ``__getattr__``, which would slow every attribute read of a Lock.)"""
+
+    def __init__(self, attr: str, kind: str) -> None:
+        self.attr = attr
+        self.kind = kind
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        raise AttributeError("%s is a call of %s locks (Client.%s_lock); %r is a %s lock" % (
+            self.attr, self.kind, self.kind, obj.__dict__.get("_name"), obj.kind))
 
 
 # read_from's values, as the C library numbers them.
@@ -840,6 +874,12 @@ class Lock:
     # The kinds this class makes (the subclasses make theirs).
     _KINDS: Tuple[str, ...] = ("reentrant", "nonreentrant", "fair", "fair-nonreentrant", "read", "write")
 
+    # The calls of other kinds (FencedLock, SpinLock define the real ones).
+    token: Any = _KindOnly("token", "fenced")
+    last_token: Any = _KindOnly("last_token", "fenced")
+    last_token_async: Any = _KindOnly("last_token_async", "fenced")
+    backoff: Any = _KindOnly("backoff", "spin")
+
     def __init__(self, client: Client, name: Name, *, lease: Optional[float] = None,
                  timeout: Optional[float] = None, kind: str = "reentrant") -> None:
         if not isinstance(client, Client):
@@ -875,14 +915,6 @@ class Lock:
 
     def _setup_handle(self, handle: Any) -> None:
         """Kind-specific settings of a new handle (SpinLock: its back-off)."""
-
-    def __getattr__(self, attr: str) -> Any:
-        # Only reached when normal lookup failed: a call of another kind.
-        kind = _KIND_ONLY.get(attr)
-        if kind is None or attr.startswith("__"):
-            raise AttributeError("%r object has no attribute %r" % (type(self).__name__, attr))
-        raise AttributeError("%s is a call of %s locks (Client.%s_lock); %r is a %s lock" % (
-            attr, kind, kind, self.__dict__.get("_name"), self.kind))
 
     def _owner_handle(self, owner: int) -> Any:
         """A handle with an explicit owner id (used by MultiLock)."""
@@ -986,6 +1018,22 @@ class Lock:
         Raises :class:`ClientClosedError`, :class:`ForkedError`,
         :class:`ConnectionError`, :class:`Interrupted`.
         """
+        if blocking is True and lease is _DEFAULT and _get_running_loop() is None and (
+                timeout is None or timeout == -1):
+            # The usual call, from a thread outside asyncio (the thread is
+            # the owner): what _acquire does for it, with less Python.
+            out = ffi.new(_INT_P)
+            if _get_ident() != _main_ident:
+                rc = _c_try_acquire(out, self._handle, -1, self._lease_ms, NULL)
+                if rc:
+                    raise error_for(rc, last_detail())
+                return bool(out[0])
+            rc = _c_try_acquire(out, self._handle, 0, self._lease_ms, NULL)
+            if rc:
+                raise error_for(rc, last_detail())
+            if out[0]:
+                return True
+            return self._wait_main_thread(self._handle, -1, self._lease_ms)
         task = _current_task()
         ok = self._acquire(task, blocking, timeout, lease)
         if ok:
@@ -1011,6 +1059,11 @@ class Lock:
             return True
         if wait_ms > 0:
             wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
+        return self._wait_main_thread(handle, wait_ms, lease_ms)
+
+    def _wait_main_thread(self, handle: Any, wait_ms: int, lease_ms: int) -> bool:
+        """The main thread's wait after a first attempt found the lock
+        taken: a libhilock task, so that signal handlers run meanwhile."""
         # The wait is a task of this thread's owner (fixed when it starts).
         rc, acquired, detail = _task_in_main_thread(
             lambda out: lib.hl_lock_try_acquire_start(out, handle, wait_ms, lease_ms),
@@ -1029,6 +1082,12 @@ class Lock:
         or its lease ran out), and :class:`OutcomeUnknown` (a
         :class:`ConnectionError`) if Redis did not confirm the release: the
         hold is then no longer renewed and its lease ends it."""
+        if _get_running_loop() is None:
+            # A thread outside asyncio: no task to stop watching.
+            rc = _c_release(NULL, self._handle)
+            if rc:
+                raise error_for(rc, last_detail())
+            return
         task = _current_task()
         rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
         if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
@@ -1055,12 +1114,19 @@ class Lock:
         return self
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        task = _current_task()
-        rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
-        if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
-            self._watch_task(task, False)
-        if rc == 0:
-            return
+        if _get_running_loop() is None:
+            # A thread outside asyncio: no task to stop watching.
+            rc = _c_release(NULL, self._handle)
+            if rc == 0:
+                return
+            detail = last_detail()
+        else:
+            task = _current_task()
+            rc, released, detail = _release(self._handle if task is None else self._task_handle(task))
+            if rc == 0 and released or rc in (lib.HL_ENOTHELD, lib.HL_ELOST):
+                self._watch_task(task, False)
+            if rc == 0:
+                return
         err = self._exit_error(rc, detail)
         if exc is None:
             raise err
