@@ -85,6 +85,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include "floor.h"
 #include "scripts.h"
 
 #include <arpa/inet.h>
@@ -138,33 +139,10 @@ static void die_msg(const char *what)
 
 static redisContext *raw_connect(void)
 {
-	char host[256] = "127.0.0.1";
-	int port = 6379, db = 0;
-	const char *p = g_url, *colon, *slash;
-	redisContext *c;
-
-	if (strncmp(p, "redis://", 8) != 0)
-		die_msg("only redis://host:port[/db] URLs are supported");
-	p += 8;
-	slash = strchr(p, '/');
-	colon = strchr(p, ':');
-	if (colon && slash && colon > slash)
-		colon = NULL;
-	snprintf(host, sizeof(host), "%.*s",
-	         (int)((colon   ? colon
-	                : slash ? slash
-	                        : p + strlen(p)) -
-	               p),
-	         p);
-	if (colon)
-		port = atoi(colon + 1);
-	if (slash && slash[1])
-		db = atoi(slash + 1);
-	c = redisConnect(host, port);
-	if (c == NULL || c->err)
-		die_msg("cannot connect with hiredis");
-	if (db)
-		freeReplyObject(redisCommand(c, "SELECT %d", db));
+	char err[256];
+	redisContext *c = hlfloor_connect(g_url, err, sizeof(err));
+	if (c == NULL)
+		die_msg(err);
 	return c;
 }
 
@@ -221,39 +199,32 @@ static void load_sha(redisContext *c, enum hl_script_id id, char *sha)
 	freeReplyObject(r);
 }
 
+/* The floor (floor.c) on lock name, or exit. */
+static hlfloor *lock_floor_open(const char *name)
+{
+	char err[256];
+	hlfloor *f = hlfloor_open(g_url, name, err, sizeof(err));
+	if (f == NULL)
+		die_msg(err);
+	return f;
+}
+
+static void lock_floor_pair(hlfloor *f)
+{
+	if (hlfloor_pair(f) != 0)
+		die_msg(hlfloor_error(f));
+}
+
 static int bench_floor(double seconds, int with_ping)
 {
-	redisContext *c = raw_connect();
-	char acq[41], rel[41];
-	const char *owner = "00000000-0000-4000-8000-000000000000:1";
-	const char *name = "bench:floor";
-	const char *channel = "redisson_lock__channel:{bench:floor}";
-	char lease[16];
+	hlfloor *f = lock_floor_open("bench:floor");
 	long long pairs = 0, pings = 0;
 	int64_t t0, end, t;
-
-	snprintf(lease, sizeof(lease), "%d", LEASE_MS);
-	load_sha(c, HL_SCRIPT_ACQUIRE, acq);
-	load_sha(c, HL_SCRIPT_RELEASE, rel);
 
 	end = now_ns() + (int64_t)(seconds * 1e9);
 	t0 = now_ns();
 	while ((t = now_ns()) < end) {
-		/* the scripts set the hold count the caller will have */
-		const char *a[] = {"EVALSHA", acq,   "1", name,
-		                   lease,     owner, "1"};
-		const char *u[] = {"EVALSHA", rel,   "2",   name,      channel,
-		                   "0",       lease, owner, "PUBLISH", "1"};
-		redisReply *r = raw_cmd(c, 7, a);
-		if (r->type != REDIS_REPLY_ARRAY)
-			die_msg("floor: acquire script did not acquire");
-		freeReplyObject(r);
-		r = raw_cmd(c, 10, u);
-		/* released: {1, subscribers the unlock message reached} */
-		if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
-		    r->element[0]->integer != 1)
-			die_msg("floor: release script did not release");
-		freeReplyObject(r);
+		lock_floor_pair(f);
 		pairs++;
 	}
 	double pair_s = (double)(t - t0) / 1e9;
@@ -262,7 +233,7 @@ static int bench_floor(double seconds, int with_ping)
 	t0 = now_ns();
 	while ((t = now_ns()) < end || pings == 0) {
 		const char *p[] = {"PING"};
-		freeReplyObject(raw_cmd(c, 1, p));
+		freeReplyObject(raw_cmd(hlfloor_context(f), 1, p));
 		pings++;
 	}
 	double ping_s = (double)(t - t0) / 1e9;
@@ -270,7 +241,7 @@ static int bench_floor(double seconds, int with_ping)
 	printf("{\"scenario\":\"floor\",\"pairs_per_s\":%.1f,"
 	       "\"ping_per_s\":%.1f,\"ping_rtt_us\":%.2f}\n",
 	       pairs / pair_s, pings / ping_s, ping_s * 1e6 / pings);
-	redisFree(c);
+	hlfloor_close(f);
 	return 0;
 }
 
@@ -368,31 +339,18 @@ static int bench_uncontended(double seconds)
  * allows. */
 static int bench_paired(double seconds)
 {
-	redisContext *raw = raw_connect();
+	hlfloor *f = lock_floor_open("bench:paired");
 	hl_client *c = new_client(0, 0);
 	hl_lock *l = new_lock(c, "bench:paired");
-	const char *owner = "00000000-0000-4000-8000-000000000000:1";
-	const char *name = "bench:paired";
-	const char *channel = "redisson_lock__channel:{bench:paired}";
-	char acq[41], rel[41], lease[16];
 	long long nf = 0, nh = 0;
 	int64_t tf = 0, th = 0, end, t0, t;
 	const int64_t slice = 100000000;
 
-	snprintf(lease, sizeof(lease), "%d", LEASE_MS);
-	load_sha(raw, HL_SCRIPT_ACQUIRE, acq);
-	load_sha(raw, HL_SCRIPT_RELEASE, rel);
 	end = now_ns() + (int64_t)(seconds * 1e9);
 	while (now_ns() < end) {
 		t0 = now_ns();
 		while ((t = now_ns()) < t0 + slice) {
-			const char *a[] = {"EVALSHA", acq,   "1", name,
-			                   lease,     owner, "1"};
-			const char *u[] = {"EVALSHA", rel, "2",   name,
-			                   channel,   "0", lease, owner,
-			                   "PUBLISH", "1"};
-			freeReplyObject(raw_cmd(raw, 7, a));
-			freeReplyObject(raw_cmd(raw, 10, u));
+			lock_floor_pair(f);
 			nf++;
 		}
 		tf += t - t0;
@@ -408,9 +366,9 @@ static int bench_paired(double seconds)
 	       "\"floor_pairs_per_s\":%.1f,\"hilock_pairs_per_s\":%.1f}\n",
 	       (long long)g_lease_ms, nf * 1e9 / (double)tf,
 	       nh * 1e9 / (double)th);
+	hlfloor_close(f);
 	hl_lock_free(l);
 	hl_client_free(c);
-	redisFree(raw);
 	return 0;
 }
 

@@ -219,6 +219,13 @@ class Pieces:
                               (probe.stderr.strip().splitlines() or ["?"])[-1])
         return [py, os.path.join(BENCH, "py", "pybench.py")]
 
+    def floorlib(self):
+        """libhlfloor (bench/floor.c): the C floor the bindings load."""
+        p = os.path.join(self.build, "bench", "libhlfloor.so")
+        if not os.path.exists(p):
+            raise NotMeasured("%s is not built" % p)
+        return p
+
     def python_peer(self):
         return [self.bench_venv(), os.path.join(BENCH, "py", "pybench.py")]
 
@@ -235,7 +242,9 @@ class Pieces:
         if not sodir:
             raise NotMeasured("the Lua module is not built under %s" % base)
         env = dict(os.environ)
-        env["LUA_CPATH"] = sodir + "/?.so;;"
+        # and bench/lua: the Lua module hlfloor (the C floor, for paired)
+        env["LUA_CPATH"] = sodir + "/?.so;" + os.path.join(
+            self.build, "bench", "lua", "?.so") + ";;"
         env["LUA_PATH"] = ";".join([
             os.path.join(ROOT, "bindings", "lua", "?.lua"),
             os.path.join(ROOT, "bindings", "lua", "?", "init.lua"),
@@ -1644,9 +1653,10 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma list of groups: floor,c,python,lua,go,java,"
                          "cluster,tls,failover,redlock,kinds,fair,rw,sem,"
-                         "latch (redlock alone rewrites only its own section "
-                         "of --out; kinds,fair,rw alone only the lock "
-                         "family's; sem,latch alone only the synchronizers')")
+                         "latch,unc (redlock alone rewrites only its own "
+                         "section of --out; kinds,fair,rw alone only the lock "
+                         "family's; sem,latch alone only the synchronizers'; "
+                         "unc, scenario (1) of every language, only (1))")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -1657,11 +1667,13 @@ def main():
             R = json.load(f)
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
-        if R.get("family_only") or R.get("sync_only"):
+        if R.get("family_only") or R.get("sync_only") or R.get("unc_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
                 page = f.read()
+            if R.get("unc_only"):
+                page = splice_uncontended(page, R)
             if R.get("family_only"):
                 page = splice_family(page, R)
             if R.get("sync_only"):
@@ -1677,6 +1689,10 @@ def main():
 
     def want(g):
         return not only or g in only
+
+    def want1(g):
+        """Scenario (1) of g: also in group unc."""
+        return want(g) or "unc" in only
 
     secs = 1.0 if args.quick else 3.0
     csecs = 1.5 if args.quick else 4.0
@@ -1700,7 +1716,8 @@ def main():
             return None
 
     try:
-        pieces.prepare(want)
+        pieces.prepare(lambda g: want(g) or (
+            "unc" in only and g in ("python", "go", "java")))
         hb = None
         try:
             hb = pieces.hlbench()
@@ -1715,9 +1732,14 @@ def main():
 
         # ---- (1) uncontended -------------------------------------------
         # Other work on a shared machine moves every figure, so each row
-        # gets its own floor, measured just before and just after it.
+        # gets its own floor: alternating with it in one process (hilock
+        # in C, Python and Lua), or measured just before and just after
+        # it (the others).
         U = R["uncontended"]
         U_floor = R["uncontended_floor"] = {}
+        if "unc" in only:
+            R["unc"] = {"started": time.time(),
+                        "load_start": os.getloadavg()}
 
         def floored(key, fn):
             """Run fn REPS times between floor runs; keep the median of
@@ -1742,7 +1764,7 @@ def main():
                 res["ratios"] = [round(x, 3) for x, _ in ratios]
                 return res
             return attempt(key, run)
-        if hb and want("c"):
+        if hb and want1("c"):
             # C runs the floor and hilock in one process, in alternating
             # 100 ms slices: both see the same load. The fixed-lease row
             # shows what the watchdog's bookkeeping costs per pair.
@@ -1752,28 +1774,47 @@ def main():
                 if r:
                     U[key] = {"pairs_per_s": r["hilock_pairs_per_s"]}
                     U_floor[key] = r["floor_pairs_per_s"]
-        if want("python"):
-            U["python/hilock"] = floored("python/hilock", lambda: run_json(
-                pieces.python_hilock() + [url, "hilock", "uncontended",
-                                          str(secs)], 120))
+        def paired(key, fn):
+            """hilock's bindings as C: one process alternates 100 ms of
+            the floor (the same C floor, loaded into it) and 100 ms of
+            hilock; REPS runs, the median ratio's run kept."""
+            def run():
+                runs = [fn() for _ in range(REPS)]
+                ratios = sorted((r["hilock_pairs_per_s"] /
+                                 r["floor_pairs_per_s"], i)
+                                for i, r in enumerate(runs))
+                _, i = ratios[len(ratios) // 2]
+                U_floor[key] = runs[i]["floor_pairs_per_s"]
+                return {"pairs_per_s": runs[i]["hilock_pairs_per_s"],
+                        "ratios": [round(x, 3) for x, _ in ratios]}
+            return attempt(key, run)
+        if want1("python"):
+            U["python/hilock"] = paired("python/hilock", lambda: run_json(
+                pieces.python_hilock() + [url, "hilock", "paired",
+                                          str(2 * secs), pieces.floorlib()],
+                120))
             for lib in ("redispy", "pyredislock"):
                 U["python/" + lib] = floored("python/" + lib, lambda: run_json(
                     pieces.python_peer() + [url, lib, "uncontended",
                                             str(secs)], 120))
-        if want("lua"):
-            def lua_unc():
+        if want1("lua"):
+            def lua_paired():
                 cmd, env = pieces.lua()
-                return run_json(cmd + [url, "uncontended", str(secs)], 120,
+                return run_json(cmd + [url, "paired", str(2 * secs)], 120,
                                 env=env)
-            U["lua/hilock"] = floored("lua/hilock", lua_unc)
-        if want("go"):
+            U["lua/hilock"] = paired("lua/hilock", lua_paired)
+        if want1("go"):
             U["go/hilock"] = floored("go/hilock", lambda: run_json(
                 pieces.go("hilock") + [url, "uncontended", str(secs)], 120))
             U["go/redsync"] = floored("go/redsync", lambda: run_json(
                 pieces.go("redsync") + [url, "uncontended", str(secs)], 120))
-        if want("java"):
+        if want1("java"):
             U["java/redisson"] = floored("java/redisson", lambda: run_json(
                 pieces.java() + [url, "uncontended", str(secs)], 300))
+        if R.get("unc"):
+            R["unc"]["load_end"] = os.getloadavg()
+            R["unc"]["duration_s"] = round(time.time() - R["unc"]["started"])
+            R["unc"]["core"] = core_version(build)
 
         # ---- (2) contention --------------------------------------------
         def contend(key, cmd, w, mode, env=None):
@@ -1892,13 +1933,15 @@ def main():
         # and a page to put them in: the other sections keep their
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
-        own = set(FAMILY_GROUPS) | set(SYNC_GROUPS)
+        own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS)
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
         sync_only = partial and bool(only & set(SYNC_GROUPS))
+        unc_only = partial and bool(only & set(UNC_GROUPS))
         R["family_only"] = family_only
         R["sync_only"] = sync_only
+        R["unc_only"] = unc_only
         if partial and "redlock" in only:
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
@@ -1912,20 +1955,23 @@ def main():
             if only else "") \
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-        for sec in ("family", "sync"):
+        for sec in ("family", "sync", "unc"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
         R.pop("samples", None)
         # The raw results, so the page can be re-rendered (--render).
         with open(os.path.join(build, "bench-results%s%s.json" % (
-                "-partial" if family_only and sync_only else
-                "-family" if family_only else "-sync" if sync_only else "",
+                "-partial" if family_only + sync_only + unc_only > 1 else
+                "-family" if family_only else "-sync" if sync_only else
+                "-unc" if unc_only else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
             with open(args.out) as f:
                 page = f.read()
+            if unc_only:
+                page = splice_uncontended(page, R)
             if family_only:
                 page = splice_family(page, R)
             if sync_only:
@@ -2114,6 +2160,111 @@ LIBNAMES = {"hilock-lease": "hilock, fixed 30 s lease (no watchdog)",
             "redsync": "redsync", "redisson": "Redisson `RLock`"}
 
 
+UNC_GROUPS = ("unc",)        # scenario (1) alone, every language
+UNC_BEGIN = "<!-- uncontended:begin -->"
+UNC_END = "<!-- uncontended:end -->"
+UNC_KEYS = (("c/hilock", 0.95), ("c/hilock-lease", None),
+            ("python/hilock", 0.9), ("lua/hilock", 0.9), ("go/hilock", 0.9),
+            ("python/redispy", None), ("python/pyredislock", None),
+            ("go/redsync", None), ("java/redisson", None))
+
+
+def render_uncontended(R):
+    """Section (1), between UNC_BEGIN and UNC_END: the page can take a run
+    of group unc alone without losing the rest (see splice_uncontended)."""
+    o = [UNC_BEGIN]
+    w = o.append
+    fpairs = (R.get("floor") or {}).get("pairs_per_s")
+    w("## (1) Uncontended lock+unlock, one thread\n")
+    w("Pairs per second, one thread, one lock, lock then unlock at once "
+      "(hilock with the watchdog, lease -1). The machine is shared, so "
+      "each row carries its own floor: for hilock in C, Python and Lua, "
+      "one process alternates 100 ms of the floor and 100 ms of hilock "
+      "(`hlbench paired`; `pybench.py paired` and `luabench.lua paired` "
+      "load the same C floor, bench/floor.c, into the Python or Lua "
+      "process: libhlfloor through ctypes, the Lua module hlfloor), "
+      "Python and Lua %d times, showing the run of the median ratio; "
+      "every other row runs %d times, each between two floor runs "
+      "(separate processes), and shows the median of the ratios to the "
+      "mean of the floors on either side. All ratios are in the last "
+      "column. Target: C at least 0.95x the floor, every binding at "
+      "least 0.9x.\n" % (REPS, REPS))
+    w("| language | library | pairs/s | its floor | vs floor | target | "
+      "all ratios |\n|---|---|---:|---:|---:|---|---|")
+    for key, target in UNC_KEYS:
+        lang, lib = key.split("/")
+        r = R["uncontended"].get(key)
+        rf = R["uncontended_floor"].get(key, fpairs)
+        if r:
+            x = r["pairs_per_s"] / rf if rf else None
+            t = "-" if target is None else (
+                "%s (>= %.2fx)" % ("met" if x and x >= target else "missed",
+                                   target))
+            w("| %s | %s | %s | %s | %s | %s | %s |" % (
+                lang, LIBNAMES.get(lib, lib), fmt(r["pairs_per_s"]), fmt(rf),
+                ratio(r["pairs_per_s"], rf), t,
+                " ".join("%.2f" % x for x in r.get("ratios", []))))
+        else:
+            w("| %s | %s | not measured: %s | | | | |" % (
+                lang, LIBNAMES.get(lib, lib), R["notes"].get(key, "not run")))
+    U = R.get("unc")
+    if U:
+        w("")
+        w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+          "figures of their own run. Load average (1, 5, 15 min) %s at the "
+          "start, %s at the end. Core: %s.\n" % (
+              U.get("argv", "?"), U.get("date", "?"), U.get("duration_s", 0),
+              " / ".join("%.2f" % x for x in U.get("load_start", [])) or "?",
+              " / ".join("%.2f" % x for x in U.get("load_end", [])) or "?",
+              U.get("core", "?")))
+    else:
+        w("")
+    w(UNC_END)
+    return o
+
+
+def unc_target_lines(R):
+    """The rows of the Targets table for scenario (1)."""
+    out = []
+    U = R["uncontended"]
+    fpairs = (R.get("floor") or {}).get("pairs_per_s")
+    for key, t in UNC_KEYS:
+        if t is None:
+            continue
+        r = U.get(key)
+        rf = R["uncontended_floor"].get(key, fpairs)
+        if r and rf:
+            x = r["pairs_per_s"] / rf
+            out.append("| %s uncontended >= %.2fx floor | %.2fx | %s |" % (
+                key, t, x, "met" if x >= t else "missed"))
+        else:
+            out.append("| %s uncontended >= %.2fx floor | not measured | - |"
+                       % (key, t))
+    return out
+
+
+def splice_uncontended(page, R):
+    """The page with section (1) and its rows of the Targets table replaced
+    by this run's; the other sections are kept as their own run wrote
+    them."""
+    block = "\n".join(render_uncontended(R)).rstrip("\n")
+    if UNC_BEGIN in page and UNC_END in page:
+        a = page.index(UNC_BEGIN)
+        b = page.index(UNC_END) + len(UNC_END)
+        page = page[:a] + block + page[b:]
+    else:
+        a = page.index("## (1) Uncontended")
+        b = page.index("\n## (2) ") + 1
+        page = page[:a] + block + "\n\n" + page[b:]
+    lines = page.split("\n")
+    new = {l.split(" uncontended ")[0]: l for l in unc_target_lines(R)}
+    for i, line in enumerate(lines):
+        key = line.split(" uncontended ")[0]
+        if " uncontended >= " in line and key in new:
+            lines[i] = new.pop(key)
+    return "\n".join(lines)
+
+
 def render(R):
     o = []
     w = o.append
@@ -2157,39 +2308,8 @@ def render(R):
     else:
         w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
 
-    w("## (1) Uncontended lock+unlock, one thread\n")
-    w("Pairs per second, one thread, one lock, lock then unlock at once "
-      "(hilock with the watchdog, lease -1). The machine is shared, so "
-      "each row carries its own floor: for C, one process alternates "
-      "100 ms of the floor and 100 ms of hilock; every other row runs %d "
-      "times, each between two floor runs, and shows the median of the "
-      "ratios to the mean of the floors on either side (all of them in "
-      "the last column). Target: C at least 0.95x the floor, every "
-      "binding at least 0.9x.\n" % REPS)
-    w("| language | library | pairs/s | its floor | vs floor | target | "
-      "all ratios |\n|---|---|---:|---:|---:|---|---|")
-    for key, target in (("c/hilock", 0.95), ("c/hilock-lease", None),
-                        ("python/hilock", 0.9),
-                        ("lua/hilock", 0.9), ("go/hilock", 0.9),
-                        ("python/redispy", None), ("python/pyredislock", None),
-                        ("go/redsync", None), ("java/redisson", None)):
-        lang, lib = key.split("/")
-        r = R["uncontended"].get(key)
-        rf = R["uncontended_floor"].get(key, fpairs)
-        if r:
-            x = r["pairs_per_s"] / rf if rf else None
-            t = "-" if target is None else (
-                "%s (>= %.2fx)" % ("met" if x and x >= target else "missed",
-                                   target))
-            w("| %s | %s | %s | %s | %s | %s | %s |" % (
-                lang, LIBNAMES.get(lib, lib), fmt(r["pairs_per_s"]), fmt(rf),
-                ratio(r["pairs_per_s"], rf), t,
-                " ".join("%.2f" % x for x in r.get("ratios", []))))
-        else:
-            w("| %s | %s | not measured: %s | | | | |" % (
-                lang, LIBNAMES.get(lib, lib), R["notes"].get(key, "not run")))
+    o.extend(render_uncontended(R))
     w("")
-
     w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
     w("W workers loop: acquire (wait timed), sleep %d µs, release. "
       "Threads share one client per process; processes have one client "
@@ -2413,14 +2533,17 @@ def render_tail():
       "alone and replaces only section (9), the Analysis and this section "
       "of an existing page, keeping the other sections' figures; "
       "`--only sem,latch` does the same for the synchronizers' section "
-      "(10). "
+      "(10); `--only unc` measures section (1) alone, every language, and "
+      "replaces only it and its rows of the Targets table. "
       "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` (or `bench-results-family.json`, "
-      "`bench-results-sync.json`) rewrites "
+      "`bench-results-sync.json`, `bench-results-unc.json`) rewrites "
       "this page from the raw results of the last run. Pieces: "
       "bench/hlbench.c (C and the floors, plain "
-      "and TLS, every lock kind's and every synchronizer's), bench/topo.py (the deployments of (7): redis-server, "
+      "and TLS, every lock kind's and every synchronizer's), bench/floor.c "
+      "(the floor of (1), also built as libhlfloor and the Lua module "
+      "hlfloor for the bindings' paired runs), bench/topo.py (the deployments of (7): redis-server, "
       "redis-sentinel, redis-cli and openssl), "
       "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
       "module: redsync, and the binding through a replace directive), "
@@ -2629,18 +2752,7 @@ def topo_targets(R, out):
 
 def targets(R, fpairs, ideal):
     out = ["| target | measured | verdict |", "|---|---|---|"]
-    U = R["uncontended"]
-    for key, t in (("c/hilock", 0.95), ("python/hilock", 0.9),
-                   ("lua/hilock", 0.9), ("go/hilock", 0.9)):
-        r = U.get(key)
-        rf = R["uncontended_floor"].get(key, fpairs)
-        if r and rf:
-            x = r["pairs_per_s"] / rf
-            out.append("| %s uncontended >= %.2fx floor | %.2fx | %s |" % (
-                key, t, x, "met" if x >= t else "missed"))
-        else:
-            out.append("| %s uncontended >= %.2fx floor | not measured | - |"
-                       % (key, t))
+    out.extend(unc_target_lines(R))
     rtt = (R.get("floor") or {}).get("ping_rtt_us")
     for mode in ("threads", "processes"):
         cs = [r for r in R["contend"] if r["key"] == "c/hilock" and

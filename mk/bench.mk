@@ -8,7 +8,9 @@
 # BENCH_ARGS="--only redlock" (three servers of its own: hilock's RedLock
 # against redsync's) rewrites only that section of BENCHMARKS.md;
 # BENCH_ARGS="--only kinds,fair,rw" measures the lock family alone and
-# replaces only its section (9).
+# replaces only its section (9); BENCH_ARGS="--only unc" measures scenario
+# (1), uncontended lock+unlock against the floor in every language, alone
+# and replaces only section (1) and its rows of the Targets table.
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync, a JDK and Maven for Redisson) are installed only by

@@ -1,7 +1,13 @@
 """pybench: the Python scenarios of `make bench`, for hilock and its peers.
 
     pybench.py URL LIB uncontended SECONDS
+    pybench.py URL LIB paired SECONDS FLOORLIB
     pybench.py URL LIB contend SECONDS W MODE CS_US [SAMPLES_FILE]
+
+paired: the uncontended pairs in 100 ms slices that alternate, in this
+process, with slices of the raw-hiredis floor (FLOORLIB: libhlfloor, the C
+floor of bench/floor.c, loaded with ctypes), after 300 ms of each to warm
+up: both see the same load, as hlbench's paired scenario for C.
 
 LIB: hilock (the cffi binding), redispy (redis-py's Lock), pyredislock
 (python-redis-lock). MODE: threads or processes. Prints one JSON object,
@@ -81,6 +87,70 @@ def uncontended(url, lib, seconds):
     el = time.perf_counter() - t0
     return {"scenario": "uncontended", "lang": "python", "lib": lib,
             "pairs_per_s": round(n / el, 1)}
+
+
+SLICE_S = 0.1
+WARMUP_S = 0.3
+
+
+def open_floor(url, floorlib, name):
+    """The C floor (bench/floor.h) through ctypes: run(seconds) -> (pairs,
+    elapsed seconds)."""
+    import ctypes
+
+    lib = ctypes.CDLL(floorlib)
+    lib.hlfloor_open.restype = ctypes.c_void_p
+    lib.hlfloor_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                 ctypes.c_char_p, ctypes.c_size_t]
+    lib.hlfloor_run.restype = ctypes.c_longlong
+    lib.hlfloor_run.argtypes = [ctypes.c_void_p, ctypes.c_double,
+                                ctypes.POINTER(ctypes.c_double)]
+    lib.hlfloor_error.restype = ctypes.c_char_p
+    lib.hlfloor_error.argtypes = [ctypes.c_void_p]
+    err = ctypes.create_string_buffer(256)
+    f = lib.hlfloor_open(url.encode(), name.encode(), err, len(err))
+    if not f:
+        raise SystemExit("pybench: floor: " + err.value.decode())
+    elapsed = ctypes.c_double()
+
+    def run(seconds):
+        n = lib.hlfloor_run(f, seconds, ctypes.byref(elapsed))
+        if n < 0:
+            raise SystemExit("pybench: " + lib.hlfloor_error(f).decode())
+        return n, elapsed.value
+    return run
+
+
+def paired(url, lib, seconds, floorlib):
+    name = "bench:py:paired:" + lib
+    floor = open_floor(url, floorlib, name)
+    lk = make_factory(url, lib)(name)
+
+    def pairs(secs):
+        n = 0
+        t0 = time.perf_counter()
+        end = t0 + secs
+        while True:
+            t = time.perf_counter()
+            if t >= end:
+                return n, t - t0
+            lk.acquire()
+            lk.release()
+            n += 1
+
+    floor(WARMUP_S)
+    pairs(WARMUP_S)
+    nf = nh = 0
+    tf = th = 0.0
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        n, el = floor(SLICE_S)
+        nf, tf = nf + n, tf + el
+        n, el = pairs(SLICE_S)
+        nh, th = nh + n, th + el
+    return {"scenario": "paired", "lang": "python", "lib": lib,
+            "floor_pairs_per_s": round(nf / tf, 1),
+            "hilock_pairs_per_s": round(nh / th, 1)}
 
 
 def worker(*args):
@@ -186,6 +256,8 @@ def main(argv):
     url, lib, scenario = argv[1], argv[2], argv[3]
     if scenario == "uncontended":
         res = uncontended(url, lib, float(argv[4]))
+    elif scenario == "paired":
+        res = paired(url, lib, float(argv[4]), argv[5])
     elif scenario == "contend":
         res = contend(url, lib, float(argv[4]), int(argv[5]), argv[6],
                       int(argv[7]), argv[8] if len(argv) > 8 else None)

@@ -1,0 +1,192 @@
+/*
+ * The raw-hiredis floor (floor.h): hlbench's, and libhlfloor's for the
+ * bindings' benchmarks.
+ */
+#define _GNU_SOURCE
+
+#include "floor.h"
+
+#include "scripts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FLOOR_OWNER "00000000-0000-4000-8000-000000000000:1"
+#define FLOOR_LEASE "30000" /* the core's default watchdog lease */
+
+struct hlfloor {
+	redisContext *c;
+	char acq[41], rel[41];
+	char *name, *channel;
+	char error[256];
+};
+
+double hlfloor_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+redisContext *hlfloor_connect(const char *url, char *err, size_t err_len)
+{
+	char host[256];
+	int port = 6379, db = 0;
+	const char *p = url, *colon, *slash, *end;
+	redisContext *c;
+
+	if (strncmp(p, "redis://", 8) != 0) {
+		snprintf(err, err_len,
+		         "only redis://host:port[/db] URLs are supported");
+		return NULL;
+	}
+	p += 8;
+	slash = strchr(p, '/');
+	colon = strchr(p, ':');
+	if (colon && slash && colon > slash)
+		colon = NULL;
+	end = colon ? colon : slash ? slash : p + strlen(p);
+	snprintf(host, sizeof(host), "%.*s", (int)(end - p), p);
+	if (colon)
+		port = atoi(colon + 1);
+	if (slash && slash[1])
+		db = atoi(slash + 1);
+	c = redisConnect(host, port);
+	if (c == NULL || c->err) {
+		snprintf(err, err_len,
+		         "cannot connect with hiredis to %s:%d%s%s", host, port,
+		         c ? ": " : "", c ? c->errstr : "");
+		if (c)
+			redisFree(c);
+		return NULL;
+	}
+	if (db) {
+		redisReply *r = redisCommand(c, "SELECT %d", db);
+		int ok = r && r->type == REDIS_REPLY_STATUS;
+		if (r)
+			freeReplyObject(r);
+		if (!ok) {
+			snprintf(err, err_len, "SELECT %d failed", db);
+			redisFree(c);
+			return NULL;
+		}
+	}
+	return c;
+}
+
+static int load_sha(hlfloor *f, enum hl_script_id id, char *sha)
+{
+	const char *argv[3] = {"SCRIPT", "LOAD", hl__script(id)->source};
+	redisReply *r = redisCommandArgv(f->c, 3, argv, NULL);
+	int ok = r && r->type == REDIS_REPLY_STRING && r->len == 40;
+	if (ok)
+		memcpy(sha, r->str, 41);
+	else
+		snprintf(f->error, sizeof(f->error), "SCRIPT LOAD failed: %s",
+		         r && r->type == REDIS_REPLY_ERROR ? r->str
+		                                           : "no reply");
+	if (r)
+		freeReplyObject(r);
+	return ok ? 0 : -1;
+}
+
+void hlfloor_close(hlfloor *f)
+{
+	if (!f)
+		return;
+	if (f->c)
+		redisFree(f->c);
+	free(f->name);
+	free(f->channel);
+	free(f);
+}
+
+hlfloor *hlfloor_open(const char *url, const char *name, char *err,
+                      size_t err_len)
+{
+	static const char prefix[] = "redisson_lock__channel:{";
+	hlfloor *f = calloc(1, sizeof(*f));
+	size_t n = strlen(name);
+	if (!f) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	f->name = strdup(name);
+	f->channel = malloc(sizeof(prefix) + n + 1);
+	if (!f->name || !f->channel) {
+		snprintf(err, err_len, "out of memory");
+		hlfloor_close(f);
+		return NULL;
+	}
+	snprintf(f->channel, sizeof(prefix) + n + 1, "%s%s}", prefix, name);
+	f->c = hlfloor_connect(url, err, err_len);
+	if (!f->c) {
+		hlfloor_close(f);
+		return NULL;
+	}
+	if (load_sha(f, HL_SCRIPT_ACQUIRE, f->acq) != 0 ||
+	    load_sha(f, HL_SCRIPT_RELEASE, f->rel) != 0) {
+		snprintf(err, err_len, "%s", f->error);
+		hlfloor_close(f);
+		return NULL;
+	}
+	return f;
+}
+
+redisContext *hlfloor_context(hlfloor *f)
+{
+	return f->c;
+}
+
+const char *hlfloor_error(const hlfloor *f)
+{
+	return f->error;
+}
+
+int hlfloor_pair(hlfloor *f)
+{
+	/* the scripts set the hold count the caller will have */
+	const char *a[] = {"EVALSHA",   f->acq,      "1", f->name,
+	                   FLOOR_LEASE, FLOOR_OWNER, "1"};
+	const char *u[] = {"EVALSHA",  f->rel, "2",         f->name,
+	                   f->channel, "0",    FLOOR_LEASE, FLOOR_OWNER,
+	                   "PUBLISH",  "1"};
+	redisReply *r = redisCommandArgv(f->c, 7, a, NULL);
+	int ok = r && r->type == REDIS_REPLY_ARRAY;
+	const char *broken = r ? "" : " (the connection failed)";
+	if (r)
+		freeReplyObject(r);
+	if (!ok) {
+		snprintf(f->error, sizeof(f->error),
+		         "floor: the acquire script did not acquire%s", broken);
+		return -1;
+	}
+	r = redisCommandArgv(f->c, 10, u, NULL);
+	/* released: {1, subscribers the unlock message reached} */
+	ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	     r->element[0]->integer == 1;
+	broken = r ? "" : " (the connection failed)";
+	if (r)
+		freeReplyObject(r);
+	if (!ok) {
+		snprintf(f->error, sizeof(f->error),
+		         "floor: the release script did not release%s", broken);
+		return -1;
+	}
+	return 0;
+}
+
+long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s)
+{
+	double t0 = hlfloor_now(), t;
+	long long n = 0;
+	while ((t = hlfloor_now()) < t0 + seconds) {
+		if (hlfloor_pair(f) != 0)
+			return -1;
+		n++;
+	}
+	*elapsed_s = t - t0;
+	return n;
+}

@@ -1,0 +1,45 @@
+/*
+ * The raw-hiredis floor of an uncontended lock+unlock pair: one hiredis
+ * connection, EVALSHA of the core's own acquire and release scripts
+ * (core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with the
+ * arguments the core sends, no library logic.
+ *
+ * One copy for every language: hlbench compiles it in, and the shared
+ * library libhlfloor (this file and scripts.c) is what the bindings'
+ * benchmarks load into their own process (bench/py/pybench.py with ctypes;
+ * bench/lua/luabench.lua through the Lua module hlfloor, bench/lua/
+ * hlfloor_lua.c), so each alternates with the very same C floor in one
+ * process, as hlbench's paired scenario does for C.
+ */
+#ifndef HL_BENCH_FLOOR_H
+#define HL_BENCH_FLOOR_H
+
+#include <hiredis/hiredis.h>
+
+#include <stddef.h>
+
+typedef struct hlfloor hlfloor;
+
+/* A hiredis connection to a redis://host[:port][/db] URL. NULL, and why
+ * in err, when it cannot be made. */
+redisContext *hlfloor_connect(const char *url, char *err, size_t err_len);
+
+/* The floor on lock name over its own connection (scripts loaded). NULL,
+ * and why in err. */
+hlfloor *hlfloor_open(const char *url, const char *name, char *err,
+                      size_t err_len);
+/* Its connection (for other commands between pairs, such as PING). */
+redisContext *hlfloor_context(hlfloor *f);
+/* One pair: the acquire script takes the lock, the release script frees
+ * it. 0, or -1 with why in hlfloor_error(). */
+int hlfloor_pair(hlfloor *f);
+/* Pairs until seconds have passed: how many (-1 on failure), and the time
+ * they took in *elapsed_s. */
+long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s);
+const char *hlfloor_error(const hlfloor *f);
+void hlfloor_close(hlfloor *f);
+
+/* CLOCK_MONOTONIC in seconds (Lua has no sub-second wall clock). */
+double hlfloor_now(void);
+
+#endif
