@@ -16,11 +16,28 @@ import build_support  # noqa: E402
 
 _plan = build_support.plan()
 
+# The binding's own helpers, compiled into the module beside the library's
+# declarations: the hot path of Lock.acquire() in one call without an
+# out-parameter to allocate and read back (a negative status, else 1 if
+# acquired and 0 if not).
+HELPERS_CDEF = """
+int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms, int64_t lease_ms);
+"""
+HELPERS_SOURCE = """
+static int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms,
+                                 int64_t lease_ms)
+{
+        int acquired = 0;
+        int rc = hl_lock_try_acquire(&acquired, lock, wait_ms, lease_ms, NULL);
+        return rc != HL_OK ? rc : acquired != 0;
+}
+"""
+
 ffibuilder = FFI()
-ffibuilder.cdef(build_support.generate_cdef(_plan.header, _plan.include_dirs))
+ffibuilder.cdef(build_support.generate_cdef(_plan.header, _plan.include_dirs) + HELPERS_CDEF)
 ffibuilder.set_source(
     "hilock._hilock",
-    '#include "hilock.h"\n',
+    '#include "hilock.h"\n' + HELPERS_SOURCE,
     include_dirs=list(_plan.include_dirs),
 )
 

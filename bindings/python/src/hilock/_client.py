@@ -109,8 +109,9 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _get_ident = threading.get_ident
-_INT_P = ffi.typeof("int *")
-_c_try_acquire = lib.hl_lock_try_acquire
+# hl_lock_try_acquire in one call (hilock_build.py): a negative status, else
+# 1 if acquired and 0 if not.
+_c_try_acquire = lib.hlpy_lock_try_acquire
 _c_release = lib.hl_lock_release
 
 
@@ -1022,18 +1023,15 @@ class Lock:
                 timeout is None or timeout == -1):
             # The usual call, from a thread outside asyncio (the thread is
             # the owner): what _acquire does for it, with less Python.
-            out = ffi.new(_INT_P)
             if _get_ident() != _main_ident:
-                rc = _c_try_acquire(out, self._handle, -1, self._lease_ms, NULL)
-                if rc:
-                    raise error_for(rc, last_detail())
-                return bool(out[0])
-            rc = _c_try_acquire(out, self._handle, 0, self._lease_ms, NULL)
-            if rc:
+                rc = _c_try_acquire(self._handle, -1, self._lease_ms)
+            else:
+                rc = _c_try_acquire(self._handle, 0, self._lease_ms)
+                if rc == 0:
+                    return self._wait_main_thread(self._handle, -1, self._lease_ms)
+            if rc < 0:
                 raise error_for(rc, last_detail())
-            if out[0]:
-                return True
-            return self._wait_main_thread(self._handle, -1, self._lease_ms)
+            return rc == 1
         task = _current_task()
         ok = self._acquire(task, blocking, timeout, lease)
         if ok:
