@@ -19,9 +19,11 @@ _plan = build_support.plan()
 # The binding's own helpers, compiled into the module beside the library's
 # declarations: the hot path of Lock.acquire() in one call without an
 # out-parameter to allocate and read back (a negative status, else 1 if
-# acquired and 0 if not).
+# acquired and 0 if not), and of Lock.release() with its one argument (cffi
+# passes a single argument without a tuple).
 HELPERS_CDEF = """
 int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms, int64_t lease_ms);
+int hlpy_lock_release(hl_lock *lock);
 """
 HELPERS_SOURCE = """
 static int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms,
@@ -30,6 +32,11 @@ static int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms,
         int acquired = 0;
         int rc = hl_lock_try_acquire(&acquired, lock, wait_ms, lease_ms, NULL);
         return rc != HL_OK ? rc : acquired != 0;
+}
+
+static int hlpy_lock_release(hl_lock *lock)
+{
+        return hl_lock_release(NULL, lock);
 }
 """
 

@@ -112,7 +112,7 @@ _get_ident = threading.get_ident
 # hl_lock_try_acquire in one call (hilock_build.py): a negative status, else
 # 1 if acquired and 0 if not.
 _c_try_acquire = lib.hlpy_lock_try_acquire
-_c_release = lib.hl_lock_release
+_c_release = lib.hlpy_lock_release  # hl_lock_release(NULL, lock)
 
 
 def _encode_name(name: Name) -> bytes:
@@ -1082,7 +1082,7 @@ class Lock:
         hold is then no longer renewed and its lease ends it."""
         if _get_running_loop() is None:
             # A thread outside asyncio: no task to stop watching.
-            rc = _c_release(NULL, self._handle)
+            rc = _c_release(self._handle)
             if rc:
                 raise error_for(rc, last_detail())
             return
@@ -1114,7 +1114,7 @@ class Lock:
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         if _get_running_loop() is None:
             # A thread outside asyncio: no task to stop watching.
-            rc = _c_release(NULL, self._handle)
+            rc = _c_release(self._handle)
             if rc == 0:
                 return
             detail = last_detail()
