@@ -112,6 +112,84 @@ static int hlua_lock_new(hlua_lock **out, hl_client *client, int kind,
 	return HL_OK;
 }
 
+/* The owner's hold through h as the library knows it (no round trip):
+ * HL_OK and *st, or the status of hl_lock_hold_state. */
+static int hlua_hold_state(hlua_lock *h, hl_hold_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->version = HL_HOLD_STATE_VERSION;
+	return h->lock ? hl_lock_hold_state(st, h->lock) : HL_EINVAL;
+}
+
+/* ---- the hot path of lock:acquire(), guard:release(), lock:unlock() ------
+ * hilock.lua calls these as module functions (kept in locals: no method
+ * lookup through the handle's metatable), each one call where the methods
+ * took two or three: the acquire or release and the hold state the Lua
+ * layer's bookkeeping reads right after it (-1 where hl_lock_hold_state
+ * failed, which the Lua layer takes as the method's failure). */
+
+/* try_acquire, then the owner's hold: its epoch (h's, when acquired) and
+ * count. */
+static int hlua_hot_acquire(hlua_lock *h, int *acquired, int64_t *epoch,
+                            int64_t *count, int64_t wait_ms, int64_t lease_ms)
+{
+	hl_hold_state st;
+	int rc = hl_lock_try_acquire(acquired, h->lock, wait_ms, lease_ms, NULL);
+	*epoch = 0;
+	*count = 0;
+	if (rc != HL_OK || !*acquired)
+		return rc;
+	if (hlua_hold_state(h, &st) == HL_OK) {
+		h->epoch = st.epoch;
+		*epoch = (int64_t)st.epoch;
+		*count = st.count;
+	} else {
+		h->epoch = 0;
+		*count = -1;
+	}
+	return HL_OK;
+}
+
+/* release through h, then the epoch of the owner's hold left (-1 unknown). */
+static int hlua_hot_release(hlua_lock *h, int *released, int64_t *epoch)
+{
+	hl_hold_state st;
+	int rc = hl_lock_release(released, h->lock);
+	if (rc != HL_OK)
+		return rc;
+	*epoch = hlua_hold_state(h, &st) == HL_OK ? (int64_t)st.epoch : -1;
+	return HL_OK;
+}
+
+/* A guard's release: only if the owner's hold is still the one of epoch
+ * guard_epoch (else *ended = 1, nothing released, *epoch the hold's now);
+ * then as hlua_hot_release. */
+static int hlua_hot_give_back(hlua_lock *h, int *released, int64_t *epoch,
+                              int *ended, int64_t guard_epoch)
+{
+	hl_hold_state st;
+	*released = 0;
+	*ended = 0;
+	*epoch = -1;
+	if (hlua_hold_state(h, &st) == HL_OK &&
+	    (int64_t)st.epoch != guard_epoch) {
+		*ended = 1;
+		*epoch = (int64_t)st.epoch;
+		return HL_OK;
+	}
+	return hlua_hot_release(h, released, epoch);
+}
+
+static int64_t hlua_hot_epoch(hlua_lock *h)
+{
+	return (int64_t)h->epoch;
+}
+
+static bool hlua_hot_closed(hlua_lock *h)
+{
+	return h->lock == NULL;
+}
+
 /* A multilock over the handles of one coroutine's members (hlua_lock), and
  * the per-member outcome of its last call, read back by the Lua layer (which
  * members a guard stands for). The members' userdata are kept alive by the
@@ -653,6 +731,26 @@ hl_rc hlua_client_new(hl_client **OUT_CLIENT, const char *url,
 %rename(lock_new) hlua_lock_new;
 hl_rc hlua_lock_new(hlua_lock **OUT_LOCK, hl_client *client, int kind,
                     const void *name, size_t name_len, uint64_t owner);
+
+/* The hot path (see hlua_hot_acquire above), as module functions:
+ *   lock_acquire(h, wait_ms, lease_ms) --> true, acquired, epoch, count
+ *   lock_release(h) --> true, released, epoch
+ *   lock_give_back(h, guard_epoch) --> true, released, epoch, ended
+ *   lock_epoch(h) --> h:epoch(); lock_closed(h) --> h:closed()
+ * (failures: nil, message, code). */
+%apply int *OUT_BOOL { int *OUT_ENDED };
+%rename(lock_acquire) hlua_hot_acquire;
+hl_rc hlua_hot_acquire(hlua_lock *h, int *OUT_BOOL, int64_t *OUT_EPOCH,
+                       int64_t *OUT_COUNT, int64_t wait_ms, int64_t lease_ms);
+%rename(lock_release) hlua_hot_release;
+hl_rc hlua_hot_release(hlua_lock *h, int *OUT_BOOL, int64_t *OUT_EPOCH);
+%rename(lock_give_back) hlua_hot_give_back;
+hl_rc hlua_hot_give_back(hlua_lock *h, int *OUT_BOOL, int64_t *OUT_EPOCH,
+                         int *OUT_ENDED, int64_t guard_epoch);
+%rename(lock_epoch) hlua_hot_epoch;
+int64_t hlua_hot_epoch(hlua_lock *h);
+%rename(lock_closed) hlua_hot_closed;
+bool hlua_hot_closed(hlua_lock *h);
 
 %rename(multi_new) hlua_multi_new;
 hl_rc hlua_multi_new(hlua_multi **OUT_MULTI, hlua_lock **MEMBERS, size_t N,

@@ -41,6 +41,11 @@
 -- "hilock_core" (see hilock.i); it must stay loadable by Lua 5.1 to 5.4.
 
 local core = require "hilock_core"
+-- The lock's hot calls (see hilock.i), kept in locals: no method lookup per
+-- call, and each one call where the methods took two or three.
+local lock_acquire, lock_release, lock_give_back, lock_epoch, lock_closed =
+	core.lock_acquire, core.lock_release, core.lock_give_back, core.lock_epoch,
+	core.lock_closed
 
 local type, error, pcall, select, setmetatable, tostring, pairs =
 	type, error, pcall, select, setmetatable, tostring, pairs
@@ -660,24 +665,22 @@ end
 
 -- After a release through handle h of owner rec: its handles for the same
 -- lock (the same half of a read-write lock) whose hold the library no
--- longer has are let go (see owners).
-local function settle(self, h, rec)
-	local ok, _, _, epoch = h:hold_state()
-	if not ok then return end
+-- longer has are let go (see owners). epoch: the hold's now, when the
+-- caller has it (-1: the library could not say).
+local function settle(self, h, rec, epoch)
+	if epoch == nil then
+		local ok
+		ok, _, _, epoch = h:hold_state()
+		if not ok then return end
+	elseif epoch < 0 then
+		return
+	end
 	for hh, lk in pairs(rec.armed) do
 		if lk._client == self._client and lk._name == self._name and
-			lk._class == self._class and hh:epoch() ~= epoch then
+			lk._class == self._class and lock_epoch(hh) ~= epoch then
 			rec.armed[hh] = nil
 		end
 	end
-end
-
-local function release(self, h, rec)
-	local ok, now_free, code = h:release()
-	settle(self, h, rec)
-	auto_dispatch(self._client)
-	if not ok then return nil, now_free, code end
-	return true
 end
 
 -- A guard stands for one hold that its lock object took for an owner, in
@@ -688,9 +691,14 @@ end
 -- So each object lists, per owner, the guards it issued and that are not
 -- released yet (of the current hold only, at most as many as it has), for
 -- lock:close().
-local function issue(self, h, rec)
-	local epoch = h:epoch()
-	local ok, count = h:hold_state()
+local function issue(self, h, rec, epoch, count)
+	local ok = true
+	if epoch == nil then
+		epoch = h:epoch()
+		ok, count = h:hold_state()
+	elseif count < 0 then
+		ok = false -- the library could not say (see hilock.i)
+	end
 	local list = self._guards[rec]
 	if list == nil or (list[1] ~= nil and list[1].epoch ~= epoch) then
 		list = {}
@@ -705,11 +713,11 @@ local function issue(self, h, rec)
 end
 
 -- A release through the object (lock:unlock(), a release task) gives back
--- the newest guard it issued to the owner.
-local function unlocked(self, h, rec, ok)
+-- the newest guard it issued to the owner. epoch: as settle's.
+local function unlocked(self, h, rec, ok, epoch)
 	local list = self._guards[rec]
 	if ok and list then list[#list] = nil end
-	settle(self, h, rec)
+	settle(self, h, rec, epoch)
 end
 
 -- Give back the hold guard g stands for (once): true | nil, message, code.
@@ -723,14 +731,21 @@ local function give_back(g)
 		end
 	end
 	local lock, h = g.lock, g.h
-	local ok, _, _, epoch = h:hold_state()
-	if ok and epoch ~= g.epoch then
+	-- released only if the owner's hold is still the guard's
+	local ok, now_free, epoch, ended = lock_give_back(h, g.epoch)
+	if not ok then
+		-- now_free, epoch: the message and the code
 		settle(lock, h, g.rec)
 		auto_dispatch(lock._client)
+		return nil, now_free, epoch
+	end
+	settle(lock, h, g.rec, epoch)
+	auto_dispatch(lock._client)
+	if ended then
 		return nil, format("%q is not held: the hold this guard stood for has ended",
 			lock._name), "HL_ENOTHELD"
 	end
-	return release(lock, h, g.rec)
+	return true
 end
 
 local acquire_options = {wait = true, lease = true}
@@ -744,20 +759,24 @@ local acquire_options = {wait = true, lease = true}
 -- `local g <close>` goes out of scope (also on error).
 function Lock:acquire(opts)
 	check_lock(self, "acquire", 2)
-	if type(opts) == "number" then opts = {wait = opts} end
-	opts = check_options(opts, acquire_options, "acquire", 1, 2)
-	local wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
-	local lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
-	if lease_ms == 0 then
-		error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
+	-- no options: wait as long as it takes, the watchdog
+	local wait_ms, lease_ms = -1, -1
+	if opts ~= nil then
+		if type(opts) == "number" then opts = {wait = opts} end
+		opts = check_options(opts, acquire_options, "acquire", 1, 2)
+		wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
+		lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
+		if lease_ms == 0 then
+			error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
+		end
 	end
 	local h, rec, code = handle(self)
 	if not h then return nil, rec, code end
-	local ok, acquired, code2 = h:try_acquire(wait_ms, lease_ms)
+	local ok, acquired, epoch, count = lock_acquire(h, wait_ms, lease_ms)
 	auto_dispatch(self._client)
-	if not ok then return nil, acquired, code2 end
+	if not ok then return nil, acquired, epoch end
 	if not acquired then return false end
-	return issue(self, h, rec)
+	return issue(self, h, rec, epoch, count)
 end
 Lock.lock = Lock.acquire
 
@@ -783,10 +802,11 @@ function Lock:unlock()
 	check_lock(self, "unlock", 2)
 	local h, rec, code = handle(self)
 	if not h then return nil, rec, code end
-	local ok, now_free, code2 = h:release()
-	unlocked(self, h, rec, ok)
+	local ok, now_free, epoch = lock_release(h)
+	-- (failed: now_free, epoch are the message and the code)
+	unlocked(self, h, rec, ok, ok and epoch or nil)
 	auto_dispatch(self._client)
-	if not ok then return nil, now_free, code2 end
+	if not ok then return nil, now_free, epoch end
 	return true
 end
 Lock.release = Lock.unlock
@@ -1174,7 +1194,7 @@ function Guard:release()
 	end
 	if self.done then return true end
 	local lock = self.lock
-	if lock._closed or lock._client._closed or self.h:closed() then
+	if lock._closed or lock._client._closed or lock_closed(self.h) then
 		self.done = true
 		return true -- lock:close() released it, or the client is gone
 	end
