@@ -665,9 +665,10 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 	enum { MAXN = HL_FENCES_PER_TRIP + 3 };
 	int slot = -1, rc = HL_OK, attempt, i, asking = 0, redirects = 0;
 	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
-	/* The node last tried, named in messages (formatted only for one) */
+	/* The node last routed to (kept across attempts: a failed route
+	 * leaves it as it was), named in messages, formatted only for one. */
 	char label[300] = "";
-	hl_addr label_node;
+	hl_addr node;
 	int labelled = 0;
 	size_t keylen = 0;
 	const char *key = command_key(argc, argv, lens, &keylen);
@@ -677,7 +678,6 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		*replicated = -1;
 	for (attempt = 0;; attempt++) {
 		hl_conn *conn;
-		hl_addr node;
 		uint64_t epoch = 0;
 		hl_fence f[HL_FENCES_PER_TRIP];
 		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
@@ -702,7 +702,6 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			sent = HL_SENT_NOTHING;
 			goto retry;
 		}
-		label_node = node;
 		labelled = 1;
 		if ((rc = pool_take(c, &slot, &node, epoch, b)) != HL_OK)
 			break;
@@ -831,10 +830,9 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				break;
 			}
 			/* It did not run: refresh or pause, then again. */
-			rc = hl__fail(
-			        HL_EREDIS, "%s: %s",
-			        hl__addr_str(&label_node, label, sizeof(label)),
-			        hl__reply_str(r));
+			rc = hl__fail(HL_EREDIS, "%s: %s",
+			              hl__addr_str(&node, label, sizeof(label)),
+			              hl__reply_str(r));
 			hl__reply_free(r);
 			if (refresh || c->conf.url.topology == HL_TOPO_CLUSTER)
 				hl__router_suspect(c, b);
@@ -870,7 +868,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			 * it already. */
 			int named;
 			if (labelled)
-				hl__addr_str(&label_node, label, sizeof(label));
+				hl__addr_str(&node, label, sizeof(label));
 			named = label[0] &&
 			        strstr(hl_error_last(), label) != NULL;
 			rc = hl__fail_wrap(
