@@ -19,10 +19,14 @@ _plan = build_support.plan()
 # The binding's own helpers, compiled into the module beside the library's
 # declarations: the hot path of Lock.acquire() in one call without an
 # out-parameter to allocate and read back (a negative status, else 1 if
-# acquired and 0 if not), and of Lock.release() with its one argument (cffi
-# passes a single argument without a tuple).
+# acquired and 0 if not), and of Lock.release(). The one-argument forms (the
+# watchdog's lease; waiting as long as it takes, or one attempt) are called
+# without an argument tuple, so the hot path allocates no object that the
+# cyclic garbage collector tracks.
 HELPERS_CDEF = """
 int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms, int64_t lease_ms);
+int hlpy_lock_acquire_watchdog(hl_lock *lock);
+int hlpy_lock_try_once_watchdog(hl_lock *lock);
 int hlpy_lock_release(hl_lock *lock);
 """
 HELPERS_SOURCE = """
@@ -32,6 +36,16 @@ static int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms,
         int acquired = 0;
         int rc = hl_lock_try_acquire(&acquired, lock, wait_ms, lease_ms, NULL);
         return rc != HL_OK ? rc : acquired != 0;
+}
+
+static int hlpy_lock_acquire_watchdog(hl_lock *lock)
+{
+        return hlpy_lock_try_acquire(lock, -1, -1);
+}
+
+static int hlpy_lock_try_once_watchdog(hl_lock *lock)
+{
+        return hlpy_lock_try_acquire(lock, 0, -1);
 }
 
 static int hlpy_lock_release(hl_lock *lock)

@@ -112,6 +112,9 @@ _get_ident = threading.get_ident
 # hl_lock_try_acquire in one call (hilock_build.py): a negative status, else
 # 1 if acquired and 0 if not.
 _c_try_acquire = lib.hlpy_lock_try_acquire
+# the same with the watchdog (lease -1): wait as long as it takes, or once
+_c_acquire_wd = lib.hlpy_lock_acquire_watchdog
+_c_try_once_wd = lib.hlpy_lock_try_once_watchdog
 _c_release = lib.hlpy_lock_release  # hl_lock_release(NULL, lock)
 
 
@@ -1023,12 +1026,15 @@ class Lock:
                 timeout is None or timeout == -1):
             # The usual call, from a thread outside asyncio (the thread is
             # the owner): what _acquire does for it, with less Python.
+            lease_ms = self._lease_ms
             if _get_ident() != _main_ident:
-                rc = _c_try_acquire(self._handle, -1, self._lease_ms)
+                rc = _c_acquire_wd(self._handle) if lease_ms == -1 else \
+                    _c_try_acquire(self._handle, -1, lease_ms)
             else:
-                rc = _c_try_acquire(self._handle, 0, self._lease_ms)
+                rc = _c_try_once_wd(self._handle) if lease_ms == -1 else \
+                    _c_try_acquire(self._handle, 0, lease_ms)
                 if rc == 0:
-                    return self._wait_main_thread(self._handle, -1, self._lease_ms)
+                    return self._wait_main_thread(self._handle, -1, lease_ms)
             if rc < 0:
                 raise error_for(rc, last_detail())
             return rc == 1
