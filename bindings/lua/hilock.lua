@@ -724,9 +724,10 @@ end
 local function give_back(g)
 	g.done = true
 	local list = g.list
-	for i = #list, 1, -1 do
+	local n = #list
+	for i = n, 1, -1 do
 		if list[i] == g then
-			table.remove(list, i)
+			if i == n then list[i] = nil else table.remove(list, i) end
 			break
 		end
 	end
