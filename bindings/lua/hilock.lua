@@ -128,8 +128,10 @@ end
 local owners = setmetatable({}, {__mode = "k"})
 local MAIN = {} -- key of the main coroutine in Lua 5.1 (running() is nil)
 
+local running = coroutine.running
+
 local function current_owner()
-	local co = coroutine.running() or MAIN
+	local co = running() or MAIN
 	local rec = owners[co]
 	if rec == nil then
 		rec = {id = core.owner_id_new(), armed = {}}
@@ -741,7 +743,8 @@ local function give_back(g)
 		return nil, now_free, epoch
 	end
 	settle(lock, h, g.rec, epoch)
-	auto_dispatch(lock._client)
+	local client = lock._client
+	if client._on_event ~= nil then dispatch(client, true) end -- auto_dispatch
 	if ended then
 		return nil, format("%q is not held: the hold this guard stood for has ended",
 			lock._name), "HL_ENOTHELD"
@@ -774,7 +777,8 @@ function Lock:acquire(opts)
 	local h, rec, code = handle(self)
 	if not h then return nil, rec, code end
 	local ok, acquired, epoch, count = lock_acquire(h, wait_ms, lease_ms)
-	auto_dispatch(self._client)
+	local client = self._client
+	if client._on_event ~= nil then dispatch(client, true) end -- auto_dispatch
 	if not ok then return nil, acquired, epoch end
 	if not acquired then return false end
 	return issue(self, h, rec, epoch, count)
