@@ -1353,3 +1353,51 @@ void ht_contenders_wait(const int *pids, int n)
 			                          : WTERMSIG(status));
 	}
 }
+
+/* ---- tasks and threads -------------------------------------------------- */
+
+int ht_threads_now(void)
+{
+	char line[256];
+	int n = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+	HT_CHECK(f != NULL);
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Threads: %d", &n) == 1)
+			break;
+	fclose(f);
+	HT_CHECK(n > 0);
+	return n;
+}
+
+int ht_fd_readable(int fd, int ms)
+{
+	struct pollfd p;
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
+}
+
+hl_task *ht_next_task(hl_client *c, int64_t ms)
+{
+	hl_task *t = NULL;
+	int fd = -1;
+	int64_t end = ht_now_ms() + ms * ht_scale();
+	HT_OK(hl_client_task_fd(&fd, c));
+	for (;;) {
+		HT_OK(hl_client_task_next(&t, c));
+		if (t)
+			return t;
+		HT_CHECKF(ht_now_ms() < end, "no task completed within %lld ms",
+		          (long long)ms);
+		ht_fd_readable(fd, 50);
+	}
+}
+
+int ht_task_result(hl_task *t, int *out, int64_t ms)
+{
+	HT_OK(hl_task_wait(t, ms * ht_scale(), NULL));
+	HT_EQ(hl_task_done(t), 1);
+	return hl_task_result(out, t);
+}

@@ -268,6 +268,23 @@ void ht_thread_join(pthread_t t, int64_t timeout_ms);
 int ht_wait_until(int (*pred)(void *), void *arg, int64_t timeout_ms);
 
 /* ------------------------------------------------------------------------
+ * Tasks and threads
+ * ------------------------------------------------------------------------ */
+
+/* The process's thread count, as the kernel has it. */
+int ht_threads_now(void);
+
+/* 1 if fd is readable within ms. */
+int ht_fd_readable(int fd, int ms);
+
+/* The next completed task of c, waiting for the client's task fd at most
+ * ms (scaled); fails the test if none comes. */
+hl_task *ht_next_task(hl_client *c, int64_t ms);
+
+/* The task's result (hl_task_result) once done, within ms (scaled). */
+int ht_task_result(hl_task *t, int *out, int64_t ms);
+
+/* ------------------------------------------------------------------------
  * Fault injection: a TCP proxy between a client and a server
  * ------------------------------------------------------------------------
  * tests/tools/faultproxy (HILOCK_FAULTPROXY in the environment overrides

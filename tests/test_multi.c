@@ -953,57 +953,6 @@ static void bad_input(void)
  * client, and the task is delivered through the first member's client fd.
  */
 
-/* The process's thread count, as the kernel has it. */
-static int threads_now(void)
-{
-	char line[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	HT_CHECK(f != NULL);
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	HT_CHECK(n > 0);
-	return n;
-}
-
-/* 1 if fd is readable within ms. */
-static int readable(int fd, int ms)
-{
-	struct pollfd p;
-	p.fd = fd;
-	p.events = POLLIN;
-	p.revents = 0;
-	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
-}
-
-/* The next completed task of c, waiting for the client fd at most ms
- * (scaled); fails the test if none comes. */
-static hl_task *next_task(hl_client *c, int64_t ms)
-{
-	hl_task *t = NULL;
-	int fd = -1;
-	int64_t end = ht_now_ms() + ms * ht_scale();
-	HT_OK(hl_client_task_fd(&fd, c));
-	for (;;) {
-		HT_OK(hl_client_task_next(&t, c));
-		if (t)
-			return t;
-		HT_CHECKF(ht_now_ms() < end, "no task completed within %lld ms",
-		          (long long)ms);
-		readable(fd, 50);
-	}
-}
-
-/* The task's result once done (within ms, scaled). */
-static int result_of(hl_task *t, int *out, int64_t ms)
-{
-	HT_OK(hl_task_wait(t, ms * ht_scale(), NULL));
-	HT_EQ(hl_task_done(t), 1);
-	return hl_task_result(out, t);
-}
-
 static uint64_t waiting_of(hl_client *c)
 {
 	hl_client_stats s;
@@ -1089,7 +1038,7 @@ static void task_waiters(void)
 	oc = ht_client(srv[0], 0);
 	other = ht_lock(oc, "multi:tw");
 	HT_OK(hl_lock_acquire(other, -1, NULL));
-	base = threads_now();
+	base = ht_threads_now();
 	for (i = 0; i < N; i++) {
 		owners[i] = hl_owner_id_new();
 		set_owner_all(l, NSRV, owners[i]);
@@ -1102,7 +1051,7 @@ static void task_waiters(void)
 	}
 	/* every one queued for member 0 (one of them subscribed) */
 	wait_waiting(cli[0], N, 10000);
-	during = threads_now();
+	during = ht_threads_now();
 	ht_note("threads: %d before, %d with %d waiting multi lock tasks", base,
 	        during, N);
 	HT_EQ(during, base);
@@ -1114,7 +1063,7 @@ static void task_waiters(void)
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_release(NULL, other));
 	for (i = 0; i < N; i++) {
-		hl_task *t = next_task(cli[0], 10000), *rt;
+		hl_task *t = ht_next_task(cli[0], 10000), *rt;
 		int acquired = 7, released = 0, k;
 		HT_RANGE(hl_task_data(t), 1, N);
 		k = (int)hl_task_data(t) - 1;
@@ -1134,12 +1083,12 @@ static void task_waiters(void)
 			      1);
 		}
 		HT_OK(hl_multilock_release_start(&rt, m));
-		HT_OK(result_of(rt, &released, 5000));
+		HT_OK(ht_task_result(rt, &released, 5000));
 		HT_EQ(released, NSRV);
 		hl_task_free(rt);
 		hl_task_free(t);
 		if (i == N / 2)
-			HT_EQ(threads_now(), base);
+			HT_EQ(ht_threads_now(), base);
 	}
 	ht_note("%d multi lock hand-offs in %lld ms", N,
 	        (long long)(ht_now_ms() - t0));
@@ -1151,7 +1100,7 @@ static void task_waiters(void)
 	for (j = 0; j < NSRV; j++)
 		HT_EQ(ht_exists(srv[j], HT_S("multi:tw")), 0);
 	HT_EQ(waiting_of(cli[0]), 0);
-	HT_EQ(threads_now(), base);
+	HT_EQ(ht_threads_now(), base);
 	hl_multilock_free(m);
 	locks_free(l, NSRV);
 	hl_lock_free(other);
@@ -1209,10 +1158,10 @@ static void task_cancel(void)
 	until_waiting_for_2();
 	HT_EQ(hl_task_done(t), 0);
 	HT_OK(hl_task_fd(&fd, t));
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	t0 = ht_now_ms();
 	hl_task_cancel(t);
-	HT_CHECK(readable(fd, 2000 * ht_scale()));
+	HT_CHECK(ht_fd_readable(fd, 2000 * ht_scale()));
 	ht_note("cancelled: done after %lld ms", (long long)(ht_now_ms() - t0));
 	HT_RANGE(ht_now_ms() - t0, 0, 300 * ht_scale());
 	HT_RC(hl_task_result(&acquired, t), HL_EINTERRUPTED);
@@ -1260,7 +1209,7 @@ static void task_cancel(void)
 	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
 	until_waiting_for_2();
 	HT_OK(hl_client_interrupt(cli[0]));
-	HT_RC(result_of(t, &acquired, 2000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(t, &acquired, 2000), HL_EINTERRUPTED);
 	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
 	HT_EQ(ht_exists(srv[1], HT_S("multi:tc")), 0);
 	hl_task_free(t);
@@ -1269,7 +1218,7 @@ static void task_cancel(void)
 	/* and once member 2 is free, a task gets all three */
 	HT_OK(hl_lock_release(NULL, other));
 	HT_OK(hl_multilock_try_acquire_start(&t, m, 5000, -1));
-	HT_OK(result_of(t, &acquired, 5000));
+	HT_OK(ht_task_result(t, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	hl_task_free(t);
 	HT_EQ(ht_hget_int(srv[2], HT_S("multi:tc"), owner_of(l[2])), 1);
@@ -1319,7 +1268,7 @@ static void task_close(void)
 	/* the close waited for the task to wind down */
 	HT_EQ(hl_task_done(t), 1);
 	HT_RANGE(ht_now_ms() - t0, 0, 1500 * ht_scale());
-	got = next_task(cli[0], 1000);
+	got = ht_next_task(cli[0], 1000);
 	HT_CHECK(got == t);
 	HT_EQ(hl_task_data(got), 42);
 	HT_RC(hl_task_result(&acquired, t), HL_ECLOSED);
@@ -1341,7 +1290,7 @@ static void task_close(void)
 	HT_OK(hl_multilock_try_acquire_start(&t, m, -1, -1));
 	until_waiting_for_2();
 	hl_client_close(cli[2]);
-	HT_RC(result_of(t, &acquired, 2000), HL_ECLOSED);
+	HT_RC(ht_task_result(t, &acquired, 2000), HL_ECLOSED);
 	HT_CHECKF(strstr(hl_error_last(), "member 2") != NULL, "%s",
 	          hl_error_last());
 	HT_EQ(ht_exists(srv[0], HT_S("multi:tc")), 0);
@@ -1419,7 +1368,7 @@ static void task_cancel_race(void)
 			continue;
 		}
 		hl_task_cancel(t);
-		rc = result_of(t, &acquired, 3000);
+		rc = ht_task_result(t, &acquired, 3000);
 		if (rc == HL_OK) {
 			HT_EQ(acquired, 1);
 			for (j = 0; j < NSRV; j++)
@@ -1477,7 +1426,7 @@ static void task_redlock(void)
 	t0 = ht_now_ms();
 	HT_OK(hl_multilock_try_acquire_ex_start(&t, &valid, members, m, 1500,
 	                                        10000));
-	HT_OK(result_of(t, &acquired, 5000));
+	HT_OK(ht_task_result(t, &acquired, 5000));
 	dt = ht_now_ms() - t0;
 	ht_note("RedLock task, one of three black-holed: held after %lld ms, "
 	        "valid %lld",
@@ -1497,7 +1446,7 @@ static void task_redlock(void)
 	for (i = 0; i < NSRV; i++)
 		statuses[i] = released[i] = 9;
 	HT_OK(hl_multilock_release_ex_start(&t, statuses, released, m, NULL));
-	HT_OK(result_of(t, &n, 3000));
+	HT_OK(ht_task_result(t, &n, 3000));
 	HT_EQ(n, 2);
 	HT_EQ(statuses[0], HL_OK);
 	HT_EQ(statuses[1], HL_ENOTHELD);
@@ -1513,7 +1462,7 @@ static void task_redlock(void)
 	HT_OK(hl_multilock_try_acquire_start(&t, m, 1500, -1));
 	hl_multilock_free(m);
 	locks_free(l, NSRV);
-	HT_OK(result_of(t, &acquired, 5000));
+	HT_OK(ht_task_result(t, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	hl_task_free(t);
 	m = multi_of(l, "multi:tred", HL_MULTILOCK_RED);
@@ -1586,7 +1535,7 @@ static void task_bad_input(void)
 	HT_OK(hl_multilock_try_acquire_start(&t, m, 0, -1));
 	{
 		int acquired = 7;
-		HT_OK(result_of(t, &acquired, 5000));
+		HT_OK(ht_task_result(t, &acquired, 5000));
 		HT_EQ(acquired, 1);
 	}
 	hl_task_free(t);

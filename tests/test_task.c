@@ -17,57 +17,6 @@
 #define NAME    "task:lock"
 #define CHANNEL "redisson_lock__channel:{task:lock}"
 
-/* The process's thread count, as the kernel has it. */
-static int threads_now(void)
-{
-	char line[256];
-	int n = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-	HT_CHECK(f != NULL);
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "Threads: %d", &n) == 1)
-			break;
-	fclose(f);
-	HT_CHECK(n > 0);
-	return n;
-}
-
-/* 1 if fd is readable within ms. */
-static int readable(int fd, int ms)
-{
-	struct pollfd p;
-	p.fd = fd;
-	p.events = POLLIN;
-	p.revents = 0;
-	return poll(&p, 1, ms) == 1 && (p.revents & POLLIN);
-}
-
-/* The next completed task of c, waiting for the client fd at most ms
- * (scaled); fails the test if none comes. */
-static hl_task *next_task(hl_client *c, int64_t ms)
-{
-	hl_task *t = NULL;
-	int fd = -1;
-	int64_t end = ht_now_ms() + ms * ht_scale();
-	HT_OK(hl_client_task_fd(&fd, c));
-	for (;;) {
-		HT_OK(hl_client_task_next(&t, c));
-		if (t)
-			return t;
-		HT_CHECKF(ht_now_ms() < end, "no task completed within %lld ms",
-		          (long long)ms);
-		readable(fd, 50);
-	}
-}
-
-/* The task's result once done (within ms, scaled). */
-static int result_of(hl_task *t, int *out, int64_t ms)
-{
-	HT_OK(hl_task_wait(t, ms * ht_scale(), NULL));
-	HT_EQ(hl_task_done(t), 1);
-	return hl_task_result(out, t);
-}
-
 static hl_client *holder(ht_redis *r, hl_lock **h)
 {
 	hl_client *c = ht_client(r, 0);
@@ -101,7 +50,7 @@ static void many_waiters(void)
 	int base, during, i, acquired;
 	int64_t t0;
 
-	base = threads_now();
+	base = ht_threads_now();
 	t0 = ht_now_ms();
 	for (i = 0; i < N; i++) {
 		owners[i] = hl_owner_id_new();
@@ -113,7 +62,7 @@ static void many_waiters(void)
 	        (long long)(ht_now_ms() - t0));
 	wait_subscribed(r);
 	ht_sleep_ms(300);
-	during = threads_now();
+	during = ht_threads_now();
 	ht_note("threads: %d before, %d with %d waiting tasks", base, during,
 	        N);
 	HT_EQ(during, base);
@@ -125,7 +74,7 @@ static void many_waiters(void)
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_release(NULL, h));
 	for (i = 0; i < N; i++) {
-		hl_task *t = next_task(c, 10000);
+		hl_task *t = ht_next_task(c, 10000);
 		size_t n;
 		/* FIFO: each in the order it started, one at a time */
 		HT_EQ(hl_task_data(t), (uint64_t)i + 1);
@@ -143,7 +92,7 @@ static void many_waiters(void)
 		HT_OK(hl_lock_release(NULL, l));
 		hl_task_free(t);
 		if (i == N / 2)
-			HT_EQ(threads_now(), base);
+			HT_EQ(ht_threads_now(), base);
 	}
 	ht_note("%d hand-offs in %lld ms", N, (long long)(ht_now_ms() - t0));
 	HT_EQ(ht_exists(r, HT_S(NAME)), 0);
@@ -152,7 +101,7 @@ static void many_waiters(void)
 		HT_OK(hl_client_task_next(&t, c));
 		HT_CHECK(t == NULL); /* each delivered once */
 	}
-	HT_EQ(threads_now(), base);
+	HT_EQ(ht_threads_now(), base);
 	hl_lock_free(l);
 	hl_lock_free(h);
 	hl_client_free(hc);
@@ -184,10 +133,10 @@ static void cancel_waiting(void)
 
 	/* the queued one: done at once, through its own fd */
 	HT_OK(hl_task_fd(&fd, second));
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	t0 = ht_now_ms();
 	hl_task_cancel(second);
-	HT_CHECK(readable(fd, 1000 * ht_scale()));
+	HT_CHECK(ht_fd_readable(fd, 1000 * ht_scale()));
 	HT_RANGE(ht_now_ms() - t0, 0, 200 * ht_scale());
 	HT_RC(hl_task_result(&acquired, second), HL_EINTERRUPTED);
 	HT_EQ(acquired, 7);
@@ -200,7 +149,7 @@ static void cancel_waiting(void)
 	HT_OK(hl_lock_try_acquire_start(&second, l, -1, -1));
 	t0 = ht_now_ms();
 	hl_task_cancel(first);
-	HT_RC(result_of(first, &acquired, 1000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(first, &acquired, 1000), HL_EINTERRUPTED);
 	HT_RANGE(ht_now_ms() - t0, 0, 200 * ht_scale());
 	hl_task_free(first);
 	HT_EQ(ht_hlen(r, HT_S(NAME)), 1); /* only the holder */
@@ -208,7 +157,7 @@ static void cancel_waiting(void)
 
 	/* the next in the queue moved up and gets it on release */
 	HT_OK(hl_lock_release(NULL, h));
-	HT_OK(result_of(second, &acquired, 5000));
+	HT_OK(ht_task_result(second, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	HT_OK(hl_lock_release(NULL, l));
 	hl_task_free(second);
@@ -246,7 +195,7 @@ static void cancel_race(void)
 			nanosleep(&ts, NULL);
 		}
 		hl_task_cancel(t);
-		rc = result_of(t, &acquired, 2000);
+		rc = ht_task_result(t, &acquired, 2000);
 		if (rc == HL_OK) {
 			HT_EQ(acquired, 1);
 			HT_EQ(ht_hget_int(r, HT_S(NAME), owner), 1);
@@ -299,7 +248,7 @@ static void cancel_in_flight(void)
 		HT_EQ(hl_task_done(t), 0);
 		t0 = ht_now_ms();
 		hl_task_cancel(t);
-		HT_RC(result_of(t, &acquired, 3000), HL_EINTERRUPTED);
+		HT_RC(ht_task_result(t, &acquired, 3000), HL_EINTERRUPTED);
 		snprintf(msg, sizeof msg, "%s", hl_error_last());
 		ht_note("cancel in flight: done after %lld ms (%s)",
 		        (long long)(ht_now_ms() - t0), msg);
@@ -332,7 +281,7 @@ static void client_fd(void)
 	HT_OK(hl_client_task_fd(&fd, c));
 	HT_OK(hl_client_task_fd(&fd2, c));
 	HT_EQ(fd, fd2); /* one per client */
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	HT_OK(hl_client_task_next(&t, c));
 	HT_CHECK(t == NULL);
 
@@ -340,14 +289,14 @@ static void client_fd(void)
 	HT_OK(hl_task_wait(ta, 5000 * ht_scale(), NULL));
 	HT_OK(hl_lock_try_acquire_start(&tb, b, 1000, -1));
 	HT_OK(hl_task_wait(tb, 5000 * ht_scale(), NULL));
-	HT_CHECK(readable(fd, 0));
+	HT_CHECK(ht_fd_readable(fd, 0));
 	/* in the order they completed, each once */
 	HT_OK(hl_client_task_next(&t, c));
 	HT_CHECK(t == ta);
-	HT_CHECK(readable(fd, 0)); /* tb still waits */
+	HT_CHECK(ht_fd_readable(fd, 0)); /* tb still waits */
 	HT_OK(hl_client_task_next(&t, c));
 	HT_CHECK(t == tb);
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	HT_OK(hl_client_task_next(&t, c));
 	HT_CHECK(t == NULL);
 	HT_OK(hl_task_result(&acquired, ta));
@@ -356,16 +305,16 @@ static void client_fd(void)
 	HT_EQ(acquired, 1);
 	/* a task's own fd made after it is done is readable at once */
 	HT_OK(hl_task_fd(&fd2, ta));
-	HT_CHECK(readable(fd2, 0));
+	HT_CHECK(ht_fd_readable(fd2, 0));
 	hl_task_free(ta);
 	hl_task_free(tb);
 
 	/* a completed task freed before it was taken is never handed out */
 	HT_OK(hl_lock_release_start(&gone, a));
 	HT_OK(hl_task_wait(gone, 5000 * ht_scale(), NULL));
-	HT_CHECK(readable(fd, 0));
+	HT_CHECK(ht_fd_readable(fd, 0));
 	hl_task_free(gone);
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	HT_OK(hl_client_task_next(&t, c));
 	HT_CHECK(t == NULL);
 	HT_EQ(ht_exists(r, HT_S("task:a")), 0);
@@ -379,7 +328,7 @@ static void client_fd(void)
 		HT_OK(hl_lock_try_acquire(&acquired, w, 5000, -1, NULL));
 		HT_EQ(acquired, 1);
 		HT_OK(hl_lock_release(NULL, w));
-		HT_EQ(readable(fd, 0), 0);
+		HT_EQ(ht_fd_readable(fd, 0), 0);
 		HT_OK(hl_client_task_next(&t, c));
 		HT_CHECK(t == NULL);
 		hl_lock_free(w);
@@ -408,14 +357,14 @@ static void waits(void)
 
 	/* wait 0 on a held lock: one attempt, 0 */
 	HT_OK(hl_lock_try_acquire_start(&t, l, 0, -1));
-	HT_OK(result_of(t, &acquired, 1000));
+	HT_OK(ht_task_result(t, &acquired, 1000));
 	HT_EQ(acquired, 0);
 	hl_task_free(t);
 
 	/* a deadline: 0 after about wait_ms */
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_try_acquire_start(&t, l, 300, -1));
-	HT_OK(result_of(t, &acquired, 3000));
+	HT_OK(ht_task_result(t, &acquired, 3000));
 	HT_EQ(acquired, 0);
 	HT_RANGE(ht_now_ms() - t0, 280, 300 + 500 * ht_scale());
 	hl_task_free(t);
@@ -440,12 +389,12 @@ static void waits(void)
 	HT_OK(hl_lock_try_acquire_start(&t, l2, -1, 5000));
 	hl_lock_free(l2);
 	HT_OK(hl_lock_release(NULL, h));
-	HT_OK(result_of(q, &acquired, 5000));
+	HT_OK(ht_task_result(q, &acquired, 5000));
 	HT_EQ(acquired, 1); /* the first queued */
 	hl_task_free(q);
 	HT_OK(hl_lock_set_owner(l, oq));
 	HT_OK(hl_lock_release(NULL, l));
-	HT_OK(result_of(t, &acquired, 5000));
+	HT_OK(ht_task_result(t, &acquired, 5000));
 	HT_EQ(acquired, 1); /* then the next */
 	HT_EQ(ht_hget_int(r, HT_S(NAME), owner_t), 1);
 	HT_RANGE(ht_pttl(r, HT_S(NAME)), 1, 5000); /* its lease */
@@ -456,7 +405,7 @@ static void waits(void)
 	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_OK(hl_lock_try_acquire_start(&t, l, 1000, -1));
-	HT_OK(result_of(t, &acquired, 2000));
+	HT_OK(ht_task_result(t, &acquired, 2000));
 	HT_EQ(acquired, 1);
 	HT_EQ(ht_hget_int(r, HT_S(NAME), ht_owner(l)), 2);
 	hl_task_free(t);
@@ -470,7 +419,7 @@ static void waits(void)
 		char mine[128];
 		HT_OK(hl_lock_owner(NULL, own, mine, sizeof mine));
 		HT_OK(hl_lock_try_acquire_start(&t, own, 1000, -1));
-		HT_OK(result_of(t, &acquired, 2000));
+		HT_OK(ht_task_result(t, &acquired, 2000));
 		HT_EQ(acquired, 1);
 		HT_EQ(ht_hget_int(r, HT_S("task:own"), mine), 1);
 		hl_task_free(t);
@@ -504,13 +453,13 @@ static void close_pending(void)
 	wait_subscribed(r);
 	ht_sleep_ms(100);
 	HT_OK(hl_client_task_fd(&fd, c));
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 
 	t0 = ht_now_ms();
 	hl_client_close(c);
 	HT_RANGE(ht_now_ms() - t0, 0, 2000 * ht_scale());
 	/* every one done, with HL_ECLOSED, and queued */
-	HT_CHECK(readable(fd, 0));
+	HT_CHECK(ht_fd_readable(fd, 0));
 	for (;;) {
 		hl_task *x;
 		HT_OK(hl_client_task_next(&x, c));
@@ -528,7 +477,7 @@ static void close_pending(void)
 			found += got[j] == t[i];
 		HT_EQ(found, 1);
 	}
-	HT_EQ(readable(fd, 0), 0);
+	HT_EQ(ht_fd_readable(fd, 0), 0);
 	/* nothing new after close */
 	HT_RC(hl_lock_try_acquire_start(&t[0], l, -1, -1), HL_ECLOSED);
 	HT_RC(hl_lock_release_start(&t[0], l), HL_ECLOSED);
@@ -566,7 +515,7 @@ static void free_pending(void)
 	wait_subscribed(r);
 	hl_task_free(first);             /* the head: parked between attempts */
 	HT_OK(hl_lock_release(NULL, h)); /* the release races the free */
-	HT_OK(result_of(second, &acquired, 5000));
+	HT_OK(ht_task_result(second, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	HT_EQ(ht_hget_int(r, HT_S(NAME), owner1), -1);
 	HT_EQ(ht_hlen(r, HT_S(NAME)), 1);
@@ -601,15 +550,15 @@ static void interrupt(void)
 	ht_sleep_ms(200);
 	HT_EQ(hl_task_done(a), 0);
 	HT_OK(hl_client_interrupt(c));
-	HT_RC(result_of(a, &acquired, 1000), HL_EINTERRUPTED);
-	HT_RC(result_of(b, &acquired, 1000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(a, &acquired, 1000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(b, &acquired, 1000), HL_EINTERRUPTED);
 	/* only those pending then: a later one waits and acquires */
 	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
 	HT_OK(hl_lock_try_acquire_start(&later, l, -1, -1));
 	ht_sleep_ms(100);
 	HT_EQ(hl_task_done(later), 0);
 	HT_OK(hl_lock_release(NULL, h));
-	HT_OK(result_of(later, &acquired, 5000));
+	HT_OK(ht_task_result(later, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	HT_OK(hl_lock_release(NULL, l));
 	hl_task_free(a);
@@ -640,7 +589,7 @@ static void wait_lost_task(void)
 	HT_EQ(hl_task_done(t), 0);
 	t0 = ht_now_ms();
 	ht_del(r, HT_S("task:lost"));
-	HT_CHECK(readable(fd, 2000 * ht_scale()));
+	HT_CHECK(ht_fd_readable(fd, 2000 * ht_scale()));
 	HT_RANGE(ht_now_ms() - t0, 0, 1000 * ht_scale());
 	HT_OK(hl_task_result(&lost, t));
 	HT_EQ(lost, 1);
@@ -653,7 +602,7 @@ static void wait_lost_task(void)
 	ht_sleep_ms(200);
 	HT_EQ(hl_task_done(t), 0);
 	HT_OK(hl_lock_release(NULL, l));
-	HT_OK(result_of(t, &lost, 1000));
+	HT_OK(ht_task_result(t, &lost, 1000));
 	HT_EQ(lost, 0);
 	hl_task_free(t);
 
@@ -661,7 +610,7 @@ static void wait_lost_task(void)
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_wait_lost_start(&t, l, 300));
-	HT_OK(result_of(t, &lost, 2000));
+	HT_OK(ht_task_result(t, &lost, 2000));
 	HT_EQ(lost, 0);
 	HT_RANGE(ht_now_ms() - t0, 280, 300 + 500 * ht_scale());
 	hl_task_free(t);
@@ -669,7 +618,7 @@ static void wait_lost_task(void)
 	/* cancel */
 	HT_OK(hl_lock_wait_lost_start(&t, l, -1));
 	hl_task_cancel(t);
-	HT_RC(result_of(t, &lost, 1000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(t, &lost, 1000), HL_EINTERRUPTED);
 	hl_task_free(t);
 	HT_OK(hl_lock_release(NULL, l));
 
@@ -695,7 +644,7 @@ static void release_task(void)
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_OK(hl_lock_release_start(&t, l));
-	HT_OK(result_of(t, &released, 2000));
+	HT_OK(ht_task_result(t, &released, 2000));
 	HT_EQ(released, 0); /* one hold remains */
 	HT_EQ(ht_hget_int(r, HT_S("task:rel"), ht_owner(l)), 1);
 	hl_task_free(t);
@@ -704,14 +653,14 @@ static void release_task(void)
 	l2 = ht_lock(c, "task:rel");
 	HT_OK(hl_lock_release_start(&t, l2));
 	hl_lock_free(l2);
-	HT_OK(result_of(t, &released, 2000));
+	HT_OK(ht_task_result(t, &released, 2000));
 	HT_EQ(released, 1);
 	HT_EQ(ht_exists(r, HT_S("task:rel")), 0);
 	hl_task_free(t);
 
 	/* not held: the release's own status and message */
 	HT_OK(hl_lock_release_start(&t, l));
-	HT_RC(result_of(t, &released, 2000), HL_ENOTHELD);
+	HT_RC(ht_task_result(t, &released, 2000), HL_ENOTHELD);
 	HT_CHECK(strstr(hl_error_last(), "task:rel") != NULL);
 	hl_task_free(t);
 
@@ -720,7 +669,7 @@ static void release_task(void)
 	HT_OK(hl_lock_release_start(&t, l));
 	hl_task_cancel(t);
 	{
-		int rc = result_of(t, &released, 2000);
+		int rc = ht_task_result(t, &released, 2000);
 		if (rc == HL_OK) {
 			HT_EQ(released, 1);
 			HT_EQ(ht_exists(r, HT_S("task:rel")), 0);
@@ -875,7 +824,7 @@ static void kinds(void)
 			HT_EQ(ht_numsub(r, channel, strlen(channel)), 0);
 		HT_OK(hl_lock_release(NULL, h));
 		for (n = 0; n < 3; n++) {
-			hl_task *x = next_task(c, 10000);
+			hl_task *x = ht_next_task(c, 10000);
 			i = (int)hl_task_data(x) - 1;
 			HT_RANGE(i, 0, 2);
 			if (fair)
@@ -896,7 +845,7 @@ static void kinds(void)
 				hl_task *again;
 				HT_OK(hl_lock_try_acquire_start(&again, w[i],
 				                                1000, -1));
-				HT_RC(result_of(again, &acquired, 2000),
+				HT_RC(ht_task_result(again, &acquired, 2000),
 				      HL_EDEADLK);
 				hl_task_free(again);
 			}
@@ -938,12 +887,12 @@ static void kinds_fair_cancel_and_read(void)
 	q.n = 2;
 	HT_CHECK(ht_wait_until(llen_is, &q, 5000));
 	hl_task_cancel(ta); /* the first in line gives up */
-	HT_RC(result_of(ta, &acquired, 2000), HL_EINTERRUPTED);
+	HT_RC(ht_task_result(ta, &acquired, 2000), HL_EINTERRUPTED);
 	q.n = 1;
 	HT_CHECKF(ht_wait_until(llen_is, &q, 5000),
 	          "the cancelled waiter stayed in the fair queue");
 	HT_OK(hl_lock_release(NULL, h));
-	HT_OK(result_of(tb, &acquired, 5000)); /* not held up */
+	HT_OK(ht_task_result(tb, &acquired, 5000)); /* not held up */
 	HT_EQ(acquired, 1);
 	HT_EQ(held_by(a), 0);
 	HT_OK(hl_lock_release(NULL, b));
@@ -962,7 +911,7 @@ static void kinds_fair_cancel_and_read(void)
 		HT_EQ(hl_task_done(tr[i]), 0);
 	HT_OK(hl_lock_release(NULL, wr));
 	for (i = 0; i < 3; i++) {
-		HT_OK(result_of(tr[i], &acquired, 5000));
+		HT_OK(ht_task_result(tr[i], &acquired, 5000));
 		HT_EQ(acquired, 1);
 	}
 	for (i = 0; i < 3; i++)
@@ -1036,7 +985,7 @@ static void fork_child(void)
 	/* the parent's task is untouched: it gets the lock on release */
 	HT_EQ(hl_task_done(t), 0);
 	HT_OK(hl_lock_release(NULL, h));
-	HT_OK(result_of(t, &acquired, 5000));
+	HT_OK(ht_task_result(t, &acquired, 5000));
 	HT_EQ(acquired, 1);
 	HT_OK(hl_lock_release(NULL, l));
 	hl_task_free(t);
