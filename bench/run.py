@@ -1764,20 +1764,10 @@ def main():
                 res["ratios"] = [round(x, 3) for x, _ in ratios]
                 return res
             return attempt(key, run)
-        if hb and want1("c"):
-            # C runs the floor and hilock in one process, in alternating
-            # 100 ms slices: both see the same load. The fixed-lease row
-            # shows what the watchdog's bookkeeping costs per pair.
-            for key, extra in (("c/hilock", []), ("c/hilock-lease", ["30000"])):
-                r = attempt(key, lambda: run_json(
-                    hb + [url, "paired", str(2 * secs)] + extra, 120))
-                if r:
-                    U[key] = {"pairs_per_s": r["hilock_pairs_per_s"]}
-                    U_floor[key] = r["floor_pairs_per_s"]
         def paired(key, fn):
-            """hilock's bindings as C: one process alternates 100 ms of
-            the floor (the same C floor, loaded into it) and 100 ms of
-            hilock; REPS runs, the median ratio's run kept."""
+            """hilock in C and its bindings: one process alternates 100
+            ms of the floor (the same C floor, bench/floor.c) and 100 ms
+            of hilock; REPS runs, the median ratio's run kept."""
             def run():
                 runs = [fn() for _ in range(REPS)]
                 ratios = sorted((r["hilock_pairs_per_s"] /
@@ -1788,6 +1778,13 @@ def main():
                 return {"pairs_per_s": runs[i]["hilock_pairs_per_s"],
                         "ratios": [round(x, 3) for x, _ in ratios]}
             return attempt(key, run)
+        if hb and want1("c"):
+            # C runs the floor and hilock in one process, in alternating
+            # 100 ms slices: both see the same load. The fixed-lease row
+            # shows what the watchdog's bookkeeping costs per pair.
+            for key, extra in (("c/hilock", []), ("c/hilock-lease", ["30000"])):
+                U[key] = paired(key, lambda extra=extra: run_json(
+                    hb + [url, "paired", str(2 * secs)] + extra, 120))
         if want1("python"):
             U["python/hilock"] = paired("python/hilock", lambda: run_json(
                 pieces.python_hilock() + [url, "hilock", "paired",
@@ -2182,13 +2179,13 @@ def render_uncontended(R):
       "one process alternates 100 ms of the floor and 100 ms of hilock "
       "(`hlbench paired`; `pybench.py paired` and `luabench.lua paired` "
       "load the same C floor, bench/floor.c, into the Python or Lua "
-      "process: libhlfloor through ctypes, the Lua module hlfloor), "
-      "Python and Lua %d times, showing the run of the median ratio; "
-      "every other row runs %d times, each between two floor runs "
-      "(separate processes), and shows the median of the ratios to the "
-      "mean of the floors on either side. All ratios are in the last "
-      "column. Target: C at least 0.95x the floor, every binding at "
-      "least 0.9x.\n" % (REPS, REPS))
+      "process: libhlfloor through ctypes, the Lua module hlfloor), %d "
+      "times, showing the run of the median ratio; every other row runs "
+      "%d times, each between two floor runs (separate processes), and "
+      "shows the median of the ratios to the mean of the floors on "
+      "either side. All ratios are in the last column. Target: C at "
+      "least 0.95x the floor, every binding at least 0.9x.\n"
+      % (REPS, REPS))
     w("| language | library | pairs/s | its floor | vs floor | target | "
       "all ratios |\n|---|---|---:|---:|---:|---|---|")
     for key, target in UNC_KEYS:
