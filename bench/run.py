@@ -2241,9 +2241,9 @@ def unc_target_lines(R):
 
 
 def splice_uncontended(page, R):
-    """The page with section (1) and its rows of the Targets table replaced
-    by this run's; the other sections are kept as their own run wrote
-    them."""
+    """The page with section (1), its rows of the Targets table and the
+    hand-written tail (Analysis, Reproduce) replaced by this run's; the
+    other sections are kept as their own run wrote them."""
     block = "\n".join(render_uncontended(R)).rstrip("\n")
     if UNC_BEGIN in page and UNC_END in page:
         a = page.index(UNC_BEGIN)
@@ -2259,7 +2259,7 @@ def splice_uncontended(page, R):
         key = line.split(" uncontended ")[0]
         if " uncontended >= " in line and key in new:
             lines[i] = new.pop(key)
-    return "\n".join(lines)
+    return with_tail("\n".join(lines))
 
 
 def render(R):
