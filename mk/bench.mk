@@ -10,7 +10,8 @@
 # BENCH_ARGS="--only kinds,fair,rw" measures the lock family alone and
 # replaces only its section (9); BENCH_ARGS="--only unc" measures scenario
 # (1), uncontended lock+unlock against the floor in every language, alone
-# and replaces only section (1) and its rows of the Targets table.
+# and replaces only section (1), its rows of the Targets table and the
+# Analysis and Reproduce tail.
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync, a JDK and Maven for Redisson) are installed only by
