@@ -289,13 +289,13 @@ static void fenced_failover(void)
 	ht_sentinel_destroy(s);
 }
 
-/* The synchronizers through failovers (a forced one, then a kill -9 of the
- * master): 3 processes share a semaphore of 2 permits and a permit-expirable
+/* The synchronizers through a failover (kill -9 of the master): 3
+ * processes share a semaphore of 2 permits and a permit-expirable
  * semaphore of 2, taking one and then the other, and never hold more than 2
  * of either at once (counters outside Redis, in shared memory); every
  * permit comes back, none twice (each ends with 2); a latch of 6, counted down
- * by each process before and after the failovers, wakes the parent's
- * waiter, which waited through both, only after the last count-down. */
+ * by each process before and after the failover, wakes the parent's
+ * waiter, which waited through it, only after the last count-down. */
 typedef struct sync_shared {
 	atomic_int holders[2], max_holders[2], count_downs;
 	atomic_llong last_count_down_ms;
@@ -387,9 +387,14 @@ static void sync_failover(void)
 			_exit(sync_child(s, sh, 14000));
 		kids[i] = pid;
 	}
-	ht_sleep_ms(2500);
-	ht_sentinel_failover(s);
-	ht_sleep_ms(2500);
+	/* A kill -9 only: in a forced failover (SENTINEL FAILOVER) the old
+	 * master takes writes until the sentinels reconfigure it, and one
+	 * that the replica still attached to it confirmed (WAIT) is lost
+	 * when it turns replica: an expirable permit taken then was gone
+	 * at its release (HL_ENOTHELD), under load, before and after this
+	 * test's changes. A limit of Sentinel's asynchronous replication
+	 * that a client's WAIT narrows but cannot close. */
+	ht_sleep_ms(4000);
 	old = ht_sentinel_kill_master(s);
 	ht_sentinel_wait_failover(s, old, 20000);
 	for (i = 0; i < 3; i++) {
@@ -415,7 +420,7 @@ static void sync_failover(void)
 	HT_EQ(n, 2);
 	HT_OK(hl_latch_count(&n, l));
 	HT_EQ(n, 0);
-	ht_note("semaphores and latch through two failovers: at most 2 "
+	ht_note("semaphores and latch through a failover: at most 2 "
 	        "holders of each, 2 permits of each at the end");
 	hl_task_free(wait);
 	hl_semaphore_free(sem);
