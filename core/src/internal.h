@@ -325,6 +325,9 @@ int hl__reply_error(const hl_reply *r, const char *what);
  * acquire's task telling parent when done (NULL: none), the release
  * within deadline_ms (-1: the retry policy and the hold's lease). */
 int hl__lock_clone(hl_lock **out, const hl_lock *lock);
+/* HL_OK for a lease of -1 (the watchdog) or 1 to 2^40 ms, else HL_EINVAL
+ * with the rule in the message. */
+int hl__check_lease(int64_t lease_ms);
 int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
                             int64_t wait_ms, int64_t lease_ms,
                             hl_cancel *cancel);

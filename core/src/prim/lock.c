@@ -515,19 +515,20 @@ static void fair_give_up(hl_lock *lock, const char *owner, int64_t wait_ms)
 		hl__reply_free(r);
 }
 
-static int check_times(int64_t wait_ms, int64_t lease_ms)
+int hl__check_lease(int64_t lease_ms)
 {
-	if (wait_ms < -1 || wait_ms > HL_TIME_MAX)
-		return hl__fail(HL_EINVAL,
-		                "wait_ms = %lld: use -1 (forever), 0 (one "
-		                "attempt) or up to 2^40 ms",
-		                (long long)wait_ms);
 	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
 		return hl__fail(HL_EINVAL,
 		                "lease_ms = %lld: use -1 (watchdog) or 1 to "
 		                "2^40 ms",
 		                (long long)lease_ms);
 	return HL_OK;
+}
+
+static int check_times(int64_t wait_ms, int64_t lease_ms)
+{
+	int rc = hl__check_wait(wait_ms);
+	return rc != HL_OK ? rc : hl__check_lease(lease_ms);
 }
 
 /* ---- the slow path: a task of the engine -------------------------------- */

@@ -254,12 +254,7 @@ static int check_args(int64_t wait_ms, int64_t lease_ms)
 		                "wait_ms = %lld: use -1 (forever), 0 (one "
 		                "attempt each) or up to 2^40 ms",
 		                (long long)wait_ms);
-	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
-		return hl__fail(HL_EINVAL,
-		                "lease_ms = %lld: use -1 (watchdog) or 1 to "
-		                "2^40 ms",
-		                (long long)lease_ms);
-	return HL_OK;
+	return hl__check_lease(lease_ms);
 }
 
 /* ---- releasing ------------------------------------------------------------
