@@ -732,6 +732,23 @@ long long ht_numsub(ht_redis *r, const void *ch, size_t chlen)
 	return n;
 }
 
+long long ht_cmd_calls(ht_redis *r, const char *cmd)
+{
+	redisReply *rep = shared_cmd(r, "INFO commandstats");
+	char key[64];
+	const char *p;
+	long long n = 0;
+
+	if (rep->type != REDIS_REPLY_STRING && rep->type != REDIS_REPLY_STATUS)
+		HT_FAIL("INFO: unexpected reply");
+	snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+	p = strstr(rep->str, key);
+	if (p)
+		n = atoll(p + strlen(key));
+	freeReplyObject(rep);
+	return n;
+}
+
 long long ht_total_commands(ht_redis *r)
 {
 	redisReply *rep = shared_cmd(r, "INFO stats");
@@ -852,6 +869,36 @@ int ht_wait_until(int (*pred)(void *), void *arg, int64_t timeout_ms)
 			return 0;
 		ht_sleep_ms(10);
 	}
+}
+
+typedef struct waiting_want {
+	hl_client *c;
+	uint64_t n;
+} waiting_want;
+
+static uint64_t waiting_now(hl_client *c)
+{
+	hl_client_stats s;
+	memset(&s, 0, sizeof s);
+	s.version = HL_CLIENT_STATS_VERSION;
+	if (hl_client_stats_get(&s, c) != HL_OK)
+		HT_FAIL("hl_client_stats_get: %s", hl_error_last());
+	return s.waiting;
+}
+
+static int waiting_is(void *arg)
+{
+	waiting_want *w = arg;
+	return waiting_now(w->c) == w->n;
+}
+
+void ht_wait_waiting_at(const char *file, int line, hl_client *c, uint64_t n)
+{
+	waiting_want w = {c, n};
+	if (!ht_wait_until(waiting_is, &w, 10000))
+		ht_fail(file, line, "waiting is %llu, not %llu",
+		        (unsigned long long)waiting_now(c),
+		        (unsigned long long)n);
 }
 
 /* ------------------------------------------------------------------------

@@ -247,6 +247,9 @@ void ht_del(ht_redis *r, const void *k, size_t klen);
 long long ht_numsub(ht_redis *r, const void *ch, size_t chlen);
 /* INFO stats total_commands_processed. */
 long long ht_total_commands(ht_redis *r);
+/* How many times Redis ran cmd (lower case, as INFO commandstats names
+ * it: "evalsha", "subscribe"); 0 if never. */
+long long ht_cmd_calls(ht_redis *r, const char *cmd);
 
 /* A subscriber connection to r, subscribed to channel ch (confirmed). */
 redisContext *ht_sub_new(ht_redis *r, const void *ch, size_t chlen);
@@ -266,6 +269,10 @@ void ht_thread_join(pthread_t t, int64_t timeout_ms);
  * became true, 0 on timeout. Polls every 10 ms: for test-side observation
  * only. */
 int ht_wait_until(int (*pred)(void *), void *arg, int64_t timeout_ms);
+/* Wait (10 s, scaled) until c's waiting gauge (hl_client_stats .waiting)
+ * is n: that many of its waits wait now. */
+void ht_wait_waiting_at(const char *file, int line, hl_client *c, uint64_t n);
+#define ht_wait_waiting(c, n) ht_wait_waiting_at(__FILE__, __LINE__, c, n)
 
 /* ------------------------------------------------------------------------
  * Tasks and threads

@@ -243,11 +243,7 @@ static void counters(void)
  * says so), none after the release. */
 static long long evalsha_calls(ht_redis *r)
 {
-	redisReply *rep = ht_raw(ht_raw_of(r), "INFO commandstats");
-	const char *p = strstr(rep->str, "cmdstat_evalsha:calls=");
-	long long n = p ? atoll(p + 22) : 0;
-	freeReplyObject(rep);
-	return n;
+	return ht_cmd_calls(r, "evalsha");
 }
 
 static int renewed_twice(void *c)
@@ -711,29 +707,7 @@ static void drainer(void)
 
 /* ---- the waiting gauge -------------------------------------------------- */
 
-typedef struct waiting_want {
-	hl_client *c;
-	uint64_t n;
-} waiting_want;
-
-static int waiting_is(void *arg)
-{
-	waiting_want *w = arg;
-	hl_client_stats s;
-	s.version = HL_CLIENT_STATS_VERSION;
-	return hl_client_stats_get(&s, w->c) == HL_OK && s.waiting == w->n;
-}
-
-static void wait_waiting_at(int line, hl_client *c, uint64_t n)
-{
-	waiting_want w = {c, n};
-	if (!ht_wait_until(waiting_is, &w, 10000))
-		ht_fail(__FILE__, line, "waiting is %llu, not %llu",
-		        (unsigned long long)stats(c).waiting,
-		        (unsigned long long)n);
-}
-
-#define wait_waiting(c, n) wait_waiting_at(__LINE__, c, n)
+#define wait_waiting(c, n) ht_wait_waiting(c, n)
 
 /* The gauge counts the waits waiting now: a lock's head waiter once its
  * subscription is active and the lock still taken, the waiters queued
