@@ -368,6 +368,11 @@ typedef struct hl_sub {
 	uint64_t active_gen; /* times it became active (made anew after a
 	                        reconnect or a failover) */
 	hl_dlist waiters;    /* the tasks waiting on it (task.c) */
+	int64_t woke_us;     /* hl__now_us() of the last hl__pubsub_wake()
+	                        (a message, becoming active, a reset) */
+	int64_t idle_since;  /* monotonic ms when refs last fell to 0: an
+	                        active subscription nobody wants lingers for
+	                        HL_SUB_LINGER_MS (pubsub.c) */
 	size_t len;
 	char channel[];
 } hl_sub;
@@ -585,6 +590,11 @@ typedef struct hl_wait_spec {
 	int once;               /* one attempt (wait 0): deferring to queued
 	                           waiters or a hold-back answers 0 at once */
 	int first;              /* HL_WAIT_FRESH or HL_WAIT_TRIED */
+	/* HL_WAIT_TRIED: when that attempt began (hl__now_us()) and the
+	 * retry it answered (ms; -1: none), if it answered "taken"; 0: not
+	 * known (the task attempts again once it has subscribed). */
+	int64_t tried_us;
+	int64_t tried_retry_ms;
 	int64_t hold_back_us;   /* hold back this long before the first
 	                           attempt (a handoff to another process) */
 	uint64_t interrupt_gen; /* c->interrupt_gen when the call began */

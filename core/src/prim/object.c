@@ -370,7 +370,7 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
                       int *done, int *result)
 {
 	hl_bound b;
-	int64_t retry = -1;
+	int64_t retry = -1, tried_us;
 	int rc, busy, acquired = 0;
 	*done = 0;
 	*result = 0;
@@ -380,6 +380,7 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 	if (busy)
 		return HL_OK; /* queue behind them, through the task */
 	hl__bound_init(&b, c, spec->io_deadline_ms, cancel, 1);
+	tried_us = hl__now_us();
 	rc = spec->ops->attempt(spec->arg, &b, &acquired, &retry);
 	if (rc == HL_OK && (acquired || spec->once)) {
 		*done = 1;
@@ -393,8 +394,12 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 	if (rc == HL_OK ||
 	    ((rc == HL_EIO || rc == HL_ECONNECT) && !spec->once &&
 	     hl__remaining(spec->deadline_ms) != 0)) {
-		/* wait (and ride out an outage) through the task */
+		/* wait (and ride out an outage) through the task; an
+		 * answered attempt stands until a message (see task.c
+		 * subscribe()) */
 		spec->first = HL_WAIT_TRIED;
+		spec->tried_us = rc == HL_OK ? tried_us : 0;
+		spec->tried_retry_ms = retry;
 		return HL_OK;
 	}
 	*done = 1;

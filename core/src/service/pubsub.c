@@ -29,6 +29,7 @@ void hl__pubsub_kick(hl_client *c)
 void hl__pubsub_wake(hl_sub *s)
 {
 	s->gen++;
+	s->woke_us = hl__now_us();
 	hl__task_sub_event(s); /* its parked waiters try again */
 }
 
@@ -63,6 +64,11 @@ void hl__pubsub_wake_all(hl_client *c)
 	hl__task_stop_all(c);
 	pthread_mutex_unlock(&c->wait_mu);
 }
+
+/* How long an active subscription nobody waits on stays, and how many may
+ * (see subs_sync()). */
+#define HL_SUB_LINGER_MS  1000
+#define HL_SUB_LINGER_MAX 256
 
 /* ---- the subscriber's connections ---------------------------------------
  * One per node: in a cluster with sharded pub/sub a channel is subscribed
@@ -161,14 +167,34 @@ static int sub_node(hl_client *c, const hl_sub *s, hl_addr *a, uint64_t *e)
 	return HL_OK;
 }
 
+/* The earlier of two deadlines (-1: none). */
+static int64_t earlier(int64_t a, int64_t b)
+{
+	if (a < 0)
+		return b;
+	if (b < 0)
+		return a;
+	return a < b ? a : b;
+}
+
 /* Queue (S)SUBSCRIBE/(S)UNSUBSCRIBE for the difference between wanted and
  * active, on the right connection; free subscriptions nobody wants any
- * more. *wanted = subscriptions someone waits on. Caller holds wait_mu. */
-static void subs_sync(hl_client *c, int *wanted)
+ * more. *wanted = subscriptions someone waits on; *wake: the earliest time
+ * a lingering one is due to go (-1: none). Caller holds wait_mu.
+ *
+ * An active subscription nobody waits on any more stays for
+ * HL_SUB_LINGER_MS (at most HL_SUB_LINGER_MAX of them): a process that took
+ * a contended lock usually waits for it again soon, and a fair lock's
+ * waiter waits on a channel of its own at every turn. Waiting on a
+ * lingering subscription needs no SUBSCRIBE, nor its confirmation, nor the
+ * UNSUBSCRIBE after. Its messages meanwhile wake nobody. */
+static void subs_sync(hl_client *c, int *wanted, int64_t *wake)
 {
 	size_t i;
-	int sh = sharded(c);
+	int sh = sharded(c), lingering = 0;
+	int64_t now = hl__now_ms();
 	*wanted = 0;
+	*wake = -1;
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e = c->subs.buckets[i], *next;
 		for (; e; e = next) {
@@ -197,6 +223,16 @@ static void subs_sync(hl_client *c, int *wanted)
 				k = s->conn - 1;
 				if (k < 0 || !c->subconns[k].conn) {
 					s->state = HL_SUB_NONE;
+					continue;
+				}
+				if (now < s->idle_since + HL_SUB_LINGER_MS &&
+				    lingering < HL_SUB_LINGER_MAX &&
+				    !atomic_load(&c->closing)) {
+					lingering++;
+					*wake = earlier(
+					        *wake,
+					        s->idle_since +
+					                HL_SUB_LINGER_MS);
 					continue;
 				}
 				argv[0] = sh ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
@@ -304,16 +340,6 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	return 0;
 }
 
-/* The earlier of two deadlines (-1: none). */
-static int64_t earlier(int64_t a, int64_t b)
-{
-	if (a < 0)
-		return b;
-	if (b < 0)
-		return a;
-	return a < b ? a : b;
-}
-
 /*
  * The subscriber loop. Health: a connection can die silently (a network
  * that drops everything sends no reset), and a dead subscriber loses
@@ -344,7 +370,7 @@ static void *sub_main(void *arg)
 			if (c->subconns[k].conn &&
 			    c->subconns[k].epoch != epoch)
 				subconn_drop(c, k);
-		subs_sync(c, &wanted);
+		subs_sync(c, &wanted, &wake);
 		now = hl__now_ms();
 		for (k = 0; k < c->nsubconns; k++) {
 			struct hl_subconn *sc = &c->subconns[k];

@@ -47,6 +47,9 @@
  * overtook: past it the acquisition's lease ends it. */
 #define HL_UNDO_MAX_MS 500
 #define NOT_IN_HEAP    ((size_t)-1)
+/* How long a new waiter waits for Redis to confirm its subscription before
+ * it attempts anyway (see subscribe()). */
+#define HL_SUB_CONFIRM_WAIT_MS 100
 
 enum { K_WAIT = 1, K_CALL, K_WATCH, K_DRIVE };
 enum { S_PARKED = 1, S_READY, S_RUNNING, S_DONE };
@@ -68,6 +71,9 @@ struct hl_task {
 	char msg[HL_TASK_MSG_LEN];
 	int fd; /* its own eventfd (hl_task_fd), -1 until asked */
 	int once, attempted, outages, interruptible;
+	/* The attempt made just before it subscribed: when it began
+	 * (hl__now_us(); 0: none known) and the retry it answered. */
+	int64_t tried_us, tried_retry_ms;
 	int waiting; /* counted in the client's waiting gauge */
 	int caller;  /* a blocking caller waits for it and runs its steps
 	                itself: when ready it is not in engine->ready, its
@@ -309,9 +315,12 @@ static void sub_leave(hl_client *c, hl_task *t)
 		return;
 	hl__dlist_remove(&s->waiters, &t->sub_link);
 	t->sub = NULL;
-	/* The subscriber thread unsubscribes and frees it. */
-	if (--s->refs == 0)
+	/* The subscriber thread unsubscribes and frees it (after a while:
+	 * see subs_sync()). */
+	if (--s->refs == 0) {
+		s->idle_since = hl__now_ms();
 		hl__pubsub_kick(c);
+	}
 }
 
 static void complete(hl_client *c, hl_task *t, int status, int result,
@@ -351,16 +360,45 @@ static int tell_parent(hl_client *c, hl_task *t)
 	return 0;
 }
 
+static void count_waiting(hl_client *c, hl_task *t);
+static void park_after(hl_client *c, hl_task *t, int64_t retry);
+
 /* Competing now: subscribed (if the wait has a channel) and due for an
- * attempt. Caller holds wait_mu. */
+ * attempt, unless the attempt just made still stands. Caller holds
+ * wait_mu.
+ * - A subscription Redis has not confirmed yet: an attempt now would be
+ *   wasted, since a release it misses sends its message before the
+ *   subscription can receive it, and the attempt made when the
+ *   confirmation comes (hl__task_sub_event) sees that release anyway. So
+ *   the wait parks until then; a timer stands in for a confirmation that
+ *   is slow to come (the subscriber reconnecting).
+ * - An active subscription (another waiter's, or one that lingers after an
+ *   earlier wait) that was active before the last attempt began and has
+ *   had no message since: that attempt's "taken" still stands, and any
+ *   release after it will wake the wait. It parks as after any attempt.
+ * - Otherwise (a message came, or the subscription became active, since
+ *   the attempt; or no attempt is known): attempt now. */
 static int subscribe(hl_client *c, hl_task *t)
 {
 	int rc = HL_OK;
+	int64_t wake;
 	t->phase = P_SUBSCRIBED;
 	if (t->channel && !t->sub)
 		rc = sub_join(c, t, t->channel, t->channel_len);
 	if (rc != HL_OK)
 		return rc;
+	if (t->sub && t->sub->state != HL_SUB_ACTIVE) {
+		wake = hl__now_ms() + HL_SUB_CONFIRM_WAIT_MS;
+		if (t->deadline_ms >= 0 && t->deadline_ms < wake)
+			wake = t->deadline_ms;
+		park(c->engine, t, wake);
+		return HL_OK;
+	}
+	if (t->sub && t->tried_us > 0 && t->sub->woke_us < t->tried_us) {
+		count_waiting(c, t);
+		park_after(c, t, t->tried_retry_ms);
+		return HL_OK;
+	}
 	make_ready(c->engine, t);
 	return HL_OK;
 }
@@ -371,6 +409,7 @@ static void promote(hl_client *c, hl_task *t)
 {
 	if (t->phase != P_GATED || t->state == S_DONE)
 		return;
+	t->tried_us = 0; /* its attempt, if any, is old: try again */
 	if (subscribe(c, t) != HL_OK)
 		complete(c, t, HL_ENOMEM, 0, hl_error_last());
 }
@@ -682,7 +721,7 @@ static void step_wait(hl_client *c, hl_task *t)
 	char msg[HL_TASK_MSG_LEN];
 	hl_bound b;
 	int rc, acquired = 0;
-	int64_t retry = -1, now, wake;
+	int64_t retry = -1, wake, tried_us;
 	uint64_t gen;
 	int active;
 
@@ -706,6 +745,7 @@ static void step_wait(hl_client *c, hl_task *t)
 	active = t->sub ? t->sub->state == HL_SUB_ACTIVE : !t->channel;
 	bound_for(c, t, &b);
 	t->attempted = 1;
+	tried_us = t->phase == P_FRESH ? hl__now_us() : 0;
 	pthread_mutex_unlock(&c->wait_mu);
 	rc = ops->attempt(t->arg, &b, &acquired, &retry);
 	if (rc != HL_OK)
@@ -765,8 +805,10 @@ static void step_wait(hl_client *c, hl_task *t)
 		return;
 	}
 	if (t->phase == P_FRESH) {
-		/* The first attempt failed: subscribe, and try again at once
-		 * (the lock may have been freed before the subscription). */
+		/* The first attempt failed: subscribe (the lock may have
+		 * been freed before the subscription: see subscribe()). */
+		t->tried_us = tried_us;
+		t->tried_retry_ms = retry;
 		if ((rc = subscribe(c, t)) != HL_OK)
 			finish_wait(c, t, rc, 0, hl_error_last());
 		return;
@@ -780,20 +822,22 @@ static void step_wait(hl_client *c, hl_task *t)
 		 * channel, polling): from here a message or a timer wakes
 		 * it. */
 		count_waiting(c, t);
-	now = hl__now_ms();
-	if (t->sub) {
-		/* Until a message (or the subscription becoming active, or a
-		 * reconnect) bumps the generation, or the holder's lease
-		 * would end. */
-		if (retry < 0 || retry > c->conf.watchdog_ms)
-			retry = c->conf.watchdog_ms;
-	} else if (retry < 0) {
+	park_after(c, t, retry);
+}
+
+/* Found taken, the attempt answering retry (ms; -1: none): parked until
+ * a message (or the subscription becoming active, or a reconnect) bumps
+ * the generation, or the holder's lease would end, or the deadline.
+ * Caller holds wait_mu. */
+static void park_after(hl_client *c, hl_task *t, int64_t retry)
+{
+	int64_t wake;
+	if (retry < 0 || (t->sub && retry > c->conf.watchdog_ms))
 		retry = c->conf.watchdog_ms;
-	}
-	wake = now + retry;
+	wake = hl__now_ms() + retry;
 	if (t->deadline_ms >= 0 && t->deadline_ms < wake)
 		wake = t->deadline_ms;
-	park(e, t, wake);
+	park(c->engine, t, wake);
 }
 
 static void step_call(hl_client *c, hl_task *t)
@@ -1075,6 +1119,10 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 	t->once = spec->once;
 	/* the caller's own attempt counts (a give-up is due after it) */
 	t->attempted = spec->first == HL_WAIT_TRIED;
+	if (t->attempted) {
+		t->tried_us = spec->tried_us;
+		t->tried_retry_ms = spec->tried_retry_ms;
+	}
 	t->interruptible = 1;
 	t->interrupt_gen = spec->interrupt_gen;
 	pthread_mutex_lock(&c->wait_mu);
