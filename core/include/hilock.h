@@ -755,7 +755,13 @@ HL_EXTERN int hl_lock_set_backoff(hl_lock *lock, int64_t initial_ms,
  * so that a release gives back exactly what its acquire took (a RedLock
  * does not hold its minority; the record of a hold never released stays
  * until the handle is freed). Reentrant: an owner that holds it may take
- * it again, and releases it as many times.
+ * it again, and releases it as many times. Each member is recorded with the
+ * hold it took (hl_hold_state.epoch): a member its owner held already is
+ * re-entered (the same hold, one count more, which the release gives
+ * back); a member whose hold ended while the multilock held it (lost, or
+ * released through the member's own handle) and that its owner has taken
+ * again since is held in a newer hold that is not the multilock's: its
+ * release leaves that hold alone.
  *
  * A multilock handle borrows its members: free it before them. It may be
  * used by several threads at once (each its own owner).
@@ -836,7 +842,10 @@ HL_EXTERN int hl_multilock_acquire(hl_multilock *m, int64_t lease_ms,
 /* Release the calling owner's newest hold: one hold of each member its
  * acquire took (every member when the handle has no record of one, for
  * example a hold taken through another multilock handle), last member
- * first. Every member is tried, whatever the others answer.
+ * first. Every member is tried, whatever the others answer. A member whose
+ * hold ended since it was taken and that its owner has taken again (see
+ * Owners above) is not released: its status is HL_ELOST, as for a member
+ * found lost, and nothing is sent for it.
  * Returns HL_OK, or for a multi lock the first member error in release
  * order (HL_ENOTHELD, HL_ELOST, HL_EINDOUBT, HL_ECLOSED... as
  * hl_lock_release; the message names the member). A RedLock returns HL_OK
@@ -849,16 +858,19 @@ HL_EXTERN int hl_multilock_release(hl_multilock *m);
  * hl_lock_release() status and "now free" flag (HL_ENOTHELD and 0 for
  * members not released because the hold did not take them). members (may
  * be NULL): which members to release (non-zero: release), overriding the
- * handle's record (for bindings that keep their own). Returns as
+ * handle's record (for bindings that keep their own); each is then
+ * released whichever hold its owner has. Returns as
  * hl_multilock_release(). */
 HL_EXTERN int hl_multilock_release_ex(int *out_statuses, int *out_released,
                                       hl_multilock *m, const int *members);
 
 /* *out = 1 if the calling owner's newest hold is lost: its fixed lease's
  * validity has ended, or fewer than the quorum (a multi lock: all) of the
- * members it took are still held (hl_lock_is_lost, or a member client
- * closed). 0 if it holds nothing through this handle. Local: no round
- * trip. Returns HL_OK, HL_EINVAL, HL_ENOMEM. */
+ * members it took are still held in the hold it took (hl_lock_is_lost; a
+ * member whose hold ended, released or lost, even if its owner took it
+ * again since; or a member client closed). 0 if it holds nothing through
+ * this handle. Local: no round trip. Returns HL_OK, HL_EINVAL,
+ * HL_ENOMEM. */
 HL_EXTERN int hl_multilock_is_lost(int *out, hl_multilock *m);
 
 /* ------------------------------------------------------------------------

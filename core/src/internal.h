@@ -336,6 +336,14 @@ int hl__lock_try_acquire_start_as(struct hl_task **out, hl_lock *lock,
                                   int64_t lease_ms, struct hl_task *parent);
 int hl__lock_release_as(int *out_released, hl_lock *lock, uint64_t owner_id,
                         int64_t deadline_ms);
+/* hl__lock_release_as() of one hold only: the one whose identity is epoch
+ * (hl__hold_epoch() when it was taken; 0: whatever hold owner has). If the
+ * owner's hold is another one (that hold ended, and the owner took the lock
+ * again since), nothing is sent and it answers HL_ELOST: the hold it was
+ * for is over, and the newer one is left alone. With no record of a hold,
+ * as hl__lock_release_as(). */
+int hl__lock_release_hold(int *out_released, hl_lock *lock, uint64_t owner_id,
+                          uint64_t epoch, int64_t deadline_ms);
 
 /* Owner string of the calling thread or the explicit owner. */
 uint64_t hl__effective_owner(const hl_lock *lock);
@@ -447,6 +455,7 @@ typedef struct hl_op {
 	int known;        /* this client had a record of the hold */
 	int64_t lease_ms; /* the lease to keep on a partial release */
 	int64_t token;    /* fenced lock: set by the acquire */
+	uint64_t epoch;   /* the hold's identity when it began (0: none) */
 } hl_op;
 
 int hl__watchdog_start(hl_client *c);
@@ -480,6 +489,9 @@ void hl__op_stop_renewal(hl_client *c, hl_op *op);
  * lost or expired); *token (may be NULL) gets the hold's fencing token. */
 int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner,
                       int64_t *token);
+/* The identity (hl_hold_state.epoch) of owner's hold of lock this client
+ * has a record of, lost or not; 0 if none. */
+uint64_t hl__hold_epoch(hl_client *c, const hl_lock *lock, uint64_t owner);
 /* This client force-unlocked lock: every hold it had of it is lost. */
 void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock);
 /* Stop renewing and forget every hold of owner (a thread that exited). */

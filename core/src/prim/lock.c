@@ -678,13 +678,13 @@ static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
 }
 
 static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
-                         int64_t deadline_ms);
+                         uint64_t epoch, int64_t deadline_ms);
 
 static void wait_undo(void *arg, const hl_bound *b)
 {
 	lock_ctx *x = arg;
 	int released = 0;
-	release_owner(&released, &x->lock, x->owner_id, b->deadline_ms);
+	release_owner(&released, &x->lock, x->owner_id, 0, b->deadline_ms);
 	x->acquired = 0; /* taken back: nobody got it */
 }
 
@@ -971,9 +971,10 @@ int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
 }
 
 /* Release one hold of owner_id on lock, within deadline_ms (-1: the
- * retry policy and the hold's lease alone). */
+ * retry policy and the hold's lease alone); epoch: only if the hold is that
+ * one (0: any, see hl__lock_release_hold). */
 static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
-                         int64_t deadline_ms)
+                         uint64_t epoch, int64_t deadline_ms)
 {
 	hl_client *c;
 	char owner[HL_OWNER_MAX], label[80];
@@ -991,6 +992,19 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 	hl__bound_init(&b, c, deadline_ms, NULL, 0);
 	if ((rc = hl__op_begin(&op, c, lock, owner_id, &b)) != HL_OK)
 		goto out;
+	if (epoch != 0 && op.epoch != 0 && op.epoch != epoch) {
+		/* The hold this release is for ended (lost, or released), and
+		 * the owner took the lock again since: that newer hold is not
+		 * this release's to give back. */
+		hl__op_end(c, &op);
+		rc = hl__fail(
+		        HL_ELOST,
+		        "\"%s\" was lost while held: the hold this "
+		        "release was for ended, and %s has taken it again "
+		        "since (a newer hold, left as it is)",
+		        label, owner);
+		goto out;
+	}
 	if (op.lost) {
 		/* Known already: no round trip. */
 		hl__op_gone(c, &op);
@@ -1105,10 +1119,17 @@ out:
 int hl__lock_release_as(int *out_released, hl_lock *lock, uint64_t owner_id,
                         int64_t deadline_ms)
 {
+	return hl__lock_release_hold(out_released, lock, owner_id, 0,
+	                             deadline_ms);
+}
+
+int hl__lock_release_hold(int *out_released, hl_lock *lock, uint64_t owner_id,
+                          uint64_t epoch, int64_t deadline_ms)
+{
 	int rc;
 	if ((rc = lock_enter(lock)) != HL_OK)
 		return rc;
-	rc = release_owner(out_released, lock, owner_id, deadline_ms);
+	rc = release_owner(out_released, lock, owner_id, epoch, deadline_ms);
 	hl__stat_add(lock->client, HL_STAT_RELEASES, rc == HL_OK);
 	hl__client_leave(lock->client);
 	return rc;
@@ -1209,7 +1230,7 @@ static int release_run(void *arg, const hl_bound *b, int *result)
 	lock_ctx *x = arg;
 	int rc;
 	(void)b;
-	rc = release_owner(result, &x->lock, x->owner_id, -1);
+	rc = release_owner(result, &x->lock, x->owner_id, 0, -1);
 	hl__stat_add(x->lock.client, HL_STAT_RELEASES, rc == HL_OK);
 	return rc;
 }

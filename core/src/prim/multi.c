@@ -18,8 +18,11 @@
  * next round starts while the wait lasts. A round that succeeds with a
  * fixed lease checks the validity left (lease - elapsed - drift) and gives
  * everything back if none is left. The members taken are recorded per
- * owner (the owner string of the first member for the calling thread), so
- * a release gives back exactly what its acquire took.
+ * owner (the owner string of the first member for the calling thread),
+ * each with the identity of its hold (the hold records' epoch), so a
+ * release gives back exactly what its acquire took: a member whose hold
+ * ended meanwhile (lost, or released) and that its owner took again since
+ * is in a newer hold, not the multilock's, and is left alone (HL_ELOST).
  *
  * The rounds are a drive task (service/task.c) of the first member's
  * client: its step makes each member's attempt (on its own thread: an
@@ -38,13 +41,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One acquisition of the multilock by one owner: which members it took and
- * until when a fixed lease keeps it valid. Newest first. */
+/* One acquisition of the multilock by one owner: which members it took,
+ * which hold of each (its epoch: a re-entry into a hold the owner had
+ * already is that hold), and until when a fixed lease keeps it valid.
+ * Newest first. One block: the epochs, then the flags. */
 typedef struct ml_hold {
 	struct ml_hold *next;
 	int64_t valid_until_ms; /* monotonic; -1: the watchdog keeps it */
 	char owner[HL_OWNER_MAX];
-	unsigned char taken[]; /* n flags */
+	unsigned char *taken; /* n flags, after the epochs */
+	uint64_t epochs[];    /* n: each member's hold (0: not taken, or
+	                         unknown: whatever hold its owner has) */
 } ml_hold;
 
 /* The records of the holds, shared by the handle and the tasks started
@@ -115,6 +122,15 @@ static void book_unref(ml_book *b)
 	}
 	pthread_mutex_destroy(&b->mu);
 	free(b);
+}
+
+/* A record for n members, all flags and epochs 0 (NULL: no memory). */
+static ml_hold *hold_new(size_t n)
+{
+	ml_hold *h = calloc(1, sizeof(*h) + n * (sizeof(uint64_t) + 1));
+	if (h)
+		h->taken = (unsigned char *)(h->epochs + n);
+	return h;
 }
 
 static void book_push(ml_book *b, ml_hold *h)
@@ -263,13 +279,15 @@ static int check_args(int64_t wait_ms, int64_t lease_ms)
 
 /* Release, last member first, one hold of each member i whose want[i] is
  * set, as owners[i] (owners NULL: each handle's own owner for the calling
- * thread). statuses and released (may be NULL) get each member's status
- * and "now free" flag (HL_ENOTHELD and 0 for members not wanted); *count
- * the members released. Returns as hl_multilock_release(). */
+ * thread): the hold epochs[i] (epochs NULL, or 0: whatever hold the owner
+ * has; another hold is left alone, HL_ELOST). statuses and released (may
+ * be NULL) get each member's status and "now free" flag (HL_ENOTHELD and 0
+ * for members not wanted); *count the members released. Returns as
+ * hl_multilock_release(). */
 static int release_members(int kind, size_t n, size_t quorum,
                            hl_lock *const *locks, const uint64_t *owners,
-                           const unsigned char *want, int *statuses,
-                           int *released, size_t *count)
+                           const unsigned char *want, const uint64_t *epochs,
+                           int *statuses, int *released, size_t *count)
 {
 	char label[80], msg[512], other_msg[512];
 	int first = HL_OK, other = HL_OK;
@@ -285,8 +303,10 @@ static int release_members(int kind, size_t n, size_t quorum,
 				released[i] = 0;
 			continue;
 		}
-		rc = owners ? hl__lock_release_as(&rel, locks[i], owners[i], -1)
-		            : hl_lock_release(&rel, locks[i]);
+		rc = hl__lock_release_hold(
+		        &rel, locks[i],
+		        owners ? owners[i] : hl__effective_owner(locks[i]),
+		        epochs ? epochs[i] : 0, -1);
 		if (statuses)
 			statuses[i] = rc;
 		if (released)
@@ -343,6 +363,7 @@ typedef struct ml_op {
 	hl_lock **members;
 	uint64_t *owners;
 	unsigned char *taken; /* acquire: members taken; release: wanted */
+	uint64_t *epochs;     /* the hold of each taken (0: unknown) */
 	ml_book *book;
 	char owner[HL_OWNER_MAX];
 	int64_t wait_ms, lease_ms;
@@ -382,6 +403,7 @@ static void op_free(void *arg)
 	free(x->members);
 	free(x->owners);
 	free(x->taken);
+	free(x->epochs);
 	free(x->statuses);
 	free(x->released);
 	free(x->hold);
@@ -405,11 +427,12 @@ static int op_new(ml_op **out, hl_multilock *m, int release)
 	x->members = calloc(m->n, sizeof(*x->members));
 	x->owners = calloc(m->n, sizeof(*x->owners));
 	x->taken = calloc(1, m->n);
+	x->epochs = calloc(m->n, sizeof(*x->epochs));
 	if (release) {
 		x->statuses = calloc(m->n, sizeof(*x->statuses));
 		x->released = calloc(m->n, sizeof(*x->released));
 	}
-	if (!x->members || !x->owners || !x->taken ||
+	if (!x->members || !x->owners || !x->taken || !x->epochs ||
 	    (release && (!x->statuses || !x->released))) {
 		op_free(x);
 		return hl__fail(HL_ENOMEM, "out of memory");
@@ -449,9 +472,10 @@ static void undo(ml_op *x, int stopping)
 		ms = x->members[i]->client->conf.command_timeout_ms;
 		if (stopping && ms > ML_UNDO_STOP_MS)
 			ms = ML_UNDO_STOP_MS;
-		(void)hl__lock_release_as(NULL, x->members[i], x->owners[i],
-		                          hl__now_ms() + ms);
+		(void)hl__lock_release_hold(NULL, x->members[i], x->owners[i],
+		                            x->epochs[i], hl__now_ms() + ms);
 		x->taken[i] = 0;
+		x->epochs[i] = 0;
 	}
 	if (code != HL_OK)
 		hl__fail(code, "%s", saved);
@@ -503,6 +527,9 @@ static int member_result(ml_op *x, int rc, int one, int *done)
 	x->phase = PH_MEMBER;
 	if (rc == HL_OK && one) {
 		x->taken[i] = 1;
+		/* which hold it is: a new one, or the owner's own re-entered */
+		x->epochs[i] = hl__hold_epoch(x->members[i]->client,
+		                              x->members[i], x->owners[i]);
 		x->got++;
 		return HL_OK;
 	}
@@ -609,7 +636,7 @@ static int round_end(ml_op *x, int *done, int *result, int64_t *wake)
 			        hl_multilock_drift_ms(x->lease_ms);
 		/* (otherwise taking the members used up the lease) */
 		if (x->lease_ms < 0 || valid > 0) {
-			x->hold = calloc(1, sizeof(*x->hold) + x->n);
+			x->hold = hold_new(x->n);
 			if (!x->hold) {
 				undo(x, 0);
 				x->phase = PH_END;
@@ -618,6 +645,8 @@ static int round_end(ml_op *x, int *done, int *result, int64_t *wake)
 			}
 			memcpy(x->hold->owner, x->owner, sizeof(x->owner));
 			memcpy(x->hold->taken, x->taken, x->n);
+			memcpy(x->hold->epochs, x->epochs,
+			       x->n * sizeof(*x->epochs));
 			x->hold->valid_until_ms =
 			        x->lease_ms < 0 ? -1 : hl__now_ms() + valid;
 			x->valid = valid;
@@ -659,8 +688,12 @@ static int wind_down(ml_op *x, int stop, int *done)
 		rc = hl_task_result(&one, x->child);
 		hl_task_free(x->child);
 		x->child = NULL;
-		if (rc == HL_OK && one)
+		if (rc == HL_OK && one) {
 			x->taken[x->i] = 1; /* it got there first */
+			x->epochs[x->i] = hl__hold_epoch(
+			        x->members[x->i]->client, x->members[x->i],
+			        x->owners[x->i]);
+		}
 	}
 	undo(x, 1);
 	x->phase = PH_END;
@@ -799,13 +832,17 @@ static int release_step(void *arg, hl_task *self, int stop, int *done,
 			ml_hold *h = book_pop(x->book, x->owner);
 			/* without a record: every member */
 			memset(x->taken, 1, x->n);
-			if (h)
+			if (h) {
 				memcpy(x->taken, h->taken, x->n);
+				memcpy(x->epochs, h->epochs,
+				       x->n * sizeof(*x->epochs));
+			}
 			free(h);
 		}
-		x->rel_rc = release_members(
-		        x->kind, x->n, x->quorum, x->members, x->owners,
-		        x->taken, x->statuses, x->released, &x->rel_count);
+		x->rel_rc = release_members(x->kind, x->n, x->quorum,
+		                            x->members, x->owners, x->taken,
+		                            x->epochs, x->statuses, x->released,
+		                            &x->rel_count);
 		if (x->rel_rc != HL_OK)
 			snprintf(x->rel_msg, sizeof(x->rel_msg), "%s",
 			         hl_error_last());
@@ -922,9 +959,10 @@ int hl_multilock_release_ex(int *out_statuses, int *out_released,
 	h = book_pop(m->book, owner);
 	for (i = 0; i < m->n; i++)
 		want[i] = members ? members[i] != 0 : h ? h->taken[i] : 1;
-	free(h);
 	rc = release_members(m->kind, m->n, m->quorum, m->members, NULL, want,
-	                     out_statuses, out_released, &count);
+	                     !members && h ? h->epochs : NULL, out_statuses,
+	                     out_released, &count);
+	free(h);
 	free(want);
 	return rc;
 }
@@ -976,8 +1014,7 @@ int hl_multilock_release_start(hl_task **out, hl_multilock *m)
 int hl_multilock_is_lost(int *out, hl_multilock *m)
 {
 	char owner[HL_OWNER_MAX];
-	ml_hold *h;
-	unsigned char *taken = NULL;
+	ml_hold *h, *copy = NULL;
 	int64_t valid_until = -1;
 	size_t i, held = 0, lost = 0;
 	int rc = HL_OK;
@@ -991,10 +1028,9 @@ int hl_multilock_is_lost(int *out, hl_multilock *m)
 	for (h = m->book->holds; h; h = h->next)
 		if (strcmp(h->owner, owner) == 0)
 			break;
-	if (h) {
-		taken = malloc(m->n);
-		if (taken)
-			memcpy(taken, h->taken, m->n);
+	if (h && (copy = hold_new(m->n)) != NULL) {
+		memcpy(copy->taken, h->taken, m->n);
+		memcpy(copy->epochs, h->epochs, m->n * sizeof(*h->epochs));
 		valid_until = h->valid_until_ms;
 	}
 	pthread_mutex_unlock(&m->book->mu);
@@ -1002,15 +1038,23 @@ int hl_multilock_is_lost(int *out, hl_multilock *m)
 		*out = 0;
 		return HL_OK;
 	}
-	if (!taken)
+	if (!copy)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	for (i = 0; i < m->n; i++) {
+		hl_hold_state st;
 		int one = 0;
-		if (!taken[i])
+		if (!copy->taken[i])
 			continue;
 		held++;
-		rc = hl_lock_is_lost(&one, m->members[i]);
-		if (rc == HL_ECLOSED || rc == HL_EFORKED) {
+		memset(&st, 0, sizeof(st));
+		st.version = HL_HOLD_STATE_VERSION;
+		rc = hl_lock_hold_state(&st, m->members[i]);
+		if (rc == HL_OK)
+			/* found lost, or not the hold it took: that one ended
+			 * (and the owner may hold a newer one) */
+			one = st.lost || (copy->epochs[i] != 0 &&
+			                  st.epoch != copy->epochs[i]);
+		else if (rc == HL_ECLOSED || rc == HL_EFORKED) {
 			/* Nothing renews it any more. */
 			one = 1;
 			rc = HL_OK;
@@ -1019,7 +1063,7 @@ int hl_multilock_is_lost(int *out, hl_multilock *m)
 			break;
 		lost += one != 0;
 	}
-	free(taken);
+	free(copy);
 	if (rc != HL_OK)
 		return rc;
 	*out = (valid_until >= 0 && hl__now_ms() >= valid_until) ||

@@ -252,6 +252,7 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 	now = hl__now_ms();
 	h->busy = 1;
 	op->hold = h;
+	op->epoch = h->epoch;
 	op->lease_ms = h->lease_ms > 0 ? h->lease_ms : c->conf.watchdog_ms;
 	if (is_lost(c, h, now) ||
 	    (h->count > 0 && h->lease_ms > 0 && now >= h->expires_ms))
@@ -377,6 +378,17 @@ int64_t hl__hold_peek(hl_client *c, const hl_lock *lock, uint64_t owner,
 	}
 	pthread_mutex_unlock(&c->hold_mu);
 	return n;
+}
+
+uint64_t hl__hold_epoch(hl_client *c, const hl_lock *lock, uint64_t owner)
+{
+	hl_hold *h;
+	uint64_t e;
+	pthread_mutex_lock(&c->hold_mu);
+	h = find(c, lock, owner);
+	e = h ? h->epoch : 0;
+	pthread_mutex_unlock(&c->hold_mu);
+	return e;
 }
 
 void hl__holds_force_unlocked(hl_client *c, const hl_lock *lock)
