@@ -1546,6 +1546,286 @@ static void task_bad_input(void)
 	hl_client_free(c);
 }
 
+/* ---- a member's hold that is not the multilock's -------------------------
+ * The multilock records each member's hold (its epoch, hl_hold_state) as it
+ * takes it. A member whose hold ended while the multilock held it (lost, or
+ * released directly) and that its owner then took again directly is held
+ * in a newer hold: the multilock's release leaves that hold alone (its
+ * count intact in Redis, still renewed), releases the other members, and
+ * says the member was lost. A member the owner held directly before the
+ * multilock took it is the same hold, re-entered: the release gives back
+ * one count of it. */
+
+static const char *rt_names[3] = {"multi:rt:a", "multi:rt:b", "multi:rt:c"};
+
+static uint64_t epoch_of(hl_lock *l)
+{
+	hl_hold_state st;
+	memset(&st, 0, sizeof st);
+	st.version = HL_HOLD_STATE_VERSION;
+	HT_OK(hl_lock_hold_state(&st, l));
+	return st.epoch;
+}
+
+static hl_multilock *rt_multi(hl_client *c, hl_lock **l, int kind)
+{
+	hl_multilock *m = NULL;
+	int i;
+	for (i = 0; i < 3; i++)
+		l[i] = ht_lock(c, rt_names[i]);
+	HT_OK(hl_multilock_new(&m, l, 3, kind));
+	return m;
+}
+
+/* Member 1's direct hold, count want: in Redis, in the client's record (the
+ * hold epoch, not lost), and still renewed by the watchdog. */
+static void rt_direct_intact(ht_redis *r, hl_lock *l1, uint64_t epoch,
+                             int64_t want)
+{
+	hl_hold_state st;
+	int lost = 1;
+	HT_EQ(ht_hget_int(r, HT_S(rt_names[1]), owner_of(l1)), want);
+	HT_EQ(ht_hlen(r, HT_S(rt_names[1])), 1);
+	memset(&st, 0, sizeof st);
+	st.version = HL_HOLD_STATE_VERSION;
+	HT_OK(hl_lock_hold_state(&st, l1));
+	HT_EQ(st.count, want);
+	HT_EQ(st.lost, 0);
+	HT_EQ(st.epoch, epoch);
+	HT_EQ(st.lease_ms, -1);
+	HT_OK(hl_lock_is_lost(&lost, l1));
+	HT_EQ(lost, 0);
+}
+
+/* Release member 1's direct hold, want holds of it: each release answers
+ * HL_OK, and the last one frees the key. */
+static void rt_direct_release(ht_redis *r, hl_lock *l1, int want)
+{
+	int i, rel = 7;
+	for (i = want; i > 0; i--) {
+		HT_OK(hl_lock_release(&rel, l1));
+		HT_EQ(rel, i == 1);
+	}
+	HT_EQ(ht_exists(r, HT_S(rt_names[1])), 0);
+}
+
+/* The bug: member 1's key deleted in Redis while the multilock holds it
+ * (the watchdog finds it lost), then taken again twice by the same owner
+ * on the same handle. The release (the blocking call, then the same
+ * through a task) gives back members 0 and 2, leaves the new hold of
+ * member 1 (count 2) as it was, and says HL_ELOST naming member 1. A
+ * RedLock does the same and, with its quorum released, answers HL_OK. */
+static void member_retaken(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 1500);
+	hl_lock *l[3];
+	hl_multilock *m, *red;
+	hl_task *t;
+	int statuses[3], released[3], lost = 0, kind, i, n = -1;
+	uint64_t e0, e1;
+
+	m = rt_multi(c, l, HL_MULTILOCK_ALL);
+	HT_OK(hl_multilock_new(&red, l, 3, HL_MULTILOCK_RED));
+	for (kind = 0; kind < 3; kind++) {
+		/* 0: the blocking release; 1: a release task; 2: a RedLock */
+		hl_multilock *ml = kind == 2 ? red : m;
+		ht_note("%s", kind == 0   ? "blocking release"
+		              : kind == 1 ? "release task"
+		                          : "RedLock");
+		HT_OK(hl_multilock_acquire(ml, -1, NULL));
+		e0 = epoch_of(l[1]);
+		HT_CHECK(e0 != 0);
+		ht_del(r, HT_S(rt_names[1]));
+		HT_OK(hl_lock_wait_lost(&lost, l[1], 10000 * ht_scale(), NULL));
+		HT_EQ(lost, 1);
+		HT_OK(hl_lock_acquire(l[1], -1, NULL));
+		HT_OK(hl_lock_acquire(l[1], -1, NULL));
+		e1 = epoch_of(l[1]);
+		HT_CHECK(e1 != 0 && e1 != e0);
+		/* the multilock's hold of member 1 is gone, though member 1
+		 * is held: a multi lock is lost, a RedLock keeps its quorum */
+		HT_OK(hl_multilock_is_lost(&lost, ml));
+		HT_EQ(lost, kind != 2);
+
+		memset(statuses, 0x55, sizeof statuses);
+		memset(released, 0x55, sizeof released);
+		if (kind == 1) {
+			HT_OK(hl_multilock_release_ex_start(
+			        &t, statuses, released, ml, NULL));
+			HT_OK(hl_task_wait(t, 10000 * ht_scale(), NULL));
+			HT_RC(hl_task_result(&n, t), HL_ELOST);
+			hl_task_free(t);
+		} else if (kind == 0) {
+			HT_RC(hl_multilock_release_ex(statuses, released, ml,
+			                              NULL),
+			      HL_ELOST);
+		} else {
+			HT_OK(hl_multilock_release_ex(statuses, released, ml,
+			                              NULL));
+		}
+		if (kind != 2)
+			HT_CHECKF(strstr(hl_error_last(), "member 1") != NULL,
+			          "%s", hl_error_last());
+		for (i = 0; i < 3; i++) {
+			HT_EQ(statuses[i], i == 1 ? HL_ELOST : HL_OK);
+			HT_EQ(released[i], i != 1);
+		}
+		HT_EQ(ht_exists(r, HT_S(rt_names[0])), 0);
+		HT_EQ(ht_exists(r, HT_S(rt_names[2])), 0);
+		rt_direct_intact(r, l[1], e1, 2);
+		/* it is renewed still: past a watchdog timeout, still there */
+		ht_sleep_ms(1600);
+		rt_direct_intact(r, l[1], e1, 2);
+		HT_CHECK(ht_pttl(r, HT_S(rt_names[1])) > 0);
+		/* nothing of the multilock's is left: it holds nothing */
+		HT_OK(hl_multilock_is_lost(&lost, ml));
+		HT_EQ(lost, 0);
+		rt_direct_release(r, l[1], 2);
+	}
+
+	hl_multilock_free(red);
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(c);
+}
+
+/* The same through a fixed lease: every member's lease ran out, and the
+ * owner took member 1 again without one. The release leaves member 1's new
+ * hold alone; the others were lost too (their leases ended). */
+static void member_retaken_lease(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l[3];
+	hl_multilock *m;
+	int statuses[3], released[3], acquired = 0, i;
+	uint64_t e0, e1;
+
+	m = rt_multi(c, l, HL_MULTILOCK_ALL);
+	HT_OK(hl_multilock_try_acquire(&acquired, m, 1000, 300, NULL));
+	HT_EQ(acquired, 1);
+	e0 = epoch_of(l[1]);
+	for (i = 0; i < 3; i++)
+		wait_key(r, rt_names[i], 0, 2000);
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e1 = epoch_of(l[1]);
+	HT_CHECK(e1 != 0 && e1 != e0);
+	HT_RC(hl_multilock_release_ex(statuses, released, m, NULL), HL_ELOST);
+	for (i = 0; i < 3; i++) {
+		/* a lease that ran out: lost, or forgotten once Redis dropped
+		 * it (not held) */
+		if (i == 1)
+			HT_EQ(statuses[i], HL_ELOST);
+		else
+			HT_CHECKF(statuses[i] == HL_ELOST ||
+			                  statuses[i] == HL_ENOTHELD,
+			          "member %d: %s", i,
+			          hl_status_name(statuses[i]));
+		HT_EQ(released[i], 0);
+	}
+	rt_direct_intact(r, l[1], e1, 1);
+	rt_direct_release(r, l[1], 1);
+
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(c);
+}
+
+/* Re-entry. (a) Member 1 held directly before the multilock took it: the
+ * same hold, counted twice; the release gives back one count and the
+ * direct hold goes on. (b) Member 1 released directly and taken again
+ * while the multilock held it: a newer hold, left alone. (c) The multilock
+ * taken twice, member 1 then lost (force-unlocked) and taken again: each
+ * of the two releases gives back one count of members 0 and 2 and leaves
+ * member 1's new hold alone. */
+static void member_reentry(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l[3];
+	hl_multilock *m;
+	int statuses[3], released[3], existed = 0, lost = 0, i, round;
+	uint64_t e0, e1;
+
+	m = rt_multi(c, l, HL_MULTILOCK_ALL);
+
+	/* (a) */
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e0 = epoch_of(l[1]);
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	HT_EQ(epoch_of(l[1]), e0);
+	HT_EQ(ht_hget_int(r, HT_S(rt_names[1]), owner_of(l[1])), 2);
+	HT_OK(hl_multilock_release_ex(statuses, released, m, NULL));
+	for (i = 0; i < 3; i++) {
+		HT_EQ(statuses[i], HL_OK);
+		HT_EQ(released[i], i != 1);
+	}
+	HT_EQ(ht_exists(r, HT_S(rt_names[0])), 0);
+	rt_direct_intact(r, l[1], e0, 1);
+	rt_direct_release(r, l[1], 1);
+	/* ... and the other way round: the direct hold released first, the
+	 * multilock's count of the same hold is the last one */
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l[1]));
+	HT_OK(hl_multilock_release_ex(statuses, released, m, NULL));
+	for (i = 0; i < 3; i++) {
+		HT_EQ(statuses[i], HL_OK);
+		HT_EQ(released[i], 1);
+		HT_EQ(ht_exists(r, HT_S(rt_names[i])), 0);
+	}
+
+	/* (b) */
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	e0 = epoch_of(l[1]);
+	HT_OK(hl_lock_release(NULL, l[1]));
+	HT_EQ(epoch_of(l[1]), 0);
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e1 = epoch_of(l[1]);
+	HT_CHECK(e1 != 0 && e1 != e0);
+	HT_RC(hl_multilock_release_ex(statuses, released, m, NULL), HL_ELOST);
+	HT_EQ(statuses[1], HL_ELOST);
+	HT_EQ(statuses[0], HL_OK);
+	HT_EQ(statuses[2], HL_OK);
+	HT_EQ(ht_exists(r, HT_S(rt_names[0])), 0);
+	rt_direct_intact(r, l[1], e1, 1);
+	rt_direct_release(r, l[1], 1);
+
+	/* (c) */
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	for (i = 0; i < 3; i++)
+		HT_EQ(ht_hget_int(r, HT_S(rt_names[i]), owner_of(l[i])), 2);
+	e0 = epoch_of(l[1]);
+	HT_OK(hl_lock_force_unlock(&existed, l[1]));
+	HT_EQ(existed, 1);
+	HT_OK(hl_lock_is_lost(&lost, l[1]));
+	HT_EQ(lost, 1);
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e1 = epoch_of(l[1]);
+	HT_CHECK(e1 != 0 && e1 != e0);
+	for (round = 0; round < 2; round++) {
+		HT_RC(hl_multilock_release_ex(statuses, released, m, NULL),
+		      HL_ELOST);
+		for (i = 0; i < 3; i++) {
+			HT_EQ(statuses[i], i == 1 ? HL_ELOST : HL_OK);
+			/* the second release gives back the last count */
+			HT_EQ(released[i], i != 1 && round == 1);
+			if (i != 1)
+				HT_EQ(ht_hget_int(r, HT_S(rt_names[i]),
+				                  owner_of(l[i])),
+				      round == 0 ? 1 : -1);
+		}
+		rt_direct_intact(r, l[1], e1, 1);
+	}
+	rt_direct_release(r, l[1], 1);
+
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(redlock_one_down), HT_CASE(redlock_two_down),
         HT_CASE(redlock_contended), HT_CASE(lease_validity),
@@ -1553,4 +1833,5 @@ HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(opposite_orders), HT_CASE(cancel), HT_CASE(kinds),
         HT_CASE(bad_input), HT_CASE(task_waiters), HT_CASE(task_cancel),
         HT_CASE(task_close), HT_CASE(task_cancel_race), HT_CASE(task_redlock),
-        HT_CASE(task_bad_input))
+        HT_CASE(task_bad_input), HT_CASE(member_retaken),
+        HT_CASE(member_retaken_lease), HT_CASE(member_reentry))
