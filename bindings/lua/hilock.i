@@ -1036,10 +1036,15 @@ typedef struct hlua_multi {} hlua_multi;
 	bool taken(size_t i) { return i < $self->n && $self->taken[i]; }
 	bool freed(size_t i) { return i < $self->n && $self->freed[i]; }
 	/* Member i's hold went back in the last release (released, or found
-	 * lost). */
+	 * lost). Not when its owner holds the lock in a newer hold, which the
+	 * release left alone (HL_ELOST too): the hold it took ended before,
+	 * and the guards listed are the newer hold's. */
 	bool gave_back(size_t i) {
-		return i < $self->n && ($self->status[i] == HL_OK ||
-		                        $self->status[i] == HL_ELOST);
+		if (i >= $self->n)
+			return false;
+		if ($self->status[i] == HL_ELOST)
+			return hlua_epoch($self->members[i]->lock) == 0;
+		return $self->status[i] == HL_OK;
 	}
 	int64_t size() { return (int64_t)$self->n; }
 	int64_t quorum() { return (int64_t)hl_multilock_quorum($self->m); }

@@ -1461,7 +1461,10 @@ end
 --- multilock:unlock() --> true | nil, message, code
 -- Releases the current coroutine's newest hold: the first failing lock's
 -- message and code (naming it); a redlock fails only when fewer than a
--- majority could be released.
+-- majority could be released. A lock whose hold was lost (or released
+-- through the lock object) while the multilock held it, and that the
+-- coroutine has taken again since, is in a newer hold: that one is left as
+-- it is, and the lock counts as lost (HL_ELOST).
 function Multi:unlock()
 	check_multi(self, "unlock", 2)
 	local e, rec, code = multi_entry(self)

@@ -176,6 +176,29 @@ test("multilock: members share their hold with the lock objects; closing one giv
 	eq(redis(2, "EXISTS", name), "0", "member 2 free")
 end)
 
+test("multilock: a lock lost while held and taken again directly is left to its new hold", function()
+	local name = uname("retaken")
+	local ls = locks_of(name)
+	local ml = hilock.multilock(ls)
+	local g = assert(ml:acquire())
+	assert(ls[2]:force_unlock()) -- this client's holds of it are lost
+	eq(ls[2]:lost(), true, "member 2 lost")
+	assert(ls[2]:acquire()) -- a new hold, twice
+	assert(ls[2]:acquire())
+	eq(redis(2, "HGET", name, ls[2]:owner()), "2", "the new hold")
+	local ok, msg, code = g:release()
+	eq(ok, nil, "the release")
+	eq(code, "HL_ELOST")
+	assert(msg:match("member 1"), msg)
+	eq(redis(1, "EXISTS", name), "0", "member 1 released")
+	eq(redis(3, "EXISTS", name), "0", "member 3 released")
+	eq(redis(2, "HGET", name, ls[2]:owner()), "2", "member 2: the new hold untouched")
+	eq(ls[2]:lost(), false, "the new hold is not lost")
+	eq(ls[2]:hold_count(), 2, "the new hold's count")
+	assert(ls[2]:close()) -- gives back both direct holds
+	eq(redis(2, "EXISTS", name), "0", "member 2 free after its close")
+end)
+
 local function wait_until(cond, limit, what)
 	local deadline = now() + (limit or 10)
 	while not cond() do
