@@ -126,6 +126,31 @@ def test_reentrant_and_owned_by_thread(three: Three) -> None:
     assert "member" in str(ei.value)
 
 
+def test_member_lost_and_taken_again_is_left_alone(three: Three) -> None:
+    # A member lost while the multilock held it, then taken again directly by
+    # the same owner: a newer hold, which the multilock's release leaves as it
+    # is (raising LockLost); the other members are released.
+    locks = three.locks("py:retaken")
+    multi = hilock.MultiLock(*locks)
+    assert multi.acquire()
+    assert locks[1].force_unlock()  # this client's holds of it are lost
+    assert locks[1].lost
+    assert locks[1].acquire()
+    assert locks[1].acquire()
+    assert multi.lost
+    with pytest.raises(hilock.LockLost) as ei:
+        multi.release()
+    assert "member 1" in str(ei.value)
+    assert three.exists(0, "py:retaken") == 0
+    assert three.exists(2, "py:retaken") == 0
+    assert three.field(1, "py:retaken", locks[1].owner) == b"2"
+    assert locks[1].hold_count == 2
+    assert not locks[1].lost
+    locks[1].release()
+    locks[1].release()
+    assert three.exists(1, "py:retaken") == 0
+
+
 def test_threads_exclude_each_other(three: Three) -> None:
     multi = hilock.MultiLock(*three.locks("py:excl"))
     inside = [0]

@@ -207,7 +207,11 @@ class MultiLock:
         first; every member is tried. Raises the first member's error
         (:class:`NotHeldError`, :class:`LockLost`, :class:`OutcomeUnknown`,
         :class:`ClientClosedError`...) naming it; a RedLock raises only
-        when fewer than a quorum of members were released."""
+        when fewer than a quorum of members were released. A member whose
+        hold was lost (or released through its :class:`Lock`) while this
+        multilock held it, and that the owner has taken again since, is in
+        a newer hold: that one is left as it is, and the member counts as
+        lost (:class:`LockLost`)."""
         rc, detail = _release(self._multi())
         if rc:
             raise error_for(rc, detail)
