@@ -1826,6 +1826,78 @@ static void member_reentry(void)
 	hl_client_free(c);
 }
 
+/* hl_multilock_release_holds: a binding's own record (members and each
+ * member's hold epoch) instead of the handle's, through a handle that took
+ * nothing. The member whose hold is another one by now is left alone
+ * (HL_ELOST), as with the handle's record; an epoch of 0 releases
+ * whichever hold; the task form the same. */
+static void release_holds(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_lock *l[3];
+	hl_multilock *m, *other;
+	hl_task *t;
+	int statuses[3], released[3], all[3] = {1, 1, 1}, existed = 0, i, n = 0;
+	uint64_t e[3], e1;
+
+	m = rt_multi(c, l, HL_MULTILOCK_ALL);
+	HT_OK(hl_multilock_new(&other, l, 3, HL_MULTILOCK_ALL));
+
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	for (i = 0; i < 3; i++)
+		e[i] = epoch_of(l[i]);
+	HT_OK(hl_lock_force_unlock(&existed, l[1]));
+	HT_EQ(existed, 1);
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e1 = epoch_of(l[1]);
+	HT_CHECK(e1 != 0 && e1 != e[1]);
+	HT_RC(hl_multilock_release_holds(statuses, released, other, all, e),
+	      HL_ELOST);
+	HT_CHECKF(strstr(hl_error_last(), "member 1") != NULL, "%s",
+	          hl_error_last());
+	for (i = 0; i < 3; i++) {
+		HT_EQ(statuses[i], i == 1 ? HL_ELOST : HL_OK);
+		HT_EQ(released[i], i != 1);
+	}
+	HT_EQ(ht_exists(r, HT_S(rt_names[0])), 0);
+	HT_EQ(ht_exists(r, HT_S(rt_names[2])), 0);
+	rt_direct_intact(r, l[1], e1, 1);
+	/* an epoch of 0: whichever hold (here the direct one) */
+	e[0] = e[1] = e[2] = 0;
+	HT_OK(hl_multilock_release_holds_start(&t, statuses, released, other,
+	                                       (int[3]){0, 1, 0}, e));
+	HT_OK(ht_task_result(t, &n, 5000));
+	hl_task_free(t);
+	HT_EQ(n, 1);
+	HT_EQ(statuses[1], HL_OK);
+	HT_EQ(released[1], 1);
+	HT_EQ(statuses[0], HL_ENOTHELD); /* not asked for */
+	HT_EQ(ht_exists(r, HT_S(rt_names[1])), 0);
+
+	/* the task form, with the epochs taken: member 1 lost and taken again
+	 * (released to zero through its handle, then locked) */
+	HT_OK(hl_multilock_acquire(m, -1, NULL));
+	for (i = 0; i < 3; i++)
+		e[i] = epoch_of(l[i]);
+	HT_OK(hl_lock_release(NULL, l[1]));
+	HT_OK(hl_lock_acquire(l[1], -1, NULL));
+	e1 = epoch_of(l[1]);
+	HT_OK(hl_multilock_release_holds_start(&t, statuses, released, other,
+	                                       all, e));
+	HT_RC(ht_task_result(t, &n, 5000), HL_ELOST);
+	hl_task_free(t);
+	for (i = 0; i < 3; i++)
+		HT_EQ(statuses[i], i == 1 ? HL_ELOST : HL_OK);
+	rt_direct_intact(r, l[1], e1, 1);
+	rt_direct_release(r, l[1], 1);
+
+	hl_multilock_free(other);
+	hl_multilock_free(m);
+	locks_free(l, 3);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(redlock_one_down), HT_CASE(redlock_two_down),
         HT_CASE(redlock_contended), HT_CASE(lease_validity),
@@ -1834,4 +1906,5 @@ HT_MAIN(HT_CASE(all_or_nothing), HT_CASE(release_order), HT_CASE(mixed_clients),
         HT_CASE(bad_input), HT_CASE(task_waiters), HT_CASE(task_cancel),
         HT_CASE(task_close), HT_CASE(task_cancel_race), HT_CASE(task_redlock),
         HT_CASE(task_bad_input), HT_CASE(member_retaken),
-        HT_CASE(member_retaken_lease), HT_CASE(member_reentry))
+        HT_CASE(member_retaken_lease), HT_CASE(member_reentry),
+        HT_CASE(release_holds))

@@ -864,6 +864,18 @@ HL_EXTERN int hl_multilock_release(hl_multilock *m);
 HL_EXTERN int hl_multilock_release_ex(int *out_statuses, int *out_released,
                                       hl_multilock *m, const int *members);
 
+/* hl_multilock_release_ex() with the hold of each member to release, for
+ * bindings that keep their own record of an acquisition (members) and of
+ * the hold each member is part of: epochs (may be NULL; hl_multilock_size()
+ * entries) = each member's hl_hold_state.epoch read after the acquire took
+ * it (0: whichever hold its owner has). A member whose owner's hold is by
+ * now another one is not released (HL_ELOST, see hl_multilock_release()).
+ * With members NULL the handle's record says both, and epochs is not
+ * used. Returns as hl_multilock_release(). */
+HL_EXTERN int hl_multilock_release_holds(int *out_statuses, int *out_released,
+                                         hl_multilock *m, const int *members,
+                                         const uint64_t *epochs);
+
 /* *out = 1 if the calling owner's newest hold is lost: its fixed lease's
  * validity has ended, or fewer than the quorum (a multi lock: all) of the
  * members it took are still held in the hold it took (hl_lock_is_lost; a
@@ -1002,6 +1014,15 @@ HL_EXTERN int hl_multilock_release_start(hl_task **out, hl_multilock *m);
 HL_EXTERN int hl_multilock_release_ex_start(hl_task **out, int *out_statuses,
                                             int *out_released, hl_multilock *m,
                                             const int *members);
+
+/* Start hl_multilock_release_holds(out_statuses, out_released, m, members,
+ * epochs): members and epochs (each may be NULL) are copied now; the
+ * outputs as hl_multilock_release_ex_start(). */
+HL_EXTERN int hl_multilock_release_holds_start(hl_task **out, int *out_statuses,
+                                               int *out_released,
+                                               hl_multilock *m,
+                                               const int *members,
+                                               const uint64_t *epochs);
 
 /* The client's task fd: readable while completed tasks wait to be taken
  * with hl_client_task_next() (an eventfd, non-blocking; level: it stays

@@ -944,6 +944,14 @@ int hl_multilock_try_acquire_start(hl_task **out, hl_multilock *m,
 int hl_multilock_release_ex(int *out_statuses, int *out_released,
                             hl_multilock *m, const int *members)
 {
+	return hl_multilock_release_holds(out_statuses, out_released, m,
+	                                  members, NULL);
+}
+
+int hl_multilock_release_holds(int *out_statuses, int *out_released,
+                               hl_multilock *m, const int *members,
+                               const uint64_t *epochs)
+{
 	char owner[HL_OWNER_MAX];
 	unsigned char *want;
 	size_t i, count = 0;
@@ -960,8 +968,10 @@ int hl_multilock_release_ex(int *out_statuses, int *out_released,
 	for (i = 0; i < m->n; i++)
 		want[i] = members ? members[i] != 0 : h ? h->taken[i] : 1;
 	rc = release_members(m->kind, m->n, m->quorum, m->members, NULL, want,
-	                     !members && h ? h->epochs : NULL, out_statuses,
-	                     out_released, &count);
+	                     members ? epochs
+	                     : h     ? h->epochs
+	                             : NULL,
+	                     out_statuses, out_released, &count);
 	free(h);
 	free(want);
 	return rc;
@@ -976,6 +986,14 @@ int hl_multilock_release_ex_start(hl_task **out, int *out_statuses,
                                   int *out_released, hl_multilock *m,
                                   const int *members)
 {
+	return hl_multilock_release_holds_start(out, out_statuses, out_released,
+	                                        m, members, NULL);
+}
+
+int hl_multilock_release_holds_start(hl_task **out, int *out_statuses,
+                                     int *out_released, hl_multilock *m,
+                                     const int *members, const uint64_t *epochs)
+{
 	hl_client *c0;
 	char label[80];
 	ml_op *x;
@@ -989,8 +1007,10 @@ int hl_multilock_release_ex_start(hl_task **out, int *out_statuses,
 	if ((rc = op_new(&x, m, 1)) != HL_OK)
 		return rc;
 	x->use_record = members == NULL;
-	for (i = 0; members && i < m->n; i++)
+	for (i = 0; members && i < m->n; i++) {
 		x->taken[i] = members[i] != 0;
+		x->epochs[i] = epochs ? epochs[i] : 0;
+	}
 	x->out_statuses = out_statuses;
 	x->out_released = out_released;
 	c0 = m->members[0]->client;
