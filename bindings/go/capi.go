@@ -221,13 +221,14 @@ typedef struct hlgo_multi_out {
 // its client, its lock kind, its bytes in names (lens[i] each, one after
 // another) and its owner, with data set. Acquire: was_lost[i] = the
 // member's previous hold had been found lost. Release: members says which
-// to release (copied now). *out_buf gets the outputs (hlgo_multi_take).
+// to release and epochs which hold of each (copied now). *out_buf gets the
+// outputs (hlgo_multi_take).
 static void hlgo_multi_start(hlgo_result *r, hl_task **out,
 		hlgo_multi_out **out_buf, int op, int kind, int n,
 		hl_client *const *clients, const hlgo_kind *kinds,
 		const char *names, const size_t *lens, const uint64_t *owners,
 		int64_t wait_ms, int64_t lease_ms, const int *members,
-		int *was_lost, uint64_t data) {
+		const uint64_t *epochs, int *was_lost, uint64_t data) {
 	hl_lock **lk = calloc((size_t)n, sizeof(*lk));
 	hlgo_multi_out *o = calloc(1, sizeof(*o) + 3 * (size_t)n * sizeof(int));
 	hl_multilock *m = NULL;
@@ -256,8 +257,8 @@ static void hlgo_multi_start(hlgo_result *r, hl_task **out,
 		rc = hl_multilock_try_acquire_ex_start(out, &o->valid, o->v, m,
 				wait_ms, lease_ms);
 	else if (rc == HL_OK)
-		rc = hl_multilock_release_ex_start(out, o->v + n, o->v + 2 * n,
-				m, members);
+		rc = hl_multilock_release_holds_start(out, o->v + n,
+				o->v + 2 * n, m, members, epochs);
 	if (rc != HL_OK) {
 		hlgo_fail(r, rc);
 		goto out;
@@ -655,7 +656,8 @@ type multiCall struct {
 	names   []byte // the members' names, one after another
 	lens    []C.size_t
 	owners  []C.uint64_t
-	members []C.int // acquire: out (taken); release: in (which)
+	members []C.int      // acquire: out (taken); release: in (which)
+	epochs  []C.uint64_t // release: in (the hold of each, 0: any)
 	wasLost []C.int
 	status  []C.int
 	freed   []C.int
@@ -671,6 +673,7 @@ func newMultiCall(red bool, n int) *multiCall {
 		lens:    make([]C.size_t, 0, n),
 		owners:  make([]C.uint64_t, 0, n),
 		members: make([]C.int, n),
+		epochs:  make([]C.uint64_t, n),
 		wasLost: make([]C.int, n),
 		status:  make([]C.int, n),
 		freed:   make([]C.int, n),
@@ -698,7 +701,8 @@ func (mc *multiCall) start(op int, waitMs, leaseMs int64, data uint64) (*cTask, 
 	}
 	C.hlgo_multi_start(&r, &t, &mc.out, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0],
 		&mc.kinds[0], (*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
-		C.int64_t(waitMs), C.int64_t(leaseMs), &mc.members[0], &mc.wasLost[0], C.uint64_t(data))
+		C.int64_t(waitMs), C.int64_t(leaseMs), &mc.members[0], &mc.epochs[0], &mc.wasLost[0],
+		C.uint64_t(data))
 	runtime.KeepAlive(mc)
 	res := opResult{status: int(r.status)}
 	if r.status != C.HL_OK {
@@ -709,6 +713,12 @@ func (mc *multiCall) start(op int, waitMs, leaseMs int64, data uint64) (*cTask, 
 		res.err = resultError(opName, &r)
 	}
 	return t, res
+}
+
+// release asks a release for member i's hold epoch (0: whichever).
+func (mc *multiCall) release(i int, epoch uint64) {
+	mc.members[i] = 1
+	mc.epochs[i] = C.uint64_t(epoch)
 }
 
 // take copies the outputs of the task, done and freed, and frees them.

@@ -58,11 +58,14 @@ type MultiLock struct {
 	holds []multiHold // newest last
 }
 
-// multiHold is one acquisition: which members it took, and until when a
-// fixed lease keeps it valid (zero: the watchdog).
+// multiHold is one acquisition: which members it took, the hold of each
+// (the library's epoch: a release gives back that hold, never a newer one
+// its Mutex took after that one ended), and until when a fixed lease keeps
+// it valid (zero: the watchdog).
 type multiHold struct {
-	taken []bool
-	until time.Time
+	taken  []bool
+	epochs []uint64
+	until  time.Time
 }
 
 var _ sync.Locker = (*MultiLock)(nil)
@@ -234,14 +237,14 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 		}
 		return false, nil
 	}
-	h0 := multiHold{taken: make([]bool, len(l.locks))}
+	h0 := multiHold{taken: make([]bool, len(l.locks)), epochs: make([]uint64, len(l.locks))}
 	if mc.valid >= 0 {
 		h0.until = time.Now().Add(time.Duration(mc.valid) * time.Millisecond)
 	}
 	for i, m := range l.locks {
 		if mc.members[i] != 0 {
 			h0.taken[i] = true
-			m.held(mc.wasLost[i] != 0)
+			h0.epochs[i] = m.held(mc.wasLost[i] != 0)
 		}
 	}
 	l.mu.Lock()
@@ -282,6 +285,15 @@ func (l *MultiLock) Unlock() {
 	}
 }
 
+// retaken is member i's error when its Mutex holds a newer hold than the
+// one the MultiLock took.
+func (l *MultiLock) retaken(i int) error {
+	return &Error{Op: "unlock", Code: statusLost, Name: statusName(statusLost),
+		Message: l.kind() + " member " + strconv.Itoa(i) + " (" + quoteName(l.locks[i].name) +
+			"): lost while held: the hold it took ended, and its Mutex has locked it again since " +
+			"(a newer hold, left as it is)"}
+}
+
 func (l *MultiLock) notHeld() error {
 	return &Error{Op: "unlock", Code: statusNotHeld, Name: statusName(statusNotHeld),
 		Message: "unlock of a " + l.kind() + " that holds nothing"}
@@ -309,8 +321,12 @@ func (l *MultiLock) label() string {
 // trying every member. It returns the first member's error (matching
 // ErrNotHeld, ErrLost, ErrInDoubt, ErrClosed...; the message names the
 // member); a RedLock returns an error only when fewer than a quorum of
-// members were released. A MultiLock that holds nothing returns an error
-// matching ErrNotHeld without a round trip.
+// members were released. A member whose hold was lost (or released through
+// its Mutex) while the MultiLock held it, and that its Mutex has locked
+// again since, is in a newer hold: that one is left as it is (its count,
+// renewal and Lost channel), and the member counts as lost (ErrLost). A
+// MultiLock that holds nothing returns an error matching ErrNotHeld
+// without a round trip.
 func (l *MultiLock) Release() error {
 	defer runtime.KeepAlive(l)
 	if l.err != nil {
@@ -328,7 +344,7 @@ func (l *MultiLock) Release() error {
 	mc := newMultiCall(l.red, len(l.locks))
 	for i, t := range h.taken {
 		if t {
-			mc.members[i] = 1
+			mc.release(i, h.epochs[i])
 		}
 	}
 	leave, err := l.enter(mc)
@@ -339,6 +355,14 @@ func (l *MultiLock) Release() error {
 		var first error
 		for i := len(l.locks) - 1; i >= 0; i-- {
 			if !h.taken[i] {
+				continue
+			}
+			if st, serr := l.locks[i].state(); serr == nil && st.epoch != 0 &&
+				h.epochs[i] != 0 && st.epoch != h.epochs[i] {
+				// a newer hold than this one's: left as it is
+				if first == nil {
+					first = l.retaken(i)
+				}
 				continue
 			}
 			if rerr := l.locks[i].Release(); rerr == nil {
@@ -365,7 +389,7 @@ func (l *MultiLock) Release() error {
 	mc.take()
 	for i, m := range l.locks {
 		if h.taken[i] {
-			m.released(int(mc.status[i]))
+			m.released(int(mc.status[i]), h.epochs[i])
 		}
 	}
 	return d.result("unlock").err

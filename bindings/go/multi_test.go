@@ -628,3 +628,90 @@ func TestMultiLockFirstClientClosed(t *testing.T) {
 		t.Fatalf("member 0's lease %d ms", ttl)
 	}
 }
+
+// A member lost while the MultiLock held it (force-unlocked through its own
+// client) and locked again by its Mutex is in a newer hold: the MultiLock's
+// Release leaves that hold as it is (count, renewal, Lost channel) and says
+// ErrLost; the other members are released.
+func TestMultiLockMemberRetakenLeftAlone(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	ms := mutexes(cli, name)
+	ml := hilock.NewMultiLock(ms...)
+	ml.Lock()
+	old := ms[1].Lost()
+	if existed, err := ms[1].ForceUnlock(); !existed || err != nil {
+		t.Fatalf("ForceUnlock = %v, %v", existed, err)
+	}
+	if !waitFor(10*time.Second, func() bool { return isClosed(old) }) {
+		t.Fatal("member 1's hold was never reported lost")
+	}
+	ms[1].Lock() // a new hold, twice
+	ms[1].Lock()
+	cur := ms[1].Lost()
+	if cur == old {
+		t.Fatal("the new hold has the lost hold's Lost channel")
+	}
+	err := ml.Release()
+	if !errors.Is(err, hilock.ErrLost) || !strings.Contains(err.Error(), "member 1") {
+		t.Fatalf("Release = %v, want ErrLost naming member 1", err)
+	}
+	for _, i := range []int{0, 2} {
+		if n := rawOf(t, srv[i]).int("EXISTS", name); n != 0 {
+			t.Fatalf("member %d still held after Release", i)
+		}
+	}
+	if v, _ := rawOf(t, srv[1]).str("HGET", name, ms[1].Owner()); v != "2" {
+		t.Fatalf("member 1's new hold in Redis: count %q, want 2", v)
+	}
+	if n, err := ms[1].HoldCount(); n != 2 || err != nil {
+		t.Fatalf("member 1 HoldCount = %d, %v", n, err)
+	}
+	if isClosed(cur) || isClosed(ms[1].Lost()) {
+		t.Fatal("the new hold was reported lost")
+	}
+	ms[1].Unlock()
+	ms[1].Unlock()
+	if n := rawOf(t, srv[1]).int("EXISTS", name); n != 0 {
+		t.Fatal("member 1 still held after its own Unlocks")
+	}
+	if err := ml.Release(); !errors.Is(err, hilock.ErrNotHeld) {
+		t.Fatalf("Release of nothing: %v", err)
+	}
+}
+
+// The same when a member's client was closed, so Release goes member by
+// member: the newer hold of member 1 is left as it is (ErrLost, the first
+// error last member first), member 2 is released.
+func TestMultiLockMemberRetakenClientClosed(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	ms := mutexes(cli, name)
+	ml := hilock.NewMultiLock(ms...)
+	ml.Lock()
+	old := ms[1].Lost()
+	if existed, err := ms[1].ForceUnlock(); !existed || err != nil {
+		t.Fatalf("ForceUnlock = %v, %v", existed, err)
+	}
+	if !waitFor(10*time.Second, func() bool { return isClosed(old) }) {
+		t.Fatal("member 1's hold was never reported lost")
+	}
+	ms[1].Lock()
+	cli[0].Close()
+	if err := ml.Release(); !errors.Is(err, hilock.ErrLost) || !strings.Contains(err.Error(), "member 1") {
+		t.Fatalf("Release = %v, want ErrLost naming member 1", err)
+	}
+	if n := rawOf(t, srv[2]).int("EXISTS", name); n != 0 {
+		t.Fatal("member 2 still held after Release")
+	}
+	if v, _ := rawOf(t, srv[1]).str("HGET", name, ms[1].Owner()); v != "1" {
+		t.Fatalf("member 1's new hold in Redis: count %q, want 1", v)
+	}
+	if isClosed(ms[1].Lost()) {
+		t.Fatal("the new hold was reported lost")
+	}
+	ms[1].Unlock()
+	if n := rawOf(t, srv[1]).int("EXISTS", name); n != 0 {
+		t.Fatal("member 1 still held after its own Unlock")
+	}
+}

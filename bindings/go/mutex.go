@@ -276,14 +276,16 @@ func ctxWait(ctx context.Context, waitMs int64) (int64, bool, error) {
 
 // held follows a successful acquire: a hold the library began (a new
 // epoch) becomes the current one. wasLost: the library had found this
-// owner's previous hold lost.
-func (m *Mutex) held(wasLost bool) {
+// owner's previous hold lost. It returns the hold's epoch (0: unknown).
+func (m *Mutex) held(wasLost bool) uint64 {
 	st, err := m.state()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if err == nil {
-		m.adoptLocked(st, wasLost)
+	if err != nil {
+		return 0
 	}
+	m.adoptLocked(st, wasLost)
+	return st.epoch
 }
 
 // adoptLocked makes the library's hold st the current one if it is not
@@ -347,22 +349,24 @@ func (m *Mutex) Release() error {
 			r = d.result("unlock")
 		}
 	}
-	m.released(r.status)
+	m.released(r.status, 0)
 	return r.err
 }
 
-// released follows a release (status: its outcome): the current hold ends
-// when the library has it no more (released to zero, not held, lost, or in
-// doubt: no longer renewed). After Close the library cannot say: the hold
-// stays, and the next Unlock reports ErrClosed.
-func (m *Mutex) released(status int) {
+// released follows a release (status: its outcome) of the hold epoch (0:
+// the current one): the current hold ends when the library has it no more
+// (released to zero, not held, lost, or in doubt: no longer renewed). A
+// release of an older hold that was lost (a MultiLock's) leaves a newer one
+// as it is. After Close the library cannot say: the hold stays, and the
+// next Unlock reports ErrClosed.
+func (m *Mutex) released(status int, epoch uint64) {
 	st, err := m.state()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil || m.cur.ended || err != nil {
 		return
 	}
-	if status == statusLost {
+	if status == statusLost && (epoch == 0 || epoch == m.cur.epoch) {
 		m.cur.markLost()
 	}
 	if st.epoch != m.cur.epoch || (st.count == 0 && !st.lost) {
