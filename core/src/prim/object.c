@@ -155,14 +155,16 @@ int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33])
 {
 	static const char prefix[] = "hilock_request:";
 	size_t n;
-	char *w = hl__derive_name(prefix, "", o->name, o->name_len, 0, &n);
+	char *w = hl__derive_name(prefix, "", o->name, o->name_len, 0, &n),
+	     *grown;
 	if (!w)
 		return hl__fail(HL_ENOMEM, "out of memory");
-	a->owned = realloc(w, n + 1 + 32);
-	if (!a->owned) {
+	grown = realloc(w, n + 1 + 32);
+	if (!grown) {
 		free(w);
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
+	a->owned = grown;
 	a->owned[n] = ':';
 	memcpy(a->owned + n + 1, id, 32);
 	arg(a, a->owned, n + 33);
