@@ -47,8 +47,13 @@ local lock_acquire, lock_release, lock_give_back, lock_epoch, lock_closed =
 	core.lock_acquire, core.lock_release, core.lock_give_back, core.lock_epoch,
 	core.lock_closed
 
-local type, error, pcall, select, setmetatable, tostring, pairs =
-	type, error, pcall, select, setmetatable, tostring, pairs
+local type, error, pcall, select, setmetatable, tostring, pairs, next =
+	type, error, pcall, select, setmetatable, tostring, pairs, next
+-- The type checks of the hot path (lock:acquire(), guard:release()) ask for
+-- the metatable itself: debug.getmetatable does not look for a __metatable
+-- field, which costs getmetatable about as much again. The objects checked
+-- have no such field, so both give the same answer.
+local metatable_of = debug and debug.getmetatable or getmetatable
 local format = string.format
 local ceil, huge = math.ceil, math.huge
 local tointeger = math.tointeger or function(x) return x end
@@ -118,13 +123,17 @@ end
 
 -- Owners: one per coroutine ------------------------------------------------
 
--- coroutine -> {id = owner id, armed = {[handle] = lock object}}. Weak keys
--- (an ephemeron table in 5.2+): the record lives as long as its coroutine.
--- The library keeps the coroutine's holds (count, lost, epoch: see
--- hl_lock_hold_state). `armed` holds, strongly, every handle through which
--- the coroutine took the hold of a lock that the library still has, so such
--- a handle can only be collected together with its coroutine; its C
--- destructor then abandons the hold (see hilock.i).
+-- coroutine -> {id = owner id, armed = {[lock identity] = handle or set}}.
+-- Weak keys (an ephemeron table in 5.2+): the record lives as long as its
+-- coroutine. The library keeps the coroutine's holds (count, lost, epoch:
+-- see hl_lock_hold_state). `armed` holds, strongly, every handle through
+-- which the coroutine took the hold of a lock that the library still has,
+-- so such a handle can only be collected together with its coroutine; its C
+-- destructor then abandons the hold (see hilock.i). It is keyed by the
+-- lock's identity (a lock object's _ident: one table per client, half of a
+-- read-write lock and name, which the client's objects of that lock share),
+-- so a release looks at the handles of its own lock only: the handle, or a
+-- set {[handle] = true} when several lock objects took the hold (see arm).
 local owners = setmetatable({}, {__mode = "k"})
 local MAIN = {} -- key of the main coroutine in Lua 5.1 (running() is nil)
 
@@ -285,6 +294,14 @@ function M.connect(url, opts)
 	local ok, c, code = core.client_new(url, o)
 	if not ok then return nil, c, code end
 	return setmetatable({_c = c, _closed = false, _url = mask_url(url),
+		-- the event callback, false when none (a field that is there is
+		-- read without a look into the metatable: the hot path reads it)
+		_on_event = false, _dispatching = false,
+		-- lock identities by half ("plain" for every kind but the read
+		-- and write halves) and name (weak: one lives as long as a lock
+		-- object or an owner's armed handles refer to it; see owners)
+		_idents = {plain = setmetatable({}, {__mode = "v"}),
+			read = setmetatable({}, {__mode = "v"}), write = setmetatable({}, {__mode = "v"})},
 		-- the tasks started and not yet taken, by their key (weak: a task
 		-- nobody keeps is freed, and so cancelled)
 		_tasks = setmetatable({}, {__mode = "v"}), _task_seq = 0}, Client)
@@ -298,7 +315,7 @@ end
 -- reentrant: a callback that calls hilock dispatches nothing more.
 local function dispatch(self, protect)
 	local fn = self._on_event
-	if fn == nil or self._dispatching then return 0 end
+	if not fn or self._dispatching then return 0 end
 	self._dispatching = true
 	local n = 0
 	while true do
@@ -320,7 +337,7 @@ end
 
 -- At the start and the end of calls: only when a callback is registered.
 local function auto_dispatch(client)
-	if client._on_event ~= nil then dispatch(client, true) end
+	if client._on_event then dispatch(client, true) end
 end
 
 local function check_client(self, fname, level)
@@ -406,7 +423,7 @@ function Client:on_event(fn)
 	if fn ~= nil and type(fn) ~= "function" then
 		argerror(1, "on_event", "function or nil expected, got " .. type(fn), 2)
 	end
-	self._on_event = fn
+	self._on_event = fn or false
 	return true
 end
 
@@ -488,6 +505,11 @@ local Lock = {}
 Lock.__index = Lock
 Lock.__name = "hilock.lock"
 
+-- A lock's guard (see issue) keeps its fields in the array part, which a
+-- table constructor fills without hashing a key (it is made for every
+-- acquire): g[1] the lock object, g[2] the handle it was taken through,
+-- g[3] the owner record, g[4] the object's list it is in, g[5] the epoch of
+-- its hold, g[6] done (released, or given back by lock:close()).
 local Guard = {}
 Guard.__index = Guard
 Guard.__name = "hilock.guard"
@@ -502,14 +524,23 @@ local function new_lock(client, fname, name, kind, backoff)
 	if #name == 0 or #name > MAX_NAME then
 		argerror(1, fname, "name must be 1 to 65536 bytes", 3)
 	end
+	-- holds of the read half, the write half and every other kind are
+	-- distinct (as the library keys them)
+	local class = kind == core.LOCK_READ and "read" or kind == core.LOCK_WRITE and "write"
+		or "plain"
+	local idents = client._idents[class]
+	local ident = idents[name]
+	if ident == nil then
+		ident = {}
+		idents[name] = ident
+	end
 	return setmetatable({
 		_client = client,
 		_name = name,
 		_kind = kind,
-		-- holds of the read half, the write half and every other kind
-		-- are distinct (as the library keys them)
-		_class = kind == core.LOCK_READ and "read" or kind == core.LOCK_WRITE and "write"
-			or "plain",
+		-- the lock's identity, shared with the client's other objects of
+		-- this lock (see owners)
+		_ident = ident,
 		_backoff = backoff,
 		-- coroutine -> this object's handle for that coroutine's owner
 		_handles = setmetatable({}, {__mode = "k"}),
@@ -636,7 +667,7 @@ function RWLock:__tostring()
 end
 
 local function check_lock(self, fname, level)
-	if getmetatable(self) ~= Lock then
+	if metatable_of(self) ~= Lock then
 		error(format("bad self to '%s' (hilock lock expected)", fname), level + 1)
 	end
 	if self._closed then error("attempt to use a closed hilock lock", level + 1) end
@@ -665,10 +696,42 @@ local function handle(self)
 	return h, rec
 end
 
+-- armed[ident] (see owners) of the one handle left in set a, or of none.
+local function unset(armed, ident, a)
+	local only = next(a)
+	if only == nil then
+		armed[ident] = nil
+	elseif next(a, only) == nil then
+		armed[ident] = only
+	end
+end
+
+-- Handle h took a hold of the lock of identity ident, armed holds the
+-- handles of the owner: h joins them. a: armed[ident], not nil and not h.
+local function arm(armed, ident, h, a)
+	if type(a) == "table" then
+		a[h] = true
+	else
+		armed[ident] = {[a] = true, [h] = true}
+	end
+end
+
+-- h leaves the owner's armed handles (lock:close()).
+local function disarm(armed, ident, h)
+	local a = armed[ident]
+	if a == h then
+		armed[ident] = nil
+	elseif type(a) == "table" then
+		a[h] = nil
+		unset(armed, ident, a)
+	end
+end
+
 -- After a release through handle h of owner rec: its handles for the same
 -- lock (the same half of a read-write lock) whose hold the library no
 -- longer has are let go (see owners). epoch: the hold's now, when the
--- caller has it (-1: the library could not say).
+-- caller has it (-1: the library could not say; 0: no hold left, so none
+-- is any handle's).
 local function settle(self, h, rec, epoch)
 	if epoch == nil then
 		local ok
@@ -677,12 +740,17 @@ local function settle(self, h, rec, epoch)
 	elseif epoch < 0 then
 		return
 	end
-	for hh, lk in pairs(rec.armed) do
-		if lk._client == self._client and lk._name == self._name and
-			lk._class == self._class and lock_epoch(hh) ~= epoch then
-			rec.armed[hh] = nil
-		end
+	local armed, ident = rec.armed, self._ident
+	local a = armed[ident]
+	if a == nil then return end
+	if a == h or type(a) ~= "table" then
+		if epoch == 0 or lock_epoch(a) ~= epoch then armed[ident] = nil end
+		return
 	end
+	for hh in pairs(a) do
+		if epoch == 0 or lock_epoch(hh) ~= epoch then a[hh] = nil end
+	end
+	unset(armed, ident, a)
 end
 
 -- A guard stands for one hold that its lock object took for an owner, in
@@ -702,15 +770,31 @@ local function issue(self, h, rec, epoch, count)
 		ok = false -- the library could not say (see hilock.i)
 	end
 	local list = self._guards[rec]
-	if list == nil or (list[1] ~= nil and list[1].epoch ~= epoch) then
+	local n = 0
+	if list == nil then
 		list = {}
 		self._guards[rec] = list
+	elseif list[1] ~= nil then
+		if list[1][5] ~= epoch then
+			list = {}
+			self._guards[rec] = list
+		else
+			n = #list
+			while ok and n > 0 and n >= count do
+				table.remove(list, 1)
+				n = n - 1
+			end
+		end
 	end
-	while ok and #list > 0 and #list >= count do table.remove(list, 1) end
-	local g = setmetatable({lock = self, h = h, rec = rec, list = list, epoch = epoch,
-		done = false}, Guard)
-	list[#list + 1] = g
-	rec.armed[h] = self
+	local g = setmetatable({self, h, rec, list, epoch, false}, Guard)
+	list[n + 1] = g
+	local armed, ident = rec.armed, self._ident
+	local a = armed[ident]
+	if a == nil then
+		armed[ident] = h
+	elseif a ~= h then
+		arm(armed, ident, h, a)
+	end
 	return g
 end
 
@@ -724,27 +808,40 @@ end
 
 -- Give back the hold guard g stands for (once): true | nil, message, code.
 local function give_back(g)
-	g.done = true
-	local list = g.list
+	g[6] = true
+	local list = g[4]
 	local n = #list
-	for i = n, 1, -1 do
-		if list[i] == g then
-			if i == n then list[i] = nil else table.remove(list, i) end
-			break
+	if list[n] == g then
+		list[n] = nil
+	else
+		for i = n - 1, 1, -1 do
+			if list[i] == g then
+				table.remove(list, i)
+				break
+			end
 		end
 	end
-	local lock, h = g.lock, g.h
+	local lock, h, rec = g[1], g[2], g[3]
 	-- released only if the owner's hold is still the guard's
-	local ok, now_free, epoch, ended = lock_give_back(h, g.epoch)
+	local ok, now_free, epoch, ended = lock_give_back(h, g[5])
 	if not ok then
+		-- lock:close() freed the handle (it gave back its guards first)
+		if lock_closed(h) then return true end
 		-- now_free, epoch: the message and the code
-		settle(lock, h, g.rec)
+		settle(lock, h, rec)
 		auto_dispatch(lock._client)
 		return nil, now_free, epoch
 	end
-	settle(lock, h, g.rec, epoch)
+	-- settle(lock, h, rec, epoch), inline when the hold is over and h was
+	-- the only handle armed for it
+	local armed, ident = rec.armed, lock._ident
+	if epoch == 0 and armed[ident] == h then
+		armed[ident] = nil
+	else
+		settle(lock, h, rec, epoch)
+	end
 	local client = lock._client
-	if client._on_event ~= nil then dispatch(client, true) end -- auto_dispatch
+	if client._on_event then dispatch(client, true) end -- auto_dispatch
 	if ended then
 		return nil, format("%q is not held: the hold this guard stood for has ended",
 			lock._name), "HL_ENOTHELD"
@@ -762,7 +859,14 @@ local acquire_options = {wait = true, lease = true}
 -- The guard releases this hold once: guard:release(), or its __close when a
 -- `local g <close>` goes out of scope (also on error).
 function Lock:acquire(opts)
-	check_lock(self, "acquire", 2)
+	-- check_lock(self, "acquire", 2), inline
+	if metatable_of(self) ~= Lock then
+		error("bad self to 'acquire' (hilock lock expected)", 2)
+	end
+	local client = self._client
+	if self._closed then error("attempt to use a closed hilock lock", 2) end
+	if client._closed then error("attempt to use a closed hilock client", 2) end
+	if client._on_event then dispatch(client, true) end -- auto_dispatch
 	-- no options: wait as long as it takes, the watchdog
 	local wait_ms, lease_ms = -1, -1
 	if opts ~= nil then
@@ -774,11 +878,17 @@ function Lock:acquire(opts)
 			error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
 		end
 	end
-	local h, rec, code = handle(self)
-	if not h then return nil, rec, code end
+	-- handle(self), inline when the coroutine has one (it has an owner
+	-- record then)
+	local co = running() or MAIN
+	local h, rec = self._handles[co], owners[co]
+	if h == nil then
+		local code
+		h, rec, code = handle(self)
+		if not h then return nil, rec, code end
+	end
 	local ok, acquired, epoch, count = lock_acquire(h, wait_ms, lease_ms)
-	local client = self._client
-	if client._on_event ~= nil then dispatch(client, true) end -- auto_dispatch
+	if client._on_event then dispatch(client, true) end -- auto_dispatch
 	if not ok then return nil, acquired, epoch end
 	if not acquired then return false end
 	return issue(self, h, rec, epoch, count)
@@ -1161,7 +1271,7 @@ function Lock:close()
 			end
 		end
 		if rec then
-			rec.armed[h] = nil
+			disarm(rec.armed, self._ident, h)
 			self._guards[rec] = nil
 		end
 		h:close()
@@ -1194,13 +1304,13 @@ end
 -- object, or lost and taken again): nil, message, "HL_ENOTHELD", and a
 -- newer hold is left alone.
 function Guard:release()
-	if getmetatable(self) ~= Guard then
+	if metatable_of(self) ~= Guard then
 		error("bad self to 'release' (hilock guard expected)", 2)
 	end
-	if self.done then return true end
-	local lock = self.lock
-	if lock._closed or lock._client._closed or lock_closed(self.h) then
-		self.done = true
+	if self[6] then return true end
+	local lock = self[1]
+	if lock._closed or lock._client._closed then
+		self[6] = true
 		return true -- lock:close() released it, or the client is gone
 	end
 	return give_back(self)
@@ -1209,27 +1319,27 @@ Guard.unlock = Guard.release
 
 --- guard:released() --> boolean
 function Guard:released()
-	return self.done
+	return self[6]
 end
 
 --- guard:lock_object() --> the lock object it came from
 function Guard:lock_object()
-	return self.lock
+	return self[1]
 end
 
 -- On scope exit: release once. A failed release is raised when the scope
 -- ended normally; when it ended by an error, that error wins.
 function Guard:__close(err)
-	if self.done then return end
+	if self[6] then return end
 	local ok, msg, code = self:release()
 	if not ok and err == nil then
-		error(format("hilock: releasing lock %q failed: %s (%s)", self.lock._name,
+		error(format("hilock: releasing lock %q failed: %s (%s)", self[1]._name,
 			tostring(msg), tostring(code)), 2)
 	end
 end
 
 function Guard:__tostring()
-	return format("hilock.guard (%q%s)", self.lock._name, self.done and ", released" or "")
+	return format("hilock.guard (%q%s)", self[1]._name, self[6] and ", released" or "")
 end
 
 -- MultiLock and RedLock ------------------------------------------------------

@@ -724,6 +724,67 @@ test("holds: an object dropped while its coroutine holds through another keeps i
 	eq(b:locked(), false)
 end)
 
+test("holds: a coroutine keeps the handles of its current hold alive, and lets them go when it ends", function()
+	local name, rwname = uname("armed"), uname("armedrw")
+	-- live C handles after a full collection (the objects below are made
+	-- in functions that returned, so no register of this one keeps them)
+	local function live()
+		collectgarbage("collect")
+		collectgarbage("collect")
+		return core.live_locks()
+	end
+	local base = live()
+	-- one object, taken and given back again and again, then dropped
+	local function one()
+		local lock = client:lock(name)
+		for _ = 1, 50 do assert(assert(lock:acquire()):release()) end
+		assert(lock:acquire())
+		assert(lock:acquire())
+		assert(lock:unlock())
+		assert(lock:unlock())
+		eq(lock:locked(), false)
+	end
+	one()
+	eq(live(), base, "nothing kept once the holds ended")
+	-- three objects take one hold and are dropped without releasing it
+	local function three()
+		local a, b, c = client:lock(name), client:lock(name), client:lock(name)
+		assert(a:acquire())
+		assert(b:acquire())
+		assert(c:acquire())
+		assert(a:acquire())
+	end
+	three()
+	eq(live(), base + 3, "the handles of the current hold are kept")
+	local d = client:lock(name)
+	eq(d:hold_count(), 4, "one hold of 4") -- d's handle: one more
+	assert(d:unlock())
+	eq(live(), base + 4, "kept while the hold goes on")
+	for _ = 1, 3 do assert(d:unlock()) end
+	eq(d:locked(), false)
+	eq(live(), base + 1, "let go when it ended (d's own handle is d's)")
+	-- the halves of a read-write lock are two locks: the end of the write
+	-- hold lets the write handle go and keeps the read one
+	local function halves()
+		local rw = client:read_write_lock(rwname)
+		assert(rw.write:acquire())
+		assert(rw.read:acquire())
+		assert(rw.write:unlock())
+	end
+	halves()
+	eq(live(), base + 2, "the read half's handle kept")
+	local function unread()
+		local r = client:read_write_lock(rwname).read
+		eq(r:hold_count(), 1)
+		assert(r:unlock())
+		eq(r:locked(), false)
+	end
+	unread()
+	eq(live(), base + 1, "the read handle let go when the read hold ended")
+	d = nil
+	eq(live(), base, "all collected")
+end)
+
 test("names are binary-safe", function()
 	local a, b = "nul\0one", "nul\0two"
 	local prefix = uname("bin")

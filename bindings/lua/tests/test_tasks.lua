@@ -299,7 +299,7 @@ test("every kind waits through tasks (fair in order, spin, fenced, read and writ
 			local g = assert(t:result())
 			for i = 1, n do if tasks[i] == t then order[#order + 1] = i end end
 			if lock:kind() == "fenced" then
-				check(g.lock == lock, "a guard of this lock")
+				check(g:lock_object() == lock, "a guard of this lock")
 			end
 			assert(g:release())
 		end
