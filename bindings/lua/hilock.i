@@ -473,6 +473,22 @@ typedef int hl_rc;
 	SWIG_arg++;
 }
 
+/* A handle argument (self too): SWIG's own conversion, except that nil,
+ * which it takes for NULL (and the glue's functions would dereference), is
+ * misuse too and raises, as a handle of the wrong type does. */
+%typemap(in, checkfn="SWIG_isptrtype")
+	hl_client *, hlua_lock *, hlua_task *, hlua_multi *, hlua_sem *, hlua_xsem *,
+	hlua_latch *, struct hl_client *, struct hlua_lock *, struct hlua_task *,
+	struct hlua_multi *, struct hlua_sem *, struct hlua_xsem *, struct hlua_latch * {
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, $input, (void **)&$1, $descriptor, 0)))
+		SWIG_fail_ptr("$symname", $input, $descriptor);
+	if ($1 == NULL) {
+		SWIG_Lua_pushferrstring(L, "Error in %s (arg %d), expected '%s' got 'nil'",
+		                        "$symname", $input, "$1_type");
+		SWIG_fail;
+	}
+}
+
 %typemap(in, numinputs=0) int *OUT_BOOL (int tmp = 0) "$1 = &tmp;"
 %typemap(argout) int *OUT_BOOL {
 	lua_pushboolean(L, *$1 != 0);

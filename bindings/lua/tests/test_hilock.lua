@@ -326,6 +326,17 @@ test("lock: the hot calls (core.lock_acquire, lock_release, lock_give_back) repo
 	eq(core.lock_closed(h), true)
 	fails("HL_EINVAL", core.lock_acquire(h, 0, -1))
 	fails("HL_EINVAL", core.lock_release(h))
+	-- a nil handle (SWIG's NULL) is misuse: it raises, never reaches C
+	local nil_handle = "expected '[%w_ ]+ %*' got 'nil'"
+	raises(nil_handle, core.lock_acquire, nil, 0, -1)
+	raises(nil_handle, core.lock_give_back, nil, 1)
+	raises(nil_handle, core.lock_release, nil)
+	raises(nil_handle, core.lock_epoch, nil)
+	raises(nil_handle, core.lock_closed, nil)
+	raises(nil_handle, h.release, nil)
+	raises(nil_handle, h.hold_state, nil)
+	raises(nil_handle, core.lock_new, nil, core.LOCK_REENTRANT, name, core.owner_id_new())
+	raises(nil_handle, client._c.stats, nil)
 end)
 
 test("lock: acquire{wait} times out with false, after about wait", function()
