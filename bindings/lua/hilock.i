@@ -150,14 +150,19 @@ static int hlua_hot_acquire(hlua_lock *h, int *acquired, int64_t *epoch,
 	return HL_OK;
 }
 
-/* release through h, then the epoch of the owner's hold left (-1 unknown). */
+/* release through h, then the epoch of the owner's hold left: 0 when the
+ * release left none (*released: the owner's holds are over, the lock is
+ * free of them), else as hl_lock_hold_state says (-1 unknown). */
 static int hlua_hot_release(hlua_lock *h, int *released, int64_t *epoch)
 {
 	hl_hold_state st;
 	int rc = hl_lock_release(released, h->lock);
 	if (rc != HL_OK)
 		return rc;
-	*epoch = hlua_hold_state(h, &st) == HL_OK ? (int64_t)st.epoch : -1;
+	if (*released)
+		*epoch = 0;
+	else
+		*epoch = hlua_hold_state(h, &st) == HL_OK ? (int64_t)st.epoch : -1;
 	return HL_OK;
 }
 

@@ -312,7 +312,13 @@ test("lock: the hot calls (core.lock_acquire, lock_release, lock_give_back) repo
 	local _, acquired4, epoch4 = core.lock_acquire(h, 0, -1)
 	eq(acquired4, true)
 	assert(epoch4 ~= epoch, "a new hold, a new epoch")
-	eq((core.lock_release(h)), true)
+	-- a guard's release that ends the hold: no hold left
+	local g4, released4, now4, ended4 = core.lock_give_back(h, epoch4)
+	eq(g4, true)
+	eq(released4, true, "free now")
+	eq(now4, 0, "no hold left")
+	eq(ended4, false)
+	eq(select(4, h:hold_state()), 0, "the library agrees")
 	-- taken elsewhere: not acquired, no hold
 	local theirs = assert(other:lock(name):acquire())
 	local r5, acquired5, epoch5, count5 = core.lock_acquire(h, 0, -1)
