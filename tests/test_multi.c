@@ -1558,13 +1558,29 @@ static void task_bad_input(void)
 
 static const char *rt_names[3] = {"multi:rt:a", "multi:rt:b", "multi:rt:c"};
 
-static uint64_t epoch_of(hl_lock *l)
+static hl_hold_state hold_state_of(hl_lock *l)
 {
 	hl_hold_state st;
 	memset(&st, 0, sizeof st);
 	st.version = HL_HOLD_STATE_VERSION;
 	HT_OK(hl_lock_hold_state(&st, l));
-	return st.epoch;
+	return st;
+}
+
+static uint64_t epoch_of(hl_lock *l)
+{
+	return hold_state_of(l).epoch;
+}
+
+/* The owner takes l again directly: a new hold, not the one of epoch old.
+ * Returns its epoch. */
+static uint64_t retake(hl_lock *l, uint64_t old)
+{
+	uint64_t e;
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	e = epoch_of(l);
+	HT_CHECK(e != 0 && e != old);
+	return e;
 }
 
 static hl_multilock *rt_multi(hl_client *c, hl_lock **l, int kind)
@@ -1586,9 +1602,7 @@ static void rt_direct_intact(ht_redis *r, hl_lock *l1, uint64_t epoch,
 	int lost = 1;
 	HT_EQ(ht_hget_int(r, HT_S(rt_names[1]), owner_of(l1)), want);
 	HT_EQ(ht_hlen(r, HT_S(rt_names[1])), 1);
-	memset(&st, 0, sizeof st);
-	st.version = HL_HOLD_STATE_VERSION;
-	HT_OK(hl_lock_hold_state(&st, l1));
+	st = hold_state_of(l1);
 	HT_EQ(st.count, want);
 	HT_EQ(st.lost, 0);
 	HT_EQ(st.epoch, epoch);
@@ -1640,9 +1654,7 @@ static void member_retaken(void)
 		HT_OK(hl_lock_wait_lost(&lost, l[1], 10000 * ht_scale(), NULL));
 		HT_EQ(lost, 1);
 		HT_OK(hl_lock_acquire(l[1], -1, NULL));
-		HT_OK(hl_lock_acquire(l[1], -1, NULL));
-		e1 = epoch_of(l[1]);
-		HT_CHECK(e1 != 0 && e1 != e0);
+		e1 = retake(l[1], e0);
 		/* the multilock's hold of member 1 is gone, though member 1
 		 * is held: a multi lock is lost, a RedLock keeps its quorum */
 		HT_OK(hl_multilock_is_lost(&lost, ml));
@@ -1708,9 +1720,7 @@ static void member_retaken_lease(void)
 	e0 = epoch_of(l[1]);
 	for (i = 0; i < 3; i++)
 		wait_key(r, rt_names[i], 0, 2000);
-	HT_OK(hl_lock_acquire(l[1], -1, NULL));
-	e1 = epoch_of(l[1]);
-	HT_CHECK(e1 != 0 && e1 != e0);
+	e1 = retake(l[1], e0);
 	HT_RC(hl_multilock_release_ex(statuses, released, m, NULL), HL_ELOST);
 	for (i = 0; i < 3; i++) {
 		/* a lease that ran out: lost, or forgotten once Redis dropped
@@ -1781,9 +1791,7 @@ static void member_reentry(void)
 	e0 = epoch_of(l[1]);
 	HT_OK(hl_lock_release(NULL, l[1]));
 	HT_EQ(epoch_of(l[1]), 0);
-	HT_OK(hl_lock_acquire(l[1], -1, NULL));
-	e1 = epoch_of(l[1]);
-	HT_CHECK(e1 != 0 && e1 != e0);
+	e1 = retake(l[1], e0);
 	HT_RC(hl_multilock_release_ex(statuses, released, m, NULL), HL_ELOST);
 	HT_EQ(statuses[1], HL_ELOST);
 	HT_EQ(statuses[0], HL_OK);
@@ -1802,9 +1810,7 @@ static void member_reentry(void)
 	HT_EQ(existed, 1);
 	HT_OK(hl_lock_is_lost(&lost, l[1]));
 	HT_EQ(lost, 1);
-	HT_OK(hl_lock_acquire(l[1], -1, NULL));
-	e1 = epoch_of(l[1]);
-	HT_CHECK(e1 != 0 && e1 != e0);
+	e1 = retake(l[1], e0);
 	for (round = 0; round < 2; round++) {
 		HT_RC(hl_multilock_release_ex(statuses, released, m, NULL),
 		      HL_ELOST);
@@ -1849,9 +1855,7 @@ static void release_holds(void)
 		e[i] = epoch_of(l[i]);
 	HT_OK(hl_lock_force_unlock(&existed, l[1]));
 	HT_EQ(existed, 1);
-	HT_OK(hl_lock_acquire(l[1], -1, NULL));
-	e1 = epoch_of(l[1]);
-	HT_CHECK(e1 != 0 && e1 != e[1]);
+	e1 = retake(l[1], e[1]);
 	HT_RC(hl_multilock_release_holds(statuses, released, other, all, e),
 	      HL_ELOST);
 	HT_CHECKF(strstr(hl_error_last(), "member 1") != NULL, "%s",
@@ -1881,8 +1885,7 @@ static void release_holds(void)
 	for (i = 0; i < 3; i++)
 		e[i] = epoch_of(l[i]);
 	HT_OK(hl_lock_release(NULL, l[1]));
-	HT_OK(hl_lock_acquire(l[1], -1, NULL));
-	e1 = epoch_of(l[1]);
+	e1 = retake(l[1], e[1]);
 	HT_OK(hl_multilock_release_holds_start(&t, statuses, released, other,
 	                                       all, e));
 	HT_RC(ht_task_result(t, &n, 5000), HL_ELOST);
