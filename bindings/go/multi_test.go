@@ -629,6 +629,20 @@ func TestMultiLockFirstClientClosed(t *testing.T) {
 	}
 }
 
+// loseMember force-unlocks m through its own client and waits until its hold
+// is reported lost; it returns that hold's Lost channel.
+func loseMember(t *testing.T, m *hilock.Mutex) <-chan struct{} {
+	t.Helper()
+	old := m.Lost()
+	if existed, err := m.ForceUnlock(); !existed || err != nil {
+		t.Fatalf("ForceUnlock = %v, %v", existed, err)
+	}
+	if !waitFor(10*time.Second, func() bool { return isClosed(old) }) {
+		t.Fatal("the member's hold was never reported lost")
+	}
+	return old
+}
+
 // A member lost while the MultiLock held it (force-unlocked through its own
 // client) and locked again by its Mutex is in a newer hold: the MultiLock's
 // Release leaves that hold as it is (count, renewal, Lost channel) and says
@@ -639,13 +653,7 @@ func TestMultiLockMemberRetakenLeftAlone(t *testing.T) {
 	ms := mutexes(cli, name)
 	ml := hilock.NewMultiLock(ms...)
 	ml.Lock()
-	old := ms[1].Lost()
-	if existed, err := ms[1].ForceUnlock(); !existed || err != nil {
-		t.Fatalf("ForceUnlock = %v, %v", existed, err)
-	}
-	if !waitFor(10*time.Second, func() bool { return isClosed(old) }) {
-		t.Fatal("member 1's hold was never reported lost")
-	}
+	old := loseMember(t, ms[1])
 	ms[1].Lock() // a new hold, twice
 	ms[1].Lock()
 	cur := ms[1].Lost()
@@ -689,13 +697,7 @@ func TestMultiLockMemberRetakenClientClosed(t *testing.T) {
 	ms := mutexes(cli, name)
 	ml := hilock.NewMultiLock(ms...)
 	ml.Lock()
-	old := ms[1].Lost()
-	if existed, err := ms[1].ForceUnlock(); !existed || err != nil {
-		t.Fatalf("ForceUnlock = %v, %v", existed, err)
-	}
-	if !waitFor(10*time.Second, func() bool { return isClosed(old) }) {
-		t.Fatal("member 1's hold was never reported lost")
-	}
+	loseMember(t, ms[1])
 	ms[1].Lock()
 	cli[0].Close()
 	if err := ml.Release(); !errors.Is(err, hilock.ErrLost) || !strings.Contains(err.Error(), "member 1") {
