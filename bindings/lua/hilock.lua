@@ -868,6 +868,20 @@ end
 
 local acquire_options = {wait = true, lease = true}
 
+-- The wait and the lease of an acquire's options table, checked (fname
+-- names the call in messages; level as to_ms's): milliseconds, -1 for as
+-- long as it takes and for the watchdog.
+local function acquire_times(opts, fname, level)
+	opts = check_options(opts, acquire_options, fname, 1, level + 1)
+	local wait_ms = to_ms(opts.wait, "wait", fname, level + 1, -1)
+	local lease_ms = to_ms(opts.lease, "lease", fname, level + 1, -1)
+	if lease_ms == 0 then
+		error(format("bad option 'lease' to '%s' (lease must be positive)", fname),
+			level + 1)
+	end
+	return wait_ms, lease_ms
+end
+
 --- lock:acquire([opts]) --> guard | false | nil, message, code
 -- opts: {wait = seconds, lease = seconds}, or a number (the wait).
 --   wait: nil or math.huge waits as long as it takes; 0 tries once.
@@ -888,12 +902,7 @@ function Lock:acquire(opts)
 	local wait_ms, lease_ms = -1, -1
 	if opts ~= nil then
 		if type(opts) == "number" then opts = {wait = opts} end
-		opts = check_options(opts, acquire_options, "acquire", 1, 2)
-		wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
-		lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
-		if lease_ms == 0 then
-			error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
-		end
+		wait_ms, lease_ms = acquire_times(opts, "acquire", 2)
 	end
 	-- handle(self), inline when the coroutine has one (it has an owner
 	-- record then)
@@ -1102,12 +1111,7 @@ function Lock:try_acquire_start(wait, lease)
 	check_lock(self, "try_acquire_start", 2)
 	local opts = wait
 	if type(wait) ~= "table" then opts = {wait = wait, lease = lease} end
-	opts = check_options(opts, acquire_options, "try_acquire_start", 1, 2)
-	local wait_ms = to_ms(opts.wait, "wait", "try_acquire_start", 2, -1)
-	local lease_ms = to_ms(opts.lease, "lease", "try_acquire_start", 2, -1)
-	if lease_ms == 0 then
-		error("bad option 'lease' to 'try_acquire_start' (lease must be positive)", 2)
-	end
+	local wait_ms, lease_ms = acquire_times(opts, "try_acquire_start", 2)
 	return new_task(self, "try_acquire_start", "acquire", function(h, id)
 		return h:try_acquire_start(wait_ms, lease_ms, id)
 	end)
@@ -1487,12 +1491,7 @@ end
 function Multi:acquire(opts)
 	check_multi(self, "acquire", 2)
 	if type(opts) == "number" then opts = {wait = opts} end
-	opts = check_options(opts, acquire_options, "acquire", 1, 2)
-	local wait_ms = to_ms(opts.wait, "wait", "acquire", 2, -1)
-	local lease_ms = to_ms(opts.lease, "lease", "acquire", 2, -1)
-	if lease_ms == 0 then
-		error("bad option 'lease' to 'acquire' (lease must be positive)", 2)
-	end
+	local wait_ms, lease_ms = acquire_times(opts, "acquire", 2)
 	local e, rec, code = multi_entry(self)
 	if not e then return nil, rec, code end
 	local ok, acquired, valid = e.mu:try_acquire(wait_ms, lease_ms)
@@ -1526,12 +1525,7 @@ function Multi:try_acquire_start(wait, lease)
 	check_multi(self, "try_acquire_start", 2)
 	local opts = wait
 	if type(wait) ~= "table" then opts = {wait = wait, lease = lease} end
-	opts = check_options(opts, acquire_options, "try_acquire_start", 1, 2)
-	local wait_ms = to_ms(opts.wait, "wait", "try_acquire_start", 2, -1)
-	local lease_ms = to_ms(opts.lease, "lease", "try_acquire_start", 2, -1)
-	if lease_ms == 0 then
-		error("bad option 'lease' to 'try_acquire_start' (lease must be positive)", 2)
-	end
+	local wait_ms, lease_ms = acquire_times(opts, "try_acquire_start", 2)
 	local e, rec, code = multi_entry(self)
 	if not e then return nil, rec, code end
 	local client = self._locks[1]._client
