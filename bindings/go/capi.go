@@ -799,6 +799,7 @@ var (
 	_ = [1]struct{}{}[EventRenewalFailed-C.HL_EVENT_RENEWAL_FAILED]
 	_ = [1]struct{}{}[EventReconnect-C.HL_EVENT_RECONNECT]
 	_ = [1]struct{}{}[EventFailover-C.HL_EVENT_FAILOVER]
+	_ = [1]struct{}{}[EventFencingOff-C.HL_EVENT_FENCING_OFF]
 )
 
 // --- tasks ----------------------------------------------------------------

@@ -66,10 +66,15 @@ const (
 	EventReconnect EventType = 3
 	// EventFailover: the client followed a change of master.
 	EventFailover EventType = 4
+	// EventFencingOff: the server refused CLIENT KILL (an ACL user
+	// without it), so a command delayed past its caller's deadline may
+	// still run later (an acquire that lands late holds the lock until
+	// its lease ends). Once per client.
+	EventFencingOff EventType = 5
 )
 
 // String is the type's name: "lost", "renewal_failed", "reconnect",
-// "failover".
+// "failover", "fencing_off".
 func (t EventType) String() string {
 	if n := eventTypeName(t); n != "unknown" {
 		return n
@@ -95,10 +100,11 @@ type Event struct {
 func (e Event) String() string { return e.Message }
 
 // Warning reports whether the event is worth a warning (a lost hold, a
-// failed renewal) rather than information (a reconnect, a failover): the
+// failed renewal, fencing off) rather than information (a reconnect, a failover): the
 // level the default handlers log it at.
 func (e Event) Warning() bool {
-	return e.Type == EventLost || e.Type == EventRenewalFailed
+	return e.Type == EventLost || e.Type == EventRenewalFailed ||
+		e.Type == EventFencingOff
 }
 
 // WithEventHandler sets the function that receives the client's events

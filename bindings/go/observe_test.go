@@ -276,7 +276,8 @@ func TestEventTypeNames(t *testing.T) {
 	for typ, want := range map[hilock.EventType]string{
 		hilock.EventLost: "lost", hilock.EventRenewalFailed: "renewal_failed",
 		hilock.EventReconnect: "reconnect", hilock.EventFailover: "failover",
-		hilock.EventType(99): "EventType(99)",
+		hilock.EventFencingOff: "fencing_off",
+		hilock.EventType(99):   "EventType(99)",
 	} {
 		if typ.String() != want {
 			t.Errorf("%d: %q, want %q", int(typ), typ.String(), want)

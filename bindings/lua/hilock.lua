@@ -412,11 +412,12 @@ end
 -- and by client:close() for the events queued before it. An error in fn
 -- during an automatic run is written to io.stderr (the call goes on); fn
 -- must not yield. A callback that calls hilock runs no nested dispatch.
--- event: {type = "lost" | "renewal_failed" | "reconnect" | "failover",
+-- event: {type = "lost" | "renewal_failed" | "reconnect" | "failover" |
+-- "fencing_off" (the server refused CLIENT KILL: see the README),
 -- time = seconds since the epoch, monotonic = seconds, name = the lock's
 -- name (nil for an event about no lock), owner = the hold's owner string,
 -- node = "host:port" (nil when none), status = "HL_ELOST" | "HL_EIO" |
--- "HL_OK", message = a sentence for a log}. Never a password. nil removes
+-- "HL_OK" | "HL_EREDIS", message = a sentence for a log}. Never a password. nil removes
 -- the callback (events then wait in the client: the newest 1024 are kept).
 function Client:on_event(fn)
 	check_client(self, "on_event", 2)

@@ -220,7 +220,8 @@ HL_EXTERN int hl_client_options_init(hl_client_options *opts,
  * can land after a later command. An ACL user without CLIENT KILL (or a
  * server before 6.2, without CLIENT INFO) turns this fencing off; locks
  * stay safe, but an acquire delayed in the network can then land after its
- * caller gave up, and hold the lock until its lease ends.
+ * caller gave up, and hold the lock until its lease ends. The client says
+ * so once, with an HL_EVENT_FENCING_OFF event, when it first needs a fence.
  *
  * The URL names the server(s) and picks the topology:
  *   one server   redis://[[user]:password@]host[:port][/db]
@@ -373,7 +374,15 @@ enum {
 	/* The client followed a change of master (see failovers above).
 	 * Node: the new master ("" when a map shows a master gone without
 	 * naming its successor); status HL_OK. */
-	HL_EVENT_FAILOVER = 4
+	HL_EVENT_FAILOVER = 4,
+	/* Fencing is off (see hl_client_new): a server refused CLIENT KILL
+	 * (an ACL user without it), or did not say which connection was
+	 * dropped with a write in flight (CLIENT INFO refused, or Redis
+	 * before 6.2). A command whose reply did not come in time may then
+	 * still run later: an acquire that lands after its caller gave up
+	 * holds the lock, unrenewed, until its lease ends. Once per client.
+	 * Node: that server; status HL_EREDIS. */
+	HL_EVENT_FENCING_OFF = 5
 };
 
 /* One event, owned by the caller until hl_event_free(). */
@@ -411,7 +420,7 @@ HL_EXTERN void hl_event_free(hl_event *event);
 HL_EXTERN int hl_event_type(const hl_event *event);
 
 /* The name of an event type: "lost", "renewal_failed", "reconnect",
- * "failover"; "unknown" for others. Static storage. */
+ * "failover", "fencing_off"; "unknown" for others. Static storage. */
 HL_EXTERN const char *hl_event_type_name(int type);
 
 /* When it happened: wall-clock ms since the Unix epoch, and the

@@ -131,7 +131,8 @@ struct hl_client {
 	int pool_waiting;
 	hl_fence fences[HL_FENCE_MAX]; /* pending, under pool_mu */
 	int nfences;
-	int fence_off; /* the server refused CLIENT KILL: no fencing */
+	int fence_off;  /* the server refused CLIENT KILL: no fencing */
+	int fence_told; /* HL_EVENT_FENCING_OFF was queued */
 
 	/* waiting: subscriptions, per-name gates (pubsub.c), and the
 	 * operation engine (task.c), all under wait_mu */
@@ -529,6 +530,9 @@ void hl__obs_renewal_failed(hl_client *c, struct hl_hold *h, int64_t left_ms);
  * error detail); a data connection to node was made. */
 void hl__obs_conn_broke(hl_client *c, const hl_addr *node, const char *why);
 void hl__obs_conn_made(hl_client *c, const hl_addr *node);
+/* Fencing is off (once per client): node refused CLIENT KILL, or named no
+ * connection id; why says which (the server's reply). */
+void hl__obs_fencing_off(hl_client *c, const hl_addr *node, const char *why);
 /* Failovers. Sentinel: the master is now a (another than before).
  * Cluster (caller holds topo_mu): a slot map was loaded, whose masters
  * are now[0..n); a MOVED for a slot whose master was cnodes[from]

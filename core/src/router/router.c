@@ -459,13 +459,18 @@ int hl__pause(hl_client *c, int64_t ms, const hl_bound *b)
  * this client sends is preceded, in the same pipeline, by CLIENT KILL ID
  * <id> ADDR <addr> for each: once that has run, nothing the old connection
  * carried can run any more. (The address guards against a restarted server
- * that reuses the id for someone else's connection.) */
+ * that reuses the id for someone else's connection.) Without a fence (the
+ * server refused CLIENT KILL, or named no id) a delayed command can still
+ * run late; the client says so once (HL_EVENT_FENCING_OFF). */
 
 static void fence_add(hl_client *c, const hl_conn *conn, const hl_addr *node)
 {
 	const char *addr;
 	long long id = hl__conn_server_id(conn, &addr);
+	int tell = 0;
 	pthread_mutex_lock(&c->pool_mu);
+	if (!c->fence_off && id < 0 && !c->fence_told)
+		tell = c->fence_told = 1;
 	if (!c->fence_off && id >= 0) {
 		if (c->nfences == HL_FENCE_MAX) {
 			/* the oldest is the most likely to be gone already */
@@ -480,6 +485,11 @@ static void fence_add(hl_client *c, const hl_conn *conn, const hl_addr *node)
 		c->nfences++;
 	}
 	pthread_mutex_unlock(&c->pool_mu);
+	if (tell)
+		hl__obs_fencing_off(c, node,
+		                    "did not say which connection was dropped "
+		                    "with a write in flight (CLIENT INFO "
+		                    "refused, or Redis before 6.2)");
 }
 
 /* Copy the pending fences of node (at most max). */
@@ -500,7 +510,7 @@ static int fences_pending(hl_client *c, const hl_addr *node, hl_fence *out,
 static void fences_done(hl_client *c, const hl_fence *f, int n,
                         hl_reply **replies)
 {
-	int i, j;
+	int i, j, tell = -1;
 	pthread_mutex_lock(&c->pool_mu);
 	for (i = 0; i < n; i++) {
 		if (hl__reply_type(replies[i]) == HL_REPLY_ERROR &&
@@ -508,6 +518,10 @@ static void fences_done(hl_client *c, const hl_fence *f, int n,
 		            NULL) {
 			c->fence_off = 1;
 			c->nfences = 0;
+			if (!c->fence_told) {
+				c->fence_told = 1;
+				tell = i;
+			}
 			break;
 		}
 		for (j = 0; j < c->nfences; j++)
@@ -521,6 +535,12 @@ static void fences_done(hl_client *c, const hl_fence *f, int n,
 			}
 	}
 	pthread_mutex_unlock(&c->pool_mu);
+	if (tell >= 0) {
+		char why[300];
+		snprintf(why, sizeof(why), "refused CLIENT KILL: %s",
+		         hl__reply_str(replies[tell]));
+		hl__obs_fencing_off(c, &f[tell].node, why);
+	}
 }
 
 /* ---- commands ----------------------------------------------------------- */

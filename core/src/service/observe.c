@@ -326,6 +326,19 @@ void hl__obs_conn_made(hl_client *c, const hl_addr *node)
 	}
 }
 
+void hl__obs_fencing_off(hl_client *c, const hl_addr *node, const char *why)
+{
+	char a[300];
+	emit(c, HL_EVENT_FENCING_OFF, HL_EREDIS, NULL, 0, NULL, node,
+	     "fencing is off for this client: %s %s; a command whose reply "
+	     "did not come in time may still run later (an acquire that "
+	     "lands after its caller gave up holds the lock, unrenewed, "
+	     "until its lease ends); allow CLIENT KILL and CLIENT INFO to "
+	     "the user (ACL: +client|kill +client|info) to fence such "
+	     "connections",
+	     hl__addr_str(node, a, sizeof(a)), why);
+}
+
 void hl__obs_master(hl_client *c, const hl_addr *a)
 {
 	char buf[300];
@@ -575,6 +588,8 @@ const char *hl_event_type_name(int type)
 		return "reconnect";
 	case HL_EVENT_FAILOVER:
 		return "failover";
+	case HL_EVENT_FENCING_OFF:
+		return "fencing_off";
 	}
 	return "unknown";
 }

@@ -4,9 +4,9 @@
 The library's own threads never run Python code: they queue each event in
 the C client and make a file descriptor readable. A Python daemon thread of
 the client's, ``hilock-events``, waits on that descriptor and logs each event
-to the logger ``"hilock"``: ``WARNING`` for a lock lost or a renewal without
-an answer, ``INFO`` for a reconnect or a failover. The record carries the
-event itself as ``record.hilock_event``.
+to the logger ``"hilock"``: ``WARNING`` for a lock lost, a renewal without
+an answer or fencing turned off, ``INFO`` for a reconnect or a failover. The
+record carries the event itself as ``record.hilock_event``.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ LEVELS = {
     "renewal_failed": logging.WARNING,
     "reconnect": logging.INFO,
     "failover": logging.INFO,
+    "fencing_off": logging.WARNING,
 }
 """The logging level of each event type."""
 
@@ -71,13 +72,16 @@ class Stats:
 class Event:
     """Something the library noticed on its own threads.
 
-    ``type``: ``"lost"``, ``"renewal_failed"``, ``"reconnect"`` or
-    ``"failover"``. ``time``: when, as :func:`time.time`; ``monotonic``: the
-    same as :func:`time.monotonic`. ``name``: the lock's name (bytes), or
+    ``type``: ``"lost"``, ``"renewal_failed"``, ``"reconnect"``,
+    ``"failover"`` or ``"fencing_off"`` (the server refused CLIENT KILL: a
+    command delayed past its caller's deadline may still run late).
+    ``time``: when, as :func:`time.time`; ``monotonic``: the same as
+    :func:`time.monotonic`. ``name``: the lock's name (bytes), or
     None for an event about no lock; ``owner``: the hold's owner string;
     ``node``: the server concerned (``"host:port"``), or ``""``.
     ``status``: the status name it reports (``"HL_ELOST"``, ``"HL_EIO"``,
-    ``"HL_OK"``); ``message``: a sentence for a log. Never a password.
+    ``"HL_OK"``, ``"HL_EREDIS"``); ``message``: a sentence for a log. Never a
+    password.
     """
 
     type: str
