@@ -500,8 +500,9 @@ def test_expirable_permit_released_after_its_lease_is_lost(client):
     permit = sem.acquire(lease=0.2)
     assert permit is not None
     time.sleep(0.5)
-    with pytest.raises(hilock.LockLost):
+    with pytest.raises(hilock.LockLost) as ei:
         sem.release(permit)
+    assert isinstance(ei.value, hilock.NotHeldError)  # no longer out, as a lost hold
     assert sem.available_permits() == 1  # it went back once, not twice
     # a with block whose permit's lease ends inside it says so at the end
     short = client.expirable_semaphore("xs:lost", lease=0.2)
