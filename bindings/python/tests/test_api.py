@@ -352,7 +352,10 @@ def test_close_wakes_blocked_waiter(url, other_client):
     started.wait(5)
     import time
 
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while c.stats().waiting != 1:  # the waiter really waits
+        assert time.monotonic() < deadline, "the waiter is not waiting"
+        time.sleep(0.01)
     c.close()
     t.join(10)
     assert not t.is_alive()

@@ -867,7 +867,14 @@ def test_ctrl_c_interrupts_a_wait_and_takes_nothing(url, other_client, redis, ki
     try:
         assert p.stdout is not None
         assert p.stdout.readline().strip() == "waiting"
-        time.sleep(0.5)  # let it block in the wait
+        # it blocks in the wait once it listens on the channel of its kind
+        channel = {"semaphore": "redisson_sc:{sync:sigint}",
+                   "expirable": "redisson_sc:{sync:sigint-x}",
+                   "latch": "redisson_countdownlatch__channel__{sync:sigint-l}"}[kind]
+        deadline = time.monotonic() + 30
+        while redis.cmd("PUBSUB", "NUMSUB", channel)[1] < 1:
+            assert time.monotonic() < deadline, "the waiter never subscribed"
+            time.sleep(0.01)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         line = p.stdout.readline().strip()
@@ -909,6 +916,14 @@ def _in_thread(fn):  # type: ignore[no-untyped-def]
     return t, box
 
 
+def _wait_waiting(client, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Until n of the client's waits really wait (its stats().waiting gauge)."""
+    deadline = time.monotonic() + 30
+    while client.stats().waiting != n:
+        assert time.monotonic() < deadline, "waiting %d, want %d" % (client.stats().waiting, n)
+        time.sleep(0.01)
+
+
 def test_interrupt_and_close_wake_waiting_threads(url, other_client):
     c = hilock.Client(url)
     try:
@@ -922,7 +937,7 @@ def test_interrupt_and_close_wake_waiting_threads(url, other_client):
         waits = [lambda: sem.acquire(timeout=30), lambda: xs.acquire(timeout=30),
                  lambda: latch.wait(30)]
         started = [_in_thread(w) for w in waits]
-        time.sleep(0.3)
+        _wait_waiting(c, 3)
         assert all(not box for _, box in started)
         c.interrupt()
         for t, box in started:
@@ -931,7 +946,7 @@ def test_interrupt_and_close_wake_waiting_threads(url, other_client):
         assert sem.held_permits == 0 and xs.acquired_permits() == 0
         # close wakes them too
         started = [_in_thread(w) for w in waits]
-        time.sleep(0.3)
+        _wait_waiting(c, 3)
         c.close()
         for t, box in started:
             t.join(10)
