@@ -54,14 +54,15 @@ static int l_wait(lua_State *L)
 		return 1;
 	}
 	lua_pushnil(L);
-	lua_pushfstring(L, "signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+	lua_pushfstring(L, "signal %d",
+	                WIFSIGNALED(status) ? WTERMSIG(status) : -1);
 	return 2;
 }
 
 int luaopen_forkhelper(lua_State *L)
 {
 	static const luaL_Reg fns[] = {
-		{"fork", l_fork}, {"wait", l_wait}, {NULL, NULL}};
+	        {"fork", l_fork}, {"wait", l_wait}, {NULL, NULL}};
 
 	luaL_newlib(L, fns);
 	return 1;
