@@ -10,7 +10,11 @@
 # test_tasks.lua (the operations that do not block), then test_sync.lua
 # (semaphores and the count-down latch, with worker processes running
 # sync_worker.lua), then test_multi.lua
-# (which starts two more servers for its multilocks), and
+# (which starts two more servers for its multilocks), then test_faults.lua
+# (the fault proxy BUILD_DIR/tests/tools/faultproxy between a client and
+# the server, a server of its own killed and started again, and fork()
+# through forkhelper.c, compiled here with $CC, default cc; skipped, said
+# so, when there is no faultproxy), and
 # stops the servers. Then test_tls.lua against a second server, TLS only, with
 # certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
 # Then test_topology.lua, which starts a Sentinel and a Cluster deployment
@@ -48,9 +52,10 @@ REDIS_SERVER=$redis
 . "$repo/tools/throwaway-redis.sh"
 tls_pid=""
 # test_multi.lua starts two more servers (daemonized) with pid files under
-# $tmp/multi; whatever is left of them is killed at exit.
+# $tmp/multi, test_faults.lua one under $tmp/faults; whatever is left of
+# them is killed at exit.
 kill_multi() {
-	for _pf in "$tmp"/multi/*/pid; do
+	for _pf in "$tmp"/multi/*/pid "$tmp"/faults/*/pid; do
 		[ -f "$_pf" ] && kill "$(cat "$_pf")" 2>/dev/null || true
 	done
 }
@@ -128,6 +133,28 @@ rc=0
 "$LUA" "$here/test_sync.lua" || rc=$?
 mkdir -p "$tmp/multi"
 HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
+faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}
+if [ -x "$faultproxy" ]; then
+	mkdir -p "$tmp/faults" "$tmp/forkhelper"
+	forkhelper=""
+	if ! command -v "${CC:-cc}" >/dev/null 2>&1; then
+		echo "# no C compiler ${CC:-cc}: test_faults.lua skips its fork test"
+	# shellcheck disable=SC2046
+	elif ${CC:-cc} -shared -fPIC -O2 -Wall $(pkg-config --cflags lua5.4 2>/dev/null || echo -I/usr/include/lua5.4) \
+		-o "$tmp/forkhelper/forkhelper.so" "$here/forkhelper.c" >"$tmp/forkhelper/cc.log" 2>&1; then
+		forkhelper="$tmp/forkhelper"
+	else
+		echo "run-tests: forkhelper.c did not compile:" >&2
+		cat "$tmp/forkhelper/cc.log" >&2
+		rc=1
+	fi
+	# every wait inside is bounded; timeout stops a hang all the same
+	HILOCK_FAULTPROXY="$faultproxy" HILOCK_TEST_FAULTS_DIR="$tmp/faults" \
+		HILOCK_TEST_FORKHELPER="$forkhelper" \
+		timeout -k 10 600 "$LUA" "$here/test_faults.lua" || rc=$?
+else
+	echo "# skipped test_faults.lua: no $faultproxy (build with the C tests)"
+fi
 if start_tls; then
 	export HILOCK_TEST_TLS_URL="rediss://127.0.0.1:$tls_port/0"
 	export HILOCK_TEST_TLS_PORT="$tls_port" HILOCK_TEST_TLS_DIR="$tls"

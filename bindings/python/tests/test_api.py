@@ -59,8 +59,50 @@ def test_exception_hierarchy():
     assert issubclass(hilock.ConnectionError, builtins.ConnectionError)
     assert issubclass(hilock.ConnectionError, hilock.HilockError)
     assert issubclass(hilock.LockLost, hilock.HilockError)
+    # a lost hold is not held: `except NotHeldError` catches both
+    assert issubclass(hilock.LockLost, hilock.NotHeldError)
+    assert issubclass(hilock.LockLost, RuntimeError)
+    assert not issubclass(hilock.NotHeldError, hilock.LockLost)
     assert issubclass(hilock.InvalidArgumentError, ValueError)
     assert hilock.ConnectionError is not builtins.ConnectionError
+
+
+def test_a_lost_hold_is_caught_as_not_held(client, other_client):
+    """A release after a loss raises LockLost, which `except NotHeldError`
+    (and `except RuntimeError`, as with threading) catches as well; a hold
+    that never was raises NotHeldError, never LockLost."""
+    lock = client.lock("py:api:lost-is-not-held")
+    caught = []
+    for catch in (hilock.NotHeldError, RuntimeError, hilock.LockLost):
+        lock.acquire()
+        assert other_client.lock("py:api:lost-is-not-held").force_unlock()
+        assert lock.wait_lost(timeout=10)
+        try:
+            lock.release()
+        except catch as exc:
+            caught.append(exc)
+    assert len(caught) == 3
+    for exc in caught:
+        assert type(exc) is hilock.LockLost
+        assert exc.status == "HL_ELOST"
+    assert not lock.held()
+    # never held: NotHeldError, and not a LockLost
+    with pytest.raises(hilock.NotHeldError) as ei:
+        lock.release()
+    assert type(ei.value) is hilock.NotHeldError
+    assert ei.value.status == "HL_ENOTHELD"
+    # handlers in either order: the one for the loss first tells them apart
+    lock.acquire()
+    assert other_client.lock("py:api:lost-is-not-held").force_unlock()
+    assert lock.wait_lost(timeout=10)
+    try:
+        lock.release()
+        what = "released"
+    except hilock.LockLost:
+        what = "lost"
+    except hilock.NotHeldError:
+        what = "not held"
+    assert what == "lost"
 
 
 def test_client_basics(client, url):
@@ -130,6 +172,7 @@ def test_release_not_held(client, other_client):
     with pytest.raises(hilock.NotHeldError) as ei:
         lock.release()
     assert isinstance(ei.value, RuntimeError)
+    assert not isinstance(ei.value, hilock.LockLost)  # never held: not a loss
     assert ei.value.code == -5 and ei.value.status == "HL_ENOTHELD"
     assert "nh" in str(ei.value)  # the library's detail
     lock.acquire()
@@ -309,7 +352,10 @@ def test_close_wakes_blocked_waiter(url, other_client):
     started.wait(5)
     import time
 
-    time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while c.stats().waiting != 1:  # the waiter really waits
+        assert time.monotonic() < deadline, "the waiter is not waiting"
+        time.sleep(0.01)
     c.close()
     t.join(10)
     assert not t.is_alive()

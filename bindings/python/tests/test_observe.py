@@ -16,6 +16,7 @@ import pytest
 
 import hilock
 from conftest import Holder
+from faults import faultproxy  # noqa: F401  (the fixture)
 
 
 def _wait_for(pred: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -164,6 +165,48 @@ def test_renewals_counted(url):
         time.sleep(0.5)
         assert c.stats().renewals == n  # none after the release
         assert c.stats().renewal_failures == 0
+
+
+def test_renewal_failed_then_lost_logged(faultproxy, redis, caplog):  # noqa: F811
+    """Redis stops answering the holder (a black hole in the fault proxy):
+    one renewal_failed WARNING for the hold (not one per retry), every
+    failed renewal counted, then the lost WARNING once the clock reaches
+    the loss deadline, while the key still has lease left in Redis."""
+    caplog.set_level(logging.INFO, logger="hilock")
+    proxy = faultproxy()
+    name = "py:obs:renewfail"
+    with hilock.Client(proxy.url, watchdog_timeout=2.0, command_timeout=0.2,
+                       connect_timeout=0.2, retry_delay=0.1) as c:
+        lock = c.lock(name)
+        lock.acquire()
+        assert _wait_for(lambda: c.stats().renewals >= 2, 5.0)
+        assert _records(caplog, "renewal_failed") == []
+        proxy.blackhole(True)
+        try:
+            assert _wait_for(lambda: len(_records(caplog, "renewal_failed")) >= 1, 10.0)
+            assert lock.wait_lost(timeout=10.0)
+            assert redis.cmd("PTTL", name) > 0  # told before the lease ends
+            assert _wait_for(lambda: len(_records(caplog, "lost")) == 1, 10.0)
+            fails, losts = _records(caplog, "renewal_failed"), _records(caplog, "lost")
+            assert len(fails) == 1 and len(losts) == 1
+            fail, lost = fails[0], losts[0]
+            assert caplog.records.index(fail) < caplog.records.index(lost)
+            assert fail.levelno == logging.WARNING
+            assert fail.threadName == "hilock-events"
+            ev = fail.hilock_event
+            assert ev.type == "renewal_failed"
+            assert ev.status == "HL_EIO"
+            assert ev.name == name.encode()
+            assert ev.owner == lock.owner
+            assert "no answer" in ev.message
+            assert "did not confirm" in lost.hilock_event.message
+            s = c.stats()
+            assert s.renewal_failures >= 2, s  # retried, told once
+            assert s.losses == 1
+            with pytest.raises(hilock.LockLost):
+                lock.release()  # at once: no round trip
+        finally:
+            proxy.blackhole(False)
 
 
 def test_events_thread_ends_with_close(url, caplog):

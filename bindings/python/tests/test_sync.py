@@ -500,8 +500,9 @@ def test_expirable_permit_released_after_its_lease_is_lost(client):
     permit = sem.acquire(lease=0.2)
     assert permit is not None
     time.sleep(0.5)
-    with pytest.raises(hilock.LockLost):
+    with pytest.raises(hilock.LockLost) as ei:
         sem.release(permit)
+    assert isinstance(ei.value, hilock.NotHeldError)  # no longer out, as a lost hold
     assert sem.available_permits() == 1  # it went back once, not twice
     # a with block whose permit's lease ends inside it says so at the end
     short = client.expirable_semaphore("xs:lost", lease=0.2)
@@ -866,7 +867,14 @@ def test_ctrl_c_interrupts_a_wait_and_takes_nothing(url, other_client, redis, ki
     try:
         assert p.stdout is not None
         assert p.stdout.readline().strip() == "waiting"
-        time.sleep(0.5)  # let it block in the wait
+        # it blocks in the wait once it listens on the channel of its kind
+        channel = {"semaphore": "redisson_sc:{sync:sigint}",
+                   "expirable": "redisson_sc:{sync:sigint-x}",
+                   "latch": "redisson_countdownlatch__channel__{sync:sigint-l}"}[kind]
+        deadline = time.monotonic() + 30
+        while redis.cmd("PUBSUB", "NUMSUB", channel)[1] < 1:
+            assert time.monotonic() < deadline, "the waiter never subscribed"
+            time.sleep(0.01)
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         line = p.stdout.readline().strip()
@@ -908,6 +916,14 @@ def _in_thread(fn):  # type: ignore[no-untyped-def]
     return t, box
 
 
+def _wait_waiting(client, n: int) -> None:  # type: ignore[no-untyped-def]
+    """Until n of the client's waits really wait (its stats().waiting gauge)."""
+    deadline = time.monotonic() + 30
+    while client.stats().waiting != n:
+        assert time.monotonic() < deadline, "waiting %d, want %d" % (client.stats().waiting, n)
+        time.sleep(0.01)
+
+
 def test_interrupt_and_close_wake_waiting_threads(url, other_client):
     c = hilock.Client(url)
     try:
@@ -921,7 +937,7 @@ def test_interrupt_and_close_wake_waiting_threads(url, other_client):
         waits = [lambda: sem.acquire(timeout=30), lambda: xs.acquire(timeout=30),
                  lambda: latch.wait(30)]
         started = [_in_thread(w) for w in waits]
-        time.sleep(0.3)
+        _wait_waiting(c, 3)
         assert all(not box for _, box in started)
         c.interrupt()
         for t, box in started:
@@ -930,7 +946,7 @@ def test_interrupt_and_close_wake_waiting_threads(url, other_client):
         assert sem.held_permits == 0 and xs.acquired_permits() == 0
         # close wakes them too
         started = [_in_thread(w) for w in waits]
-        time.sleep(0.3)
+        _wait_waiting(c, 3)
         c.close()
         for t, box in started:
             t.join(10)

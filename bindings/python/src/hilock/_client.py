@@ -1081,9 +1081,10 @@ class Lock:
         freed when the count reaches zero.
 
         Raises :class:`NotHeldError` (a :class:`RuntimeError`) if the
-        caller does not hold it, :class:`LockLost` if the hold had been
-        lost (the watchdog found it gone, it could not be renewed in time,
-        or its lease ran out), and :class:`OutcomeUnknown` (a
+        caller does not hold it, :class:`LockLost` (also a
+        :class:`NotHeldError`) if the hold had been lost (the watchdog
+        found it gone, it could not be renewed in time, or its lease ran
+        out), and :class:`OutcomeUnknown` (a
         :class:`ConnectionError`) if Redis did not confirm the release: the
         hold is then no longer renewed and its lease ends it."""
         if _get_running_loop() is None:

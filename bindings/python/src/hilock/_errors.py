@@ -51,7 +51,9 @@ class NotHeldError(HilockError, RuntimeError):
     semaphore permits than the client took; of a permit id that is not out.
 
     Also a :class:`RuntimeError`, which is what :class:`threading.RLock`
-    raises in the same case.
+    raises in the same case. A hold that was lost is not held either:
+    :class:`LockLost` derives from this class, so ``except NotHeldError``
+    catches both; to tell them apart, catch :class:`LockLost` first.
     """
 
 
@@ -98,7 +100,7 @@ class OutcomeUnknown(ConnectionError):
     """
 
 
-class LockLost(HilockError):
+class LockLost(NotHeldError):
     """The lock stopped being held before its ``with`` block ended.
 
     The watchdog found the lock gone or owned by someone else (or could not
@@ -108,6 +110,10 @@ class LockLost(HilockError):
     Also raised by :meth:`ExpirableSemaphore.release` for a permit whose
     lease had ended (it went back by itself, and someone else may have had
     it meanwhile).
+
+    A lost hold is not held: this is also a :class:`NotHeldError` (and so a
+    :class:`RuntimeError`), so ``except NotHeldError`` catches it too. Put
+    ``except LockLost`` first where a loss needs its own handling.
     """
 
 
