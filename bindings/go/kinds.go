@@ -58,7 +58,8 @@ func WithBackoff(initial, max time.Duration, multiplier int) MutexOption {
 // newMutex makes a Mutex of the given kind; what is wrong with the name or
 // the options is reported by its methods.
 func (c *Client) newMutex(maker string, kind int, name string, opts []MutexOption) *Mutex {
-	m := &Mutex{c: c, name: []byte(name), owner: newOwnerID(), kind: lockKind{kind: kind}}
+	m := &Mutex{c: c, name: []byte(name), owner: newOwnerID(), kind: lockKind{kind: kind},
+		g: newGate()}
 	var cfg mutexConfig
 	for _, o := range opts {
 		if o != nil {
@@ -196,6 +197,7 @@ func (c *Client) RWMutex(name string) *RWMutex {
 	w := c.newMutex("RWMutex", kindWrite, name, nil)
 	r := c.newMutex("RWMutex", kindRead, name, nil)
 	r.owner = w.owner
+	r.g, r.shared = w.g, true // one gate: readers together, a writer alone
 	return &RWMutex{Mutex: w, read: r}
 }
 
