@@ -181,8 +181,9 @@ func (c *Client) enter() (*cClient, error) {
 
 // Mutex returns a distributed reentrant lock called name (1 to 65536 bytes,
 // any byte values), Redisson's RLock; with [NonReentrant] a non-reentrant
-// one. It does not touch Redis, so it is cheap; each Mutex is its own owner
-// (see the package documentation). A bad name or option or a closed client
+// one. It does not touch Redis, so it is cheap; each Mutex is its own owner,
+// and goroutines sharing one exclude each other (see the package
+// documentation; re-entering is [Mutex.Reenter]). A bad name or option or a closed client
 // is reported by the Mutex's methods. The other lock kinds:
 // [Client.FairMutex], [Client.RWMutex], [Client.SpinMutex],
 // [Client.FencedMutex].

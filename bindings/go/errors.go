@@ -47,9 +47,9 @@ var (
 	// a latch's count-down may or may not have counted.
 	ErrInDoubt = errors.New("hilock: outcome unknown, Redis did not confirm it")
 	// ErrDeadlock: the acquire would wait for its own caller, so it fails
-	// at once and takes nothing: a non-reentrant Mutex (NonReentrant)
-	// locked again by the Mutex that holds it, or the write half of an
-	// RWMutex asked for while the same RWMutex holds the read half.
+	// at once and takes nothing: Mutex.Reenter of a non-reentrant Mutex
+	// (NonReentrant), or of the write half of an RWMutex that holds only
+	// the read half. (Lock of a held Mutex waits instead, as sync.Mutex's.)
 	ErrDeadlock = errors.New("hilock: would wait for itself: the owner holds it already")
 )
 
