@@ -42,9 +42,11 @@
 //     gives one hold back, and the lock is free, and the gate open, when
 //     the count reaches zero.
 //   - Any goroutine may release what a Mutex holds, as with sync.Mutex.
-//   - A hold that is lost keeps the gate until it is unlocked (Unlock then
-//     logs [ErrLost]): the other goroutines do not enter while the holder
-//     may still be working under the lost lock.
+//   - A hold that is lost, or whose fixed lease ran out, keeps the gate
+//     until it is unlocked (Unlock then logs [ErrLost] or [ErrNotHeld]): the
+//     other goroutines do not enter while the holder may still be working
+//     under it. So a hold taken with a lease and never unlocked keeps the
+//     Mutex closed to this process: unlock it, or use a Mutex per such hold.
 //   - An [RWMutex] is a sync.RWMutex in the same way: goroutines sharing one
 //     read together (one read hold in Redis, counted per reader), a writer
 //     is alone, and a waiting writer goes before new readers (so, as with
