@@ -23,6 +23,7 @@ type Client struct {
 
 	closed    int32 // atomic; 1 once Close has started
 	closeOnce sync.Once
+	closing   chan struct{} // closed once Close has started: wakes gate waits
 
 	// The holds whose loss is being watched, each by one goroutine.
 	hmu      sync.Mutex
@@ -125,7 +126,7 @@ func Connect(ctx context.Context, url string, opts ...Option) (*Client, error) {
 		return nil, err
 	}
 	c := &Client{p: p, id: clientID(p), holds: make(map[*hold]struct{}),
-		fast: make(chan struct{}, fastSlots)}
+		fast: make(chan struct{}, fastSlots), closing: make(chan struct{})}
 	handler := cfg.eventHandler
 	if !cfg.eventHandlerSet {
 		handler = defaultEventHandler()
@@ -148,6 +149,7 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		runtime.SetFinalizer(c, nil)
 		atomic.StoreInt32(&c.closed, 1)
+		close(c.closing)
 		// hl_client_close may run while calls are blocked in the library:
 		// it is what wakes them. Only Close frees p, so it is valid here.
 		closeCClient(c.p) // every pending task completes with ErrClosed
@@ -179,8 +181,9 @@ func (c *Client) enter() (*cClient, error) {
 
 // Mutex returns a distributed reentrant lock called name (1 to 65536 bytes,
 // any byte values), Redisson's RLock; with [NonReentrant] a non-reentrant
-// one. It does not touch Redis, so it is cheap; each Mutex is its own owner
-// (see the package documentation). A bad name or option or a closed client
+// one. It does not touch Redis, so it is cheap; each Mutex is its own owner,
+// and goroutines sharing one exclude each other (see the package
+// documentation; re-entering is [Mutex.Reenter]). A bad name or option or a closed client
 // is reported by the Mutex's methods. The other lock kinds:
 // [Client.FairMutex], [Client.RWMutex], [Client.SpinMutex],
 // [Client.FencedMutex].

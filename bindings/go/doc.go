@@ -18,7 +18,7 @@
 // RLock on the same name, and the other way round: keys, owner strings,
 // channels and messages are Redisson's.
 //
-// # Ownership follows the Mutex value
+// # Ownership follows the Mutex value, and a shared Mutex excludes
 //
 // Redisson ties a lock to the Java thread that took it. Goroutines move
 // between OS threads, so here a lock belongs to the [Mutex] value that took
@@ -27,14 +27,32 @@
 //   - Each Mutex returned by [Client.Mutex] is its own owner, with an owner id
 //     unique in the process (the hash field in Redis is
 //     "<client id>:<owner id>", see [Mutex.Owner]).
-//   - Reentrancy is per Mutex: a Mutex that holds the lock gets it again at
-//     once and its hold count grows; each Release drops one hold, and the
-//     lock is free when the count reaches zero.
+//   - Goroutines sharing one Mutex value exclude each other, as with a
+//     sync.Mutex (and as code taking a sync.Locker expects): a local gate
+//     inside the Mutex is passed before Redis is asked, so a second Lock
+//     waits until the first hold is unlocked, and a TryLock without a wait
+//     gives false. Waiting at the gate honours ctx (LockContext, TryLock's
+//     wait) and Close, and pins no OS thread. Sharing one Mutex and using a
+//     Mutex per goroutine (c.Mutex(name) is cheap: it does not touch Redis)
+//     exclude alike.
+//   - Re-entering is explicit. Like sync.Mutex's, a Lock by the goroutine
+//     that holds the Mutex waits for itself; code that runs under the lock
+//     and needs it again calls [Mutex.Reenter]: the hold count in Redis
+//     grows (Redisson's RLock, same wire format), each Unlock or Release
+//     gives one hold back, and the lock is free, and the gate open, when
+//     the count reaches zero.
 //   - Any goroutine may release what a Mutex holds, as with sync.Mutex.
-//   - Goroutines that must exclude each other use a Mutex each
-//     (c.Mutex(name) is cheap: it does not touch Redis). Goroutines sharing
-//     one Mutex value share its holds: the second Lock re-enters instead of
-//     waiting.
+//   - A hold that is lost, or whose fixed lease ran out, keeps the gate
+//     until it is unlocked (Unlock then logs [ErrLost] or [ErrNotHeld]): the
+//     other goroutines do not enter while the holder may still be working
+//     under it. So a hold taken with a lease and never unlocked keeps the
+//     Mutex closed to this process: unlock it, or use a Mutex per such hold.
+//   - An [RWMutex] is a sync.RWMutex in the same way: goroutines sharing one
+//     read together (one read hold in Redis, counted per reader), a writer
+//     is alone, and a waiting writer goes before new readers (so, as with
+//     sync.RWMutex, a reader must not RLock again while it reads). The
+//     writer may also read: rw.Reader().Reenter. A [MultiLock] passes the
+//     gates of its members.
 //
 // # Lock kinds
 //
@@ -45,8 +63,9 @@
 // (RReadWriteLock, shaped like sync.RWMutex), [Client.SpinMutex]
 // (RSpinLock: no pub/sub, an exponential back-off), [Client.FencedMutex]
 // (RFencedLock: a strictly increasing token per acquisition), and with the
-// [NonReentrant] option the non-reentrant lock and fair lock, whose re-lock
-// by the holder fails with [ErrDeadlock]. [Mutex.Kind] names the kind.
+// [NonReentrant] option the non-reentrant lock and fair lock, whose
+// re-entry ([Mutex.Reenter]) fails with [ErrDeadlock]. [Mutex.Kind] names
+// the kind.
 //
 // # Blocking, contexts and leases
 //
@@ -110,7 +129,8 @@
 // [ErrClosed], [ErrInvalid], [ErrTimeout], [ErrForked], [ErrInDoubt],
 // [ErrDeadlock],
 // [ErrConnect], [ErrAuth], and context.Canceled
-// or context.DeadlineExceeded (returned as ctx.Err()). Library failures are
+// or context.DeadlineExceeded (returned as ctx.Err()). A lost hold is not
+// held: an error matching ErrLost matches ErrNotHeld too. Library failures are
 // *[Error] values carrying the status code, its name ("HL_ENOTHELD") and the
 // library's detail message; use errors.As to read them. No message carries
 // the password of the URL given to Connect.

@@ -14,7 +14,8 @@ var (
 	// error: TryLock returns false.
 	ErrTimeout = errors.New("hilock: timed out")
 	// ErrNotHeld: the Mutex releases a lock it does not hold (never took
-	// it, released it already, or its lease ran out). The lock is untouched.
+	// it, released it already, its lease ran out, or it was lost: every
+	// error matching ErrLost matches ErrNotHeld too). The lock is untouched.
 	// Also: a Semaphore gives back more permits than its Client holds, or
 	// an ExpirableSemaphore's permit is not out (released already, or never
 	// acquired); nothing changes.
@@ -24,8 +25,11 @@ var (
 	// ended); there was nothing left to release. It is also the Cause of a
 	// Mutex.Context cancelled by a loss, and what ExpirableSemaphore.Release
 	// returns for a permit whose lease had ended (it had gone back by
-	// itself, and someone else may have had it since).
-	ErrLost = errors.New("hilock: lock was lost while held")
+	// itself, and someone else may have had it since). A lost hold is not
+	// held any more, so an error matching ErrLost matches ErrNotHeld too
+	// (errors.Is(ErrLost, ErrNotHeld) is true): code that checks for
+	// ErrNotHeld sees every loss, and ErrLost tells a loss apart.
+	ErrLost error = &lostError{"hilock: lock was lost while held"}
 	// ErrClosed: the Client is closed.
 	ErrClosed = errors.New("hilock: client is closed")
 	// ErrForked: the client was created in another process.
@@ -43,11 +47,19 @@ var (
 	// a latch's count-down may or may not have counted.
 	ErrInDoubt = errors.New("hilock: outcome unknown, Redis did not confirm it")
 	// ErrDeadlock: the acquire would wait for its own caller, so it fails
-	// at once and takes nothing: a non-reentrant Mutex (NonReentrant)
-	// locked again by the Mutex that holds it, or the write half of an
-	// RWMutex asked for while the same RWMutex holds the read half.
+	// at once and takes nothing: Mutex.Reenter of a non-reentrant Mutex
+	// (NonReentrant), or of the write half of an RWMutex that holds only
+	// the read half. (Lock of a held Mutex waits instead, as sync.Mutex's.)
 	ErrDeadlock = errors.New("hilock: would wait for itself: the owner holds it already")
 )
+
+// lostError is ErrLost's type: a loss is also "not held".
+type lostError struct{ msg string }
+
+func (e *lostError) Error() string { return e.msg }
+
+// Is makes errors.Is(ErrLost, ErrNotHeld) true.
+func (e *lostError) Is(target error) bool { return target == ErrNotHeld }
 
 // Error is a failure reported by libhilock.
 type Error struct {
@@ -72,7 +84,7 @@ func (e *Error) Is(target error) bool {
 	case statusNotHeld:
 		return target == ErrNotHeld
 	case statusLost:
-		return target == ErrLost
+		return target == ErrLost || target == ErrNotHeld
 	case statusClosed:
 		return target == ErrClosed
 	case statusForked:

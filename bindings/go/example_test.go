@@ -51,6 +51,39 @@ func ExampleMutex_LockContext() {
 	}
 }
 
+// Goroutines sharing one Mutex exclude each other, as with sync.Mutex;
+// code running under the lock that needs it again re-enters explicitly.
+func ExampleMutex_Reenter() {
+	ctx := context.Background()
+	c, err := hilock.Connect(ctx, "redis://127.0.0.1:6379/0")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close()
+
+	m := c.Mutex("orders:42")
+	done := make(chan struct{})
+	for i := 0; i < 4; i++ {
+		go func() {
+			m.Lock() // one goroutine at a time
+			defer m.Unlock()
+			done <- struct{}{}
+		}()
+	}
+	for i := 0; i < 4; i++ {
+		<-done
+	}
+
+	m.Lock()
+	defer m.Unlock()
+	if err := m.Reenter(ctx); err != nil { // hold count 2 in Redis
+		fmt.Println(err)
+		return
+	}
+	defer m.Unlock() // each hold is given back; the lock is free after both
+}
+
 func ExampleMutex_TryLock() {
 	c, err := hilock.Connect(context.Background(), "redis://127.0.0.1:6379/0")
 	if err != nil {

@@ -46,3 +46,19 @@ func HoldState(m *Mutex) (count int64, lost bool, epoch uint64, err error) {
 	st, err := m.state()
 	return st.count, st.lost, st.epoch, err
 }
+
+// GateWaiting is how many goroutines wait at m's gate for its exclusive
+// side (Lock, LockContext, TryLock of m, or a MultiLock over m), and
+// GateUnits how many units of each side are out.
+func GateWaiting(m *Mutex) int {
+	m.g.mu.Lock()
+	defer m.g.mu.Unlock()
+	return m.g.waiting
+}
+
+// GateUnits is how many exclusive and shared units of m's gate are out.
+func GateUnits(m *Mutex) (writers, readers int) {
+	m.g.mu.Lock()
+	defer m.g.mu.Unlock()
+	return m.g.writers, m.g.readers
+}

@@ -94,6 +94,10 @@ func TestHoldReleasedElsewhereThenRelocked(t *testing.T) {
 	if h := holdOf(t, m); h.count != 0 || h.epoch != 0 {
 		t.Fatalf("after a release elsewhere: %+v", h)
 	}
+	// m's Lock is still to be given back (its gate): nothing left in Redis.
+	if err := m.Release(); !errors.Is(err, hilock.ErrNotHeld) {
+		t.Fatalf("Release after a release elsewhere: %v, want ErrNotHeld", err)
+	}
 	// Taken again: a new hold (new epoch, new Lost channel), count 1.
 	m.Lock()
 	second := holdOf(t, m)
@@ -146,6 +150,10 @@ func TestHoldForceUnlockedThenRelocked(t *testing.T) {
 	if h := holdOf(t, m); h.count != 0 || !h.lost || h.epoch != first.epoch {
 		t.Fatalf("after the loss: %+v, want count 0, lost, epoch %d", h, first.epoch)
 	}
+	// The lost hold is given back (that opens m's gate), then m locks again.
+	if err := m.Release(); !errors.Is(err, hilock.ErrLost) {
+		t.Fatalf("Release of the lost hold: %v, want ErrLost", err)
+	}
 	// Acquired again after the loss: a new hold, count 1, not lost.
 	m.Lock()
 	second := holdOf(t, m)
@@ -183,6 +191,10 @@ func TestHoldLeaseRanOutThenRelocked(t *testing.T) {
 	}
 	if h := holdOf(t, m); h.count != 0 {
 		t.Fatalf("count %d after the lease ran out, want 0", h.count)
+	}
+	// The hold whose lease ran out is given back (that opens m's gate).
+	if err := m.Release(); !errors.Is(err, hilock.ErrNotHeld) {
+		t.Fatalf("Release after the lease ran out: %v, want ErrLost or ErrNotHeld", err)
 	}
 	// Taken again with the watchdog: one hold, watched for loss.
 	m.Lock()

@@ -34,10 +34,10 @@ type mutexConfig struct {
 }
 
 // NonReentrant makes the Mutex non-reentrant (Redisson's
-// getNonReentrantLock, the same keys): locking it again while it holds the
-// lock fails at once with an error matching [ErrDeadlock] (Lock panics with
-// it) instead of re-entering, as sync.Mutex would deadlock. For
-// [Client.Mutex] and [Client.FairMutex].
+// getNonReentrantLock, the same keys): [Mutex.Reenter] fails at once with
+// an error matching [ErrDeadlock] instead of re-entering. Lock of a held
+// Mutex waits for its release, as for every Mutex. For [Client.Mutex] and
+// [Client.FairMutex].
 func NonReentrant() MutexOption {
 	return func(c *mutexConfig) { c.nonReentrant = true }
 }
@@ -58,7 +58,8 @@ func WithBackoff(initial, max time.Duration, multiplier int) MutexOption {
 // newMutex makes a Mutex of the given kind; what is wrong with the name or
 // the options is reported by its methods.
 func (c *Client) newMutex(maker string, kind int, name string, opts []MutexOption) *Mutex {
-	m := &Mutex{c: c, name: []byte(name), owner: newOwnerID(), kind: lockKind{kind: kind}}
+	m := &Mutex{c: c, name: []byte(name), owner: newOwnerID(), kind: lockKind{kind: kind},
+		g: newGate()}
 	var cfg mutexConfig
 	for _, o := range opts {
 		if o != nil {
@@ -121,8 +122,9 @@ func (c *Client) SpinMutex(name string, opts ...MutexOption) *Mutex {
 }
 
 // A FencedMutex is a fenced lock (Redisson's RFencedLock): a reentrant
-// [Mutex] whose every acquisition, re-entries too, takes the next number of
-// a counter kept in Redis (strictly increasing, never reset). Pass the
+// [Mutex] whose every acquisition, re-entries ([Mutex.Reenter]) too, takes
+// the next number of a counter kept in Redis (strictly increasing, never
+// reset). Pass the
 // [FencedMutex.Token] to the resource the lock guards, which refuses a
 // token older than one it has seen: a holder paused past its lease (GC, a
 // stopped process, a slow network) can then do no harm.
@@ -173,14 +175,18 @@ func (f *FencedMutex) LastToken() (int64, error) {
 // half, which [RWMutex.RLocker] returns as a sync.Locker and
 // [RWMutex.Reader] as a *Mutex (for TryLock, Release, Lost...).
 //
-// Both halves belong to one owner, the RWMutex value, and are reentrant.
-// The writer may take the read half too (and keeps it after releasing the
-// write half); asking for the write half while holding the read half fails
-// with an error matching [ErrDeadlock] (it would wait for itself), and
-// releasing a half not held with one matching [ErrNotHeld]. As with Mutex,
-// goroutines that must exclude each other, readers from writers included,
-// each use their own RWMutex (c.RWMutex(name) is cheap). An RWMutex (and a
-// FencedMutex) must come from its Client method: the zero value is not usable.
+// Both halves belong to one owner in Redis, the RWMutex value, and share
+// one local gate that works as a sync.RWMutex: goroutines sharing the
+// RWMutex read together (the owner's read hold counts them), a writer is
+// alone, and a writer waiting for the readers goes before new ones (so a
+// reader must not RLock again while it reads, as with sync.RWMutex).
+// Re-entering is explicit ([Mutex.Reenter] on either half): the writer may
+// take the read half with rw.Reader().Reenter (and keeps it after releasing
+// the write half); re-entering the write half while holding only the read
+// half fails with an error matching [ErrDeadlock] (it would wait for
+// itself), and Lock then waits for the readers; releasing a half not held
+// fails with one matching [ErrNotHeld]. An RWMutex (and a FencedMutex) must
+// come from its Client method: the zero value is not usable.
 type RWMutex struct {
 	*Mutex        // the write half
 	read   *Mutex // the read half, same owner
@@ -196,11 +202,12 @@ func (c *Client) RWMutex(name string) *RWMutex {
 	w := c.newMutex("RWMutex", kindWrite, name, nil)
 	r := c.newMutex("RWMutex", kindRead, name, nil)
 	r.owner = w.owner
+	r.g, r.shared = w.g, true // one gate: readers together, a writer alone
 	return &RWMutex{Mutex: w, read: r}
 }
 
-// RLock takes the read half, waiting as long as it takes; it panics when it
-// cannot (as [Mutex.Lock]).
+// RLock takes the read half, waiting as long as it takes (for a writer of
+// this RWMutex too); it panics when it cannot (as [Mutex.Lock]).
 func (rw *RWMutex) RLock() { rw.read.Lock() }
 
 // RUnlock releases one read hold; it panics, as [Mutex.Unlock], when the

@@ -168,19 +168,26 @@ func TestNonReentrantRelockIsDeadlock(t *testing.T) {
 		if err := m.LockContext(ctx); err != nil {
 			t.Fatal(err)
 		}
-		err := m.LockContext(ctx)
+		// the explicit re-entry is refused by Redis's non-reentrant lock
+		err := m.Reenter(ctx)
 		var he *hilock.Error
 		if !errors.Is(err, hilock.ErrDeadlock) || !errors.As(err, &he) || he.Name != "HL_EDEADLK" ||
 			!strings.Contains(err.Error(), "non-reentrant") {
-			t.Fatalf("%s: second LockContext: err = %v, want ErrDeadlock", m.Kind(), err)
+			t.Fatalf("%s: Reenter: err = %v, want ErrDeadlock", m.Kind(), err)
 		}
 		if errors.Is(err, hilock.ErrNotHeld) || errors.Is(err, hilock.ErrInvalid) {
 			t.Fatalf("%v matches an unrelated sentinel", err)
 		}
-		if ok, err := m.TryLock(ctx, 0, 0); ok || !errors.Is(err, hilock.ErrDeadlock) {
-			t.Fatalf("%s: TryLock = %v, %v, want false, ErrDeadlock", m.Kind(), ok, err)
+		// locking the held Mutex again waits, as sync.Mutex's Lock does
+		if ok, err := m.TryLock(ctx, 0, 0); ok || err != nil {
+			t.Fatalf("%s: TryLock = %v, %v, want false, nil", m.Kind(), ok, err)
 		}
-		mustPanic(t, hilock.ErrDeadlock, m.Lock)
+		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err = m.LockContext(dctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("%s: second LockContext: err = %v, want DeadlineExceeded", m.Kind(), err)
+		}
 		if n, err := m.HoldCount(); err != nil || n != 1 {
 			t.Fatalf("%s: hold count %d, %v after refused re-entries, want 1", m.Kind(), n, err)
 		}
@@ -406,22 +413,40 @@ func TestRWMutexRules(t *testing.T) {
 		t.Fatalf("read release by the writer: %v, want ErrNotHeld", err)
 	}
 	mustPanic(t, hilock.ErrNotHeld, rw.RUnlock)
-	// the writer may read, and keeps reading after writing
-	if err := rw.RLockContext(ctx); err != nil {
+	// a read lock of the write-locked RWMutex waits, as sync.RWMutex's
+	if ok, err := rw.Reader().TryLock(ctx, 0, 0); ok || err != nil {
+		t.Fatalf("TryLock of the read half by the writer's RWMutex = %v, %v", ok, err)
+	}
+	// the writer may read (explicitly), and keeps reading after writing
+	if err := rw.Reader().Reenter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	rw.Unlock()
 	if mode, _ := r.str("HGET", name, "mode"); mode != "read" {
 		t.Fatalf("mode %q after the write release, want read", mode)
 	}
-	// a reader asking for the write lock would wait for itself
-	if err := rw.LockContext(ctx); !errors.Is(err, hilock.ErrDeadlock) {
-		t.Fatalf("write lock by a reader: %v, want ErrDeadlock", err)
+	// readers of the same RWMutex join the read hold (the owner's count)
+	if ok, err := rw.Reader().TryLock(ctx, 0, 0); !ok || err != nil {
+		t.Fatalf("a second reader of the RWMutex = %v, %v", ok, err)
 	}
-	if ok, err := rw.TryLock(ctx, time.Second, 0); ok || !errors.Is(err, hilock.ErrDeadlock) {
-		t.Fatalf("TryLock by a reader: %v, %v, want ErrDeadlock", ok, err)
+	if n, err := rw.Reader().HoldCount(); n != 2 || err != nil {
+		t.Fatalf("read hold count %d, %v, want 2", n, err)
 	}
-	mustPanic(t, hilock.ErrDeadlock, rw.Lock)
+	rw.RUnlock()
+	// a reader asking for the write lock would wait for itself: Reenter
+	// says so, Lock waits (for the readers, as sync.RWMutex's)
+	if err := rw.Reenter(ctx); !errors.Is(err, hilock.ErrDeadlock) {
+		t.Fatalf("write re-entry by a reader: %v, want ErrDeadlock", err)
+	}
+	if ok, err := rw.TryLock(ctx, 0, 0); ok || err != nil {
+		t.Fatalf("TryLock by a reader: %v, %v, want false", ok, err)
+	}
+	dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	err := rw.LockContext(dctx)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("write lock by a reader: %v, want DeadlineExceeded", err)
+	}
 	if err := rw.Release(); !errors.Is(err, hilock.ErrNotHeld) {
 		t.Fatalf("write release by a reader: %v, want ErrNotHeld", err)
 	}
@@ -489,7 +514,9 @@ func TestFencedTokensStrictlyIncrease(t *testing.T) {
 				f.Lock()
 				tok, err := f.Token()
 				if err == nil {
-					f.Lock() // a re-entry takes the next token
+					err = f.Reenter(context.Background()) // a re-entry takes the next token
+				}
+				if err == nil {
 					var tok2 int64
 					tok2, err = f.Token()
 					if err == nil && tok2 != tok+1 {

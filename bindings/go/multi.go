@@ -3,6 +3,7 @@ package hilock
 import (
 	"context"
 	"runtime"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
@@ -24,10 +25,17 @@ import (
 // leaves them alone.
 //
 // Release gives back what the newest acquisition took, last member first,
-// trying every member whatever the others answer. Reentrant like Mutex:
-// each member's hold count grows with each acquisition. The owner of each
-// member is its Mutex, so the members' own methods (IsHeld, Lost, Context)
-// work as usual; goroutines sharing a MultiLock share its holds.
+// trying every member whatever the others answer. The owner of each member
+// is its Mutex, so the members' own methods (IsHeld, Lost, Context) work as
+// usual.
+//
+// Goroutines sharing a MultiLock exclude each other, as with a sync.Mutex:
+// an acquisition first passes the local gate of every member (see Mutex),
+// in an order common to every MultiLock of the process (so two MultiLocks
+// sharing members never deadlock on them), and holds them until its
+// release; a member's own Lock waits meanwhile, and the MultiLock waits for
+// it. Re-entering is explicit, as for Mutex: [MultiLock.Reenter] grows
+// each member's hold count.
 //
 // Waiting pins no OS thread: an acquisition is a libhilock task of the first
 // member's client (each member waited for by a task of its own client),
@@ -66,6 +74,7 @@ type multiHold struct {
 	taken  []bool
 	epochs []uint64
 	until  time.Time
+	gated  bool // passed the members' gates (not a Reenter): leaves them at release
 }
 
 var _ sync.Locker = (*MultiLock)(nil)
@@ -138,8 +147,85 @@ func (l *MultiLock) Lock() {
 // to 3 s per member that give back what they took, so two MultiLocks
 // sharing Mutexes in other orders never deadlock.
 func (l *MultiLock) LockContext(ctx context.Context) error {
-	_, err := l.acquire(ctx, -1, -1)
+	_, err := l.acquire(ctx, -1, -1, true)
 	return err
+}
+
+// Reenter takes every member again at once for the goroutine that holds
+// the MultiLock (each member's hold count grows; a RedLock needs a
+// majority), without waiting at the members' gates: for code that runs
+// under the MultiLock and needs it again. The next Release gives back what
+// it took. It fails, taking nothing, with an error matching [ErrNotHeld]
+// when the MultiLock holds nothing, and with [ErrLost] when the members
+// could not all (a RedLock: a majority) be taken again at once.
+func (l *MultiLock) Reenter(ctx context.Context) error {
+	if l.err != nil {
+		return l.err
+	}
+	l.mu.Lock()
+	n := len(l.holds)
+	l.mu.Unlock()
+	if n == 0 {
+		return &Error{Op: "reenter", Code: statusNotHeld, Name: statusName(statusNotHeld),
+			Message: "re-entry of a " + l.kind() + " that holds nothing"}
+	}
+	ok, err := l.acquire(ctx, 0, -1, false)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return &Error{Op: "reenter", Code: statusLost, Name: statusName(statusLost),
+			Message: "re-entry of a " + l.kind() + ": its members could not be taken again " +
+				"at once (a hold was lost)"}
+	}
+	return nil
+}
+
+// gateOrder is the members' indexes in the order their gates are passed.
+func (l *MultiLock) gateOrder() []int {
+	order := make([]int, len(l.locks))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		return l.locks[order[a]].g.id < l.locks[order[b]].g.id
+	})
+	return order
+}
+
+// passGates passes every member's gate within waitMs (as gate.pass); on
+// failure none is held. It returns the wait left for Redis.
+func (l *MultiLock) passGates(ctx context.Context, waitMs int64) (bool, int64, error) {
+	start := time.Now()
+	order := l.gateOrder()
+	for k, i := range order {
+		m := l.locks[i]
+		left := waitMs
+		if waitMs > 0 {
+			if left -= durationMs(time.Since(start)); left <= 0 {
+				left = 0
+			}
+		}
+		ok, err := m.g.pass(ctx, m.shared, left, m.c.closing)
+		if !ok || err != nil {
+			for _, j := range order[:k] {
+				l.locks[j].g.leave(l.locks[j].shared)
+			}
+			return false, 0, err
+		}
+	}
+	if waitMs > 0 {
+		if waitMs -= durationMs(time.Since(start)); waitMs < 0 {
+			waitMs = 0
+		}
+	}
+	return true, waitMs, nil
+}
+
+func (l *MultiLock) leaveGates() {
+	for _, m := range l.locks {
+		m.g.leave(m.shared)
+	}
 }
 
 // TryLock tries to acquire, waiting at most wait (0: one attempt per
@@ -159,7 +245,7 @@ func (l *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (boo
 	if lease > 0 {
 		leaseMs = durationMs(lease)
 	}
-	return l.acquire(ctx, waitMs, leaseMs)
+	return l.acquire(ctx, waitMs, leaseMs, true)
 }
 
 // enter enters every member's client for one call (each once), returning
@@ -190,7 +276,9 @@ func (l *MultiLock) enter(mc *multiCall) (func(), error) {
 	return leave, nil
 }
 
-func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error) {
+// acquire takes the members, after passing their gates when gated (a
+// failure leaves them again).
+func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64, gated bool) (bool, error) {
 	defer runtime.KeepAlive(l)
 	if l.err != nil {
 		return false, l.err
@@ -198,6 +286,24 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if _, _, err := ctxWait(ctx, waitMs); err != nil {
+		return false, err
+	}
+	if gated {
+		ok, left, err := l.passGates(ctx, waitMs)
+		if !ok || err != nil {
+			return false, err
+		}
+		waitMs = left
+	}
+	ok, err := l.acquireRedis(ctx, waitMs, leaseMs, gated)
+	if !ok && gated {
+		l.leaveGates()
+	}
+	return ok, err
+}
+
+func (l *MultiLock) acquireRedis(ctx context.Context, waitMs, leaseMs int64, gated bool) (bool, error) {
 	waitMs, byDeadline, err := ctxWait(ctx, waitMs)
 	if err != nil {
 		return false, err
@@ -237,7 +343,8 @@ func (l *MultiLock) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, e
 		}
 		return false, nil
 	}
-	h0 := multiHold{taken: make([]bool, len(l.locks)), epochs: make([]uint64, len(l.locks))}
+	h0 := multiHold{taken: make([]bool, len(l.locks)), epochs: make([]uint64, len(l.locks)),
+		gated: gated}
 	if mc.valid >= 0 {
 		h0.until = time.Now().Add(time.Duration(mc.valid) * time.Millisecond)
 	}
@@ -340,6 +447,10 @@ func (l *MultiLock) Release() error {
 	h := l.holds[len(l.holds)-1]
 	l.holds = l.holds[:len(l.holds)-1]
 	l.mu.Unlock()
+	if h.gated {
+		// After the release reached Redis, whatever it answered.
+		defer l.leaveGates()
+	}
 
 	mc := newMultiCall(l.red, len(l.locks))
 	for i, t := range h.taken {

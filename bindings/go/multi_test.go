@@ -166,7 +166,9 @@ func TestMultiLockAllOrNothing(t *testing.T) {
 	if !ml.Until().IsZero() {
 		t.Fatal("a watchdog hold has an Until")
 	}
-	ml.Lock() // reentrant
+	if err := ml.Reenter(context.Background()); err != nil { // re-entered explicitly
+		t.Fatal(err)
+	}
 	if n, _ := ms[2].HoldCount(); n != 2 {
 		t.Fatalf("HoldCount after reentry = %d", n)
 	}
@@ -654,8 +656,10 @@ func TestMultiLockMemberRetakenLeftAlone(t *testing.T) {
 	ml := hilock.NewMultiLock(ms...)
 	ml.Lock()
 	old := loseMember(t, ms[1])
-	ms[1].Lock() // a new hold, twice
-	ms[1].Lock()
+	// A new hold, twice, for the member's owner (the gate the MultiLock
+	// holds keeps the member's own Lock out: another handle of its owner).
+	mustAcquireAs(t, ms[1])
+	mustAcquireAs(t, ms[1])
 	cur := ms[1].Lost()
 	if cur == old {
 		t.Fatal("the new hold has the lost hold's Lost channel")
@@ -698,7 +702,7 @@ func TestMultiLockMemberRetakenClientClosed(t *testing.T) {
 	ml := hilock.NewMultiLock(ms...)
 	ml.Lock()
 	loseMember(t, ms[1])
-	ms[1].Lock()
+	mustAcquireAs(t, ms[1]) // a new hold for the member's owner (see above)
 	cli[0].Close()
 	if err := ml.Release(); !errors.Is(err, hilock.ErrLost) || !strings.Contains(err.Error(), "member 1") {
 		t.Fatalf("Release = %v, want ErrLost naming member 1", err)

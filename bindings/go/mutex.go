@@ -6,21 +6,26 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
-// A Mutex is a distributed reentrant lock (Redisson's RLock) seen by one
-// owner: the Mutex value itself. It implements sync.Locker. See the package
+// A Mutex is a distributed lock (Redisson's RLock) seen by one owner: the
+// Mutex value itself. It implements sync.Locker. See the package
 // documentation for ownership, reentrancy and lost locks.
 //
-// A Mutex is safe for concurrent use, but goroutines sharing one share its
-// holds; goroutines that must exclude each other each use their own.
+// A Mutex is safe for concurrent use, and goroutines sharing one exclude
+// each other as with a sync.Mutex: a Lock waits while another Lock of the
+// same Mutex holds it (a local gate, passed before Redis is asked), whoever
+// calls it. Re-entering is explicit: [Mutex.Reenter].
 type Mutex struct {
-	c     *Client
-	name  []byte
-	owner uint64
-	kind  lockKind // the lock kind and a spin lock's back-off
-	err   error    // a bad name or option, reported by every method
+	c      *Client
+	name   []byte
+	owner  uint64
+	kind   lockKind // the lock kind and a spin lock's back-off
+	err    error    // a bad name or option, reported by every method
+	g      *gate    // the local gate (shared by an RWMutex's halves)
+	shared bool     // this Mutex passes g as a reader (an RWMutex's read half)
 
 	// The library keeps this owner's hold (its count, lost state and
 	// epoch: see state); the Mutex keeps only the hold it last saw begin,
@@ -28,8 +33,9 @@ type Mutex struct {
 	// library has forgotten a hold whose lease ran out (or after Close),
 	// whether this Mutex had locked (a loss, logged by Unlock) or not
 	// (misuse, a panic).
-	mu  sync.Mutex
-	cur *hold // the current (or most recent) hold; nil before the first
+	mu    sync.Mutex
+	cur   *hold // the current (or most recent) hold; nil before the first
+	local int   // holds taken through this Mutex's gate (Lock, Reenter...) not yet released
 }
 
 var _ sync.Locker = (*Mutex)(nil)
@@ -55,8 +61,10 @@ func (m *Mutex) Owner() string {
 	return m.c.id + ":" + strconv.FormatUint(m.owner, 10)
 }
 
-// Lock acquires the lock, waiting as long as it takes, with the watchdog
-// keeping it alive. It panics if the lock cannot be acquired (client
+// Lock acquires the lock, waiting as long as it takes (first for the other
+// goroutines holding this Mutex, then for Redis), with the watchdog keeping
+// it alive. Like sync.Mutex's, a Lock by the goroutine that holds the
+// Mutex waits for itself: re-enter with [Mutex.Reenter]. It panics if the lock cannot be acquired (client
 // closed, Redis unreachable...); use LockContext to get an error instead.
 func (m *Mutex) Lock() {
 	if err := m.LockContext(context.Background()); err != nil {
@@ -65,6 +73,9 @@ func (m *Mutex) Lock() {
 }
 
 // Unlock releases one hold, for sync.Locker and `defer m.Unlock()`.
+//
+// Any goroutine may unlock, as with sync.Mutex; the Mutex's gate opens to
+// the next waiting goroutine once the release has reached Redis (or failed).
 //
 // It panics only on misuse, as sync.Mutex does: unlocking a Mutex that does
 // not hold the lock (never locked it, or released every hold already; the
@@ -92,11 +103,18 @@ func (m *Mutex) Unlock() {
 	}
 }
 
-// holding reports whether Unlock has a hold to give back: the library says
-// this owner holds the lock (or held it and lost it), or this Mutex took a
-// hold that none of its releases has ended (a lease that ran out, or a
-// closed client, whose library no longer knows it).
+// holding reports whether Unlock has a hold to give back: a hold taken
+// through this Mutex's gate is not released yet (whatever became of it in
+// Redis), the library says this owner holds the lock (or held it and lost
+// it), or this Mutex took a hold that none of its releases has ended (a
+// lease that ran out, or a closed client, whose library no longer knows it).
 func (m *Mutex) holding() bool {
+	m.mu.Lock()
+	local := m.local
+	m.mu.Unlock()
+	if local > 0 {
+		return true
+	}
 	if st, err := m.state(); err == nil && (st.count > 0 || st.lost) {
 		return true
 	}
@@ -150,15 +168,20 @@ func quoteName(name []byte) string {
 
 // LockContext acquires the lock, waiting until it is held or ctx is done,
 // with the watchdog keeping it alive. If ctx is done first it returns
-// ctx.Err() (context.Canceled or context.DeadlineExceeded) promptly. A Mutex
-// that already holds the lock gets it again at once (its hold count grows).
+// ctx.Err() (context.Canceled or context.DeadlineExceeded) promptly, with
+// nothing held. While another goroutine holds this Mutex it waits for that
+// hold's release, as sync.Mutex does (the caller's own hold included:
+// re-enter with [Mutex.Reenter]).
 func (m *Mutex) LockContext(ctx context.Context) error {
 	_, err := m.acquire(ctx, -1, -1)
 	return err
 }
 
 // TryLock tries to acquire the lock, waiting at most wait (0: one attempt;
-// negative: as long as ctx allows) and no longer than ctx allows.
+// negative: as long as ctx allows) and no longer than ctx allows. The wait
+// covers the wait for the other goroutines holding this Mutex too: with
+// wait 0 a Mutex held by any goroutine of this process gives false at once,
+// as sync.Mutex's TryLock.
 // lease 0 means the watchdog keeps the lock alive while it is held;
 // a positive lease is a fixed lifetime after which Redis frees the lock
 // (rounded up to whole milliseconds; not renewed, and Lost does not fire
@@ -179,6 +202,8 @@ func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (bool, e
 	return m.acquire(ctx, waitMs, leaseMs)
 }
 
+// acquire passes the Mutex's gate, then takes the lock in Redis (both
+// within the wait); a failure gives the gate's unit back.
 func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error) {
 	defer runtime.KeepAlive(m)
 	if err := m.check(); err != nil {
@@ -187,6 +212,103 @@ func (m *Mutex) acquire(ctx context.Context, waitMs, leaseMs int64) (bool, error
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if _, _, err := ctxWait(ctx, waitMs); err != nil {
+		return false, err
+	}
+	if atomic.LoadInt32(&m.c.closed) != 0 {
+		return false, ErrClosed
+	}
+	start := time.Now()
+	if ok, err := m.g.pass(ctx, m.shared, waitMs, m.c.closing); !ok || err != nil {
+		return false, err
+	}
+	if waitMs > 0 {
+		if waitMs -= durationMs(time.Since(start)); waitMs < 0 {
+			waitMs = 0 // the gate used the whole wait: one attempt
+		}
+	}
+	ok, err := m.lockRedis(ctx, waitMs, leaseMs)
+	if !ok {
+		m.g.leave(m.shared)
+		return false, err
+	}
+	m.mu.Lock()
+	m.local++
+	m.mu.Unlock()
+	return true, nil
+}
+
+// Reenter takes one more hold of the lock for the goroutine that holds
+// this Mutex, at once: Redisson's re-entry of its reentrant RLock (the
+// owner's hold count in Redis grows by one; each hold is given back by its
+// own Unlock or Release, and the lock is free when the count reaches
+// zero). It does not wait at the Mutex's gate, so it is for code that runs
+// under the lock and needs it again; it is not a way for another goroutine
+// to share the hold. The hold it adds is kept by the watchdog, as Lock's.
+//
+// It fails, taking nothing, with an error matching [ErrNotHeld] when this
+// Mutex is not locked, [ErrLost] when its hold was lost (a lost hold cannot
+// be re-entered), and [ErrDeadlock] for a [NonReentrant] lock or the write
+// half of an [RWMutex] that holds only the read half. The read half of an
+// RWMutex may be re-entered by its writer: the writer then keeps reading
+// after it releases the write half (Redisson's downgrade).
+func (m *Mutex) Reenter(ctx context.Context) error {
+	defer runtime.KeepAlive(m)
+	if err := m.check(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !m.g.reenter(m.shared) {
+		if !m.shared && m.g.held(true) {
+			return &Error{Op: "reenter", Code: statusDeadlock, Name: statusName(statusDeadlock),
+				Message: "re-entry of the write half of " + quoteName(m.name) +
+					": this RWMutex holds only the read half (the write half would wait for itself)"}
+		}
+		return &Error{Op: "reenter", Code: statusNotHeld, Name: statusName(statusNotHeld),
+			Message: "re-entry of a Mutex that does not hold " + quoteName(m.name)}
+	}
+	err := m.reenterRedis(ctx)
+	if err != nil {
+		m.g.leave(m.shared)
+		return err
+	}
+	m.mu.Lock()
+	m.local++
+	m.mu.Unlock()
+	return nil
+}
+
+// reenterRedis adds a hold in Redis for Reenter: one attempt, refused when
+// the library knows the hold was lost.
+func (m *Mutex) reenterRedis(ctx context.Context) error {
+	lostErr := func(why string) error {
+		return &Error{Op: "reenter", Code: statusLost, Name: statusName(statusLost),
+			Message: "re-entry of " + quoteName(m.name) + ": " + why}
+	}
+	st, err := m.state()
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	forgotten := st.count == 0 && m.cur != nil && !m.cur.ended && m.local > 0
+	m.mu.Unlock()
+	if st.lost || forgotten {
+		return lostErr("the hold was lost while held")
+	}
+	ok, err := m.lockRedis(ctx, 0, -1)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return lostErr("another owner holds the lock: this Mutex's hold was lost")
+	}
+	return nil
+}
+
+// lockRedis takes the lock in Redis for this Mutex's owner.
+func (m *Mutex) lockRedis(ctx context.Context, waitMs, leaseMs int64) (bool, error) {
 	waitMs, byDeadline, err := ctxWait(ctx, waitMs)
 	if err != nil {
 		return false, err
@@ -319,12 +441,25 @@ func (m *Mutex) endHoldLocked() {
 // matching ErrNotHeld if this Mutex does not hold the lock (the lock is
 // left untouched), ErrLost if the hold had been lost (the watchdog found it
 // gone, it could not be renewed in time, or its lease ran out: then there
-// is no round trip), ErrInDoubt if Redis did not confirm the release (the
-// hold is no longer renewed and its lease ends it), ErrClosed after Close.
+// is no round trip; it matches ErrNotHeld too), ErrInDoubt if Redis did not
+// confirm the release (the hold is no longer renewed and its lease ends
+// it), ErrClosed after Close. Whatever it returns, a hold taken through
+// this Mutex's gate is given back to it when Release returns.
 func (m *Mutex) Release() error {
 	defer runtime.KeepAlive(m)
 	if err := m.check(); err != nil {
 		return err
+	}
+	m.mu.Lock()
+	gated := m.local > 0
+	if gated {
+		m.local--
+	}
+	m.mu.Unlock()
+	if gated {
+		// After the release reached Redis: the next goroutine's acquire
+		// must not meet this hold.
+		defer m.g.leave(m.shared)
 	}
 	p, err := m.c.enter()
 	if err != nil {

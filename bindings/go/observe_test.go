@@ -115,7 +115,9 @@ func TestStatsCount(t *testing.T) {
 	}
 	m := c.Mutex(name)
 	m.Lock()
-	m.Lock() // re-entry: counted too
+	if err := m.Reenter(context.Background()); err != nil { // re-entry: counted too
+		t.Fatal(err)
+	}
 	m.Unlock()
 	m.Unlock()
 	if err := m.Release(); !errors.Is(err, hilock.ErrNotHeld) { // not counted
@@ -192,6 +194,53 @@ func TestLostEventReachesHandler(t *testing.T) {
 	}
 	if err := m.Release(); !errors.Is(err, hilock.ErrLost) {
 		t.Fatalf("Release of a lost hold: %v", err)
+	}
+}
+
+// A hold whose renewals get no answer (the path to Redis black-holed by the
+// fault proxy) gives one renewal_failed event, with the lock's name and
+// owner, before its lost event; Stats counts the failed renewals.
+func TestRenewalFailedEventReachesHandler(t *testing.T) {
+	p := startFaultProxy(t, redisPort(t))
+	events := make(chan hilock.Event, 128)
+	c := connectVia(t, p, hilock.WithWatchdogTimeout(3*time.Second),
+		hilock.WithCommandTimeout(time.Second),
+		hilock.WithEventHandler(func(e hilock.Event) { events <- e }))
+	name := uniqueName(t)
+	m := c.Mutex(name)
+	m.Lock()
+	p.Blackhole(true)
+	defer p.Blackhole(false)
+	var failed []hilock.Event
+	deadline := time.After(15 * time.Second)
+	for lost := false; !lost; {
+		select {
+		case e := <-events:
+			switch e.Type {
+			case hilock.EventRenewalFailed:
+				failed = append(failed, e)
+			case hilock.EventLost:
+				lost = true
+			}
+		case <-deadline:
+			t.Fatalf("no lost event within 15 s (%d renewal_failed events)", len(failed))
+		}
+	}
+	if len(failed) != 1 {
+		t.Fatalf("%d renewal_failed events before the loss, want 1 (once per hold): %v",
+			len(failed), failed)
+	}
+	e := failed[0]
+	if e.Lock != name || e.Owner != m.Owner() || !e.Warning() ||
+		e.Type.String() != "renewal_failed" || e.Status == "" || e.Status == "HL_OK" ||
+		!strings.Contains(e.Message, "renewing") || !strings.Contains(e.Message, "no answer") {
+		t.Fatalf("renewal_failed event: %+v", e)
+	}
+	if s := c.Stats(); s.RenewalFailures < 1 || s.Losses != 1 {
+		t.Fatalf("Stats after failed renewals and a loss: %+v", s)
+	}
+	if err := m.Release(); !errors.Is(err, hilock.ErrLost) {
+		t.Fatalf("Release of the lost hold: %v, want ErrLost", err)
 	}
 }
 

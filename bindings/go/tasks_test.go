@@ -204,7 +204,7 @@ func TestTaskPaths(t *testing.T) {
 	if err := m.LockContext(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.LockContext(ctx); err != nil { // re-entry
+	if err := m.Reenter(ctx); err != nil { // re-entry, through a task too
 		t.Fatal(err)
 	}
 	if v, _ := r.str("HGET", name, m.Owner()); v != "2" {
