@@ -20,6 +20,14 @@ typedef struct hl_pool_conn {
 	uint64_t epoch;
 } hl_pool_conn;
 
+/* A master's connected replicas as last learnt (INFO replication), for
+ * WAIT (router.c wait_count): n, -1 when not known; at_ms, when it was
+ * learnt or last asked again (hl__now_ms). Under topo_mu. */
+typedef struct hl_replica_count {
+	int n;
+	int64_t at_ms;
+} hl_replica_count;
+
 /* A connection dropped while a command that changes state may still be on
  * its way to Redis (a delayed packet): killed from another connection
  * before this client sends anything else, so nothing it carried can land
@@ -102,9 +110,9 @@ struct hl_client {
 	pthread_mutex_t topo_mu;
 	hl_addr master;
 	atomic_uint_fast64_t topo_epoch;
-	int master_replicas; /* connected replicas of the master, for WAIT;
-	                        -1: not known yet */
-	hl_addr *replicas;   /* known replicas (read routing) */
+	/* connected replicas of the master in this epoch, for WAIT */
+	hl_replica_count master_replicas;
+	hl_addr *replicas; /* known replicas (read routing) */
 	int nreplicas;
 	unsigned replica_rr; /* round robin among them */
 	int topo_stop;
@@ -118,7 +126,7 @@ struct hl_client {
 	uint16_t *slots;
 	struct hl_cnode {
 		hl_addr addr;
-		int replicas;
+		hl_replica_count replicas;
 	} * cnodes;
 	int ncnodes;
 	int sharded;
@@ -310,12 +318,12 @@ int hl__router_one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
                    const char **argv, const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
 int hl__load_scripts(hl_client *c, hl_conn *conn);
-/* Cluster (router/cluster.c): load the slot map; a MOVED; the connected
- * replicas of a master for WAIT (-1: not known). */
+/* Cluster (router/cluster.c): load the slot map; a MOVED; the replica
+ * count of the master at a (caller holds topo_mu; NULL: a is no master of
+ * the map). */
 int hl__cluster_refresh(hl_client *c, const hl_bound *b);
 void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to);
-int hl__cluster_replicas(hl_client *c, const hl_addr *a);
-void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n);
+hl_replica_count *hl__cluster_replica_count(hl_client *c, const hl_addr *a);
 /* Turn an error reply into a status (HL_EREDIS) with its text. */
 int hl__reply_error(const hl_reply *r, const char *what);
 

@@ -37,7 +37,8 @@ static int cnode_index(struct hl_cnode *nodes, int *n, const hl_addr *a)
 	if (*n >= HL_MAX_CNODES)
 		return -1;
 	nodes[*n].addr = *a;
-	nodes[*n].replicas = -1;
+	nodes[*n].replicas.n = -1;
+	nodes[*n].replicas.at_ms = 0;
 	return (*n)++;
 }
 
@@ -143,10 +144,14 @@ int hl__cluster_refresh(hl_client *c, const hl_bound *b)
 	if (rc == HL_OK) {
 		int changed;
 		pthread_mutex_lock(&c->topo_mu);
+		/* The same slots on the same masters is no change: the
+		 * replica counts learnt for them stay (comparing those too
+		 * made every load after the first WAIT a change). */
 		changed = !c->slots || c->ncnodes != nnodes ||
-		          memcmp(c->slots, slots, HL_SLOTS * sizeof(*slots)) ||
-		          memcmp(c->cnodes, nodes,
-		                 (size_t)nnodes * sizeof(*nodes));
+		          memcmp(c->slots, slots, HL_SLOTS * sizeof(*slots));
+		for (i = 0; !changed && i < nnodes; i++)
+			changed = !hl__addr_eq(&c->cnodes[i].addr,
+			                       &nodes[i].addr);
 		hl__obs_cluster_map(c, nodes, nnodes);
 		if (changed) {
 			free(c->slots);
@@ -190,7 +195,8 @@ void hl__cluster_moved(hl_client *c, unsigned slot, const hl_addr *to)
 			if (n) {
 				c->cnodes = n;
 				c->cnodes[i].addr = *to;
-				c->cnodes[i].replicas = -1;
+				c->cnodes[i].replicas.n = -1;
+				c->cnodes[i].replicas.at_ms = 0;
 				c->ncnodes++;
 				hl__obs_cluster_moved(c, c->slots[slot], to);
 			}
@@ -241,24 +247,11 @@ int hl__router_node_for_key(hl_client *c, const void *key, size_t len,
 	                "no cluster node serves slot %u (CLUSTERDOWN?)", slot);
 }
 
-/* Connected replicas of the master at a, for WAIT (-1: not known). */
-int hl__cluster_replicas(hl_client *c, const hl_addr *a)
-{
-	int i, n = -1;
-	pthread_mutex_lock(&c->topo_mu);
-	for (i = 0; i < c->ncnodes; i++)
-		if (hl__addr_eq(&c->cnodes[i].addr, a))
-			n = c->cnodes[i].replicas;
-	pthread_mutex_unlock(&c->topo_mu);
-	return n;
-}
-
-void hl__cluster_set_replicas(hl_client *c, const hl_addr *a, int n)
+hl_replica_count *hl__cluster_replica_count(hl_client *c, const hl_addr *a)
 {
 	int i;
-	pthread_mutex_lock(&c->topo_mu);
 	for (i = 0; i < c->ncnodes; i++)
 		if (hl__addr_eq(&c->cnodes[i].addr, a))
-			c->cnodes[i].replicas = n;
-	pthread_mutex_unlock(&c->topo_mu);
+			return &c->cnodes[i].replicas;
+	return NULL;
 }

@@ -102,7 +102,7 @@ static void set_master(hl_client *c, const hl_addr *a)
 	changed = !hl__addr_eq(&c->master, a);
 	if (changed) {
 		c->master = *a;
-		c->master_replicas = -1;
+		c->master_replicas.n = -1;
 		atomic_fetch_add(&c->topo_epoch, 1);
 	}
 	pthread_mutex_unlock(&c->topo_mu);
@@ -574,23 +574,81 @@ static int parse_connected_slaves(const hl_reply *r)
 	return p ? atoi(p + 17) : -1;
 }
 
-/* How many replicas a write on the master waits for (0: none), learning
- * the master's connected replicas once per topology epoch. */
-static int wait_count(hl_client *c, hl_conn *conn, const hl_addr *node,
-                      uint64_t epoch, const hl_bound *b)
+/* A replica count of 0 is asked again once it is this old. A master learnt
+ * without replicas may get some later: the new master of a failover before
+ * its replicas (re)attach, a replica added to a single server. Until the
+ * count is asked again, lock writes there are not WAITed for, the undo
+ * rule cannot fire, and a kill -9 of that master loses them.
+ * The cost: INFO replication rides after one write per second per client
+ * and master, in the write's own round trip (no extra round trip, and the
+ * write still goes first on the wire), only while that master has no
+ * replicas and takes lock writes; a count above 0, the fast path, asks
+ * nothing (a WAIT that comes back short makes it learnt again). When the
+ * answer names replicas, that write is followed by WAIT, one more round
+ * trip, once. For a single server without replicas, the common case,
+ * that is one INFO (a few microseconds of server time) per second of lock
+ * traffic. A shorter interval would narrow the window after a replica
+ * attaches little: it needs a sync first (WAIT counts it only then), and
+ * the failover before took seconds. */
+#define HL_WAIT_RELEARN_MS 1000
+
+/* The cached replica count of node (caller holds topo_mu): the master's
+ * of this epoch, or a cluster master's; NULL when there is none (an epoch
+ * that has passed, a node the slot map does not have as master). */
+static hl_replica_count *replica_cache(hl_client *c, const hl_addr *node,
+                                       uint64_t epoch)
 {
-	int known, n, cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
+	if (c->conf.url.topology == HL_TOPO_CLUSTER)
+		return hl__cluster_replica_count(c, node);
+	return atomic_load(&c->topo_epoch) == epoch ? &c->master_replicas
+	                                            : NULL;
+}
+
+/* How many replicas of count k a write waits for (0: none). */
+static int wait_n(hl_client *c, int k)
+{
+	return k > 0 ? (c->conf.wait_replicas < 0 ? k : c->conf.wait_replicas)
+	             : 0;
+}
+
+/* INFO replication answered: node has k connected replicas (cached). */
+static void replicas_learnt(hl_client *c, const hl_addr *node, uint64_t epoch,
+                            int k)
+{
+	hl_replica_count *rc;
+	pthread_mutex_lock(&c->topo_mu);
+	if ((rc = replica_cache(c, node, epoch)) != NULL) {
+		rc->n = k;
+		rc->at_ms = hl__now_ms();
+	}
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+/* How many replicas a write on node waits for (0: none), or -1 when conn
+ * broke. A count not known is learnt first (INFO replication on conn,
+ * one round trip before the write). *ask (else 0) asks for INFO
+ * replication after the write, in its round trip: when the count was 0
+ * for HL_WAIT_RELEARN_MS (one thread asks, the others keep 0 meanwhile;
+ * *ask is then the time of that claim), or when the cache has none for
+ * this node (*ask -1: the answer is for this write only). */
+static int wait_count(hl_client *c, hl_conn *conn, const hl_addr *node,
+                      uint64_t epoch, const hl_bound *b, int64_t *ask)
+{
+	hl_replica_count *rc;
+	int known = -1;
+	*ask = 0;
 	if (c->conf.wait_replicas == 0)
 		return 0;
-	if (cluster) {
-		known = hl__cluster_replicas(c, node);
-	} else {
-		pthread_mutex_lock(&c->topo_mu);
-		known = atomic_load(&c->topo_epoch) == epoch
-		                ? c->master_replicas
-		                : 0;
-		pthread_mutex_unlock(&c->topo_mu);
+	pthread_mutex_lock(&c->topo_mu);
+	if ((rc = replica_cache(c, node, epoch)) == NULL) {
+		*ask = -1;
+		known = 0;
+	} else if ((known = rc->n) == 0) {
+		int64_t now = hl__now_ms();
+		if (now - rc->at_ms >= HL_WAIT_RELEARN_MS)
+			rc->at_ms = *ask = now;
 	}
+	pthread_mutex_unlock(&c->topo_mu);
 	if (known < 0) {
 		hl_reply *r = NULL;
 		const char *argv[2] = {"INFO", "replication"};
@@ -601,32 +659,65 @@ static int wait_count(hl_client *c, hl_conn *conn, const hl_addr *node,
 		hl__reply_free(r);
 		if (known < 0)
 			known = 0;
-		if (cluster) {
-			hl__cluster_set_replicas(c, node, known);
-		} else {
-			pthread_mutex_lock(&c->topo_mu);
-			if (atomic_load(&c->topo_epoch) == epoch)
-				c->master_replicas = known;
-			pthread_mutex_unlock(&c->topo_mu);
-		}
+		replicas_learnt(c, node, epoch, known);
 	}
-	n = c->conf.wait_replicas < 0 ? known : c->conf.wait_replicas;
-	return known > 0 ? n : 0;
+	return wait_n(c, known);
+}
+
+/* The INFO asked after a write did not answer (the round trip failed): a
+ * retry of the write asks again, instead of taking the claimed 0. */
+static void ask_failed(hl_client *c, const hl_addr *node, uint64_t epoch,
+                       int64_t ask)
+{
+	hl_replica_count *rc;
+	if (ask <= 0)
+		return;
+	pthread_mutex_lock(&c->topo_mu);
+	rc = replica_cache(c, node, epoch);
+	if (rc && rc->n == 0 && rc->at_ms == ask)
+		rc->at_ms = ask - HL_WAIT_RELEARN_MS;
+	pthread_mutex_unlock(&c->topo_mu);
+}
+
+/* WAIT n on conn, after a write whose round trip learnt that node has
+ * replicas: how many confirmed it, or -1 when conn broke. */
+static long long wait_after(hl_client *c, hl_conn *conn, int n,
+                            const hl_bound *b)
+{
+	char waitn[16], waitms[24];
+	const char *argv[3] = {"WAIT", waitn, waitms};
+	const char **argvp = argv;
+	size_t lens[3];
+	const size_t *lensp = lens;
+	int argc = 3;
+	hl_reply *r = NULL;
+	enum hl_sent sent;
+	long long acked = -1;
+	snprintf(waitn, sizeof(waitn), "%d", n);
+	snprintf(waitms, sizeof(waitms), "%lld",
+	         (long long)c->conf.wait_timeout_ms);
+	lens[0] = 4;
+	lens[1] = strlen(waitn);
+	lens[2] = strlen(waitms);
+	if (hl__conn_roundtrip(conn, 1, &argc, &argvp, &lensp, &r, &sent, b,
+	                       c->conf.command_timeout_ms +
+	                               c->conf.wait_timeout_ms) == HL_OK)
+		acked = hl__reply_int(r);
+	if (r)
+		hl__reply_free(r);
+	return acked;
 }
 
 /* WAIT answered acked: fewer than asked makes the count learnt again. */
 static void wait_answered(hl_client *c, const hl_addr *node, uint64_t epoch,
                           int asked, long long acked)
 {
+	hl_replica_count *rc;
 	if (acked >= asked)
 		return;
-	if (c->conf.url.topology == HL_TOPO_CLUSTER) {
-		hl__cluster_set_replicas(c, node, -1);
-		return;
-	}
 	pthread_mutex_lock(&c->topo_mu);
-	if (atomic_load(&c->topo_epoch) == epoch)
-		c->master_replicas = -1;
+	if ((rc = replica_cache(c, node, epoch)) != NULL)
+		rc->n = -1;
 	pthread_mutex_unlock(&c->topo_mu);
 }
 
@@ -703,12 +794,15 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
 		const char *fargv[HL_FENCES_PER_TRIP][6], *wargv[3];
 		const char *askv[1] = {"ASKING"};
+		const char *infov[2] = {"INFO", "replication"};
 		size_t flens[HL_FENCES_PER_TRIP][6], wlens[3], asklen[1] = {6};
+		size_t infolens[2] = {4, 11};
+		int64_t ask = 0;
 		const char **argvp[MAXN];
 		const size_t *lensp[MAXN];
 		int argcs[MAXN];
 		hl_reply *replies[MAXN];
-		int nf, n, ci, wi = -1, refresh = 0;
+		int nf, n, ci, wi = -1, ii = -1, refresh = 0;
 		unsigned rslot;
 		hl_addr to;
 
@@ -748,7 +842,8 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			hl__obs_conn_made(c, &node);
 		}
 		/* The pipeline: fences, ASKING (after an ASK), the command,
-		 * WAIT (a write on a master with replicas). */
+		 * WAIT (a write on a master with replicas) or INFO (asking
+		 * again whether it has any). */
 		nf = fences_pending(c, &node, f, HL_FENCES_PER_TRIP);
 		for (i = 0; i < nf; i++) {
 			snprintf(ids[i], sizeof(ids[i]), "%lld", f[i].id);
@@ -781,7 +876,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		if ((flags & HL_CMD_WRITE) && replicated) {
 			/* A lock-changing write waits for the replicas, in
 			 * the same round trip (Redisson's synced eval). */
-			int w = wait_count(c, conn, &node, epoch, b);
+			int w = wait_count(c, conn, &node, epoch, b, &ask);
 			if (w < 0) {
 				rc = HL_EIO;
 				sent = HL_SENT_NOTHING; /* only INFO was */
@@ -801,6 +896,11 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				argcs[n] = 3;
 				argvp[n] = wargv;
 				lensp[n++] = wlens;
+			} else if (ask) {
+				ii = n;
+				argcs[n] = 2;
+				argvp[n] = infov;
+				lensp[n++] = infolens;
 			}
 		}
 		rc = hl__conn_roundtrip(
@@ -812,7 +912,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 			if (nf)
 				fences_done(c, f, nf, replies);
 			for (i = 0; i < n; i++)
-				if (i != ci && i != wi)
+				if (i != ci && i != wi && i != ii)
 					hl__reply_free(replies[i]);
 			if (wi >= 0) {
 				long long acked = hl__reply_int(replies[wi]);
@@ -820,6 +920,32 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				              acked);
 				*replicated = (int)acked;
 				hl__reply_free(replies[wi]);
+			}
+			if (ii >= 0) {
+				/* The replicas asked again: any now? Then
+				 * this write waits for them after all. */
+				int k = parse_connected_slaves(replies[ii]), w;
+				hl__reply_free(replies[ii]);
+				if (k < 0)
+					k = 0; /* as wait_count: none said */
+				replicas_learnt(c, &node, epoch, k);
+				w = wait_n(c, k);
+				if (w > 0 &&
+				    hl__reply_type(r) != HL_REPLY_ERROR) {
+					long long acked =
+					        wait_after(c, conn, w, b);
+					if (acked < 0) {
+						/* broke: not confirmed */
+						hl__obs_conn_broke(c, &node,
+						                   NULL);
+						hl__conn_free(conn);
+						c->pool[slot].conn = NULL;
+						acked = 0;
+					}
+					wait_answered(c, &node, epoch, w,
+					              acked);
+					*replicated = (int)acked;
+				}
 			}
 			pool_give(c, slot);
 			asking = 0;
@@ -863,6 +989,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		for (i = 0; i < n; i++)
 			if (replies[i])
 				hl__reply_free(replies[i]);
+		ask_failed(c, &node, epoch, ask);
 	broken:
 		asking = 0;
 		if (rc == HL_EIO || rc == HL_ETIMEDOUT)
@@ -1068,7 +1195,7 @@ int hl__router_start(hl_client *c)
 	                hl__now_ms() + c->conf.connect_timeout_ms +
 	                        c->conf.command_timeout_ms,
 	                NULL);
-	c->master_replicas = -1;
+	c->master_replicas.n = -1;
 	if (u->topology == HL_TOPO_CLUSTER) {
 		/* The slot map, then one connection to a master to prove
 		 * the credentials and load the scripts (the other nodes
