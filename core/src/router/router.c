@@ -658,6 +658,8 @@ static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
 	return rc;
 }
 
+_Thread_local int64_t hl__tl_sent_ms;
+
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
                    const hl_bound *b, int *replicated)
@@ -783,6 +785,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				lensp[n++] = wlens;
 			}
 		}
+		hl__tl_sent_ms = hl__now_ms();
 		rc = hl__conn_roundtrip(
 		        conn, n, argcs, argvp, lensp, replies, &sent, b,
 		        c->conf.command_timeout_ms +
