@@ -13,6 +13,7 @@
  */
 #include "harness.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,5 +297,113 @@ static void release_unconfirmed(void)
 	hl_client_free(c);
 }
 
+/* ---- 2. the resend lands where the release was lost ---------------------
+ * The replica follows the master through the fault proxy. The proxy holds
+ * the release back (black hole), so the release runs on the master only;
+ * then the master loses it, as after a failover to that replica: the
+ * replica is promoted with the hold, and the master, made its replica and
+ * promoted back, has the hold again under the same address. The caller's
+ * release is still resending: its resend finds the hold and releases it
+ * there. Before, the release returned HL_OK at once and the lock stayed
+ * held by an owner that believed it released it. */
+struct rel_arg {
+	hl_lock *l;
+	int rc;
+	char msg[512];
+};
+
+static void *release_thread(void *p)
+{
+	struct rel_arg *a = p;
+	a->rc = hl_lock_release(NULL, a->l);
+	snprintf(a->msg, sizeof a->msg, "%s", hl_error_last());
+	return NULL;
+}
+
+static int link_up(ht_redis *n)
+{
+	redisReply *rep = ht_raw(ht_raw_of(n), "INFO replication");
+	int up = strstr(rep->str, "master_link_status:up") != NULL;
+	freeReplyObject(rep);
+	return up;
+}
+
+static void release_resent_after_failover(void)
+{
+	ht_redis *m = ht_redis_start(NULL), *r = ht_redis_start(NULL);
+	ht_proxy *p = ht_proxy_start(m->port);
+	hl_client *c;
+	hl_lock *l;
+	struct rel_arg a;
+	redisReply *rep;
+	pthread_t t;
+	int64_t end;
+
+	rep = ht_raw(ht_raw_of(m), "CONFIG SET repl-diskless-sync-delay 0");
+	freeReplyObject(rep);
+	rep = ht_raw(ht_raw_of(r), "CONFIG SET repl-diskless-sync-delay 0");
+	freeReplyObject(rep);
+	rep = ht_raw(ht_raw_of(r), "REPLICAOF 127.0.0.1 %d", p->port);
+	freeReplyObject(rep);
+	end = ht_now_ms() + 10000 * ht_scale();
+	while (!link_up(r)) {
+		HT_CHECKF(ht_now_ms() < end, "the replica did not attach");
+		ht_sleep_ms(20);
+	}
+	/* pauses of 300 to 600 ms between the resends: time for the
+	 * failover below */
+	{
+		hl_client_options o;
+		HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+		o.command_timeout_ms = 2000;
+		o.retry_delay_ms = 300;
+		o.retry_attempts = 6;
+		o.wait_timeout_ms = 200;
+		c = ht_client_url(m->url, &o);
+	}
+	l = ht_lock(c, "undo:failover");
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_EQ(ht_exists(r, HT_S("undo:failover")), 1); /* WAITed for */
+
+	ht_proxy_cmd(p, "blackhole on");
+	memset(&a, 0, sizeof a);
+	a.l = l;
+	t = ht_thread_start(release_thread, &a);
+	/* it ran on the master */
+	end = ht_now_ms() + 5000 * ht_scale();
+	while (ht_exists(m, HT_S("undo:failover"))) {
+		HT_CHECKF(ht_now_ms() < end, "the release did not run");
+		ht_sleep_ms(5);
+	}
+	/* the replica never gets it: promoted, it has the hold */
+	ht_proxy_cmd(p, "reset");
+	rep = ht_raw(ht_raw_of(r), "REPLICAOF NO ONE");
+	freeReplyObject(rep);
+	HT_EQ(ht_exists(r, HT_S("undo:failover")), 1);
+	/* and the master takes its data: the hold is back there */
+	rep = ht_raw(ht_raw_of(m), "REPLICAOF 127.0.0.1 %d", r->port);
+	freeReplyObject(rep);
+	end = ht_now_ms() + 10000 * ht_scale();
+	while (!link_up(m) || !ht_exists(m, HT_S("undo:failover"))) {
+		HT_CHECKF(ht_now_ms() < end, "the master did not resync");
+		ht_sleep_ms(10);
+	}
+	rep = ht_raw(ht_raw_of(m), "REPLICAOF NO ONE");
+	freeReplyObject(rep);
+	ht_note("the hold is back on the master after the failover");
+
+	ht_thread_join(t, 20000);
+	ht_note("release: %s: %s", hl_status_name(a.rc), a.msg);
+	HT_CHECKF(a.rc == HL_OK || a.rc == HL_EINDOUBT, "%s: %s",
+	          hl_status_name(a.rc), a.msg);
+	/* a resend released it where it was lost */
+	HT_EQ(ht_exists(m, HT_S("undo:failover")), 0);
+
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 HT_MAIN(HT_CASE(giveup_leaves_nothing), HT_CASE(undo_in_background),
-        HT_CASE(release_unconfirmed))
+        HT_CASE(release_unconfirmed), HT_CASE(release_resent_after_failover))
