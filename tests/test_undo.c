@@ -244,6 +244,44 @@ static void undo_in_background(void)
 	ht_proxy_stop(p);
 }
 
+/* A client closed while an undo goes on in the background: the close
+ * ends it (the lease ends the acquire), promptly, and frees everything. */
+static void close_with_undo_pending(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client_options o;
+	hl_client *c;
+	hl_lock *l;
+	hl_event *e;
+	int acquired = 7;
+	int64_t t0;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 300;
+	o.connect_timeout_ms = 300;
+	o.retry_delay_ms = 100;
+	c = ht_client_url(p->url, &o);
+	l = ht_lock(c, "undo:close");
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_release(NULL, l));
+	ht_proxy_cmd(p, "blackhole on");
+	HT_OK(hl_lock_try_acquire(&acquired, l, 200, 20000, NULL));
+	HT_EQ(acquired, 0);
+	e = next_undo(c, 2000);
+	HT_CHECKF(e != NULL, "no undo event");
+	HT_EQ(hl_event_status(e), HL_EINDOUBT);
+	hl_event_free(e);
+	t0 = ht_now_ms();
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_note("closed with an undo pending in %lld ms",
+	        (long long)(ht_now_ms() - t0));
+	HT_RANGE(ht_now_ms() - t0, 0, 1000 * ht_scale());
+	ht_proxy_cmd(p, "blackhole off");
+	ht_proxy_stop(p);
+}
+
 /* ---- 2. a release no replica confirmed ----------------------------------
  * Taken while the replica follows; then the replica freezes. A re-entrant
  * release is not an error (the owner still holds the lock, and its next
@@ -406,4 +444,5 @@ static void release_resent_after_failover(void)
 }
 
 HT_MAIN(HT_CASE(giveup_leaves_nothing), HT_CASE(undo_in_background),
-        HT_CASE(release_unconfirmed), HT_CASE(release_resent_after_failover))
+        HT_CASE(close_with_undo_pending), HT_CASE(release_unconfirmed),
+        HT_CASE(release_resent_after_failover))
