@@ -469,8 +469,9 @@ again:
  * An acquire whose caller does not get the lock (the wait ended inside its
  * round trip, an error, a cancel, an undo after WAIT that failed) may have
  * run in Redis: it is taken back at once, with a bound of its own (the
- * caller's may be over) as short as the grace of an attempt, so that the
- * call still ends close to its deadline. The connection that carried the
+ * caller's may be over) of HL_UNDO_GRACE_MS, so that the call still ends
+ * close to its deadline (a healthy server answers in a few ms, even on a
+ * new connection). The connection that carried the
  * acquire was dropped and is fenced (CLIENT KILL ahead of the next command to
  * that server), so no copy of it lands after the undo. If Redis does not answer
  * the undo in time, a background task of the client's engine tries again
@@ -485,6 +486,8 @@ again:
  * often as not, and the acquire's lease ends what is left. A WAIT here
  * would only make an undo that cannot be confirmed (a frozen replica) hold
  * the caller, or the background task, for nothing. */
+#define HL_UNDO_GRACE_MS 100
+
 typedef struct undo_ctx {
 	hl_lock lock; /* its own name, channel and keys */
 	uint64_t owner_id;
@@ -568,9 +571,9 @@ static void take_back(hl_lock *lock, uint64_t owner_id, const char *owner,
                       const hl_op *op, int64_t lease)
 {
 	hl_client *c = lock->client;
-	int64_t ms = c->conf.command_timeout_ms < HL_GRACE_MS
+	int64_t ms = c->conf.command_timeout_ms < HL_UNDO_GRACE_MS
 	                     ? c->conf.command_timeout_ms
-	                     : HL_GRACE_MS;
+	                     : HL_UNDO_GRACE_MS;
 	undo_ctx *x;
 	hl_bound ub;
 	int i, failed = 0;
