@@ -255,7 +255,9 @@ void hl__obs_undo(hl_client *c, const hl_lock *lock, const char *owner,
 		emit(c, HL_EVENT_UNDO, status, lock->name, lock->name_len,
 		     owner, NULL,
 		     "the acquire of lock \"%s\" by %s that its caller did "
-		     "not get was taken back in the background",
+		     "not get holds nothing any more: taken back in the "
+		     "background, or superseded by the owner's own acquire or "
+		     "release since",
 		     label, owner);
 	else
 		emit(c, HL_EVENT_UNDO, status, lock->name, lock->name_len,
