@@ -12,7 +12,8 @@
  *   5. deadlines, cancel, interrupt and close bound every call;
  *   6. a silently dead subscriber connection is noticed and replaced;
  *   7. a single attempt defers to this process's queued waiters;
- * and an overlap check of processes contending through resets.
+ * and an overlap check of processes contending through resets, and one
+ * that no hold is told lost when nobody else held it (issue 18, 2b).
  */
 #include "harness.h"
 
