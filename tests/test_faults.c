@@ -566,8 +566,8 @@ static void overlap_under_resets(void)
 
 /* ---- no false loss under resets -------------------------------------------
  * Four processes of three threads contend for one lock through the proxy,
- * which resets every connection every 0.3 to 1.2 s; holds are short (a
- * few ms, up to 30) under a 3 s watchdog. The overlap log shows that nobody else
+ * which resets every connection every 0.3 to 1.2 s; holds are short (up
+ * to 30 ms) under a 3 s watchdog. The overlap log shows that nobody else
  * held the lock while a hold lasted, and nothing force-deletes it: so any
  * loss told (HL_ELOST at release, a lost hold inside a section, the losses
  * counter) is a false one, and there must be none. */
