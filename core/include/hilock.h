@@ -510,11 +510,11 @@ HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
  * each attempt, each resend and each pause end with it (an attempt that
  * began just before it may take up to 150 ms more, and a wait of 0 gets
  * those 150 ms for its one attempt, and an acquire that may have run
- * gets up to 100 ms more to be taken back). Redis not answering in time is
- * "not acquired", and an acquire the caller did not get (not acquired, an
- * error, cancelled) never stays held: what it may have written is taken
- * back at once, or, when Redis does not answer that either, in the
- * background until its lease would have ended it (told as HL_EVENT_UNDO
+ * gets up to 100 ms more to be taken back; 500 ms after a cancel). Redis not
+ * answering in time is "not acquired", and an acquire the caller did not get
+ * (not acquired, an error, cancelled) never stays held: what it may have
+ * written is taken back at once, or, when Redis does not answer that either, in
+ * the background until its lease would have ended it (told as HL_EVENT_UNDO
  * events); the owner's own next acquire or release of the lock supersedes
  * that.
  * Fair within the process: an acquire, even of wait 0, defers to threads

@@ -469,15 +469,15 @@ again:
  * An acquire whose caller does not get the lock (the wait ended inside its
  * round trip, an error, a cancel, an undo after WAIT that failed) may have
  * run in Redis: it is taken back at once, with a bound of its own (the
- * caller's may be over) of HL_UNDO_GRACE_MS, so that the call still ends
- * close to its deadline (a healthy server answers in a few ms, even on a
- * new connection). The connection that carried the
- * acquire was dropped and is fenced (CLIENT KILL ahead of the next command to
- * that server), so no copy of it lands after the undo. If Redis does not answer
- * the undo in time, a background task of the client's engine tries again
- * until the acquire's lease would have ended it anyway, and tells it as an
- * HL_EVENT_UNDO event. The owner's own next acquire or release of the lock
- * sets its count in Redis, and supersedes the undo.
+ * caller's may be over): HL_UNDO_GRACE_MS past a deadline, so that the
+ * call still ends close to it (a healthy server answers in a few ms, even
+ * on a new connection), else (a cancel, an error) HL_UNDO_MS. The connection
+ * that carried the acquire was dropped and is fenced (CLIENT KILL ahead of the
+ * next command to that server), so no copy of it lands after the undo. If Redis
+ * does not answer the undo in time, a background task of the client's engine
+ * tries again until the acquire's lease would have ended it anyway, and tells
+ * it as an HL_EVENT_UNDO event. The owner's own next acquire or release of the
+ * lock sets its count in Redis, and supersedes the undo.
  *
  * The undo is not WAITed for. It reached the master; if the master failed
  * before a replica had it, a replica that had the acquire would bring the
@@ -487,6 +487,7 @@ again:
  * would only make an undo that cannot be confirmed (a frozen replica) hold
  * the caller, or the background task, for nothing. */
 #define HL_UNDO_GRACE_MS 100
+#define HL_UNDO_MS       500
 
 typedef struct undo_ctx {
 	hl_lock lock; /* its own name, channel and keys */
@@ -566,17 +567,18 @@ static const hl_drive_ops undo_ops = {undo_step, NULL, undo_free};
 static char *dup_bytes(const char *p, size_t n);
 
 /* Take back what an acquire of owner as part of op (lease as asked) may
- * have left in Redis: at once, else in the background (see above). */
+ * have left in Redis, after the attempt ended with status rc: at once,
+ * else in the background (see above). */
 static void take_back(hl_lock *lock, uint64_t owner_id, const char *owner,
-                      const hl_op *op, int64_t lease)
+                      const hl_op *op, int64_t lease, int rc)
 {
 	hl_client *c = lock->client;
-	int64_t ms = c->conf.command_timeout_ms < HL_UNDO_GRACE_MS
-	                     ? c->conf.command_timeout_ms
-	                     : HL_UNDO_GRACE_MS;
+	int64_t ms = rc == HL_ETIMEDOUT ? HL_UNDO_GRACE_MS : HL_UNDO_MS;
 	undo_ctx *x;
 	hl_bound ub;
 	int i, failed = 0;
+	if (ms > c->conf.command_timeout_ms)
+		ms = c->conf.command_timeout_ms;
 	hl__bound_init(&ub, c, hl__now_ms() + ms, NULL, 0);
 	if (undo_acquire(lock, owner, op, &ub) == HL_OK ||
 	    atomic_load(&c->closing))
@@ -643,7 +645,7 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 		 * that nothing stays held that nobody knows of. */
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s", hl_error_last());
-		take_back(lock, owner_id, owner, &op, lease);
+		take_back(lock, owner_id, owner, &op, lease, rc);
 		if (rc == HL_EINTERRUPTED)
 			rc = hl__fail(HL_EINTERRUPTED,
 			              "waiting for the lock was interrupted "
