@@ -800,6 +800,7 @@ var (
 	_ = [1]struct{}{}[EventReconnect-C.HL_EVENT_RECONNECT]
 	_ = [1]struct{}{}[EventFailover-C.HL_EVENT_FAILOVER]
 	_ = [1]struct{}{}[EventFencingOff-C.HL_EVENT_FENCING_OFF]
+	_ = [1]struct{}{}[EventUndo-C.HL_EVENT_UNDO]
 )
 
 // --- tasks ----------------------------------------------------------------

@@ -71,10 +71,16 @@ const (
 	// still run later (an acquire that lands late holds the lock until
 	// its lease ends). Once per client.
 	EventFencingOff EventType = 5
+	// EventUndo: an acquire whose caller did not get the lock may have
+	// left it held, and taking it back at once got no answer: the client
+	// keeps taking it back in the background (Code HL_EINDOUBT), then
+	// says how that ended (HL_OK: taken back; HL_ETIMEDOUT: its lease
+	// ended it first).
+	EventUndo EventType = 6
 )
 
 // String is the type's name: "lost", "renewal_failed", "reconnect",
-// "failover", "fencing_off".
+// "failover", "fencing_off", "undo".
 func (t EventType) String() string {
 	if n := eventTypeName(t); n != "unknown" {
 		return n
@@ -100,11 +106,12 @@ type Event struct {
 func (e Event) String() string { return e.Message }
 
 // Warning reports whether the event is worth a warning (a lost hold, a
-// failed renewal, fencing off) rather than information (a reconnect, a failover): the
-// level the default handlers log it at.
+// failed renewal, fencing off, an acquire being taken back in the background)
+// rather than information (a reconnect, a failover): the level the default
+// handlers log it at.
 func (e Event) Warning() bool {
 	return e.Type == EventLost || e.Type == EventRenewalFailed ||
-		e.Type == EventFencingOff
+		e.Type == EventFencingOff || e.Type == EventUndo
 }
 
 // WithEventHandler sets the function that receives the client's events

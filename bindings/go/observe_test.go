@@ -325,7 +325,7 @@ func TestEventTypeNames(t *testing.T) {
 	for typ, want := range map[hilock.EventType]string{
 		hilock.EventLost: "lost", hilock.EventRenewalFailed: "renewal_failed",
 		hilock.EventReconnect: "reconnect", hilock.EventFailover: "failover",
-		hilock.EventFencingOff: "fencing_off",
+		hilock.EventFencingOff: "fencing_off", hilock.EventUndo: "undo",
 		hilock.EventType(99):   "EventType(99)",
 	} {
 		if typ.String() != want {

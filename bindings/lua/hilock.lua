@@ -413,7 +413,9 @@ end
 -- during an automatic run is written to io.stderr (the call goes on); fn
 -- must not yield. A callback that calls hilock runs no nested dispatch.
 -- event: {type = "lost" | "renewal_failed" | "reconnect" | "failover" |
--- "fencing_off" (the server refused CLIENT KILL: see the README),
+-- "fencing_off" (the server refused CLIENT KILL: see the README) | "undo"
+-- (an acquire nobody got is taken back in the background: status
+-- "HL_EINDOUBT", then "HL_OK" or "HL_ETIMEDOUT"),
 -- time = seconds since the epoch, monotonic = seconds, name = the lock's
 -- name (nil for an event about no lock), owner = the hold's owner string,
 -- node = "host:port" (nil when none), status = "HL_ELOST" | "HL_EIO" |

@@ -382,7 +382,17 @@ enum {
 	 * still run later: an acquire that lands after its caller gave up
 	 * holds the lock, unrenewed, until its lease ends. Once per client.
 	 * Node: that server; status HL_EREDIS. */
-	HL_EVENT_FENCING_OFF = 5
+	HL_EVENT_FENCING_OFF = 5,
+	/* An acquire whose caller did not get the lock (not acquired, an
+	 * error, cancelled) may have left it held in Redis, and taking that
+	 * back at once failed (Redis did not answer in time). The client
+	 * keeps taking it back in the background until the acquire's lease
+	 * would have ended it anyway; the owner's own next acquire or
+	 * release of the lock supersedes it. Lock name and owner set; status
+	 * HL_EINDOUBT (taking it back goes on in the background), then one
+	 * more event: HL_OK (taken back) or HL_ETIMEDOUT (its lease ended
+	 * it first). */
+	HL_EVENT_UNDO = 6
 };
 
 /* One event, owned by the caller until hl_event_free(). */
@@ -420,7 +430,7 @@ HL_EXTERN void hl_event_free(hl_event *event);
 HL_EXTERN int hl_event_type(const hl_event *event);
 
 /* The name of an event type: "lost", "renewal_failed", "reconnect",
- * "failover", "fencing_off"; "unknown" for others. Static storage. */
+ * "failover", "fencing_off", "undo"; "unknown" for others. Static storage. */
 HL_EXTERN const char *hl_event_type_name(int type);
 
 /* When it happened: wall-clock ms since the Unix epoch, and the
@@ -508,10 +518,14 @@ HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
  * The wait bounds everything, however the network behaves: connecting,
  * each attempt, each resend and each pause end with it (an attempt that
  * began just before it may take up to 150 ms more, and a wait of 0 gets
- * those 150 ms for its one attempt). Redis not answering in time is "not
- * acquired"; an acquire that reaches Redis after the caller gave up is not
- * the caller's: nothing renews it, its lease ends it, and the owner's next
- * acquire or release of the lock folds it away.
+ * those 150 ms for its one attempt, and an acquire that may have run
+ * gets up to 100 ms more to be taken back; 500 ms after a cancel). Redis not
+ * answering in time is "not acquired", and an acquire the caller did not get
+ * (not acquired, an error, cancelled) never stays held: what it may have
+ * written is taken back at once, or, when Redis does not answer that either, in
+ * the background until its lease would have ended it (told as HL_EVENT_UNDO
+ * events); the owner's own next acquire or release of the lock supersedes
+ * that.
  * Fair within the process: an acquire, even of wait 0, defers to threads
  * of this client already queued for the lock, and briefly to another
  * process this client just handed the lock to (wait 0 then answers 0
@@ -546,8 +560,12 @@ HL_EXTERN int hl_lock_acquire(hl_lock *lock, int64_t lease_ms,
  * longer had it; a hold already known lost costs no round trip);
  * HL_EINDOUBT (Redis did not confirm the last release: the hold is no
  * longer renewed and its lease ends it; hl_error_last() says within how
- * many ms at the latest); HL_ECLOSED, HL_EFORKED, HL_EIO, HL_EREDIS. Any
- * thread. */
+ * many ms at the latest. Also when the last release ran on a master with
+ * replicas but no replica confirmed it (WAIT), even after resending it
+ * within the retry policy: a failover could bring the hold back until its
+ * lease ends. A release that leaves holds of the owner is not resent: the
+ * owner's next release or acquire sets the count again); HL_ECLOSED,
+ * HL_EFORKED, HL_EIO, HL_EREDIS. Any thread. */
 HL_EXTERN int hl_lock_release(int *out_released, hl_lock *lock);
 
 /* Delete the lock whoever holds it, and wake a waiter.

@@ -266,6 +266,10 @@ int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sent,
                    const hl_bound *b, int *replicated);
+/* When (monotonic ms) this thread last sent a command through
+ * hl__command_ex: the attempt that answered, after any resends. A script
+ * that set a lease set it no earlier than this. */
+extern _Thread_local int64_t hl__tl_sent_ms;
 /* EVALSHA with NOSCRIPT fallback to EVAL (replicated: as hl__command_ex). */
 int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
@@ -529,6 +533,12 @@ void hl__obs_lost(hl_client *c, struct hl_hold *h);
 /* A release found that Redis no longer had a hold this client knew of. */
 void hl__obs_lost_at_release(hl_client *c, const hl_lock *lock,
                              const char *owner);
+/* An acquire nobody received may have left a hold of owner on lock in
+ * Redis: status HL_EINDOUBT when taking it back failed and goes on in the
+ * background (left_ms: until its lease would end), HL_OK once taken back
+ * there, HL_ETIMEDOUT when its lease has ended it first. */
+void hl__obs_undo(hl_client *c, const hl_lock *lock, const char *owner,
+                  int status, int64_t left_ms);
 /* A renewal of h was confirmed / got no answer (left_ms: until its loss
  * deadline). Caller holds hold_mu. */
 void hl__obs_renewed(hl_client *c, struct hl_hold *h);
@@ -685,6 +695,10 @@ int hl__task_wait_start(struct hl_task **out, hl_client *c,
                         const hl_wait_spec *spec);
 int hl__task_call_start(struct hl_task **out, hl_client *c,
                         const hl_call_ops *ops, void *arg);
+/* A K_DRIVE task that nobody waits for (work in the background: taking
+ * back an acquire nobody received). Not interruptible; a close stops it
+ * (its step runs with the stop); the engine frees it when it ends. */
+int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg);
 /* interruptible: hl_client_interrupt() since interrupt_gen (c's when the
  * call began) stops it; a close stops it anyway. */
 int hl__task_drive_start(struct hl_task **out, hl_client *c,

@@ -306,14 +306,21 @@ static int release_script(hl_lock *lock, const char *owner, int64_t lease_ms,
 }
 
 /* Take back an acquire that set owner's count to op->count + 1: the
- * release script set back to op->count (deleting the lock at 0). */
+ * release script set back to op->count (deleting the lock at 0, keeping
+ * the hold's lease otherwise). Not WAITed for: see take_back(). */
 static int undo_acquire(hl_lock *lock, const char *owner, const hl_op *op,
                         const hl_bound *b)
 {
 	hl_reply *r = NULL;
-	int rc = release_script(lock, owner, lock->client->conf.watchdog_ms,
+	int rc = release_script(lock, owner,
+	                        op->lease_ms > 0
+	                                ? op->lease_ms
+	                                : lock->client->conf.watchdog_ms,
 	                        op->count + 1, HL_CMD_IDEMPOTENT | HL_CMD_WRITE,
 	                        NULL, b, NULL, &r);
+	if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ERROR)
+		rc = hl__fail(HL_EREDIS, "taking back an acquire: %.300s",
+		              hl__reply_str(r));
 	hl__reply_free(r);
 	return rc;
 }
@@ -378,40 +385,53 @@ static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
 }
 
 /* One attempt within b, as part of op (owner's count op->count).
- * HL_OK with *acquired = 1 (op->token set for a fenced lock), or 0 with
- * the time to wait before trying again in *ttl; the bound's status when
- * it stopped the attempt. The acquire sets the count, so it is resent
+ * HL_OK with *acquired = 1 (op->token set for a fenced lock, *sent_ms the
+ * time the acquire that answered went out: Redis set its lease no
+ * earlier), or 0 with the time to wait before trying again in *ttl; the
+ * bound's status when it stopped the attempt. *dirty = 1 when it did not
+ * acquire but may have left owner's count at op->count + 1 in Redis (an
+ * acquire that may have run without an answer, an undo that failed): the
+ * caller takes that back. The acquire sets the count, so it is resent
  * after a lost reply: a copy that ran already changes nothing. */
 static int attempt(hl_lock *lock, const char *owner, hl_op *op, int64_t lease,
                    const attempt_opts *ao, const hl_bound *b, int *acquired,
-                   int64_t *ttl, enum hl_sent *sent)
+                   int64_t *ttl, int *dirty, int64_t *sent_ms)
 {
 	hl_client *c = lock->client;
 	char label[80];
 	hl_reply *r = NULL;
+	enum hl_sent sent = HL_SENT_NOTHING;
 	int rc, replicated = -1, tries = 0;
 
 again:
 	*acquired = 0;
+	*dirty = 0;
 	rc = acquire_script(lock, owner, op->count + 1, lease, ao, b,
-	                    &replicated, sent, &r);
-	if (rc != HL_OK)
+	                    &replicated, &sent, &r);
+	if (rc != HL_OK) {
+		*dirty = sent != HL_SENT_NOTHING;
 		return rc == HL_EIO ? hl__fail_wrap(rc, "acquiring \"%s\"",
 		                                    lock_label(lock, label,
 		                                               sizeof(label)))
 		                    : rc;
+	}
+	*sent_ms = hl__tl_sent_ms;
 	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) >= 1 &&
 	    hl__reply_type(hl__reply_at(r, 0)) == HL_REPLY_INTEGER) {
 		*acquired = 1;
 		if (hl__reply_len(r) >= 2)
 			op->token = hl__reply_int(hl__reply_at(r, 1));
 	} else if (hl__reply_type(r) == HL_REPLY_INTEGER) {
+		/* taken by another: a copy of ours that ran before would have
+		 * made this one answer "acquired" */
 		*ttl = hl__reply_int(r);
 	} else if (hl__reply_type(r) == HL_REPLY_ERROR) {
+		*dirty = sent != HL_SENT_NOTHING;
 		rc = hl__fail(HL_EREDIS, "acquiring \"%s\": %.300s",
 		              lock_label(lock, label, sizeof(label)),
 		              hl__reply_str(r));
 	} else {
+		*dirty = 1;
 		rc = hl__fail(HL_EPROTOCOL,
 		              "acquiring \"%s\": unexpected reply type %d",
 		              lock_label(lock, label, sizeof(label)),
@@ -424,8 +444,10 @@ again:
 		 * now would lose it. Undo, and try again (Redisson's
 		 * NoSyncedSlaves rule, PROTOCOL 0.4). */
 		*acquired = 0;
+		*dirty = 1;
 		if ((rc = undo_acquire(lock, owner, op, b)) != HL_OK)
 			return rc;
+		*dirty = 0;
 		if (tries++ >= c->conf.retry_attempts)
 			return hl__fail(
 			        HL_EIO,
@@ -443,6 +465,149 @@ again:
 	return rc;
 }
 
+/* ---- taking back an acquire nobody received ------------------------------
+ * An acquire whose caller does not get the lock (the wait ended inside its
+ * round trip, an error, a cancel, an undo after WAIT that failed) may have
+ * run in Redis: it is taken back at once, with a bound of its own (the
+ * caller's may be over): HL_UNDO_GRACE_MS past a deadline, so that the
+ * call still ends close to it (a healthy server answers in a few ms, even
+ * on a new connection), else (a cancel, an error) HL_UNDO_MS. The connection
+ * that carried the acquire was dropped and is fenced (CLIENT KILL ahead of the
+ * next command to that server), so no copy of it lands after the undo. If Redis
+ * does not answer the undo in time, a background task of the client's engine
+ * tries again until the acquire's lease would have ended it anyway, and tells
+ * it as an HL_EVENT_UNDO event. The owner's own next acquire or release of the
+ * lock sets its count in Redis, and supersedes the undo.
+ *
+ * The undo is not WAITed for. It reached the master; if the master failed
+ * before a replica had it, a replica that had the acquire would bring the
+ * hold back, but the acquire itself was never confirmed by a replica
+ * either (else the caller would have it): the two are lost together as
+ * often as not, and the acquire's lease ends what is left. A WAIT here
+ * would only make an undo that cannot be confirmed (a frozen replica) hold
+ * the caller, or the background task, for nothing. */
+#define HL_UNDO_GRACE_MS 100
+#define HL_UNDO_MS       500
+
+typedef struct undo_ctx {
+	hl_lock lock; /* its own name, channel and keys */
+	uint64_t owner_id;
+	char owner[HL_OWNER_MAX];
+	int64_t count;    /* owner's holds before the acquire */
+	uint64_t epoch;   /* and their identity */
+	int64_t lease_ms; /* the lease to keep when holds remain */
+	int64_t until_ms; /* the acquire's lease has ended it by then */
+	int tries;
+} undo_ctx;
+
+static void undo_free(void *arg)
+{
+	undo_ctx *x = arg;
+	int i;
+	if (!x)
+		return;
+	/* the task holds the client */
+	free(x->lock.name);
+	free(x->lock.channel);
+	for (i = 0; i < 2; i++)
+		free(x->lock.aux[i]);
+	free(x);
+}
+
+static int undo_step(void *arg, struct hl_task *self, int stop, int *done,
+                     int *result, int64_t *wake_ms)
+{
+	undo_ctx *x = arg;
+	hl_client *c = x->lock.client;
+	int64_t now = hl__now_ms(), left = x->until_ms - now;
+	hl_bound b;
+	hl_op op;
+	int rc;
+	(void)self;
+	*result = 0;
+	*done = 1;
+	if (stop != HL_OK)
+		return stop; /* the client closes */
+	if (left <= 0) {
+		hl__obs_undo(c, &x->lock, x->owner, HL_ETIMEDOUT, 0);
+		return HL_OK;
+	}
+	hl__bound_init(&b, c,
+	               now + (c->conf.command_timeout_ms < left
+	                              ? c->conf.command_timeout_ms
+	                              : left),
+	               NULL, 0);
+	if ((rc = hl__op_begin(&op, c, &x->lock, x->owner_id, &b)) == HL_OK) {
+		if (op.count != x->count || op.epoch != x->epoch) {
+			/* The owner acquired or released since: that set its
+			 * count in Redis. */
+			hl__op_end(c, &op);
+			hl__obs_undo(c, &x->lock, x->owner, HL_OK, 0);
+			return HL_OK;
+		}
+		op.count = x->count;
+		op.lease_ms = x->lease_ms;
+		rc = undo_acquire(&x->lock, x->owner, &op, &b);
+		hl__op_end(c, &op);
+		if (rc == HL_OK) {
+			hl__obs_undo(c, &x->lock, x->owner, HL_OK, 0);
+			return HL_OK;
+		}
+	}
+	*done = 0;
+	*wake_ms = hl__now_ms() +
+	           hl__jitter_delay(c->conf.retry_delay_ms, ++x->tries);
+	if (*wake_ms > x->until_ms)
+		*wake_ms = x->until_ms;
+	return HL_OK;
+}
+
+static const hl_drive_ops undo_ops = {undo_step, NULL, undo_free};
+
+static char *dup_bytes(const char *p, size_t n);
+
+/* Take back what an acquire of owner as part of op (lease as asked) may
+ * have left in Redis, after the attempt ended with status rc: at once,
+ * else in the background (see above). */
+static void take_back(hl_lock *lock, uint64_t owner_id, const char *owner,
+                      const hl_op *op, int64_t lease, int rc)
+{
+	hl_client *c = lock->client;
+	int64_t ms = rc == HL_ETIMEDOUT ? HL_UNDO_GRACE_MS : HL_UNDO_MS;
+	undo_ctx *x;
+	hl_bound ub;
+	int i, failed = 0;
+	if (ms > c->conf.command_timeout_ms)
+		ms = c->conf.command_timeout_ms;
+	hl__bound_init(&ub, c, hl__now_ms() + ms, NULL, 0);
+	if (undo_acquire(lock, owner, op, &ub) == HL_OK ||
+	    atomic_load(&c->closing))
+		return;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return; /* its lease ends it */
+	x->lock = *lock;
+	x->lock.name = dup_bytes(lock->name, lock->name_len);
+	x->lock.channel = dup_bytes(lock->channel, lock->channel_len);
+	for (i = 0; i < 2; i++)
+		if (!(x->lock.aux[i] =
+		              dup_bytes(lock->aux[i], lock->aux_len[i])) &&
+		    lock->aux[i])
+			failed = 1;
+	if (!x->lock.name || !x->lock.channel || failed) {
+		undo_free(x);
+		return;
+	}
+	x->owner_id = owner_id;
+	snprintf(x->owner, sizeof(x->owner), "%s", owner);
+	x->count = op->count;
+	x->epoch = op->epoch;
+	x->lease_ms = op->lease_ms;
+	x->until_ms = hl__now_ms() + (lease > 0 ? lease : c->conf.watchdog_ms);
+	hl__obs_undo(c, lock, owner, HL_EINDOUBT, x->until_ms - hl__now_ms());
+	hl__task_background(c, &undo_ops, x);
+}
+
 /* One attempt of owner on lock as its own operation: begin, send, record.
  * *acquired and *ttl as attempt(); *reentry (may be NULL) = 1 when the
  * owner already held the lock. A non-reentrant kind refuses an owner that
@@ -453,8 +618,8 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 {
 	hl_client *c = lock->client;
 	hl_op op;
-	int64_t sent_ms;
-	enum hl_sent sent = HL_SENT_NOTHING;
+	int64_t sent_ms = 0;
+	int dirty = 0;
 	int rc = hl__op_begin(&op, c, lock, owner_id, b);
 	if (rc != HL_OK)
 		return rc;
@@ -469,25 +634,24 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 		        "already",
 		        lock_label(lock, label, sizeof(label)), owner);
 	}
-	sent_ms = hl__now_ms();
-	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl, &sent);
+	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl, &dirty,
+	             &sent_ms);
 	if (rc == HL_OK && *acquired)
 		return hl__op_acquired(c, &op, lease, sent_ms);
-	if (rc == HL_EINTERRUPTED && sent != HL_SENT_NOTHING) {
-		/* Cancelled or interrupted while the acquire may have run:
-		 * take it back, so that a cancel leaves nothing held (the
-		 * dropped connection is fenced first, so a copy delayed in
-		 * the network cannot land after this). If Redis cannot be
-		 * reached now, its lease ends it. */
-		hl_bound ub;
-		int64_t ms = c->conf.command_timeout_ms < 500
-		                     ? c->conf.command_timeout_ms
-		                     : 500;
-		hl__bound_init(&ub, c, hl__now_ms() + ms, NULL, 0);
-		undo_acquire(lock, owner, &op, &ub);
-		rc = hl__fail(HL_EINTERRUPTED,
-		              "waiting for the lock was interrupted (an "
-		              "acquire in flight was taken back)");
+	if (dirty) {
+		/* The caller does not get the lock, but the acquire may have
+		 * taken it (its answer was lost or came too late, or no
+		 * replica confirmed it and the undo failed): take it back, so
+		 * that nothing stays held that nobody knows of. */
+		char msg[512];
+		snprintf(msg, sizeof(msg), "%s", hl_error_last());
+		take_back(lock, owner_id, owner, &op, lease, rc);
+		if (rc == HL_EINTERRUPTED)
+			rc = hl__fail(HL_EINTERRUPTED,
+			              "waiting for the lock was interrupted "
+			              "(an acquire in flight was taken back)");
+		else if (rc != HL_OK)
+			rc = hl__fail(rc, "%s", msg);
 	}
 	hl__op_end(c, &op);
 	return rc;
@@ -970,6 +1134,81 @@ int hl_lock_acquire(hl_lock *lock, int64_t lease_ms, hl_cancel *cancel)
 	return rc;
 }
 
+/* A write whose WAIT confirms everything this client wrote on lock's
+ * master before it: SET hilock_sync:{name} with a short expiry. WAIT
+ * counts the replicas that have the connection's last write, and a
+ * replica has the replication stream in order; a resent script that
+ * changed nothing writes nothing, and its WAIT would only cover whatever
+ * its connection wrote last. *replicated as for hl__command_ex. */
+static int sync_write(hl_lock *lock, const hl_bound *b, int *replicated)
+{
+	hl_client *c = lock->client;
+	const char *argv[5];
+	size_t lens[5], klen;
+	hl_reply *r = NULL;
+	char *key = hl__derive_name("hilock_sync:", "", lock->name,
+	                            lock->name_len, 0, &klen);
+	int rc;
+	if (!key)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	argv[0] = "SET";
+	argv[1] = key;
+	argv[2] = "1";
+	argv[3] = "PX";
+	argv[4] = "1000";
+	lens[0] = 3;
+	lens[1] = klen;
+	lens[2] = 1;
+	lens[3] = 2;
+	lens[4] = 4;
+	rc = hl__command_ex(c, &r, 5, argv, lens,
+	                    HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, b,
+	                    replicated);
+	if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ERROR)
+		rc = hl__reply_error(r, "confirming a release");
+	hl__reply_free(r);
+	free(key);
+	return rc;
+}
+
+/* A release of owner (as part of op) ran on the master, but no replica
+ * confirmed it. Resend it within the retry policy and b: it sets the
+ * count, so on a master that has it already it changes nothing, and on a
+ * new master that lacks it (a failover) it releases there; after each, a
+ * sync write's WAIT says whether a replica has it now (check_first: once
+ * before any resend too). 1 when confirmed (or no replica is connected any
+ * more), 0 if not; *resends counts them. */
+static int confirm_release(hl_lock *lock, const char *owner, const hl_op *op,
+                           const hl_bound *b, int check_first, int *resends)
+{
+	hl_client *c = lock->client;
+	int tries, replicated = -1;
+	if (check_first && sync_write(lock, b, &replicated) == HL_OK &&
+	    replicated != 0)
+		return 1;
+	for (tries = 1; tries <= c->conf.retry_attempts; tries++) {
+		hl_reply *r = NULL;
+		replicated = -1;
+		if (hl__pause(c,
+		              hl__jitter_delay(c->conf.retry_delay_ms, tries),
+		              b) != HL_OK)
+			return 0;
+		(*resends)++;
+		/* the first run ended the owner's holds: its count was 1 */
+		if (release_script(lock, owner, op->lease_ms, 1,
+		                   HL_CMD_WRITE | HL_CMD_IDEMPOTENT, NULL, b,
+		                   NULL, &r) != HL_OK)
+			return 0;
+		/* whatever it answered, the owner's holds are over there */
+		hl__reply_free(r);
+		if (sync_write(lock, b, &replicated) != HL_OK)
+			return 0;
+		if (replicated != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Release one hold of owner_id on lock, within deadline_ms (-1: the
  * retry policy and the hold's lease alone); epoch: only if the hold is that
  * one (0: any, see hl__lock_release_hold). */
@@ -981,7 +1220,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
 	int64_t receivers = 0, t0, rtt_us, result = -2;
-	int rc, final, replicated = -1, ours;
+	int rc, final, replicated = -1, ours, lost_reply = 0;
 	hl_bound b;
 	hl_op op;
 
@@ -1059,9 +1298,49 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		hl__reply_free(r);
 	}
 	if (result == -1 && sent == HL_SENT_MAYBE && op.known) {
-		/* An earlier attempt whose reply was lost did it. */
+		/* An earlier attempt whose reply was lost did it: released,
+		 * not lost. The WAIT that followed the copy that answered
+		 * covered nothing it wrote: whether a replica has the release
+		 * is not known yet. */
 		result = 1;
 		receivers = 0;
+		if (replicated > 0) {
+			replicated = 0;
+			lost_reply = 1;
+		}
+	}
+	if ((result == 1 || result == 2) && replicated == 0) {
+		/* The owner's holds are over on the master, but no replica
+		 * confirmed it: a failover now would bring the hold back,
+		 * held by an owner that believes it released it. */
+		int resends = 0;
+		int64_t left =
+		        op.known ? hl__op_hold_ends(c, &op) - hl__now_ms() : 0;
+		if (!confirm_release(lock, owner, &op, &b, lost_reply,
+		                     &resends)) {
+			char ends[64];
+			if (op.known)
+				snprintf(ends, sizeof(ends),
+				         "within %lld ms at the latest",
+				         (long long)(left > 0 ? left : 0));
+			else
+				snprintf(ends, sizeof(ends), "by its lease");
+			hl__op_gone(c, &op);
+			if (result == 1 && !is_fair(lock->kind))
+				freed(c, lock, receivers, rtt_us, ours);
+			rc = hl__fail(
+			        HL_EINDOUBT,
+			        "releasing \"%s\": it ran on the master, but "
+			        "no "
+			        "replica confirmed it within %lld ms (WAIT), "
+			        "resent %d %s; should the master fail before a "
+			        "replica has it, the lock may come back held "
+			        "by %s until its lease ends (%s)",
+			        label, (long long)c->conf.wait_timeout_ms,
+			        resends, resends == 1 ? "time" : "times", owner,
+			        ends);
+			goto out;
+		}
 	}
 	if (result == 1 || result == 2) {
 		hl__op_gone(c, &op);

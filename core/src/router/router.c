@@ -769,6 +769,8 @@ static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
 	return rc;
 }
 
+_Thread_local int64_t hl__tl_sent_ms;
+
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
                    const hl_bound *b, int *replicated)
@@ -903,6 +905,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				lensp[n++] = infolens;
 			}
 		}
+		hl__tl_sent_ms = hl__now_ms();
 		rc = hl__conn_roundtrip(
 		        conn, n, argcs, argvp, lensp, replies, &sent, b,
 		        c->conf.command_timeout_ms +

@@ -238,6 +238,36 @@ void hl__obs_lost_at_release(hl_client *c, const hl_lock *lock,
 	     owner);
 }
 
+void hl__obs_undo(hl_client *c, const hl_lock *lock, const char *owner,
+                  int status, int64_t left_ms)
+{
+	char label[80];
+	hl__printable(label, sizeof(label), lock->name, lock->name_len);
+	if (status == HL_EINDOUBT)
+		emit(c, HL_EVENT_UNDO, status, lock->name, lock->name_len,
+		     owner, NULL,
+		     "an acquire of lock \"%s\" by %s that its caller did "
+		     "not get may have left the lock held in Redis, and taking "
+		     "it back failed; it is retried in the background for at "
+		     "most %lld ms (the lease ends it by then)",
+		     label, owner, (long long)(left_ms > 0 ? left_ms : 0));
+	else if (status == HL_OK)
+		emit(c, HL_EVENT_UNDO, status, lock->name, lock->name_len,
+		     owner, NULL,
+		     "the acquire of lock \"%s\" by %s that its caller did "
+		     "not get holds nothing any more: taken back in the "
+		     "background, or superseded by the owner's own acquire or "
+		     "release since",
+		     label, owner);
+	else
+		emit(c, HL_EVENT_UNDO, status, lock->name, lock->name_len,
+		     owner, NULL,
+		     "the acquire of lock \"%s\" by %s that its caller did "
+		     "not get could not be taken back before its lease would "
+		     "end: its lease has ended it",
+		     label, owner);
+}
+
 void hl__obs_renewed(hl_client *c, hl_hold *h)
 {
 	atomic_fetch_add(&c->obs.counters[HL_STAT_RENEWALS], 1);
@@ -590,6 +620,8 @@ const char *hl_event_type_name(int type)
 		return "failover";
 	case HL_EVENT_FENCING_OFF:
 		return "fencing_off";
+	case HL_EVENT_UNDO:
+		return "undo";
 	}
 	return "unknown";
 }

@@ -1218,6 +1218,30 @@ int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
 	return HL_OK;
 }
 
+int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
+{
+	hl_engine *e = c->engine;
+	/* blocking: never queued for hl_client_task_next() */
+	hl_task *t = task_new(c, K_DRIVE, 1);
+	if (!t) {
+		ops->free(arg);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	t->ops.drive = ops;
+	t->arg = arg;
+	/* the engine's reference only: nobody holds the task */
+	t->user = 0;
+	t->refs = 1;
+	pthread_mutex_lock(&c->wait_mu);
+	hl__dlist_push(&e->pending, &t->all_link);
+	e->ndrives++;
+	t->state = S_PARKED;
+	make_ready(e, t);
+	check_stopped(c, t);
+	pthread_mutex_unlock(&c->wait_mu);
+	return HL_OK;
+}
+
 void hl__task_ref(hl_task *t)
 {
 	pthread_mutex_lock(&t->c->wait_mu);

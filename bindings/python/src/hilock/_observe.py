@@ -5,7 +5,8 @@ The library's own threads never run Python code: they queue each event in
 the C client and make a file descriptor readable. A Python daemon thread of
 the client's, ``hilock-events``, waits on that descriptor and logs each event
 to the logger ``"hilock"``: ``WARNING`` for a lock lost, a renewal without
-an answer or fencing turned off, ``INFO`` for a reconnect or a failover. The
+an answer, fencing turned off or an acquire taken back in the background,
+``INFO`` for a reconnect or a failover. The
 record carries the event itself as ``record.hilock_event``.
 """
 
@@ -31,6 +32,7 @@ LEVELS = {
     "reconnect": logging.INFO,
     "failover": logging.INFO,
     "fencing_off": logging.WARNING,
+    "undo": logging.WARNING,
 }
 """The logging level of each event type."""
 
@@ -73,8 +75,10 @@ class Event:
     """Something the library noticed on its own threads.
 
     ``type``: ``"lost"``, ``"renewal_failed"``, ``"reconnect"``,
-    ``"failover"`` or ``"fencing_off"`` (the server refused CLIENT KILL: a
-    command delayed past its caller's deadline may still run late).
+    ``"failover"``, ``"fencing_off"`` (the server refused CLIENT KILL: a
+    command delayed past its caller's deadline may still run late) or
+    ``"undo"`` (an acquire nobody got is being taken back in the background:
+    status ``HL_EINDOUBT``, then ``HL_OK`` or ``HL_ETIMEDOUT``).
     ``time``: when, as :func:`time.time`; ``monotonic``: the same as
     :func:`time.monotonic`. ``name``: the lock's name (bytes), or
     None for an event about no lock; ``owner``: the hold's owner string;
