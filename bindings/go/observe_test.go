@@ -326,7 +326,7 @@ func TestEventTypeNames(t *testing.T) {
 		hilock.EventLost: "lost", hilock.EventRenewalFailed: "renewal_failed",
 		hilock.EventReconnect: "reconnect", hilock.EventFailover: "failover",
 		hilock.EventFencingOff: "fencing_off", hilock.EventUndo: "undo",
-		hilock.EventType(99):   "EventType(99)",
+		hilock.EventType(99): "EventType(99)",
 	} {
 		if typ.String() != want {
 			t.Errorf("%d: %q, want %q", int(typ), typ.String(), want)
