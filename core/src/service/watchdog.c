@@ -1213,7 +1213,9 @@ static void *wd_main(void *arg)
 			if (!h->watchdog && h->due_ms > now)
 				break; /* a lease: told and forgotten once over
 				        */
-			if (h->watchdog && h->renew_at > now && h->due_ms > now)
+			if (h->watchdog &&
+			    h->renew_at > now + c->conf.watchdog_ms / 10 &&
+			    h->due_ms > now)
 				break; /* its loss deadline, not yet */
 			if (n == c->renew_cap) {
 				/* Grown on demand: a client holding few locks
@@ -1237,7 +1239,8 @@ static void *wd_main(void *arg)
 					/* Its fixed lease ended, not released:
 					 * lost (an operation running on it
 					 * decides when it ends). */
-					is_lost(c, h, now);
+					if (!is_lost(c, h, now) && !h->busy)
+						schedule(c, h, h->expires_ms);
 					continue;
 				}
 				/* A lease hold whose lease ended, remembered
