@@ -132,7 +132,9 @@ typedef struct hl_cancel hl_cancel;
 typedef struct hl_client_options {
 	unsigned int version;        /* HL_CLIENT_OPTIONS_VERSION */
 	int64_t watchdog_timeout_ms; /* lease of a lock taken without one,
-	                                renewed every third; default 30000 */
+	                                renewed every third (every tenth
+	                                while replies take longer than a
+	                                tenth); default 30000 */
 	int64_t connect_timeout_ms;  /* default 10000 */
 	int64_t command_timeout_ms;  /* one command's reply; default 3000 */
 	int retry_attempts;          /* resends of a failed command (only where
