@@ -1139,6 +1139,7 @@ static void *wd_main(void *arg)
 	pthread_mutex_lock(&c->hold_mu);
 	while (!c->wd_stop) {
 		int64_t now = hl__now_ms(), sent_ms, io_deadline;
+		int64_t interval, window;
 		size_t n = 0, i;
 		if (c->wd_head &&
 		    now >= c->wd_head->sent_ms + c->conf.command_timeout_ms) {
@@ -1206,15 +1207,20 @@ static void *wd_main(void *arg)
 		/* Collect what is due, and what falls due within a tenth of
 		 * the timeout: renewing those a little early lets locks taken
 		 * at different moments share round trips (10,000 locks taken
-		 * over a second renew in a handful of pipelined trips). */
+		 * over a second renew in a handful of pipelined trips). The
+		 * window is shorter than the interval between renewals, so a
+		 * hold renewed now is not due again within it. */
+		interval = cluster ? c->conf.watchdog_ms / 3 : wd_interval(c);
+		window = c->conf.watchdog_ms / 10;
+		if (window > interval / 2)
+			window = interval / 2;
 		while (c->heap_len > 0 && n < HL_RENEW_BATCH &&
-		       c->heap[0]->due_ms <= now + c->conf.watchdog_ms / 10) {
+		       c->heap[0]->due_ms <= now + window) {
 			hl_hold *h = c->heap[0];
 			if (!h->watchdog && h->due_ms > now)
 				break; /* a lease: told and forgotten once over
 				        */
-			if (h->watchdog &&
-			    h->renew_at > now + c->conf.watchdog_ms / 10 &&
+			if (h->watchdog && h->renew_at > now + window &&
 			    h->due_ms > now)
 				break; /* its loss deadline, not yet */
 			if (n == c->renew_cap) {
@@ -1258,7 +1264,7 @@ static void *wd_main(void *arg)
 			}
 			if (is_lost(c, h, now))
 				continue; /* its loss deadline came first */
-			if (h->renew_at > now + c->conf.watchdog_ms / 10) {
+			if (h->renew_at > now + window) {
 				/* a loss deadline passed that a reply moved
 				 * on meanwhile: back to waiting */
 				wd_reschedule(c, h);
@@ -1278,8 +1284,7 @@ static void *wd_main(void *arg)
 			items[n].read = h->read;
 			/* the next one goes a third of the timeout later,
 			 * whatever becomes of this one */
-			h->renew_at = now + (cluster ? c->conf.watchdog_ms / 3
-			                             : wd_interval(c));
+			h->renew_at = now + interval;
 			wd_reschedule(c, h);
 			n++;
 		}
