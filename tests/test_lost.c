@@ -389,6 +389,173 @@ static void other_handle(void)
 	hl_client_free(c);
 }
 
+/* ---- issue 18 (4): a fixed lease that ends is a loss too ---------------- */
+
+/* The number of "lost" events queued on c (taken off the queue), and the
+ * monotonic time of the last one in *at. */
+static int lost_events(hl_client *c, int64_t *at)
+{
+	hl_event *e = NULL;
+	int n = 0;
+	for (;;) {
+		HT_OK(hl_client_next_event(&e, c));
+		if (!e)
+			return n;
+		if (hl_event_type(e) == HL_EVENT_LOST) {
+			n++;
+			if (at)
+				*at = hl_event_monotonic_ms(e);
+		}
+		hl_event_free(e);
+	}
+}
+
+static uint64_t losses_of(hl_client *c)
+{
+	hl_client_stats st;
+	memset(&st, 0, sizeof(st));
+	st.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&st, c));
+	return st.losses;
+}
+
+/* Held past its 400 ms lease, never released: the lost fd becomes
+ * readable, the lost event comes and is_lost says so around the end of
+ * the lease, by the local clock, without any call on the lock; the
+ * release then reports the loss. */
+static void lease_end(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, WD);
+	hl_lock *l = ht_lock(c, "lost:lease-end");
+	const int64_t LEASE = 400;
+	struct pollfd p;
+	int fd = -1, lost = 7, wlost = 7;
+	int64_t t0, dt, at = 0;
+
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	/* wait_lost watches a lease hold too (it returned 0 at once before) */
+	HT_OK(hl_lock_wait_lost(&wlost, l, 3000 * ht_scale(), NULL));
+	dt = ht_now_ms() - t0;
+	ht_note("wait_lost: %d after %lld ms", wlost, (long long)dt);
+	HT_EQ(wlost, 1);
+	HT_RANGE(dt, LEASE - 50, LEASE + 300 * ht_scale());
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	HT_EQ(poll(&p, 1, 300 * ht_scale()), 1);
+	HT_EQ(lost_events(c, &at), 1);
+	ht_note("lost event %lld ms after the acquire", (long long)(at - t0));
+	HT_RANGE(at - t0, LEASE - 50, LEASE + 300 * ht_scale());
+	HT_EQ(losses_of(c), 1);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 1);
+	/* told when the lease counted from the send ended: Redis, which set
+	 * it a little later, drops it then at the latest */
+	HT_RANGE(ht_pttl(r, HT_S("lost:lease-end")), -2, 50);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	HT_EQ(lost_events(c, NULL), 0); /* told once */
+	HT_EQ(losses_of(c), 1);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* The lost fd of a lease hold that nobody asks about: made readable by the
+ * watchdog thread at the lease end (no query of the lock meanwhile). */
+static void lease_end_fd(void)
+{
+	ht_redis *r = ht_redis_default();
+	/* a long watchdog: its thread sleeps for 10 s unless woken */
+	hl_client *c = ht_client(r, 30000);
+	hl_lock *l = ht_lock(c, "lost:lease-fd");
+	const int64_t LEASE = 300;
+	struct pollfd p;
+	int fd = -1;
+	int64_t t0, dt;
+
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	HT_EQ(poll(&p, 1, 5000 * ht_scale()), 1);
+	dt = ht_now_ms() - t0;
+	ht_note("lost fd readable %lld ms after the acquire", (long long)dt);
+	HT_RANGE(dt, LEASE - 50, LEASE + 300 * ht_scale());
+	HT_EQ(lost_events(c, NULL), 1);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* A release before the lease ends is no loss: no event, no count, and
+ * nothing fires later; a re-entry that extends the lease moves the loss
+ * to the new end. */
+static void lease_released(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, WD);
+	hl_lock *l = ht_lock(c, "lost:lease-rel");
+	const int64_t LEASE = 400;
+	struct pollfd p;
+	int fd = -1, lost = 7, released = 7;
+	int64_t t0, dt;
+
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	ht_sleep_ms(100);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 1);
+	ht_sleep_ms(LEASE + 300);
+	HT_EQ(lost_events(c, NULL), 0);
+	HT_EQ(losses_of(c), 0);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+
+	/* re-entered at 200 ms with a new 400 ms lease: held until 600 ms */
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	ht_sleep_ms(200);
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	p.fd = fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	HT_EQ(poll(&p, 1, 5000 * ht_scale()), 1);
+	dt = ht_now_ms() - t0;
+	ht_note("re-entered hold lost %lld ms after the first acquire",
+	        (long long)dt);
+	HT_RANGE(dt, 200 + LEASE - 50, 200 + LEASE + 300 * ht_scale());
+	HT_EQ(lost_events(c, NULL), 1);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+
+	/* a partial release sets the lease again: the loss moves too */
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	HT_OK(hl_lock_acquire(l, LEASE, NULL));
+	ht_sleep_ms(200);
+	HT_OK(hl_lock_release(&released, l));
+	HT_EQ(released, 0);
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	p.fd = fd;
+	p.revents = 0;
+	HT_EQ(poll(&p, 1, 5000 * ht_scale()), 1);
+	dt = ht_now_ms() - t0;
+	ht_note("partly released hold lost %lld ms after the acquire",
+	        (long long)dt);
+	HT_RANGE(dt, 200 + LEASE - 50, 200 + LEASE + 300 * ht_scale());
+	HT_EQ(lost_events(c, NULL), 1);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	HT_EQ(losses_of(c), 2);
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
 HT_MAIN(HT_CASE(deleted), HT_CASE(lost_fd), HT_CASE(taken_over),
         HT_CASE(wait_lost_cancel), HT_CASE(sigstop), HT_CASE(sigkill),
-        HT_CASE(sigkill_lease), HT_CASE(other_handle))
+        HT_CASE(sigkill_lease), HT_CASE(other_handle), HT_CASE(lease_end),
+        HT_CASE(lease_end_fd), HT_CASE(lease_released))

@@ -6,7 +6,18 @@
  */
 #include "harness.h"
 
+#include <poll.h>
+
 #define WD 1000
+
+static uint64_t renewals_of(hl_client *c)
+{
+	hl_client_stats st;
+	memset(&st, 0, sizeof(st));
+	st.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&st, c));
+	return st.renewals;
+}
 
 /* PTTL of name stays in (0, max] for ms milliseconds; is_lost stays 0. */
 static void stays_alive(ht_redis *r, hl_lock *l, const char *name, int64_t ms)
@@ -58,6 +69,8 @@ static void keeps_alive(void)
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_RANGE(ht_pttl(r, HT_S("wd:alive")), 1, WD);
 	stays_alive(r, l, "wd:alive", 3500);
+	/* every third of the timeout: about ten, and no storm */
+	HT_RANGE((int64_t)renewals_of(c), 5, 25);
 	HT_OK(hl_lock_hold_count(&n, l));
 	HT_EQ(n, 1);
 	HT_EQ(ht_hget_int(r, HT_S("wd:alive"), ht_owner(l)), 1);
@@ -335,9 +348,128 @@ static void renewals_race_reentry(void)
 	hl_client_free(c);
 }
 
+/* issue 18 (2c): a slow network is not a lost lock. With a 3 s watchdog,
+ * the holder's path gets 500 ms of delay each way (round trips of 1 s),
+ * then 1 s (round trips of 2 s, under the 3 s command timeout). A renewal
+ * that waited for the one before it would be confirmed too late: renewals
+ * must keep flowing while replies are slow, and the hold must stay alive
+ * and owned for many watchdog timeouts. (A round trip that jumps at once
+ * from fast to 2 s cannot be ridden out: the renewal after the last fast
+ * one goes a third of the timeout later, and its reply would come after
+ * the loss deadline; so the delay grows in two steps, as a network that
+ * slows down does.) Then the path goes black: the clock must tell the
+ * loss before the lease ends in Redis, although renewals are in flight. */
+/* For ms: the key lives, is this owner's, nobody else can take it, and
+ * the holder is not told it lost it. */
+static void held_throughout(ht_redis *r, hl_lock *l, hl_lock *l2, int fd,
+                            int64_t ms)
+{
+	int64_t t0 = ht_now_ms(), last_try = 0;
+	int lost = 7, acquired = 0;
+	long long pttl;
+	while (ht_now_ms() - t0 < ms) {
+		struct pollfd pf = {fd, POLLIN, 0};
+		pttl = ht_pttl(r, HT_S("wd:slow"));
+		HT_CHECKF(pttl > 0,
+		          "the key lapsed after %lld ms of a slow network "
+		          "(PTTL %lld)",
+		          (long long)(ht_now_ms() - t0), pttl);
+		HT_CHECKF(poll(&pf, 1, 0) == 0,
+		          "declared lost after %lld ms of a slow network",
+		          (long long)(ht_now_ms() - t0));
+		HT_OK(hl_lock_is_lost(&lost, l));
+		HT_EQ(lost, 0);
+		HT_EQ(ht_hget_int(r, HT_S("wd:slow"), ht_owner(l)), 1);
+		if (ht_now_ms() - last_try >= 1000) {
+			HT_OK(hl_lock_try_acquire(&acquired, l2, 0, 5000,
+			                          NULL));
+			HT_EQ(acquired, 0);
+			last_try = ht_now_ms();
+		}
+		ht_sleep_ms(100);
+	}
+}
+
+static void slow_network(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	const int64_t SLOW_WD = 3000, HOLD = 9000;
+	hl_client_options o;
+	hl_client *c, *c2;
+	hl_lock *l, *l2;
+	int fd = -1, lost = 7, acquired = 0;
+	int64_t t0, took;
+	uint64_t renewed;
+	long long pttl;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = SLOW_WD;
+	o.command_timeout_ms = 3000;
+	c = ht_client_url(p->url, &o);
+	l = ht_lock(c, "wd:slow");
+	c2 = ht_client(r, 0);
+	l2 = ht_lock(c2, "wd:slow");
+
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	/* the watchdog's connection is made by its first renewal */
+	t0 = ht_now_ms();
+	while (renewals_of(c) < 1) {
+		HT_CHECKF(ht_now_ms() - t0 < 5000 * ht_scale(),
+		          "no renewal within %lld ms",
+		          (long long)(ht_now_ms() - t0));
+		ht_sleep_ms(20);
+	}
+	ht_proxy_cmd(p, "delay 500");
+	held_throughout(r, l, l2, fd, 3000);
+	ht_proxy_cmd(p, "delay 1000");
+	renewed = renewals_of(c);
+	held_throughout(r, l, l2, fd, HOLD);
+	ht_note("%llu renewals confirmed in %lld ms of 2 s round trips",
+	        (unsigned long long)(renewals_of(c) - renewed),
+	        (long long)HOLD);
+	/* renewed every 300 ms (a tenth of the timeout, while replies are
+	 * slow), each confirmed 2 s after it was sent: not a storm either */
+	HT_CHECKF(renewals_of(c) - renewed >= 4 &&
+	                  renewals_of(c) - renewed <= 3 * HOLD / 300,
+	          "%llu renewals in %lld ms",
+	          (unsigned long long)(renewals_of(c) - renewed),
+	          (long long)HOLD);
+
+	/* Now nothing comes back: the clock tells the loss while Redis still
+	 * has the key, so nobody else could have taken it yet. */
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_wait_lost(&lost, l, 10000, NULL));
+	took = ht_now_ms() - t0;
+	pttl = ht_pttl(r, HT_S("wd:slow"));
+	ht_note("lost %lld ms after the black hole, %lld ms of lease left",
+	        (long long)took, pttl);
+	HT_EQ(lost, 1);
+	HT_CHECKF(pttl > 0, "told after the lease ended (pttl %lld)", pttl);
+	{
+		struct pollfd pf = {fd, POLLIN, 0};
+		HT_EQ(poll(&pf, 1, 0), 1);
+	}
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 0, 5000, NULL));
+	HT_EQ(acquired, 0);
+	HT_RC(hl_lock_release(NULL, l), HL_ELOST);
+	/* the lease then ends in Redis and another client takes it */
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 3 * SLOW_WD, 5000, NULL));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(l2);
+	hl_client_free(c2);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 HT_MAIN(HT_CASE(keeps_alive), HT_CASE(stops_after_release),
         HT_CASE(stops_after_release_other_handle), HT_CASE(reentrant),
         HT_CASE(lease_expires), HT_CASE(abandon), HT_CASE(dead_thread),
         HT_CASE(close_stops), HT_CASE(many_locks),
         HT_CASE(stops_after_release_other_thread),
-        HT_CASE(renewals_race_reentry))
+        HT_CASE(renewals_race_reentry), HT_CASE(slow_network))

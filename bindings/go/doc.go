@@ -97,7 +97,8 @@
 // held. If a renewal finds the lock gone or taken by another owner, or Redis
 // stays unreachable until the lease ends, the hold is lost and the channel
 // of [Mutex.Lost] is closed. A lock taken with a fixed lease is not renewed
-// and simply expires in Redis; Lost never fires for it. [Mutex.Context]
+// and expires in Redis; if it is still held then, the hold is lost too, and
+// Lost is closed when the lease ends (by this machine's clock). [Mutex.Context]
 // turns a loss into a cancelled context for the work done under the lock,
 // whose cause ([Cause], or context.Cause with Go 1.20+) is [ErrLost].
 //

@@ -184,9 +184,10 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 // as sync.Mutex's TryLock.
 // lease 0 means the watchdog keeps the lock alive while it is held;
 // a positive lease is a fixed lifetime after which Redis frees the lock
-// (rounded up to whole milliseconds; not renewed, and Lost does not fire
-// for it). It returns true when the lock is held, false when the wait ran
-// out, and ctx.Err() when ctx was done first.
+// (rounded up to whole milliseconds; not renewed: if the lock is still held
+// when the lease ends, the hold is lost and Lost is closed then). It returns
+// true when the lock is held, false when the wait ran out, and ctx.Err()
+// when ctx was done first.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
 	if lease < 0 {
 		return false, invalid("lock", "negative lease")
@@ -511,13 +512,14 @@ func (m *Mutex) released(status int, epoch uint64) {
 
 // Lost returns a channel that is closed when the watchdog finds this
 // Mutex's hold lost: the key vanished or another owner took it, or Redis
-// stayed unreachable until the lease ended. It is also closed by
+// stayed unreachable until the lease ended, or a fixed lease (TryLock)
+// ended while the lock was still held. It is also closed by
 // Client.Close, which stops renewal. The channel belongs to the current
 // hold (or the most recent one): a new hold, taken after the Mutex was fully
 // released, after a loss or after its lease ran out, gets a new channel (the
 // library tells holds apart), and a channel of a hold released normally is
 // never closed. Lost returns nil (a channel that never fires) before the
-// first hold. Holds with a fixed lease are not watched.
+// first hold.
 func (m *Mutex) Lost() <-chan struct{} {
 	st, err := m.state()
 	m.mu.Lock()
@@ -530,7 +532,7 @@ func (m *Mutex) Lost() <-chan struct{} {
 	if h == nil {
 		return nil
 	}
-	if h.ended || !h.watchdog || h.done != nil || h.isLost() {
+	if h.ended || h.done != nil || h.isLost() {
 		return h.lost
 	}
 	switch {
@@ -570,8 +572,8 @@ func (m *Mutex) watchLocked() {
 // context.Cause with Go 1.20 or newer), also for contexts derived from it.
 // A cancelled parent or cancel gives the parent's cause or
 // context.Canceled instead. Call cancel when the work is done: it ends the
-// goroutine that watches the hold. Without a hold (or with a fixed lease)
-// only parent and cancel end it.
+// goroutine that watches the hold. Without a hold only parent and cancel
+// end it.
 func (m *Mutex) Context(parent context.Context) (context.Context, context.CancelFunc) {
 	lost := m.Lost()
 	ctx, cancel := withCancelCause(parent)

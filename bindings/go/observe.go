@@ -22,8 +22,9 @@ type Stats struct {
 	Renewals        uint64
 	RenewalFailures uint64
 	// Losses counts holds found lost while held: the key gone or another
-	// owner's, no renewal confirmed before the loss deadline, a force
-	// unlock through this client, or a release that found the hold gone.
+	// owner's, no renewal confirmed before the loss deadline, a fixed
+	// lease that ended while held, a force unlock through this client, or
+	// a release that found the hold gone.
 	Losses uint64
 	// Reconnects counts connections made again to a server after one to
 	// it broke (command, subscriber and watchdog connections).

@@ -973,7 +973,8 @@ function Lock:held() return query(self, "held", "is_held") end
 function Lock:hold_count() return query(self, "hold_count", "hold_count") end
 --- lock:lost() --> true if the watchdog found the current coroutine's hold
 -- lost (the key vanished, another owner took it, Redis unreachable for a
--- whole lease). Local, no round trip. Cleared by the next acquire/release.
+-- whole lease), or its fixed lease ended while it was held. Local, no round
+-- trip. Cleared by the next acquire/release.
 function Lock:lost() return query(self, "lost", "is_lost") end
 
 --- lock:ttl() --> seconds the lock has left (a float); -1 if it has no

@@ -132,7 +132,9 @@ typedef struct hl_cancel hl_cancel;
 typedef struct hl_client_options {
 	unsigned int version;        /* HL_CLIENT_OPTIONS_VERSION */
 	int64_t watchdog_timeout_ms; /* lease of a lock taken without one,
-	                                renewed every third; default 30000 */
+	                                renewed every third (every tenth
+	                                while replies take longer than a
+	                                tenth); default 30000 */
 	int64_t connect_timeout_ms;  /* default 10000 */
 	int64_t command_timeout_ms;  /* one command's reply; default 3000 */
 	int retry_attempts;          /* resends of a failed command (only where
@@ -325,9 +327,9 @@ typedef struct hl_client_stats {
 	uint64_t renewal_failures;
 	/* Holds found lost while held: by the watchdog (the key gone or
 	 * another owner's), by the clock (no renewal confirmed before the
-	 * loss deadline), by a force unlock through this client, or by a
-	 * release that found Redis no longer had a hold it knew of. A fixed
-	 * lease that simply ran out is not a loss. */
+	 * loss deadline, or a fixed lease that ended before its release), by
+	 * a force unlock through this client, or by a release that found
+	 * Redis no longer had a hold it knew of. */
 	uint64_t losses;
 	/* Connections (command, subscriber, watchdog) made again to a server
 	 * after one to it broke or stopped answering in time. */
@@ -590,9 +592,11 @@ HL_EXTERN int hl_lock_hold_count(int64_t *out, hl_lock *lock);
  * has no expiry (PTTL). */
 HL_EXTERN int hl_lock_ttl(int64_t *out, hl_lock *lock);
 
-/* *out = 1 if this owner's current watchdog hold is lost: the watchdog
- * found the key gone or another owner's, or Redis did not confirm a renewal
- * before the loss deadline. The deadline is kept by this machine's
+/* *out = 1 if this owner's current hold is lost: the watchdog found the
+ * key gone or another owner's, or Redis did not confirm a renewal before
+ * the loss deadline, or the hold's fixed lease ended before it was released
+ * (measured from when the acquire was sent; a re-entry or a partial release
+ * sets the lease again). The deadline is kept by this machine's
  * monotonic clock, whatever the network does: the end of the last lease
  * Redis confirmed (measured from when that command was sent, so Redis's
  * lease cannot end sooner) less a tenth of the watchdog timeout, so the
@@ -609,7 +613,8 @@ HL_EXTERN int hl_lock_wait_lost(int *out_lost, hl_lock *lock,
 
 /* A file descriptor that becomes readable when this owner's current hold is
  * found lost (see hl_lock_is_lost; the watchdog thread marks it at the loss
- * deadline at the latest), for poll/epoll/select. Owned by the library: do not
+ * deadline, or when the fixed lease ends, at the latest), for
+ * poll/epoll/select. Owned by the library: do not
  * read or close it; valid until this owner's hold ends (release or re-acquire
  * after loss) or the client is closed. Returns HL_OK, HL_ENOTHELD (this
  * owner has no hold known to this client), HL_ESYSTEM. */

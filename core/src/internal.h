@@ -182,6 +182,14 @@ struct hl_client {
 	uint64_t wd_epoch; /* the topology epoch of wd_conn */
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
+	/* renewals sent on wd_conn whose replies are still to come, oldest
+	 * first (service/watchdog.c): several may be in flight */
+	struct hl_wd_flight *wd_head, *wd_tail;
+	int wd_wake_fd; /* eventfd: wakes the watchdog from its poll */
+	int wd_wake_ok; /* wd_wake_fd was made */
+	int wd_polling; /* the watchdog waits in poll(), not on wd_cond */
+	int wd_slow;    /* its replies are slow: renew more often */
+	int wd_replied; /* wd_conn has answered since it was made */
 
 	/* semaphores: the permits this client took and has not given back,
 	 * by name (int64_t values), under hold_mu (semaphore.c) */
@@ -445,6 +453,7 @@ typedef struct hl_hold {
 	int64_t sent_max_ms;  /* sending time of the last command that may
 	                         have set it (a renewal without an answer) */
 	int64_t due_ms;       /* next renewal or expiry check */
+	int64_t renew_at;     /* watchdog holds: when the next renewal goes */
 	size_t heap_index;    /* SIZE_MAX: not in the heap */
 	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
 	int lost;
@@ -469,6 +478,9 @@ typedef struct hl_op {
 	int64_t lease_ms; /* the lease to keep on a partial release */
 	int64_t token;    /* fenced lock: set by the acquire */
 	uint64_t epoch;   /* the hold's identity when it began (0: none) */
+	int64_t begin_ms; /* when it began (before anything was sent) */
+	int lease_reset;  /* set by a partial release that Redis confirmed:
+	                     it set the lease again (PEXPIRE) */
 } hl_op;
 
 int hl__watchdog_start(hl_client *c);

@@ -9,7 +9,8 @@
 # test_hilock.lua (TAP on stdout, ending "N passed, N failed"), then
 # test_tasks.lua (the operations that do not block), then test_sync.lua
 # (semaphores and the count-down latch, with worker processes running
-# sync_worker.lua), then test_multi.lua
+# sync_worker.lua), then test_lease_end.lua (a fixed lease that ends is a
+# loss), then test_multi.lua
 # (which starts two more servers for its multilocks), then test_faults.lua
 # (the fault proxy BUILD_DIR/tests/tools/faultproxy between a client and
 # the server, a server of its own killed and started again, and fork()
@@ -131,6 +132,7 @@ rc=0
 "$LUA" "$here/test_hilock.lua" || rc=$?
 "$LUA" "$here/test_tasks.lua" || rc=$?
 "$LUA" "$here/test_sync.lua" || rc=$?
+"$LUA" "$here/test_lease_end.lua" || rc=$?
 mkdir -p "$tmp/multi"
 HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
 faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}

@@ -1351,6 +1351,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		if (out_released)
 			*out_released = 1;
 	} else if (result == 0) {
+		op.lease_reset = 1; /* the script set the lease again */
 		hl__op_released_one(c, &op);
 		if (out_released)
 			*out_released = 0;

@@ -206,9 +206,10 @@ void hl__obs_lost(hl_client *c, hl_hold *h)
 		return; /* counted once, when it was found */
 	h->renew_failing = 0;
 	atomic_fetch_add(&c->obs.counters[HL_STAT_LOSSES], 1);
-	/* mark_lost is called by the clock (the loss deadline passed), by a
-	 * renewal that found the key gone or another owner's, and by this
-	 * client's force unlock; the hold's state tells which. */
+	/* mark_lost is called by the clock (the loss deadline passed, or a
+	 * fixed lease ended), by a renewal that found the key gone or another
+	 * owner's, and by this client's force unlock; the hold's state tells
+	 * which. */
 	if (h->watchdog && h->count > 0 &&
 	    hl__now_ms() >= h->confirmed_ms + c->conf.watchdog_ms - margin)
 		why = "Redis did not confirm a renewal before the loss "
@@ -217,6 +218,9 @@ void hl__obs_lost(hl_client *c, hl_hold *h)
 	else if (h->watchdog)
 		why = "the watchdog found it gone or held by another owner "
 		      "(deleted, expired, taken over, or force-unlocked)";
+	else if (h->lease_ms > 0 && h->count > 0 &&
+	         hl__now_ms() >= h->expires_ms)
+		why = "its fixed lease ended before it was released";
 	else
 		why = "it was force-unlocked through this client";
 	emit(c, HL_EVENT_LOST, HL_ELOST, HOLD_NAME(h), h->owner, NULL,

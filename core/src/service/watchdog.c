@@ -2,8 +2,13 @@
  * Holds and the watchdog. The client records every hold it knows of
  * (owner + name -> count, lease, lost state). Holds taken without a lease
  * sit in a timer heap and are renewed every watchdog/3 by one thread, in
- * pipelined batches; holds with a lease sit there until their lease ends,
- * so a lock that is never released is forgotten when Redis forgets it.
+ * pipelined batches that do not wait for each other: while Redis answers
+ * slowly, renewals keep going out (several may be in flight), each reply
+ * extends the hold's loss deadline from when its renewal was sent, and the
+ * local clock declares the hold lost when no reply comes in time. Holds
+ * with a lease sit in the heap until their lease ends, when they are told
+ * lost like any other (if not released by then); a lock that is never
+ * released is then forgotten a while after Redis forgot it.
  */
 #include "internal.h"
 
@@ -18,6 +23,8 @@
 #define HL_RENEW_EVALS_PER_TRIP 32
 #define HL_RENEW_BATCH          (HL_RENEW_KEYS_PER_EVAL * HL_RENEW_EVALS_PER_TRIP)
 #define HL_NOT_IN_HEAP          ((size_t)-1)
+
+static void wd_flights_free(hl_client *c);
 
 /* ---- the heap (min by due_ms), under hold_mu ---------------------------- */
 
@@ -87,20 +94,31 @@ static void heap_remove(hl_client *c, hl_hold *h)
 	heap_up(c, c->heap[i]->heap_index);
 }
 
-/* (Re)schedule h at due. The watchdog is woken only when a renewal falls
+/* Wake the watchdog thread, wherever it waits. Caller holds hold_mu. */
+static void wd_wake(hl_client *c)
+{
+	pthread_cond_broadcast(&c->wd_cond);
+	if (c->wd_polling && c->wd_wake_ok) {
+		uint64_t one = 1;
+		if (write(c->wd_wake_fd, &one, sizeof(one)) < 0) {
+			/* counter full: it is readable anyway */
+		}
+	}
+}
+
+/* (Re)schedule h at due. The watchdog is woken only when something falls
  * due before the moment it sleeps until: it wakes every third of the
  * timeout anyway, so taking a lock (renewal due a third of the timeout
- * later) normally costs no wake-up and no context switch. A lease hold
- * never wakes it: forgetting an expired lease a little late is harmless,
- * since lookups check expires_ms themselves. */
+ * later) normally costs no wake-up and no context switch. A lease that
+ * ends sooner wakes it, so that its loss is told when it ends. */
 static int schedule(hl_client *c, hl_hold *h, int64_t due)
 {
 	heap_remove(c, h);
 	h->due_ms = due;
 	if (heap_push(c, h) != 0)
 		return -1;
-	if (h->watchdog && due < c->wd_sleep_until)
-		pthread_cond_signal(&c->wd_cond);
+	if (due < c->wd_sleep_until)
+		wd_wake(c);
 	return 0;
 }
 
@@ -162,12 +180,22 @@ static void hold_drop(hl_client *c, hl_hold *h)
 	h->lost = 0;
 }
 
+/* How long a lease hold is remembered after its lease ended (as long
+ * again, at least a second): a late release hears it was lost, not that it
+ * never held. */
+static int64_t forget_at(const hl_hold *h)
+{
+	return h->expires_ms + (h->lease_ms > 1000 ? h->lease_ms : 1000);
+}
+
 static void mark_lost(hl_client *c, hl_hold *h)
 {
 	hl__obs_lost(c, h); /* counted and told once */
 	heap_remove(c, h);
 	h->lost = 1;
 	h->watchdog = 0;
+	if (h->lease_ms > 0)
+		schedule(c, h, forget_at(h)); /* then forgotten (wd_main) */
 	if (h->lost_fd >= 0) {
 		uint64_t one = 1;
 		if (write(h->lost_fd, &one, sizeof(one)) < 0) {
@@ -189,13 +217,27 @@ static int64_t loss_deadline(const hl_client *c, const hl_hold *h)
 
 /* The local clock decides, whatever the network does: a watchdog hold
  * past its loss deadline is lost even if the watchdog thread has not
- * looked yet. */
+ * looked yet, and so is a hold whose fixed lease has ended (unless an
+ * operation on it runs: an acquire sent in time extends the lease, and
+ * the end of the operation looks again, op_finish). */
 static int is_lost(hl_client *c, hl_hold *h, int64_t now)
 {
-	if (!h->lost && h->watchdog && h->count > 0 &&
-	    now >= loss_deadline(c, h))
+	if (!h->lost && h->count > 0 &&
+	    ((h->watchdog && now >= loss_deadline(c, h)) ||
+	     (!h->watchdog && h->lease_ms > 0 && !h->busy &&
+	      now >= h->expires_ms)))
 		mark_lost(c, h);
 	return h->lost;
+}
+
+/* A watchdog hold waits in the heap for its next renewal, or for its loss
+ * deadline if that comes first (then the clock declares it lost). */
+static int wd_reschedule(hl_client *c, hl_hold *h)
+{
+	int64_t due = loss_deadline(c, h);
+	if (h->renew_at < due)
+		due = h->renew_at;
+	return schedule(c, h, due);
 }
 
 /* When Redis drops the hold at the latest if nothing renews it. */
@@ -250,6 +292,7 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 		op->known = h->count > 0 || h->lost;
 	}
 	now = hl__now_ms();
+	op->begin_ms = now;
 	h->busy = 1;
 	op->hold = h;
 	op->epoch = h->epoch;
@@ -264,7 +307,8 @@ out:
 	return rc;
 }
 
-/* Clear busy; free a record that holds nothing; wake whoever waits. */
+/* Clear busy; free a record that holds nothing; wake whoever waits. A
+ * fixed lease that ended while the operation ran is told lost now. */
 static void op_finish(hl_client *c, hl_op *op)
 {
 	hl_hold *h = op->hold;
@@ -272,6 +316,7 @@ static void op_finish(hl_client *c, hl_op *op)
 	if (h->count == 0 && !h->lost) {
 		hold_free(c, h);
 	} else {
+		is_lost(c, h, hl__now_ms());
 		pthread_cond_broadcast(&c->hold_cond);
 		hl__task_holds_changed(c);
 	}
@@ -315,7 +360,8 @@ int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms)
 		/* Keep the renewal already scheduled on re-entry. */
 		if (!h->watchdog || h->heap_index == HL_NOT_IN_HEAP) {
 			h->watchdog = 1;
-			if (schedule(c, h, sent_ms + c->conf.watchdog_ms / 3))
+			h->renew_at = sent_ms + c->conf.watchdog_ms / 3;
+			if (wd_reschedule(c, h))
 				rc = hl__fail(HL_ENOMEM, "out of memory");
 		}
 	} else {
@@ -331,9 +377,22 @@ int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms)
 
 void hl__op_released_one(hl_client *c, hl_op *op)
 {
+	hl_hold *h = op->hold;
 	pthread_mutex_lock(&c->hold_mu);
-	if (op->hold->count > 0)
-		op->hold->count--;
+	if (h->count > 0)
+		h->count--;
+	if (op->lease_reset && !h->lost && h->count > 0) {
+		/* Redis set the lease again, after op began: from then on. */
+		if (h->lease_ms > 0 &&
+		    op->begin_ms + h->lease_ms > h->expires_ms) {
+			h->expires_ms = op->begin_ms + h->lease_ms;
+			schedule(c, h, h->expires_ms);
+		} else if (h->watchdog && op->begin_ms > h->confirmed_ms) {
+			h->confirmed_ms = op->begin_ms;
+			if (h->heap_index != HL_NOT_IN_HEAP)
+				wd_reschedule(c, h);
+		}
+	}
 	op_finish(c, op);
 	pthread_mutex_unlock(&c->hold_mu);
 }
@@ -440,6 +499,13 @@ void hl__holds_free_all(hl_client *c)
 	hl__map_clear(&c->holds);
 	hl__map_init(&c->holds);
 	c->heap_len = 0;
+	/* the watchdog's, once it is stopped (or in a child after fork(),
+	 * where it never ran) */
+	wd_flights_free(c);
+	if (c->wd_wake_ok) {
+		close(c->wd_wake_fd);
+		c->wd_wake_ok = 0;
+	}
 }
 
 /* ---- public: lost state ------------------------------------------------- */
@@ -469,7 +535,7 @@ int hl_lock_is_lost(int *out, hl_lock *lock)
 
 /* A wait for this owner's hold to be found lost: a watch task of the
  * engine, looked at again whenever the holds change and at the loss
- * deadline (the clock decides). */
+ * deadline or the end of the fixed lease (the clock decides). */
 typedef struct lost_ctx {
 	hl_client *c;
 	hl_lock lock; /* its own copy of the name */
@@ -489,16 +555,22 @@ static int lost_check(void *arg, int *done, int *result, int64_t *recheck_ms)
 	lost_ctx *x = arg;
 	hl_client *c = x->c;
 	hl_hold *h = find(c, &x->lock, x->owner);
-	if (h && is_lost(c, h, hl__now_ms())) {
+	int64_t now = hl__now_ms();
+	if (h && is_lost(c, h, now)) {
 		*done = 1;
 		*result = 1;
-	} else if (!h || !h->watchdog || h->count == 0) {
-		/* nothing watched: not held, released, or a lease */
-		*done = 1;
-		*result = 0;
-	} else {
+	} else if (h && h->watchdog && h->count > 0) {
 		*done = 0;
 		*recheck_ms = loss_deadline(c, h);
+	} else if (h && h->lease_ms > 0 && h->count > 0) {
+		/* a fixed lease: lost when it ends (an operation running on
+		 * it then looks again when it ends: holds changed) */
+		*done = 0;
+		*recheck_ms = h->expires_ms > now ? h->expires_ms : now + 1000;
+	} else {
+		/* nothing watched: not held, or released */
+		*done = 1;
+		*result = 0;
 	}
 	return HL_OK;
 }
@@ -658,138 +730,322 @@ typedef struct renew_item {
 	size_t key_len;
 	char field[HL_FIELD_MAX]; /* the owner's hash field */
 	int read;                 /* a read hold: its timeout keys too */
-	int result;               /* 1 renewed, 0 gone, -1 no answer */
+	int result; /* 1 renewed, 0 gone, -1 no answer, -2 not run (send it
+	               again at once: a flushed script, a new master) */
 } renew_item;
+
+/* One batch of renewals sent on wd_conn (its EVALSHAs, 100 keys each, or
+ * a SCRIPT LOAD), waiting for its replies, which Redis sends in order. */
+typedef struct hl_wd_flight {
+	struct hl_wd_flight *next;
+	int64_t sent_ms;
+	int nreplies; /* replies it waits for */
+	int got;      /* replies taken so far */
+	int load;     /* a SCRIPT LOAD, no renewals */
+	size_t n;
+	renew_item items[];
+} hl_wd_flight;
 
 static hl_hold *find_key(hl_client *c, const char *key, size_t len)
 {
 	return hl__map_get(&c->holds, key, len);
 }
 
-/* Send the renewals of items[0..n) pipelined, 100 keys per EVALSHA,
- * giving up at deadline (monotonic ms). */
+/* What a renewal sent at sent_ms came to (it->result), for its hold if
+ * that is still the one it was sent for. Caller holds hold_mu. */
+static void renew_result(hl_client *c, renew_item *it, int64_t sent_ms,
+                         int64_t now)
+{
+	hl_hold *h = find_key(c, it->key, it->key_len);
+	int64_t retry;
+	/* Released, or held afresh, or turned into a lease meanwhile: this
+	 * answer is about a hold that is gone. (Re-entries and partial
+	 * releases keep the epoch.) */
+	if (h != it->hold || h->epoch != it->epoch)
+		return;
+	if (!h->watchdog || h->lost)
+		return;
+	if (it->result == 1) {
+		hl__obs_renewed(c, h);
+		if (sent_ms > h->confirmed_ms) {
+			/* the loss deadline moves on */
+			h->confirmed_ms = sent_ms;
+			if (h->heap_index != HL_NOT_IN_HEAP)
+				wd_reschedule(c, h);
+		}
+		return;
+	}
+	if (it->result == 0 || is_lost(c, h, now)) {
+		/* Not held by us any more, or Redis stayed away until the
+		 * loss deadline. */
+		mark_lost(c, h);
+		return;
+	}
+	if (it->result == -2) {
+		h->renew_at = now; /* not run: again at once */
+	} else {
+		/* No answer: again soon, and at the loss deadline at the
+		 * latest, where the clock declares it lost. */
+		hl__obs_renewal_failed(c, h, loss_deadline(c, h) - now);
+		retry = c->conf.retry_delay_ms / 4;
+		if (retry < 50)
+			retry = 50;
+		if (now + retry < h->renew_at)
+			h->renew_at = now + retry;
+	}
+	wd_reschedule(c, h);
+}
+
+static void flight_free(hl_wd_flight *f)
+{
+	size_t i;
+	for (i = 0; i < f->n; i++)
+		free(f->items[i].key);
+	free(f);
+}
+
+/* The renewals of f are over: those without a reply get result (-1: no
+ * answer, -2: not run). Caller holds hold_mu. */
+static void flight_end(hl_client *c, hl_wd_flight *f, int result)
+{
+	int64_t now = hl__now_ms();
+	size_t i;
+	for (i = (size_t)f->got * HL_RENEW_KEYS_PER_EVAL; i < f->n; i++) {
+		f->items[i].result = result;
+		renew_result(c, &f->items[i], f->sent_ms, now);
+	}
+	flight_free(f);
+}
+
+/* Drop wd_conn: what is in flight on it gets result. Caller holds
+ * hold_mu. */
+static void wd_drop_conn(hl_client *c, int result)
+{
+	hl_wd_flight *f = c->wd_head, *next;
+	c->wd_head = c->wd_tail = NULL;
+	for (; f; f = next) {
+		next = f->next;
+		flight_end(c, f, result);
+	}
+	hl__conn_free(c->wd_conn);
+	c->wd_conn = NULL;
+}
+
+/* Free what is in flight, unanswered (closing: no one is told). */
+static void wd_flights_free(hl_client *c)
+{
+	hl_wd_flight *f = c->wd_head, *next;
+	c->wd_head = c->wd_tail = NULL;
+	for (; f; f = next) {
+		next = f->next;
+		flight_free(f);
+	}
+}
+
+/* Queue f's commands on wd_conn (caller holds hold_mu; only the watchdog
+ * thread touches wd_conn). The EVALSHAs of n renewals, or SCRIPT LOAD. */
+static int flight_append(hl_client *c, hl_wd_flight *f)
+{
+	enum { K = HL_RENEW_KEYS_PER_EVAL };
+	const char *argv[4 + 3 * K];
+	size_t lens[4 + 3 * K], e, j;
+	char nkeys[16], lease[24];
+	int rc;
+	if (f->load) {
+		const char *la[3] = {"SCRIPT", "LOAD",
+		                     hl__script(HL_SCRIPT_RENEW)->source};
+		size_t ll[3] = {6, 4, strlen(la[2])};
+		return hl__conn_append(c->wd_conn, 3, la, ll);
+	}
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
+	for (e = 0; e < (size_t)f->nreplies; e++) {
+		size_t first = e * K, cnt = f->n - first < K ? f->n - first : K;
+		snprintf(nkeys, sizeof(nkeys), "%zu", cnt);
+		argv[0] = "EVALSHA";
+		lens[0] = 7;
+		argv[1] = c->sha[HL_SCRIPT_RENEW];
+		lens[1] = 40;
+		argv[2] = nkeys;
+		lens[2] = strlen(nkeys);
+		for (j = 0; j < cnt; j++) {
+			/* the key is the name after the owner id and class */
+			renew_item *it = &f->items[first + j];
+			argv[3 + j] = it->key + HL_HOLD_KEY_HDR;
+			lens[3 + j] = it->key_len - HL_HOLD_KEY_HDR;
+		}
+		argv[3 + cnt] = lease;
+		lens[3 + cnt] = strlen(lease);
+		for (j = 0; j < cnt; j++) {
+			renew_item *it = &f->items[first + j];
+			argv[4 + cnt + 2 * j] = it->field;
+			lens[4 + cnt + 2 * j] = strlen(it->field);
+			argv[5 + cnt + 2 * j] = it->read ? "r" : "";
+			lens[5 + cnt + 2 * j] = it->read ? 1 : 0;
+		}
+		if ((rc = hl__conn_append(c->wd_conn, (int)(4 + 3 * cnt), argv,
+		                          lens)) != HL_OK)
+			return rc;
+	}
+	return HL_OK;
+}
+
+static void flight_push(hl_client *c, hl_wd_flight *f)
+{
+	f->next = NULL;
+	if (c->wd_tail)
+		c->wd_tail->next = f;
+	else
+		c->wd_head = f;
+	c->wd_tail = f;
+}
+
+/* Take the replies that have come, oldest flight first. Caller holds
+ * hold_mu. HL_OK, or the connection is unusable (a bad reply). */
+static int take_replies(hl_client *c)
+{
+	enum { K = HL_RENEW_KEYS_PER_EVAL };
+	int64_t now = hl__now_ms();
+	int rc, load = 0;
+	while (c->wd_head) {
+		hl_wd_flight *f = c->wd_head;
+		hl_reply *r;
+		size_t first, cnt, j;
+		if ((rc = hl__conn_next_reply(c->wd_conn, &r)) != HL_OK)
+			return rc;
+		if (!r)
+			break;
+		c->wd_replied = 1;
+		first = (size_t)f->got * K;
+		cnt = f->load ? 0 : f->n - first < K ? f->n - first : K;
+		f->got++;
+		/* Replies slower than a tenth of the timeout: renewals go
+		 * every tenth (see wd_interval); fast again below a 20th. */
+		if (now - f->sent_ms > c->conf.watchdog_ms / 10)
+			c->wd_slow = 1;
+		else if (now - f->sent_ms <= c->conf.watchdog_ms / 20)
+			c->wd_slow = 0;
+		if (hl__reply_type(r) == HL_REPLY_ARRAY) {
+			for (j = 0; j < cnt; j++)
+				f->items[first + j].result =
+				        j < hl__reply_len(r) &&
+				                        hl__reply_int(
+				                                hl__reply_at(r,
+				                                             j))
+				                ? 1
+				                : 0;
+		} else if (hl__reply_type(r) == HL_REPLY_ERROR &&
+		           strncmp(hl__reply_str(r), "NOSCRIPT", 8) == 0) {
+			/* The script cache was flushed: load it and go
+			 * again. */
+			for (j = 0; j < cnt; j++)
+				f->items[first + j].result = -2;
+			load = 1;
+		} else if (cnt > 0) {
+			hl__fail(HL_EREDIS, "renewing: %.200s",
+			         hl__reply_type(r) == HL_REPLY_ERROR
+			                 ? hl__reply_str(r)
+			                 : "unexpected reply");
+		}
+		hl__reply_free(r);
+		for (j = 0; j < cnt; j++)
+			renew_result(c, &f->items[first + j], f->sent_ms, now);
+		if (f->got == f->nreplies) {
+			c->wd_head = f->next;
+			if (!c->wd_head)
+				c->wd_tail = NULL;
+			flight_free(f);
+		}
+	}
+	if (load) {
+		hl_wd_flight *f = calloc(1, sizeof(*f));
+		if (!f)
+			return hl__fail(HL_ENOMEM, "out of memory");
+		f->load = 1;
+		f->nreplies = 1;
+		f->sent_ms = now;
+		if ((rc = flight_append(c, f)) != HL_OK) {
+			free(f);
+			return rc;
+		}
+		flight_push(c, f);
+	}
+	return HL_OK;
+}
+
+/* Send the renewals of items[0..n) on the watchdog's connection (made
+ * first if need be, within deadline), without waiting for the replies:
+ * they are taken as they come (take_replies). Caller holds hold_mu, which
+ * is let go only to connect. */
 static void renew_send(hl_client *c, renew_item *items, size_t n,
                        int64_t deadline)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
-	size_t nevals = (n + K - 1) / K, e, i;
-	const char **argv[HL_RENEW_EVALS_PER_TRIP];
-	size_t *lens[HL_RENEW_EVALS_PER_TRIP];
-	int argcs[HL_RENEW_EVALS_PER_TRIP];
-	hl_reply *replies[HL_RENEW_EVALS_PER_TRIP];
-	char nkeys[HL_RENEW_EVALS_PER_TRIP][16], lease[24];
-	enum hl_sent sent;
-	int rc, attempt;
-	hl_bound b;
-
-	/* Close stops it; hl_client_interrupt() is for the user's calls. */
-	hl__bound_init(&b, c, deadline, NULL, 0);
+	hl_wd_flight *f;
+	size_t i;
+	int rc, wrote;
+	if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch)
+		wd_drop_conn(c, -2); /* the master changed: renew there */
+	if (c->wd_conn && !c->wd_head && hl__conn_dead(c->wd_conn)) {
+		/* An idle connection the server closed (a restart, a
+		 * timeout, a kill): a new one, before anything is sent. */
+		hl__obs_conn_broke(c, NULL, NULL);
+		wd_drop_conn(c, -1);
+	}
+	f = malloc(sizeof(*f) + n * sizeof(*items));
+	if (!f) {
+		hl__fail(HL_ENOMEM, "out of memory");
+		goto fail;
+	}
+	memset(f, 0, sizeof(*f));
+	memcpy(f->items, items, n * sizeof(*items));
+	f->n = n;
+	f->nreplies = (int)((n + K - 1) / K);
 	for (i = 0; i < n; i++)
-		items[i].result = -1;
-	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
-	for (e = 0; e < nevals; e++) {
-		size_t first = e * K, cnt = n - first < K ? n - first : K, j;
-		argv[e] = malloc((4 + 3 * cnt) * sizeof(char *));
-		lens[e] = malloc((4 + 3 * cnt) * sizeof(size_t));
-		if (!argv[e] || !lens[e]) {
-			free(argv[e]);
-			free(lens[e]);
-			nevals = e;
-			break;
-		}
-		snprintf(nkeys[e], sizeof(nkeys[e]), "%zu", cnt);
-		argv[e][0] = "EVALSHA";
-		lens[e][0] = 7;
-		argv[e][1] = c->sha[HL_SCRIPT_RENEW];
-		lens[e][1] = 40;
-		argv[e][2] = nkeys[e];
-		lens[e][2] = strlen(nkeys[e]);
-		for (j = 0; j < cnt; j++) {
-			/* the key is the name after the owner id and class */
-			argv[e][3 + j] = items[first + j].key + HL_HOLD_KEY_HDR;
-			lens[e][3 + j] =
-			        items[first + j].key_len - HL_HOLD_KEY_HDR;
-		}
-		argv[e][3 + cnt] = lease;
-		lens[e][3 + cnt] = strlen(lease);
-		for (j = 0; j < cnt; j++) {
-			renew_item *it = &items[first + j];
-			argv[e][4 + cnt + 2 * j] = it->field;
-			lens[e][4 + cnt + 2 * j] = strlen(it->field);
-			argv[e][5 + cnt + 2 * j] = it->read ? "r" : "";
-			lens[e][5 + cnt + 2 * j] = it->read ? 1 : 0;
-		}
-		argcs[e] = (int)(4 + 3 * cnt);
-	}
-	/* Renewal is idempotent: retry on a fresh connection once. */
-	for (attempt = 0; attempt < 2 && nevals > 0; attempt++) {
-		int noscript = 0;
-		if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch) {
-			/* the master changed: renew there */
-			hl__conn_free(c->wd_conn);
-			c->wd_conn = NULL;
-		}
-		if (!c->wd_conn &&
-		    hl__router_connect_master(c, &c->wd_conn, &c->wd_epoch,
-		                              &b) != HL_OK)
-			break;
-		rc = hl__conn_roundtrip(c->wd_conn, (int)nevals, argcs,
-		                        (const char **const *)argv,
-		                        (const size_t *const *)lens, replies,
-		                        &sent, &b, c->conf.command_timeout_ms);
-		for (e = 0; e < nevals; e++) {
-			hl_reply *r = replies[e];
-			size_t first = e * K, j;
-			if (rc == HL_OK &&
-			    hl__reply_type(r) == HL_REPLY_ERROR &&
-			    strncmp(hl__reply_str(r), "NOSCRIPT", 8) == 0)
-				noscript = 1;
-			if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ARRAY)
-				for (j = 0;
-				     j < hl__reply_len(r) && first + j < n; j++)
-					items[first + j].result =
-					        hl__reply_int(
-					                hl__reply_at(r, j))
-					                ? 1
-					                : 0;
-			if (r)
-				hl__reply_free(r);
-		}
+		f->items[i].result = -1;
+	if (!c->wd_conn) {
+		hl_bound b;
+		hl_conn *conn = NULL;
+		uint64_t epoch = 0;
+		/* Close stops it; hl_client_interrupt() is for the user's
+		 * calls. */
+		hl__bound_init(&b, c, deadline, NULL, 0);
+		pthread_mutex_unlock(&c->hold_mu);
+		rc = hl__router_connect_master(c, &conn, &epoch, &b);
+		pthread_mutex_lock(&c->hold_mu);
 		if (rc != HL_OK) {
-			if (rc == HL_EIO || rc == HL_ETIMEDOUT)
-				hl__obs_conn_broke(c, NULL, NULL);
-			hl__conn_free(c->wd_conn);
-			c->wd_conn = NULL;
-			if (rc != HL_EIO)
-				break; /* out of time, or closing */
-			continue;
+			f->got = 0;
+			flight_end(c, f, -1);
+			return;
 		}
-		if (!noscript)
-			break;
-		/* The script cache was flushed: load it and go again. */
-		{
-			const char *la[3] = {
-			        "SCRIPT", "LOAD",
-			        hl__script(HL_SCRIPT_RENEW)->source};
-			size_t ll[3] = {6, 4, strlen(la[2])};
-			const char **lap = la;
-			const size_t *llp = ll;
-			int three = 3;
-			hl_reply *lr = NULL;
-			if (hl__conn_roundtrip(c->wd_conn, 1, &three, &lap,
-			                       &llp, &lr, &sent, &b,
-			                       c->conf.command_timeout_ms) !=
-			    HL_OK) {
-				hl__conn_free(c->wd_conn);
-				c->wd_conn = NULL;
-			}
-			if (lr)
-				hl__reply_free(lr);
-		}
+		c->wd_conn = conn;
+		c->wd_epoch = epoch;
+		c->wd_replied = 0;
 	}
-	for (e = 0; e < nevals; e++) {
-		free(argv[e]);
-		free(lens[e]);
+	f->sent_ms = hl__now_ms();
+	if ((rc = flight_append(c, f)) != HL_OK) {
+		flight_end(c, f, -1);
+		return;
+	}
+	flight_push(c, f);
+	/* A renewal that may land sets how long Redis may keep the hold,
+	 * even once it is released. */
+	for (i = 0; i < n; i++) {
+		renew_item *it = &f->items[i];
+		hl_hold *h = find_key(c, it->key, it->key_len);
+		if (h == it->hold && h->epoch == it->epoch &&
+		    f->sent_ms > h->sent_max_ms)
+			h->sent_max_ms = f->sent_ms;
+	}
+	if ((rc = hl__conn_write_some(c->wd_conn, &wrote)) != HL_OK) {
+		hl__obs_conn_broke(c, NULL, NULL);
+		wd_drop_conn(c, c->wd_replied ? -2 : -1);
+	}
+	return;
+fail:
+	for (i = 0; i < n; i++) {
+		items[i].result = -1;
+		renew_result(c, &items[i], hl__now_ms(), hl__now_ms());
+		free(items[i].key);
 	}
 }
 
@@ -856,19 +1112,92 @@ static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
 	}
 }
 
+/* How long after one renewal of a hold the next goes: a third of the
+ * timeout, as Redisson does. While replies are slow (more than a tenth of
+ * the timeout), a tenth: a reply then confirms a lease sent at most a tenth
+ * before the one confirmed last, so round trips up to 0.8 of the timeout
+ * keep the hold (its loss deadline is the last confirmed renewal's sending
+ * time plus 0.9 of the timeout). A round trip that grows at once from fast
+ * to slow is ridden out up to 0.9 - 1/3 of the timeout. */
+static int64_t wd_interval(const hl_client *c)
+{
+	return c->wd_slow ? c->conf.watchdog_ms / 10 : c->conf.watchdog_ms / 3;
+}
+
+/* The watchdog thread. Holds fall due in the heap (a renewal, a loss
+ * deadline, the end of a lease); due renewals go out in one batch, and the
+ * replies of batches in flight are taken as they come, while waiting for
+ * the next thing due. A batch without a reply for the command timeout
+ * breaks the connection (its renewals count as unanswered, and are sent
+ * again on a new one). */
 static void *wd_main(void *arg)
 {
 	hl_client *c = arg;
 	renew_item *items = NULL;
+	int cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
 	pthread_setname_np(pthread_self(), "hl-watchdog");
 	pthread_mutex_lock(&c->hold_mu);
 	while (!c->wd_stop) {
 		int64_t now = hl__now_ms(), sent_ms, io_deadline;
+		int64_t interval, window;
 		size_t n = 0, i;
+		if (c->wd_head &&
+		    now >= c->wd_head->sent_ms + c->conf.command_timeout_ms) {
+			hl__fail(HL_EIO, "no answer within %lld ms",
+			         (long long)c->conf.command_timeout_ms);
+			hl__obs_conn_broke(c, NULL, NULL);
+			wd_drop_conn(c, -1);
+			continue;
+		}
+		if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch) {
+			/* the master changed: renew there */
+			wd_drop_conn(c, -2);
+			continue;
+		}
+		if (c->wd_head &&
+		    now - c->wd_head->sent_ms > c->conf.watchdog_ms / 10)
+			c->wd_slow = 1; /* a reply is late: see wd_interval */
 		if (c->heap_len == 0 || c->heap[0]->due_ms > now) {
 			int64_t until = now + c->conf.watchdog_ms / 3;
 			if (c->heap_len > 0 && c->heap[0]->due_ms < until)
 				until = c->heap[0]->due_ms;
+			if (c->wd_head) {
+				/* Replies to come: wait for them too. */
+				int rc;
+				int64_t late =
+				        c->wd_head->sent_ms +
+				        (c->wd_slow ? c->conf.command_timeout_ms
+				                    : c->conf.watchdog_ms / 10 +
+				                              1);
+				if (late < until)
+					until = late;
+				c->wd_sleep_until = until;
+				c->wd_polling = 1;
+				pthread_mutex_unlock(&c->hold_mu);
+				rc = hl__conn_pump(c->wd_conn, c->wd_wake_fd,
+				                   until - now);
+				if (c->wd_wake_ok) {
+					uint64_t v;
+					if (read(c->wd_wake_fd, &v, sizeof(v)) <
+					    0) {
+						/* nothing to drain */
+					}
+				}
+				pthread_mutex_lock(&c->hold_mu);
+				c->wd_polling = 0;
+				c->wd_sleep_until = INT64_MIN;
+				if (rc == HL_OK)
+					rc = take_replies(c);
+				if (rc != HL_OK) {
+					/* Renewal is idempotent: what a
+					 * connection that worked had in flight
+					 * goes again at once on a new one. */
+					hl__obs_conn_broke(c, NULL, NULL);
+					wd_drop_conn(c,
+					             c->wd_replied ? -2 : -1);
+				}
+				continue;
+			}
 			c->wd_sleep_until = until;
 			hl__cond_wait_until(&c->wd_cond, &c->hold_mu, until);
 			c->wd_sleep_until =
@@ -878,12 +1207,22 @@ static void *wd_main(void *arg)
 		/* Collect what is due, and what falls due within a tenth of
 		 * the timeout: renewing those a little early lets locks taken
 		 * at different moments share round trips (10,000 locks taken
-		 * over a second renew in a handful of pipelined trips). */
+		 * over a second renew in a handful of pipelined trips). The
+		 * window is shorter than the interval between renewals, so a
+		 * hold renewed now is not due again within it. */
+		interval = cluster ? c->conf.watchdog_ms / 3 : wd_interval(c);
+		window = c->conf.watchdog_ms / 10;
+		if (window > interval / 2)
+			window = interval / 2;
 		while (c->heap_len > 0 && n < HL_RENEW_BATCH &&
-		       c->heap[0]->due_ms <= now + c->conf.watchdog_ms / 10) {
+		       c->heap[0]->due_ms <= now + window) {
 			hl_hold *h = c->heap[0];
 			if (!h->watchdog && h->due_ms > now)
-				break; /* a lease: forget it only once over */
+				break; /* a lease: told and forgotten once over
+				        */
+			if (h->watchdog && h->renew_at > now + window &&
+			    h->due_ms > now)
+				break; /* its loss deadline, not yet */
 			if (n == c->renew_cap) {
 				/* Grown on demand: a client holding few locks
 				 * keeps a small buffer. */
@@ -901,98 +1240,91 @@ static void *wd_main(void *arg)
 			items = c->renew_items;
 			heap_remove(c, h);
 			if (!h->watchdog) {
-				/* A lease hold whose lease ended: Redis has
-				 * dropped it. Remembered for as long again (at
-				 * least a second), so that a late release
-				 * hears it was lost, not that it never held;
-				 * then forgotten, so that locks left to their
-				 * leases cost nothing for long. */
-				int64_t forget =
-				        h->expires_ms + (h->lease_ms > 1000
-				                                 ? h->lease_ms
-				                                 : 1000);
-				if (h->count > 0 && now < forget)
-					schedule(c, h, forget);
-				else if (!h->busy)
+				if (h->count > 0 && !h->lost &&
+				    h->lease_ms > 0) {
+					/* Its fixed lease ended, not released:
+					 * lost (an operation running on it
+					 * decides when it ends). */
+					if (!is_lost(c, h, now) && !h->busy)
+						schedule(c, h, h->expires_ms);
+					continue;
+				}
+				/* A lease hold whose lease ended, remembered
+				 * for a while so that a late release hears
+				 * it was lost; then forgotten, so that locks
+				 * left to their leases cost nothing for long
+				 * (unless its lost fd was handed out: kept,
+				 * like any lost hold, until released). */
+				if (h->count > 0 && now < forget_at(h))
+					schedule(c, h, forget_at(h));
+				else if (!h->busy &&
+				         !(h->lost && h->lost_fd >= 0))
 					hold_free(c, h);
 				continue;
 			}
 			if (is_lost(c, h, now))
 				continue; /* its loss deadline came first */
+			if (h->renew_at > now + window) {
+				/* a loss deadline passed that a reply moved
+				 * on meanwhile: back to waiting */
+				wd_reschedule(c, h);
+				continue;
+			}
 			items[n].hold = h;
 			items[n].epoch = h->epoch;
 			items[n].key = malloc(h->key_len);
 			if (!items[n].key) {
-				schedule(c, h, now + 100);
+				h->renew_at = now + 100;
+				wd_reschedule(c, h);
 				break;
 			}
 			memcpy(items[n].key, h->key, h->key_len);
 			items[n].key_len = h->key_len;
 			memcpy(items[n].field, h->field, sizeof(h->field));
 			items[n].read = h->read;
+			/* the next one goes a third of the timeout later,
+			 * whatever becomes of this one */
+			h->renew_at = now + interval;
+			wd_reschedule(c, h);
 			n++;
 		}
 		if (n == 0)
 			continue;
-		/* The round trip may not outlast the first loss deadline of
-		 * the batch (that holder must be told in time), nor the due
-		 * time of holds not in it (each falls due a tenth of the
-		 * timeout from now at the earliest, and before its own loss
-		 * deadline). */
-		io_deadline = now + c->conf.watchdog_ms / 10;
+		/* Connecting, or (a cluster) a round trip, may not outlast
+		 * the first loss deadline of the batch: that holder must be
+		 * told in time. */
+		io_deadline = now + c->conf.command_timeout_ms;
 		for (i = 0; i < n; i++)
 			if (loss_deadline(c, items[i].hold) < io_deadline)
 				io_deadline = loss_deadline(c, items[i].hold);
+		if (!cluster) {
+			renew_send(c, items, n, io_deadline);
+			continue;
+		}
+		/* A cluster renews through the router, one round trip per
+		 * slot, and waits for it (nor the due time of holds not in
+		 * the batch: each falls due a tenth of the timeout from now
+		 * at the earliest). */
+		if (now + c->conf.watchdog_ms / 10 < io_deadline)
+			io_deadline = now + c->conf.watchdog_ms / 10;
 		pthread_mutex_unlock(&c->hold_mu);
 		sent_ms = hl__now_ms();
-		if (c->conf.url.topology == HL_TOPO_CLUSTER)
-			renew_send_cluster(c, items, n, io_deadline);
-		else
-			renew_send(c, items, n, io_deadline);
+		renew_send_cluster(c, items, n, io_deadline);
 		pthread_mutex_lock(&c->hold_mu);
 		now = hl__now_ms();
 		for (i = 0; i < n; i++) {
 			renew_item *it = &items[i];
 			hl_hold *h = find_key(c, it->key, it->key_len);
-			int64_t retry;
-			free(it->key);
-			/* Released, or held afresh, or turned into a lease
-			 * meanwhile: this answer is about a hold that is
-			 * gone. (Re-entries and partial releases keep the
-			 * epoch, and the hold must be rescheduled here.) */
-			if (h != it->hold || h->epoch != it->epoch)
-				continue;
 			/* A renewal that may have landed sets how long Redis
 			 * may keep the hold, even while it is released. */
-			if (it->result != 0 && sent_ms > h->sent_max_ms)
+			if (h == it->hold && h->epoch == it->epoch &&
+			    it->result != 0 && sent_ms > h->sent_max_ms)
 				h->sent_max_ms = sent_ms;
-			if (!h->watchdog || h->lost)
-				continue;
-			if (it->result == 1) {
-				hl__obs_renewed(c, h);
-				if (sent_ms > h->confirmed_ms)
-					h->confirmed_ms = sent_ms;
-				schedule(c, h,
-				         sent_ms + c->conf.watchdog_ms / 3);
-				continue;
-			}
-			if (it->result == 0 || is_lost(c, h, now)) {
-				/* Not held by us any more, or Redis stayed
-				 * away until the loss deadline. */
-				mark_lost(c, h);
-				continue;
-			}
-			/* No answer: again soon, and at the loss deadline at
-			 * the latest, where the clock declares it lost. */
-			hl__obs_renewal_failed(c, h, loss_deadline(c, h) - now);
-			retry = c->conf.retry_delay_ms / 4;
-			if (retry < 50)
-				retry = 50;
-			if (now + retry > loss_deadline(c, h))
-				retry = loss_deadline(c, h) - now;
-			schedule(c, h, now + retry);
+			renew_result(c, it, sent_ms, now);
+			free(it->key);
 		}
 	}
+	wd_flights_free(c);
 	pthread_mutex_unlock(&c->hold_mu);
 	hl__conn_free(c->wd_conn);
 	c->wd_conn = NULL;
@@ -1003,17 +1335,24 @@ int hl__watchdog_start(hl_client *c)
 {
 	int rc;
 	c->wd_sleep_until = INT64_MIN;
+	c->wd_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wd_wake_fd < 0)
+		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
+	c->wd_wake_ok = 1;
 	rc = pthread_create(&c->wd_thread, NULL, wd_main, c);
-	if (rc != 0)
+	if (rc != 0) {
+		close(c->wd_wake_fd);
+		c->wd_wake_ok = 0;
 		return hl__fail(HL_ESYSTEM, "starting the watchdog thread: %s",
 		                strerror(rc));
+	}
 	return HL_OK;
 }
 
 void hl__watchdog_kick(hl_client *c)
 {
 	pthread_mutex_lock(&c->hold_mu);
-	pthread_cond_broadcast(&c->wd_cond);
+	wd_wake(c);
 	pthread_mutex_unlock(&c->hold_mu);
 }
 
@@ -1021,7 +1360,7 @@ void hl__watchdog_stop(hl_client *c)
 {
 	pthread_mutex_lock(&c->hold_mu);
 	c->wd_stop = 1;
-	pthread_cond_broadcast(&c->wd_cond);
+	wd_wake(c);
 	pthread_mutex_unlock(&c->hold_mu);
 	pthread_join(c->wd_thread, NULL);
 }

@@ -845,3 +845,37 @@ int hl__conn_roundtrip(hl_conn *conn, int ncmd, const int *argcs,
 	}
 	return HL_OK;
 }
+
+int hl__conn_pump(hl_conn *conn, int wake_fd, int64_t timeout_ms)
+{
+	struct pollfd p[2];
+	int rc, wrote, n = 1, ms;
+	if ((rc = hl__conn_write_some(conn, &wrote)) != HL_OK)
+		return rc;
+	/* Bytes OpenSSL already decrypted do not make the socket
+	 * readable. */
+	if (conn->tls && hl__tls_pending(conn->tls) > 0)
+		timeout_ms = 0;
+	ms = timeout_ms <= 0        ? 0
+	     : timeout_ms > 1 << 30 ? 1 << 30
+	                            : (int)timeout_ms;
+	p[0].fd = conn->fd;
+	p[0].events = conn->tls ? conn->tls_rwant : POLLIN;
+	if (conn->olen > 0)
+		p[0].events |= conn->tls ? conn->tls_wwant : POLLOUT;
+	p[0].revents = 0;
+	if (wake_fd >= 0) {
+		p[1].fd = wake_fd;
+		p[1].events = POLLIN;
+		p[1].revents = 0;
+		n = 2;
+	}
+	rc = poll(p, (nfds_t)n, ms);
+	if (rc < 0 && errno != EINTR)
+		return hl__fail(HL_EIO, "poll: %s", strerror(errno));
+	if (p[0].revents == 0 && !(conn->tls && hl__tls_pending(conn->tls) > 0))
+		return HL_OK;
+	if (conn->olen > 0 && (rc = hl__conn_write_some(conn, &wrote)) != HL_OK)
+		return rc;
+	return hl__conn_read_some(conn);
+}

@@ -85,6 +85,12 @@ int hl__conn_append(hl_conn *conn, int argc, const char **argv,
 int hl__conn_write_some(hl_conn *conn, int *wrote);
 int hl__conn_read_some(hl_conn *conn);
 int hl__conn_next_reply(hl_conn *conn, hl_reply **out);
+/* For a pipeline that does not wait for its replies (the watchdog): write
+ * what is queued and read what has come, waiting at most timeout_ms for
+ * the socket (to take the output, or to bring data) or for wake_fd (-1:
+ * none) to be readable. HL_OK (replies, if any, for hl__conn_next_reply),
+ * or HL_EIO when the connection is closed or broken. */
+int hl__conn_pump(hl_conn *conn, int wake_fd, int64_t timeout_ms);
 /* 1 if an idle connection has something to read: closed or broken. */
 int hl__conn_dead(hl_conn *conn);
 

@@ -1175,8 +1175,9 @@ class Lock:
 
     @property
     def lost(self) -> bool:
-        """True if the watchdog found the current owner's hold lost (local,
-        no round trip). Cleared by the owner's next acquire or release."""
+        """True if the watchdog found the current owner's hold lost, or its
+        fixed lease ended before it was released (local, no round trip).
+        Cleared by the owner's next acquire or release."""
         return bool(self._int_query(lib.hl_lock_is_lost))
 
     def force_unlock(self) -> bool:
