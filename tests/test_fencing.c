@@ -8,10 +8,13 @@
  * and then looks at Redis directly once the held bytes have gone. (A
  * fence is a race the kill must win: it is sent with the next command, so
  * it stops a copy that is still on its way when that command reaches the
- * server, as here, not one that got there first.)
+ * server, as here, not one that got there first.) The caller's give-up
+ * also takes the acquire back (lock.c): that undo is held by the proxy too,
+ * so it goes on in the background once the proxy lets commands through,
+ * and its connection is dropped and fenced as well.
  *   fenced          the old connection is gone before its bytes could
- *                   arrive, the acquire never ran, and another client
- *                   takes the lock;
+ *                   arrive, the acquire never ran (the key never exists),
+ *                   and another client takes the lock;
  *   no_client_kill  an ACL user without CLIENT KILL: the client says so
  *                   once (HL_EVENT_FENCING_OFF), and the late acquire does
  *                   take the lock, unrenewed, until its lease ends (the
@@ -191,18 +194,21 @@ static void fenced(void)
 	HT_EQ(locked, 0);
 	HT_CHECKF(ht_now_ms() < due - 200,
 	          "too slow to show anything: the held acquire was due");
-	HT_EQ(ht_cmd_calls(r, "client|kill"), kills + 1);
+	/* the acquire's connection, and the one of its held undo */
+	HT_CHECK(ht_cmd_calls(r, "client|kill") >= kills + 1);
 	HT_EQ(cmdstat(r, "client|kill", "failed_calls"), 0);
 	n = named_ids(r, ids, 8);
-	HT_EQ(n, 1);
 	HT_CHECKF(!has_id(ids, n, old), "connection %lld not killed", old);
 	HT_CHECK(ht_now_ms() < due); /* killed before its bytes could go */
 
-	/* the held bytes go now, to a closed connection: nothing runs */
-	sleep_until(due + 500);
-	HT_EQ(ht_exists(r, HT_S("fence:late")), 0);
+	/* the held bytes go now, to a closed connection: the acquire never
+	 * runs (the undo's release script may: it finds nothing) */
+	while (ht_now_ms() < due + 500) {
+		HT_EQ(ht_exists(r, HT_S("fence:late")), 0);
+		ht_sleep_ms(10);
+	}
 	HT_EQ(ht_hget_int(r, HT_S("fence:late"), ht_owner(l)), -1);
-	HT_EQ(ht_cmd_calls(r, "evalsha"), evals);
+	HT_CHECK(ht_cmd_calls(r, "evalsha") >= evals);
 	/* and another client takes the lock at once */
 	HT_OK(hl_lock_try_acquire(&acquired, l2, 0, -1, NULL));
 	HT_EQ(acquired, 1);
@@ -254,7 +260,7 @@ static void unfenced(const char *user, const char *rules, int kill_refused,
 	hl_client *c2 = ht_client(r, 0);
 	hl_lock *l2 = ht_lock(c2, "fence:late");
 	hl_event *e = NULL;
-	long long old, ids[8], evals, kills, refused, pttl;
+	long long old, ids[8], evals, kills, refused, rejected, pttl;
 	int locked = 7, acquired = 7, n;
 	char node[64];
 	int64_t due, t;
@@ -271,8 +277,13 @@ static void unfenced(const char *user, const char *rules, int kill_refused,
 	          "too slow to show anything: the held acquire was due");
 	/* nothing was killed: the old connection waits for its bytes */
 	HT_EQ(ht_cmd_calls(r, "client|kill"), kills);
-	HT_EQ(cmdstat(r, "client|kill", "rejected_calls"),
-	      refused + kill_refused);
+	/* refused (once per connection to fence: the acquire's and its
+	 * held undo's, in one pipeline), or never tried */
+	rejected = cmdstat(r, "client|kill", "rejected_calls");
+	if (kill_refused)
+		HT_CHECK(rejected > refused);
+	else
+		HT_EQ(rejected, refused);
 	n = named_ids(r, ids, 8);
 	HT_CHECK(has_id(ids, n, old));
 
@@ -291,19 +302,21 @@ static void unfenced(const char *user, const char *rules, int kill_refused,
 	hl_event_free(e);
 
 	/* the documented consequence: the held acquire runs when it
-	 * arrives, and the lock is held by an owner who gave up on it */
+	 * arrives, after the client took it back (the background undo, once
+	 * the proxy let commands through, found nothing), and the lock is
+	 * held by an owner who gave up on it. (The undo's own first attempt,
+	 * held in the proxy too and not fenced either, may land a little
+	 * after it and free the lock early.) */
 	for (t = ht_now_ms(); ht_exists(r, HT_S("fence:late")) == 0 &&
 	                      ht_now_ms() - t < (HOLD + 3000) * ht_scale();)
-		ht_sleep_ms(10);
+		ht_sleep_ms(1);
 	ht_note("landed %lld ms after it was due",
 	        (long long)(ht_now_ms() - due));
 	HT_CHECK(ht_now_ms() >= due - 100);
-	HT_EQ(ht_hget_int(r, HT_S("fence:late"), ht_owner(l)), 1);
-	HT_EQ(ht_cmd_calls(r, "evalsha"), evals + 1);
-	HT_OK(hl_lock_try_acquire(&acquired, l2, 0, -1, NULL));
-	HT_EQ(acquired, 0);
-	/* unrenewed: its lease (the watchdog timeout) ends it */
 	pttl = ht_pttl(r, HT_S("fence:late"));
+	HT_EQ(ht_hget_int(r, HT_S("fence:late"), ht_owner(l)), 1);
+	HT_CHECK(ht_cmd_calls(r, "evalsha") >= evals + 1);
+	/* unrenewed: its lease (the watchdog timeout) ends it */
 	HT_RANGE(pttl, 1, WD);
 	HT_OK(hl_lock_try_acquire(&acquired, l2, 2 * WD * ht_scale(), -1,
 	                          NULL));
@@ -315,8 +328,7 @@ static void unfenced(const char *user, const char *rules, int kill_refused,
 	due = acquire_held(p, l3);
 	HT_OK(hl_lock_is_locked(&locked, l3));
 	HT_EQ(ht_cmd_calls(r, "client|kill"), kills);
-	HT_EQ(cmdstat(r, "client|kill", "rejected_calls"),
-	      refused + kill_refused);
+	HT_EQ(cmdstat(r, "client|kill", "rejected_calls"), rejected);
 	HT_EQ(events_of(c, HL_EVENT_FENCING_OFF, &e), 0);
 	sleep_until(due + 100);
 	for (t = ht_now_ms(); ht_exists(r, HT_S("fence:late2")) == 0 &&
