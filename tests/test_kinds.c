@@ -457,7 +457,7 @@ static void rw_wake(void)
 	/* a writer woken by the last reader's release ("0") */
 	HT_OK(hl_lock_acquire(ra, -1, NULL));
 	t = ht_thread_start(waiter_main, &w);
-	ht_sleep_ms(300);
+	ht_wait_waiting(b, 1);
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_release(NULL, ra));
 	ht_thread_join(t, 20000);
@@ -472,7 +472,7 @@ static void rw_wake(void)
 	w.lease_ms = -1;
 	w.release = 1;
 	t = ht_thread_start(waiter_main, &w);
-	ht_sleep_ms(300);
+	ht_wait_waiting(b, 1);
 	t0 = ht_now_ms();
 	HT_OK(hl_lock_release(NULL, wa));
 	ht_thread_join(t, 20000);

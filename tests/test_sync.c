@@ -135,7 +135,7 @@ static void sem_wake(void)
 	free(msg);
 	HT_OK(hl_semaphore_acquire(sa, 2, NULL));
 	t = ht_thread_start(sem_wait_main, &w);
-	ht_sleep_ms(400);
+	ht_wait_waiting(b, 1);
 	HT_EQ(w.rc, -1);
 	t0 = ht_now_ms();
 	HT_OK(hl_semaphore_release(sa, 2));

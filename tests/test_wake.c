@@ -85,7 +85,7 @@ static int64_t one_waiter(hl_client *hc, hl_client *wc, int how,
 		          "%lld commands while a waiter waited 1.5 s: polling?",
 		          after - before);
 	} else {
-		ht_sleep_ms(200);
+		ht_wait_waiting(wc, 1);
 	}
 	HT_EQ(atomic_load(&w.done), 0); /* still waiting */
 	t_release = ht_now_ms();
@@ -172,7 +172,8 @@ static void several_waiters(void)
 		t[i] = ht_thread_start(wait_thread, &w[i]);
 	}
 	wait_subscribed(r, 2);
-	ht_sleep_ms(300);
+	ht_wait_waiting(c2, 2);
+	ht_wait_waiting(c3, 1);
 	for (i = 0; i < 3; i++)
 		HT_EQ(atomic_load(&w[i].done), 0);
 	t_release = ht_now_ms();
@@ -213,7 +214,7 @@ static void external_unlock(void)
 	w.l = ht_lock(c, "wake:lock");
 	t = ht_thread_start(wait_thread, &w);
 	wait_subscribed(r, 1);
-	ht_sleep_ms(200);
+	ht_wait_waiting(c, 1);
 	HT_EQ(atomic_load(&w.done), 0);
 	t_release = ht_now_ms();
 	freeReplyObject(ht_raw(ht_raw_of(r), "DEL wake:lock"));
