@@ -62,8 +62,10 @@ int main(int argc, char **argv)
 
 	/* ... the work goes here; it must finish before the lease ends ... */
 
-	/* Release early. If the lease had run out already, this owner no
-	 * longer holds the lock and the call says HL_ENOTHELD. */
+	/* Release early. If the lease had run out already, the hold was
+	 * lost: the lock's lost fd (hl_lock_lost_fd) became readable and a
+	 * "lost" event was queued when the lease ended, and this call says
+	 * HL_ELOST. */
 	rc = hl_lock_release(&released, lock);
 	if (rc != HL_OK)
 		goto fail;
