@@ -57,7 +57,7 @@ static void worker(ht_proxy *p, const char *tag, int64_t end)
 		ht_sleep_ms(100); /* its network may be down right now */
 	HT_OK(hl_lock_new(&l, c, HT_S("chaos:lock")));
 	while (ht_now_ms() < end) {
-		int acquired = 0, lost = 0;
+		int acquired = 0, lost = 0, rc;
 		if (hl_lock_try_acquire(&acquired, l, 500, -1, NULL) != HL_OK ||
 		    !acquired)
 			continue;
@@ -66,7 +66,13 @@ static void worker(ht_proxy *p, const char *tag, int64_t end)
 		hl_lock_is_lost(&lost, l);
 		note_line(lost ? "lost" : "leave", tag);
 		/* released, lost, or in doubt: all end the hold */
-		hl_lock_release(NULL, l);
+		rc = hl_lock_release(NULL, l);
+		if (rc != HL_OK) {
+			char what[32];
+			snprintf(what, sizeof what, "note-release-%s",
+			         hl_status_name(rc));
+			note_line(what, tag);
+		}
 	}
 	hl_lock_free(l);
 	hl_client_free(c);
@@ -85,6 +91,20 @@ static pid_t spawn(ht_proxy *p, int i, int gen, int64_t end)
 		worker(p, tag, end);
 	}
 	return pid;
+}
+
+/* Print lines from..to of the record (what led to an overlap). */
+static void show_lines(long from, long to)
+{
+	FILE *f = fopen(g_path, "r");
+	char line[128];
+	long n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f) && ++n <= to)
+		if (n >= from)
+			ht_note("%5ld %s", n, strtok(line, "\n"));
+	fclose(f);
 }
 
 /* The record, as sections in file order. */
@@ -106,6 +126,9 @@ static void check_record(int *per_worker)
 		n++;
 		if (sscanf(line, "%15s %31s", what, tag) != 2)
 			HT_FAIL("line %ld: %s", n, line);
+		if (strncmp(what, "fault-", 6) == 0 ||
+		    strncmp(what, "note-", 5) == 0)
+			continue; /* what the driver did, what a worker saw */
 		if (strcmp(what, "enter") == 0) {
 			HT_CHECK(nsec < cap);
 			snprintf(s[nsec].tag, sizeof s[nsec].tag, "%s", tag);
@@ -133,6 +156,8 @@ static void check_record(int *per_worker)
 			s[i].end = n + 1; /* the soak ended */
 		for (j = i + 1; j < nsec && s[j].start < s[i].end; j++) {
 			/* s[j] began while s[i] was open */
+			if (strcmp(s[i].how, "leave") == 0)
+				show_lines(s[i].start - 12, s[i].end + 2);
 			HT_CHECKF(strcmp(s[i].how, "leave") != 0,
 			          "overlap: %s (lines %ld-%ld) and %s (line "
 			          "%ld), and %s was never told it lost",
@@ -168,8 +193,14 @@ static void soak(void)
 	while (ht_now_ms() < end - 1000) {
 		int w = rand() % WORKERS, a = rand() % 7;
 		int64_t len = 200 + rand() % 1800; /* 0.2 to 2 s */
-		char tag[32];
+		char tag[32], what[32];
+		static const char *const names[7] = {
+		        "reset", "blackhole", "drop", "delay",
+		        "pause", "longpause", "kill"};
 		actions[a]++;
+		snprintf(tag, sizeof tag, "w%d.%d", w, gen[w] - 1);
+		snprintf(what, sizeof what, "fault-%s", names[a]);
+		note_line(what, tag);
 		switch (a) {
 		case 0:
 			ht_proxy_cmd(p[w], "reset");
@@ -178,27 +209,30 @@ static void soak(void)
 			ht_proxy_cmd(p[w], "blackhole on");
 			ht_sleep_ms(len);
 			ht_proxy_cmd(p[w], "blackhole off");
+			note_line("fault-end", tag);
 			break;
 		case 2:
 			ht_proxy_cmd(p[w], "drop on");
 			ht_sleep_ms(len);
 			ht_proxy_cmd(p[w], "drop off");
+			note_line("fault-end", tag);
 			break;
 		case 3:
 			ht_proxy_cmd(p[w], "delay 50");
 			ht_sleep_ms(len);
 			ht_proxy_cmd(p[w], "delay 0");
+			note_line("fault-end", tag);
 			break;
 		case 4: /* a pause shorter or longer than the lease */
 		case 5:
 			kill(pid[w], SIGSTOP);
 			ht_sleep_ms(a == 4 ? len / 4 : WD_MS + len);
 			kill(pid[w], SIGCONT);
+			note_line("fault-end", tag);
 			break;
 		case 6:
 			kill(pid[w], SIGKILL);
 			waitpid(pid[w], &status, 0);
-			snprintf(tag, sizeof tag, "w%d.%d", w, gen[w] - 1);
 			note_line("killed", tag);
 			pid[w] = spawn(p[w], w, gen[w]++, end);
 			break;
