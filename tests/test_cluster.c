@@ -249,6 +249,14 @@ static void migrate(void)
 		HT_CHECK(r->type == REDIS_REPLY_STRING);
 		freeReplyObject(r);
 	}
+	/* longer than the 1.5 s lease while the slot migrates: the fresh
+	 * lock is renewed on the importing node (ASK), the held one on the
+	 * source */
+	ht_sleep_ms(2500);
+	HT_OK(hl_lock_is_lost(&lost, fresh));
+	HT_EQ(lost, 0);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
 	HT_CHECK(ht_cluster_migrate_keys(cl, slot) >= 1);
 	ht_cluster_migrate_slot_finish(cl, slot);
 	ht_sleep_ms(3500); /* renewals follow MOVED to dst */

@@ -1045,10 +1045,12 @@ static int take_replies(hl_client *c, hl_wd_link *l)
 			for (j = 0; j < cnt; j++)
 				f->items[first + j].result = -2;
 		} else if (hl__reply_type(r) == HL_REPLY_ERROR && cnt > 0 &&
-		           strncmp(hl__reply_str(r), "ASK ", 4) == 0) {
-			/* It migrates, and the key is on the importing node
-			 * already: did not run here; at once through the
-			 * router, which follows ASK. */
+		           (strncmp(hl__reply_str(r), "ASK ", 4) == 0 ||
+		            strncmp(hl__reply_str(r), "TRYAGAIN", 8) == 0)) {
+			/* The slot migrates, and the keys (ASK), or some of
+			 * them (TRYAGAIN), are on the importing node already:
+			 * it did not run here; again at once through the
+			 * router, which follows ASK, one key at a time. */
 			for (j = 0; j < cnt; j++) {
 				renew_item *it = &f->items[first + j];
 				hl_hold *h = find_key(c, it->key, it->key_len);
@@ -1197,8 +1199,8 @@ static int cmp_slot(const void *a, const void *b)
 }
 
 /* Renew items[0..n) (one slot's) through the router and wait for it: a
- * slot that migrates (ASK). The round trip is cut after a tenth of the
- * timeout, so that the holds of the heap are not kept waiting (each falls
+ * slot that migrates (ASK, TRYAGAIN). The round trip is cut after a tenth of
+ * the timeout, so that the holds of the heap are not kept waiting (each falls
  * due a tenth of the timeout from now at the earliest); a migration is
  * short. Caller holds hold_mu, let go meanwhile. */
 static void renew_routed(hl_client *c, renew_item *items, size_t n,
@@ -1268,7 +1270,8 @@ static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
 		hl_addr addr;
 		uint64_t epoch;
 		int rc = HL_OK;
-		while (i + cnt < n && cnt < K &&
+		/* one key a script through the router (see renew_routed) */
+		while (i + cnt < n && cnt < (items[i].ask ? 1 : K) &&
 		       items[i + cnt].ask == items[i].ask &&
 		       hl__slot(items[i + cnt].key + HL_HOLD_KEY_HDR,
 		                items[i + cnt].key_len - HL_HOLD_KEY_HDR) ==
