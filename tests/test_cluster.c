@@ -452,34 +452,40 @@ static uint64_t renewals_of(hl_client *c)
 	return st.renewals;
 }
 
-/* For ms: the key in Redis (on its master m, reached directly) keeps a
- * positive PTTL, and the client never says the hold is lost. */
-static void held_slow(ht_node *m, hl_lock *l, int fd, int64_t ms)
+/* For ms: the key of l in Redis (on its master m, reached directly) keeps
+ * a positive PTTL, and the client never says the hold is lost (fd: its
+ * lost fd, or -1). */
+static void held_for(ht_node *m, hl_lock *l, const char *name, int fd,
+                     int64_t ms)
 {
 	int64_t t0 = ht_now_ms();
-	while (ht_now_ms() - t0 < ms) {
-		struct pollfd pf = {fd, POLLIN, 0};
-		long long pttl = pttl_on(m, "cl:slow");
+	do {
+		long long pttl = pttl_on(m, name);
 		int lost = 7;
 		HT_CHECKF(pttl > 0,
-		          "the key lapsed after %lld ms of a slow network "
+		          "%s lapsed after %lld ms of a slow network "
 		          "(PTTL %lld)",
-		          (long long)(ht_now_ms() - t0), pttl);
+		          name, (long long)(ht_now_ms() - t0), pttl);
 		HT_OK(hl_lock_is_lost(&lost, l));
 		HT_CHECKF(lost == 0,
-		          "declared lost after %lld ms of a slow "
+		          "%s declared lost after %lld ms of a slow "
 		          "network",
-		          (long long)(ht_now_ms() - t0));
-		HT_EQ(poll(&pf, 1, 0), 0);
+		          name, (long long)(ht_now_ms() - t0));
+		if (fd >= 0) {
+			struct pollfd pf = {fd, POLLIN, 0};
+			HT_EQ(poll(&pf, 1, 0), 0);
+		}
 		ht_sleep_ms(100);
-	}
+	} while (ht_now_ms() - t0 < ms);
 }
 
 /* A slow network to one master (1 s each way, a 3 s watchdog; the master
  * announces a fault proxy's port, so the client reaches it only through
  * the proxy): every renewal reaches Redis in time, so the hold is kept and
  * the key never lapses; once nothing comes back at all, the clock tells
- * the loss before the lease ends in Redis. */
+ * the loss before the lease ends in Redis. A lock of the same client on
+ * another master is kept all along: that master's renewals do not wait
+ * for the slow one's. */
 static void slow_master(void)
 {
 	ht_cluster *cl = ht_cluster_start(NULL);
@@ -487,17 +493,26 @@ static void slow_master(void)
 	const int64_t HOLD = 8000;
 	int slot = ht_cluster_slot_of(cl, HT_S("cl:slow"));
 	ht_node *m = ht_cluster_node(cl, ht_cluster_master_of_slot(cl, slot));
+	ht_node *m2 = NULL;
 	ht_proxy *p = ht_proxy_start(m->port);
 	hl_client_options o;
 	hl_client *c;
-	hl_lock *l;
-	char url[600];
-	int fd = -1, lost = 7;
+	hl_lock *l, *l2;
+	char url[600], name2[32];
+	int fd = -1, lost = 7, i;
 	int64_t t0;
 	uint64_t renewed;
 	long long pttl;
-	redisReply *r =
-	        ht_node_cmd(m, "CONFIG SET cluster-announce-port %d", p->port);
+	redisReply *r;
+	for (i = 0; !m2; i++) {
+		int port;
+		snprintf(name2, sizeof name2, "cl:fast%d", i);
+		port = ht_cluster_master_of_slot(
+		        cl, ht_cluster_slot_of(cl, name2, strlen(name2)));
+		if (port != m->port)
+			m2 = ht_cluster_node(cl, port);
+	}
+	r = ht_node_cmd(m, "CONFIG SET cluster-announce-port %d", p->port);
 	HT_CHECKF(r->type == REDIS_REPLY_STATUS, "CONFIG SET: %s",
 	          r->type == REDIS_REPLY_ERROR ? r->str : "?");
 	freeReplyObject(r);
@@ -515,6 +530,8 @@ static void slow_master(void)
 	l = ht_lock(c, name);
 	HT_OK(hl_lock_acquire(l, -1, NULL));
 	HT_CHECK(ht_proxy_count(p) >= 1); /* the lock went through it */
+	l2 = ht_lock(c, name2);
+	HT_OK(hl_lock_acquire(l2, -1, NULL));
 	HT_OK(hl_lock_lost_fd(&fd, l));
 	t0 = ht_now_ms();
 	while (renewals_of(c) < 1) {
@@ -527,10 +544,12 @@ static void slow_master(void)
 	 * than the watchdog rides out: its next renewal is a third of the
 	 * timeout away), then 2 s */
 	ht_proxy_cmd(p, "delay 500");
-	held_slow(m, l, fd, 3000);
+	held_for(m, l, name, fd, 3000);
+	held_for(m2, l2, name2, -1, 0);
 	ht_proxy_cmd(p, "delay 1000");
 	renewed = renewals_of(c);
-	held_slow(m, l, fd, HOLD);
+	held_for(m, l, name, fd, HOLD);
+	held_for(m2, l2, name2, -1, 0);
 	ht_note("%llu renewals confirmed in %lld ms of 2 s round trips",
 	        (unsigned long long)(renewals_of(c) - renewed),
 	        (long long)HOLD);
@@ -551,8 +570,15 @@ static void slow_master(void)
 		struct pollfd pf = {fd, POLLIN, 0};
 		HT_EQ(poll(&pf, 1, 0), 1);
 	}
+	/* past the command timeout (the silent connection's renewals are
+	 * given up and it is dropped): the other master's lock is renewed
+	 * all along */
+	held_for(m2, l2, name2, -1, 3500);
+	HT_OK(hl_lock_release(NULL, l2));
+	HT_EQ(pttl_on(m2, name2), -2);
 	ht_proxy_cmd(p, "delay 0");
 	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(l2);
 	hl_lock_free(l);
 	hl_client_free(c);
 	ht_proxy_stop(p);
