@@ -4,12 +4,14 @@
  * over every master; a lock is where its slot's master is; waiters are
  * woken through sharded pub/sub; renewals never cross slots; a slot that
  * migrates while a lock in it is held (MOVED and ASK), a manual failover
- * and a kill -9 of a master keep every hold or report it lost, and no two
+ * and a kill -9 of a master keep every hold or report it lost, a slow
+ * network to a master (a fault proxy) keeps the hold, and no two
  * processes ever hold a lock at once.
  */
 #include "harness.h"
 #include "harness_topo.h"
 
+#include <poll.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -247,6 +249,14 @@ static void migrate(void)
 		HT_CHECK(r->type == REDIS_REPLY_STRING);
 		freeReplyObject(r);
 	}
+	/* longer than the 1.5 s lease while the slot migrates: the fresh
+	 * lock is renewed on the importing node (ASK), the held one on the
+	 * source */
+	ht_sleep_ms(2500);
+	HT_OK(hl_lock_is_lost(&lost, fresh));
+	HT_EQ(lost, 0);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
 	HT_CHECK(ht_cluster_migrate_keys(cl, slot) >= 1);
 	ht_cluster_migrate_slot_finish(cl, slot);
 	ht_sleep_ms(3500); /* renewals follow MOVED to dst */
@@ -394,6 +404,187 @@ static void tls(void)
 	rmdir(dir);
 }
 
+/* The port every running node reports for slot's master (CLUSTER SLOTS);
+ * 0 if they disagree or one does not answer. */
+static int slot_port_agreed(ht_cluster *cl, int slot)
+{
+	int i, agreed = -1;
+	for (i = 0; i < HT_CLUSTER_NODES; i++) {
+		redisReply *r;
+		size_t j;
+		int port = 0;
+		if (!cl->nodes[i].pid)
+			continue;
+		r = ht_node_cmd(&cl->nodes[i], "CLUSTER SLOTS");
+		for (j = 0; r->type == REDIS_REPLY_ARRAY && j < r->elements;
+		     j++) {
+			redisReply *e = r->element[j];
+			if (e->type == REDIS_REPLY_ARRAY && e->elements >= 3 &&
+			    e->element[0]->integer <= slot &&
+			    e->element[1]->integer >= slot &&
+			    e->element[2]->type == REDIS_REPLY_ARRAY &&
+			    e->element[2]->elements >= 2)
+				port = (int)e->element[2]->element[1]->integer;
+		}
+		freeReplyObject(r);
+		if (agreed == -1)
+			agreed = port;
+		else if (agreed != port)
+			return 0;
+	}
+	return agreed > 0 ? agreed : 0;
+}
+
+static long long pttl_on(ht_node *n, const char *key)
+{
+	redisReply *r = ht_node_cmd(n, "PTTL %s", key);
+	long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : -99;
+	freeReplyObject(r);
+	return v;
+}
+
+static uint64_t renewals_of(hl_client *c)
+{
+	hl_client_stats st;
+	memset(&st, 0, sizeof(st));
+	st.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&st, c));
+	return st.renewals;
+}
+
+/* For ms: the key of l in Redis (on its master m, reached directly) keeps
+ * a positive PTTL, and the client never says the hold is lost (fd: its
+ * lost fd, or -1). */
+static void held_for(ht_node *m, hl_lock *l, const char *name, int fd,
+                     int64_t ms)
+{
+	int64_t t0 = ht_now_ms();
+	do {
+		long long pttl = pttl_on(m, name);
+		int lost = 7;
+		HT_CHECKF(pttl > 0,
+		          "%s lapsed after %lld ms of a slow network "
+		          "(PTTL %lld)",
+		          name, (long long)(ht_now_ms() - t0), pttl);
+		HT_OK(hl_lock_is_lost(&lost, l));
+		HT_CHECKF(lost == 0,
+		          "%s declared lost after %lld ms of a slow "
+		          "network",
+		          name, (long long)(ht_now_ms() - t0));
+		if (fd >= 0) {
+			struct pollfd pf = {fd, POLLIN, 0};
+			HT_EQ(poll(&pf, 1, 0), 0);
+		}
+		ht_sleep_ms(100);
+	} while (ht_now_ms() - t0 < ms);
+}
+
+/* A slow network to one master (1 s each way, a 3 s watchdog; the master
+ * announces a fault proxy's port, so the client reaches it only through
+ * the proxy): every renewal reaches Redis in time, so the hold is kept and
+ * the key never lapses; once nothing comes back at all, the clock tells
+ * the loss before the lease ends in Redis. A lock of the same client on
+ * another master is kept all along: that master's renewals do not wait
+ * for the slow one's. */
+static void slow_master(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	const char *name = "cl:slow";
+	const int64_t HOLD = 8000;
+	int slot = ht_cluster_slot_of(cl, HT_S("cl:slow"));
+	ht_node *m = ht_cluster_node(cl, ht_cluster_master_of_slot(cl, slot));
+	ht_node *m2 = NULL;
+	ht_proxy *p = ht_proxy_start(m->port);
+	hl_client_options o;
+	hl_client *c;
+	hl_lock *l, *l2;
+	char url[600], name2[32];
+	int fd = -1, lost = 7, i;
+	int64_t t0;
+	uint64_t renewed;
+	long long pttl;
+	redisReply *r;
+	for (i = 0; !m2; i++) {
+		int port;
+		snprintf(name2, sizeof name2, "cl:fast%d", i);
+		port = ht_cluster_master_of_slot(
+		        cl, ht_cluster_slot_of(cl, name2, strlen(name2)));
+		if (port != m->port)
+			m2 = ht_cluster_node(cl, port);
+	}
+	r = ht_node_cmd(m, "CONFIG SET cluster-announce-port %d", p->port);
+	HT_CHECKF(r->type == REDIS_REPLY_STATUS, "CONFIG SET: %s",
+	          r->type == REDIS_REPLY_ERROR ? r->str : "?");
+	freeReplyObject(r);
+	t0 = ht_now_ms();
+	while (slot_port_agreed(cl, slot) != p->port) {
+		HT_CHECKF(ht_now_ms() - t0 < 15000 * ht_scale(),
+		          "the nodes do not announce the proxy's port");
+		ht_sleep_ms(50);
+	}
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.watchdog_timeout_ms = 3000;
+	o.command_timeout_ms = 3000;
+	ht_cluster_url(cl, url, sizeof url);
+	c = ht_client_url(url, &o);
+	l = ht_lock(c, name);
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	HT_CHECK(ht_proxy_count(p) >= 1); /* the lock went through it */
+	l2 = ht_lock(c, name2);
+	HT_OK(hl_lock_acquire(l2, -1, NULL));
+	HT_OK(hl_lock_lost_fd(&fd, l));
+	t0 = ht_now_ms();
+	while (renewals_of(c) < 1) {
+		HT_CHECKF(ht_now_ms() - t0 < 5000 * ht_scale(),
+		          "no renewal within %lld ms",
+		          (long long)(ht_now_ms() - t0));
+		ht_sleep_ms(20);
+	}
+	/* 1 s round trips first (a jump from fast to 2 s at once is more
+	 * than the watchdog rides out: its next renewal is a third of the
+	 * timeout away), then 2 s */
+	ht_proxy_cmd(p, "delay 500");
+	held_for(m, l, name, fd, 3000);
+	held_for(m2, l2, name2, -1, 0);
+	ht_proxy_cmd(p, "delay 1000");
+	renewed = renewals_of(c);
+	held_for(m, l, name, fd, HOLD);
+	held_for(m2, l2, name2, -1, 0);
+	ht_note("%llu renewals confirmed in %lld ms of 2 s round trips",
+	        (unsigned long long)(renewals_of(c) - renewed),
+	        (long long)HOLD);
+	HT_CHECK(renewals_of(c) - renewed >= 4);
+	HT_EQ(hget_on(cl, name, ht_owner(l)), 1);
+
+	/* Now nothing comes back: the clock tells the loss while Redis still
+	 * has the key. */
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_wait_lost(&lost, l, 10000, NULL));
+	pttl = pttl_on(m, name);
+	ht_note("lost %lld ms after the black hole, %lld ms of lease left",
+	        (long long)(ht_now_ms() - t0), pttl);
+	HT_EQ(lost, 1);
+	HT_CHECKF(pttl > 0, "told after the lease ended (pttl %lld)", pttl);
+	{
+		struct pollfd pf = {fd, POLLIN, 0};
+		HT_EQ(poll(&pf, 1, 0), 1);
+	}
+	/* past the command timeout (the silent connection's renewals are
+	 * given up and it is dropped): the other master's lock is renewed
+	 * all along */
+	held_for(m2, l2, name2, -1, 3500);
+	HT_OK(hl_lock_release(NULL, l2));
+	HT_EQ(pttl_on(m2, name2), -2);
+	ht_proxy_cmd(p, "delay 0");
+	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(l2);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+	ht_cluster_destroy(cl);
+}
+
 HT_MAIN(HT_CASE(spread), HT_CASE(kinds), HT_CASE(bad_names), HT_CASE(tls),
         HT_CASE(wake), HT_CASE(migrate), HT_CASE(failover),
-        HT_CASE(overlap_kill))
+        HT_CASE(overlap_kill), HT_CASE(slow_master))

@@ -423,8 +423,7 @@ void hl_client_close(hl_client *c)
 		c->closed = 1;
 		free_connections(c);
 		hl__pubsub_drop_inherited(c);
-		hl__conn_free(c->wd_conn);
-		c->wd_conn = NULL;
+		hl__watchdog_drop_inherited(c);
 		if (c->sub_wake_fd >= 0) {
 			close(c->sub_wake_fd);
 			c->sub_wake_fd = -1;

@@ -178,18 +178,16 @@ struct hl_client {
 	int wd_stop;
 	int64_t wd_sleep_until; /* INT64_MIN while the watchdog is awake */
 	pthread_t wd_thread;
-	hl_conn *wd_conn;
-	uint64_t wd_epoch; /* the topology epoch of wd_conn */
+	/* the watchdog's connections (service/watchdog.c): to the master,
+	 * or in a cluster one per master renewals went to, each with the
+	 * renewals sent on it whose replies are still to come (several may
+	 * be in flight); only the watchdog thread uses them */
+	struct hl_wd_link *wd_links;
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
-	/* renewals sent on wd_conn whose replies are still to come, oldest
-	 * first (service/watchdog.c): several may be in flight */
-	struct hl_wd_flight *wd_head, *wd_tail;
 	int wd_wake_fd; /* eventfd: wakes the watchdog from its poll */
 	int wd_wake_ok; /* wd_wake_fd was made */
 	int wd_polling; /* the watchdog waits in poll(), not on wd_cond */
-	int wd_slow;    /* its replies are slow: renew more often */
-	int wd_replied; /* wd_conn has answered since it was made */
 
 	/* semaphores: the permits this client took and has not given back,
 	 * by name (int64_t values), under hold_mu (semaphore.c) */
@@ -462,6 +460,8 @@ typedef struct hl_hold {
 	int64_t token;     /* fenced lock: the token of the last acquisition */
 	int renew_failing; /* renewals without an answer since the last
 	                      confirmed one (service/observe.c) */
+	int renew_ask;     /* a cluster: its slot answered ASK (it migrates):
+	                      renewed through the router, which follows it */
 	char owner[HL_OWNER_MAX];
 	char field[HL_FIELD_MAX]; /* its hash field: owner, or owner:write */
 	size_t key_len;
@@ -487,6 +487,8 @@ int hl__watchdog_start(hl_client *c);
 void hl__watchdog_stop(hl_client *c);
 /* Wake the watchdog thread (the topology changed: reconnect). */
 void hl__watchdog_kick(hl_client *c);
+/* A child after fork(): drop the watchdog's inherited connections. */
+void hl__watchdog_drop_inherited(hl_client *c);
 /* How long before the end of its lease a hold that could not be renewed
  * counts as lost, so that the holder knows before anyone else can take
  * the lock. */

@@ -730,12 +730,14 @@ typedef struct renew_item {
 	size_t key_len;
 	char field[HL_FIELD_MAX]; /* the owner's hash field */
 	int read;                 /* a read hold: its timeout keys too */
+	int ask;                  /* a cluster: through the router (ASK) */
 	int result; /* 1 renewed, 0 gone, -1 no answer, -2 not run (send it
 	               again at once: a flushed script, a new master) */
 } renew_item;
 
-/* One batch of renewals sent on wd_conn (its EVALSHAs, 100 keys each, or
- * a SCRIPT LOAD), waiting for its replies, which Redis sends in order. */
+/* One batch of renewals sent on a link's connection (its EVALSHAs, 100
+ * keys each (in a cluster, one slot's), or a SCRIPT LOAD), waiting for its
+ * replies, which Redis sends in order. */
 typedef struct hl_wd_flight {
 	struct hl_wd_flight *next;
 	int64_t sent_ms;
@@ -745,6 +747,26 @@ typedef struct hl_wd_flight {
 	size_t n;
 	renew_item items[];
 } hl_wd_flight;
+
+/* A connection of the watchdog: to the master, or in a cluster to one
+ * master of the slot map (renewals go to each hold's master on its own
+ * connection, so a slow node delays only its own holds' replies). Only
+ * the watchdog thread uses links, under hold_mu. */
+typedef struct hl_wd_link {
+	struct hl_wd_link *next;
+	hl_addr addr; /* a cluster: the node */
+	hl_conn *conn;
+	uint64_t epoch;            /* the topology epoch of conn (not a
+	                              cluster: the master's) */
+	hl_wd_flight *head, *tail; /* in flight on conn, oldest first */
+	int slow;                  /* its replies are slow: renew more often */
+	int replied;               /* conn has answered since it was made */
+} hl_wd_link;
+
+static int is_cluster(const hl_client *c)
+{
+	return c->conf.url.topology == HL_TOPO_CLUSTER;
+}
 
 static hl_hold *find_key(hl_client *c, const char *key, size_t len)
 {
@@ -817,34 +839,79 @@ static void flight_end(hl_client *c, hl_wd_flight *f, int result)
 	flight_free(f);
 }
 
-/* Drop wd_conn: what is in flight on it gets result. Caller holds
+/* Drop l's connection: what is in flight on it gets result. Caller holds
  * hold_mu. */
-static void wd_drop_conn(hl_client *c, int result)
+static void wd_drop_conn(hl_client *c, hl_wd_link *l, int result)
 {
-	hl_wd_flight *f = c->wd_head, *next;
-	c->wd_head = c->wd_tail = NULL;
+	hl_wd_flight *f = l->head, *next;
+	l->head = l->tail = NULL;
 	for (; f; f = next) {
 		next = f->next;
 		flight_end(c, f, result);
 	}
-	hl__conn_free(c->wd_conn);
-	c->wd_conn = NULL;
+	hl__conn_free(l->conn);
+	l->conn = NULL;
+	l->slow = 0;
 }
 
-/* Free what is in flight, unanswered (closing: no one is told). */
+/* Free every link and what is in flight, unanswered (closing: no one is
+ * told). */
 static void wd_flights_free(hl_client *c)
 {
-	hl_wd_flight *f = c->wd_head, *next;
-	c->wd_head = c->wd_tail = NULL;
-	for (; f; f = next) {
-		next = f->next;
-		flight_free(f);
+	hl_wd_link *l = c->wd_links, *lnext;
+	c->wd_links = NULL;
+	for (; l; l = lnext) {
+		hl_wd_flight *f = l->head, *next;
+		lnext = l->next;
+		for (; f; f = next) {
+			next = f->next;
+			flight_free(f);
+		}
+		hl__conn_free(l->conn);
+		free(l);
 	}
 }
 
-/* Queue f's commands on wd_conn (caller holds hold_mu; only the watchdog
- * thread touches wd_conn). The EVALSHAs of n renewals, or SCRIPT LOAD. */
-static int flight_append(hl_client *c, hl_wd_flight *f)
+void hl__watchdog_drop_inherited(hl_client *c)
+{
+	hl_wd_link *l;
+	for (l = c->wd_links; l; l = l->next) {
+		hl__conn_free(l->conn);
+		l->conn = NULL;
+	}
+}
+
+/* The link to addr (a cluster), or the one link (NULL: to the master),
+ * made if need be. NULL: out of memory. */
+static hl_wd_link *link_for(hl_client *c, const hl_addr *addr)
+{
+	hl_wd_link *l;
+	for (l = c->wd_links; l; l = l->next)
+		if (!addr || hl__addr_eq(&l->addr, addr))
+			return l;
+	if (!(l = calloc(1, sizeof(*l))))
+		return NULL;
+	if (addr)
+		l->addr = *addr;
+	l->next = c->wd_links;
+	c->wd_links = l;
+	return l;
+}
+
+/* Replies are slow on some link (see wd_interval). */
+static int wd_slow(const hl_client *c)
+{
+	const hl_wd_link *l;
+	for (l = c->wd_links; l; l = l->next)
+		if (l->slow)
+			return 1;
+	return 0;
+}
+
+/* Queue f's commands on l's connection (caller holds hold_mu; only the
+ * watchdog thread touches it). The EVALSHAs of n renewals, or SCRIPT
+ * LOAD. */
+static int flight_append(hl_client *c, hl_wd_link *l, hl_wd_flight *f)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
 	const char *argv[4 + 3 * K];
@@ -855,7 +922,7 @@ static int flight_append(hl_client *c, hl_wd_flight *f)
 		const char *la[3] = {"SCRIPT", "LOAD",
 		                     hl__script(HL_SCRIPT_RENEW)->source};
 		size_t ll[3] = {6, 4, strlen(la[2])};
-		return hl__conn_append(c->wd_conn, 3, la, ll);
+		return hl__conn_append(l->conn, 3, la, ll);
 	}
 	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
 	for (e = 0; e < (size_t)f->nreplies; e++) {
@@ -882,48 +949,77 @@ static int flight_append(hl_client *c, hl_wd_flight *f)
 			argv[5 + cnt + 2 * j] = it->read ? "r" : "";
 			lens[5 + cnt + 2 * j] = it->read ? 1 : 0;
 		}
-		if ((rc = hl__conn_append(c->wd_conn, (int)(4 + 3 * cnt), argv,
+		if ((rc = hl__conn_append(l->conn, (int)(4 + 3 * cnt), argv,
 		                          lens)) != HL_OK)
 			return rc;
 	}
 	return HL_OK;
 }
 
-static void flight_push(hl_client *c, hl_wd_flight *f)
+static void flight_push(hl_wd_link *l, hl_wd_flight *f)
 {
 	f->next = NULL;
-	if (c->wd_tail)
-		c->wd_tail->next = f;
+	if (l->tail)
+		l->tail->next = f;
 	else
-		c->wd_head = f;
-	c->wd_tail = f;
+		l->head = f;
+	l->tail = f;
 }
 
-/* Take the replies that have come, oldest flight first. Caller holds
+/* A MOVED error reply: the slot and where it is now (an empty host: the
+ * node that answered). 0, or -1 if it is no MOVED. */
+static int parse_moved(const char *s, const hl_addr *from, unsigned *slot,
+                       hl_addr *to)
+{
+	const char *host, *colon;
+	char *end;
+	unsigned long v;
+	if (strncmp(s, "MOVED ", 6) != 0)
+		return -1;
+	v = strtoul(s + 6, &end, 10);
+	if (end == s + 6 || *end != ' ' || v >= HL_SLOTS)
+		return -1;
+	host = end + 1;
+	if (!(colon = strrchr(host, ':')) || atoi(colon + 1) <= 0)
+		return -1;
+	memset(to, 0, sizeof(*to));
+	if (colon == host)
+		snprintf(to->host, sizeof(to->host), "%s", from->host);
+	else
+		snprintf(to->host, sizeof(to->host), "%.*s",
+		         (int)(colon - host), host);
+	to->port = atoi(colon + 1);
+	*slot = (unsigned)v;
+	return 0;
+}
+
+/* Take the replies that have come on l, oldest flight first. Caller holds
  * hold_mu. HL_OK, or the connection is unusable (a bad reply). */
-static int take_replies(hl_client *c)
+static int take_replies(hl_client *c, hl_wd_link *l)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
 	int64_t now = hl__now_ms();
 	int rc, load = 0;
-	while (c->wd_head) {
-		hl_wd_flight *f = c->wd_head;
+	while (l->head) {
+		hl_wd_flight *f = l->head;
 		hl_reply *r;
 		size_t first, cnt, j;
-		if ((rc = hl__conn_next_reply(c->wd_conn, &r)) != HL_OK)
+		unsigned slot;
+		hl_addr to;
+		if ((rc = hl__conn_next_reply(l->conn, &r)) != HL_OK)
 			return rc;
 		if (!r)
 			break;
-		c->wd_replied = 1;
+		l->replied = 1;
 		first = (size_t)f->got * K;
 		cnt = f->load ? 0 : f->n - first < K ? f->n - first : K;
 		f->got++;
 		/* Replies slower than a tenth of the timeout: renewals go
 		 * every tenth (see wd_interval); fast again below a 20th. */
 		if (now - f->sent_ms > c->conf.watchdog_ms / 10)
-			c->wd_slow = 1;
+			l->slow = 1;
 		else if (now - f->sent_ms <= c->conf.watchdog_ms / 20)
-			c->wd_slow = 0;
+			l->slow = 0;
 		if (hl__reply_type(r) == HL_REPLY_ARRAY) {
 			for (j = 0; j < cnt; j++)
 				f->items[first + j].result =
@@ -940,6 +1036,28 @@ static int take_replies(hl_client *c)
 			for (j = 0; j < cnt; j++)
 				f->items[first + j].result = -2;
 			load = 1;
+		} else if (hl__reply_type(r) == HL_REPLY_ERROR && cnt > 0 &&
+		           parse_moved(hl__reply_str(r), &l->addr, &slot,
+		                       &to) == 0) {
+			/* A cluster's slot moved: it did not run here; learn
+			 * where it is and send it there at once. */
+			hl__cluster_moved(c, slot, &to);
+			for (j = 0; j < cnt; j++)
+				f->items[first + j].result = -2;
+		} else if (hl__reply_type(r) == HL_REPLY_ERROR && cnt > 0 &&
+		           (strncmp(hl__reply_str(r), "ASK ", 4) == 0 ||
+		            strncmp(hl__reply_str(r), "TRYAGAIN", 8) == 0)) {
+			/* The slot migrates, and the keys (ASK), or some of
+			 * them (TRYAGAIN), are on the importing node already:
+			 * it did not run here; again at once through the
+			 * router, which follows ASK, one key at a time. */
+			for (j = 0; j < cnt; j++) {
+				renew_item *it = &f->items[first + j];
+				hl_hold *h = find_key(c, it->key, it->key_len);
+				if (h == it->hold && h->epoch == it->epoch)
+					h->renew_ask = 1;
+				it->result = -2;
+			}
 		} else if (cnt > 0) {
 			hl__fail(HL_EREDIS, "renewing: %.200s",
 			         hl__reply_type(r) == HL_REPLY_ERROR
@@ -950,9 +1068,9 @@ static int take_replies(hl_client *c)
 		for (j = 0; j < cnt; j++)
 			renew_result(c, &f->items[first + j], f->sent_ms, now);
 		if (f->got == f->nreplies) {
-			c->wd_head = f->next;
-			if (!c->wd_head)
-				c->wd_tail = NULL;
+			l->head = f->next;
+			if (!l->head)
+				l->tail = NULL;
 			flight_free(f);
 		}
 	}
@@ -963,33 +1081,34 @@ static int take_replies(hl_client *c)
 		f->load = 1;
 		f->nreplies = 1;
 		f->sent_ms = now;
-		if ((rc = flight_append(c, f)) != HL_OK) {
+		if ((rc = flight_append(c, l, f)) != HL_OK) {
 			free(f);
 			return rc;
 		}
-		flight_push(c, f);
+		flight_push(l, f);
 	}
 	return HL_OK;
 }
 
-/* Send the renewals of items[0..n) on the watchdog's connection (made
- * first if need be, within deadline), without waiting for the replies:
- * they are taken as they come (take_replies). Caller holds hold_mu, which
- * is let go only to connect. */
-static void renew_send(hl_client *c, renew_item *items, size_t n,
+/* Send the renewals of items[0..n) on l's connection (made first if need
+ * be, within deadline), without waiting for the replies: they are taken as
+ * they come (take_replies). Caller holds hold_mu, which is let go only to
+ * connect. In a cluster, items are all of one slot, and l is its
+ * master's. */
+static void renew_send(hl_client *c, hl_wd_link *l, renew_item *items, size_t n,
                        int64_t deadline)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
 	hl_wd_flight *f;
 	size_t i;
 	int rc, wrote;
-	if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch)
-		wd_drop_conn(c, -2); /* the master changed: renew there */
-	if (c->wd_conn && !c->wd_head && hl__conn_dead(c->wd_conn)) {
+	if (l->conn && !is_cluster(c) && hl__router_epoch(c) != l->epoch)
+		wd_drop_conn(c, l, -2); /* the master changed: renew there */
+	if (l->conn && !l->head && hl__conn_dead(l->conn)) {
 		/* An idle connection the server closed (a restart, a
 		 * timeout, a kill): a new one, before anything is sent. */
 		hl__obs_conn_broke(c, NULL, NULL);
-		wd_drop_conn(c, -1);
+		wd_drop_conn(c, l, -1);
 	}
 	f = malloc(sizeof(*f) + n * sizeof(*items));
 	if (!f) {
@@ -1002,31 +1121,44 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 	f->nreplies = (int)((n + K - 1) / K);
 	for (i = 0; i < n; i++)
 		f->items[i].result = -1;
-	if (!c->wd_conn) {
+	if (!l->conn) {
 		hl_bound b;
 		hl_conn *conn = NULL;
-		uint64_t epoch = 0;
+		uint64_t epoch = hl__router_epoch(c);
+		hl_addr addr = l->addr;
+		hl_wd_link *o;
 		/* Close stops it; hl_client_interrupt() is for the user's
-		 * calls. */
+		 * calls. A cluster node that cannot be reached has the map
+		 * loaded again (hl__router_connect). While the watchdog talks
+		 * to other nodes too, connecting to one (a paused node
+		 * accepts, then says nothing) may not keep their replies
+		 * waiting for more than a tenth of the timeout. */
+		for (o = c->wd_links; o; o = o->next)
+			if (o != l && o->conn &&
+			    hl__now_ms() + c->conf.watchdog_ms / 10 < deadline)
+				deadline =
+				        hl__now_ms() + c->conf.watchdog_ms / 10;
 		hl__bound_init(&b, c, deadline, NULL, 0);
 		pthread_mutex_unlock(&c->hold_mu);
-		rc = hl__router_connect_master(c, &conn, &epoch, &b);
+		rc = is_cluster(c)
+		             ? hl__router_connect(c, &addr, &conn, &b)
+		             : hl__router_connect_master(c, &conn, &epoch, &b);
 		pthread_mutex_lock(&c->hold_mu);
 		if (rc != HL_OK) {
 			f->got = 0;
 			flight_end(c, f, -1);
 			return;
 		}
-		c->wd_conn = conn;
-		c->wd_epoch = epoch;
-		c->wd_replied = 0;
+		l->conn = conn;
+		l->epoch = epoch;
+		l->replied = 0;
 	}
 	f->sent_ms = hl__now_ms();
-	if ((rc = flight_append(c, f)) != HL_OK) {
+	if ((rc = flight_append(c, l, f)) != HL_OK) {
 		flight_end(c, f, -1);
 		return;
 	}
-	flight_push(c, f);
+	flight_push(l, f);
 	/* A renewal that may land sets how long Redis may keep the hold,
 	 * even once it is released. */
 	for (i = 0; i < n; i++) {
@@ -1036,9 +1168,9 @@ static void renew_send(hl_client *c, renew_item *items, size_t n,
 		    f->sent_ms > h->sent_max_ms)
 			h->sent_max_ms = f->sent_ms;
 	}
-	if ((rc = hl__conn_write_some(c->wd_conn, &wrote)) != HL_OK) {
+	if ((rc = hl__conn_write_some(l->conn, &wrote)) != HL_OK) {
 		hl__obs_conn_broke(c, NULL, NULL);
-		wd_drop_conn(c, c->wd_replied ? -2 : -1);
+		wd_drop_conn(c, l, l->replied ? -2 : -1);
 	}
 	return;
 fail:
@@ -1050,8 +1182,10 @@ fail:
 }
 
 /* Cluster: a script may only touch keys of one slot, so the renewals go
- * per slot (up to 100 keys each), each to its slot's master through the
- * router (which follows MOVED and ASK). */
+ * per slot (up to 100 keys each), each to its slot's master as the map
+ * has it, pipelined on the watchdog's connection to that master like
+ * renew_send (a MOVED reply moves them on). Caller holds hold_mu, which is
+ * let go only to connect or to load the map. */
 static int cmp_slot(const void *a, const void *b)
 {
 	const renew_item *x = a, *y = b;
@@ -1059,56 +1193,117 @@ static int cmp_slot(const void *a, const void *b)
 	                       x->key_len - HL_HOLD_KEY_HDR);
 	unsigned sy = hl__slot(y->key + HL_HOLD_KEY_HDR,
 	                       y->key_len - HL_HOLD_KEY_HDR);
+	if (x->ask != y->ask)
+		return x->ask - y->ask;
 	return sx < sy ? -1 : sx > sy;
+}
+
+/* Renew items[0..n) (one slot's) through the router and wait for it: a
+ * slot that migrates (ASK, TRYAGAIN). The round trip is cut after a tenth of
+ * the timeout, so that the holds of the heap are not kept waiting (each falls
+ * due a tenth of the timeout from now at the earliest); a migration is
+ * short. Caller holds hold_mu, let go meanwhile. */
+static void renew_routed(hl_client *c, renew_item *items, size_t n,
+                         int64_t deadline)
+{
+	enum { K = HL_RENEW_KEYS_PER_EVAL };
+	const char *args[3 * K + 1];
+	size_t lens[3 * K + 1], j;
+	char lease[24];
+	hl_reply *r = NULL;
+	hl_bound b;
+	int64_t sent_ms, now = hl__now_ms();
+	if (now + c->conf.watchdog_ms / 10 < deadline)
+		deadline = now + c->conf.watchdog_ms / 10;
+	hl__bound_init(&b, c, deadline, NULL, 0);
+	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
+	for (j = 0; j < n; j++) {
+		items[j].result = -1;
+		args[j] = items[j].key + HL_HOLD_KEY_HDR;
+		lens[j] = items[j].key_len - HL_HOLD_KEY_HDR;
+		args[n + 1 + 2 * j] = items[j].field;
+		lens[n + 1 + 2 * j] = strlen(items[j].field);
+		args[n + 2 + 2 * j] = items[j].read ? "r" : "";
+		lens[n + 2 + 2 * j] = items[j].read ? 1 : 0;
+	}
+	args[n] = lease;
+	lens[n] = strlen(lease);
+	pthread_mutex_unlock(&c->hold_mu);
+	sent_ms = hl__now_ms();
+	if (hl__eval(c, &r, HL_SCRIPT_RENEW, (int)n, (int)(3 * n + 1), args,
+	             lens, HL_CMD_IDEMPOTENT, NULL, &b, NULL) == HL_OK &&
+	    hl__reply_type(r) == HL_REPLY_ARRAY)
+		for (j = 0; j < hl__reply_len(r) && j < n; j++)
+			items[j].result =
+			        hl__reply_int(hl__reply_at(r, j)) ? 1 : 0;
+	hl__reply_free(r);
+	pthread_mutex_lock(&c->hold_mu);
+	now = hl__now_ms();
+	for (j = 0; j < n; j++) {
+		renew_item *it = &items[j];
+		hl_hold *h = find_key(c, it->key, it->key_len);
+		if (h == it->hold && h->epoch == it->epoch) {
+			/* A renewal that may have landed sets how long
+			 * Redis may keep the hold, even while it is
+			 * released. */
+			if (it->result != 0 && sent_ms > h->sent_max_ms)
+				h->sent_max_ms = sent_ms;
+			if (it->result == 1)
+				h->renew_ask = 0; /* the next one as usual */
+		}
+		renew_result(c, it, sent_ms, now);
+		free(it->key);
+	}
 }
 
 static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
                                int64_t deadline)
 {
 	enum { K = HL_RENEW_KEYS_PER_EVAL };
-	const char *args[3 * K + 1];
-	size_t lens[3 * K + 1], i = 0, j;
-	char lease[24];
-	hl_bound b;
-	hl__bound_init(&b, c, deadline, NULL, 0);
-	snprintf(lease, sizeof(lease), "%lld", (long long)c->conf.watchdog_ms);
+	size_t i = 0, j;
 	qsort(items, n, sizeof(*items), cmp_slot);
 	while (i < n) {
-		unsigned slot = hl__slot(items[i].key + HL_HOLD_KEY_HDR,
-		                         items[i].key_len - HL_HOLD_KEY_HDR);
-		size_t cnt = 0;
-		hl_reply *r = NULL;
-		while (i + cnt < n && cnt < K &&
+		const char *key = items[i].key + HL_HOLD_KEY_HDR;
+		size_t klen = items[i].key_len - HL_HOLD_KEY_HDR, cnt = 0;
+		unsigned slot = hl__slot(key, klen);
+		hl_wd_link *l = NULL;
+		hl_addr addr;
+		uint64_t epoch;
+		int rc = HL_OK;
+		/* one key a script through the router (see renew_routed) */
+		while (i + cnt < n && cnt < (items[i].ask ? 1 : K) &&
+		       items[i + cnt].ask == items[i].ask &&
 		       hl__slot(items[i + cnt].key + HL_HOLD_KEY_HDR,
 		                items[i + cnt].key_len - HL_HOLD_KEY_HDR) ==
 		               slot)
 			cnt++;
-		for (j = 0; j < cnt; j++) {
-			items[i + j].result = -1;
-			args[j] = items[i + j].key + HL_HOLD_KEY_HDR;
-			lens[j] = items[i + j].key_len - HL_HOLD_KEY_HDR;
-			args[cnt + 1 + 2 * j] = items[i + j].field;
-			lens[cnt + 1 + 2 * j] = strlen(items[i + j].field);
-			args[cnt + 2 + 2 * j] = items[i + j].read ? "r" : "";
-			lens[cnt + 2 + 2 * j] = items[i + j].read ? 1 : 0;
+		if (items[i].ask) {
+			renew_routed(c, items + i, cnt, deadline);
+			i += cnt;
+			continue;
 		}
-		args[cnt] = lease;
-		lens[cnt] = strlen(lease);
-		if (hl__eval(c, &r, HL_SCRIPT_RENEW, (int)cnt,
-		             (int)(3 * cnt + 1), args, lens, HL_CMD_IDEMPOTENT,
-		             NULL, &b, NULL) == HL_OK &&
-		    hl__reply_type(r) == HL_REPLY_ARRAY)
-			for (j = 0; j < hl__reply_len(r) && j < cnt; j++)
-				items[i + j].result =
-				        hl__reply_int(hl__reply_at(r, j)) ? 1
-				                                          : 0;
-		hl__reply_free(r);
+		if (hl__router_node_cached(c, key, klen, &addr, &epoch) != 0) {
+			/* not in the map: load it (within deadline) */
+			hl_bound b;
+			hl__bound_init(&b, c, deadline, NULL, 0);
+			pthread_mutex_unlock(&c->hold_mu);
+			rc = hl__router_node_for_key(c, key, klen, &addr,
+			                             &epoch, &b);
+			pthread_mutex_lock(&c->hold_mu);
+		}
+		if (rc == HL_OK && !(l = link_for(c, &addr)))
+			hl__fail(HL_ENOMEM, "out of memory");
+		if (l) {
+			renew_send(c, l, items + i, cnt, deadline);
+		} else {
+			int64_t now = hl__now_ms();
+			for (j = i; j < i + cnt; j++) {
+				items[j].result = -1;
+				renew_result(c, &items[j], now, now);
+				free(items[j].key);
+			}
+		}
 		i += cnt;
-		if (hl__bound_check(&b) != HL_OK) {
-			for (; i < n; i++)
-				items[i].result = -1;
-			break;
-		}
 	}
 }
 
@@ -1121,7 +1316,7 @@ static void renew_send_cluster(hl_client *c, renew_item *items, size_t n,
  * to slow is ridden out up to 0.9 - 1/3 of the timeout. */
 static int64_t wd_interval(const hl_client *c)
 {
-	return c->wd_slow ? c->conf.watchdog_ms / 10 : c->conf.watchdog_ms / 3;
+	return wd_slow(c) ? c->conf.watchdog_ms / 10 : c->conf.watchdog_ms / 3;
 }
 
 /* The watchdog thread. Holds fall due in the heap (a renewal, a loss
@@ -1138,44 +1333,86 @@ static void *wd_main(void *arg)
 	pthread_setname_np(pthread_self(), "hl-watchdog");
 	pthread_mutex_lock(&c->hold_mu);
 	while (!c->wd_stop) {
-		int64_t now = hl__now_ms(), sent_ms, io_deadline;
+		int64_t now = hl__now_ms(), io_deadline;
 		int64_t interval, window;
 		size_t n = 0, i;
-		if (c->wd_head &&
-		    now >= c->wd_head->sent_ms + c->conf.command_timeout_ms) {
-			hl__fail(HL_EIO, "no answer within %lld ms",
-			         (long long)c->conf.command_timeout_ms);
-			hl__obs_conn_broke(c, NULL, NULL);
-			wd_drop_conn(c, -1);
-			continue;
+		hl_wd_link *l;
+		int again = 0, npoll = 0;
+		for (l = c->wd_links; l; l = l->next) {
+			if (l->head &&
+			    now >= l->head->sent_ms +
+			                    c->conf.command_timeout_ms) {
+				hl__fail(HL_EIO, "no answer within %lld ms",
+				         (long long)c->conf.command_timeout_ms);
+				hl__obs_conn_broke(c, NULL, NULL);
+				wd_drop_conn(c, l, -1);
+				again = 1;
+			} else if (l->conn && !cluster &&
+			           hl__router_epoch(c) != l->epoch) {
+				/* the master changed: renew there */
+				wd_drop_conn(c, l, -2);
+				again = 1;
+			} else if (l->head) {
+				if (now - l->head->sent_ms >
+				    c->conf.watchdog_ms / 10)
+					l->slow = 1; /* a reply is late: see
+					                wd_interval */
+				npoll++;
+			}
 		}
-		if (c->wd_conn && hl__router_epoch(c) != c->wd_epoch) {
-			/* the master changed: renew there */
-			wd_drop_conn(c, -2);
+		if (again)
 			continue;
-		}
-		if (c->wd_head &&
-		    now - c->wd_head->sent_ms > c->conf.watchdog_ms / 10)
-			c->wd_slow = 1; /* a reply is late: see wd_interval */
 		if (c->heap_len == 0 || c->heap[0]->due_ms > now) {
 			int64_t until = now + c->conf.watchdog_ms / 3;
 			if (c->heap_len > 0 && c->heap[0]->due_ms < until)
 				until = c->heap[0]->due_ms;
-			if (c->wd_head) {
-				/* Replies to come: wait for them too. */
-				int rc;
-				int64_t late =
-				        c->wd_head->sent_ms +
-				        (c->wd_slow ? c->conf.command_timeout_ms
-				                    : c->conf.watchdog_ms / 10 +
-				                              1);
-				if (late < until)
-					until = late;
+			if (npoll > 0) {
+				/* Replies to come: wait for them too, on every
+				 * connection that has some in flight. */
+				hl_conn *stack_conns[8], **conns = stack_conns;
+				hl_wd_link *stack_links[8],
+				        **links = stack_links;
+				int stack_rcs[8], *rcs = stack_rcs, k = 0, rc;
+				if (npoll > 8) {
+					conns = malloc((size_t)npoll *
+					               sizeof(*conns));
+					links = malloc((size_t)npoll *
+					               sizeof(*links));
+					rcs = malloc((size_t)npoll *
+					             sizeof(*rcs));
+				}
+				if (!conns || !links || !rcs) {
+					/* out of memory: wait a little */
+					if (conns != stack_conns) {
+						free(conns);
+						free(links);
+						free(rcs);
+					}
+					hl__cond_wait_until(&c->wd_cond,
+					                    &c->hold_mu,
+					                    now + 10);
+					continue;
+				}
+				for (l = c->wd_links; l; l = l->next) {
+					int64_t late;
+					if (!l->head)
+						continue;
+					late = l->head->sent_ms +
+					       (l->slow ? c->conf.command_timeout_ms
+					                : c->conf.watchdog_ms /
+					                                  10 +
+					                          1);
+					if (late < until)
+						until = late;
+					links[k] = l;
+					conns[k++] = l->conn;
+				}
 				c->wd_sleep_until = until;
 				c->wd_polling = 1;
 				pthread_mutex_unlock(&c->hold_mu);
-				rc = hl__conn_pump(c->wd_conn, c->wd_wake_fd,
-				                   until - now);
+				rc = hl__conn_pump_n(conns, rcs, k,
+				                     c->wd_wake_fd,
+				                     until - now);
 				if (c->wd_wake_ok) {
 					uint64_t v;
 					if (read(c->wd_wake_fd, &v, sizeof(v)) <
@@ -1186,15 +1423,27 @@ static void *wd_main(void *arg)
 				pthread_mutex_lock(&c->hold_mu);
 				c->wd_polling = 0;
 				c->wd_sleep_until = INT64_MIN;
-				if (rc == HL_OK)
-					rc = take_replies(c);
-				if (rc != HL_OK) {
-					/* Renewal is idempotent: what a
-					 * connection that worked had in flight
-					 * goes again at once on a new one. */
-					hl__obs_conn_broke(c, NULL, NULL);
-					wd_drop_conn(c,
-					             c->wd_replied ? -2 : -1);
+				for (i = 0; rc == HL_OK && i < (size_t)k; i++) {
+					int lrc = rcs[i];
+					l = links[i];
+					if (lrc == HL_OK)
+						lrc = take_replies(c, l);
+					if (lrc != HL_OK) {
+						/* Renewal is idempotent: what a
+						 * connection that worked had in
+						 * flight goes again at once on
+						 * a new one. */
+						hl__obs_conn_broke(c, NULL,
+						                   NULL);
+						wd_drop_conn(c, l,
+						             l->replied ? -2
+						                        : -1);
+					}
+				}
+				if (conns != stack_conns) {
+					free(conns);
+					free(links);
+					free(rcs);
 				}
 				continue;
 			}
@@ -1210,7 +1459,7 @@ static void *wd_main(void *arg)
 		 * over a second renew in a handful of pipelined trips). The
 		 * window is shorter than the interval between renewals, so a
 		 * hold renewed now is not due again within it. */
-		interval = cluster ? c->conf.watchdog_ms / 3 : wd_interval(c);
+		interval = wd_interval(c);
 		window = c->conf.watchdog_ms / 10;
 		if (window > interval / 2)
 			window = interval / 2;
@@ -1282,6 +1531,7 @@ static void *wd_main(void *arg)
 			items[n].key_len = h->key_len;
 			memcpy(items[n].field, h->field, sizeof(h->field));
 			items[n].read = h->read;
+			items[n].ask = h->renew_ask;
 			/* the next one goes a third of the timeout later,
 			 * whatever becomes of this one */
 			h->renew_at = now + interval;
@@ -1290,44 +1540,30 @@ static void *wd_main(void *arg)
 		}
 		if (n == 0)
 			continue;
-		/* Connecting, or (a cluster) a round trip, may not outlast
-		 * the first loss deadline of the batch: that holder must be
-		 * told in time. */
+		/* Connecting (or loading a cluster's map) may not outlast the
+		 * first loss deadline of the batch: that holder must be told
+		 * in time. The replies are waited for without a deadline of
+		 * their own but the command timeout: a slow reply that comes
+		 * still confirms the lease from when its renewal was sent. */
 		io_deadline = now + c->conf.command_timeout_ms;
 		for (i = 0; i < n; i++)
 			if (loss_deadline(c, items[i].hold) < io_deadline)
 				io_deadline = loss_deadline(c, items[i].hold);
-		if (!cluster) {
-			renew_send(c, items, n, io_deadline);
-			continue;
-		}
-		/* A cluster renews through the router, one round trip per
-		 * slot, and waits for it (nor the due time of holds not in
-		 * the batch: each falls due a tenth of the timeout from now
-		 * at the earliest). */
-		if (now + c->conf.watchdog_ms / 10 < io_deadline)
-			io_deadline = now + c->conf.watchdog_ms / 10;
-		pthread_mutex_unlock(&c->hold_mu);
-		sent_ms = hl__now_ms();
-		renew_send_cluster(c, items, n, io_deadline);
-		pthread_mutex_lock(&c->hold_mu);
-		now = hl__now_ms();
-		for (i = 0; i < n; i++) {
-			renew_item *it = &items[i];
-			hl_hold *h = find_key(c, it->key, it->key_len);
-			/* A renewal that may have landed sets how long Redis
-			 * may keep the hold, even while it is released. */
-			if (h == it->hold && h->epoch == it->epoch &&
-			    it->result != 0 && sent_ms > h->sent_max_ms)
-				h->sent_max_ms = sent_ms;
-			renew_result(c, it, sent_ms, now);
-			free(it->key);
+		if (cluster) {
+			renew_send_cluster(c, items, n, io_deadline);
+		} else if ((l = link_for(c, NULL))) {
+			renew_send(c, l, items, n, io_deadline);
+		} else {
+			hl__fail(HL_ENOMEM, "out of memory");
+			for (i = 0; i < n; i++) {
+				items[i].result = -1;
+				renew_result(c, &items[i], now, now);
+				free(items[i].key);
+			}
 		}
 	}
 	wd_flights_free(c);
 	pthread_mutex_unlock(&c->hold_mu);
-	hl__conn_free(c->wd_conn);
-	c->wd_conn = NULL;
 	return NULL;
 }
 

@@ -879,3 +879,58 @@ int hl__conn_pump(hl_conn *conn, int wake_fd, int64_t timeout_ms)
 		return rc;
 	return hl__conn_read_some(conn);
 }
+
+int hl__conn_pump_n(hl_conn **conns, int *rcs, int n, int wake_fd,
+                    int64_t timeout_ms)
+{
+	struct pollfd stack[9], *p = stack;
+	int i, rc, wrote, np = 0, ms;
+	if (n + 1 > (int)(sizeof(stack) / sizeof(stack[0])) &&
+	    !(p = malloc((size_t)(n + 1) * sizeof(*p))))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		hl_conn *conn = conns[i];
+		rcs[i] = hl__conn_write_some(conn, &wrote);
+		/* Bytes OpenSSL already decrypted do not make the socket
+		 * readable. */
+		if (rcs[i] != HL_OK ||
+		    (conn->tls && hl__tls_pending(conn->tls) > 0))
+			timeout_ms = 0;
+		p[i].fd = rcs[i] == HL_OK ? conn->fd : -1;
+		p[i].events = conn->tls ? conn->tls_rwant : POLLIN;
+		if (conn->olen > 0)
+			p[i].events |= conn->tls ? conn->tls_wwant : POLLOUT;
+		p[i].revents = 0;
+	}
+	np = n;
+	if (wake_fd >= 0) {
+		p[np].fd = wake_fd;
+		p[np].events = POLLIN;
+		p[np].revents = 0;
+		np++;
+	}
+	ms = timeout_ms <= 0        ? 0
+	     : timeout_ms > 1 << 30 ? 1 << 30
+	                            : (int)timeout_ms;
+	rc = poll(p, (nfds_t)np, ms);
+	if (rc < 0 && errno != EINTR) {
+		rc = hl__fail(HL_EIO, "poll: %s", strerror(errno));
+		if (p != stack)
+			free(p);
+		return rc;
+	}
+	for (i = 0; i < n; i++) {
+		hl_conn *conn = conns[i];
+		if (rcs[i] != HL_OK ||
+		    (p[i].revents == 0 &&
+		     !(conn->tls && hl__tls_pending(conn->tls) > 0)))
+			continue;
+		if (conn->olen > 0 &&
+		    (rcs[i] = hl__conn_write_some(conn, &wrote)) != HL_OK)
+			continue;
+		rcs[i] = hl__conn_read_some(conn);
+	}
+	if (p != stack)
+		free(p);
+	return HL_OK;
+}

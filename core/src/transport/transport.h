@@ -91,6 +91,10 @@ int hl__conn_next_reply(hl_conn *conn, hl_reply **out);
  * none) to be readable. HL_OK (replies, if any, for hl__conn_next_reply),
  * or HL_EIO when the connection is closed or broken. */
 int hl__conn_pump(hl_conn *conn, int wake_fd, int64_t timeout_ms);
+/* The same for n connections at once: rcs[i] gets each one's status (the
+ * call fails only for poll itself, or memory). */
+int hl__conn_pump_n(hl_conn **conns, int *rcs, int n, int wake_fd,
+                    int64_t timeout_ms);
 /* 1 if an idle connection has something to read: closed or broken. */
 int hl__conn_dead(hl_conn *conn);
 
