@@ -151,6 +151,69 @@ static void release_lost_reply(void)
 	ht_proxy_stop(p);
 }
 
+/* "calls" of INFO commandstats for command cmd ("eval"), 0 if none. */
+static long long cmd_calls(ht_redis *r, const char *cmd)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "INFO commandstats");
+	char key[64];
+	const char *at;
+	long long n = 0;
+	snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
+	if (rep && rep->type == REDIS_REPLY_STRING &&
+	    (at = strstr(rep->str, key)) != NULL)
+		n = atoll(at + strlen(key));
+	freeReplyObject(rep);
+	return n;
+}
+
+/* As release_lost_reply, but the server's script cache is gone when the
+ * release is resent (what a failover does: the promoted replica never had
+ * the scripts, which replicate as their effects): the resend's EVALSHA
+ * answers NOSCRIPT, its EVAL finds the hold gone, and that is still the
+ * first send's doing: released, not lost. */
+static void release_lost_reply_noscript(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = client_via(p, 4000, 1000);
+	hl_lock *l = ht_lock(c, "faults:rel3");
+	struct release_arg a = {l, 0, 0, 0, ""};
+	redisContext *sub =
+	        ht_sub_new(r, HT_S("redisson_lock__channel:{faults:rel3}"));
+	pthread_t t;
+	long long evals;
+	hl_client_stats st;
+	char *msg;
+
+	HT_OK(hl_lock_set_owner(l, hl_owner_id_new()));
+	HT_OK(hl_lock_acquire(l, -1, NULL));
+	ht_proxy_cmd(p, "delay 600");
+	t = ht_thread_start(release_thread, &a);
+	msg = ht_sub_next(sub, NULL, 0); /* it ran: the unlock message */
+	HT_STREQ(msg, "0");
+	free(msg);
+	HT_EQ(ht_exists(r, HT_S("faults:rel3")), 0);
+	freeReplyObject(ht_raw(ht_raw_of(r), "SCRIPT FLUSH"));
+	evals = cmd_calls(r, "eval");
+	ht_sleep_ms(600); /* past the command timeout */
+	ht_proxy_cmd(p, "delay 0");
+	ht_thread_join(t, 15000);
+	ht_note("release: %s after %lld ms (%s)", hl_status_name(a.rc),
+	        (long long)a.took_ms, a.msg);
+	/* the resend went through the NOSCRIPT fallback */
+	HT_CHECKF(cmd_calls(r, "eval") > evals, "no EVAL after the flush");
+	HT_CHECKF(a.rc == HL_OK, "%s: %s", hl_status_name(a.rc), a.msg);
+	HT_EQ(a.released, 1);
+	st.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&st, c));
+	HT_EQ(st.losses, 0);
+	HT_EQ(ht_exists(r, HT_S("faults:rel3")), 0);
+	redisFree(sub);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 /* ---- 2. a release during an outage --------------------------------------
  * Redis stays unreachable for the whole release: the caller hears
  * HL_EINDOUBT (with when the lease ends it), renewal has stopped, and once
@@ -703,4 +766,5 @@ HT_MAIN(HT_CASE(release_lost_unsent), HT_CASE(release_lost_reply),
         HT_CASE(release_in_outage), HT_CASE(acquire_lands_late),
         HT_CASE(loss_by_clock), HT_CASE(deadlines), HT_CASE(deadline_contended),
         HT_CASE(dead_subscriber), HT_CASE(no_barging),
-        HT_CASE(overlap_under_resets), HT_CASE(no_false_loss_under_resets))
+        HT_CASE(overlap_under_resets), HT_CASE(no_false_loss_under_resets),
+        HT_CASE(release_lost_reply_noscript))

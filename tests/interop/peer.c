@@ -29,6 +29,8 @@
  *   contend ITERS PATH [CS_PATH TAG [PAUSE_MS]]
  *                             -> ok done=N retries=R lost=L ms=<time spent>
  *                                   maxwait=<longest acquire, ms>
+ *                                   [lostwhy=[<the first lost hold: its
+ *                                   counter value, when, the error>]]
  *       ITERS times: acquire (watchdog; each attempt waits up to 20 s),
  *       read the decimal counter in the file PATH, sleep 1 ms, write it
  *       back plus one, release. The file is shared with Redisson threads
@@ -161,6 +163,7 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 {
 	long long done = 0, retries = 0, lost = 0, value;
 	int64_t t0 = now_ms(), progress = t0, t_try, max_wait = 0;
+	char why[600] = "";
 	int reader = hl_lock_kind(lock) == HL_LOCK_READ;
 	int fenced = hl_lock_kind(lock) == HL_LOCK_FENCED;
 	int fd = open(path, O_RDWR), cs = -1;
@@ -221,12 +224,21 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 		}
 		done++;
 		progress = now_ms();
-		for (;;) {
+		for (int rtry = 0;; rtry++) {
 			rc = hl_lock_release(NULL, lock);
 			if (rc == HL_OK)
 				break;
 			if (rc == HL_ELOST || rc == HL_ENOTHELD) {
-				lost++;
+				if (lost++ == 0)
+					snprintf(why, sizeof(why),
+					         " lostwhy=[hold %lld at %lld "
+					         "ms "
+					         "after %d failed releases, "
+					         "%s: %s]",
+					         value,
+					         (long long)(now_ms() - t0),
+					         rtry, hl_status_name(rc),
+					         hl_error_last());
 				break;
 			}
 			if (rc != HL_EIO || now_ms() - progress > 60000) {
@@ -242,8 +254,8 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 			sleep_ms((long)pause);
 	}
 	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64
-	       " maxwait=%" PRId64 "\n",
-	       done, retries, lost, now_ms() - t0, max_wait);
+	       " maxwait=%" PRId64 "%s\n",
+	       done, retries, lost, now_ms() - t0, max_wait, why);
 out:
 	close(fd);
 	if (cs >= 0)

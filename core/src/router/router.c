@@ -1085,9 +1085,16 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
 	                    replicated);
 	if (rc == HL_OK && hl__reply_type(*out) == HL_REPLY_ERROR &&
 	    strncmp(hl__reply_str(*out), "NOSCRIPT", 8) == 0) {
-		/* The server lost its script cache (restart, SCRIPT FLUSH):
-		 * EVAL runs it and caches it again. NOSCRIPT means nothing
-		 * ran, so this cannot apply the script twice. */
+		/* The server lost its script cache (restart, SCRIPT FLUSH,
+		 * or a failover: a promoted replica never had it, since
+		 * scripts replicate as their effects): EVAL runs it and
+		 * caches it again. NOSCRIPT means nothing ran here, so this
+		 * cannot apply the script twice; but an earlier attempt
+		 * whose reply was lost (on the old master) may have run, and
+		 * that stays said (a release resent after a failover that
+		 * finds its hold gone was released by that attempt, not
+		 * lost). */
+		enum hl_sent earlier = sent ? *sent : HL_SENT_NOTHING;
 		hl__reply_free(*out);
 		*out = NULL;
 		argv[0] = "EVAL";
@@ -1096,6 +1103,8 @@ int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
 		alen[1] = strlen(argv[1]);
 		rc = hl__command_ex(c, out, argc, argv, alen, flags, sent, b,
 		                    replicated);
+		if (sent && earlier == HL_SENT_MAYBE)
+			*sent = HL_SENT_MAYBE;
 	}
 	return rc;
 }

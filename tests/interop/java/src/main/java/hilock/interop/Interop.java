@@ -736,6 +736,20 @@ public final class Interop {
 	static final class JavaWork {
 		final List<Long> seen = new ArrayList<>();
 		long retries, lost, leftovers, end;
+		/** Unlocks answered by NoSyncedSlavesException (they ran), and
+		 *  unlocks that failed in doubt and whose retry found the hold
+		 *  gone (the first may have run). */
+		long unsynced, doubtful;
+		/** Each lost hold, each doubtful one: when, and what was said. */
+		final StringBuilder why = new StringBuilder(), doubts = new StringBuilder();
+	}
+
+	/** Whether e or one of its causes is of the class named simple. */
+	static boolean causedBy(Throwable e, String simple) {
+		for (int i = 0; e != null && i < 10; e = e.getCause(), i++)
+			if (e.getClass().getSimpleName().equals(simple))
+				return true;
+		return false;
 	}
 
 	/** One Redisson thread of the contention: iters times tryLock (20 s),
@@ -748,7 +762,7 @@ public final class Interop {
 		RLock lock = rc.getLock(name);
 		JavaWork w = new JavaWork();
 		go.await();
-		long progress = System.nanoTime();
+		long progress = System.nanoTime(), t0Round = progress;
 		try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
 			int done = 0;
 			while (done < iters) {
@@ -771,16 +785,37 @@ public final class Interop {
 				w.seen.add(v);
 				done++;
 				progress = System.nanoTime();
+				String before = "";
 				for (;;) {
 					try {
 						lock.unlock();
 						break;
 					} catch (IllegalMonitorStateException e) {
-						w.lost++;
+						String at = String.format("hold %d at %d ms", v, (System.nanoTime() - t0Round) / 1_000_000);
+						if (before.isEmpty()) {
+							w.lost++;
+							w.why.append(" [").append(at).append(": the unlock found it gone]");
+						} else {
+							// The unlock before failed in doubt (no answer):
+							// it may have run. Not counted as lost, reported.
+							w.doubtful++;
+							w.doubts.append(" [").append(at).append(": the unlock found it gone after").append(before)
+								.append("]");
+						}
 						break;
 					} catch (RuntimeException e) {
 						check(msSince(progress) < 60_000, "Redisson unlock of %s failing for 60 s: %s", name, e);
 						w.retries++;
+						if (causedBy(e, "NoSyncedSlavesException")) {
+							// Redisson 4.3.1 ran the unlock script, then its
+							// WAIT for the replica count it had cached (the
+							// old master's) came back short: the unlock did
+							// happen (see README, "Redisson's stale replica
+							// count"). The loop below unlocks again if not.
+							w.unsynced++;
+							break;
+						}
+						before += " " + e.getClass().getSimpleName() + ": " + e.getMessage() + ";";
 					}
 				}
 				for (int k = 0; k < 5; k++) {
@@ -804,12 +839,17 @@ public final class Interop {
 		final StringBuilder per = new StringBuilder();
 		/** Where holds were lost, for the failure message. */
 		final StringBuilder lostWhere = new StringBuilder();
-		long cRetries, cLost, jRetries, jLost, jLeft;
+		long cRetries, cLost, jRetries, jLost, jLeft, jUnsynced, jDoubtful;
+		/** The doubtful Redisson unlocks, for the scenario line. */
+		final StringBuilder doubts = new StringBuilder();
 		String midway = "";
 
 		String retries() {
 			return String.format("retries: hilock %d, Redisson %d (+%d leftover holds unlocked)", cRetries, jRetries,
-				jLeft);
+				jLeft) + (jUnsynced > 0 ? String.format("; Redisson unlocks answered NoSyncedSlavesException "
+					+ "(stale replica count, they ran): %d", jUnsynced) : "")
+				+ (jDoubtful > 0 ? String.format("; Redisson unlocks in doubt whose retry found the hold gone: "
+					+ "%d:%s", jDoubtful, doubts) : "");
 		}
 	}
 
@@ -860,9 +900,9 @@ public final class Interop {
 					check(msSince(t0) < 60_000, "the contention did not reach %d increments in 60 s", quarter);
 					Thread.sleep(5);
 				}
-				long before = counterValue(files.get(0));
-				round.midway = midway.call() + String.format(" (counter %d of %d then, %d once done)", before, perLock,
-					counterValue(files.get(0)));
+				long before = counterValue(files.get(0)), at = msSince(t0);
+				round.midway = midway.call() + String.format(" (started %d ms into the round; counter %d of %d then, %d once done)",
+					at, before, perLock, counterValue(files.get(0)));
 			}
 
 			long[] cEnd = new long[names.size()], jEnd = new long[names.size()];
@@ -885,9 +925,13 @@ public final class Interop {
 					round.jRetries += w.retries;
 					round.jLost += w.lost;
 					if (w.lost > 0)
-						round.lostWhere.append(String.format(" a Redisson thread on %s: %d;", wheres.get(l),
-							w.lost));
+						round.lostWhere.append(String.format(" a Redisson thread on %s: %d%s;", wheres.get(l),
+							w.lost, w.why));
 					round.jLeft += w.leftovers;
+					round.jUnsynced += w.unsynced;
+					round.jDoubtful += w.doubtful;
+					if (w.doubtful > 0)
+						round.doubts.append(String.format(" on %s%s;", wheres.get(l), w.doubts));
 					jEnd[l] = Math.max(jEnd[l], (w.end - t0) / 1_000_000);
 				}
 				String ends = String.format("hilock procs done after %d ms, Redisson threads after %d ms", cEnd[l],
@@ -924,7 +968,7 @@ public final class Interop {
 	/** a (Sentinel, Cluster): one contention round. */
 	static String contention(List<String> names) throws Exception {
 		Round r = contendRound("a", names, 100, 50, null);
-		return r.per + (r.cRetries + r.jRetries + r.jLeft > 0 ? "; " + r.retries() : "");
+		return r.per + (r.cRetries + r.jRetries + r.jLeft + r.jUnsynced + r.jDoubtful > 0 ? "; " + r.retries() : "");
 	}
 
 	/** The port of the master Redisson's connection manager uses now
