@@ -293,6 +293,52 @@ static int undo_event(hl_client *c, int64_t ms)
 	}
 }
 
+/* A watchdog acquire answered after its hold's loss deadline (the reply
+ * took longer than that: a pause, or a slow path) is not handed out: the
+ * lock may already be someone else's. It is taken back, and the wait goes
+ * on. */
+static void acquire_answered_too_late(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	/* watchdog 1000 ms: a hold must be answered within 900 ms */
+	hl_client *c = client_via(p, 1000, 4000);
+	hl_lock *l = ht_lock(c, "faults:too-late");
+	hl_client *c2 = ht_client(r, 0);
+	hl_lock *l2 = ht_lock(c2, "faults:too-late");
+	int acquired = 7, lost = 7;
+	int64_t t0, t;
+
+	HT_OK(hl_lock_acquire(l, -1, NULL)); /* a pooled connection */
+	HT_OK(hl_lock_release(NULL, l));
+	ht_proxy_cmd(p, "delay 700"); /* each way: 1.4 s round trips */
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 1500, -1, NULL));
+	ht_note("try_acquire answered in %lld ms",
+	        (long long)(ht_now_ms() - t0));
+	HT_EQ(acquired, 0);
+	HT_OK(hl_lock_is_lost(&lost, l));
+	HT_EQ(lost, 0);
+	ht_proxy_cmd(p, "delay 0");
+	/* what that acquire left is taken back (or its lease ends it):
+	 * another client gets the lock */
+	HT_OK(hl_lock_try_acquire(&acquired, l2, 5000 * ht_scale(), -1, NULL));
+	HT_EQ(acquired, 1);
+	HT_OK(hl_lock_release(NULL, l2));
+	/* with fast replies again, the same client acquires at once */
+	t = ht_now_ms();
+	HT_OK(hl_lock_try_acquire(&acquired, l, 3000 * ht_scale(), -1, NULL));
+	HT_EQ(acquired, 1);
+	HT_RANGE(ht_now_ms() - t, 0, 1500 * ht_scale());
+	HT_EQ(ht_hget_int(r, HT_S("faults:too-late"), ht_owner(l)), 1);
+	HT_OK(hl_lock_release(NULL, l));
+	hl_lock_free(l2);
+	hl_client_free(c2);
+	hl_lock_free(l);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 static void acquire_lands_late(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -767,4 +813,5 @@ HT_MAIN(HT_CASE(release_lost_unsent), HT_CASE(release_lost_reply),
         HT_CASE(loss_by_clock), HT_CASE(deadlines), HT_CASE(deadline_contended),
         HT_CASE(dead_subscriber), HT_CASE(no_barging),
         HT_CASE(overlap_under_resets), HT_CASE(no_false_loss_under_resets),
-        HT_CASE(release_lost_reply_noscript))
+        HT_CASE(release_lost_reply_noscript),
+        HT_CASE(acquire_answered_too_late))

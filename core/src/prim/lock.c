@@ -636,6 +636,21 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 	}
 	rc = attempt(lock, owner, &op, lease, ao, b, acquired, ttl, &dirty,
 	             &sent_ms);
+	/* A new watchdog hold must still have time left when it is handed
+	 * out. Its answer came after the hold's loss deadline (the process
+	 * was paused, or the reply took longer than the lease): Redis may
+	 * have ended it, and someone else may hold the lock now. Handing it
+	 * out would start a critical section on a lock already lost: take it
+	 * back and try again instead. (A fixed lease shorter than the round
+	 * trip is the caller's choice: that hold is handed out and told lost
+	 * by the clock at once.) */
+	if (rc == HL_OK && *acquired && op.count == 0 && lease < 0 &&
+	    hl__now_ms() >= sent_ms + c->conf.watchdog_ms -
+	                            hl__loss_margin(c->conf.watchdog_ms)) {
+		*acquired = 0;
+		*ttl = 0;
+		dirty = 1;
+	}
 	if (rc == HL_OK && *acquired)
 		return hl__op_acquired(c, &op, lease, sent_ms);
 	if (dirty) {
