@@ -151,21 +151,6 @@ static void release_lost_reply(void)
 	ht_proxy_stop(p);
 }
 
-/* "calls" of INFO commandstats for command cmd ("eval"), 0 if none. */
-static long long cmd_calls(ht_redis *r, const char *cmd)
-{
-	redisReply *rep = ht_raw(ht_raw_of(r), "INFO commandstats");
-	char key[64];
-	const char *at;
-	long long n = 0;
-	snprintf(key, sizeof key, "cmdstat_%s:calls=", cmd);
-	if (rep && rep->type == REDIS_REPLY_STRING &&
-	    (at = strstr(rep->str, key)) != NULL)
-		n = atoll(at + strlen(key));
-	freeReplyObject(rep);
-	return n;
-}
-
 /* As release_lost_reply, but the server's script cache is gone when the
  * release is resent (what a failover does: the promoted replica never had
  * the scripts, which replicate as their effects): the resend's EVALSHA
@@ -194,14 +179,14 @@ static void release_lost_reply_noscript(void)
 	free(msg);
 	HT_EQ(ht_exists(r, HT_S("faults:rel3")), 0);
 	freeReplyObject(ht_raw(ht_raw_of(r), "SCRIPT FLUSH"));
-	evals = cmd_calls(r, "eval");
+	evals = ht_cmd_calls(r, "eval");
 	ht_sleep_ms(600); /* past the command timeout */
 	ht_proxy_cmd(p, "delay 0");
 	ht_thread_join(t, 15000);
 	ht_note("release: %s after %lld ms (%s)", hl_status_name(a.rc),
 	        (long long)a.took_ms, a.msg);
 	/* the resend went through the NOSCRIPT fallback */
-	HT_CHECKF(cmd_calls(r, "eval") > evals, "no EVAL after the flush");
+	HT_CHECKF(ht_cmd_calls(r, "eval") > evals, "no EVAL after the flush");
 	HT_CHECKF(a.rc == HL_OK, "%s: %s", hl_status_name(a.rc), a.msg);
 	HT_EQ(a.released, 1);
 	st.version = HL_CLIENT_STATS_VERSION;
