@@ -435,9 +435,11 @@ HL_EXTERN int hl_event_type(const hl_event *event);
  * "failover", "fencing_off", "undo"; "unknown" for others. Static storage. */
 HL_EXTERN const char *hl_event_type_name(int type);
 
-/* When it happened: wall-clock ms since the Unix epoch, and the
- * CLOCK_MONOTONIC reading in ms (to compare with other monotonic times). */
+/* When it happened: wall-clock ms since the Unix epoch (0 for NULL);
+ * hl_event_monotonic_ms() gives the CLOCK_MONOTONIC reading, to compare
+ * with other monotonic times. */
 HL_EXTERN int64_t hl_event_time_ms(const hl_event *event);
+/* The CLOCK_MONOTONIC reading in ms when it happened (0 for NULL). */
 HL_EXTERN int64_t hl_event_monotonic_ms(const hl_event *event);
 
 /* The lock's name (binary-safe: *out_len, if not NULL, gets its length;
@@ -1086,6 +1088,8 @@ HL_EXTERN int hl_task_fd(int *out_fd, hl_task *task);
  * hl_task_set_data returns HL_OK, or HL_EINVAL for NULL; hl_task_data
  * returns 0 for NULL. */
 HL_EXTERN int hl_task_set_data(hl_task *task, uint64_t data);
+/* The number hl_task_set_data() kept with the task; 0 until set, or for
+ * NULL. Any thread. */
 HL_EXTERN uint64_t hl_task_data(const hl_task *task);
 
 /* 1 if the task is done (its result is ready), 0 if not or NULL. */
@@ -1146,6 +1150,10 @@ typedef struct hl_semaphore hl_semaphore;
  * HL_ENOMEM. */
 HL_EXTERN int hl_semaphore_new(hl_semaphore **out, hl_client *client,
                                const void *name, size_t name_len);
+/* Free the handle. Neither releases the permits this client holds nor
+ * forgets them: they stay counted on the client, by name, and a new handle
+ * for the same name can give them back. NULL is ignored. No other call may
+ * be using the handle. */
 HL_EXTERN void hl_semaphore_free(hl_semaphore *sem);
 
 /* Set the number of permits if the semaphore does not exist yet
@@ -1214,8 +1222,15 @@ HL_EXTERN int hl_semaphore_delete(int *out_existed, hl_semaphore *sem);
 typedef struct hl_expsem hl_expsem;
 #define HL_PERMIT_ID_LEN 32
 
+/* A handle for the permit-expirable semaphore called name (1 to 65536
+ * bytes, binary). Does not touch Redis. Returns HL_OK, HL_EINVAL (also, in
+ * a cluster, a name whose braces would put its keys in other slots),
+ * HL_ECLOSED, HL_EFORKED, HL_ENOMEM. */
 HL_EXTERN int hl_expsem_new(hl_expsem **out, hl_client *client,
                             const void *name, size_t name_len);
+/* Free the handle. Permits it acquired stay out until released by id
+ * (through any handle, any process) or until their leases end. NULL is
+ * ignored. No other call may be using the handle. */
 HL_EXTERN void hl_expsem_free(hl_expsem *sem);
 
 /* Acquire n permits (1 to 1000) with a lease of lease_ms each (1 to 2^40;
@@ -1226,6 +1241,8 @@ HL_EXTERN void hl_expsem_free(hl_expsem *sem);
 HL_EXTERN int hl_expsem_try_acquire(int *out_acquired, char *ids, size_t n,
                                     hl_expsem *sem, int64_t wait_ms,
                                     int64_t lease_ms, hl_cancel *cancel);
+/* The same, waiting as long as it takes (or until cancel): HL_OK with the
+ * ids filled, or an error (HL_EINTERRUPTED when cancel is triggered). */
 HL_EXTERN int hl_expsem_acquire(char *ids, size_t n, hl_expsem *sem,
                                 int64_t lease_ms, hl_cancel *cancel);
 /* The non-blocking form: ids are written at once and are the task's
@@ -1253,19 +1270,29 @@ HL_EXTERN int hl_expsem_update_lease(hl_expsem *sem, const char *id,
 HL_EXTERN int hl_expsem_lease_time(int64_t *out, hl_expsem *sem,
                                    const char *id);
 
-/* Counts: available, all (available and out), out (acquired). */
+/* *out = the available permits (0 if the semaphore does not exist).
+ * Permits whose lease ended are given back first, as in every call. */
 HL_EXTERN int hl_expsem_available(int64_t *out, hl_expsem *sem);
+/* *out = all permits: available and out (0 if it does not exist). */
 HL_EXTERN int hl_expsem_permits(int64_t *out, hl_expsem *sem);
+/* *out = the permits out (acquired, lease not ended). */
 HL_EXTERN int hl_expsem_acquired(int64_t *out, hl_expsem *sem);
 
-/* Set the permits if the semaphore does not exist (*out_set, may be NULL);
- * set the total (available plus out) to permits; add delta to the
- * available permits (negative too). */
+/* Set the permits if the semaphore does not exist: *out_set (may be NULL)
+ * = 1 if they were set. permits >= 0. */
 HL_EXTERN int hl_expsem_try_set_permits(int *out_set, hl_expsem *sem,
                                         int64_t permits);
+/* Make the total (available plus out) permits, whatever it was: the
+ * available count becomes permits minus those out (below zero while more
+ * are out). permits >= 0. */
 HL_EXTERN int hl_expsem_set_permits(hl_expsem *sem, int64_t permits);
+/* Add delta (negative to take permits away, -2^40 to 2^40) to the
+ * available permits: *out_available (may be NULL) = the count after. Sent
+ * with a request marker: a resend after a lost reply adds once. */
 HL_EXTERN int hl_expsem_add_permits(int64_t *out_available, hl_expsem *sem,
                                     int64_t delta);
+/* Delete the semaphore, its counter and its leases (permits out are
+ * forgotten): *out_existed (may be NULL) = 1 if it existed. */
 HL_EXTERN int hl_expsem_delete(int *out_existed, hl_expsem *sem);
 
 /* A count-down latch (Redisson RCountDownLatch): the counter <name> and
@@ -1273,8 +1300,13 @@ HL_EXTERN int hl_expsem_delete(int *out_existed, hl_expsem *sem);
  * a count set). In a cluster, names may not contain '}'. */
 typedef struct hl_latch hl_latch;
 
+/* A handle for the latch called name (1 to 65536 bytes, binary). Does not
+ * touch Redis. Returns HL_OK, HL_EINVAL (also a name with '}' in a
+ * cluster), HL_ECLOSED, HL_EFORKED, HL_ENOMEM. */
 HL_EXTERN int hl_latch_new(hl_latch **out, hl_client *client, const void *name,
                            size_t name_len);
+/* Free the handle; the latch in Redis is untouched. NULL is ignored. No
+ * other call may be using the handle. */
 HL_EXTERN void hl_latch_free(hl_latch *latch);
 
 /* Set the count (1 to 2^40) if none is set: *out_set (may be NULL) = 1 if
@@ -1301,6 +1333,8 @@ HL_EXTERN int hl_latch_count(int64_t *out, hl_latch *latch);
  * by polling. */
 HL_EXTERN int hl_latch_wait(int *out_open, hl_latch *latch, int64_t timeout_ms,
                             hl_cancel *cancel);
+/* The non-blocking form of hl_latch_wait(): a task whose result is 1 when
+ * the latch opened, 0 when timeout_ms ran out. */
 HL_EXTERN int hl_latch_wait_start(hl_task **out, hl_latch *latch,
                                   int64_t timeout_ms);
 
