@@ -47,3 +47,4 @@ docs: docs-c docs-python docs-go docs-lua
 	@echo "  Go      $(abspath $(DOCS_DIR))/go.txt"
 	@echo "  Lua     $(abspath $(DOCS_DIR))/lua.md"
 	@echo "  and docs/MIGRATING.md (redis-py, redsync, Redisson -> hilock)"
+	@echo "  index   docs/README.md (design, what hilock keeps in Redis, the four references)"
