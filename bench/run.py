@@ -271,7 +271,9 @@ class Pieces:
                        GOFLAGS="-buildvcs=false",
                        CGO_CFLAGS="-g -O2 -DHILOCK_GO_BUILD=" + self.build,
                        PKG_CONFIG_PATH=os.path.join(self.build, "pkgconfig"))
-            sh([gobin, "build", "-o", out, "./" + what],
+            # hilock_system: link this build's libhilock (pkg-config), the
+            # library the other languages' benches measure too.
+            sh([gobin, "build", "-tags", "hilock_system", "-o", out, "./" + what],
                cwd=os.path.join(BENCH, "go"), env=env, timeout=900)
         except NotMeasured as e:
             self.why[key] = str(e)

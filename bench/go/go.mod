@@ -2,12 +2,12 @@ module github.com/hilock/hilock/bench/go
 
 go 1.19
 
-replace github.com/hilock/hilock/bindings/go => ../../bindings/go
+replace github.com/hilock/hilock => ../..
 
 require (
 	github.com/go-redsync/redsync/v4 v4.8.1
 	github.com/redis/go-redis/v9 v9.0.5
-	github.com/hilock/hilock/bindings/go v0.0.0-00010101000000-000000000000
+	github.com/hilock/hilock v0.0.0-00010101000000-000000000000
 )
 
 require (

@@ -8,7 +8,6 @@ package hilock
 // another thread between two cgo calls.
 
 /*
-#cgo pkg-config: hilock
 #include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>

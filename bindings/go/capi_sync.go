@@ -7,7 +7,6 @@ package hilock
 // finalizer. A wait started as a task does not depend on its handle.
 
 /*
-#cgo pkg-config: hilock
 #include <stdint.h>
 #include <hilock.h>
 #include "hlgo.h"

@@ -4,8 +4,10 @@
 # 1. `go get github.com/hilock/hilock/bindings/go@v0.1.0` from a file://
 #    GOPROXY holding this checkout's module zip, as from a real proxy: this
 #    is what fails for a module path without a dot ("malformed module path
-#    ... missing dot in first path element") or a go.mod that declares
-#    another path;
+#    ... missing dot in first path element"), a go.mod that declares
+#    another path, or a module zip without the C core (the module is the
+#    repository root, github.com/hilock/hilock, so its zip holds core/ and
+#    cgo compiles it);
 # 2. a `replace` to this checkout (the line bindings/go/README.md shows).
 #
 # Each builds and runs a small program in a throwaway module. No network:
@@ -14,23 +16,38 @@
 #
 #   sh bindings/go/check-outside-module.sh      (make test-go runs it)
 #
-# Environment: GO (default go), and whatever cgo needs to find libhilock
-# (PKG_CONFIG_PATH; the Makefile exports the build tree's).
+# Environment: GO (default go). No libhilock is needed: the default build
+# compiles the core (PKG_CONFIG=false here makes sure nothing asks
+# pkg-config).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
 GO=${GO:-go}
-MOD=github.com/hilock/hilock/bindings/go
+MOD=github.com/hilock/hilock
+PKG=$MOD/bindings/go
 VER=v0.1.0
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-go-outside.XXXXXX")
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM
 export GOPROXY=off GOSUMDB=off GOFLAGS="-mod=mod -modcacherw" GOWORK=off GOTOOLCHAIN=local
-export GOMODCACHE="$tmp/modcache"
+export GOMODCACHE="$tmp/modcache" PKG_CONFIG=false
+unset PKG_CONFIG_PATH
 
-declared=$(cd "$here" && "$GO" list -m)
+declared=$(cd "$root" && "$GO" list -m)
 if [ "$declared" != "$MOD" ]; then
-	echo "go: bindings/go/go.mod declares '$declared', not $MOD" >&2
+	echo "go: go.mod declares '$declared', not $MOD" >&2
 	exit 1
+fi
+
+# The module's files as a proxy zips them from the repository: the tracked
+# files (and new ones not ignored), no build tree.
+mkdir "$tmp/src"
+if git -C "$root" rev-parse --git-dir >/dev/null 2>&1; then
+	(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+		xargs -0 sh -c 'for f; do [ -e "$f" ] && printf "%s\0" "$f"; done' sh |
+		tar --null -T - -cf -) | tar -xf - -C "$tmp/src"
+else
+	(cd "$root" && tar --exclude='./build*' --exclude=./.git -cf - .) | tar -xf - -C "$tmp/src"
 fi
 
 # A file:// proxy serving the module zip (paths prefixed module@version/,
@@ -88,8 +105,8 @@ func check(err error) {
 	}
 }
 GO_EOF
-(cd "$tmp/zipper" && "$GO" run . "$here" "$MOD@$VER" "$tmp/proxy/$MOD/@v/$VER.zip")
-cp "$here/go.mod" "$tmp/proxy/$MOD/@v/$VER.mod"
+(cd "$tmp/zipper" && "$GO" run . "$tmp/src" "$MOD@$VER" "$tmp/proxy/$MOD/@v/$VER.zip")
+cp "$root/go.mod" "$tmp/proxy/$MOD/@v/$VER.mod"
 echo "$VER" >"$tmp/proxy/$MOD/@v/list"
 printf '{"Version":"%s","Time":"2026-01-01T00:00:00Z"}\n' "$VER" >"$tmp/proxy/$MOD/@v/$VER.info"
 
@@ -148,7 +165,7 @@ cp "$tmp/app-get/main.go" "$tmp/app-replace/main.go"
 # 1. go get from the proxy, as a user would.
 printf 'module example.com/outside\n\ngo 1.19\n' >"$tmp/app-get/go.mod"
 (cd "$tmp/app-get" &&
-	GOPROXY="file://$tmp/proxy" "$GO" get "$MOD@$VER" &&
+	GOPROXY="file://$tmp/proxy" "$GO" get "$PKG@$VER" &&
 	"$GO" build -o "$tmp/outside-get" .)
 "$tmp/outside-get"
 
@@ -160,8 +177,8 @@ go 1.19
 
 require $MOD v0.0.0
 
-replace $MOD => $here
+replace $MOD => $root
 EOF
 (cd "$tmp/app-replace" && "$GO" build -o "$tmp/outside-replace" .)
 "$tmp/outside-replace"
-echo "go: outside modules build and run with $MOD (go get from a proxy; replace => $here)"
+echo "go: outside modules build and run with $PKG (go get from a proxy; replace => $root)"

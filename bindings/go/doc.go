@@ -170,9 +170,12 @@
 //
 // # Build
 //
-// The import path is github.com/hilock/hilock/bindings/go. cgo finds
-// libhilock with pkg-config (package "hilock"; point
+// The import path is github.com/hilock/hilock/bindings/go, in the module
+// github.com/hilock/hilock. By default cgo compiles the C core into the
+// package (no libhilock to install); hiredis, libuuid and OpenSSL are
+// linked from the system. With the build tag hilock_system it links an
+// installed libhilock found with pkg-config (package "hilock"; point
 // PKG_CONFIG_PATH at an installed prefix or at a build tree's pkgconfig
-// directory). The package refuses to compile against a libhilock whose
-// major version is not 0.
+// directory) and refuses to compile against one whose major version is
+// not 0.
 package hilock

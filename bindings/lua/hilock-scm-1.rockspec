@@ -6,6 +6,8 @@
 -- CMake and SWIG; needs cmake, swig, hiredis (libhiredis-dev), libuuid
 -- (uuid-dev) and OpenSSL (libssl-dev). The module is linked with -z nodelete: Lua unloads C modules
 -- when a state closes, and libhilock registers a thread-exit destructor.
+-- HILOCK_LINK=pkg-config in the environment links an installed libhilock
+-- instead (found with pkg-config: PKG_CONFIG_PATH=<prefix>/lib/pkgconfig).
 rockspec_format = "3.0"
 package = "hilock"
 version = "scm-1"
@@ -41,6 +43,7 @@ build = {
    build_command = [[
 cmake -S . -B build-luarocks -DCMAKE_BUILD_TYPE=Release \
   -DHILOCK_BUILD_LUA=ON -DHILOCK_LUA_VERSION=5.4 -DHILOCK_LUA_STATIC=ON \
+  -DHILOCK_LUA_SYSTEM=$(if [ "${HILOCK_LINK:-static}" = pkg-config ]; then echo ON; else echo OFF; fi) \
   -DHILOCK_LUA_INCLUDE_DIR="$(LUA_INCDIR)" \
   -DCMAKE_MODULE_LINKER_FLAGS="-Wl,-z,nodelete" \
   -DHILOCK_BUILD_TESTS=OFF -DHILOCK_BUILD_EXAMPLES=OFF -DHILOCK_BUILD_BENCH=OFF \

@@ -1,3 +1,0 @@
-module github.com/hilock/hilock/bindings/go
-
-go 1.19

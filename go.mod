@@ -1,0 +1,3 @@
+module github.com/hilock/hilock
+
+go 1.19
