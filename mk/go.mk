@@ -19,7 +19,7 @@ GO_ENV := GOTOOLCHAIN=local CGO_ENABLED=1 GOFLAGS=
 # go's build cache does not hash pkg-config's output or the headers cgo
 # includes: key the cached cgo objects to this build tree and header, or a
 # package compiled against another BUILD would be linked (with its rpath).
-GO_CGO_KEY := $(shell cat core/include/hilock.h core/include/hilock/version.h | cksum | cut -d' ' -f1)
+GO_CGO_KEY := $(shell cat core/include/hilock.h core/include/hilock/*.h | cksum | cut -d' ' -f1)
 GO_ENV += CGO_CFLAGS="-g -O2 -DHILOCK_GO_BUILD=$(abspath $(BUILD)) -DHILOCK_GO_HEADER=$(GO_CGO_KEY)"
 # Without HOME (some CI shells) go has no default cache or GOPATH.
 ifeq ($(HOME),)
