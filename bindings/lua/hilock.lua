@@ -2452,7 +2452,7 @@ local function grid_args(fname, sig, ...)
 end
 
 local function grid_call(self, op, name, sig, result, ...)
-	local fname = self._label .. ":" .. name
+	local fname = (type(self) == "table" and rawget(self, "_label") or "grid") .. ":" .. name
 	check_object(self, fname, 2)
 	local args, n = grid_args(fname, sig, ...)
 	local ok, v, code = core.grid_call(self._client._c, self._kind, self._name, op,
