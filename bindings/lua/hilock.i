@@ -1202,3 +1202,135 @@ typedef struct hlua_latch {} hlua_latch;
 	}
 	hl_rc delete_(int *OUT_BOOL) { return hl_latch_delete(OUT_BOOL, $self->l); }
 }
+
+/* ---- the data grid -------------------------------------------------------
+ * One native call serves every operation of every grid kind (hilock.lua
+ * checks the arguments against the kind's spec first, hilock_grid.lua is
+ * generated from it): core.grid_call(client, kind, name, op, ...) makes the
+ * object, runs op with the arguments (a string is bytes, an integer an
+ * integer, a float a double, nil an optional argument left out) and frees
+ * it. -> true, value (nil, integer, number, string or a table of them) |
+ * nil, message, code. */
+%native(grid_call) int hlua_grid_call(lua_State *L);
+%{
+static void hlua_push_value(lua_State *L, const hl_value *v)
+{
+	size_t i, n, len;
+	const char *b;
+	switch (hl_value_type(v)) {
+	case HL_VALUE_INT:
+		lua_pushinteger(L, (lua_Integer)hl_value_int(v));
+		break;
+	case HL_VALUE_DOUBLE:
+		lua_pushnumber(L, (lua_Number)hl_value_double(v));
+		break;
+	case HL_VALUE_BYTES:
+		b = hl_value_bytes(v, &len);
+		lua_pushlstring(L, b, len);
+		break;
+	case HL_VALUE_ARRAY:
+		n = hl_value_len(v);
+		lua_createtable(L, (int)n, 0);
+		for (i = 0; i < n; i++) {
+			hlua_push_value(L, hl_value_at(v, i));
+			lua_rawseti(L, -2, (int)(i + 1));
+		}
+		break;
+	default:
+		lua_pushnil(L);
+	}
+}
+
+static int hlua_grid_call(lua_State *L)
+{
+	hl_client *c = NULL;
+	hl_object *o = NULL;
+	hl_value *v = NULL;
+	hl_arg *args;
+	size_t name_len;
+	const char *name;
+	int kind, op, i, n, rc;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&c, SWIGTYPE_p_hl_client, 0)))
+		return luaL_error(L, "grid_call: a client expected");
+	kind = (int)luaL_checkinteger(L, 2);
+	name = luaL_checklstring(L, 3, &name_len);
+	op = (int)luaL_checkinteger(L, 4);
+	n = lua_gettop(L) - 4;
+	args = (hl_arg *)lua_newuserdata(L, sizeof(hl_arg) * (size_t)(n ? n : 1));
+	memset(args, 0, sizeof(hl_arg) * (size_t)(n ? n : 1));
+	for (i = 0; i < n; i++) {
+		int idx = 5 + i;
+		switch (lua_type(L, idx)) {
+		case LUA_TNIL:
+			args[i].type = HL_ARG_NONE;
+			break;
+		case LUA_TBOOLEAN:
+			args[i].type = HL_ARG_INT;
+			args[i].i = lua_toboolean(L, idx);
+			break;
+		case LUA_TNUMBER:
+			if (lua_isinteger(L, idx)) {
+				args[i].type = HL_ARG_INT;
+				args[i].i = (int64_t)lua_tointeger(L, idx);
+			} else {
+				args[i].type = HL_ARG_DOUBLE;
+				args[i].d = (double)lua_tonumber(L, idx);
+			}
+			break;
+		case LUA_TSTRING:
+			args[i].type = HL_ARG_BYTES;
+			args[i].bytes = lua_tolstring(L, idx, &args[i].len);
+			break;
+		default:
+			return luaL_error(L, "grid_call: argument %d: %s is not a value",
+			                  i + 1, luaL_typename(L, idx));
+		}
+	}
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK)
+		return hlua_push_failure(L, rc);
+	rc = hl_object_call(&v, o, op, args, (size_t)n);
+	if (rc != HL_OK) {
+		hl_object_free(o);
+		return hlua_push_failure(L, rc);
+	}
+	hl_object_free(o);
+	lua_pushboolean(L, 1);
+	hlua_push_value(L, v);
+	hl_value_free(v);
+	return 2;
+}
+
+/* core.grid_common(client, kind, name, what, ms): 0 delete, 1 exists, 2
+ * expire, 3 clear expire, 4 ttl -> true, integer | nil, message, code */
+static int hlua_grid_common(lua_State *L)
+{
+	hl_client *c = NULL;
+	hl_object *o = NULL;
+	size_t name_len;
+	const char *name;
+	int kind, what, rc, flag = 0;
+	int64_t v = 0, ms;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&c, SWIGTYPE_p_hl_client, 0)))
+		return luaL_error(L, "grid_common: a client expected");
+	kind = (int)luaL_checkinteger(L, 2);
+	name = luaL_checklstring(L, 3, &name_len);
+	what = (int)luaL_checkinteger(L, 4);
+	ms = (int64_t)luaL_optinteger(L, 5, 0);
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK)
+		return hlua_push_failure(L, rc);
+	switch (what) {
+	case 0: rc = hl_object_delete(&flag, o); v = flag; break;
+	case 1: rc = hl_object_exists(&flag, o); v = flag; break;
+	case 2: rc = hl_object_expire(&flag, o, ms); v = flag; break;
+	case 3: rc = hl_object_clear_expire(&flag, o); v = flag; break;
+	default: rc = hl_object_ttl(&v, o); break;
+	}
+	hl_object_free(o);
+	if (rc != HL_OK)
+		return hlua_push_failure(L, rc);
+	lua_pushboolean(L, 1);
+	lua_pushinteger(L, (lua_Integer)v);
+	return 2;
+}
+%}
+%native(grid_common) int hlua_grid_common(lua_State *L);

@@ -2385,6 +2385,147 @@ function Latch:__tostring()
 	return format("hilock.count_down_latch (%q%s)", self._name, self._closed and ", closed" or "")
 end
 
+
+-- The data grid ------------------------------------------------------------
+-- client:bucket(name), client:atomic_long(name), ... (docs/grid.md): one
+-- object per kind, generated from the kinds' specs (hilock_grid.lua). Every
+-- object has :delete(), :exists(), :expire(seconds), :clear_expire(),
+-- :ttl(); a kind adds its operations. Values are strings in and out (nil:
+-- absent); each call returns its result, or nil, message, code (io style:
+-- a nil value with no message is "absent").
+
+local GridObject = {}
+GridObject.__index = GridObject
+
+local function check_object(self, fname, level)
+	local mt = getmetatable(self)
+	if type(mt) ~= "table" or rawget(mt, "_kind") == nil then
+		error(format("bad self to '%s' (hilock grid object expected)", fname), level + 1)
+	end
+	check_client(self._client, fname, level + 1)
+end
+
+-- Check and convert the arguments against the op's signature (b bytes, i
+-- integer, d number, m seconds, t boolean, ? optional, * the rest bytes).
+local sub = string.sub
+local function grid_args(fname, sig, ...)
+	local args, n, pos = {}, select("#", ...), 1
+	local i = 1
+	while i <= #sig do
+		local t = sub(sig, i, i)
+		local opt = sub(sig, i + 1, i + 1) == "?"
+		if opt then i = i + 1 end
+		if t == "*" then
+			for k = pos, n do
+				local v = select(k, ...)
+				if type(v) ~= "string" then argerror(k, fname, "string expected, got " .. type(v), 3) end
+				args[#args + 1] = v
+			end
+			pos = n + 1
+		else
+			local v = select(pos, ...)
+			if v == nil then
+				if not opt then argerror(pos, fname, "value expected", 3) end
+				args[pos] = nil
+			elseif t == "b" then
+				if type(v) ~= "string" then argerror(pos, fname, "string expected, got " .. type(v), 3) end
+			elseif t == "i" then
+				if math.type(v) ~= "integer" then argerror(pos, fname, "integer expected, got " .. (math.type(v) or type(v)), 3) end
+			elseif t == "d" then
+				if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
+					argerror(pos, fname, "finite number expected", 3)
+				end
+				v = v + 0.0
+			elseif t == "m" then
+				if type(v) ~= "number" or v <= 0 then argerror(pos, fname, "positive number of seconds expected", 3) end
+				v = to_ms(v, "seconds", fname, 3)
+			elseif t == "t" then
+				v = v and 1 or 0
+			end
+			args[pos] = v
+			pos = pos + 1
+		end
+		i = i + 1
+	end
+	if pos <= n then argerror(pos, fname, "too many arguments", 3) end
+	return args, pos - 1
+end
+
+local function grid_call(self, op, name, sig, result, ...)
+	local fname = (type(self) == "table" and rawget(self, "_label") or "grid") .. ":" .. name
+	check_object(self, fname, 2)
+	local args, n = grid_args(fname, sig, ...)
+	local ok, v, code = core.grid_call(self._client._c, self._kind, self._name, op,
+		table.unpack(args, 1, n))
+	if not ok then return nil, v, code end
+	if result == "bool" then return v ~= 0 end
+	if result == "none" then return true end
+	return v
+end
+
+local grid_factories = {}
+
+local function new_kind(name, number)
+	local mt = setmetatable({_kind = number, _label = name}, {__index = GridObject})
+	mt.__index = mt
+	mt.__tostring = function(self) return format("hilock.%s (%q)", name, self._name) end
+	grid_factories[name] = mt
+	Client[name] = function(client, oname)
+		check_client(client, name, 2)
+		check_name(oname, name, 2)
+		return setmetatable({_client = client, _name = oname, _kind = number, _label = name}, mt)
+	end
+	return mt
+end
+
+local function grid_common(self, fname, what, ms)
+	check_object(self, fname, 3)
+	local ok, v, code = core.grid_common(self._client._c, self._kind, self._name, what, ms)
+	if not ok then return nil, v, code end
+	return v
+end
+
+--- obj:name() --> the name (its Redis key)
+function GridObject:name() return self._name end
+--- obj:delete() --> true if it existed, false if not
+function GridObject:delete()
+	local v, m, c = grid_common(self, "delete", 0)
+	if v == nil then return nil, m, c end
+	return v ~= 0
+end
+--- obj:exists() --> true | false
+function GridObject:exists()
+	local v, m, c = grid_common(self, "exists", 1)
+	if v == nil then return nil, m, c end
+	return v ~= 0
+end
+--- obj:expire(seconds) --> true if it exists
+function GridObject:expire(seconds)
+	if type(seconds) ~= "number" or seconds <= 0 then
+		argerror(1, "expire", "positive number of seconds expected", 2)
+	end
+	local v, m, c = grid_common(self, "expire", 2, to_ms(seconds, "seconds", "expire", 2))
+	if v == nil then return nil, m, c end
+	return v ~= 0
+end
+--- obj:clear_expire() --> true if it had an expiry
+function GridObject:clear_expire()
+	local v, m, c = grid_common(self, "clear_expire", 3)
+	if v == nil then return nil, m, c end
+	return v ~= 0
+end
+--- obj:ttl() --> seconds left; -1 without an expiry; -2 when it does not
+-- exist (as lock:ttl())
+function GridObject:ttl()
+	local v, m, c = grid_common(self, "ttl", 4)
+	if v == nil then return nil, m, c end
+	if v < 0 then return v end
+	return v / 1000
+end
+
+require("hilock_grid")({call = grid_call, new_kind = new_kind})
+M._grid_factories = grid_factories
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners

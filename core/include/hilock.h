@@ -1341,6 +1341,158 @@ HL_EXTERN int hl_latch_wait_start(hl_task **out, hl_latch *latch,
 /* Delete the latch (waiters hear "1" and keep waiting): *out_existed. */
 HL_EXTERN int hl_latch_delete(int *out_existed, hl_latch *latch);
 
+/* ------------------------------------------------------------------------
+ * The data grid: objects, values, and the kinds generated from one spec.
+ *
+ * An object (hl_object) is a name on a client with a kind: a bucket, an
+ * atomic long, a bitset... (hilock/grid_kinds.h lists them, with each
+ * kind's typed calls, generated from the specs in core/grid/; docs/grid.md
+ * documents them). Every object has the common operations below; a kind
+ * adds its own, each reachable two ways: a typed call
+ * (hl_atomic_long_add_and_get()) and the generic hl_object_call() with
+ * the operation's number (HL_OP_ATOMIC_LONG_ADD_AND_GET), which the
+ * bindings use.
+ *
+ * Keys are Redisson's (docs/grid.md): a Java process sharing an object
+ * gives Redisson a byte-exact codec (StringCodec, LongCodec,
+ * ByteArrayCodec). Values are bytes in and hl_value out.
+ *
+ * No operation is applied twice. A command is sent again after a lost
+ * reply only when running it twice leaves the same state (a SET, a read);
+ * an operation that would count twice (an increment, a get-and-set, a
+ * bit flip) whose reply is lost after it may have reached Redis fails
+ * with HL_EINDOUBT: Redis may or may not have applied it, once.
+ * ------------------------------------------------------------------------ */
+
+/* An object of the grid: a kind and a name on a client. */
+typedef struct hl_object hl_object;
+
+/* A value out of the grid: owned by whoever received it, freed once with
+ * hl_value_free() (values inside an array belong to the array). */
+typedef struct hl_value hl_value;
+
+/* What an hl_value holds. */
+enum {
+	HL_VALUE_NIL = 0,    /* nothing: an absent key or field */
+	HL_VALUE_INT = 1,    /* a signed 64-bit integer (booleans are 0/1) */
+	HL_VALUE_DOUBLE = 2, /* a double */
+	HL_VALUE_BYTES = 3,  /* bytes (binary-safe, NUL-terminated too) */
+	HL_VALUE_ARRAY = 4   /* values */
+};
+
+/* The type of v: HL_VALUE_*; HL_VALUE_NIL for NULL. */
+HL_EXTERN int hl_value_type(const hl_value *v);
+/* The integer of an HL_VALUE_INT (a double truncated; 0 otherwise). */
+HL_EXTERN int64_t hl_value_int(const hl_value *v);
+/* The double of an HL_VALUE_DOUBLE or HL_VALUE_INT (0 otherwise). */
+HL_EXTERN double hl_value_double(const hl_value *v);
+/* The bytes of an HL_VALUE_BYTES and *out_len (may be NULL) their length;
+ * NULL and 0 for any other type. NUL-terminated; valid while v lives. */
+HL_EXTERN const char *hl_value_bytes(const hl_value *v, size_t *out_len);
+/* The number of elements of an HL_VALUE_ARRAY (0 otherwise). */
+HL_EXTERN size_t hl_value_len(const hl_value *v);
+/* Element i of an HL_VALUE_ARRAY, owned by the array; NULL out of range. */
+HL_EXTERN const hl_value *hl_value_at(const hl_value *v, size_t i);
+/* Free v (and its elements). NULL is fine. */
+HL_EXTERN void hl_value_free(hl_value *v);
+
+/* What an hl_arg carries. */
+enum {
+	HL_ARG_BYTES = 0,  /* bytes, len: a value, a member, a name */
+	HL_ARG_INT = 1,    /* i */
+	HL_ARG_DOUBLE = 2, /* d */
+	HL_ARG_NONE = 3    /* an optional argument left out */
+};
+
+/* One argument of hl_object_call(): bytes in, or a number the library
+ * writes in the form Redisson writes it. */
+typedef struct hl_arg {
+	int type; /* HL_ARG_* */
+	const void *bytes;
+	size_t len;
+	int64_t i;
+	double d;
+} hl_arg;
+
+/* A new object of kind (HL_KIND_*) named name (1 to HL_NAME_MAX bytes,
+ * binary-safe) on client; checks the name, and in a cluster that every key
+ * of the kind hashes to one slot (they do: Redisson's {name} keys). No
+ * round trip. The object keeps a reference to its client: free it with
+ * hl_object_free(). Returns HL_OK, HL_EINVAL (unknown kind, bad name),
+ * HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_object_new(hl_object **out, hl_client *client, int kind,
+                            const void *name, size_t name_len);
+/* Free an object (NULL is fine). Nothing is sent; tasks it started go on. */
+HL_EXTERN void hl_object_free(hl_object *obj);
+/* The kind of obj (HL_KIND_*), or -1 for NULL. */
+HL_EXTERN int hl_object_kind(const hl_object *obj);
+/* The name of obj and *out_len its length (NULL for NULL). */
+HL_EXTERN const char *hl_object_name(const hl_object *obj, size_t *out_len);
+/* The kind's name ("bucket", "atomic_long"...), NULL for an unknown kind. */
+HL_EXTERN const char *hl_kind_name(int kind);
+/* The operation's name ("get", "add_and_get"...), NULL if unknown. */
+HL_EXTERN const char *hl_op_name(int op);
+
+/* Delete every key of obj (a Bloom filter's config too): *out_deleted
+ * (may be NULL) = 1 if any existed. Returns HL_OK, HL_EINVAL, HL_ECLOSED,
+ * HL_EFORKED, HL_EIO, HL_ECONNECT, HL_EREDIS. Any thread. */
+HL_EXTERN int hl_object_delete(int *out_deleted, hl_object *obj);
+/* *out_exists = 1 if obj's main key exists. Returns as hl_object_delete. */
+HL_EXTERN int hl_object_exists(int *out_exists, hl_object *obj);
+/* Let every key of obj expire in ttl_ms (1 to 2^40 ms): *out_set (may be
+ * NULL) = 1 if the main key existed. Returns as hl_object_delete, and
+ * HL_EINVAL for a ttl out of range. */
+HL_EXTERN int hl_object_expire(int *out_set, hl_object *obj, int64_t ttl_ms);
+/* Remove the expiry of every key of obj: *out_cleared (may be NULL) = 1 if
+ * the main key had one. Returns as hl_object_delete. */
+HL_EXTERN int hl_object_clear_expire(int *out_cleared, hl_object *obj);
+/* *out_ms = the main key's time to live in ms: -1 when it has no expiry,
+ * -2 when it does not exist. Returns as hl_object_delete. */
+HL_EXTERN int hl_object_ttl(int64_t *out_ms, hl_object *obj);
+
+/* Run operation op (HL_OP_*, one of obj's kind) with args (as many as the
+ * operation takes; see docs/grid.md): *out (may be NULL) = its result, a
+ * new value for the caller to free, typed as the operation says (a bool
+ * is an HL_VALUE_INT 0/1, a count HL_VALUE_INT, bytes HL_VALUE_BYTES or
+ * HL_VALUE_NIL when absent). Returns HL_OK; HL_EINVAL (NULL, an operation
+ * of another kind, wrong arguments; the message says which);
+ * HL_EINDOUBT (an operation that is not idempotent lost its reply after
+ * it may have reached Redis: it ran once or not at all); HL_EREDIS (Redis
+ * refused it, e.g. a key holding another type: the message names it);
+ * HL_EIO, HL_ECONNECT, HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_object_call(hl_value **out, hl_object *obj, int op,
+                             const hl_arg *args, size_t nargs);
+/* hl_object_call() within timeout_ms (-1: the command timeout alone) and
+ * cancel (may be NULL; triggering it ends the call with HL_EINTERRUPTED,
+ * and an operation that may have been sent then is HL_EINDOUBT unless it
+ * is idempotent). */
+HL_EXTERN int hl_object_call_ex(hl_value **out, hl_object *obj, int op,
+                                const hl_arg *args, size_t nargs,
+                                int64_t timeout_ms, hl_cancel *cancel);
+/* Start hl_object_call() on an executor thread (the arguments are copied
+ * now): its result is the call's status, and hl_task_value() its value.
+ * Returns HL_OK, HL_EINVAL, HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_object_call_start(hl_task **out, hl_object *obj, int op,
+                                   const hl_arg *args, size_t nargs);
+/* The value a done task produced (hl_object_call_start()): *out, owned by
+ * the task (valid until hl_task_free), NULL when it made none. Returns the
+ * task's status as hl_task_result() does. */
+HL_EXTERN int hl_task_value(const hl_value **out, hl_task *task);
+
+/* Run a raw command (argv of argc byte strings) on the node that owns
+ * route_key (NULL: argv[1], or any master for a keyless command), with
+ * the client's retry policy: idempotent (1) commands are sent again after
+ * a lost reply, others (0) fail with HL_EINDOUBT then. *out (may be NULL)
+ * = the reply as a value (an error reply is HL_EREDIS with its text).
+ * For tools (the hilock command) and one-off commands. Returns as
+ * hl_object_call(). */
+HL_EXTERN int hl_client_command(hl_value **out, hl_client *client, int argc,
+                                const char *const *argv, const size_t *lens,
+                                const void *route_key, size_t route_key_len,
+                                int idempotent);
+
+#include "hilock/grid_kinds.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -272,6 +272,12 @@ int hl__command(hl_client *c, hl_reply **out, int argc, const char **argv,
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sent,
                    const hl_bound *b, int *replicated);
+/* hl__command_ex routed by key (NULL: any master; a keyless command in a
+ * cluster fails) instead of the command's own key. */
+int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
+                   const size_t *lens, int flags, enum hl_sent *sent,
+                   const hl_bound *b, int *replicated, const char *key,
+                   size_t keylen);
 /* When (monotonic ms) this thread last sent a command through
  * hl__command_ex: the attempt that answered, after any resends. A script
  * that set a lease set it no earlier than this. */
@@ -659,6 +665,10 @@ typedef struct hl_wait_spec {
 typedef struct hl_call_ops {
 	int (*run)(void *arg, const hl_bound *b, int *result);
 	void (*free)(void *arg);
+	/* NULL, or run instead of run: also a value for hl_task_value()
+	 * (*value, the task's once it returns). */
+	int (*run_value)(void *arg, const hl_bound *b, int *result,
+	                 struct hl_value **value);
 } hl_call_ops;
 
 /* A wait for the holds to reach a state (a loss). check() is called with

@@ -18,7 +18,7 @@
 #define HL_EXPSEM_MAX 1000 /* permits in one call */
 
 struct hl_expsem {
-	hl_object o;
+	hl_named o;
 };
 
 static int xs_enter(const hl_expsem *s)
@@ -69,7 +69,7 @@ static const char *expiry(char *buf, int64_t lease_ms)
 
 /* KEYS the counter, the leases, the channel (a marker when marker);
  * ARGV now, the publish command, then extra..., (the marker's lifetime). */
-static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
+static int xs_call(const hl_named *o, int64_t *out, enum hl_script_id id,
                    const char *const *extra, const size_t *extra_len,
                    int nextra, int marker, int flags, const hl_bound *b,
                    int *replicated, enum hl_sent *sent, const char *doing)
@@ -94,7 +94,7 @@ static int xs_call(const hl_object *o, int64_t *out, enum hl_script_id id,
 }
 
 /* Release the permits of ids (n raw ids), those that are out. */
-static void give_back_ids(const hl_object *o, const unsigned char *ids,
+static void give_back_ids(const hl_named *o, const unsigned char *ids,
                           size_t n, const hl_bound *b)
 {
 	size_t i;
@@ -112,7 +112,7 @@ static void give_back_ids(const hl_object *o, const unsigned char *ids,
  * expiry: *acquired, or *retry_ms until the nearest lease ends (-1: a
  * release will say). The ids make it safe to resend: a copy that finds
  * its first id taken answers acquired. */
-static int take(const hl_object *o, const unsigned char *ids, size_t n,
+static int take(const hl_named *o, const unsigned char *ids, size_t n,
                 const char *exp, const hl_bound *b, int *acquired,
                 int64_t *retry_ms)
 {
@@ -190,7 +190,7 @@ static int take(const hl_object *o, const unsigned char *ids, size_t n,
 /* ---- waiting ------------------------------------------------------------- */
 
 typedef struct xs_ctx {
-	hl_object *o;
+	hl_named *o;
 	size_t n;
 	int64_t lease_ms;
 	unsigned char *ids; /* n * 16 bytes */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 struct hl_latch {
-	hl_object o;
+	hl_named o;
 };
 
 static int latch_enter(const hl_latch *l)
@@ -139,7 +139,7 @@ int hl_latch_delete(int *out_existed, hl_latch *latch)
  * active, or once it was made anew (a reconnect, a failover), a latch gone
  * counts as open: its "0" may have been missed. */
 typedef struct latch_ctx {
-	hl_object *o;
+	hl_named *o;
 	int closed_seen;
 	uint64_t zero_gen, active_gen;
 } latch_ctx;
@@ -148,7 +148,7 @@ static int latch_attempt(void *arg, const hl_bound *b, int *open,
                          int64_t *retry_ms)
 {
 	latch_ctx *x = arg;
-	hl_object *o = x->o;
+	hl_named *o = x->o;
 	const char *argv[2] = {"GET", o->name};
 	size_t lens[2] = {3, o->name_len};
 	hl_reply *r = NULL;

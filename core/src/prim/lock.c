@@ -1530,7 +1530,7 @@ static int release_run(void *arg, const hl_bound *b, int *result)
 	return rc;
 }
 
-static const hl_call_ops lock_release_ops = {release_run, ctx_free};
+static const hl_call_ops lock_release_ops = {release_run, ctx_free, NULL};
 
 int hl_lock_release_start(hl_task **out, hl_lock *lock)
 {

@@ -43,12 +43,12 @@ int hl__check_name(const void *name, size_t name_len)
 	return HL_OK;
 }
 
-const char *hl__object_label(const hl_object *o, char *buf, size_t len)
+const char *hl__object_label(const hl_named *o, char *buf, size_t len)
 {
 	return hl__printable(buf, len, o->name, o->name_len);
 }
 
-int hl__object_init(hl_object *o, hl_client *client, const void *name,
+int hl__object_init(hl_named *o, hl_client *client, const void *name,
                     size_t name_len, const char *channel_prefix,
                     int always_brace, const char *aux_suffix, const char *what)
 {
@@ -104,7 +104,7 @@ int hl__object_new(void **out, size_t size, hl_client *client, const void *name,
                    size_t name_len, const char *channel_prefix,
                    int always_brace, const char *aux_suffix, const char *what)
 {
-	hl_object *o;
+	hl_named *o;
 	int rc;
 	if (!out)
 		return hl__fail(HL_EINVAL, "out is NULL");
@@ -119,7 +119,7 @@ int hl__object_new(void **out, size_t size, hl_client *client, const void *name,
 	return HL_OK;
 }
 
-void hl__object_fini(hl_object *o)
+void hl__object_fini(hl_named *o)
 {
 	if (o->client)
 		hl__client_unref(o->client);
@@ -129,7 +129,7 @@ void hl__object_fini(hl_object *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int hl__object_enter(const hl_object *o)
+int hl__object_enter(const hl_named *o)
 {
 	return hl__client_enter(o->client);
 }
@@ -151,7 +151,7 @@ void hl__random_hex(char out[33])
 	out[32] = '\0';
 }
 
-int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33])
+int hl__object_marker_id(script_args *a, const hl_named *o, const char id[33])
 {
 	static const char prefix[] = "hilock_request:";
 	size_t n;
@@ -171,14 +171,14 @@ int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33])
 	return HL_OK;
 }
 
-int hl__object_marker(script_args *a, const hl_object *o)
+int hl__object_marker(script_args *a, const hl_named *o)
 {
 	char id[33];
 	hl__random_hex(id);
 	return hl__object_marker_id(a, o, id);
 }
 
-const char *hl__object_marker_ttl(script_args *a, const hl_object *o)
+const char *hl__object_marker_ttl(script_args *a, const hl_named *o)
 {
 	/* as long as a resend may come: every retry with its pause */
 	const hl_conf *cf = &o->client->conf;
@@ -187,7 +187,7 @@ const char *hl__object_marker_ttl(script_args *a, const hl_object *o)
 	return num(a->nums[3], ms < 1000 ? 1000 : ms);
 }
 
-int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
+int hl__object_eval(const hl_named *o, int64_t *out, enum hl_script_id id,
                     script_args *a, int flags, const hl_bound *b,
                     int *replicated, enum hl_sent *sent, const char *doing)
 {
@@ -249,7 +249,7 @@ int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
 	return rc;
 }
 
-int hl__object_get(const hl_object *o, int64_t *out, const char *doing)
+int hl__object_get(const hl_named *o, int64_t *out, const char *doing)
 {
 	const char *argv[2] = {"GET", o->name};
 	size_t lens[2] = {3, o->name_len};
@@ -275,7 +275,7 @@ int hl__object_get(const hl_object *o, int64_t *out, const char *doing)
 	return rc;
 }
 
-int hl__object_delete(const hl_object *o, int *out_existed)
+int hl__object_delete(const hl_named *o, int *out_existed)
 {
 	const char *argv[5];
 	size_t lens[5];
@@ -308,9 +308,9 @@ int hl__object_delete(const hl_object *o, int *out_existed)
 	return rc;
 }
 
-hl_object *hl__object_dup(const hl_object *o)
+hl_named *hl__object_dup(const hl_named *o)
 {
-	hl_object *d = calloc(1, sizeof(*d));
+	hl_named *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
 	*d = *o;
@@ -332,7 +332,7 @@ hl_object *hl__object_dup(const hl_object *o)
 	return d;
 }
 
-void hl__object_dup_free(hl_object *o)
+void hl__object_dup_free(hl_named *o)
 {
 	if (!o)
 		return;
@@ -441,7 +441,7 @@ int hl__object_wait(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 	return rc;
 }
 
-void hl__object_wait_spec(hl_wait_spec *spec, const hl_object *o,
+void hl__object_wait_spec(hl_wait_spec *spec, const hl_named *o,
                           const hl_wait_ops *ops, void *arg, int gated,
                           int64_t wait_ms)
 {

@@ -10,7 +10,7 @@
 #include "internal.h"
 #include "prim/args.h"
 
-typedef struct hl_object {
+typedef struct hl_named {
 	hl_client *client;
 	size_t name_len;
 	char *name;
@@ -19,53 +19,53 @@ typedef struct hl_object {
 	size_t aux_len; /* a second key ({name}:timeout), or 0 */
 	char *aux;
 	const char *what; /* "semaphore", ... for messages */
-} hl_object;
+} hl_named;
 
 /* Make o for name on client: the channel is channel_prefix + {name} (or +
  * name when it has braces, unless always_brace), aux_suffix (may be NULL)
  * gives the second key {name}<suffix>. Checks the name and, in a cluster,
  * that every key and the channel share its slot. Takes a reference on the
  * client. */
-int hl__object_init(hl_object *o, hl_client *client, const void *name,
+int hl__object_init(hl_named *o, hl_client *client, const void *name,
                     size_t name_len, const char *channel_prefix,
                     int always_brace, const char *aux_suffix, const char *what);
-void hl__object_fini(hl_object *o);
-/* A new handle of size bytes whose first member is an hl_object, made by
+void hl__object_fini(hl_named *o);
+/* A new handle of size bytes whose first member is an hl_named, made by
  * hl__object_init: *out, or a status. */
 int hl__object_new(void **out, size_t size, hl_client *client, const void *name,
                    size_t name_len, const char *channel_prefix,
                    int always_brace, const char *aux_suffix, const char *what);
 /* Enter the client for a call on o (NULL checks, fork, close). */
-int hl__object_enter(const hl_object *o);
+int hl__object_enter(const hl_named *o);
 /* "name" printable, for messages. */
-const char *hl__object_label(const hl_object *o, char *buf, size_t len);
+const char *hl__object_label(const hl_named *o, char *buf, size_t len);
 
 /* A request marker key (hilock_request:{name}:<32 random hex>) in
  * a->owned, appended as a key; and its lifetime, to be appended as the last
  * ARGV with arg_marker_ttl(). */
-int hl__object_marker(script_args *a, const hl_object *o);
+int hl__object_marker(script_args *a, const hl_named *o);
 /* The same with the marker's random part given (32 hex), to name the
  * same marker again (an undo). */
-int hl__object_marker_id(script_args *a, const hl_object *o, const char id[33]);
-const char *hl__object_marker_ttl(script_args *a, const hl_object *o);
+int hl__object_marker_id(script_args *a, const hl_named *o, const char id[33]);
+const char *hl__object_marker_ttl(script_args *a, const hl_named *o);
 
 /* Run script id with a (keys first) and read an integer (or {integer})
  * answer into *out. flags as hl__command; replicated as hl__eval (a write
  * is WAITed for on a master with replicas even when replicated is NULL). */
-int hl__object_eval(const hl_object *o, int64_t *out, enum hl_script_id id,
+int hl__object_eval(const hl_named *o, int64_t *out, enum hl_script_id id,
                     script_args *a, int flags, const hl_bound *b,
                     int *replicated, enum hl_sent *sent, const char *doing);
 
 /* Read a plain integer key (GET; nil is 0). */
-int hl__object_get(const hl_object *o, int64_t *out, const char *doing);
+int hl__object_get(const hl_named *o, int64_t *out, const char *doing);
 
 /* DEL the object's keys; *out_existed (may be NULL) = 1 if any existed. */
-int hl__object_delete(const hl_object *o, int *out_existed);
+int hl__object_delete(const hl_named *o, int *out_existed);
 
 /* A copy of o for a task (its own strings, a reference on the client),
  * and its release. NULL when out of memory. */
-hl_object *hl__object_dup(const hl_object *o);
-void hl__object_dup_free(hl_object *o);
+hl_named *hl__object_dup(const hl_named *o);
+void hl__object_dup_free(hl_named *o);
 
 /* Check a number of permits: at least lo (0 or 1), at most 2^40. */
 int hl__check_permits(int64_t n, int64_t lo, const char *what);
@@ -87,7 +87,7 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 /* Fill spec for a wait of wait_ms on o's channel: ops and arg (a context
  * it owns), this client's waiters queued FIFO by o's name when gated. o
  * is the context's own copy (its strings outlive the call). */
-void hl__object_wait_spec(hl_wait_spec *spec, const hl_object *o,
+void hl__object_wait_spec(hl_wait_spec *spec, const hl_named *o,
                           const hl_wait_ops *ops, void *arg, int gated,
                           int64_t wait_ms);
 

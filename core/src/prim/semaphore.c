@@ -18,14 +18,14 @@
 #include <string.h>
 
 struct hl_semaphore {
-	hl_object o;
+	hl_named o;
 };
 
 /* ---- the permits this client holds ----------------------------------- */
 
 /* Add delta to the permits this client holds of o (hold_mu). With a
  * negative delta beyond what it holds: -1 and nothing changes. */
-static int held_add(const hl_object *o, int64_t delta)
+static int held_add(const hl_named *o, int64_t delta)
 {
 	hl_client *c = o->client;
 	int64_t *v;
@@ -54,7 +54,7 @@ static int held_add(const hl_object *o, int64_t delta)
 	return rc;
 }
 
-static int64_t held_get(const hl_object *o)
+static int64_t held_get(const hl_named *o)
 {
 	int64_t *v, n;
 	pthread_mutex_lock(&o->client->hold_mu);
@@ -80,7 +80,7 @@ void hl__permits_free_all(hl_client *c)
  * a request marker (a new one, or the one of id when id is not NULL);
  * ARGV n, the publish command, the marker's lifetime. *sent (may be NULL)
  * as hl__command's. */
-static int sem_call_id(const hl_object *o, int64_t *out, enum hl_script_id id,
+static int sem_call_id(const hl_named *o, int64_t *out, enum hl_script_id id,
                        int64_t n, const char *marker_id, const hl_bound *b,
                        int *replicated, enum hl_sent *sent, const char *doing)
 {
@@ -101,7 +101,7 @@ static int sem_call_id(const hl_object *o, int64_t *out, enum hl_script_id id,
 	                       b, replicated, sent, doing);
 }
 
-static int sem_call(const hl_object *o, int64_t *out, enum hl_script_id id,
+static int sem_call(const hl_named *o, int64_t *out, enum hl_script_id id,
                     int64_t n, const hl_bound *b, int *replicated,
                     const char *doing)
 {
@@ -109,7 +109,7 @@ static int sem_call(const hl_object *o, int64_t *out, enum hl_script_id id,
 }
 
 /* Give n permits back in Redis (no accounting). */
-static int give_back(const hl_object *o, int64_t n, const hl_bound *b)
+static int give_back(const hl_named *o, int64_t n, const hl_bound *b)
 {
 	int64_t v;
 	return sem_call(o, &v, HL_SCRIPT_SEM_RELEASE, n, b, NULL, "releasing");
@@ -120,7 +120,7 @@ static int give_back(const hl_object *o, int64_t n, const hl_bound *b)
  * attempt cut short (its wait ended, a cancel, the network) after it may
  * have run is taken back through its request marker: the permits go back
  * if it took them, and a copy still on its way can no longer take any. */
-static int take(const hl_object *o, int64_t n, const hl_bound *b, int *acquired)
+static int take(const hl_named *o, int64_t n, const hl_bound *b, int *acquired)
 {
 	hl_client *c = o->client;
 	char marker[33];
@@ -172,7 +172,7 @@ static int take(const hl_object *o, int64_t n, const hl_bound *b, int *acquired)
 /* ---- waiting ------------------------------------------------------------- */
 
 typedef struct sem_ctx {
-	hl_object *o;
+	hl_named *o;
 	int64_t n;
 } sem_ctx;
 

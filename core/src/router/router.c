@@ -775,6 +775,17 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
                    const hl_bound *b, int *replicated)
 {
+	size_t keylen = 0;
+	const char *key = command_key(argc, argv, lens, &keylen);
+	return hl__command_at(c, out, argc, argv, lens, flags, sentp, b,
+	                      replicated, key, keylen);
+}
+
+int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
+                   const size_t *lens, int flags, enum hl_sent *sentp,
+                   const hl_bound *b, int *replicated, const char *key,
+                   size_t keylen)
+{
 	enum { MAXN = HL_FENCES_PER_TRIP + 3 };
 	int slot = -1, rc = HL_OK, attempt, i, asking = 0, redirects = 0;
 	enum hl_sent sent = HL_SENT_NOTHING, any_sent = HL_SENT_NOTHING;
@@ -783,8 +794,6 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 	char label[300] = "";
 	hl_addr node;
 	int labelled = 0;
-	size_t keylen = 0;
-	const char *key = command_key(argc, argv, lens, &keylen);
 	hl_addr ask_node;
 	*out = NULL;
 	if (replicated)

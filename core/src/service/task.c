@@ -69,7 +69,8 @@ struct hl_task {
 	atomic_int done;
 	atomic_uint_fast64_t data;
 	char msg[HL_TASK_MSG_LEN];
-	int fd; /* its own eventfd (hl_task_fd), -1 until asked */
+	int fd;          /* its own eventfd (hl_task_fd), -1 until asked */
+	hl_value *value; /* K_CALL's value (hl_task_value), NULL: none */
 	int once, attempted, outages, interruptible;
 	/* The attempt made just before it subscribed: when it began
 	 * (hl__now_us(); 0: none known) and the retry it answered. */
@@ -476,6 +477,7 @@ static void task_destroy(hl_task *t)
 	if (c->fork_gen == atomic_load(&hl__fork_generation))
 		pthread_cond_destroy(&t->cond);
 	hl_cancel_free(t->cancel);
+	hl_value_free(t->value);
 	free(t);
 	hl__client_unref(c);
 }
@@ -843,6 +845,7 @@ static void park_after(hl_client *c, hl_task *t, int64_t retry)
 static void step_call(hl_client *c, hl_task *t)
 {
 	char msg[HL_TASK_MSG_LEN];
+	hl_value *value = NULL;
 	hl_bound b;
 	int rc, result = 0;
 	if (t->stop != HL_OK) {
@@ -851,10 +854,14 @@ static void step_call(hl_client *c, hl_task *t)
 	}
 	hl__bound_init(&b, c, -1, NULL, 0);
 	pthread_mutex_unlock(&c->wait_mu);
-	rc = t->ops.call->run(t->arg, &b, &result);
+	if (t->ops.call->run_value)
+		rc = t->ops.call->run_value(t->arg, &b, &result, &value);
+	else
+		rc = t->ops.call->run(t->arg, &b, &result);
 	if (rc != HL_OK)
 		copy_msg(msg, sizeof(msg));
 	pthread_mutex_lock(&c->wait_mu);
+	t->value = value;
 	complete(c, t, rc, result, rc == HL_OK ? NULL : msg);
 }
 
@@ -1527,6 +1534,21 @@ int hl_task_result(int *out, hl_task *t)
 	if (out)
 		*out = result;
 	return HL_OK;
+}
+
+int hl_task_value(const hl_value **out, hl_task *t)
+{
+	int rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "out is NULL");
+	*out = NULL;
+	rc = hl_task_result(NULL, t);
+	if (rc == HL_OK) {
+		pthread_mutex_lock(&t->c->wait_mu);
+		*out = t->value;
+		pthread_mutex_unlock(&t->c->wait_mu);
+	}
+	return rc;
 }
 
 void hl_task_cancel(hl_task *t)

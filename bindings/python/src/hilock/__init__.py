@@ -49,6 +49,9 @@ from ._client import Backoff, Client, FencedLock, Lock, Name, ReadWriteLock, Spi
 from ._multi import MultiLock, RedLock
 from ._observe import Event, Stats
 from ._sync import CountDownLatch, ExpirableSemaphore, Semaphore
+from ._grid import GridObject
+from ._grid_gen import *  # noqa: F401,F403  (the grid's kinds)
+from ._grid_gen import __all__ as _grid_all
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -90,4 +93,5 @@ __all__ = [
     "OutOfMemory",
     "library_version",
     "__version__",
-]
+    "GridObject",
+] + list(_grid_all)

@@ -49,6 +49,7 @@ from . import _errors as E
 from . import _observe as O
 from ._lowlevel import NULL, check, error_for, ffi, last_detail, lib, ms
 from ._observe import Event, Stats
+from ._grid_gen import GridFactories
 
 if TYPE_CHECKING:  # _sync builds on this module
     from ._sync import CountDownLatch, ExpirableSemaphore, Semaphore
@@ -391,7 +392,7 @@ async def _settle(fut: "asyncio.Future[_T]", on_cancel: Optional[Callable[[], No
                     on_cancel()
 
 
-class Client:
+class Client(GridFactories):
     """A connection to one Redis deployment, shared by every thread and task.
 
     ``url`` picks the deployment (times are float seconds):

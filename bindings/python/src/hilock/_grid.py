@@ -1,0 +1,185 @@
+"""The data grid's Python idiom: the object every kind is (delete, exists,
+expire, clear_expire, ttl), values in and out, and the generic call. The
+kinds themselves (:mod:`hilock._grid_gen`) are generated from the specs in
+``core/grid/``; see ``docs/grid.md``.
+
+Values go in as ``bytes`` (or ``str``, encoded as UTF-8) and come out as
+``bytes`` (or ``None`` when absent), so a Java service shares them with a
+byte-exact codec (``StringCodec``, ``ByteArrayCodec``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, List, Optional, Union
+
+from . import _errors as E
+from ._lowlevel import check, ffi, lib, ms
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+Value = Union[bytes, bytearray, memoryview, str]
+
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _bytes(v: Any, what: str) -> bytes:
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, (bytes, bytearray, memoryview)):
+        return bytes(v)
+    raise TypeError("%s must be bytes or str, not %s" % (what, type(v).__name__))
+
+
+def _i64(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError("%s must be an int, not %s" % (what, type(v).__name__))
+    if not _I64_MIN <= v <= _I64_MAX:
+        raise E.InvalidArgumentError("%s is out of the 64-bit range: %d" % (what, v))
+    return v
+
+
+def _f64(v: Any, what: str) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise TypeError("%s must be a number, not %s" % (what, type(v).__name__))
+    f = float(v)
+    if math.isnan(f) or math.isinf(f):
+        raise E.InvalidArgumentError("%s must be a finite number, not %r" % (what, v))
+    return f
+
+
+def _ms(v: Any, what: str) -> int:
+    return ms(v, what, allow_zero=False)
+
+
+def _out(ctype: str) -> Any:
+    return ffi.new(ctype)
+
+
+def _convert(v: Any) -> Any:
+    t = lib.hl_value_type(v)
+    if t == lib.HL_VALUE_INT:
+        return int(lib.hl_value_int(v))
+    if t == lib.HL_VALUE_DOUBLE:
+        return float(lib.hl_value_double(v))
+    if t == lib.HL_VALUE_BYTES:
+        n = ffi.new("size_t *")
+        p = lib.hl_value_bytes(v, n)
+        return ffi.buffer(p, n[0])[:]
+    if t == lib.HL_VALUE_ARRAY:
+        return [_convert(lib.hl_value_at(v, i)) for i in range(lib.hl_value_len(v))]
+    return None
+
+
+def _take(v: Any) -> Any:
+    """The Python form of an owned hl_value (freed here)."""
+    try:
+        return _convert(v)
+    finally:
+        lib.hl_value_free(v)
+
+
+def _arg(a: Any, v: Any) -> List[Any]:
+    """Fill the hl_arg a from v; returns what must stay alive."""
+    if v is None:
+        a.type = lib.HL_ARG_NONE
+        return []
+    if isinstance(v, bool):
+        a.type = lib.HL_ARG_INT
+        a.i = int(v)
+        return []
+    if isinstance(v, int):
+        a.type = lib.HL_ARG_INT
+        a.i = _i64(v, "argument")
+        return []
+    if isinstance(v, float):
+        a.type = lib.HL_ARG_DOUBLE
+        a.d = v
+        return []
+    b = _bytes(v, "argument")
+    buf = ffi.from_buffer(b)
+    a.type = lib.HL_ARG_BYTES
+    a.bytes = buf
+    a.len = len(b)
+    return [b, buf]
+
+
+class GridObject:
+    """What every grid object has: its client and name, and ``delete``,
+    ``exists``, ``expire``, ``clear_expire``, ``ttl``. Cheap to make: no
+    round trip."""
+
+    _kind = 0
+
+    def __init__(self, client: "Client", name: Value) -> None:
+        from ._client import Client, _encode_name
+
+        if not isinstance(client, Client):
+            raise TypeError("client must be a hilock.Client")
+        self._client = client
+        self._name = name
+        bname = _encode_name(name)
+        out = ffi.new("hl_object **")
+        check(lib.hl_object_new(out, client._ptr, self._kind, bname, len(bname)))
+        self._h = ffi.gc(out[0], lib.hl_object_free)
+
+    @property
+    def name(self) -> Value:
+        """The name as given (the Redis key)."""
+        return self._name
+
+    @property
+    def client(self) -> "Client":
+        """The client this object belongs to."""
+        return self._client
+
+    def delete(self) -> bool:
+        """Delete the object (every key of it): True if it existed."""
+        out = ffi.new("int *")
+        check(lib.hl_object_delete(out, self._h))
+        return bool(out[0])
+
+    def exists(self) -> bool:
+        """True if the object's key exists."""
+        out = ffi.new("int *")
+        check(lib.hl_object_exists(out, self._h))
+        return bool(out[0])
+
+    def expire(self, seconds: float) -> bool:
+        """Let the object expire in ``seconds``: True if it exists."""
+        out = ffi.new("int *")
+        check(lib.hl_object_expire(out, self._h, _ms(seconds, "seconds")))
+        return bool(out[0])
+
+    def clear_expire(self) -> bool:
+        """Remove the object's expiry: True if it had one."""
+        out = ffi.new("int *")
+        check(lib.hl_object_clear_expire(out, self._h))
+        return bool(out[0])
+
+    def ttl(self) -> Optional[float]:
+        """Seconds until the object expires: ``math.inf`` when it has no
+        expiry, ``None`` when it does not exist (as a lock's ``ttl()``)."""
+        out = ffi.new("int64_t *")
+        check(lib.hl_object_ttl(out, self._h))
+        if out[0] == -2:
+            return None
+        if out[0] == -1:
+            return math.inf
+        return out[0] / 1000.0
+
+    def _call(self, op: int, *args: Any) -> Any:
+        """The generic call: operation ``op`` (``HL_OP_*``) with ``args``
+        (bytes/str, int, float, None for an optional one left out)."""
+        n = len(args)
+        cargs = ffi.new("hl_arg[]", max(n, 1))
+        keep = []
+        for i, v in enumerate(args):
+            keep += _arg(cargs[i], v)
+        out = ffi.new("hl_value **")
+        check(lib.hl_object_call(out, self._h, op, cargs, n))
+        return _take(out[0])
+
+    def __repr__(self) -> str:
+        return "<hilock.%s %r>" % (type(self).__name__, self._name)

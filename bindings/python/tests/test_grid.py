@@ -1,0 +1,133 @@
+"""The data grid's objects from Python: buckets, atomics, the common
+operations, values, errors, and a lost reply never applied twice."""
+
+import math
+import threading
+import time
+
+import pytest
+
+import hilock
+from faults import faultproxy  # noqa: F401  (fixture)
+
+
+def test_bucket(client, redis):
+    b = client.bucket("py:bucket")
+    assert isinstance(b, hilock.Bucket) and isinstance(b, hilock.GridObject)
+    assert b.get() is None
+    b.set("héllo")
+    assert redis.cmd("GET", "py:bucket") == "héllo".encode()
+    assert b.get() == "héllo".encode()
+    b.set(b"a\x00b", ttl=30)
+    assert b.get() == b"a\x00b"
+    assert 20 < b.ttl() <= 30
+    b.set("plain")
+    assert b.ttl() == math.inf
+    assert b.try_set("x") is False
+    assert b.set_if_exists("y") is True
+    assert b.compare_and_set("nope", "z") is False
+    assert b.compare_and_set("y", "z") is True
+    assert b.compare_and_set(None, "w") is False
+    assert b.compare_and_set("z", None) is True
+    assert not b.exists() and b.ttl() is None
+    assert b.compare_and_set(None, "w") is True
+    assert b.get_and_set("v", ttl=60) == b"w"
+    assert b.size() == 1
+    assert b.get_and_delete() == b"v"
+    assert b.get_and_delete() is None
+    assert b.delete() is False
+
+
+def test_atomic_long(client, redis):
+    a = client.atomic_long("py:long")
+    assert a.get() == 0
+    threads = [threading.Thread(target=lambda: [a.increment_and_get() for _ in range(50)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert a.get() == 200
+    assert redis.cmd("GET", "py:long") == b"200"
+    assert a.add_and_get(-50) == 150
+    assert a.get_and_add(1) == 150
+    assert a.compare_and_set(151, -(1 << 63)) is True
+    assert a.get_and_set(3) == -(1 << 63)
+    assert a.get_and_delete() == 3
+    with pytest.raises(TypeError):
+        a.add_and_get(1.5)
+    with pytest.raises(hilock.InvalidArgumentError):
+        a.add_and_get(1 << 64)
+    redis.cmd("SET", "py:long", "1.5")
+    with pytest.raises(hilock.RedisError, match="not a 64-bit integer"):
+        a.get()
+    redis.cmd("DEL", "py:long")
+    redis.cmd("HSET", "py:long", "f", "1")
+    with pytest.raises(hilock.RedisError, match="another type"):
+        a.increment_and_get()
+
+
+def test_atomic_double(client, redis):
+    d = client.atomic_double("py:double")
+    d.set(0.1)
+    assert redis.cmd("GET", "py:double") == b"0.1"  # Redisson's plain form
+    d.set(1e-4)
+    assert redis.cmd("GET", "py:double") == b"0.00010"
+    redis.cmd("SET", "py:double", "1.0E10")
+    assert d.get() == 1e10
+    assert d.add_and_get(0.5) == 1e10 + 0.5
+    assert d.compare_and_set(1e10 + 0.5, 2) is True
+    assert d.get_and_add(1) == 2.0
+    with pytest.raises(hilock.InvalidArgumentError):
+        d.set(float("nan"))
+
+
+def test_common_and_generic(client, redis):
+    b = client.bucket("py:common")
+    assert b.expire(10) is False
+    b.set("v")
+    assert b.expire(10) is True
+    assert 0 < b.ttl() <= 10
+    assert b.clear_expire() is True
+    assert b.ttl() == math.inf
+    # the generic call: an operation by number
+    a = client.atomic_long("py:generic")
+    assert a._call(hilock._lib.HL_OP_ATOMIC_LONG_ADD_AND_GET, 5) == 5
+    with pytest.raises(hilock.InvalidArgumentError, match="not one of a atomic_long"):
+        a._call(hilock._lib.HL_OP_BUCKET_GET)
+    assert repr(a) == "<hilock.AtomicLong 'py:generic'>"
+
+
+def test_bad_input(client):
+    with pytest.raises(hilock.InvalidArgumentError):
+        client.bucket("")
+    with pytest.raises(TypeError):
+        client.bucket("b").set(5)
+    with pytest.raises(hilock.InvalidArgumentError):
+        client.bucket("b").set("v", ttl=0)
+    with pytest.raises(hilock.InvalidArgumentError):
+        client.bucket("b").expire(-1)
+    with pytest.raises(TypeError):
+        hilock.Bucket("not a client", "x")  # type: ignore[arg-type]
+    b = client.bucket("b")
+    client.close()
+    with pytest.raises(hilock.ClientClosedError):
+        b.get()
+
+
+def test_lost_reply_in_doubt(faultproxy, redis):  # noqa: F811
+    p = faultproxy()
+    c = hilock.Client(p.url, command_timeout=0.25)
+    try:
+        a = c.atomic_long("py:doubt")
+        assert a.get() == 0
+        p.delay(400)
+        with pytest.raises(hilock.OutcomeUnknown, match="once or not at all"):
+            a.increment_and_get()
+        deadline = time.monotonic() + 10
+        while redis.cmd("GET", "py:doubt") != b"1" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        p.delay(0)
+        time.sleep(1.0)
+        assert redis.cmd("GET", "py:doubt") == b"1"  # exactly once
+    finally:
+        c.close()

@@ -1,0 +1,147 @@
+/*
+ * The data grid's machinery (private): the tables tools/gridgen.py makes
+ * from core/grid/ (gen_kinds.c), the object handle, and the one
+ * executor that runs every operation of every kind from its table.
+ */
+#ifndef HL_GRID_H
+#define HL_GRID_H
+
+#include "internal.h"
+
+/* A template word: a literal, a key of the kind, an argument (formatted as
+ * Redisson writes it), 1/0 for whether an argument was given, a group
+ * kept only when its argument was given, a list argument's elements. */
+enum {
+	HL_TOK_LIT,
+	HL_TOK_KEY,
+	HL_TOK_ARG,
+	HL_TOK_PRESENT,
+	HL_TOK_OPT,
+	HL_TOK_END,
+	HL_TOK_LIST
+};
+typedef struct hl_tok {
+	unsigned char type;
+	unsigned short idx; /* key or argument index; a literal's length */
+	const char *text;
+} hl_tok;
+
+/* What a lost reply means (core/grid/README.md). */
+enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE };
+/* Argument types. */
+enum { HL_T_BYTES, HL_T_I64, HL_T_F64, HL_T_MS, HL_T_BOOL, HL_T_LIST };
+/* Result types. */
+enum { HL_R_NONE, HL_R_BOOL, HL_R_I64, HL_R_F64, HL_R_BYTES, HL_R_VALUE };
+
+typedef struct hl_script_def {
+	const char *name;
+	const char *sha; /* SHA1 of source, hex */
+	const char *source;
+} hl_script_def;
+
+typedef struct hl_argdef {
+	const char *name;
+	unsigned char type, optional, has_default;
+	double def; /* the default (numbers only) */
+} hl_argdef;
+
+typedef struct hl_gridcall hl_gridcall;
+
+typedef struct hl_opdef {
+	int op;
+	const char *name;
+	unsigned char mode, result, nargs;
+	const hl_argdef *args;
+	const hl_script_def *script; /* NULL: a command */
+	unsigned char nkeys;         /* a script's: the first nkeys tokens */
+	const hl_tok *toks;
+	unsigned ntoks;
+	int (*custom)(hl_gridcall *call); /* NULL: toks */
+} hl_opdef;
+
+typedef struct hl_kinddef {
+	int kind;
+	const char *name;
+	unsigned nkeys;
+	const char *const *suffixes; /* per key: NULL = the name, else the
+	                                suffix of {name}<suffix> */
+	unsigned nops;
+	const hl_opdef *ops;
+} hl_kinddef;
+
+extern const hl_kinddef hl__grid_kinds[];
+extern const size_t hl__grid_nkinds;
+
+#define HL_GRID_MAXKEYS 8
+
+struct hl_object {
+	hl_client *client;
+	const hl_kinddef *kind;
+	size_t name_len;
+	char *name;
+	unsigned nkeys;
+	char *keys[HL_GRID_MAXKEYS];
+	size_t key_lens[HL_GRID_MAXKEYS];
+};
+
+/* One operation in flight: what a custom function gets. */
+struct hl_gridcall {
+	hl_object *obj;
+	const hl_opdef *op;
+	const hl_arg *args;
+	size_t nargs;
+	const hl_bound *b;
+	hl_value **out; /* the result, NULL when not wanted */
+};
+
+/* Arguments for the typed calls. */
+hl_arg hl__arg_bytes(const void *p, size_t len);
+hl_arg hl__arg_int(int64_t i);
+hl_arg hl__arg_double(double d);
+hl_arg hl__arg_none(void);
+
+/* The typed calls' bodies: run op and convert its value. */
+int hl__grid_none(hl_object *obj, int op, const hl_arg *a, size_t n);
+int hl__grid_bool(int *out, hl_object *obj, int op, const hl_arg *a, size_t n);
+int hl__grid_i64(int64_t *out, hl_object *obj, int op, const hl_arg *a,
+                 size_t n);
+int hl__grid_f64(double *out, hl_object *obj, int op, const hl_arg *a,
+                 size_t n);
+int hl__grid_value(hl_value **out, hl_object *obj, int op, const hl_arg *a,
+                   size_t n);
+
+/* Run a script of a kind on call->obj's keys: EVALSHA, EVAL after
+ * NOSCRIPT. argv are its keys then its arguments. */
+int hl__grid_eval(hl_gridcall *call, const hl_script_def *s, int nkeys,
+                  int nargs, const char **argv, const size_t *lens,
+                  hl_reply **out);
+/* A command for call (its mode decides the retry): the reply in *out. */
+int hl__grid_command(hl_gridcall *call, int argc, const char **argv,
+                     const size_t *lens, hl_reply **out);
+/* The reply as the op's result in *call->out; an error reply fails. */
+int hl__grid_result(hl_gridcall *call, const hl_reply *r);
+
+/* Values. */
+hl_value *hl__value_new(int type);
+hl_value *hl__value_int(int64_t i);
+hl_value *hl__value_double(double d);
+hl_value *hl__value_bytes(const void *p, size_t len);
+/* A value of the reply, as it is (integers, bytes, arrays; status as
+ * bytes); NULL when out of memory. */
+hl_value *hl__value_of_reply(const hl_reply *r);
+
+/* Numbers as Redisson writes them, and as any writer left them. */
+#define HL_NUM_MAX 400
+/* d in plain notation (no exponent), the shortest that reads back as d:
+ * BigDecimal.valueOf(d).toPlainString(). Its length; 0 for NaN and the
+ * infinities. */
+size_t hl__fmt_double(char *buf, size_t cap, double d);
+/* Parse a decimal integer / a number in any form (1, 1.5, 1.0E10,
+ * 1e+20): HL_OK, or HL_EPROTOCOL with a message naming what. */
+int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what);
+int hl__parse_double(const char *s, size_t len, double *out, const char *what);
+
+/* "kind "name"" for messages. */
+const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,328 @@
+/*
+ * Values out of the grid (hl_value), arguments in (hl_arg), and numbers in
+ * the forms Redisson writes and reads (GRID-PROTOCOL 0.2): integers in
+ * decimal; doubles written in plain notation, the shortest that reads
+ * back (BigDecimal.valueOf(d).toPlainString()), and read in any form
+ * (1, 1.5, 1.0E10, 1e+20, 0.1000000000000000055...).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid/grid.h"
+
+struct hl_value {
+	int type;
+	int64_t i;
+	double d;
+	size_t len; /* bytes, or elements */
+	char *bytes;
+	hl_value **items;
+};
+
+hl_value *hl__value_new(int type)
+{
+	hl_value *v = calloc(1, sizeof(*v));
+	if (v)
+		v->type = type;
+	return v;
+}
+
+hl_value *hl__value_int(int64_t i)
+{
+	hl_value *v = hl__value_new(HL_VALUE_INT);
+	if (v)
+		v->i = i;
+	return v;
+}
+
+hl_value *hl__value_double(double d)
+{
+	hl_value *v = hl__value_new(HL_VALUE_DOUBLE);
+	if (v)
+		v->d = d;
+	return v;
+}
+
+hl_value *hl__value_bytes(const void *p, size_t len)
+{
+	hl_value *v = hl__value_new(HL_VALUE_BYTES);
+	if (!v)
+		return NULL;
+	v->bytes = malloc(len + 1);
+	if (!v->bytes) {
+		free(v);
+		return NULL;
+	}
+	if (len)
+		memcpy(v->bytes, p, len);
+	v->bytes[len] = '\0';
+	v->len = len;
+	return v;
+}
+
+hl_value *hl__value_of_reply(const hl_reply *r)
+{
+	size_t i, n;
+	hl_value *v;
+	switch (hl__reply_type(r)) {
+	case HL_REPLY_INTEGER:
+		return hl__value_int(hl__reply_int(r));
+	case HL_REPLY_STRING:
+	case HL_REPLY_STATUS:
+	case HL_REPLY_ERROR:
+		return hl__value_bytes(hl__reply_str(r), hl__reply_strlen(r));
+	case HL_REPLY_ARRAY:
+		n = hl__reply_len(r);
+		v = hl__value_new(HL_VALUE_ARRAY);
+		if (!v)
+			return NULL;
+		v->items = calloc(n ? n : 1, sizeof(*v->items));
+		if (!v->items) {
+			free(v);
+			return NULL;
+		}
+		for (i = 0; i < n; i++) {
+			v->items[i] = hl__value_of_reply(hl__reply_at(r, i));
+			if (!v->items[i]) {
+				v->len = i;
+				hl_value_free(v);
+				return NULL;
+			}
+		}
+		v->len = n;
+		return v;
+	default:
+		return hl__value_new(HL_VALUE_NIL);
+	}
+}
+
+int hl_value_type(const hl_value *v)
+{
+	return v ? v->type : HL_VALUE_NIL;
+}
+
+int64_t hl_value_int(const hl_value *v)
+{
+	if (!v)
+		return 0;
+	if (v->type == HL_VALUE_INT)
+		return v->i;
+	if (v->type == HL_VALUE_DOUBLE && v->d > -9.2e18 && v->d < 9.2e18)
+		return (int64_t)v->d;
+	return 0;
+}
+
+double hl_value_double(const hl_value *v)
+{
+	if (!v)
+		return 0;
+	if (v->type == HL_VALUE_DOUBLE)
+		return v->d;
+	if (v->type == HL_VALUE_INT)
+		return (double)v->i;
+	return 0;
+}
+
+const char *hl_value_bytes(const hl_value *v, size_t *out_len)
+{
+	if (!v || v->type != HL_VALUE_BYTES) {
+		if (out_len)
+			*out_len = 0;
+		return NULL;
+	}
+	if (out_len)
+		*out_len = v->len;
+	return v->bytes;
+}
+
+size_t hl_value_len(const hl_value *v)
+{
+	return v && v->type == HL_VALUE_ARRAY ? v->len : 0;
+}
+
+const hl_value *hl_value_at(const hl_value *v, size_t i)
+{
+	if (!v || v->type != HL_VALUE_ARRAY || i >= v->len)
+		return NULL;
+	return v->items[i];
+}
+
+void hl_value_free(hl_value *v)
+{
+	size_t i;
+	if (!v)
+		return;
+	if (v->type == HL_VALUE_ARRAY) {
+		for (i = 0; i < v->len; i++)
+			hl_value_free(v->items[i]);
+		free(v->items);
+	}
+	free(v->bytes);
+	free(v);
+}
+
+/* ---- arguments ---------------------------------------------------------- */
+
+hl_arg hl__arg_bytes(const void *p, size_t len)
+{
+	hl_arg a;
+	memset(&a, 0, sizeof(a));
+	a.type = HL_ARG_BYTES;
+	a.bytes = p;
+	a.len = len;
+	return a;
+}
+
+hl_arg hl__arg_int(int64_t i)
+{
+	hl_arg a;
+	memset(&a, 0, sizeof(a));
+	a.type = HL_ARG_INT;
+	a.i = i;
+	return a;
+}
+
+hl_arg hl__arg_double(double d)
+{
+	hl_arg a;
+	memset(&a, 0, sizeof(a));
+	a.type = HL_ARG_DOUBLE;
+	a.d = d;
+	return a;
+}
+
+hl_arg hl__arg_none(void)
+{
+	hl_arg a;
+	memset(&a, 0, sizeof(a));
+	a.type = HL_ARG_NONE;
+	return a;
+}
+
+/* ---- numbers --------------------------------------------------------------
+ */
+
+size_t hl__fmt_double(char *buf, size_t cap, double d)
+{
+	char tmp[64], digits[40];
+	int prec, e = 0, nd = 0, i, scale, frac;
+	size_t n = 0;
+	const char *p;
+	double ad = d < 0 ? -d : d;
+	if (isnan(d) || isinf(d) || cap < HL_NUM_MAX)
+		return 0;
+	if (d == 0) {
+		memcpy(buf, "0.0", 4);
+		return 3;
+	}
+	/* the shortest digits that read back as d: d = D.DDD x 10^e */
+	for (prec = 0; prec < 17; prec++) {
+		snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
+		if (strtod(tmp, NULL) == d)
+			break;
+	}
+	snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
+	for (p = tmp; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[nd++] = *p;
+	if (*p == 'e')
+		e = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (d < 0)
+		buf[n++] = '-';
+	if (ad >= 1e-3 && ad < 1e7) {
+		/* Double.toString writes it plain, with a fraction digit */
+		if (e < 0) {
+			buf[n++] = '0';
+			buf[n++] = '.';
+			for (i = 0; i < -e - 1; i++)
+				buf[n++] = '0';
+			for (i = 0; i < nd; i++)
+				buf[n++] = digits[i];
+		} else {
+			for (i = 0; i <= e; i++)
+				buf[n++] = i < nd ? digits[i] : '0';
+			buf[n++] = '.';
+			if (nd > e + 1)
+				for (i = e + 1; i < nd; i++)
+					buf[n++] = digits[i];
+			else
+				buf[n++] = '0';
+		}
+		buf[n] = '\0';
+		return n;
+	}
+	/* Double.toString writes D.D...E<e> (a fraction digit at least), and
+	 * BigDecimal's plain form keeps those digits with scale frac - e */
+	if (nd == 1)
+		digits[nd++] = '0';
+	frac = nd - 1;
+	scale = frac - e;
+	if (scale <= 0) {
+		for (i = 0; i < nd; i++)
+			buf[n++] = digits[i];
+		for (i = 0; i < -scale; i++)
+			buf[n++] = '0';
+	} else if (nd > scale) {
+		for (i = 0; i < nd; i++) {
+			if (i == nd - scale)
+				buf[n++] = '.';
+			buf[n++] = digits[i];
+		}
+	} else {
+		buf[n++] = '0';
+		buf[n++] = '.';
+		for (i = 0; i < scale - nd; i++)
+			buf[n++] = '0';
+		for (i = 0; i < nd; i++)
+			buf[n++] = digits[i];
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what)
+{
+	char tmp[32], *end;
+	long long v;
+	if (len == 0 || len >= sizeof(tmp))
+		goto bad;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	errno = 0;
+	v = strtoll(tmp, &end, 10);
+	if (errno || *end || end == tmp)
+		goto bad;
+	*out = v;
+	return HL_OK;
+bad:
+	return hl__fail(HL_EPROTOCOL,
+	                "%s: the stored value \"%.*s\" is not a "
+	                "64-bit integer",
+	                what, (int)(len > 40 ? 40 : len), s);
+}
+
+int hl__parse_double(const char *s, size_t len, double *out, const char *what)
+{
+	char tmp[HL_NUM_MAX], *end;
+	double v;
+	if (len == 0 || len >= sizeof(tmp))
+		goto bad;
+	memcpy(tmp, s, len);
+	tmp[len] = '\0';
+	errno = 0;
+	v = strtod(tmp, &end);
+	if (*end || end == tmp || (errno && !isinf(v) && v != 0))
+		goto bad;
+	*out = v;
+	return HL_OK;
+bad:
+	return hl__fail(HL_EPROTOCOL,
+	                "%s: the stored value \"%.*s\" is not a "
+	                "number",
+	                what, (int)(len > 40 ? 40 : len), s);
+}

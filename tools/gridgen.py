@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""Generate the data grid's kinds from their specs (core/grid/*.kind).
+
+One spec per kind (the format is in core/grid/README.md) becomes: the C
+header of kinds, operations and typed calls; the C tables and typed calls;
+one class per kind in Python, Go and Lua; and the reference in docs/grid.md.
+
+    python3 tools/gridgen.py           write every output
+    python3 tools/gridgen.py --check   fail (exit 1) when an output is stale
+"""
+
+import hashlib
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SPECS = os.path.join(ROOT, "core", "grid")
+
+ARG_TYPES = {"bytes", "i64", "f64", "ms", "bool", "bytes*"}
+RESULTS = {"none", "bool", "i64", "f64", "bytes", "value"}
+MODES = {"read", "idem", "once"}
+
+
+class SpecError(Exception):
+    pass
+
+
+class Arg:
+    def __init__(self, text, where):
+        m = re.fullmatch(r"([a-z_][a-z0-9_]*):([a-z0-9]+\*?)(\?)?(?:=(\S+))?", text)
+        if not m:
+            raise SpecError("%s: bad argument %r" % (where, text))
+        self.name, self.type, opt, self.default = m.groups()
+        self.optional = bool(opt)
+        if self.type not in ARG_TYPES:
+            raise SpecError("%s: unknown type %r" % (where, self.type))
+        if self.type == "bytes*" and (self.optional or self.default):
+            raise SpecError("%s: a list is neither optional nor defaulted" % where)
+
+    @property
+    def list(self):
+        return self.type == "bytes*"
+
+
+class Op:
+    def __init__(self, kind, index, name, args, result, where):
+        self.kind, self.index, self.name = kind, index, name
+        self.args, self.result, self.where = args, result, where
+        self.mode = None
+        self.template = None
+        self.doc = []
+
+    @property
+    def number(self):
+        return (self.kind.number << 8) | self.index
+
+    @property
+    def cname(self):
+        return "HL_OP_%s_%s" % (self.kind.name.upper(), self.name.upper())
+
+
+class Kind:
+    def __init__(self, name, number, goname, java, where):
+        self.name, self.number, self.goname, self.java = name, number, goname, java
+        self.where = where
+        self.doc, self.codec, self.keys = [], "", []
+        self.ops, self.scripts = [], {}
+
+
+def parse(path):
+    kind = None
+    op = None
+    script = None
+    lines = open(path, encoding="utf-8").read().split("\n")
+    for n, raw in enumerate(lines, 1):
+        where = "%s:%d" % (os.path.relpath(path, ROOT), n)
+        if script is not None:
+            if raw == ".":
+                kind.scripts[script[0]] = "\n".join(script[1]) + "\n"
+                script = None
+            else:
+                script[1].append(raw)
+            continue
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        word, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if word == "kind":
+            p = rest.split()
+            if len(p) != 4 or kind:
+                raise SpecError("%s: kind <name> <number> <GoName> <Java>, once" % where)
+            kind = Kind(p[0], int(p[1]), p[2], p[3], where)
+        elif kind is None:
+            raise SpecError("%s: the file starts with kind" % where)
+        elif word == "doc":
+            (op.doc if op else kind.doc).append(rest)
+        elif word == "codec":
+            kind.codec = rest
+        elif word == "keys":
+            kind.keys = rest.split()
+            for k in kind.keys:
+                if k != "%name" and not re.fullmatch(r"\{name\}\S+", k):
+                    raise SpecError("%s: a key is %%name or {name}<suffix>" % where)
+            if kind.keys[0] != "%name":
+                raise SpecError("%s: the first key is %%name" % where)
+        elif word == "op":
+            m = re.fullmatch(r"([a-z_][a-z0-9_]*)((?: +[^ >-][^ ]*)*?)(?: +-> +([a-z0-9]+))?", rest)
+            if not m:
+                raise SpecError("%s: op <name> <arg>... [-> result]" % where)
+            name, args, result = m.group(1), m.group(2).split(), m.group(3) or "none"
+            if result not in RESULTS:
+                raise SpecError("%s: unknown result %r" % (where, result))
+            op = Op(kind, len(kind.ops), name, [Arg(a, where) for a in args], result, where)
+            if any(a.list for a in op.args[:-1]):
+                raise SpecError("%s: only the last argument may be a list" % where)
+            if name in [o.name for o in kind.ops]:
+                raise SpecError("%s: op %s twice" % (where, name))
+            kind.ops.append(op)
+        elif word in MODES:
+            if not op or op.mode:
+                raise SpecError("%s: one mode line per op" % where)
+            op.mode, op.template = word, rest.replace("[", " [ ").replace("]", " ] ").split()
+        elif word == "script":
+            script = (rest, [])
+        else:
+            raise SpecError("%s: unknown line %r" % (where, word))
+    if script is not None:
+        raise SpecError("%s: script %s has no end" % (path, script[0]))
+    if not kind:
+        raise SpecError("%s: no kind" % path)
+    for o in kind.ops:
+        if not o.mode:
+            raise SpecError("%s: op %s has no mode line" % (o.where, o.name))
+        check_template(kind, o)
+    return kind
+
+
+def check_template(kind, op):
+    names = {a.name: i for i, a in enumerate(op.args)}
+    t = op.template
+    if t[0] == "custom":
+        if len(t) != 2:
+            raise SpecError("%s: custom <function>" % op.where)
+        return
+    body = t
+    if t[0] == "eval":
+        if len(t) < 2 or t[1] not in kind.scripts:
+            raise SpecError("%s: eval of an unknown script" % op.where)
+        body = t[2:]
+    depth = 0
+    for w in body:
+        if w == "[":
+            depth += 1
+        elif w == "]":
+            depth -= 1
+        elif w[0] in "$?":
+            nm = w[1:].rstrip("*")
+            if nm not in names:
+                raise SpecError("%s: %s is not an argument" % (op.where, w))
+        elif w[0] == "%":
+            if not w[1:].isdigit() or int(w[1:]) >= len(kind.keys):
+                raise SpecError("%s: %s is not a key" % (op.where, w))
+        if depth < 0 or depth > 1:
+            raise SpecError("%s: [ ] unbalanced or nested" % op.where)
+    if depth:
+        raise SpecError("%s: [ without ]" % op.where)
+
+
+def load():
+    kinds = []
+    for f in sorted(os.listdir(SPECS)):
+        if f.endswith(".kind"):
+            kinds.append(parse(os.path.join(SPECS, f)))
+    kinds.sort(key=lambda k: k.number)
+    nums = [k.number for k in kinds]
+    if len(set(nums)) != len(nums):
+        raise SpecError("two kinds share a number")
+    return kinds
+
+
+# ---- C ---------------------------------------------------------------------
+
+HEADER = "/* Generated by tools/gridgen.py from core/grid/ (the .kind files): do not edit. */\n"
+
+
+def c_comment(lines, indent=""):
+    text = " ".join(lines).strip()
+    words = text.split()
+    out, cur = [], indent + "/*"
+    for w in words:
+        if len(cur) + 1 + len(w) > 76:
+            out.append(cur)
+            cur = indent + " *"
+        cur += " " + w
+    out.append(cur + " */")
+    return "\n".join(out) + "\n"
+
+
+def c_params(op):
+    p = []
+    for a in op.args:
+        if a.type in ("bytes",):
+            p.append("const void *%s, size_t %s_len" % (a.name, a.name))
+        elif a.type == "bytes*":
+            p.append("const void *const *%s, const size_t *%s_lens, size_t %s_count" % (a.name, a.name, a.name))
+        elif a.type in ("i64", "ms"):
+            p.append("int64_t %s" % a.name)
+        elif a.type == "f64":
+            p.append("double %s" % a.name)
+        elif a.type == "bool":
+            p.append("int %s" % a.name)
+    return p
+
+
+C_OUT = {"none": None, "bool": "int *out", "i64": "int64_t *out", "f64": "double *out",
+         "bytes": "hl_value **out", "value": "hl_value **out"}
+
+
+def c_signature(op):
+    params = []
+    if C_OUT[op.result]:
+        params.append(C_OUT[op.result])
+    params.append("hl_object *obj")
+    params += c_params(op)
+    return "int hl_%s_%s(%s)" % (op.kind.name, op.name, ", ".join(params))
+
+
+def c_arg_doc(op):
+    notes = []
+    for a in op.args:
+        if a.optional and a.type == "bytes":
+            notes.append("%s may be NULL (absent)" % a.name)
+        elif a.optional and a.type == "ms":
+            notes.append("%s -1 when not given" % a.name)
+    out = {"none": "", "bool": "*out = 1 or 0. ", "i64": "*out (may be NULL). ",
+           "f64": "*out (may be NULL). ", "bytes": "*out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. ",
+           "value": "*out = a new value, the caller's to free. "}[op.result]
+    mode = {"read": "", "idem": "", "once": "HL_EINDOUBT if its reply was lost after it may have run. "}[op.mode]
+    return out + ("; ".join(notes) + ". " if notes else "") + mode
+
+
+def gen_header(kinds):
+    o = [HEADER, "#ifndef HILOCK_GRID_KINDS_H\n#define HILOCK_GRID_KINDS_H\n\n"]
+    o.append("/* The kinds of objects (hl_object_new). */\nenum {\n")
+    o.append(",\n".join("\tHL_KIND_%s = %d" % (k.name.upper(), k.number) for k in kinds))
+    o.append("\n};\n\n/* The operations (hl_object_call): kind << 8 | index. */\nenum {\n")
+    ops = [op for k in kinds for op in k.ops]
+    o.append(",\n".join("\t%s = 0x%04x" % (op.cname, op.number) for op in ops))
+    o.append("\n};\n")
+    for k in kinds:
+        o.append("\n/* ---- %s (%s) ---- */\n\n" % (k.name, k.java))
+        o.append(c_comment(k.doc))
+        o.append("/* A new %s object named name (hl_object_new). */\n" % k.name)
+        o.append("HL_EXTERN int hl_%s_new(hl_object **out, hl_client *client,\n\t\tconst void *name, size_t name_len);\n" % k.name)
+        for op in k.ops:
+            o.append(c_comment(op.doc + [c_arg_doc(op)]))
+            o.append("HL_EXTERN %s;\n" % c_signature(op))
+    o.append("\n#endif\n")
+    return "".join(o)
+
+
+def c_str(s):
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n\"\n\t\"") + '"'
+
+
+def c_tokens(kind, op, words):
+    """Template words as hl_tok initialisers."""
+    names = {a.name: i for i, a in enumerate(op.args)}
+    toks = []
+    for w in words:
+        if w == "[":
+            # the group's arguments: every $x inside
+            toks.append(None)
+        elif w == "]":
+            toks.append("{HL_TOK_END, 0, NULL}")
+        elif w[0] == "$" and w.endswith("*"):
+            toks.append("{HL_TOK_LIST, %d, NULL}" % names[w[1:-1]])
+        elif w[0] == "$":
+            toks.append("{HL_TOK_ARG, %d, NULL}" % names[w[1:]])
+        elif w[0] == "?":
+            toks.append("{HL_TOK_PRESENT, %d, NULL}" % names[w[1:]])
+        elif w[0] == "%":
+            toks.append("{HL_TOK_KEY, %d, NULL}" % int(w[1:]))
+        else:
+            toks.append("{HL_TOK_LIT, %d, %s}" % (len(w), c_str(w)))
+    # a group opens with the first argument inside it
+    out = []
+    for i, t in enumerate(toks):
+        if t is None:
+            j = i + 1
+            while not words[j].startswith("$"):
+                j += 1
+            out.append("{HL_TOK_OPT, %d, NULL}" % names[words[j][1:]])
+        else:
+            out.append(t)
+    return out
+
+
+def gen_c(kinds):
+    o = [HEADER, "#include \"grid/grid.h\"\n\n"]
+    customs = sorted({op.template[1] for k in kinds for op in k.ops if op.template[0] == "custom"})
+    for fn in customs:
+        o.append("int %s(hl_gridcall *call);\n" % fn)
+    if customs:
+        o.append("\n")
+    for k in kinds:
+        o.append("/* ---- %s ---- */\n\n" % k.name)
+        for sname, src in sorted(k.scripts.items()):
+            sha = hashlib.sha1(src.encode()).hexdigest()
+            o.append("static const hl_script_def %s_script_%s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
+                k.name, sname, k.name, sname, sha, c_str(src)))
+        for op in k.ops:
+            pre = "%s_%s" % (k.name, op.name)
+            if op.args:
+                o.append("static const hl_argdef %s_args[] = {\n" % pre)
+                for a in op.args:
+                    t = {"bytes": "HL_T_BYTES", "i64": "HL_T_I64", "f64": "HL_T_F64", "ms": "HL_T_MS",
+                         "bool": "HL_T_BOOL", "bytes*": "HL_T_LIST"}[a.type]
+                    d = a.default or "0"
+                    o.append("\t{\"%s\", %s, %d, %d, %s},\n" % (a.name, t, int(a.optional), int(a.default is not None), d))
+                o.append("};\n")
+            t = op.template
+            if t[0] == "custom":
+                continue
+            if t[0] == "eval":
+                body = t[2:]
+                if "--" in body:
+                    keys, args = body[:body.index("--")], body[body.index("--") + 1:]
+                else:
+                    keys, args = body, []
+                toks = c_tokens(k, op, keys) + c_tokens(k, op, args)
+                o.append("static const hl_tok %s_toks[] = {\n\t%s};\n" % (pre, ",\n\t".join(toks)))
+            else:
+                toks = c_tokens(k, op, t)
+                o.append("static const hl_tok %s_toks[] = {\n\t%s};\n" % (pre, ",\n\t".join(toks)))
+        o.append("\nstatic const hl_opdef %s_ops[] = {\n" % k.name)
+        for op in k.ops:
+            pre = "%s_%s" % (k.name, op.name)
+            t = op.template
+            mode = "HL_MODE_" + op.mode.upper()
+            res = "HL_R_" + op.result.upper()
+            args = "%s_args" % pre if op.args else "NULL"
+            if t[0] == "custom":
+                o.append("\t{%s, \"%s\", %s, %s, %d, %s, NULL, 0, NULL, 0, %s},\n" % (
+                    op.cname, op.name, mode, res, len(op.args), args, t[1]))
+                continue
+            if t[0] == "eval":
+                body = t[2:]
+                nkeys = body.index("--") if "--" in body else len(body)
+                ntoks = len(c_tokens(k, op, body[:nkeys])) + len(c_tokens(k, op, body[nkeys + 1:] if "--" in body else []))
+                script = "&%s_script_%s" % (k.name, t[1])
+            else:
+                nkeys = 0
+                ntoks = len(t)
+                script = "NULL"
+            o.append("\t{%s, \"%s\", %s, %s, %d, %s, %s, %d, %s_toks, %d, NULL},\n" % (
+                op.cname, op.name, mode, res, len(op.args), args, script, nkeys, pre, ntoks))
+        o.append("};\n\n")
+        o.append("static const char *const %s_keys[] = {%s};\n\n" % (
+            k.name, ", ".join("NULL" if key == "%name" else c_str(key[len("{name}"):]) for key in k.keys)))
+    o.append("const hl_kinddef hl__grid_kinds[] = {\n")
+    for k in kinds:
+        o.append("\t{HL_KIND_%s, \"%s\", %d, %s_keys, %d, %s_ops},\n" % (
+            k.name.upper(), k.name, len(k.keys), k.name, len(k.ops), k.name))
+    o.append("};\nconst size_t hl__grid_nkinds = %d;\n\n" % len(kinds))
+    # typed calls
+    for k in kinds:
+        o.append("int hl_%s_new(hl_object **out, hl_client *client, const void *name,\n\t\tsize_t name_len)\n{\n"
+                 "\treturn hl_object_new(out, client, HL_KIND_%s, name, name_len);\n}\n\n" % (k.name, k.name.upper()))
+        for op in k.ops:
+            o.append(c_signature(op) + "\n{\n")
+            n = len(op.args)
+            if n:
+                o.append("\thl_arg a[%d];\n" % n)
+            for i, a in enumerate(op.args):
+                if a.type == "bytes":
+                    if a.optional:
+                        o.append("\ta[%d] = %s ? hl__arg_bytes(%s, %s_len) : hl__arg_none();\n" % (i, a.name, a.name, a.name))
+                    else:
+                        o.append("\ta[%d] = hl__arg_bytes(%s, %s_len);\n" % (i, a.name, a.name))
+                elif a.type == "bytes*":
+                    o.append("\ta[%d] = hl__arg_list(%s, %s_lens, %s_count);\n" % (i, a.name, a.name, a.name))
+                elif a.type == "ms" and a.optional:
+                    o.append("\ta[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
+                elif a.type in ("i64", "ms", "bool"):
+                    o.append("\ta[%d] = hl__arg_int(%s);\n" % (i, a.name))
+                elif a.type == "f64":
+                    o.append("\ta[%d] = hl__arg_double(%s);\n" % (i, a.name))
+            call = {"none": "hl__grid_none(obj", "bool": "hl__grid_bool(out, obj", "i64": "hl__grid_i64(out, obj",
+                    "f64": "hl__grid_f64(out, obj", "bytes": "hl__grid_value(out, obj",
+                    "value": "hl__grid_value(out, obj"}[op.result]
+            o.append("\treturn %s, %s, %s, %d);\n}\n\n" % (call, op.cname, "a" if n else "NULL", n))
+    return "".join(o)
+
+
+# ---- docs ------------------------------------------------------------------
+
+def py_type(a):
+    return {"bytes": "bytes | str", "i64": "int", "f64": "float", "ms": "float (seconds)",
+            "bool": "bool", "bytes*": "list of bytes | str"}[a.type]
+
+
+def gen_doc(kinds):
+    o = ["<!-- Generated by tools/gridgen.py from core/grid/*.kind: do not edit. -->\n",
+         "# The data grid: objects\n\n",
+         "Objects shared with Redisson (Java) on the same keys, in C, Python, Lua and Go. Every object has\n"
+         "`delete`, `exists`, `expire`, `clear_expire` and `ttl`; each kind adds the operations below.\n"
+         "Numbers in the tables are the C operation numbers (`HL_OP_*`, for `hl_object_call`).\n\n",
+         "**Lost replies.** An operation marked *once* is never sent twice: when its reply is lost after\n"
+         "it may have reached Redis, the call fails with in-doubt (`HL_EINDOUBT`, Python\n"
+         "`hilock.OutcomeUnknown`, Go `hilock.ErrInDoubt`, Lua `\"indoubt\"`): Redis applied it once or\n"
+         "not at all, never twice. *read* and *idem* operations are sent again (running them twice\n"
+         "leaves the same state and answers the same).\n\n",
+         "**Names per language.** C `hl_<kind>_<op>(...)`; Python `client.<kind>(name).<op>(...)`;\n"
+         "Lua `client:<kind>(name):<op>(...)`; Go `client.<Kind>(name).<Op>(ctx, ...)`. Durations are\n"
+         "milliseconds in C, seconds in Python and Lua, `time.Duration` in Go.\n\n"]
+    for k in kinds:
+        o.append("## %s (`%s`)\n\n%s\n\n" % (k.name, k.java, " ".join(k.doc)))
+        o.append("- Keys: %s\n" % ", ".join("`%s`" % key.replace("%name", "name") for key in k.keys))
+        o.append("- Java side: %s\n\n" % k.codec)
+        o.append("| op | arguments | result | mode | what |\n|---|---|---|---|---|\n")
+        for op in k.ops:
+            args = ", ".join("`%s`%s: %s" % (a.name, "?" if a.optional else "", a.type) for a in op.args) or "-"
+            o.append("| `%s` (0x%04x) | %s | %s | %s | %s |\n" % (op.name, op.number, args, op.result, op.mode, " ".join(op.doc)))
+        o.append("\n")
+    return "".join(o)
+
+
+OUTPUTS = {
+    "core/include/hilock/grid_kinds.h": gen_header,
+    "core/src/grid/gen_kinds.c": gen_c,
+    "docs/grid.md": gen_doc,
+}
+
+
+def register(path, fn):
+    OUTPUTS[path] = fn
+
+
+def main(argv):
+    check = "--check" in argv
+    try:
+        kinds = load()
+    except SpecError as e:
+        print("gridgen: %s" % e, file=sys.stderr)
+        return 2
+    # the bindings' generators live beside this file
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gridgen_bindings
+    gridgen_bindings.register_all(register)
+    stale = []
+    for rel, fn in sorted(OUTPUTS.items()):
+        path = os.path.join(ROOT, rel)
+        text = fn(kinds)
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(rel)
+            if not check:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text)
+    if check and stale:
+        print("gridgen: stale (run `make gridgen`): %s" % ", ".join(stale), file=sys.stderr)
+        return 1
+    if not check:
+        for rel in stale:
+            print("gridgen: wrote %s" % rel)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
