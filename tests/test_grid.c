@@ -534,6 +534,190 @@ static void sentinel_failover(void)
 	ht_sentinel_destroy(s);
 }
 
+/* ---- blocking commands --------------------------------------------------- */
+
+typedef struct taker {
+	hl_client *c;
+	const char *key;
+	int64_t timeout_ms;
+	hl_cancel *cancel;
+	int rc;
+	hl_value *v;
+} taker;
+
+static void *take(void *arg)
+{
+	taker *t = arg;
+	const char *argv[3] = {"BLPOP", t->key, "0"};
+	size_t lens[3] = {5, strlen(t->key), 1};
+	t->rc = hl_client_command_blocking(&t->v, t->c, 3, argv, lens, NULL, 0,
+	                                   t->timeout_ms, t->cancel);
+	return NULL;
+}
+
+static void push(ht_redis *r, const char *key, const char *v)
+{
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH %s %s", key, v));
+}
+
+static long long llen(ht_redis *r, const char *key)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "LLEN %s", key);
+	long long n = rep->integer;
+	freeReplyObject(rep);
+	return n;
+}
+
+/* Blocked takers hold no pooled connection; one is woken by a push; a
+ * cancel unblocks one without losing anything; its connection serves the
+ * next. */
+static void blocking(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client_options o;
+	hl_client *c;
+	taker t[3];
+	pthread_t th[3];
+	hl_object *b;
+	hl_value *v = NULL;
+	int i;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.pool_size = 1;
+	c = ht_client_url(r->url, &o);
+	b = obj(c, HL_KIND_BUCKET, "grid:blk:b");
+	memset(t, 0, sizeof t);
+	for (i = 0; i < 3; i++) {
+		t[i].c = c;
+		t[i].key = "grid:blk:q";
+		t[i].timeout_ms = -1;
+		HT_OK(hl_cancel_new(&t[i].cancel));
+		th[i] = ht_thread_start(take, &t[i]);
+	}
+	/* all three block in Redis: blocked_clients */
+	for (i = 0; i < 500; i++) {
+		char info[4096];
+		redisReply *rep = ht_raw(ht_raw_of(r), "INFO clients");
+		snprintf(info, sizeof info, "%s", rep->str);
+		freeReplyObject(rep);
+		if (strstr(info, "blocked_clients:3"))
+			break;
+		ht_sleep_ms(10);
+	}
+	HT_CHECK(i < 500);
+	/* the pool (one connection) still serves other calls */
+	HT_OK(hl_bucket_set(b, "v", 1, -1));
+	HT_OK(hl_bucket_get(&v, b));
+	HT_STREQ(hl_value_bytes(v, NULL), "v");
+	hl_value_free(v);
+	/* a push wakes one; cancels end the others with nothing taken */
+	push(r, "grid:blk:q", "e1");
+	for (i = 0; i < 500; i++) {
+		int done =
+		        (t[0].v != NULL) + (t[1].v != NULL) + (t[2].v != NULL);
+		if (done == 1)
+			break;
+		ht_sleep_ms(10);
+	}
+	for (i = 0; i < 3; i++)
+		hl_cancel_trigger(t[i].cancel);
+	for (i = 0; i < 3; i++)
+		ht_thread_join(th[i], 10000);
+	{
+		int got = 0, interrupted = 0;
+		for (i = 0; i < 3; i++) {
+			if (t[i].rc == HL_OK) {
+				got++;
+				HT_EQ(hl_value_type(t[i].v), HL_VALUE_ARRAY);
+				HT_STREQ(hl_value_bytes(hl_value_at(t[i].v, 1),
+				                        NULL),
+				         "e1");
+			} else {
+				HT_EQ(t[i].rc, HL_EINTERRUPTED);
+				HT_CHECK(t[i].v == NULL);
+				interrupted++;
+			}
+			hl_value_free(t[i].v);
+			t[i].v = NULL;
+			hl_cancel_reset(t[i].cancel);
+		}
+		HT_EQ(got, 1);
+		HT_EQ(interrupted, 2);
+	}
+	HT_EQ(llen(r, "grid:blk:q"), 0);
+	/* a connection given back serves the next wait; the caller's
+	 * timeout ends it with nothing taken */
+	t[0].timeout_ms = 150;
+	th[0] = ht_thread_start(take, &t[0]);
+	ht_thread_join(th[0], 10000);
+	HT_EQ(t[0].rc, HL_ETIMEDOUT);
+	/* Redis's own timeout: its nil answer */
+	{
+		const char *argv[3] = {"BLPOP", "grid:blk:q", "0.05"};
+		size_t lens[3] = {5, 10, 4};
+		HT_OK(hl_client_command_blocking(&v, c, 3, argv, lens, NULL, 0,
+		                                 -1, NULL));
+		HT_EQ(hl_value_type(v), HL_VALUE_NIL);
+		hl_value_free(v);
+	}
+	for (i = 0; i < 3; i++)
+		hl_cancel_free(t[i].cancel);
+	hl_object_free(b);
+	hl_client_free(c);
+}
+
+/* Pushes racing timeouts: every element pushed is either taken or still in
+ * the list, never lost in an unblocked command's answer. */
+static void blocking_race(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	int i, taken = 0;
+	for (i = 0; i < 60; i++) {
+		taker t;
+		pthread_t th;
+		char v[16];
+		memset(&t, 0, sizeof t);
+		t.c = c;
+		t.key = "grid:race:q";
+		t.timeout_ms = 20 + i % 15;
+		th = ht_thread_start(take, &t);
+		ht_sleep_ms(15 + (i * 7) % 20);
+		snprintf(v, sizeof v, "e%d", i);
+		push(r, "grid:race:q", v);
+		ht_thread_join(th, 10000);
+		if (t.rc == HL_OK && hl_value_type(t.v) == HL_VALUE_ARRAY)
+			taken++;
+		else
+			HT_EQ(t.rc, HL_ETIMEDOUT);
+		hl_value_free(t.v);
+	}
+	HT_EQ(taken + llen(r, "grid:race:q"), 60);
+	HT_CHECK(taken > 0);
+	hl_client_free(c);
+}
+
+/* Closing the client ends a blocked command at once. */
+static void blocking_close(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	taker t;
+	pthread_t th;
+	int64_t t0;
+	memset(&t, 0, sizeof t);
+	t.c = c;
+	t.key = "grid:close:q";
+	t.timeout_ms = -1;
+	th = ht_thread_start(take, &t);
+	ht_sleep_ms(200);
+	t0 = ht_now_ms();
+	hl_client_close(c);
+	ht_thread_join(th, 10000);
+	HT_EQ(t.rc, HL_ECLOSED);
+	HT_RANGE(ht_now_ms() - t0, 0, 3000);
+	hl_client_free(c);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -598,4 +782,5 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(bucket), HT_CASE(long_counter), HT_CASE(double_counter),
         HT_CASE(common), HT_CASE(generic), HT_CASE(lost_reply_once),
-        HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(bad_input))
+        HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(blocking),
+        HT_CASE(blocking_race), HT_CASE(blocking_close), HT_CASE(bad_input))

@@ -1491,6 +1491,28 @@ HL_EXTERN int hl_client_command(hl_value **out, hl_client *client, int argc,
                                 const void *route_key, size_t route_key_len,
                                 int idempotent);
 
+/* Run a blocking command (BLPOP, BRPOP, BLMOVE, BZPOPMIN, XREAD BLOCK...;
+ * argv as hl_client_command(), its own timeout argument included) on a
+ * connection set aside for blocking commands, so that waiting never takes
+ * a connection other calls need. timeout_ms (-1: none) bounds the wait on
+ * this side; when it runs out first, or cancel (may be NULL) is
+ * triggered, hl_client_interrupt() is called or the client closes, the
+ * command is unblocked (CLIENT UNBLOCK) and nothing it took is lost: if
+ * it took something just before, that is returned (HL_OK) as if the wait
+ * had not ended; else HL_ETIMEDOUT, HL_EINTERRUPTED or HL_ECLOSED. When
+ * Redis's own timeout ends the wait, *out is its nil answer (HL_OK).
+ * HL_EINDOUBT: the connection broke while the command waited (it may have
+ * taken something that never arrived; a queue that must lose nothing
+ * moves elements with BLMOVE into a list of its own instead of popping).
+ * Returns as hl_client_command() otherwise. Any thread. */
+HL_EXTERN int hl_client_command_blocking(hl_value **out, hl_client *client,
+                                         int argc, const char *const *argv,
+                                         const size_t *lens,
+                                         const void *route_key,
+                                         size_t route_key_len,
+                                         int64_t timeout_ms,
+                                         hl_cancel *cancel);
+
 #include "hilock/grid_kinds.h"
 
 #ifdef __cplusplus

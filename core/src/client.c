@@ -284,6 +284,7 @@ int hl_client_new(hl_client **out, const char *url,
 	hl__cond_init(&c->life_cond);
 	pthread_mutex_init(&c->pool_mu, NULL);
 	hl__cond_init(&c->pool_cond);
+	hl__blocking_init(c);
 	pthread_mutex_init(&c->wait_mu, NULL);
 	pthread_mutex_init(&c->hold_mu, NULL);
 	hl__cond_init(&c->hold_cond);
@@ -402,6 +403,7 @@ static void unlink_live(hl_client *c)
 static void free_connections(hl_client *c)
 {
 	int i;
+	hl__blocking_free(c);
 	for (i = 0; i < c->conf.pool_size; i++) {
 		hl__conn_free(c->pool[i].conn);
 		c->pool[i].conn = NULL;
@@ -479,6 +481,7 @@ static void client_destroy(hl_client *c)
 		pthread_mutex_destroy(&c->life_mu);
 		pthread_cond_destroy(&c->life_cond);
 		pthread_mutex_destroy(&c->pool_mu);
+		pthread_mutex_destroy(&c->block_mu);
 		pthread_cond_destroy(&c->pool_cond);
 		pthread_mutex_destroy(&c->wait_mu);
 		pthread_mutex_destroy(&c->hold_mu);

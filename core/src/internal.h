@@ -13,6 +13,9 @@
 
 /* ---- the client (client.c) ---------------------------------------------- */
 /* A pooled command connection: to one node, made in one topology epoch. */
+/* Idle connections kept for blocking commands. */
+#define HL_BLOCKING_IDLE 8
+
 typedef struct hl_pool_conn {
 	hl_conn *conn;
 	int busy;
@@ -133,6 +136,11 @@ struct hl_client {
 	int64_t refreshed_ms; /* last slot map refresh (rate limit) */
 
 	/* command connection pool */
+	/* blocking commands' idle connections (service/blocking.c) */
+	pthread_mutex_t block_mu;
+	hl_pool_conn block_idle[HL_BLOCKING_IDLE];
+	int block_nidle;
+
 	pthread_mutex_t pool_mu;
 	pthread_cond_t pool_cond;
 	hl_pool_conn *pool;
@@ -286,6 +294,21 @@ extern _Thread_local int64_t hl__tl_sent_ms;
 int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
              enum hl_sent *sent, const hl_bound *b, int *replicated);
+/* Run a blocking command (BLPOP, BLMOVE...) routed by key (NULL: the
+ * master; refused in a cluster) on a connection of its own (service/
+ * blocking.c), waiting up to wait_ms (the command's own timeout; -1: none)
+ * plus the command timeout for its answer. When b stops it first (cancel,
+ * interrupt, close, b's deadline) the command is unblocked (CLIENT
+ * UNBLOCK) and its answer read: nil gives b's status; what it took before
+ * gives HL_OK and *out, the caller's. *sent (may be NULL) = HL_SENT_MAYBE
+ * when it failed with what it took unknown. */
+int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
+                         const char **argv, const size_t *lens, const char *key,
+                         size_t keylen, int64_t wait_ms, const hl_bound *b,
+                         enum hl_sent *sent);
+void hl__blocking_init(hl_client *c);
+/* Close the idle connections (no lock taken: at close, or in a child). */
+void hl__blocking_free(hl_client *c);
 /* Wait up to ms, returning early when the bound stops the call (its
  * status) or the client closes. */
 int hl__pause(hl_client *c, int64_t ms, const hl_bound *b);

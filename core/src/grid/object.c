@@ -879,3 +879,59 @@ int hl_client_command(hl_value **out, hl_client *client, int argc,
 	hl__reply_free(r);
 	return rc;
 }
+
+int hl_client_command_blocking(hl_value **out, hl_client *client, int argc,
+                               const char *const *argv, const size_t *lens,
+                               const void *route_key, size_t route_key_len,
+                               int64_t timeout_ms, hl_cancel *cancel)
+{
+	hl_reply *r = NULL;
+	hl_bound b;
+	enum hl_sent sent = HL_SENT_NOTHING;
+	const char *key = NULL;
+	size_t keylen = 0;
+	int i, rc;
+	if (out)
+		*out = NULL;
+	if (argc < 1 || argc > 1000000 || !argv || !lens)
+		return hl__fail(HL_EINVAL, "a command needs argv and lens with "
+		                           "at least one word");
+	for (i = 0; i < argc; i++)
+		if (!argv[i] && lens[i])
+			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
+	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
+		return hl__fail(HL_EINVAL,
+		                "timeout_ms is %lld: -1, or 0 to 2^40",
+		                (long long)timeout_ms);
+	if (route_key) {
+		key = route_key;
+		keylen = route_key_len;
+	} else if (argc >= 2) {
+		key = argv[1];
+		keylen = lens[1];
+	}
+	if ((rc = hl__client_enter(client)) != HL_OK)
+		return rc;
+	hl__bound_init(&b, client,
+	               timeout_ms < 0 ? -1 : hl__deadline(timeout_ms), cancel,
+	               1);
+	rc = hl__blocking_command(client, &r, argc, (const char **)argv, lens,
+	                          key, keylen, -1, &b, &sent);
+	hl__client_leave(client);
+	if (rc != HL_OK && sent == HL_SENT_MAYBE)
+		return hl__fail_wrap(HL_EINDOUBT,
+		                     "%.40s: the connection broke while it "
+		                     "waited: what it took, if anything, is "
+		                     "not known",
+		                     argv[0]);
+	if (rc != HL_OK)
+		return rc;
+	if (hl__reply_type(r) == HL_REPLY_ERROR) {
+		rc = hl__fail(HL_EREDIS, "%.40s: %.400s", argv[0],
+		              hl__reply_str(r));
+	} else if (out && !(*out = hl__value_of_reply(r))) {
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+	}
+	hl__reply_free(r);
+	return rc;
+}
