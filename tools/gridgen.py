@@ -439,7 +439,48 @@ def register(path, fn):
     OUTPUTS[path] = fn
 
 
+def cost(kinds):
+    """Lines per kind: its spec, its own C, and what each binding has for
+    it (generated, and hand-written beyond the shared idiom)."""
+    def lines(rel):
+        path = os.path.join(ROOT, rel)
+        return sum(1 for _ in open(path, encoding="utf-8")) if os.path.exists(path) else 0
+
+    def block(rel, start, end_markers):
+        path = os.path.join(ROOT, rel)
+        text = open(path, encoding="utf-8").read().split("\n")
+        n, on = 0, False
+        for line in text:
+            if line.startswith(start):
+                on = True
+            elif on and any(line.startswith(m) for m in end_markers):
+                on = False
+            if on:
+                n += 1
+        return n
+
+    out = ["| kind | spec | own C | C typed calls (gen) | Python (gen) | Go (gen) | Lua (gen) |",
+           "|---|---|---|---|---|---|---|"]
+    for k in kinds:
+        spec = lines("core/grid/%s.kind" % k.name)
+        own = sum(lines("core/src/grid/" + f) for f in os.listdir(os.path.join(ROOT, "core/src/grid"))
+                  if f.startswith(k.name.split("_")[0]) and f.endswith(".c") and f != "gen_kinds.c")
+        py = block("bindings/python/src/hilock/_grid_gen.py", "class %s(" % k.goname, ["class ", "\n"]) - 1
+        go = block("bindings/go/grid_gen.go", "// %s is Redisson" % k.goname, ["// %s is Redisson" % o.goname for o in kinds if o is not k])
+        lua = block("bindings/lua/hilock_grid.lua", "\t-- %s (Redisson" % k.name, ["\t-- %s (Redisson" % o.name for o in kinds if o is not k] + ["end"])
+        typed = sum(1 for op in k.ops) * 6
+        out.append("| %s | %d | %d | ~%d | %d | %d | %d |" % (k.name, spec, own, typed, py, go, lua))
+    shared = ["", "Shared, hand-written once for every kind: core/src/grid/object.c %d, value.c %d; "
+              "Python _grid.py %d; Go grid.go %d; Lua: the grid section of hilock.lua and hilock.i." % (
+                  lines("core/src/grid/object.c"), lines("core/src/grid/value.c"),
+                  lines("bindings/python/src/hilock/_grid.py"), lines("bindings/go/grid.go"))]
+    return "\n".join(out + shared) + "\n"
+
+
 def main(argv):
+    if "--cost" in argv:
+        print(cost(load()), end="")
+        return 0
     check = "--check" in argv
     try:
         kinds = load()
