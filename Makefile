@@ -63,9 +63,11 @@ test-portable: deps
 	cmake --build $(BUILD)-portable -j$(JOBS)
 	cd $(BUILD)-portable && ctest --output-on-failure -j$(JOBS) --timeout 300 -R '$(PORTABLE_TESTS)'
 
-# The installed package: header, libraries, hilock.pc, find_package(hilock).
-test-package: build
-	sh tests/package/check.sh $(BUILD)
+# The installed package: header, libraries, hilock.pc, find_package(hilock);
+# a program linked through pkg-config and the Python binding built through
+# it run from a moved prefix without LD_LIBRARY_PATH.
+test-package: build $(PY_VENV_STAMP)
+	sh tests/package/check.sh $(BUILD) $(abspath $(PY_VENV))/bin/python
 
 # Language targets (test-python, test-lua, test-go) come from mk/*.mk.
 test: test-c test-package test-portable test-sanitizers $(LANG_TESTS)
