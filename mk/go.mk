@@ -40,6 +40,13 @@ test-go: build
 		HILOCK_TOPO=$(abspath $(BUILD))/tests/tools/hl_topo \
 		$(GO) test -race -count=1 -timeout 5m ./...
 	$(GO_ENV) GO="$(GO)" sh bindings/go/check-outside-module.sh
+	@# Without cgo the build must fail, and its first error must say why
+	@# (cgo_required.go), not only "undefined: cClient".
+	cd bindings/go && if out=$$($(GO_ENV) CGO_ENABLED=0 $(GO) build ./... 2>&1); then \
+		echo "go: CGO_ENABLED=0 go build succeeded; expected it to fail saying cgo is needed"; exit 1; \
+	fi; \
+	echo "$$out" | sed -n 2p | grep -q 'undefined: hilock_requires_cgo__set_CGO_ENABLED_1' || \
+		{ echo "$$out"; echo "go: without cgo the first error does not say that cgo is needed"; exit 1; }
 
 # -tags hilock_system: builds and links the installed (here: this build's)
 # libhilock instead of compiling the core; a few tests prove it runs.

@@ -9,7 +9,9 @@ Two jobs:
 
   1. ``pkg-config hilock`` when it resolves (an installed libhilock, or a
      CMake build tree whose ``<build>/pkgconfig`` is on ``PKG_CONFIG_PATH``):
-     link the shared library it names.
+     link the shared library it names, with a RUNPATH to its directory
+     (hilock.pc's rpath flag, or one added here) so ``import hilock`` needs
+     no ``LD_LIBRARY_PATH``.
   2. Otherwise the checkout's sources: configure CMake, build the static
      archive ``hilock_static`` and link it into the extension, together with
      hiredis, uuid, OpenSSL and pthread.
@@ -123,6 +125,12 @@ def plan() -> LinkPlan:
         incdir = _pkg_config("--variable=includedir", "hilock")
         if incdir and incdir not in p.include_dirs:
             p.include_dirs.append(incdir)
+        if not any(a.startswith(("-Wl,-rpath", "-Wl,-R")) for a in p.extra_link_args):
+            # A hilock.pc without an rpath (older, or built with
+            # HILOCK_PC_RPATH=OFF): pkg-config keeps only -L dirs outside
+            # the system's search path, so without a RUNPATH to them the
+            # extension could not load libhilock.so.0 at import.
+            p.extra_link_args += ["-Wl,-rpath," + d for d in p.library_dirs]
         _log("linking the libhilock found by pkg-config (%s)" % " ".join(p.include_dirs))
         return p
     if mode == "pkg-config":

@@ -1059,8 +1059,9 @@ HL_EXTERN int hl_multilock_release_holds_start(hl_task **out, int *out_statuses,
                                                const uint64_t *epochs);
 
 /* The client's task fd: readable while completed tasks wait to be taken
- * with hl_client_task_next() (an eventfd, non-blocking; level: it stays
- * readable until the queue is empty). Owned by the library: do not read or
+ * with hl_client_task_next() (an eventfd on Linux, a pipe's read end
+ * elsewhere; non-blocking; level: it stays readable until the queue is
+ * empty). Owned by the library: do not read or
  * close it. The same fd on every call; it stays valid, also after
  * hl_client_close() (tasks that close ended are queued too), until
  * hl_client_free(). Tasks of blocking calls, tasks already taken and freed
@@ -1073,10 +1074,10 @@ HL_EXTERN int hl_client_task_fd(int *out_fd, hl_client *client);
  * Returns HL_OK, HL_EINVAL, HL_EFORKED. Any thread. */
 HL_EXTERN int hl_client_task_next(hl_task **out, hl_client *client);
 
-/* A fd of the task's own, readable once it is done (an eventfd, created on
- * the first call, non-blocking). Owned by the task: do not read or close
- * it; valid until hl_task_free(). Returns HL_OK, HL_EINVAL, HL_EFORKED,
- * HL_ESYSTEM. */
+/* A fd of the task's own, readable once it is done (an eventfd on Linux, a
+ * pipe's read end elsewhere; created on the first call, non-blocking).
+ * Owned by the task: do not read or close it; valid until hl_task_free().
+ * Returns HL_OK, HL_EINVAL, HL_EFORKED, HL_ESYSTEM. */
 HL_EXTERN int hl_task_fd(int *out_fd, hl_task *task);
 
 /* A number of the caller's kept with the task (a binding's key for the

@@ -290,8 +290,8 @@ int hl_client_new(hl_client **out, const char *url,
 	hl__cond_init(&c->hold_cond);
 	hl__cond_init(&c->wd_cond);
 	pthread_mutex_init(&c->topo_mu, NULL);
-	c->sub_wake_fd = -1;
-	c->topo_wake_fd = -1;
+	hl__notify_none(&c->sub_wake);
+	hl__notify_none(&c->topo_wake);
 	hl__obs_init(c);
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
@@ -426,10 +426,7 @@ void hl_client_close(hl_client *c)
 		free_connections(c);
 		hl__pubsub_drop_inherited(c);
 		hl__watchdog_drop_inherited(c);
-		if (c->sub_wake_fd >= 0) {
-			close(c->sub_wake_fd);
-			c->sub_wake_fd = -1;
-		}
+		hl__notify_close(&c->sub_wake);
 		c->threads_live = 0;
 		return;
 	}

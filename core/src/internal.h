@@ -71,9 +71,9 @@ typedef struct hl_obs {
 	pthread_mutex_t mu;
 	struct hl_event *head, *tail; /* the queue, oldest first */
 	size_t queued;
-	int fd;     /* eventfd, readable while queued or closed; -1 until
-	               asked for */
-	int closed; /* hl_client_close() ran */
+	hl_notify fd; /* readable while queued or closed; not open until
+	                 asked for */
+	int closed;   /* hl_client_close() ran */
 	/* Servers a connection to broke, and how many were not made again
 	 * yet: the next connection made there is a reconnect. */
 	struct hl_obs_node {
@@ -121,7 +121,7 @@ struct hl_client {
 	int topo_stop;
 	int topo_thread_live;
 	pthread_t topo_thread; /* sentinel: follows +switch-master */
-	int topo_wake_fd;      /* eventfd that stops it at once */
+	hl_notify topo_wake;   /* stops it at once */
 	/* cluster: the master of each slot (an index into cnodes; 0xffff:
 	 * not known), the known masters with their connected replicas (for
 	 * WAIT; -1 not known), and whether pub/sub is sharded (Redis 7:
@@ -166,7 +166,7 @@ struct hl_client {
 		int64_t until_us;
 	} handoff[64];
 	pthread_t sub_thread;
-	int sub_wake_fd; /* eventfd the subscriber thread polls */
+	hl_notify sub_wake; /* the subscriber thread polls it */
 	/* the subscriber's connections: one per node in a cluster (sharded
 	 * pub/sub), else one to the master; only the subscriber thread
 	 * changes them, under wait_mu */
@@ -193,9 +193,9 @@ struct hl_client {
 	struct hl_wd_link *wd_links;
 	void *renew_items; /* the watchdog's batch buffer, grown on demand */
 	size_t renew_cap;
-	int wd_wake_fd; /* eventfd: wakes the watchdog from its poll */
-	int wd_wake_ok; /* wd_wake_fd was made */
-	int wd_polling; /* the watchdog waits in poll(), not on wd_cond */
+	hl_notify wd_wake; /* wakes the watchdog from its poll */
+	int wd_wake_ok;    /* wd_wake was made */
+	int wd_polling;    /* the watchdog waits in poll(), not on wd_cond */
 
 	/* semaphores: the permits this client took and has not given back,
 	 * by name (int64_t values), under hold_mu (semaphore.c) */
@@ -484,7 +484,7 @@ typedef struct hl_hold {
 	size_t heap_index;    /* SIZE_MAX: not in the heap */
 	uint64_t epoch;       /* identity of this hold in Redis (hold_seq) */
 	int lost;
-	int lost_fd;
+	hl_notify lost_fd; /* hl_lock_lost_fd(); not open until asked */
 	int read;          /* a read hold: renewed with its timeout keys */
 	int64_t token;     /* fenced lock: the token of the last acquisition */
 	int renew_failing; /* renewals without an answer since the last

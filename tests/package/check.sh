@@ -1,5 +1,5 @@
 #!/bin/sh
-# The installed package. Usage: check.sh BUILD_DIR
+# The installed package. Usage: check.sh BUILD_DIR [PYTHON]
 #
 # Installs the build with `cmake --install --prefix P` into a temporary P
 # (not the configure-time CMAKE_INSTALL_PREFIX), then builds and runs a
@@ -10,10 +10,17 @@
 # that no installed text file names the build tree, the temporary prefix or
 # the configure-time prefix, that the Lua module (when built) has a RUNPATH
 # relative to $ORIGIN and loads the installed libhilock, and the licence.
+# A program linked with `pkg-config --libs hilock` runs without
+# LD_LIBRARY_PATH (hilock.pc carries an rpath to its libdir); with PYTHON
+# (a python with pip, setuptools and cffi), so does `import hilock` after
+# `pip install ./bindings/python` built through that .pc from the moved
+# tree.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 build=$(cd "$1" && pwd)
+python=${2:-}
+case $python in /* | '') ;; */*) python=$(pwd)/$python ;; esac
 
 fail() { echo "package: $*" >&2; exit 1; }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
@@ -78,6 +85,10 @@ lua_finds() {
 	f=$(env -u LD_LIBRARY_PATH ldd "$1" | awk '$1 == "libhilock.so.0" {print $3}')
 	[ -n "$f" ] && readlink -f "$f"
 }
+lib_of() {
+	f=$(env -u LD_LIBRARY_PATH ldd "$1" | awk '$1 == "libhilock.so.0" {print $3}')
+	case $f in /*) readlink -f "$f" ;; *) echo "(not found)" ;; esac
+}
 if [ "$(cache HILOCK_BUILD_LUA)" = ON ]; then
 	lua_v=$(cache HILOCK_LUA_VERSION)
 	cmod=$(cache HILOCK_LUA_CMOD)
@@ -130,7 +141,11 @@ consume() { # consume PREFIX TAG
 	[ -f "$inc/hilock.h" ] || fail "pkg-config's includedir '$inc' has no hilock.h ($2)"
 	# shellcheck disable=SC2086
 	cc -o "$cdir/consumer-pc" "$here/consumer.c" $flags || fail "pkg-config consumer ($2) does not build: $flags"
-	LD_LIBRARY_PATH="$ldir" "$cdir/consumer-pc" >/dev/null || fail "pkg-config consumer ($2) failed"
+	# No LD_LIBRARY_PATH: what pkg-config gave must be enough to run.
+	env -u LD_LIBRARY_PATH "$cdir/consumer-pc" >/dev/null ||
+		fail "pkg-config consumer ($2) does not run without LD_LIBRARY_PATH (linked with: $flags)"
+	[ "$(lib_of "$cdir/consumer-pc")" = "$(readlink -f "$ldir/libhilock.so.0")" ] ||
+		fail "pkg-config consumer ($2) loads libhilock from '$(lib_of "$cdir/consumer-pc")', not $ldir"
 	# Static: the archive and what pkg-config --static adds (its
 	# Requires.private: hiredis, uuid, libssl, libcrypto).
 	"$cdir/consumer_static" >/dev/null || fail "find_package static consumer ($2) failed"
@@ -151,4 +166,30 @@ consume "$moved" moved
 		"$(readlink -f "$moved/$libdir_rel/libhilock.so.0")" ] ||
 	fail "the moved Lua module does not find the moved libhilock"
 
-echo "package: install --prefix (temporary, then moved), find_package and pkg-config (shared and static)$lua_checked OK"
+# The Python binding built through the moved tree's hilock.pc (as a user
+# with PKG_CONFIG_PATH set does), into a directory of its own, imports and
+# runs with no LD_LIBRARY_PATH.
+py_checked=""
+if [ -n "$python" ]; then
+	pydir="$tmp/python-target"
+	mlib="$moved/$libdir_rel"
+	(cd "$repo" && env -u LD_LIBRARY_PATH PKG_CONFIG_PATH="$mlib/pkgconfig" HILOCK_LINK=pkg-config \
+		"$python" -m pip install -q --no-build-isolation --no-deps --no-cache-dir \
+		--target "$pydir" ./bindings/python) >"$tmp/pip.log" 2>&1 || {
+		cat "$tmp/pip.log" >&2
+		fail "pip install ./bindings/python through the moved tree's hilock.pc failed"
+	}
+	ext=$(ls "$pydir"/hilock/_hilock*.so)
+	v=$(cd "$tmp" && env -u LD_LIBRARY_PATH -u PYTHONHOME PYTHONPATH="$pydir" "$python" -c '
+import sys, hilock
+assert hilock.__file__.startswith(sys.argv[1]), hilock.__file__
+print(hilock.library_version())' "$pydir") ||
+		fail "import hilock (pip-installed through the moved tree's hilock.pc) failed"
+	want=$(PKG_CONFIG_PATH="$mlib/pkgconfig" pkg-config --modversion hilock)
+	[ "$v" = "$want" ] || fail "import hilock: library_version() is '$v', want $want"
+	[ "$(lib_of "$ext")" = "$(readlink -f "$mlib/libhilock.so.0")" ] ||
+		fail "the Python extension loads libhilock from '$(lib_of "$ext")', not $mlib"
+	py_checked=", the Python binding"
+fi
+
+echo "package: install --prefix (temporary, then moved), find_package and pkg-config (shared and static, run without LD_LIBRARY_PATH)$lua_checked$py_checked OK"

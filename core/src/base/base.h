@@ -6,6 +6,7 @@
 #define HL_BASE_H
 
 #include "hilock.h"
+#include "base/sys.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -19,8 +19,13 @@ int64_t hl__now_us(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* Where pthread_condattr_setclock is missing (macOS), the condition keeps
+ * its default clock (CLOCK_REALTIME) and a wait is converted: a relative
+ * wait where the system has one (immune to steps of the wall clock), else
+ * the same span on the wall clock from now. */
 int hl__cond_init(pthread_cond_t *cond)
 {
+#if defined(HL_HAVE_CONDATTR_SETCLOCK)
 	pthread_condattr_t attr;
 	int rc = pthread_condattr_init(&attr);
 	if (rc)
@@ -29,17 +34,49 @@ int hl__cond_init(pthread_cond_t *cond)
 	rc = pthread_cond_init(cond, &attr);
 	pthread_condattr_destroy(&attr);
 	return rc;
+#else
+	return pthread_cond_init(cond, NULL);
+#endif
 }
 
 int hl__cond_wait_until(pthread_cond_t *cond, pthread_mutex_t *mu,
                         int64_t deadline_ms)
 {
 	struct timespec ts;
+#if !defined(HL_HAVE_CONDATTR_SETCLOCK)
+	int64_t left;
+	int rc;
+#endif
 	if (deadline_ms < 0)
 		return pthread_cond_wait(cond, mu);
+#if defined(HL_HAVE_CONDATTR_SETCLOCK)
 	ts.tv_sec = (time_t)(deadline_ms / 1000);
 	ts.tv_nsec = (long)(deadline_ms % 1000) * 1000000L;
 	return pthread_cond_timedwait(cond, mu, &ts);
+#else
+	left = deadline_ms - hl__now_ms();
+	if (left < 0)
+		left = 0;
+#if defined(HL_HAVE_COND_TIMEDWAIT_RELATIVE_NP)
+	ts.tv_sec = (time_t)(left / 1000);
+	ts.tv_nsec = (long)(left % 1000) * 1000000L;
+	rc = pthread_cond_timedwait_relative_np(cond, mu, &ts);
+#else
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(left / 1000);
+	ts.tv_nsec += (long)(left % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_cond_timedwait(cond, mu, &ts);
+#endif
+	/* Early by the other clock (the wall clock stepped forward): a wake-up
+	 * to the caller, who waits again for what is left. */
+	if (rc == ETIMEDOUT && hl__now_ms() < deadline_ms)
+		rc = 0;
+	return rc;
+#endif
 }
 
 int64_t hl__deadline(int64_t wait_ms)

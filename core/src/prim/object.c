@@ -5,7 +5,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <uuid/uuid.h>
 
 /* prefix + "{name}" (or prefix + name when the name has a '{' and
@@ -139,10 +138,11 @@ void hl__random_hex(char out[33])
 	static const char hex[] = "0123456789abcdef";
 	unsigned char u[16];
 	int i;
-	/* 128 bits from the kernel in one system call (libuuid's
-	 * uuid_generate_random, the fallback, also reseeds random(3) on every
-	 * call): the permit ids and markers need uniqueness */
-	if (getrandom(u, sizeof(u), 0) != (ssize_t)sizeof(u))
+	/* 128 bits from the system (getrandom, one system call on Linux;
+	 * libuuid's uuid_generate_random, the fallback, also reseeds
+	 * random(3) on every call): the permit ids and markers need
+	 * uniqueness */
+	if (hl__random_bytes(u, sizeof(u)) != 0)
 		uuid_generate_random(u);
 	for (i = 0; i < 16; i++) {
 		out[2 * i] = hex[u[i] >> 4];

@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* Load every script once; EVALSHA then needs only their hashes. */
@@ -1130,7 +1129,7 @@ static void *sentinel_main(void *arg)
 	hl_conn *sub = NULL;
 	int next = 0;
 	hl_bound b;
-	pthread_setname_np(pthread_self(), "hl-sentinel");
+	hl__thread_name("hl-sentinel");
 	hl__bound_init(&b, c, -1, NULL, 0);
 	for (;;) {
 		hl_addr m;
@@ -1163,7 +1162,7 @@ static void *sentinel_main(void *arg)
 		pfd[0].fd = sub ? hl__conn_fd(sub) : -1;
 		pfd[0].events = POLLIN;
 		pfd[0].revents = 0;
-		pfd[1].fd = c->topo_wake_fd; /* close: stop at once */
+		pfd[1].fd = c->topo_wake.rfd; /* close: stop at once */
 		pfd[1].events = POLLIN;
 		pfd[1].revents = 0;
 		rc = poll(pfd, 2, 1000);
@@ -1260,13 +1259,12 @@ int hl__router_watch(hl_client *c)
 	int err;
 	if (c->conf.url.topology != HL_TOPO_SENTINEL)
 		return HL_OK;
-	c->topo_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->topo_wake_fd < 0)
-		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
+	if (hl__notify_open(&c->topo_wake, 0) < 0)
+		return hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		                strerror(errno));
 	err = pthread_create(&c->topo_thread, NULL, sentinel_main, c);
 	if (err) {
-		close(c->topo_wake_fd);
-		c->topo_wake_fd = -1;
+		hl__notify_close(&c->topo_wake);
 		return hl__fail(HL_ESYSTEM, "starting the sentinel thread: %s",
 		                strerror(err));
 	}
@@ -1278,15 +1276,11 @@ void hl__router_stop(hl_client *c)
 {
 	if (!c->topo_thread_live)
 		return;
-	uint64_t one = 1;
 	pthread_mutex_lock(&c->topo_mu);
 	c->topo_stop = 1;
 	pthread_mutex_unlock(&c->topo_mu);
-	if (write(c->topo_wake_fd, &one, sizeof(one)) < 0) {
-		/* the counter is full: it is readable anyway */
-	}
+	hl__notify_set(&c->topo_wake);
 	pthread_join(c->topo_thread, NULL);
-	close(c->topo_wake_fd);
-	c->topo_wake_fd = -1;
+	hl__notify_close(&c->topo_wake);
 	c->topo_thread_live = 0;
 }

@@ -5,9 +5,9 @@
  * (lock.c, watchdog.c, router.c, pubsub.c, cluster.c). Events are records
  * the library's threads queue (bounded: the oldest is dropped when full)
  * and the program takes on a thread of its own: the library never calls
- * user code. An eventfd is readable while the queue is not empty, and for
- * good once the client is closed, so a drainer waiting on it always wakes
- * and learns (HL_ECLOSED from hl_client_next_event) when to stop.
+ * user code. A descriptor (base/sys.h) is readable while the queue is not
+ * empty, and for good once the client is closed, so a drainer waiting on it
+ * always wakes and learns (HL_ECLOSED from hl_client_next_event) when to stop.
  *
  * The hooks never fail, never take another client mutex (the queue's is a
  * leaf), and never touch the calling thread's error detail: they run in
@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 struct hl_event {
@@ -47,7 +46,7 @@ void hl__obs_init(hl_client *c)
 	pthread_mutex_init(&c->obs.mu, NULL);
 	c->obs.head = c->obs.tail = NULL;
 	c->obs.queued = 0;
-	c->obs.fd = -1;
+	hl__notify_none(&c->obs.fd);
 	c->obs.closed = 0;
 	c->obs.nnodes = 0;
 	c->obs.masters = NULL;
@@ -58,19 +57,13 @@ void hl__obs_init(hl_client *c)
 /* Make the fd readable (it was not). Caller holds obs.mu. */
 static void fd_raise(hl_obs *o)
 {
-	uint64_t one = 1;
-	if (o->fd >= 0 && write(o->fd, &one, sizeof(one)) < 0) {
-		/* the counter is full: readable anyway */
-	}
+	hl__notify_set(&o->fd);
 }
 
 /* Make it unreadable. Caller holds obs.mu. */
 static void fd_lower(hl_obs *o)
 {
-	uint64_t v;
-	if (o->fd >= 0 && read(o->fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: it was not readable */
-	}
+	hl__notify_clear(&o->fd);
 }
 
 void hl__obs_close(hl_client *c)
@@ -93,9 +86,7 @@ void hl__obs_free(hl_client *c, int forked)
 	}
 	c->obs.head = c->obs.tail = NULL;
 	c->obs.queued = 0;
-	if (c->obs.fd >= 0)
-		close(c->obs.fd);
-	c->obs.fd = -1;
+	hl__notify_close(&c->obs.fd);
 	free(c->obs.masters);
 	c->obs.masters = NULL;
 	c->obs.nmasters = 0;
@@ -556,17 +547,13 @@ int hl_client_event_fd(int *out_fd, hl_client *c)
 		return rc;
 	o = &c->obs;
 	pthread_mutex_lock(&o->mu);
-	if (o->fd < 0) {
-		/* made on first use: a program that never asks pays
-		 * nothing */
-		o->fd = eventfd(o->queued > 0 || o->closed ? 1 : 0,
-		                EFD_CLOEXEC | EFD_NONBLOCK);
-		if (o->fd < 0)
-			rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
-			              strerror(errno));
-	}
+	/* made on first use: a program that never asks pays nothing */
+	if (o->fd.rfd < 0 &&
+	    hl__notify_open(&o->fd, o->queued > 0 || o->closed) < 0)
+		rc = hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		              strerror(errno));
 	if (rc == HL_OK)
-		*out_fd = o->fd;
+		*out_fd = o->fd.rfd;
 	pthread_mutex_unlock(&o->mu);
 	return rc;
 }

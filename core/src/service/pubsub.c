@@ -12,18 +12,11 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 void hl__pubsub_kick(hl_client *c)
 {
-	uint64_t one = 1;
-	ssize_t n;
-	if (c->sub_wake_fd < 0)
-		return;
-	do
-		n = write(c->sub_wake_fd, &one, sizeof(one));
-	while (n < 0 && errno == EINTR);
+	hl__notify_set(&c->sub_wake);
 }
 
 void hl__pubsub_wake(hl_sub *s)
@@ -358,7 +351,7 @@ static void *sub_main(void *arg)
 	hl_bound b;
 	struct pollfd pfd[1 + HL_MAX_SUBCONNS];
 	hl__bound_init(&b, c, -1, NULL, 0);
-	pthread_setname_np(pthread_self(), "hl-subscriber");
+	hl__thread_name("hl-subscriber");
 	while (!atomic_load(&c->closing)) {
 		int wanted = 0, k, n, timeout = -1, reload;
 		int64_t now, wake = -1;
@@ -455,7 +448,7 @@ static void *sub_main(void *arg)
 			    subconn_wanted(c, k))
 				wake = earlier(wake, c->subconns[k].retry_at);
 		n = 0;
-		pfd[n].fd = c->sub_wake_fd;
+		pfd[n].fd = c->sub_wake.rfd;
 		pfd[n].events = POLLIN;
 		pfd[n++].revents = 0;
 		for (k = 0; k < c->nsubconns; k++) {
@@ -483,12 +476,8 @@ static void *sub_main(void *arg)
 		}
 		if (poll(pfd, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
-		if (pfd[0].revents & POLLIN) {
-			uint64_t v;
-			if (read(c->sub_wake_fd, &v, sizeof(v)) < 0) {
-				/* nothing: the counter was already read */
-			}
-		}
+		if (pfd[0].revents & POLLIN)
+			hl__notify_clear(&c->sub_wake);
 		pthread_mutex_lock(&c->wait_mu);
 		for (k = 0; k + 1 < n && k < c->nsubconns; k++) {
 			struct hl_subconn *sc = &c->subconns[k];
@@ -530,13 +519,12 @@ void hl__pubsub_drop_inherited(hl_client *c)
 int hl__pubsub_start(hl_client *c)
 {
 	int rc;
-	c->sub_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->sub_wake_fd < 0)
-		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
+	if (hl__notify_open(&c->sub_wake, 0) < 0)
+		return hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		                strerror(errno));
 	rc = pthread_create(&c->sub_thread, NULL, sub_main, c);
 	if (rc != 0) {
-		close(c->sub_wake_fd);
-		c->sub_wake_fd = -1;
+		hl__notify_close(&c->sub_wake);
 		return hl__fail(HL_ESYSTEM,
 		                "starting the subscriber thread: %s",
 		                strerror(rc));
@@ -554,8 +542,7 @@ void hl__pubsub_stop(hl_client *c)
 	free(c->subconns);
 	c->subconns = NULL;
 	c->nsubconns = 0;
-	close(c->sub_wake_fd);
-	c->sub_wake_fd = -1;
+	hl__notify_close(&c->sub_wake);
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e;
 		for (e = c->subs.buckets[i]; e; e = e->next)

@@ -18,8 +18,8 @@
  * timers. Everything else (a message, a promotion, a cancel, an interrupt,
  * close, a change of the holds) moves records under wait_mu and wakes an
  * executor. Completed tasks of non-blocking callers queue on the client,
- * behind an eventfd that is readable while the queue is not empty; a task
- * can also have its own eventfd. Blocking calls are a task and a wait on
+ * behind a descriptor that is readable while the queue is not empty; a task
+ * can also have its own. Blocking calls are a task and a wait on
  * it.
  *
  * A drive task is an operation made of other tasks (the multilock: a wait
@@ -38,7 +38,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define HL_EXECUTORS    2
@@ -69,7 +68,7 @@ struct hl_task {
 	atomic_int done;
 	atomic_uint_fast64_t data;
 	char msg[HL_TASK_MSG_LEN];
-	int fd;          /* its own eventfd (hl_task_fd), -1 until asked */
+	hl_notify fd;    /* its own (hl_task_fd), not open until asked */
 	hl_value *value; /* K_CALL's value (hl_task_value), NULL: none */
 	int once, attempted, outages, interruptible;
 	/* The attempt made just before it subscribed: when it began
@@ -120,7 +119,7 @@ typedef struct hl_engine {
 	hl_task **heap; /* timers, min by wake_ms */
 	size_t heap_len, heap_cap;
 	hl_dlist done; /* completed, not yet taken */
-	int fd;        /* the client's task fd, -1 until asked */
+	hl_notify fd;  /* the client's task fd, not open until asked */
 	int rescan;    /* the holds changed during a check (see watch_eval) */
 	/* Done tasks whose parent is a task of another client: an executor
 	 * tells each parent under the parent's wait_mu, never holding two
@@ -139,20 +138,14 @@ static hl_task *of(hl_dlink *l, size_t off)
 }
 #define TASK_OF(l, m) of((l), offsetof(hl_task, m))
 
-static void fd_signal(int fd)
+static void fd_signal(hl_notify *fd)
 {
-	uint64_t one = 1;
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
-		/* the counter is full: readable anyway */
-	}
+	hl__notify_set(fd);
 }
 
-static void fd_drain(int fd)
+static void fd_drain(hl_notify *fd)
 {
-	uint64_t v;
-	if (fd >= 0 && read(fd, &v, sizeof(v)) < 0) {
-		/* already empty */
-	}
+	hl__notify_clear(fd);
 }
 
 /* ---- timers: a heap by wake_ms, under wait_mu --------------------------- */
@@ -472,8 +465,7 @@ static void free_arg(hl_task *t, void *arg)
 static void task_destroy(hl_task *t)
 {
 	hl_client *c = t->c;
-	if (t->fd >= 0)
-		close(t->fd);
+	hl__notify_close(&t->fd);
 	if (c->fork_gen == atomic_load(&hl__fork_generation))
 		pthread_cond_destroy(&t->cond);
 	hl_cancel_free(t->cancel);
@@ -517,9 +509,9 @@ static void complete(hl_client *c, hl_task *t, int status, int result,
 	if (t->queue && t->user) {
 		hl__dlist_push(&e->done, &t->q_link);
 		t->queued = 1;
-		fd_signal(e->fd);
+		fd_signal(&e->fd);
 	}
-	fd_signal(t->fd);
+	fd_signal(&t->fd);
 	pthread_cond_broadcast(&t->cond);
 	t->arg = NULL;
 	if (arg)
@@ -970,7 +962,7 @@ static void *exec_main(void *arg)
 {
 	hl_client *c = arg;
 	hl_engine *e = c->engine;
-	pthread_setname_np(pthread_self(), "hl-executor");
+	hl__thread_name("hl-executor");
 	pthread_mutex_lock(&c->wait_mu);
 	/* After a close stopped the engine, drive tasks still pending run to
 	 * their end (close stopped them: they only give back what they
@@ -1004,7 +996,7 @@ int hl__engine_start(hl_client *c)
 	if (!e)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	hl__cond_init(&e->cond);
-	e->fd = -1;
+	hl__notify_none(&e->fd);
 	atomic_init(&e->nwatches, 0);
 	c->engine = e;
 	for (i = 0; i < HL_EXECUTORS; i++) {
@@ -1054,8 +1046,7 @@ void hl__engine_free(hl_client *c)
 	hl_engine *e = c->engine;
 	if (!e)
 		return;
-	if (e->fd >= 0)
-		close(e->fd);
+	hl__notify_close(&e->fd);
 	if (c->fork_gen == atomic_load(&hl__fork_generation))
 		pthread_cond_destroy(&e->cond);
 	free(e->heap);
@@ -1082,7 +1073,7 @@ static hl_task *task_new(hl_client *c, int kind, int blocking)
 	t->refs = 2; /* the user's and the engine's */
 	t->user = 1;
 	t->queue = !blocking;
-	t->fd = -1;
+	hl__notify_none(&t->fd);
 	t->wake_ms = -1;
 	t->deadline_ms = -1;
 	t->io_deadline_ms = -1;
@@ -1438,15 +1429,11 @@ int hl_client_task_fd(int *out_fd, hl_client *c)
 		return rc;
 	e = c->engine;
 	pthread_mutex_lock(&c->wait_mu);
-	if (e->fd < 0) {
-		e->fd = eventfd(e->done.head ? 1 : 0,
-		                EFD_CLOEXEC | EFD_NONBLOCK);
-		if (e->fd < 0)
-			rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
-			              strerror(errno));
-	}
+	if (e->fd.rfd < 0 && hl__notify_open(&e->fd, e->done.head != NULL) < 0)
+		rc = hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		              strerror(errno));
 	if (rc == HL_OK)
-		*out_fd = e->fd;
+		*out_fd = e->fd.rfd;
 	pthread_mutex_unlock(&c->wait_mu);
 	return rc;
 }
@@ -1469,7 +1456,7 @@ int hl_client_task_next(hl_task **out, hl_client *c)
 		t->queue = 0; /* delivered: never again */
 	}
 	if (!e->done.head)
-		fd_drain(e->fd); /* readable only while tasks wait */
+		fd_drain(&e->fd); /* readable only while tasks wait */
 	pthread_mutex_unlock(&c->wait_mu);
 	*out = t;
 	return HL_OK;
@@ -1483,15 +1470,11 @@ int hl_task_fd(int *out_fd, hl_task *t)
 	if ((rc = task_check(t)) != HL_OK)
 		return rc;
 	pthread_mutex_lock(&t->c->wait_mu);
-	if (t->fd < 0) {
-		t->fd = eventfd(t->state == S_DONE ? 1 : 0,
-		                EFD_CLOEXEC | EFD_NONBLOCK);
-		if (t->fd < 0)
-			rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
-			              strerror(errno));
-	}
+	if (t->fd.rfd < 0 && hl__notify_open(&t->fd, t->state == S_DONE) < 0)
+		rc = hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		              strerror(errno));
 	if (rc == HL_OK)
-		*out_fd = t->fd;
+		*out_fd = t->fd.rfd;
 	pthread_mutex_unlock(&t->c->wait_mu);
 	return rc;
 }
@@ -1599,7 +1582,7 @@ void hl_task_free(hl_task *t)
 		hl__dlist_remove(&c->engine->done, &t->q_link);
 		t->queued = 0;
 		if (!c->engine->done.head)
-			fd_drain(c->engine->fd);
+			fd_drain(&c->engine->fd);
 	}
 	t->user = 0;
 	last = --t->refs == 0;

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define HL_RENEW_KEYS_PER_EVAL  100
@@ -99,10 +98,7 @@ static void wd_wake(hl_client *c)
 {
 	pthread_cond_broadcast(&c->wd_cond);
 	if (c->wd_polling && c->wd_wake_ok) {
-		uint64_t one = 1;
-		if (write(c->wd_wake_fd, &one, sizeof(one)) < 0) {
-			/* counter full: it is readable anyway */
-		}
+		hl__notify_set(&c->wd_wake);
 	}
 }
 
@@ -158,8 +154,7 @@ static void hold_free(hl_client *c, hl_hold *h)
 {
 	heap_remove(c, h);
 	hl__map_del(&c->holds, h->key, h->key_len);
-	if (h->lost_fd >= 0)
-		close(h->lost_fd);
+	hl__notify_close(&h->lost_fd);
 	free(h);
 	/* A wait_lost on this hold returns: the hold ended. */
 	pthread_cond_broadcast(&c->hold_cond);
@@ -196,12 +191,7 @@ static void mark_lost(hl_client *c, hl_hold *h)
 	h->watchdog = 0;
 	if (h->lease_ms > 0)
 		schedule(c, h, forget_at(h)); /* then forgotten (wd_main) */
-	if (h->lost_fd >= 0) {
-		uint64_t one = 1;
-		if (write(h->lost_fd, &one, sizeof(one)) < 0) {
-			/* eventfd counter full: it is readable anyway */
-		}
-	}
+	hl__notify_set(&h->lost_fd);
 	pthread_cond_broadcast(&c->hold_cond);
 	hl__task_holds_changed(c);
 }
@@ -277,7 +267,7 @@ int hl__op_begin(hl_op *op, hl_client *c, const hl_lock *lock, uint64_t owner,
 		h->owner_id = owner;
 		h->thread_owner = lock->owner_id == 0;
 		h->heap_index = HL_NOT_IN_HEAP;
-		h->lost_fd = -1;
+		hl__notify_none(&h->lost_fd);
 		h->lease_ms = -1;
 		h->key_len = make_key(h->key, owner, lock);
 		hl__owner_string(h->owner, c, owner);
@@ -342,10 +332,7 @@ int hl__op_acquired(hl_client *c, hl_op *op, int64_t lease_ms, int64_t sent_ms)
 		heap_remove(c, h);
 		h->lost = 0;
 		h->watchdog = 0;
-		if (h->lost_fd >= 0) {
-			close(h->lost_fd);
-			h->lost_fd = -1;
-		}
+		hl__notify_close(&h->lost_fd);
 		h->epoch = ++c->hold_seq;
 		h->sent_max_ms = sent_ms;
 	}
@@ -491,8 +478,7 @@ void hl__holds_free_all(hl_client *c)
 		hl_map_entry *e;
 		for (e = c->holds.buckets[i]; e; e = e->next) {
 			hl_hold *h = e->value;
-			if (h->lost_fd >= 0)
-				close(h->lost_fd);
+			hl__notify_close(&h->lost_fd);
 			free(h);
 		}
 	}
@@ -503,7 +489,7 @@ void hl__holds_free_all(hl_client *c)
 	 * where it never ran) */
 	wd_flights_free(c);
 	if (c->wd_wake_ok) {
-		close(c->wd_wake_fd);
+		hl__notify_close(&c->wd_wake);
 		c->wd_wake_ok = 0;
 	}
 }
@@ -691,15 +677,12 @@ int hl_lock_lost_fd(int *out_fd, hl_lock *lock)
 		                           "known to this client");
 	} else {
 		is_lost(lock->client, h, hl__now_ms());
-		if (h->lost_fd < 0) {
-			h->lost_fd = eventfd(h->lost ? 1 : 0,
-			                     EFD_CLOEXEC | EFD_NONBLOCK);
-			if (h->lost_fd < 0)
-				rc = hl__fail(HL_ESYSTEM, "eventfd: %s",
-				              strerror(errno));
-		}
+		if (h->lost_fd.rfd < 0 &&
+		    hl__notify_open(&h->lost_fd, h->lost) < 0)
+			rc = hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+			              strerror(errno));
 		if (rc == HL_OK)
-			*out_fd = h->lost_fd;
+			*out_fd = h->lost_fd.rfd;
 	}
 	pthread_mutex_unlock(&lock->client->hold_mu);
 	hl__client_leave(lock->client);
@@ -1330,7 +1313,7 @@ static void *wd_main(void *arg)
 	hl_client *c = arg;
 	renew_item *items = NULL;
 	int cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
-	pthread_setname_np(pthread_self(), "hl-watchdog");
+	hl__thread_name("hl-watchdog");
 	pthread_mutex_lock(&c->hold_mu);
 	while (!c->wd_stop) {
 		int64_t now = hl__now_ms(), io_deadline;
@@ -1411,15 +1394,10 @@ static void *wd_main(void *arg)
 				c->wd_polling = 1;
 				pthread_mutex_unlock(&c->hold_mu);
 				rc = hl__conn_pump_n(conns, rcs, k,
-				                     c->wd_wake_fd,
+				                     c->wd_wake.rfd,
 				                     until - now);
-				if (c->wd_wake_ok) {
-					uint64_t v;
-					if (read(c->wd_wake_fd, &v, sizeof(v)) <
-					    0) {
-						/* nothing to drain */
-					}
-				}
+				if (c->wd_wake_ok)
+					hl__notify_clear(&c->wd_wake);
 				pthread_mutex_lock(&c->hold_mu);
 				c->wd_polling = 0;
 				c->wd_sleep_until = INT64_MIN;
@@ -1507,7 +1485,7 @@ static void *wd_main(void *arg)
 				if (h->count > 0 && now < forget_at(h))
 					schedule(c, h, forget_at(h));
 				else if (!h->busy &&
-				         !(h->lost && h->lost_fd >= 0))
+				         !(h->lost && h->lost_fd.rfd >= 0))
 					hold_free(c, h);
 				continue;
 			}
@@ -1571,13 +1549,13 @@ int hl__watchdog_start(hl_client *c)
 {
 	int rc;
 	c->wd_sleep_until = INT64_MIN;
-	c->wd_wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->wd_wake_fd < 0)
-		return hl__fail(HL_ESYSTEM, "eventfd: %s", strerror(errno));
+	if (hl__notify_open(&c->wd_wake, 0) < 0)
+		return hl__fail(HL_ESYSTEM, "%s: %s", hl__notify_kind(),
+		                strerror(errno));
 	c->wd_wake_ok = 1;
 	rc = pthread_create(&c->wd_thread, NULL, wd_main, c);
 	if (rc != 0) {
-		close(c->wd_wake_fd);
+		hl__notify_close(&c->wd_wake);
 		c->wd_wake_ok = 0;
 		return hl__fail(HL_ESYSTEM, "starting the watchdog thread: %s",
 		                strerror(rc));

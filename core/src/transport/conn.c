@@ -189,7 +189,7 @@ static int connect_addr(int *out, int family, const struct sockaddr *sa,
 {
 	int fd, rc, err = 0;
 	socklen_t errlen = sizeof(err);
-	fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = hl__socket(family, SOCK_STREAM, 0);
 	if (fd < 0)
 		return hl__fail(HL_ECONNECT, "socket: %s", strerror(errno));
 	set_socket_options(fd, family != AF_UNIX);
@@ -286,7 +286,7 @@ static int answers_plain_resp(const hl_conf *conf, const hl_addr *addr,
 		pb.deadline_ms = deadline;
 	if (connect_socket(&fd, conf, addr, &pb) != HL_OK)
 		return 0;
-	if (send(fd, "PING\r\n", 6, MSG_NOSIGNAL) == 6 &&
+	if (hl__send(fd, "PING\r\n", 6, 0) == 6 &&
 	    wait_fd(fd, POLLIN, deadline, &pb, "probe", 0) == HL_OK) {
 		do
 			n = recv(fd, buf, sizeof(buf) - 1, 0);
@@ -616,8 +616,7 @@ int hl__conn_write_some(hl_conn *conn, int *wrote)
 	if (conn->tls)
 		return tls_write_some(conn, wrote);
 	do
-		n = send(conn->fd, conn->obuf, conn->olen,
-		         MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = hl__send(conn->fd, conn->obuf, conn->olen, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN || errno == EWOULDBLOCK)

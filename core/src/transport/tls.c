@@ -1,10 +1,10 @@
 /*
  * TLS over OpenSSL (1.1.1 or 3.x): the client context of a configuration
  * and the sessions of its connections. Sockets stay hilock's own: OpenSSL
- * reads and writes them through a small BIO of ours (send() with
- * MSG_NOSIGNAL: a peer that went away must not raise SIGPIPE in the
- * user's process), and never blocks; conn.c waits with poll() within its
- * bound.
+ * reads and writes them through a small BIO of ours (hl__send(), which
+ * uses MSG_NOSIGNAL or its equivalent: a peer that went away must not
+ * raise SIGPIPE in the user's process), and never blocks; conn.c waits with
+ * poll() within its bound.
  *
  * OpenSSL's error queue is per thread: it is cleared before every SSL call
  * here and after a failure was turned into a message, so no error is
@@ -59,7 +59,7 @@ static int bio_write(BIO *b, const char *buf, int len)
 	ssize_t n;
 	BIO_clear_retry_flags(b);
 	do
-		n = send(t->fd, buf, (size_t)len, MSG_NOSIGNAL);
+		n = hl__send(t->fd, buf, (size_t)len, 0);
 	while (n < 0 && errno == EINTR);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 		BIO_set_retry_write(b);
