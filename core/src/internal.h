@@ -327,7 +327,7 @@ int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
 int hl__router_one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
                    const char **argv, const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
-int hl__load_scripts(hl_client *c, hl_conn *conn);
+int hl__load_scripts(hl_client *c, hl_conn *conn, int64_t timeout_ms);
 /* Cluster (router/cluster.c): load the slot map; a MOVED; the replica
  * count of the master at a (caller holds topo_mu; NULL: a is no master of
  * the map). */

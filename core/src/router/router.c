@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 /* Load every script once; EVALSHA then needs only their hashes. */
-int hl__load_scripts(hl_client *c, hl_conn *conn)
+int hl__load_scripts(hl_client *c, hl_conn *conn, int64_t timeout_ms)
 {
 	const char *argv[HL_SCRIPT_COUNT][3];
 	size_t lens[HL_SCRIPT_COUNT][3];
@@ -51,8 +51,7 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 		lensp[i] = lens[i];
 	}
 	rc = hl__conn_roundtrip(conn, HL_SCRIPT_COUNT, argcs, argvp, lensp,
-	                        replies, &sent, NULL,
-	                        c->conf.command_timeout_ms);
+	                        replies, &sent, NULL, timeout_ms);
 	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
 		hl_reply *r = replies[i];
 		if (rc == HL_OK) {
@@ -1203,6 +1202,7 @@ int hl__router_start(hl_client *c)
 	const hl_url *u = &c->conf.url;
 	hl_bound b;
 	int rc, tries;
+	int64_t start = hl__now_ms(), left;
 	hl__bound_plain(&b,
 	                hl__now_ms() + c->conf.connect_timeout_ms +
 	                        c->conf.command_timeout_ms,
@@ -1243,7 +1243,15 @@ int hl__router_start(hl_client *c)
 	if (rc != HL_OK)
 		return rc;
 	hl__router_master(c, &c->pool[0].addr, &c->pool[0].epoch);
-	return hl__load_scripts(c, c->pool[0].conn);
+	/* within command_timeout_ms, and (but for a short floor, so that a
+	 * slow but answering server is not refused) connect_timeout_ms of
+	 * the start */
+	left = start + c->conf.connect_timeout_ms - hl__now_ms();
+	if (left < 250)
+		left = 250;
+	if (left > c->conf.command_timeout_ms)
+		left = c->conf.command_timeout_ms;
+	return hl__load_scripts(c, c->pool[0].conn, left);
 }
 
 int hl__router_watch(hl_client *c)
