@@ -769,6 +769,7 @@ static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
 }
 
 _Thread_local int64_t hl__tl_sent_ms;
+_Thread_local int hl__tl_heard;
 
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
@@ -790,7 +791,7 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		*replicated = -1;
 	for (attempt = 0;; attempt++) {
 		hl_conn *conn;
-		uint64_t epoch = 0;
+		uint64_t epoch = 0, reads;
 		hl_fence f[HL_FENCES_PER_TRIP];
 		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
 		const char *fargv[HL_FENCES_PER_TRIP][6], *wargv[3];
@@ -904,11 +905,14 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 				lensp[n++] = infolens;
 			}
 		}
+		reads = hl__conn_reads(conn);
 		hl__tl_sent_ms = hl__now_ms();
 		rc = hl__conn_roundtrip(
 		        conn, n, argcs, argvp, lensp, replies, &sent, b,
 		        c->conf.command_timeout_ms +
 		                (wi >= 0 ? c->conf.wait_timeout_ms : 0));
+		if (rc == HL_OK || hl__conn_reads(conn) != reads)
+			hl__tl_heard = 1;
 		if (rc == HL_OK) {
 			hl_reply *r = replies[ci];
 			if (nf)
@@ -1030,11 +1034,21 @@ int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
 		/* A broken pooled connection is common after a restart and
 		 * costs nothing to replace: retry the first time at once. */
 		if (attempt > 0 || rc == HL_ECONNECT) {
-			int prc = pause_for_topology(
+			char last[256];
+			int prc;
+			snprintf(last, sizeof(last), "%s", hl_error_last());
+			prc = pause_for_topology(
 			        c,
 			        hl__jitter_delay(c->conf.retry_delay_ms,
 			                         attempt),
 			        b);
+			if (prc == HL_ETIMEDOUT)
+				/* the wait ended between tries: say why they
+				 * failed (an outage is no mere deadline) */
+				prc = hl__fail(HL_ETIMEDOUT,
+				               "the deadline passed while "
+				               "retrying: %s",
+				               last);
 			if (prc != HL_OK) {
 				rc = prc;
 				break;

@@ -84,6 +84,7 @@ struct hl_conn {
 	long long server_id;  /* CLIENT INFO id; -1 unknown */
 	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
 	int64_t last_read_ms; /* when data last arrived */
+	uint64_t reads;       /* reads that brought data */
 	/* A plain socket is blocking, and a read waits at most this long
 	 * (SO_RCVTIMEO), so that one recv() waits for a reply where poll()
 	 * and recv() took two system calls; every other call on it is
@@ -163,6 +164,11 @@ int hl__conn_pending_output(const hl_conn *conn)
 int64_t hl__conn_last_read(const hl_conn *conn)
 {
 	return conn->last_read_ms;
+}
+
+uint64_t hl__conn_reads(const hl_conn *conn)
+{
+	return conn->reads;
 }
 
 long long hl__conn_server_id(const hl_conn *conn, const char **addr)
@@ -687,6 +693,7 @@ static int tls_read_some(hl_conn *conn)
 		if (redisReaderFeed(conn->reader, buf, n) != REDIS_OK)
 			return hl__fail(HL_ENOMEM, "out of memory");
 		conn->last_read_ms = hl__now_ms();
+		conn->reads++;
 	}
 	return HL_OK;
 }
@@ -718,6 +725,7 @@ static int plain_recv(hl_conn *conn, int flags, int *got)
 	if (redisReaderFeed(conn->reader, buf, (size_t)n) != REDIS_OK)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	conn->last_read_ms = hl__now_ms();
+	conn->reads++;
 	*got = 1;
 	return HL_OK;
 }
