@@ -439,6 +439,40 @@ static void unreachable(void)
 	(void)sentinel;
 }
 
+/* ---- connect_timeout bounds the whole handshake (issue 23) ---------------
+ * A server that accepts the connection and never answers (the fault
+ * proxy's black hole): with connect_timeout_ms 1000 and the default
+ * 3000 ms command timeout, the client is refused within about a second,
+ * not after the handshake's command timeout. */
+static void silent_handshake(void)
+{
+	hl_client_options o;
+	hl_client *c = NULL;
+	ht_proxy *p = ht_proxy_start(ht_redis_default()->port);
+	int64_t t0, took;
+	int rc;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.connect_timeout_ms = 1000;
+	HT_EQ(o.command_timeout_ms, 3000);
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	rc = hl_client_new(&c, p->url, &o);
+	took = ht_now_ms() - t0;
+	ht_note("silent server: %s after %lld ms", hl_error_last(),
+	        (long long)took);
+	HT_CHECKF(rc == HL_ECONNECT, "%s: %s", hl_status_name(rc),
+	          hl_error_last());
+	HT_CHECK(c == NULL);
+	HT_CHECKF(strstr(hl_error_last(), "connect_timeout") != NULL, "%s",
+	          hl_error_last());
+	HT_CHECKF(strstr(hl_error_last(), p->url) != NULL, "%s",
+	          hl_error_last());
+	/* the proxy held the connection: it was the handshake that waited */
+	HT_RANGE(took, 900, 1500 + 500 * (ht_scale() - 1));
+	ht_proxy_stop(p);
+}
+
 /* ---- CLIENT SETNAME ----------------------------------------------------- */
 static void client_name(void)
 {
@@ -547,4 +581,5 @@ HT_MAIN(HT_CASE(options_init), HT_CASE(bad_options), {"connect", connect_},
         HT_CASE(url_db), HT_CASE(unix_socket), HT_CASE(bad_urls),
         HT_CASE(password), HT_CASE(acl_user), HT_CASE(wrong_password),
         HT_CASE(unreachable), HT_CASE(client_name), {"close", close_},
-        HT_CASE(unix_auth), HT_CASE(client_name_refused))
+        HT_CASE(unix_auth), HT_CASE(client_name_refused),
+        HT_CASE(silent_handshake))

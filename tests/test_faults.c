@@ -337,8 +337,12 @@ static void acquire_lands_late(void)
 	HT_OK(hl_lock_release(NULL, l));
 	ht_proxy_cmd(p, "blackhole on");
 	t0 = ht_now_ms();
-	HT_OK(hl_lock_try_acquire(&acquired, l, 400, 20000, NULL));
-	HT_EQ(acquired, 0);
+	/* Redis answered nothing during the wait: an outage, not "taken"
+	 * (issue 23) */
+	HT_RC(hl_lock_try_acquire(&acquired, l, 400, 20000, NULL), HL_ECONNECT);
+	HT_CHECKF(strstr(hl_error_last(), p->url) != NULL, "%s",
+	          hl_error_last());
+	HT_EQ(acquired, 7);
 	HT_RANGE(ht_now_ms() - t0, 350, 1500 * ht_scale());
 	HT_EQ(undo_event(c, 1000), HL_EINDOUBT);
 	/* the acquire waiting in the network lands now, or is fenced */
@@ -356,8 +360,7 @@ static void acquire_lands_late(void)
 	HT_OK(hl_lock_is_locked(&locked, l));
 	HT_EQ(locked, 0);
 	ht_proxy_cmd(p, "blackhole on");
-	HT_OK(hl_lock_try_acquire(&acquired, l, 400, 20000, NULL));
-	HT_EQ(acquired, 0);
+	HT_RC(hl_lock_try_acquire(&acquired, l, 400, 20000, NULL), HL_ECONNECT);
 	ht_proxy_cmd(p, "blackhole off");
 	HT_OK(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL));
 	HT_EQ(acquired, 1);
@@ -461,25 +464,27 @@ static void deadlines(void)
 	ht_proxy_cmd(p, "blackhole on");
 
 	t0 = ht_now_ms();
-	HT_OK(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL));
-	ht_note("wait 1000 in a black hole: %lld ms",
-	        (long long)(ht_now_ms() - t0));
-	HT_EQ(acquired, 0);
+	/* no answer during the wait: a connection error naming the outage,
+	 * not "not acquired" (issue 23) */
+	HT_RC(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL), HL_ECONNECT);
+	ht_note("wait 1000 in a black hole: %lld ms: %s",
+	        (long long)(ht_now_ms() - t0), hl_error_last());
+	HT_EQ(acquired, 7);
 	HT_RANGE(ht_now_ms() - t0, 950, 1200 + 300 * (ht_scale() - 1));
 
 	/* its grace, and up to 100 ms to take the acquire back */
 	t0 = ht_now_ms();
-	HT_OK(hl_lock_try_acquire(&acquired, l, 0, -1, NULL));
+	HT_RC(hl_lock_try_acquire(&acquired, l, 0, -1, NULL), HL_ECONNECT);
 	ht_note("wait 0 in a black hole: %lld ms",
 	        (long long)(ht_now_ms() - t0));
-	HT_EQ(acquired, 0);
+	HT_EQ(acquired, 7);
 	HT_RANGE(ht_now_ms() - t0, 0, 400 * ht_scale());
 
 	/* a new connection into the black hole: the same bounds */
 	ht_proxy_cmd(p, "reset");
 	t0 = ht_now_ms();
-	HT_OK(hl_lock_try_acquire(&acquired, l, 500, -1, NULL));
-	HT_EQ(acquired, 0);
+	HT_RC(hl_lock_try_acquire(&acquired, l, 500, -1, NULL), HL_ECONNECT);
+	HT_EQ(acquired, 7);
 	HT_RANGE(ht_now_ms() - t0, 450, 800 * ht_scale());
 
 	/* cancel, interrupt and close wake a waiter stuck in the network */
@@ -793,10 +798,88 @@ static void no_false_loss_under_resets(void)
 	ht_proxy_stop(p);
 }
 
+/* ---- issue 23: an outage is not contention ------------------------------
+ * A wait during which Redis never answered fails with HL_ECONNECT naming
+ * the server and the outage; a lock held by someone else stays a plain
+ * "not acquired"; a semaphore's wait follows the same rule. */
+static void outage_not_contention(void)
+{
+	ht_redis *r = ht_redis_start(NULL);
+	hl_client_options o;
+	hl_client *c, *other;
+	hl_lock *l, *lo;
+	hl_semaphore *sem;
+	int acquired = 7;
+	int64_t t0;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 500;
+	o.connect_timeout_ms = 500;
+	o.retry_delay_ms = 100;
+	c = ht_client_url(r->url, &o);
+	other = ht_client(r, 0);
+	l = ht_lock(c, "faults:outage");
+	lo = ht_lock(other, "faults:outage");
+	HT_OK(hl_semaphore_new(&sem, c, HT_S("faults:outage-sem")));
+	HT_OK(hl_semaphore_set_permits(sem, 0));
+
+	/* held by someone else: "not acquired", no error */
+	HT_OK(hl_lock_acquire(lo, -1, NULL));
+	HT_OK(hl_lock_try_acquire(&acquired, l, 300, -1, NULL));
+	HT_EQ(acquired, 0);
+	HT_EQ(ht_hget_int(r, HT_S("faults:outage"), ht_owner(lo)), 1);
+	HT_OK(hl_lock_release(NULL, lo));
+	/* no permits: "not acquired", no error */
+	acquired = 7;
+	HT_OK(hl_semaphore_try_acquire(&acquired, sem, 1, 200, NULL));
+	HT_EQ(acquired, 0);
+
+	/* the server stopped: the wait says so, with the address */
+	ht_redis_stop(r);
+	acquired = 7;
+	t0 = ht_now_ms();
+	HT_RC(hl_lock_try_acquire(&acquired, l, 1000, -1, NULL), HL_ECONNECT);
+	ht_note("stopped server: %s", hl_error_last());
+	HT_CHECKF(strstr(hl_error_last(), r->url) != NULL, "%s",
+	          hl_error_last());
+	HT_CHECKF(strstr(hl_error_last(), "unreachable") != NULL, "%s",
+	          hl_error_last());
+	HT_EQ(acquired, 7);
+	HT_RANGE(ht_now_ms() - t0, 900, 3000 * ht_scale());
+	/* a single attempt says so too */
+	HT_RC2(hl_lock_try_acquire(&acquired, l, 0, -1, NULL), HL_ECONNECT,
+	       HL_EIO);
+	HT_EQ(acquired, 7);
+	/* the semaphore's wait follows the same rule */
+	t0 = ht_now_ms();
+	HT_RC(hl_semaphore_try_acquire(&acquired, sem, 1, 600, NULL),
+	      HL_ECONNECT);
+	ht_note("semaphore: %s", hl_error_last());
+	HT_CHECKF(strstr(hl_error_last(), r->url) != NULL, "%s",
+	          hl_error_last());
+	HT_EQ(acquired, 7);
+	HT_RANGE(ht_now_ms() - t0, 500, 3000 * ht_scale());
+
+	/* back: the same handles acquire again */
+	ht_redis_restart(r);
+	HT_OK(hl_lock_try_acquire(&acquired, l, 5000, -1, NULL));
+	HT_EQ(acquired, 1);
+	HT_EQ(ht_hget_int(r, HT_S("faults:outage"), ht_owner(l)), 1);
+	HT_OK(hl_lock_release(NULL, l));
+	HT_EQ(ht_exists(r, HT_S("faults:outage")), 0);
+
+	hl_semaphore_free(sem);
+	hl_lock_free(lo);
+	hl_lock_free(l);
+	hl_client_free(other);
+	hl_client_free(c);
+	ht_redis_destroy(r);
+}
+
 HT_MAIN(HT_CASE(release_lost_unsent), HT_CASE(release_lost_reply),
         HT_CASE(release_in_outage), HT_CASE(acquire_lands_late),
         HT_CASE(loss_by_clock), HT_CASE(deadlines), HT_CASE(deadline_contended),
         HT_CASE(dead_subscriber), HT_CASE(no_barging),
         HT_CASE(overlap_under_resets), HT_CASE(no_false_loss_under_resets),
         HT_CASE(release_lost_reply_noscript),
-        HT_CASE(acquire_answered_too_late))
+        HT_CASE(acquire_answered_too_late), HT_CASE(outage_not_contention))

@@ -91,7 +91,7 @@
 // `defer m.Unlock()` never takes the process down. [Mutex.Release] returns
 // the same errors instead.
 //
-// A lock taken without a lease (LockContext, Lock, TryLock with lease 0) is
+// A lock taken without a lease (LockContext, Lock, TryLock with lease Watchdog) is
 // kept alive by the client's watchdog: written with the watchdog timeout
 // ([WithWatchdogTimeout], default 30 s) and renewed every third of it while
 // held. If a renewal finds the lock gone or taken by another owner, or Redis

@@ -35,7 +35,10 @@ var (
 	// ErrForked: the client was created in another process.
 	ErrForked = errors.New("hilock: client was created in another process")
 	// ErrConnect: Redis could not be reached (refused, unreachable, timed
-	// out while connecting, or a unix socket that is not there).
+	// out while connecting, or a unix socket that is not there). Also an
+	// acquire whose wait ended without Redis answering any attempt: an
+	// outage is not contention, which is a plain false (see
+	// docs/consistency.md).
 	ErrConnect = errors.New("hilock: cannot connect to Redis")
 	// ErrAuth: Redis refused the credentials of the URL (AUTH failed).
 	ErrAuth = errors.New("hilock: Redis refused the credentials")

@@ -16,8 +16,10 @@ import (
 // dies gives its permits back when their leases end, never later.
 //
 // Leases are wall-clock times in Redis: keep the clocks of the machines in
-// step (NTP). A lease of 0 means none: only a release gives the permit
-// back. An ExpirableSemaphore is cheap (it does not touch Redis) and safe
+// step (NTP). A lease of [NoLease] means none: only a release gives the
+// permit back. A lease of 0 is refused ([ErrInvalid]): it used to mean
+// none, which a Mutex's 0 (the watchdog: freed when the holder dies) made
+// easy to mistake for a safe default (see docs/MIGRATING.md). An ExpirableSemaphore is cheap (it does not touch Redis) and safe
 // for concurrent use; a permit may be released through any
 // ExpirableSemaphore of the same name, on any client, in any process.
 type ExpirableSemaphore struct {
@@ -48,12 +50,16 @@ func (s *ExpirableSemaphore) check() error {
 	return s.err
 }
 
-// leaseMsOf converts a lease: 0 is none (-1), negative is refused.
+// leaseMsOf converts a permit's lease: NoLease is none (-1); 0 and other
+// negative leases are refused.
 func leaseMsOf(op string, lease time.Duration) (int64, error) {
 	switch {
-	case lease < 0:
-		return 0, invalid(op, "negative lease (use 0 for none)")
 	case lease == 0:
+		return 0, invalid(op, "lease 0: use hilock.NoLease for a permit "+
+			"without a lease (only a release gives it back), or a positive lease")
+	case lease < 0 && lease != NoLease:
+		return 0, invalid(op, "negative lease (use hilock.NoLease for none)")
+	case lease == NoLease:
 		return -1, nil
 	}
 	return durationMs(lease), nil

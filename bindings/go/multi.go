@@ -229,21 +229,19 @@ func (l *MultiLock) leaveGates() {
 }
 
 // TryLock tries to acquire, waiting at most wait (0: one attempt per
-// member; negative: as long as ctx allows). lease 0: the watchdog keeps the
-// members alive; a positive lease is each member's fixed lifetime (see
-// Until). It returns true when held, false when the wait ran out (nothing
-// is then held), and ctx.Err() when ctx was done first.
+// member; negative: as long as ctx allows). lease [Watchdog] (or the
+// deprecated 0): the watchdog keeps the members alive; a positive lease is
+// each member's fixed lifetime (see Until). It returns true when held,
+// false when the wait ran out (nothing is then held), and ctx.Err() when
+// ctx was done first.
 func (l *MultiLock) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	if lease < 0 {
-		return false, invalid("lock", "negative lease")
+	leaseMs, err := lockLeaseMs("lock", lease)
+	if err != nil {
+		return false, err
 	}
 	waitMs := int64(-1)
 	if wait >= 0 {
 		waitMs = durationMs(wait)
-	}
-	leaseMs := int64(-1)
-	if lease > 0 {
-		leaseMs = durationMs(lease)
 	}
 	return l.acquire(ctx, waitMs, leaseMs, true)
 }

@@ -182,23 +182,25 @@ func (m *Mutex) LockContext(ctx context.Context) error {
 // covers the wait for the other goroutines holding this Mutex too: with
 // wait 0 a Mutex held by any goroutine of this process gives false at once,
 // as sync.Mutex's TryLock.
-// lease 0 means the watchdog keeps the lock alive while it is held;
-// a positive lease is a fixed lifetime after which Redis frees the lock
-// (rounded up to whole milliseconds; not renewed: if the lock is still held
-// when the lease ends, the hold is lost and Lost is closed then). It returns
-// true when the lock is held, false when the wait ran out, and ctx.Err()
-// when ctx was done first.
+// lease [Watchdog] means the watchdog keeps the lock alive while it is
+// held; a positive lease is a fixed lifetime after which Redis frees the
+// lock (rounded up to whole milliseconds; not renewed: if the lock is still
+// held when the lease ends, the hold is lost and Lost is closed then). A
+// lease of 0 is a deprecated spelling of Watchdog (kept for compatibility;
+// see docs/consistency.md); any other negative lease is refused
+// ([ErrInvalid]). It returns true when the lock is held, false when the
+// wait ran out (someone else holds it), and ctx.Err() when ctx was done
+// first. A wait during which Redis never answered is an error matching
+// [ErrConnect] (and context.DeadlineExceeded too when ctx's deadline ended
+// it), not false.
 func (m *Mutex) TryLock(ctx context.Context, wait, lease time.Duration) (bool, error) {
-	if lease < 0 {
-		return false, invalid("lock", "negative lease")
+	leaseMs, err := lockLeaseMs("lock", lease)
+	if err != nil {
+		return false, err
 	}
 	waitMs := int64(-1)
 	if wait >= 0 {
 		waitMs = durationMs(wait)
-	}
-	leaseMs := int64(-1)
-	if lease > 0 {
-		leaseMs = durationMs(lease)
 	}
 	return m.acquire(ctx, waitMs, leaseMs)
 }
@@ -349,7 +351,7 @@ func (m *Mutex) lockRedis(ctx context.Context, waitMs, leaseMs int64) (bool, err
 		if r0.err != nil {
 			return false, r0.err
 		}
-		d := m.c.await(t, ch, h, ctx.Done())
+		d := m.c.awaitWait(ctx, byDeadline, t, ch, h)
 		r = d.result("lock")
 		r.wasLost = wasLost || r0.wasLost
 		return m.acquired(ctx, r, byDeadline, leaseMs)
@@ -364,7 +366,7 @@ func (m *Mutex) acquired(ctx context.Context, r opResult, byDeadline bool, lease
 		if r.status == statusInterrupted && ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		return false, r.err
+		return false, outageErr(r, byDeadline)
 	}
 	if !r.flag {
 		if err := ctx.Err(); err != nil {

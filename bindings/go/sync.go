@@ -75,7 +75,7 @@ func (c *Client) syncWait(ctx context.Context, op string, waitMs int64,
 		if r0.err != nil {
 			return false, r0.err
 		}
-		d := c.await(t, ch, h, ctx.Done())
+		d := c.awaitWait(ctx, byDeadline, t, ch, h)
 		r = d.result(op)
 	} else {
 		c.mu.RUnlock()
@@ -84,7 +84,7 @@ func (c *Client) syncWait(ctx context.Context, op string, waitMs int64,
 		if r.status == statusInterrupted && ctx.Err() != nil {
 			return false, ctx.Err()
 		}
-		return false, r.err
+		return false, outageErr(r, byDeadline)
 	}
 	if !r.flag {
 		if err := ctx.Err(); err != nil {

@@ -603,7 +603,7 @@ func TestExpirableSemaphoreBasics(t *testing.T) {
 	if err != nil || lt < 50*time.Second || lt > time.Minute {
 		t.Fatalf("LeaseTime = %v, %v", lt, err)
 	}
-	if err := s.UpdateLease(ids[0], 0); err != nil {
+	if err := s.UpdateLease(ids[0], hilock.NoLease); err != nil {
 		t.Fatal(err)
 	}
 	if lt, err := s.LeaseTime(ids[0]); lt != -1 || err != nil {
@@ -1080,7 +1080,7 @@ func TestSyncClosedClient(t *testing.T) {
 	errc := make(chan error, 3*n)
 	for i := 0; i < n; i++ {
 		go func() { errc <- s.Acquire(context.Background(), 1) }()
-		go func() { _, err := x.Acquire(context.Background(), 0); errc <- err }()
+		go func() { _, err := x.Acquire(context.Background(), hilock.NoLease); errc <- err }()
 		go func() { errc <- l.Wait(context.Background()) }()
 	}
 	if !waitFor(10*time.Second, func() bool { return hilock.PendingTasks(c) == 3*n }) {
@@ -1102,7 +1102,7 @@ func TestSyncClosedClient(t *testing.T) {
 		s.ReleaseErr(1),
 		func() error { _, err := s.AvailablePermits(); return err }(),
 		func() error { _, err := s.TrySetPermits(1); return err }(),
-		func() error { _, err := x.TryAcquire(context.Background(), 0, 0); return err }(),
+		func() error { _, err := x.TryAcquire(context.Background(), 0, hilock.NoLease); return err }(),
 		x.Release("00112233445566778899aabbccddeeff"),
 		func() error { _, err := x.Permits(); return err }(),
 		l.Wait(context.Background()),

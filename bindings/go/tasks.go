@@ -10,9 +10,11 @@ package hilock
 // time make a blocking cgo call for the fast path (one attempt, one release).
 
 import (
+	"context"
 	"os"
 	"runtime/cgo"
 	"sync/atomic"
+	"time"
 )
 
 const (
@@ -85,6 +87,45 @@ func (c *Client) await(t *cTask, ch chan taskDone, h cgo.Handle, stop <-chan str
 	select {
 	case d = <-ch:
 	case <-stop:
+		cancelTask(t)
+		d = <-ch
+	}
+	atomic.AddInt64(&c.tasks.pending, -1)
+	freeTask(t)
+	h.Delete()
+	return d
+}
+
+// deadlineGrace is how long a wait whose C deadline is ctx's deadline may
+// take to end by itself after ctx is done: its own end says whether Redis
+// answered (not acquired) or never did (an outage: ErrConnect), which a
+// cancel would hide.
+const deadlineGrace = 200 * time.Millisecond
+
+// awaitWait is await for an acquire's wait task: stopped by ctx, except
+// that when ctx's deadline set the task's own (byDeadline) the task gets
+// deadlineGrace to end by that deadline first.
+func (c *Client) awaitWait(ctx context.Context, byDeadline bool, t *cTask, ch chan taskDone,
+	h cgo.Handle) taskDone {
+	if !byDeadline {
+		return c.await(t, ch, h, ctx.Done())
+	}
+	var d taskDone
+	select {
+	case d = <-ch:
+	case <-ctx.Done():
+		if ctx.Err() == context.DeadlineExceeded {
+			timer := time.NewTimer(deadlineGrace)
+			select {
+			case d = <-ch:
+				timer.Stop()
+				atomic.AddInt64(&c.tasks.pending, -1)
+				freeTask(t)
+				h.Delete()
+				return d
+			case <-timer.C:
+			}
+		}
 		cancelTask(t)
 		d = <-ch
 	}

@@ -869,14 +869,28 @@ local function give_back(g, closing)
 	return true
 end
 
-local acquire_options = {wait = true, lease = true}
+local acquire_options = {wait = true, timeout = true, lease = true}
+
+-- opts.wait, or opts.timeout: the same wait under Python's name (see
+-- docs/consistency.md); both at once is an error.
+local function wait_option(opts, fname, level)
+	local t = opts.timeout
+	if t ~= nil then
+		if opts.wait ~= nil then
+			error(format("bad argument #1 to '%s' (both 'wait' and 'timeout': they are the " ..
+				"same option)", fname), level + 1)
+		end
+		return t
+	end
+	return opts.wait
+end
 
 -- The wait and the lease of an acquire's options table, checked (fname
 -- names the call in messages; level as to_ms's): milliseconds, -1 for as
 -- long as it takes and for the watchdog.
 local function acquire_times(opts, fname, level)
 	opts = check_options(opts, acquire_options, fname, 1, level + 1)
-	local wait_ms = to_ms(opts.wait, "wait", fname, level + 1, -1)
+	local wait_ms = to_ms(wait_option(opts, fname, level + 1), "wait", fname, level + 1, -1)
 	local lease_ms = to_ms(opts.lease, "lease", fname, level + 1, -1)
 	if lease_ms == 0 then
 		error(format("bad option 'lease' to '%s' (lease must be positive)", fname),
@@ -887,7 +901,11 @@ end
 
 --- lock:acquire([opts]) --> guard | false | nil, message, code
 -- opts: {wait = seconds, lease = seconds}, or a number (the wait).
---   wait: nil or math.huge waits as long as it takes; 0 tries once.
+--   wait (or timeout, its other name): nil or math.huge waits as long as
+--   it takes; 0 tries once.
+-- false: the wait ran out with the lock held by someone else. A wait
+-- during which Redis never answered is an error (nil, message,
+-- "HL_ECONNECT"), not false: an outage is not contention.
 --   lease: nil lets the watchdog keep the lock while it is held; a number
 --   makes Redis free the lock after that long.
 -- The guard releases this hold once: guard:release(), or its __close when a
@@ -930,7 +948,7 @@ function Lock:try_acquire(opts)
 	if opts == nil or type(opts) == "number" then
 		return self:acquire({wait = opts or 0})
 	end
-	if type(opts) == "table" and opts.wait == nil then
+	if type(opts) == "table" and opts.wait == nil and opts.timeout == nil then
 		local o = {}
 		for k, v in pairs(opts) do o[k] = v end
 		o.wait = 0
@@ -977,12 +995,15 @@ function Lock:hold_count() return query(self, "hold_count", "hold_count") end
 -- trip. Cleared by the next acquire/release.
 function Lock:lost() return query(self, "lost", "is_lost") end
 
---- lock:ttl() --> seconds the lock has left (a float); -1 if it has no
--- expiry; -2 if it is free | nil, message, code
+--- lock:ttl() --> seconds the lock has left (a float); math.huge if it
+-- has no expiry; false if it is free | nil, message, code
+-- (Python's None and math.inf; nil would read as an error here. These
+-- were -2 and -1 before: see docs/MIGRATING.md.)
 function Lock:ttl()
 	local v, msg, code = query(self, "ttl", "ttl")
 	if v == nil then return nil, msg, code end
-	if v < 0 then return v end
+	if v == -2 then return false end
+	if v < 0 then return huge end
 	return v / 1000
 end
 
@@ -1563,7 +1584,7 @@ function Multi:try_acquire(opts)
 	if opts == nil or type(opts) == "number" then
 		return self:acquire({wait = opts or 0})
 	end
-	if type(opts) == "table" and opts.wait == nil then
+	if type(opts) == "table" and opts.wait == nil and opts.timeout == nil then
 		local o = {}
 		for k, v in pairs(opts) do o[k] = v end
 		o.wait = 0
@@ -1774,7 +1795,8 @@ local function permit_args(fname, a, b, known, default_wait, nmin, nmax, level)
 		n = int_arg(n, 1, fname, "number of permits", nmin, nmax, level + 1)
 	end
 	local wait_ms = default_wait
-	if opts.wait ~= nil then wait_ms = to_ms(opts.wait, "wait", fname, level + 1, -1) end
+	local wait = wait_option(opts, fname, level + 1)
+	if wait ~= nil then wait_ms = to_ms(wait, "wait", fname, level + 1, -1) end
 	local lease_ms = to_ms(opts.lease, "lease", fname, level + 1, -1)
 	if lease_ms == 0 then
 		error(format("bad option 'lease' to '%s' (lease must be positive)", fname), level + 1)
@@ -1909,7 +1931,7 @@ function Client:semaphore(name)
 	return new_sync(self, Semaphore, name, h)
 end
 
-local sem_acquire_options = {n = true, wait = true}
+local sem_acquire_options = {n = true, wait = true, timeout = true}
 
 local function new_permits(sem, n)
 	local g = setmetatable({sem = sem, n = n, done = false}, Permits)
@@ -2105,7 +2127,7 @@ function Client:expirable_semaphore(name)
 	return new_sync(self, ExpSemaphore, name, h)
 end
 
-local xsem_acquire_options = {n = true, wait = true, lease = true}
+local xsem_acquire_options = {n = true, wait = true, timeout = true, lease = true}
 
 local function copy(t)
 	local out = {}
@@ -2190,14 +2212,16 @@ function ExpSemaphore:update_lease(id, lease)
 	return sync_call(self, "update_lease", id, ms)
 end
 
---- xs:lease_time(id) --> seconds left of the permit's lease (a float), -1 if
--- it has none | nil, message, code ("HL_ENOTHELD" when it is not out).
+--- xs:lease_time(id) --> seconds left of the permit's lease (a float),
+-- math.huge if it has none (as update_lease takes it; -1 before: see
+-- docs/MIGRATING.md) | nil, message, code ("HL_ENOTHELD" when it is not
+-- out).
 function ExpSemaphore:lease_time(id)
 	check_sync(self, ExpSemaphore, "lease_time", 2)
 	check_id(id, "lease_time", 2)
 	local v, msg, code = sync_call(self, "lease_time", id)
 	if v == nil then return nil, msg, code end
-	if v < 0 then return v end
+	if v < 0 then return huge end
 	return v / 1000
 end
 

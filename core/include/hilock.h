@@ -135,7 +135,8 @@ typedef struct hl_client_options {
 	                                renewed every third (every tenth
 	                                while replies take longer than a
 	                                tenth); default 30000 */
-	int64_t connect_timeout_ms;  /* default 10000 */
+	int64_t connect_timeout_ms;  /* a connection's whole setup (TCP, TLS,
+	                                the handshake); default 10000 */
 	int64_t command_timeout_ms;  /* one command's reply; default 3000 */
 	int retry_attempts;          /* resends of a failed command (only where
 	                                running it twice changes nothing);
@@ -523,8 +524,10 @@ HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
  * each attempt, each resend and each pause end with it (an attempt that
  * began just before it may take up to 150 ms more, and a wait of 0 gets
  * those 150 ms for its one attempt, and an acquire that may have run
- * gets up to 100 ms more to be taken back; 500 ms after a cancel). Redis not
- * answering in time is "not acquired", and an acquire the caller did not get
+ * gets up to 100 ms more to be taken back; 500 ms after a cancel). A wait
+ * that ends without Redis answering any of its attempts (down, unreachable,
+ * silent) is HL_ECONNECT naming the outage, not "not acquired": an outage
+ * is not contention (docs/consistency.md). An acquire the caller did not get
  * (not acquired, an error, cancelled) never stays held: what it may have
  * written is taken back at once, or, when Redis does not answer that either, in
  * the background until its lease would have ended it (told as HL_EVENT_UNDO
@@ -535,8 +538,9 @@ HL_EXTERN int hl_lock_owner(size_t *out_len, const hl_lock *lock, char *buf,
  * process this client just handed the lock to (wait 0 then answers 0
  * without a round trip).
  * Returns HL_OK (see *out_acquired), HL_EINTERRUPTED (cancel triggered, or
- * hl_client_interrupt()), HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_EIO (Redis
- * unreachable through every retry, within the wait), HL_EREDIS. Any thread;
+ * hl_client_interrupt()), HL_EINVAL, HL_ECLOSED, HL_EFORKED, HL_ECONNECT
+ * (no attempt answered within the wait), HL_EIO (Redis unreachable through
+ * every retry, after it had answered), HL_EREDIS. Any thread;
  * blocks the calling thread only. */
 HL_EXTERN int hl_lock_try_acquire(int *out_acquired, hl_lock *lock,
                                   int64_t wait_ms, int64_t lease_ms,

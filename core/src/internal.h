@@ -290,6 +290,11 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
  * hl__command_ex: the attempt that answered, after any resends. A script
  * that set a lease set it no earlier than this. */
 extern _Thread_local int64_t hl__tl_sent_ms;
+/* Set to 1 by hl__command (never cleared there) when Redis sent anything
+ * back during a round trip, even one that then failed (a reply came but
+ * not the WAIT after it). An acquire clears it before an attempt: an
+ * attempt that timed out having heard from Redis was not an outage. */
+extern _Thread_local int hl__tl_heard;
 /* EVALSHA with NOSCRIPT fallback to EVAL (replicated: as hl__command_ex). */
 int hl__eval(hl_client *c, hl_reply **out, enum hl_script_id id, int nkeys,
              int nargs, const char **args, const size_t *lens, int flags,
@@ -356,7 +361,7 @@ int hl__router_connect_master(hl_client *c, hl_conn **out, uint64_t *epoch,
 int hl__router_one(hl_client *c, hl_conn *conn, hl_reply **out, int argc,
                    const char **argv, const hl_bound *b);
 /* Load every script on conn (SCRIPT LOAD), keeping their hashes. */
-int hl__load_scripts(hl_client *c, hl_conn *conn);
+int hl__load_scripts(hl_client *c, hl_conn *conn, int64_t timeout_ms);
 /* Cluster (router/cluster.c): load the slot map; a MOVED; the replica
  * count of the master at a (caller holds topo_mu; NULL: a is no master of
  * the map). */
@@ -672,8 +677,15 @@ typedef struct hl_wait_spec {
 	 * known (the task attempts again once it has subscribed). */
 	int64_t tried_us;
 	int64_t tried_retry_ms;
-	int64_t hold_back_us;   /* hold back this long before the first
-	                           attempt (a handoff to another process) */
+	int64_t hold_back_us; /* hold back this long before the first
+	                         attempt (a handoff to another process) */
+	/* HL_WAIT_TRIED: the caller's attempt got no answer from Redis
+	 * (HL_EIO, HL_ECONNECT): its message, and when it began (monotonic
+	 * ms). NULL: it was answered (or there was none). A wait that ends
+	 * without any attempt answered fails with HL_ECONNECT (an outage is
+	 * not contention; see hl__outage_fail). */
+	const char *unanswered;
+	int64_t unanswered_since_ms;
 	uint64_t interrupt_gen; /* c->interrupt_gen when the call began */
 	int blocking;           /* a blocking call waits for it: not
 	                           delivered through hl_client_task_next() */
@@ -738,6 +750,15 @@ void hl__engine_free(hl_client *c);
 
 /* Start a task; *out is the caller's (hl_task_free). Caller is inside the
  * client (hl__client_enter). HL_OK, HL_ENOMEM, HL_ESYSTEM. */
+/* HL_ECONNECT for a wait that ended without Redis answering any attempt
+ * since since_ms (monotonic): names the server, how long, and last (the
+ * last attempt's error). An outage must not look like contention. */
+int hl__outage_fail(const hl_client *c, int64_t since_ms, const char *last);
+/* msg of an HL_ETIMEDOUT that ended an attempt, as the cause of an outage:
+ * the bare "the deadline passed" becomes "no reply before the wait ended".
+ */
+const char *hl__timeout_cause(const char *msg);
+
 int hl__task_wait_start(struct hl_task **out, hl_client *c,
                         const hl_wait_spec *spec);
 int hl__task_call_start(struct hl_task **out, hl_client *c,

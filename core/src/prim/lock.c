@@ -911,7 +911,9 @@ static int wait_spec(hl_wait_spec *spec, const hl_lock *lock, uint64_t owner_id,
 static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
                         int64_t local, int64_t lease, const attempt_opts *ao,
                         int64_t deadline, const hl_bound *b, hl_cancel *cancel,
-                        int64_t tried_us, int64_t tried_retry_ms, int *acquired)
+                        int64_t tried_us, int64_t tried_retry_ms,
+                        const char *unanswered, int64_t unanswered_since_ms,
+                        int *acquired)
 {
 	hl_wait_spec spec;
 	hl_task *t;
@@ -925,6 +927,8 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 	spec.first = HL_WAIT_TRIED;
 	spec.tried_us = tried_us;
 	spec.tried_retry_ms = tried_retry_ms;
+	spec.unanswered = unanswered;
+	spec.unanswered_since_ms = unanswered_since_ms;
 	spec.interrupt_gen = b->interrupt_gen;
 	spec.blocking = 1;
 	if ((rc = hl__task_wait_start(&t, lock->client, &spec)) != HL_OK)
@@ -1100,24 +1104,38 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 	}
 	if (!queue_busy) {
 		int64_t tried_us = wait_ms != 0 ? hl__now_us() : 0;
+		int64_t tried_ms = hl__now_ms();
+		char outage[320];
+		outage[0] = '\0';
+		hl__tl_heard = 0;
 		rc = attempt_op(lock, owner_id, owner, lease_ms, &ao, &b,
 		                &acquired, &ttl, NULL);
 		/* a wait outlasts an outage too (see service/task.c) */
 		if ((rc == HL_EIO || rc == HL_ECONNECT) && wait_ms != 0 &&
 		    hl__remaining(deadline) != 0) {
+			snprintf(outage, sizeof(outage), "%s", hl_error_last());
 			rc = HL_OK;
 			tried_us = 0; /* no answer: attempt again */
 		}
+		if (rc == HL_ETIMEDOUT && !hl__tl_heard)
+			/* the whole wait went by in a round trip Redis never
+			 * answered: an outage (or a silent server), not a
+			 * holder */
+			rc = hl__outage_fail(
+			        c, tried_ms,
+			        hl__timeout_cause(hl_error_last()));
 		if (rc == HL_OK && !acquired && wait_ms != 0) {
 			waited = 1;
-			rc = slow_acquire(lock, owner_id, owner, local,
-			                  lease_ms, &ao, deadline, &b, cancel,
-			                  tried_us, ttl, &acquired);
+			rc = slow_acquire(
+			        lock, owner_id, owner, local, lease_ms, &ao,
+			        deadline, &b, cancel, tried_us, ttl,
+			        outage[0] ? outage : NULL, tried_ms, &acquired);
 		}
 	} else {
 		waited = 1;
 		rc = slow_acquire(lock, owner_id, owner, local, lease_ms, &ao,
-		                  deadline, &b, cancel, 0, -1, &acquired);
+		                  deadline, &b, cancel, 0, -1, NULL, 0,
+		                  &acquired);
 	}
 	/* A fair lock's waiter that did not get it leaves the queue, so
 	 * those behind it need not wait out its deadline (a wait's task did

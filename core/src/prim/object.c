@@ -368,6 +368,10 @@ int64_t hl__io_deadline(const hl_client *c, int64_t deadline_ms)
 	return deadline_ms;
 }
 
+/* The first attempt's error when Redis did not answer it, for the task
+ * that takes over (it copies it at its start, on this thread). */
+static _Thread_local char outage[320];
+
 int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
                       int *done, int *result)
 {
@@ -383,15 +387,24 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 		return HL_OK; /* queue behind them, through the task */
 	hl__bound_init(&b, c, spec->io_deadline_ms, cancel, 1);
 	tried_us = hl__now_us();
+	hl__tl_heard = 0;
 	rc = spec->ops->attempt(spec->arg, &b, &acquired, &retry);
 	if (rc == HL_OK && (acquired || spec->once)) {
 		*done = 1;
 		*result = acquired;
 		return HL_OK;
 	}
-	if (rc == HL_ETIMEDOUT) { /* the wait ended in the round trip */
+	if (rc == HL_ETIMEDOUT && hl__tl_heard) {
+		/* the wait ended in a round trip Redis was answering */
 		*done = 1;
 		return HL_OK;
+	}
+	if (rc == HL_ETIMEDOUT) {
+		/* the wait ended in a round trip Redis never answered: an
+		 * outage (or a silent server), not contention */
+		*done = 1;
+		return hl__outage_fail(c, tried_us / 1000,
+		                       hl__timeout_cause(hl_error_last()));
 	}
 	if (rc == HL_OK ||
 	    ((rc == HL_EIO || rc == HL_ECONNECT) && !spec->once &&
@@ -402,6 +415,11 @@ int hl__first_attempt(hl_client *c, hl_wait_spec *spec, hl_cancel *cancel,
 		spec->first = HL_WAIT_TRIED;
 		spec->tried_us = rc == HL_OK ? tried_us : 0;
 		spec->tried_retry_ms = retry;
+		if (rc != HL_OK) {
+			snprintf(outage, sizeof(outage), "%s", hl_error_last());
+			spec->unanswered = outage;
+			spec->unanswered_since_ms = tried_us / 1000;
+		}
 		return HL_OK;
 	}
 	*done = 1;

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 /* Load every script once; EVALSHA then needs only their hashes. */
-int hl__load_scripts(hl_client *c, hl_conn *conn)
+int hl__load_scripts(hl_client *c, hl_conn *conn, int64_t timeout_ms)
 {
 	const char *argv[HL_SCRIPT_COUNT][3];
 	size_t lens[HL_SCRIPT_COUNT][3];
@@ -50,8 +50,7 @@ int hl__load_scripts(hl_client *c, hl_conn *conn)
 		lensp[i] = lens[i];
 	}
 	rc = hl__conn_roundtrip(conn, HL_SCRIPT_COUNT, argcs, argvp, lensp,
-	                        replies, &sent, NULL,
-	                        c->conf.command_timeout_ms);
+	                        replies, &sent, NULL, timeout_ms);
 	for (i = 0; i < HL_SCRIPT_COUNT; i++) {
 		hl_reply *r = replies[i];
 		if (rc == HL_OK) {
@@ -769,6 +768,7 @@ static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
 }
 
 _Thread_local int64_t hl__tl_sent_ms;
+_Thread_local int hl__tl_heard;
 
 int hl__command_ex(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sentp,
@@ -799,7 +799,7 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
 		*replicated = -1;
 	for (attempt = 0;; attempt++) {
 		hl_conn *conn;
-		uint64_t epoch = 0;
+		uint64_t epoch = 0, reads;
 		hl_fence f[HL_FENCES_PER_TRIP];
 		char ids[HL_FENCES_PER_TRIP][24], waitn[16], waitms[24];
 		const char *fargv[HL_FENCES_PER_TRIP][6], *wargv[3];
@@ -913,11 +913,14 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
 				lensp[n++] = infolens;
 			}
 		}
+		reads = hl__conn_reads(conn);
 		hl__tl_sent_ms = hl__now_ms();
 		rc = hl__conn_roundtrip(
 		        conn, n, argcs, argvp, lensp, replies, &sent, b,
 		        c->conf.command_timeout_ms +
 		                (wi >= 0 ? c->conf.wait_timeout_ms : 0));
+		if (rc == HL_OK || hl__conn_reads(conn) != reads)
+			hl__tl_heard = 1;
 		if (rc == HL_OK) {
 			hl_reply *r = replies[ci];
 			if (nf)
@@ -1039,11 +1042,21 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
 		/* A broken pooled connection is common after a restart and
 		 * costs nothing to replace: retry the first time at once. */
 		if (attempt > 0 || rc == HL_ECONNECT) {
-			int prc = pause_for_topology(
+			char last[256];
+			int prc;
+			snprintf(last, sizeof(last), "%s", hl_error_last());
+			prc = pause_for_topology(
 			        c,
 			        hl__jitter_delay(c->conf.retry_delay_ms,
 			                         attempt),
 			        b);
+			if (prc == HL_ETIMEDOUT)
+				/* the wait ended between tries: say why they
+				 * failed (an outage is no mere deadline) */
+				prc = hl__fail(HL_ETIMEDOUT,
+				               "the deadline passed while "
+				               "retrying: %s",
+				               last);
 			if (prc != HL_OK) {
 				rc = prc;
 				break;
@@ -1211,6 +1224,7 @@ int hl__router_start(hl_client *c)
 	const hl_url *u = &c->conf.url;
 	hl_bound b;
 	int rc, tries;
+	int64_t start = hl__now_ms(), left;
 	hl__bound_plain(&b,
 	                hl__now_ms() + c->conf.connect_timeout_ms +
 	                        c->conf.command_timeout_ms,
@@ -1251,7 +1265,15 @@ int hl__router_start(hl_client *c)
 	if (rc != HL_OK)
 		return rc;
 	hl__router_master(c, &c->pool[0].addr, &c->pool[0].epoch);
-	return hl__load_scripts(c, c->pool[0].conn);
+	/* within command_timeout_ms, and (but for a short floor, so that a
+	 * slow but answering server is not refused) connect_timeout_ms of
+	 * the start */
+	left = start + c->conf.connect_timeout_ms - hl__now_ms();
+	if (left < 250)
+		left = 250;
+	if (left > c->conf.command_timeout_ms)
+		left = c->conf.command_timeout_ms;
+	return hl__load_scripts(c, c->pool[0].conn, left);
 }
 
 int hl__router_watch(hl_client *c)

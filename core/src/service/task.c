@@ -74,6 +74,12 @@ struct hl_task {
 	/* The attempt made just before it subscribed: when it began
 	 * (hl__now_us(); 0: none known) and the retry it answered. */
 	int64_t tried_us, tried_retry_ms;
+	/* K_WAIT: an attempt got an answer from Redis (taken, or an error
+	 * reply); else since when none did, and the last attempt's error
+	 * ("": no attempt failed for want of an answer). */
+	int answered;
+	int64_t outage_since_ms;
+	char outage[HL_TASK_MSG_LEN];
 	int waiting; /* counted in the client's waiting gauge */
 	int caller;  /* a blocking caller waits for it and runs its steps
 	                itself: when ready it is not in engine->ready, its
@@ -541,6 +547,43 @@ static void finish_wait(hl_client *c, hl_task *t, int status, int result,
 	complete(c, t, status, result, msg);
 }
 
+const char *hl__timeout_cause(const char *msg)
+{
+	if (!msg || !*msg || strcmp(msg, "the deadline passed") == 0)
+		return "no reply before the wait ended";
+	return msg;
+}
+
+int hl__outage_fail(const hl_client *c, int64_t since_ms, const char *last)
+{
+	int64_t ms = hl__now_ms() - since_ms;
+	char cause[HL_TASK_MSG_LEN];
+	/* last may be hl_error_last(), which hl__fail overwrites */
+	snprintf(cause, sizeof(cause), "%s", last && *last ? last : "no reply");
+	return hl__fail(HL_ECONNECT,
+	                "redis unreachable: no attempt got an answer from %s "
+	                "in %lld ms of waiting (an outage, not a holder); "
+	                "last error: %s",
+	                c->conf.url_text, (long long)(ms < 0 ? 0 : ms), cause);
+}
+
+static void copy_msg(char *dst, size_t len);
+
+/* A wait that ends without acquiring: not acquired (HL_OK, 0) when Redis
+ * answered at least one attempt; HL_ECONNECT naming the outage when every
+ * attempt went unanswered. Caller holds wait_mu. */
+static void finish_unacquired(hl_client *c, hl_task *t)
+{
+	char msg[HL_TASK_MSG_LEN];
+	if (t->answered || !t->outage[0]) {
+		finish_wait(c, t, HL_OK, 0, NULL);
+		return;
+	}
+	hl__outage_fail(c, t->outage_since_ms, t->outage);
+	copy_msg(msg, sizeof(msg));
+	finish_wait(c, t, HL_ECONNECT, 0, msg);
+}
+
 static const char *stop_msg(int why)
 {
 	return why == HL_ECLOSED ? "the client was closed while waiting"
@@ -732,7 +775,7 @@ static void step_wait(hl_client *c, hl_task *t)
 		return;
 	}
 	if (!t->once && t->attempted && hl__remaining(t->deadline_ms) == 0) {
-		finish_wait(c, t, HL_OK, 0, NULL);
+		finish_unacquired(c, t);
 		return;
 	}
 	gen = t->sub ? t->sub->gen : 0;
@@ -741,10 +784,23 @@ static void step_wait(hl_client *c, hl_task *t)
 	t->attempted = 1;
 	tried_us = t->phase == P_FRESH ? hl__now_us() : 0;
 	pthread_mutex_unlock(&c->wait_mu);
+	hl__tl_heard = 0;
 	rc = ops->attempt(t->arg, &b, &acquired, &retry);
 	if (rc != HL_OK)
 		copy_msg(msg, sizeof(msg));
 	pthread_mutex_lock(&c->wait_mu);
+	if ((rc != HL_EIO && rc != HL_ECONNECT && rc != HL_ETIMEDOUT) ||
+	    (rc == HL_ETIMEDOUT && hl__tl_heard)) {
+		t->answered = 1;
+	} else if (!t->answered) {
+		/* no answer (down, unreachable, silent): remembered, so that
+		 * a wait that never hears from Redis says so */
+		if (!t->outage[0])
+			t->outage_since_ms =
+			        tried_us ? tried_us / 1000 : hl__now_ms();
+		snprintf(t->outage, sizeof(t->outage), "%s",
+		         rc == HL_ETIMEDOUT ? hl__timeout_cause(msg) : msg);
+	}
 
 	if (rc == HL_OK && acquired) {
 		if (t->stop == HL_EINTERRUPTED) {
@@ -781,11 +837,17 @@ static void step_wait(hl_client *c, hl_task *t)
 		/* The wait ended inside a round trip Redis did not answer in
 		 * time: not acquired, as far as anyone can tell (an acquire
 		 * that lands later is not this caller's: nothing renews it,
-		 * and the owner's next acquire or release folds it away). */
-		finish_wait(c, t, HL_OK, 0, NULL);
+		 * and the owner's next acquire or release folds it away);
+		 * an outage if no attempt was ever answered. */
+		finish_unacquired(c, t);
 		return;
 	}
 	if (rc != HL_OK) {
+		if ((rc == HL_EIO || rc == HL_ECONNECT) && !t->once &&
+		    !t->answered && t->stop == HL_OK) {
+			finish_unacquired(c, t); /* the outages ran out */
+			return;
+		}
 		finish_wait(c, t, rc, 0, msg);
 		return;
 	}
@@ -933,7 +995,7 @@ static void timer_fired(hl_client *c, hl_task *t, int64_t now)
 	if (t->kind == K_WAIT && (t->attempted || t->phase == P_GATED) &&
 	    !t->once && t->deadline_ms >= 0 && now >= t->deadline_ms) {
 		/* the wait ran out (in the queue, or between attempts) */
-		finish_wait(c, t, HL_OK, 0, NULL);
+		finish_unacquired(c, t);
 		return;
 	}
 	make_ready(e, t);
@@ -1120,6 +1182,15 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 	if (t->attempted) {
 		t->tried_us = spec->tried_us;
 		t->tried_retry_ms = spec->tried_retry_ms;
+		/* a known tried_us: that attempt was answered */
+		t->answered = spec->tried_us != 0;
+		if (spec->unanswered && !t->answered) {
+			snprintf(t->outage, sizeof(t->outage), "%s",
+			         spec->unanswered);
+			t->outage_since_ms = spec->unanswered_since_ms > 0
+			                             ? spec->unanswered_since_ms
+			                             : hl__now_ms();
+		}
 	}
 	t->interruptible = 1;
 	t->interrupt_gen = spec->interrupt_gen;
@@ -1302,7 +1373,7 @@ static void expire(hl_client *c, hl_task *t)
 		/* as the timer does: a wait makes its first attempt */
 		if (t->phase != P_GIVE_UP && !t->once &&
 		    (t->attempted || t->phase == P_GATED))
-			finish_wait(c, t, HL_OK, 0, NULL);
+			finish_unacquired(c, t);
 	} else if (t->kind == K_WATCH) {
 		pthread_mutex_unlock(&c->wait_mu);
 		pthread_mutex_lock(&c->hold_mu);

@@ -84,6 +84,7 @@ struct hl_conn {
 	long long server_id;  /* CLIENT INFO id; -1 unknown */
 	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
 	int64_t last_read_ms; /* when data last arrived */
+	uint64_t reads;       /* reads that brought data */
 	/* A plain socket is blocking, and a read waits at most this long
 	 * (SO_RCVTIMEO), so that one recv() waits for a reply where poll()
 	 * and recv() took two system calls; every other call on it is
@@ -165,6 +166,11 @@ int64_t hl__conn_last_read(const hl_conn *conn)
 	return conn->last_read_ms;
 }
 
+uint64_t hl__conn_reads(const hl_conn *conn)
+{
+	return conn->reads;
+}
+
 long long hl__conn_server_id(const hl_conn *conn, const char **addr)
 {
 	*addr = conn->server_addr;
@@ -183,9 +189,19 @@ static int set_socket_options(int fd, int tcp)
 	return 0;
 }
 
-/* Start a non-blocking connect and wait for it within the bound. */
+/* The connection's deadline: connect_timeout_ms from its start, or the
+ * bound's if earlier. Every step of a connection's setup (each address
+ * tried, TLS, the handshake's round trip) ends by it. */
+static int64_t conn_deadline(const hl_conf *conf, const hl_bound *b)
+{
+	return io_deadline(b, conf->connect_timeout_ms);
+}
+
+/* Start a non-blocking connect and wait for it within the bound, until
+ * deadline (see conn_deadline). */
 static int connect_addr(int *out, int family, const struct sockaddr *sa,
-                        socklen_t salen, const hl_conf *conf, const hl_bound *b)
+                        socklen_t salen, const hl_conf *conf, const hl_bound *b,
+                        int64_t deadline)
 {
 	int fd, rc, err = 0;
 	socklen_t errlen = sizeof(err);
@@ -202,9 +218,8 @@ static int connect_addr(int *out, int family, const struct sockaddr *sa,
 		return rc;
 	}
 	if (rc < 0) {
-		rc = wait_fd(fd, POLLOUT,
-		             io_deadline(b, conf->connect_timeout_ms), b,
-		             "connect", conf->connect_timeout_ms);
+		rc = wait_fd(fd, POLLOUT, deadline, b, "connect",
+		             conf->connect_timeout_ms);
 		if (rc == HL_EIO)
 			rc = hl__fail(HL_ECONNECT,
 			              "connection not established within "
@@ -226,7 +241,7 @@ static int connect_addr(int *out, int family, const struct sockaddr *sa,
 }
 
 static int connect_socket(int *out, const hl_conf *conf, const hl_addr *addr,
-                          const hl_bound *b)
+                          const hl_bound *b, int64_t deadline)
 {
 	if (addr->path[0]) {
 		struct sockaddr_un sun;
@@ -236,7 +251,7 @@ static int connect_socket(int *out, const hl_conf *conf, const hl_addr *addr,
 			return hl__fail(HL_EINVAL, "unix socket path too long");
 		strcpy(sun.sun_path, addr->path);
 		return connect_addr(out, AF_UNIX, (struct sockaddr *)&sun,
-		                    sizeof(sun), conf, b);
+		                    sizeof(sun), conf, b, deadline);
 	} else {
 		struct addrinfo hints, *res = NULL, *ai;
 		char port[16];
@@ -254,7 +269,7 @@ static int connect_socket(int *out, const hl_conf *conf, const hl_addr *addr,
 			hl__fail(rc, "no address for %s", addr->host);
 		for (ai = res; ai; ai = ai->ai_next) {
 			rc = connect_addr(out, ai->ai_family, ai->ai_addr,
-			                  ai->ai_addrlen, conf, b);
+			                  ai->ai_addrlen, conf, b, deadline);
 			/* A stop (deadline, cancel, close) ends the search. */
 			if (rc == HL_OK || rc != HL_ECONNECT)
 				break;
@@ -284,7 +299,7 @@ static int answers_plain_resp(const hl_conf *conf, const hl_addr *addr,
 		hl__bound_plain(&pb, -1, NULL);
 	if (pb.deadline_ms < 0 || pb.deadline_ms > deadline)
 		pb.deadline_ms = deadline;
-	if (connect_socket(&fd, conf, addr, &pb) != HL_OK)
+	if (connect_socket(&fd, conf, addr, &pb, deadline) != HL_OK)
 		return 0;
 	if (hl__send(fd, "PING\r\n", 6, 0) == 6 &&
 	    wait_fd(fd, POLLIN, deadline, &pb, "probe", 0) == HL_OK) {
@@ -311,9 +326,8 @@ static int answers_plain_resp(const hl_conf *conf, const hl_addr *addr,
  * PING on a second connection tells a plain Redis port (which would let
  * the handshake wait for the whole timeout) from a slow TLS server. */
 static int tls_connect(hl_conn *conn, const hl_conf *conf, const hl_addr *addr,
-                       const hl_bound *b)
+                       const hl_bound *b, int64_t deadline)
 {
-	int64_t deadline = io_deadline(b, conf->connect_timeout_ms);
 	int64_t probe_at =
 	        hl__now_ms() + (conf->connect_timeout_ms / 2 < 250
 	                                ? conf->connect_timeout_ms / 2
@@ -445,6 +459,7 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 	enum hl_sent sent;
 	char dbbuf[16];
 	const char *what[4];
+	int64_t deadline = conn_deadline(conf, b), left;
 
 	conn = calloc(1, sizeof(*conn));
 	if (!conn)
@@ -457,9 +472,10 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	node_label(label, sizeof(label), conf, addr, kind);
-	if ((rc = connect_socket(&conn->fd, conf, addr, b)) != HL_OK ||
+	if ((rc = connect_socket(&conn->fd, conf, addr, b, deadline)) !=
+	            HL_OK ||
 	    (conf->url.tls && !addr->path[0] &&
-	     (rc = tls_connect(conn, conf, addr, b)) != HL_OK)) {
+	     (rc = tls_connect(conn, conf, addr, b, deadline)) != HL_OK)) {
 		hl__conn_free(conn);
 		return hl__fail_wrap(rc, "%s", label);
 	}
@@ -515,8 +531,33 @@ int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
 		argvp[i] = argv[i];
 		lensp[i] = lens[i];
 	}
+	/* Each reply within command_timeout_ms, and the whole setup (TCP,
+	 * TLS, this round trip) within connect_timeout_ms: a server that
+	 * accepts and never answers is told within connect_timeout_ms. */
+	left = deadline - hl__now_ms();
+	if (left > conf->command_timeout_ms)
+		left = conf->command_timeout_ms;
+	if (left <= 0) {
+		hl__conn_free(conn);
+		return hl__fail(HL_ECONNECT,
+		                "%s: handshake: no time left within "
+		                "connect_timeout_ms (%lld ms)",
+		                label, (long long)conf->connect_timeout_ms);
+	}
 	rc = hl__conn_roundtrip(conn, n, argcs, argvp, lensp, replies, &sent, b,
-	                        conf->command_timeout_ms);
+	                        left);
+	if (rc == HL_EIO && !conn->peer_closed && hl__now_ms() >= deadline &&
+	    left < conf->command_timeout_ms) {
+		for (i = 0; i < n; i++)
+			if (replies[i])
+				hl__reply_free(replies[i]);
+		hl__conn_free(conn);
+		return hl__fail(HL_ECONNECT,
+		                "%s: handshake: no answer within "
+		                "connect_timeout_ms (%lld ms): the server "
+		                "accepted the connection but said nothing",
+		                label, (long long)conf->connect_timeout_ms);
+	}
 	if (rc != HL_OK) {
 		for (i = 0; i < n; i++)
 			if (replies[i])
@@ -651,6 +692,7 @@ static int tls_read_some(hl_conn *conn)
 		if (redisReaderFeed(conn->reader, buf, n) != REDIS_OK)
 			return hl__fail(HL_ENOMEM, "out of memory");
 		conn->last_read_ms = hl__now_ms();
+		conn->reads++;
 	}
 	return HL_OK;
 }
@@ -682,6 +724,7 @@ static int plain_recv(hl_conn *conn, int flags, int *got)
 	if (redisReaderFeed(conn->reader, buf, (size_t)n) != REDIS_OK)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	conn->last_read_ms = hl__now_ms();
+	conn->reads++;
 	*got = 1;
 	return HL_OK;
 }

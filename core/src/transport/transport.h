@@ -104,6 +104,9 @@ int hl__conn_fd(const hl_conn *conn);
 int hl__conn_pending_output(const hl_conn *conn);
 /* When data last arrived (monotonic ms). */
 int64_t hl__conn_last_read(const hl_conn *conn);
+/* How many reads brought data on conn (ever): a change tells that Redis
+ * sent something. */
+uint64_t hl__conn_reads(const hl_conn *conn);
 /* This connection as the server knows it (CLIENT INFO): its id (-1 if
  * unknown) and, in *addr, its address as the server sees it. */
 long long hl__conn_server_id(const hl_conn *conn, const char **addr);

@@ -128,7 +128,15 @@ def _encode_name(name: Name) -> bytes:
 
 
 def _wait_ms(blocking: bool, timeout: float) -> int:
-    """threading's acquire(blocking, timeout) rules, as a C wait in ms."""
+    """threading's acquire(blocking, timeout) rules, as a C wait in ms.
+
+    ``blocking`` must be a bool: ``acquire(5)`` would otherwise wait forever
+    (threading reads 5 as ``blocking=True``) where the caller meant five
+    seconds, so it raises TypeError, as :meth:`Semaphore.acquire` does
+    (docs/consistency.md)."""
+    if not isinstance(blocking, bool):
+        raise TypeError("blocking must be a bool, not %s (the wait is the keyword argument "
+                        "timeout=, e.g. acquire(timeout=5))" % type(blocking).__name__)
     if not blocking:
         if timeout != -1:
             raise E.InvalidArgumentError("can't specify a timeout for a non-blocking call")
@@ -136,6 +144,11 @@ def _wait_ms(blocking: bool, timeout: float) -> int:
     if timeout is None or timeout == -1:
         return -1
     return ms(timeout, "timeout")
+
+
+# Redis unreachable: a wait outlasts it (and, if Redis never answers
+# during the wait, says so with ConnectionError rather than False).
+_OUTAGE = (lib.HL_EIO, lib.HL_ECONNECT)
 
 
 def _safe_url(url: str) -> str:
@@ -1015,8 +1028,12 @@ class Lock:
         Waits as long as it takes (``timeout=-1``), at most ``timeout``
         seconds, or not at all (``blocking=False``). Returns True if the
         lock is now held by the caller (its hold count grew), False if the
-        wait ran out. ``lease``: seconds after which Redis frees the lock,
-        or None to hold it with the watchdog; by default the lock's own.
+        wait ran out with the lock held by someone else. A wait during which
+        Redis never answered raises :class:`ConnectionError` instead (an
+        outage is not contention). ``blocking`` must be a bool
+        (``acquire(5)`` raises TypeError: the wait is ``timeout=5``).
+        ``lease``: seconds after which Redis frees the lock, or None to hold
+        it with the watchdog; by default the lock's own.
 
         Ctrl-C interrupts the wait (:class:`KeyboardInterrupt` is raised
         and the lock is not taken). The GIL is released while waiting.
@@ -1034,7 +1051,8 @@ class Lock:
             else:
                 rc = _c_try_once_wd(self._handle) if lease_ms == -1 else \
                     _c_try_acquire(self._handle, 0, lease_ms)
-                if rc == 0:
+                if rc == 0 or rc in _OUTAGE:
+                    # taken, or Redis unreachable: the wait rides it out
                     return self._wait_main_thread(self._handle, -1, lease_ms)
             if rc < 0:
                 raise error_for(rc, last_detail())
@@ -1058,7 +1076,7 @@ class Lock:
         # Main thread: signals are handled here, and only between bytecodes.
         start = time.monotonic()
         rc, acquired, detail = _try_acquire(handle, 0, lease_ms, NULL)
-        if rc:
+        if rc and not (rc in _OUTAGE and wait_ms != 0):
             raise error_for(rc, detail)
         if acquired:
             return True

@@ -79,8 +79,10 @@ class LockTimeout(HilockError, TimeoutError):
 
 
 class ConnectionError(HilockError, builtins.ConnectionError):
-    """Redis cannot be reached, or the connection broke. Also the builtin
-    :class:`ConnectionError`."""
+    """Redis cannot be reached, or the connection broke. Also raised by an
+    acquire (and a ``with`` block) whose wait ended without Redis answering
+    any attempt: an outage is not contention, which is a plain ``False``
+    (see docs/consistency.md). Also the builtin :class:`ConnectionError`."""
 
 
 class AuthenticationError(ConnectionError):
