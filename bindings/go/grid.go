@@ -344,14 +344,14 @@ func (o *object) ClearExpire(ctx context.Context) (bool, error) {
 }
 
 // TTL is the object's remaining time to live. ok is false when it does not
-// exist; without an expiry ttl is -1 with ok true (as Mutex.TTL).
+// exist; without an expiry ttl is NoExpiry with ok true (as Mutex.TTL).
 func (o *object) TTL(ctx context.Context) (ttl time.Duration, ok bool, err error) {
 	v, err := o.common(ctx, 4, "ttl", 0)
 	if err != nil || v == -2 {
 		return 0, false, err
 	}
 	if v == -1 {
-		return -1, true, nil
+		return NoExpiry, true, nil
 	}
 	return time.Duration(v) * time.Millisecond, true, nil
 }

@@ -2538,12 +2538,13 @@ function GridObject:clear_expire()
 	if v == nil then return nil, m, c end
 	return v ~= 0
 end
---- obj:ttl() --> seconds left; -1 without an expiry; -2 when it does not
--- exist (as lock:ttl())
+--- obj:ttl() --> seconds left; math.huge without an expiry; false when it
+-- does not exist (as lock:ttl(); docs/consistency.md)
 function GridObject:ttl()
 	local v, m, c = grid_common(self, "ttl", 4)
 	if v == nil then return nil, m, c end
-	if v < 0 then return v end
+	if v == -2 then return false end
+	if v < 0 then return huge end
 	return v / 1000
 end
 
