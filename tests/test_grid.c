@@ -465,6 +465,18 @@ static void cluster(void)
 		HT_EQ(hl_value_type(v), HL_VALUE_NIL);
 		hl_value_free(v);
 		hl_object_free(b);
+		/* a blocking command goes to its key's node (no MOVED) */
+		{
+			char q[32];
+			const char *argv[3] = {"BLPOP", q, "0.02"};
+			size_t lens[3] = {5, 0, 4};
+			snprintf(q, sizeof q, "grid:clq:%d", i);
+			lens[1] = strlen(q);
+			HT_OK(hl_client_command_blocking(&v, c, 3, argv, lens,
+			                                 NULL, 0, 5000, NULL));
+			HT_EQ(hl_value_type(v), HL_VALUE_NIL);
+			hl_value_free(v);
+		}
 	}
 	hl_client_free(c);
 	ht_cluster_destroy(cl);

@@ -146,7 +146,7 @@ static int unblock(hl_client *c, const hl_addr *a, hl_conn *conn)
 	return rc;
 }
 
-int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
+static int blocking_once(hl_client *c, hl_reply **out, int argc,
                          const char **argv, const size_t *lens, const char *key,
                          size_t keylen, int64_t wait_ms, const hl_bound *b,
                          enum hl_sent *sent)
@@ -239,4 +239,39 @@ int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
 	if (sent)
 		*sent = HL_SENT_NOTHING;
 	return HL_OK; /* it took something before the unblock: the caller's */
+}
+
+/* A redirection or a cluster not ready: nothing ran, ask again where. */
+static int misrouted(const hl_reply *r)
+{
+	const char *e;
+	if (!r || hl__reply_type(r) != HL_REPLY_ERROR)
+		return 0;
+	e = hl__reply_str(r);
+	return strncmp(e, "MOVED", 5) == 0 || strncmp(e, "ASK", 3) == 0 ||
+	       strncmp(e, "TRYAGAIN", 8) == 0 ||
+	       strncmp(e, "CLUSTERDOWN", 11) == 0 ||
+	       strncmp(e, "READONLY", 8) == 0;
+}
+
+int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
+                         const char **argv, const size_t *lens, const char *key,
+                         size_t keylen, int64_t wait_ms, const hl_bound *b,
+                         enum hl_sent *sent)
+{
+	int attempt, rc = HL_OK;
+	for (attempt = 0; attempt < 5; attempt++) {
+		rc = blocking_once(c, out, argc, argv, lens, key, keylen,
+		                   wait_ms, b, sent);
+		if (rc != HL_OK || !misrouted(*out))
+			return rc;
+		hl__reply_free(*out);
+		*out = NULL;
+		hl__router_suspect(c, b);
+		if ((rc = hl__pause(c, 20 << attempt, b)) != HL_OK)
+			return rc;
+	}
+	return hl__fail(HL_EIO,
+	                "blocking %.40s: the node of its key kept moving",
+	                argv[0]);
 }
