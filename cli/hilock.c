@@ -1809,9 +1809,32 @@ out:
 
 /* ---- list -------------------------------------------------------------------
  */
-/* One hash SCAN found on a node: its line. */
-static int list_key(hl_client *c, const char *key)
+/* A read of one key (key, klen: binary-safe) with C-string words around
+ * it: words[0] KEY words[1..]. */
+static int rq_key(hl_client *c, hl_value **out, const char *key, size_t klen,
+                  int nwords, const char *const *words)
 {
+	const char *argv[MAXWORDS];
+	size_t lens[MAXWORDS];
+	int i, n = 0;
+	argv[n] = words[0];
+	lens[n++] = strlen(words[0]);
+	argv[n] = key;
+	lens[n++] = klen;
+	for (i = 1; i < nwords && n < MAXWORDS; i++) {
+		argv[n] = words[i];
+		lens[n++] = strlen(words[i]);
+	}
+	return hl_client_command(out, c, n, argv, lens, NULL, 0, 1);
+}
+
+/* One hash SCAN found on a node (its name binary-safe): its line. */
+static int list_key(hl_client *c, const char *key, size_t klen)
+{
+	static const char *const hlen[] = {"HLEN"}, *const pttl[] = {"PTTL"},
+	                         *const exists[] = {"EXISTS"},
+	                         *const hmget[] = {"HMGET", "mode", "rate",
+	                                           "interval", "type"};
 	hl_value *len = NULL, *f = NULL, *ttl = NULL, *q = NULL;
 	const char *mode;
 	char *queue = NULL;
@@ -1819,11 +1842,10 @@ static int list_key(hl_client *c, const char *key)
 	long long holders, queued = 0;
 	int rc;
 
-	if ((rc = rq(c, &len, NULL, "HLEN", key, NULL)) != HL_OK ||
-	    (rc = rq(c, &f, NULL, "HMGET", key, "mode", "rate", "interval",
-	             "type", NULL)) != HL_OK ||
-	    (rc = rq(c, &ttl, NULL, "PTTL", key, NULL)) != HL_OK) {
-		rc = fail_hl(rc, "HLEN/HMGET/PTTL \"%s\"", key);
+	if ((rc = rq_key(c, &len, key, klen, 1, hlen)) != HL_OK ||
+	    (rc = rq_key(c, &f, key, klen, 5, hmget)) != HL_OK ||
+	    (rc = rq_key(c, &ttl, key, klen, 1, pttl)) != HL_OK) {
+		rc = fail_hl(rc, "HLEN/HMGET/PTTL \"%.*s\"", (int)klen, key);
 		goto out;
 	}
 	holders = vnum(len);
@@ -1834,11 +1856,22 @@ static int list_key(hl_client *c, const char *key)
 	 * the same node; a name whose derived keys would be elsewhere in a
 	 * cluster is not a lock the library can take, and gets no fair
 	 * check). */
-	if (!mode && hl_lock_new_kind(&fair, c, HL_LOCK_FAIR, key,
-	                              strlen(key)) == HL_OK) {
-		queue = derived("redisson_lock_queue:", key, "");
-		if ((rc = rq(c, &q, NULL, "EXISTS", queue, NULL)) != HL_OK) {
-			rc = fail_hl(rc, "EXISTS %s", queue);
+	if (!mode &&
+	    hl_lock_new_kind(&fair, c, HL_LOCK_FAIR, key, klen) == HL_OK) {
+		size_t ql = strlen("redisson_lock_queue:") + klen + 2;
+		int braces = memchr(key, '{', klen) == NULL;
+		if (!(queue = malloc(ql))) {
+			rc = EXIT_OSERR;
+			goto out;
+		}
+		ql = (size_t)sprintf(queue, "redisson_lock_queue:%s",
+		                     braces ? "{" : "");
+		memcpy(queue + ql, key, klen);
+		ql += klen;
+		if (braces)
+			queue[ql++] = '}';
+		if ((rc = rq_key(c, &q, queue, ql, 1, exists)) != HL_OK) {
+			rc = fail_hl(rc, "EXISTS %.*s", (int)ql, queue);
 			goto out;
 		}
 		queued = vnum(q);
@@ -1846,7 +1879,7 @@ static int list_key(hl_client *c, const char *key)
 	rc = 0;
 	if (holders == 0 && vnum(ttl) == -2)
 		goto out; /* deleted since SCAN saw it */
-	fputs(key, stdout);
+	fwrite(key, 1, klen, stdout);
 	if (hl_value_type(hl_value_at(f, 1)) == HL_VALUE_BYTES &&
 	    hl_value_type(hl_value_at(f, 2)) == HL_VALUE_BYTES &&
 	    hl_value_type(hl_value_at(f, 3)) == HL_VALUE_BYTES)
@@ -1895,7 +1928,8 @@ static int list_node(hl_client *c, const char *node, const char *pattern)
 		snprintf(cursor, sizeof cursor, "%s", vstr(hl_value_at(r, 0)));
 		keys = hl_value_at(r, 1);
 		for (i = 0; i < hl_value_len(keys) && rc == 0; i++)
-			rc = list_key(c, vstr(hl_value_at(keys, i)));
+			rc = list_key(c, vstr(hl_value_at(keys, i)),
+			              vlen(hl_value_at(keys, i)));
 		hl_value_free(r);
 	} while (rc == 0 && strcmp(cursor, "0") != 0);
 	return rc;
