@@ -256,6 +256,7 @@ static const char usage_list[] =
         "NAME<TAB>HOLDERS<TAB>TTL_MS<TAB>KIND, KIND being rwlock:read or\n"
         "rwlock:write (a mode field), fairlock (a fair lock with waiters\n"
         "queued), rate_limiter (rate, interval and type fields; HOLDERS\n"
+        "0), bloom_filter_config (a Bloom filter's {NAME}:config; HOLDERS\n"
         "0) or lock. Every hash matching is listed; choose a pattern\n"
         "that names locks only.\n";
 
@@ -1833,8 +1834,10 @@ static int list_key(hl_client *c, const char *key, size_t klen)
 {
 	static const char *const hlen[] = {"HLEN"}, *const pttl[] = {"PTTL"},
 	                         *const exists[] = {"EXISTS"},
-	                         *const hmget[] = {"HMGET", "mode", "rate",
-	                                           "interval", "type"};
+	                         *const hmget[] = {"HMGET",         "mode",
+	                                           "rate",          "interval",
+	                                           "type",          "size",
+	                                           "hashIterations"};
 	hl_value *len = NULL, *f = NULL, *ttl = NULL, *q = NULL;
 	const char *mode;
 	char *queue = NULL;
@@ -1843,7 +1846,7 @@ static int list_key(hl_client *c, const char *key, size_t klen)
 	int rc;
 
 	if ((rc = rq_key(c, &len, key, klen, 1, hlen)) != HL_OK ||
-	    (rc = rq_key(c, &f, key, klen, 5, hmget)) != HL_OK ||
+	    (rc = rq_key(c, &f, key, klen, 7, hmget)) != HL_OK ||
 	    (rc = rq_key(c, &ttl, key, klen, 1, pttl)) != HL_OK) {
 		rc = fail_hl(rc, "HLEN/HMGET/PTTL \"%.*s\"", (int)klen, key);
 		goto out;
@@ -1884,6 +1887,9 @@ static int list_key(hl_client *c, const char *key, size_t klen)
 	    hl_value_type(hl_value_at(f, 2)) == HL_VALUE_BYTES &&
 	    hl_value_type(hl_value_at(f, 3)) == HL_VALUE_BYTES)
 		printf("\t0\t%lld\trate_limiter\n", vnum(ttl));
+	else if (hl_value_type(hl_value_at(f, 4)) == HL_VALUE_BYTES &&
+	         hl_value_type(hl_value_at(f, 5)) == HL_VALUE_BYTES)
+		printf("\t0\t%lld\tbloom_filter_config\n", vnum(ttl));
 	else
 		printf("\t%lld\t%lld\t%s%s\n", holders - (mode ? 1 : 0),
 		       vnum(ttl),

@@ -947,6 +947,9 @@ static void inspect_bloom_filter(void)
 	HT_EQ(cli("--url", url(), "inspect", "cli:bloom", NULL), 0);
 	HAS(out, "kind: bloom_filter\n");
 	HAS(out, "bits_set: 60\ncount: 21\nttl_ms: -1\n");
+	/* list: its config is no lock */
+	HT_EQ(cli("--url", url(), "list", "*cli:bloom*", NULL), 0);
+	HT_STREQ(out, "{cli:bloom}:config\t0\t-1\tbloom_filter_config\n");
 	/* --kind of a name without a config: not initialized */
 	HT_EQ(cli("--url", url(), "inspect", "--kind", "bloom_filter",
 	          "cli:nobloom", NULL),
