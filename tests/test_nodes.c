@@ -2,7 +2,8 @@
  * The nodes of a client, for tools (hl_client_masters,
  * hl_client_command_node): the one master of a single server; the three
  * masters of a cluster, each answering a SCAN with its own keys only and a
- * key of another's slot with MOVED (no redirect followed); bad input.
+ * key of another's slot with MOVED (no redirect followed); a lost reply
+ * (in doubt, applied once); bad input.
  */
 #include "harness.h"
 #include "harness_topo.h"
@@ -66,6 +67,52 @@ static void standalone(void)
 	HT_RC(hl_client_command_node(&v, c, node, 1, argv, lens, 1),
 	      HL_ECLOSED);
 	hl_client_free(c);
+}
+
+static int counted_once(void *arg)
+{
+	return ht_get_int(ht_raw_of(arg), "nodes:n") == 1;
+}
+
+/* A command whose reply is lost after it reached Redis (the fault proxy
+ * holds the reply past the command timeout): not idempotent, it is not
+ * sent again but says in doubt, and counted once; idempotent, it is sent
+ * once more, and answers once the network heals. */
+static void lost_reply(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client_options o;
+	hl_client *c;
+	hl_value *v = NULL;
+	char node[64];
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 250;
+	o.connect_timeout_ms = 1000;
+	c = ht_client_url(p->url, &o);
+	snprintf(node, sizeof node, "127.0.0.1:%d", p->port);
+	HT_OK(hl_client_masters(&v, c));
+	HT_STREQ(hl_value_bytes(hl_value_at(v, 0), NULL), node);
+	hl_value_free(v);
+	ht_del(r, HT_S("nodes:n"));
+	ht_proxy_cmd(p, "delay 400");
+	{
+		const char *argv[2] = {"INCR", "nodes:n"};
+		size_t lens[2] = {4, 7};
+		HT_RC(hl_client_command_node(&v, c, node, 2, argv, lens, 0),
+		      HL_EINDOUBT);
+		HT_CHECK(strstr(hl_error_last(), "once or not at all") != NULL);
+	}
+	HT_CHECK(ht_wait_until(counted_once, r, 10000));
+	ht_proxy_cmd(p, "delay 0");
+	ht_sleep_ms(1000); /* a second copy would have landed */
+	HT_EQ(ht_get_int(ht_raw_of(r), "nodes:n"), 1);
+	HT_OK(run_on(&v, c, node, "GET", "nodes:n", NULL));
+	HT_STREQ(hl_value_bytes(v, NULL), "1");
+	hl_value_free(v);
+	hl_client_free(c);
+	ht_proxy_stop(p);
 }
 
 /* The port of "127.0.0.1:port". */
@@ -157,4 +204,4 @@ static void cluster(void)
 	ht_cluster_destroy(cl);
 }
 
-HT_MAIN(HT_CASE(standalone), HT_CASE(cluster))
+HT_MAIN(HT_CASE(standalone), HT_CASE(lost_reply), HT_CASE(cluster))

@@ -1465,9 +1465,9 @@ HL_EXTERN int hl_client_command(hl_value **out, hl_client *client, int argc,
  * HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
 HL_EXTERN int hl_client_masters(hl_value **out, hl_client *client);
 /* hl_client_command() on the master named node (as hl_client_masters()
- * names it), not routed: no redirect is followed. It opens a connection
- * of its own for the call (the client's password and TLS). Returns as
- * hl_client_command(), and HL_EINVAL when node is none of the masters. */
+ * names it), not routed: no redirect is followed; on the client's pooled
+ * connections. Returns as hl_client_command(), and HL_EINVAL when node is
+ * none of the masters. */
 HL_EXTERN int hl_client_command_node(hl_value **out, hl_client *client,
                                      const char *node, int argc,
                                      const char *const *argv,

@@ -100,21 +100,12 @@ int hl_client_command_node(hl_value **out, hl_client *client, const char *node,
 		                "(hl_client_masters() names them)",
 		                node);
 	}
-	/* A connection of its own for the call: the node may be one the
-	 * client's pool does not hold. An idempotent command is sent once
-	 * more after a broken connection. */
+	/* On a pooled connection to the node; an idempotent command is
+	 * sent once more after a broken one. */
 	for (attempt = 0; attempt < 2; attempt++) {
-		hl_conn *conn = NULL;
-		const char **av = (const char **)argv;
 		hl__bound_init(&b, client, -1, NULL, 0);
-		sent = HL_SENT_NOTHING;
-		rc = hl__router_connect(client, &at, &conn, &b);
-		if (rc == HL_OK) {
-			rc = hl__conn_roundtrip(
-			        conn, 1, &argc, &av, &lens, &r, &sent, &b,
-			        client->conf.command_timeout_ms);
-			hl__conn_free(conn);
-		}
+		rc = hl__command_on_node(client, &r, argc, (const char **)argv,
+		                         lens, &sent, &b, &at);
 		if (rc == HL_OK ||
 		    (rc != HL_EIO && rc != HL_ECONNECT && rc != HL_ETIMEDOUT) ||
 		    (!idempotent && sent == HL_SENT_MAYBE))
