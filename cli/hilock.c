@@ -13,19 +13,23 @@
  * is lost meanwhile, CMD gets SIGTERM (then SIGKILL) and hilock exits with
  * EXIT_LOST. See hilock.1 and the usage texts below for the rest.
  *
- * Why this file uses the library's internals (core/src/internal.h): run
- * needs only the public API, but inspect, list and unlock (to tell a lock's
- * kind) send raw commands (TYPE, HGETALL, HGET, PTTL, EXISTS, LRANGE,
- * ZRANGE, GET, PUBSUB NUMSUB/SHARDNUMSUB, SCAN) that must go where the
- * library sends a lock's commands: the master, the master of the name's
- * slot in a cluster, every master for SCAN; and they read the names the
- * library derives for each kind (its channel, a fair lock's queue, a
- * fenced lock's token) from handles of that kind. The public ABI has
- * no raw command call and should not grow one for a tool; this program is
- * in-tree, linked statically against the same sources and installed with
- * the library at the same version, so the coupling can never skew.
+ * It is a consumer of the library like any program: it includes the public
+ * header only and links the shared library, whose exports are the public
+ * API, so the build proves it. inspect, list and unlock send raw commands
+ * (TYPE, HGETALL, PTTL, LRANGE, GET, PUBSUB NUMSUB, SCAN...) through
+ * hl_client_command(), which sends them where the library sends its own
+ * (the master; in a cluster the master of a key's or a channel's slot),
+ * and SCAN every master through hl_client_masters() and
+ * hl_client_command_node(). The names a kind derives from NAME (a lock's
+ * channel, a fair lock's queue, a Bloom filter's config...) are
+ * Redisson's, written down in PROTOCOL.md and GRID-PROTOCOL.md.
  */
-#include "internal.h"
+#include <hilock.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,6 +63,40 @@ enum {
 
 #define DEFAULT_URL "redis://127.0.0.1:6379/0"
 
+#if defined(__GNUC__)
+#define HL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define HL_PRINTF(a, b)
+#endif
+
+/* The longest duration the library takes (2^40 ms). */
+#define TIME_MAX ((int64_t)1 << 40)
+
+/* The grid's kinds inspect knows (their numbers are the library's
+ * HL_KIND_*; named here so that the tool needs no kind the library it runs
+ * with may lack). --kind K: lock kinds are 0..; these are grid kinds. */
+enum {
+	K_BUCKET = 1,
+	K_ATOMIC_LONG = 2,
+	K_ATOMIC_DOUBLE = 3,
+	K_BIT_SET = 4,
+	K_LONG_ADDER = 5,
+	K_DOUBLE_ADDER = 6,
+	K_BLOOM_FILTER = 7,
+	K_RATE_LIMITER = 8,
+	K_GRID_MAX = 8
+};
+
+static const char *const grid_kinds[K_GRID_MAX + 1] = {
+        NULL,          "bucket",     "atomic_long",  "atomic_double",
+        "bit_set",     "long_adder", "double_adder", "bloom_filter",
+        "rate_limiter"};
+
+static const char *grid_kind_name(int kind)
+{
+	return kind > 0 && kind <= K_GRID_MAX ? grid_kinds[kind] : "unknown";
+}
+
 typedef struct cli {
 	const char *url;
 	hl_client_options co;
@@ -66,7 +104,8 @@ typedef struct cli {
 	int64_t lease_ms; /* -1: the watchdog */
 	int64_t grace_ms;
 	int force;
-	int kind; /* --kind: HL_LOCK_*; -1: not given */
+	int kind; /* --kind: HL_LOCK_*; -1: not given (or a grid kind) */
+	int grid; /* --kind: a grid kind K_*; 0: none */
 } cli;
 
 static const char *prog = "hilock";
@@ -75,7 +114,8 @@ static const char *prog = "hilock";
 static const char usage_main[] =
         "Usage: hilock [OPTIONS] COMMAND [ARGS...]\n"
         "\n"
-        "Redisson-compatible distributed locks on Redis, from the shell.\n"
+        "Redisson-compatible distributed locks on Redis, from the shell;\n"
+        "a look at the data grid's objects.\n"
         "\n"
         "Commands:\n"
         "  run [--kind K] [--wait S] [--lease S] [--grace S] NAME -- CMD "
@@ -83,7 +123,10 @@ static const char usage_main[] =
         "                 run CMD while holding the lock NAME\n"
         "  inspect [--kind K] NAME\n"
         "                 show a lock: kind, holders, TTL, waiters, a fair\n"
-        "                 lock's queue, a fenced lock's token\n"
+        "                 lock's queue, a fenced lock's token; or a grid\n"
+        "                 object: bucket, atomic_long, atomic_double,\n"
+        "                 bit_set, bloom_filter, rate_limiter, long_adder,\n"
+        "                 double_adder\n"
         "  list [PATTERN] list lock hashes (SCAN MATCH PATTERN, default *)\n"
         "  unlock --force [--kind K] NAME\n"
         "                 delete the lock whoever holds it, wake a waiter\n"
@@ -154,7 +197,8 @@ static const char usage_run[] =
 static const char usage_inspect[] =
         "Usage: hilock [OPTIONS] inspect [--kind K] NAME\n"
         "\n"
-        "Show the lock NAME, one \"key: value\" line each:\n"
+        "Show the lock or grid object NAME, one \"key: value\" line each\n"
+        "(it only reads). A lock:\n"
         "  name;\n"
         "  kind: \"lock\", \"fair lock\" (its queue exists), \"rwlock (mode\n"
         "    read)\" or \"(mode write)\", \"free\", or another Redis type\n"
@@ -175,10 +219,34 @@ static const char usage_inspect[] =
         "    redisson_lock__channel:{NAME} else; a hilock client stays\n"
         "    subscribed for about 1 s after its last waiter left); -1 for\n"
         "    --kind spin, whose waiters poll.\n"
+        "A grid object (Redisson's keys), after name and kind:\n"
+        "  bucket: size (bytes), value (UTF-8 text) or value_hex, the first\n"
+        "    1024 bytes (value_shown says so when there are more), ttl_ms;\n"
+        "  atomic_long, atomic_double: value (0 when absent), ttl_ms;\n"
+        "  bit_set: cardinality (bits set), length (the highest set bit\n"
+        "    + 1), size (bits: the string's bytes * 8), ttl_ms;\n"
+        "  bloom_filter: config ({NAME}:config), initialized, size,\n"
+        "    hash_iterations, expected_insertions, false_probability,\n"
+        "    bits_set, count (Redisson's estimate), ttl_ms (the bitmap's);\n"
+        "  rate_limiter: initialized, rate, interval_ms, type (overall or\n"
+        "    per_client), keep_alive_ms, ttl_ms; overall: permits_left\n"
+        "    ({NAME}:value; none before the first acquire), entries (grants\n"
+        "    in {NAME}:permits), in_window (their permits within the last\n"
+        "    interval, by this machine's clock); per_client: one \"client:\n"
+        "    <id> permits_left=N entries=N in_window=N\" line per client;\n"
+        "  long_adder, double_adder: nothing is stored in Redis (each\n"
+        "    client keeps its part of the sum); listeners: the clients\n"
+        "    subscribed to {NAME}:adder-topic.\n"
         "Without --kind the kind is read from Redis: a mode field makes an\n"
         "rwlock, an existing queue a fair lock; reentrant, spin, fenced and\n"
-        "non-reentrant locks look alike (\"lock\"). A --kind that Redis\n"
-        "contradicts gets a warning on stderr.\n";
+        "non-reentrant locks look alike (\"lock\"). A hash with rate,\n"
+        "interval and type fields is a rate limiter; a string is a Bloom\n"
+        "filter when {NAME}:config exists, else an atomic_long (a decimal\n"
+        "integer), an atomic_double (a decimal number) or a bucket (a\n"
+        "bit_set looks like one: use --kind bit_set); with nothing under\n"
+        "NAME, a {NAME}:config makes an empty Bloom filter and listeners\n"
+        "on {NAME}:adder-topic an adder. A --kind that Redis contradicts\n"
+        "gets a warning on stderr.\n";
 
 static const char usage_list[] =
         "Usage: hilock [OPTIONS] list [PATTERN]\n"
@@ -187,7 +255,9 @@ static const char usage_list[] =
         "on the master or on every master of a cluster: one line each,\n"
         "NAME<TAB>HOLDERS<TAB>TTL_MS<TAB>KIND, KIND being rwlock:read or\n"
         "rwlock:write (a mode field), fairlock (a fair lock with waiters\n"
-        "queued) or lock. Every hash matching is listed; choose a pattern\n"
+        "queued), rate_limiter (rate, interval and type fields; HOLDERS\n"
+        "0), bloom_filter_config (a Bloom filter's {NAME}:config; HOLDERS\n"
+        "0) or lock. Every hash matching is listed; choose a pattern\n"
         "that names locks only.\n";
 
 static const char usage_unlock[] =
@@ -195,8 +265,8 @@ static const char usage_unlock[] =
         "\n"
         "Delete the lock NAME whoever holds it and wake its waiters as its\n"
         "kind does (Redisson's forceUnlock). Exit 0 if it was held, 1 if\n"
-        "not (or NAME is a key of another type, left alone). Its holders\n"
-        "find their hold lost.\n"
+        "not (or NAME is a key of another type or a rate limiter, left\n"
+        "alone). Its holders find their hold lost.\n"
         "\n"
         "  --kind K    the lock's kind; by default read from Redis: a mode\n"
         "              field makes the read or the write half of an rwlock\n"
@@ -277,7 +347,7 @@ static int64_t parse_duration(const char *s)
 	else
 		return -1;
 	v *= unit;
-	if (v > (double)HL_TIME_MAX)
+	if (v > (double)TIME_MAX)
 		return -1;
 	return (int64_t)llround(v);
 }
@@ -336,6 +406,23 @@ static int parse_kind(const char *s)
 		if (strcmp(hl_lock_kind_name(k), s) == 0)
 			return k;
 	return -1;
+}
+
+/* The grid kind called s ("atomic_long" or "atomic-long"), or 0. */
+static int parse_grid_kind(const char *s)
+{
+	int k;
+	size_t i;
+	for (k = 1; k <= K_GRID_MAX; k++) {
+		const char *g = grid_kinds[k];
+		for (i = 0;
+		     g[i] && (s[i] == g[i] || (s[i] == '-' && g[i] == '_'));
+		     i++)
+			;
+		if (!g[i] && !s[i])
+			return k;
+	}
+	return 0;
 }
 
 /* "reentrant, fair, ..." into buf. */
@@ -454,16 +541,39 @@ static int parse_opts(cli *o, int argc, char **argv, const char *sub, int *next)
 			o->force = 1;
 			break;
 		case O_KIND:
-			if ((o->kind = parse_kind(optarg)) < 0) {
-				char kinds[200];
+			o->grid = 0;
+			if ((o->kind = parse_kind(optarg)) >= 0)
+				break;
+			if ((o->grid = parse_grid_kind(optarg)) > 0 &&
+			    sub == usage_inspect)
+				break;
+			if (o->grid > 0)
+				return usage_error(
+				        sub,
+				        "--kind %s: not a lock; only "
+				        "inspect takes the grid's "
+				        "kinds",
+				        optarg);
+			{
+				char kinds[200], grid[200] = "";
+				int k;
+				size_t at = 0;
+				for (k = 1;
+				     sub == usage_inspect && k <= K_GRID_MAX;
+				     k++)
+					at += (size_t)snprintf(
+					        grid + at, sizeof grid - at,
+					        "%s%s",
+					        k == 1 ? "; the grid's: "
+					               : ", ",
+					        grid_kinds[k]);
 				return usage_error(
 				        sub,
 				        "--kind: unknown lock kind \"%s\" "
-				        "(kinds: %s)",
-				        optarg,
-				        kind_names(kinds, sizeof kinds));
+				        "(kinds: %s%s)",
+				        optarg, kind_names(kinds, sizeof kinds),
+				        grid);
 			}
-			break;
 		case ':':
 			return usage_error(sub, "%s needs a value", name);
 		default:
@@ -554,6 +664,14 @@ static int child_status(int st)
 	return EXIT_SOFTWARE;
 }
 
+/* This machine's monotonic clock, in ms. */
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static int cmd_run(cli *o, const char *name, char **cmd)
 {
 	sigset_t set, old;
@@ -603,7 +721,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 		rc = EXIT_OSERR;
 		goto out;
 	}
-	t0 = hl__now_ms();
+	t0 = mono_ms();
 	rc = hl_lock_try_acquire(&acquired, l, o->wait_ms, o->lease_ms, cancel);
 	{
 		uint64_t one = 1;
@@ -701,7 +819,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 		pid_t got;
 		int64_t next = kill_at >= 0 ? kill_at : lost ? -1 : lease_end;
 		if (next >= 0) {
-			int64_t left = next - hl__now_ms();
+			int64_t left = next - mono_ms();
 			timeout = left > 0 ? (int)left : 0;
 		}
 		if (poll(p, 2, timeout) < 0 && errno != EINTR) {
@@ -709,7 +827,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 			        strerror(errno));
 			kill(pid, SIGKILL);
 		}
-		if (kill_at >= 0 && hl__now_ms() >= kill_at) {
+		if (kill_at >= 0 && mono_ms() >= kill_at) {
 			fprintf(stderr,
 			        "%s: \"%s\" did not exit %.3f s after SIGTERM: "
 			        "sending SIGKILL\n",
@@ -717,7 +835,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 			kill(pid, SIGKILL);
 			kill_at = -1;
 		}
-		if (!lost && lease_end >= 0 && hl__now_ms() >= lease_end) {
+		if (!lost && lease_end >= 0 && mono_ms() >= lease_end) {
 			lost = 1;
 			fprintf(stderr,
 			        "%s: the lease of the lock \"%s\" (%.3f s) ran "
@@ -726,7 +844,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 			        prog, name, (double)o->lease_ms / 1000.0,
 			        cmd[0], (int)pid);
 			kill(pid, SIGTERM);
-			kill_at = hl__now_ms() + o->grace_ms;
+			kill_at = mono_ms() + o->grace_ms;
 		}
 		if (p[1].revents && !lost) {
 			lost = 1;
@@ -737,7 +855,7 @@ static int cmd_run(cli *o, const char *name, char **cmd)
 			        "in time): sending SIGTERM to pid %d\n",
 			        prog, name, cmd[0], (int)pid);
 			kill(pid, SIGTERM);
-			kill_at = hl__now_ms() + o->grace_ms;
+			kill_at = mono_ms() + o->grace_ms;
 		}
 		while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si) {
 			if (si.ssi_signo == SIGCHLD)
@@ -781,53 +899,108 @@ out:
 	return rc;
 }
 
-/* ---- raw commands for inspect, list and unlock (internal API) ----------- */
-static void bound_for(hl_bound *b, hl_client *c)
-{
-	hl__bound_init(b, c,
-	               hl__deadline(c->conf.connect_timeout_ms +
-	                            2 * c->conf.command_timeout_ms + 1000),
-	               NULL, 0);
-}
+/* ---- raw commands for inspect, list and unlock ----------------------------
+ * Through the public API: hl_client_command() sends a command where the
+ * library sends its own (the master; in a cluster the master of the key's
+ * slot, or of a route key: the channel's for PUBSUB NUMSUB) with its retry
+ * policy; hl_client_masters() and hl_client_command_node() visit every
+ * master for SCAN. Every command here only reads. */
+#define MAXWORDS 12
 
-/* A command on the key argv[1] (at most 6 arguments; lens NULL for C
- * strings), routed and retried as the library's own queries. An error
- * reply becomes HL_EREDIS. */
-static int query(hl_client *c, hl_reply **out, int argc, const char **argv,
-                 const size_t *lens)
+/* A command of C-string words (NULL-terminated), routed by route (NULL:
+ * by its key, argv[1]). An error reply is HL_EREDIS with its text. */
+static int rq(hl_client *c, hl_value **out, const char *route, ...)
 {
-	size_t l[6];
-	int i, rc;
-	for (i = 0; i < argc && i < 6; i++)
-		l[i] = lens ? lens[i] : strlen(argv[i]);
-	rc = hl__command(c, out, argc, argv, l, HL_CMD_IDEMPOTENT, NULL, NULL);
-	if (rc == HL_OK && hl__reply_type(*out) == HL_REPLY_ERROR) {
-		rc = hl__fail(HL_EREDIS, "%s: %s", argv[0],
-		              hl__reply_str(*out));
-		hl__reply_free(*out);
-		*out = NULL;
+	const char *argv[MAXWORDS];
+	size_t lens[MAXWORDS];
+	int n = 0;
+	va_list ap;
+	va_start(ap, route);
+	while (n < MAXWORDS && (argv[n] = va_arg(ap, const char *)) != NULL) {
+		lens[n] = strlen(argv[n]);
+		n++;
 	}
-	return rc;
+	va_end(ap);
+	return hl_client_command(out, c, n, argv, lens, route,
+	                         route ? strlen(route) : 0, 1);
 }
 
-/* A command on one key (key_len bytes) with up to 3 C-string arguments
- * after it. */
-static int query_key(hl_client *c, hl_reply **out, const char *cmd,
-                     const char *key, size_t key_len, const char *a1,
-                     const char *a2, const char *a3)
+/* The bytes of v ("" if it holds none) and their length. */
+static const char *vstr(const hl_value *v)
 {
-	const char *argv[5] = {cmd, key, a1, a2, a3};
-	size_t lens[5] = {strlen(cmd), key_len, a1 ? strlen(a1) : 0,
-	                  a2 ? strlen(a2) : 0, a3 ? strlen(a3) : 0};
-	return query(c, out, a1 ? a2 ? a3 ? 5 : 4 : 3 : 2, argv, lens);
+	const char *s = hl_value_bytes(v, NULL);
+	return s ? s : "";
 }
 
-/* The names the library derives from NAME for a kind (PROTOCOL 0.2), from
- * a handle of that kind: its channel, and its other keys (fair: the queue
- * redisson_lock_queue:{NAME} and the deadlines redisson_lock_timeout:{NAME};
- * fenced: the token redisson_lock_token:{NAME}). */
-#define CHANNEL(l) (l)->channel, (l)->channel_len
-#define AUX(l, i)  (l)->aux[i], (l)->aux_len[i]
+static size_t vlen(const hl_value *v)
+{
+	size_t n = 0;
+	hl_value_bytes(v, &n);
+	return n;
+}
+
+/* An integer reply, or a number in bytes (HGET, GET). */
+static long long vnum(const hl_value *v)
+{
+	if (hl_value_type(v) == HL_VALUE_BYTES)
+		return strtoll(vstr(v), NULL, 10);
+	return (long long)hl_value_int(v);
+}
+
+/* Redisson's derived names (PROTOCOL 0.2, GRID-PROTOCOL 0.1): prefixName
+ * "prefix{name}" and suffixName "{name}suffix", without the braces when
+ * the name has a '{' already. malloc'd (exits when out of memory). */
+static char *derived(const char *prefix, const char *name, const char *suffix)
+{
+	int braces = strchr(name, '{') == NULL;
+	size_t n = strlen(prefix) + strlen(name) + strlen(suffix) + 3;
+	char *d = malloc(n);
+	if (!d) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(EXIT_OSERR);
+	}
+	snprintf(d, n, braces ? "%s{%s}%s" : "%s%s%s", prefix, name, suffix);
+	return d;
+}
+
+/* The names of NAME's keys and channels, for each kind. */
+typedef struct names {
+	char *channel;   /* a lock's: redisson_lock__channel:{NAME} */
+	char *rwchannel; /* an rwlock's: redisson_rwlock:{NAME} */
+	char *queue;     /* a fair lock's: redisson_lock_queue:{NAME} */
+	char *timeout;   /* its deadlines: redisson_lock_timeout:{NAME} */
+	char *token;     /* a fenced lock's: redisson_lock_token:{NAME} */
+	char *config;    /* a Bloom filter's: {NAME}:config */
+	char *value;     /* a rate limiter's: {NAME}:value */
+	char *permits;   /* and {NAME}:permits */
+	char *adder;     /* an adder's topic: {NAME}:adder-topic */
+} names;
+
+static void names_init(names *n, const char *name)
+{
+	n->channel = derived("redisson_lock__channel:", name, "");
+	n->rwchannel = derived("redisson_rwlock:", name, "");
+	n->queue = derived("redisson_lock_queue:", name, "");
+	n->timeout = derived("redisson_lock_timeout:", name, "");
+	n->token = derived("redisson_lock_token:", name, "");
+	n->config = derived("", name, ":config");
+	n->value = derived("", name, ":value");
+	n->permits = derived("", name, ":permits");
+	n->adder = derived("", name, ":adder-topic");
+}
+
+static void names_free(names *n)
+{
+	free(n->channel);
+	free(n->rwchannel);
+	free(n->queue);
+	free(n->timeout);
+	free(n->token);
+	free(n->config);
+	free(n->value);
+	free(n->permits);
+	free(n->adder);
+}
 
 /* The kind Redis shows (PROTOCOL 2-4): a mode field makes a read-write
  * lock, the half its mode names; a fair queue a fair lock; else RLock's
@@ -857,72 +1030,76 @@ static int64_t wall_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The clients subscribed to channel, on the node where the library
- * subscribes to it (the master; the master of its slot in a cluster,
- * sharded on Redis 7): PUBSUB NUMSUB or SHARDNUMSUB. */
-static int subscribers(hl_client *c, const char *channel, size_t len,
-                       long long *out)
+/* The count of a PUBSUB NUMSUB/SHARDNUMSUB reply [channel, count]. */
+static int numsub_of(const hl_value *v, long long *out)
 {
-	hl_conn *conn = NULL;
-	hl_reply *r = NULL;
-	hl_bound b;
-	hl_addr node;
-	uint64_t epoch;
-	int rc, sharded, cluster;
-	const char *argv[3];
-	char *chan = malloc(len + 1);
+	if (hl_value_type(v) != HL_VALUE_ARRAY || hl_value_len(v) != 2)
+		return -1;
+	*out = vnum(hl_value_at(v, 1));
+	return 0;
+}
 
-	if (!chan)
-		return hl__fail(HL_ENOMEM, "out of memory");
-	/* hl__router_one takes C strings */
-	memcpy(chan, channel, len);
-	chan[len] = 0;
-	bound_for(&b, c);
-	pthread_mutex_lock(&c->topo_mu);
-	cluster = c->conf.url.topology == HL_TOPO_CLUSTER;
-	sharded = cluster && c->sharded;
-	pthread_mutex_unlock(&c->topo_mu);
-	if (cluster)
-		rc = hl__router_node_for_key(c, chan, len, &node, &epoch, &b);
-	else {
-		hl__router_master(c, &node, &epoch);
-		rc = HL_OK;
-	}
-	if (rc == HL_OK)
-		rc = hl__router_connect(c, &node, &conn, &b);
-	argv[0] = "PUBSUB";
-	argv[1] = sharded ? "SHARDNUMSUB" : "NUMSUB";
-	argv[2] = chan;
-	if (rc == HL_OK)
-		rc = hl__router_one(c, conn, &r, 3, argv, &b);
+/* The clients subscribed to channel, on the node where the library
+ * subscribes to it (the master; the master of its slot in a cluster):
+ * PUBSUB NUMSUB, plus SHARDNUMSUB for a Redis 7 cluster's sharded
+ * subscribers (a Redis without it counts none). Returns 0 or an exit
+ * status, having said why. */
+static int subscribers(hl_client *c, const char *channel, long long *out)
+{
+	hl_value *v = NULL;
+	long long n = 0, sh = 0;
+	int rc;
 	*out = -1;
-	if (rc == HL_OK && hl__reply_len(r) == 2)
-		*out = hl__reply_int(hl__reply_at(r, 1));
-	else if (rc == HL_OK)
-		rc = hl__fail(HL_EPROTOCOL, "PUBSUB %s %s: unexpected reply",
-		              argv[1], chan);
-	hl__reply_free(r);
-	if (conn)
-		hl__conn_free(conn);
-	free(chan);
-	return rc;
+	if ((rc = rq(c, &v, channel, "PUBSUB", "NUMSUB", channel, NULL)) !=
+	    HL_OK)
+		return fail_hl(rc, "PUBSUB NUMSUB %s", channel);
+	rc = numsub_of(v, &n);
+	hl_value_free(v);
+	v = NULL;
+	if (rc != 0) {
+		fprintf(stderr, "%s: PUBSUB NUMSUB %s: unexpected reply\n",
+		        prog, channel);
+		return EXIT_UNAVAILABLE;
+	}
+	rc = rq(c, &v, channel, "PUBSUB", "SHARDNUMSUB", channel, NULL);
+	if (rc == HL_OK && numsub_of(v, &sh) == 0)
+		n += sh;
+	hl_value_free(v);
+	if (rc != HL_OK && rc != HL_EREDIS)
+		return fail_hl(rc, "PUBSUB SHARDNUMSUB %s", channel);
+	*out = n;
+	return 0;
 }
 
 /* The score of member in a ZRANGE ... WITHSCORES reply; 0 if absent. */
-static int zscore_in(const hl_reply *z, const char *member, size_t len,
+static int zscore_in(const hl_value *z, const char *member, size_t len,
                      double *out)
 {
 	size_t i;
-	for (i = 0; i + 1 < hl__reply_len(z); i += 2) {
-		const hl_reply *m = hl__reply_at(z, i);
-		if (hl__reply_strlen(m) == len &&
-		    memcmp(hl__reply_str(m), member, len) == 0) {
-			*out = strtod(hl__reply_str(hl__reply_at(z, i + 1)),
-			              NULL);
+	for (i = 0; i + 1 < hl_value_len(z); i += 2) {
+		const hl_value *m = hl_value_at(z, i);
+		if (vlen(m) == len && memcmp(vstr(m), member, len) == 0) {
+			*out = strtod(vstr(hl_value_at(z, i + 1)), NULL);
 			return 1;
 		}
 	}
 	return 0;
+}
+
+/* The value of field in an HGETALL reply, NULL if absent. */
+static const hl_value *hfield(const hl_value *h, const char *field)
+{
+	size_t i;
+	for (i = 0; i + 1 < hl_value_len(h); i += 2)
+		if (strcmp(vstr(hl_value_at(h, i)), field) == 0)
+			return hl_value_at(h, i + 1);
+	return NULL;
+}
+
+/* A rate limiter's hash (GRID-PROTOCOL 2.7): rate, interval, type. */
+static int is_limiter_hash(const hl_value *h)
+{
+	return hfield(h, "rate") && hfield(h, "interval") && hfield(h, "type");
 }
 
 static void warn(const char *fmt, ...) HL_PRINTF(1, 2);
@@ -936,61 +1113,537 @@ static void warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+/* ---- inspect: the grid's objects ------------------------------------------
+ */
+#define SHOW_MAX 1024 /* value bytes shown */
+
+/* 1 if p[0..n) is UTF-8 text without control characters. */
+static int is_text(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned char b = p[i];
+		size_t k, more;
+		if (b < 0x20 || b == 0x7f)
+			return 0;
+		if (b < 0x80) {
+			i++;
+			continue;
+		}
+		if (b >= 0xc2 && b <= 0xdf)
+			more = 1;
+		else if (b >= 0xe0 && b <= 0xef)
+			more = 2;
+		else if (b >= 0xf0 && b <= 0xf4)
+			more = 3;
+		else
+			return 0;
+		/* a sequence cut by SHOW_MAX is fine */
+		for (k = 1; k <= more && i + k < n; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				return 0;
+		i += more + 1;
+	}
+	return 1;
+}
+
+/* "value: TEXT" or "value_hex: HEX" of the first bytes of a value of size
+ * bytes, and how many were shown if not all. */
+static void print_value(const hl_value *v, long long size)
+{
+	const unsigned char *p = (const unsigned char *)vstr(v);
+	size_t i, n = vlen(v);
+	if (is_text(p, n)) {
+		fputs("value: ", stdout);
+		fwrite(p, 1, n, stdout);
+		fputc('\n', stdout);
+	} else {
+		fputs("value_hex: ", stdout);
+		for (i = 0; i < n; i++)
+			printf("%02x", p[i]);
+		fputc('\n', stdout);
+	}
+	if ((long long)n < size)
+		printf("value_shown: the first %zu of %lld bytes\n", n, size);
+}
+
+/* The type Redis gives the key, into type. */
+static int key_type(hl_client *c, const char *key, char *type, size_t len)
+{
+	hl_value *v = NULL;
+	int rc = rq(c, &v, NULL, "TYPE", key, NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "TYPE \"%s\"", key);
+	snprintf(type, len, "%s", vstr(v));
+	hl_value_free(v);
+	return 0;
+}
+
+static int print_ttl(hl_client *c, const char *key)
+{
+	hl_value *v = NULL;
+	int rc = rq(c, &v, NULL, "PTTL", key, NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "PTTL \"%s\"", key);
+	printf("ttl_ms: %lld\n", vnum(v));
+	hl_value_free(v);
+	return 0;
+}
+
+/* An integer key as a count (STRLEN, BITCOUNT, ZCARD...). */
+static int count_of(hl_client *c, long long *out, const char *cmd,
+                    const char *key, const char *a1, const char *a2)
+{
+	hl_value *v = NULL;
+	int rc = rq(c, &v, NULL, cmd, key, a1, a2, NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "%s \"%s\"", cmd, key);
+	*out = vnum(v);
+	hl_value_free(v);
+	return 0;
+}
+
+/* A decimal integer, as an atomic long holds (GRID-PROTOCOL 2.3). */
+static int is_integer(const char *s, size_t n)
+{
+	size_t i = s[0] == '-' ? 1 : 0;
+	if (n == i || n > 20)
+		return 0;
+	for (; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return 0;
+	return 1;
+}
+
+/* A number in a form an atomic double holds (1, 1.5, 1.0E10, 1e+20). */
+static int is_number(const char *s, size_t n)
+{
+	char *end;
+	double d;
+	if (n == 0 || n > 400 || strlen(s) != n ||
+	    !((s[0] >= '0' && s[0] <= '9') || s[0] == '-' || s[0] == '.'))
+		return 0;
+	errno = 0;
+	d = strtod(s, &end);
+	return end == s + n && isfinite(d) && !strpbrk(s, "xXnN");
+}
+
+/* A bucket, an atomic long or double: one string key. */
+static int inspect_string(hl_client *c, const char *name, int kind)
+{
+	hl_value *v = NULL;
+	long long size = 0;
+	int rc;
+	char shown[16];
+	if ((rc = count_of(c, &size, "STRLEN", name, NULL, NULL)) != 0)
+		return rc;
+	snprintf(shown, sizeof shown, "%d", SHOW_MAX - 1);
+	if ((rc = rq(c, &v, NULL, "GETRANGE", name, "0", shown, NULL)) != HL_OK)
+		return fail_hl(rc, "GETRANGE \"%s\"", name);
+	if (kind == K_BUCKET) {
+		printf("size: %lld\n", size);
+		if (size > 0)
+			print_value(v, size);
+	} else if (size == 0) {
+		printf("value: 0\n"); /* absent reads as 0 */
+	} else if (kind == K_ATOMIC_LONG ? is_integer(vstr(v), vlen(v))
+	                                 : is_number(vstr(v), vlen(v))) {
+		printf("value: %s\n", vstr(v));
+	} else {
+		warn("\"%s\" does not hold a number: not an %s", name,
+		     kind == K_ATOMIC_LONG ? "atomic long" : "atomic double");
+		print_value(v, size);
+	}
+	hl_value_free(v);
+	return print_ttl(c, name);
+}
+
+/* The index of the highest set bit of a bitmap of len bytes holding bits
+ * (bit i is SETBIT offset i, the most significant first): the last byte
+ * with a bit set, found by halving with BITCOUNT over byte ranges. */
+static int bitset_length(hl_client *c, const char *name, long long len,
+                         long long *out)
+{
+	long long lo = 0, hi = len - 1, n;
+	char a[32], b[32];
+	hl_value *v = NULL;
+	unsigned char byte;
+	int rc, j;
+	*out = 0;
+	while (lo < hi) { /* the last byte with a bit set is in [lo, hi] */
+		long long mid = lo + (hi - lo + 1) / 2;
+		snprintf(a, sizeof a, "%lld", mid);
+		snprintf(b, sizeof b, "%lld", hi);
+		if ((rc = count_of(c, &n, "BITCOUNT", name, a, b)) != 0)
+			return rc;
+		if (n > 0)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	snprintf(a, sizeof a, "%lld", lo);
+	if ((rc = rq(c, &v, NULL, "GETRANGE", name, a, a, NULL)) != HL_OK)
+		return fail_hl(rc, "GETRANGE \"%s\"", name);
+	byte = vlen(v) ? (unsigned char)vstr(v)[0] : 0;
+	hl_value_free(v);
+	for (j = 7; j >= 0; j--)
+		if (byte & (0x80 >> j)) {
+			*out = lo * 8 + j + 1;
+			break;
+		}
+	return 0;
+}
+
+static int inspect_bit_set(hl_client *c, const char *name)
+{
+	long long len = 0, card = 0, length = 0;
+	int rc;
+	if ((rc = count_of(c, &len, "STRLEN", name, NULL, NULL)) != 0 ||
+	    (rc = count_of(c, &card, "BITCOUNT", name, NULL, NULL)) != 0)
+		return rc;
+	if (card > 0 && (rc = bitset_length(c, name, len, &length)) != 0)
+		return rc;
+	printf("cardinality: %lld\n", card);
+	printf("length: %lld\n", length);
+	printf("size: %lld\n", len * 8);
+	return print_ttl(c, name);
+}
+
+static int inspect_bloom_filter(hl_client *c, const char *name, const names *nm)
+{
+	hl_value *h = NULL;
+	const hl_value *m, *k, *n, *p;
+	long long bits = 0;
+	int rc;
+	if ((rc = rq(c, &h, NULL, "HGETALL", nm->config, NULL)) != HL_OK)
+		return fail_hl(rc, "HGETALL %s", nm->config);
+	m = hfield(h, "size");
+	k = hfield(h, "hashIterations");
+	n = hfield(h, "expectedInsertions");
+	p = hfield(h, "falseProbability");
+	printf("config: %s\n", nm->config);
+	printf("initialized: %d\n", m && k ? 1 : 0);
+	if (m)
+		printf("size: %s\n", vstr(m));
+	if (k)
+		printf("hash_iterations: %s\n", vstr(k));
+	if (n)
+		printf("expected_insertions: %s\n", vstr(n));
+	if (p)
+		printf("false_probability: %s\n", vstr(p));
+	if ((rc = count_of(c, &bits, "BITCOUNT", name, NULL, NULL)) == 0) {
+		printf("bits_set: %lld\n", bits);
+		/* Redisson's count(): round(-m/k ln(1 - X/m)) */
+		if (m && k && vnum(m) > 0 && vnum(k) > 0 && bits < vnum(m)) {
+			double dm = (double)vnum(m);
+			printf("count: %lld\n",
+			       (long long)llround(-dm / (double)vnum(k) *
+			                          log(1 - (double)bits / dm)));
+		}
+		rc = print_ttl(c, name);
+	}
+	hl_value_free(h);
+	return rc;
+}
+
+/* The permits of a rate limiter's entries (their members: a length byte
+ * 16, 16 random bytes, the permits as 4 bytes little-endian; GRID-PROTOCOL
+ * 2.7) scored within the last interval_ms by this machine's clock. */
+static long long permits_in_window(const hl_value *z, long long interval_ms)
+{
+	size_t i;
+	long long sum = 0;
+	double since = (double)(wall_ms() - interval_ms);
+	for (i = 0; i + 1 < hl_value_len(z); i += 2) {
+		const unsigned char *m =
+		        (const unsigned char *)vstr(hl_value_at(z, i));
+		if (vlen(hl_value_at(z, i)) != 21 ||
+		    strtod(vstr(hl_value_at(z, i + 1)), NULL) <= since)
+			continue;
+		sum += (long long)((uint32_t)m[17] | (uint32_t)m[18] << 8 |
+		                   (uint32_t)m[19] << 16 |
+		                   (uint32_t)m[20] << 24);
+	}
+	return sum;
+}
+
+/* One "permits_left", "entries", "in_window" set: of the value key and
+ * the permits zset (OVERALL) or a client's (PER_CLIENT). */
+static int limiter_state(hl_client *c, const char *value, const char *zset,
+                         long long interval_ms, const char *prefix,
+                         const char *sep)
+{
+	hl_value *v = NULL, *z = NULL;
+	int rc;
+	if ((rc = rq(c, &v, NULL, "GET", value, NULL)) != HL_OK)
+		return fail_hl(rc, "GET %s", value);
+	if ((rc = rq(c, &z, NULL, "ZRANGE", zset, "0", "-1", "WITHSCORES",
+	             NULL)) != HL_OK) {
+		hl_value_free(v);
+		return fail_hl(rc, "ZRANGE %s", zset);
+	}
+	if (hl_value_type(v) == HL_VALUE_BYTES)
+		printf("%spermits_left%s%s", prefix, sep, vstr(v));
+	else
+		printf("%spermits_left%snone", prefix, sep);
+	printf("%sentries%s%zu", *sep == '=' ? " " : "\n", sep,
+	       hl_value_len(z) / 2);
+	printf("%sin_window%s%lld\n", *sep == '=' ? " " : "\n", sep,
+	       permits_in_window(z, interval_ms));
+	hl_value_free(v);
+	hl_value_free(z);
+	return 0;
+}
+
+/* s with the glob characters of SCAN MATCH escaped (malloc'd). */
+static char *glob_escaped(const char *s)
+{
+	char *d = malloc(2 * strlen(s) + 1), *w = d;
+	if (!d) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(EXIT_OSERR);
+	}
+	for (; *s; s++) {
+		if (strchr("*?[]\\", *s))
+			*w++ = '\\';
+		*w++ = *s;
+	}
+	*w = 0;
+	return d;
+}
+
+/* PER_CLIENT: each client's keys {NAME}:value:<client-id> and
+ * {NAME}:permits:<client-id>, found by SCAN on the node of NAME's slot. */
+static int limiter_clients(hl_client *c, const char *name, const names *nm,
+                           long long interval_ms)
+{
+	char *esc = glob_escaped(nm->value), *pattern, cursor[32] = "0";
+	size_t pl = strlen(nm->value) + 1; /* "...:value:" */
+	int rc = 0, rounds = 0;
+	pattern = malloc(strlen(esc) + 3);
+	if (!pattern) {
+		free(esc);
+		return EXIT_OSERR;
+	}
+	sprintf(pattern, "%s:*", esc);
+	do {
+		hl_value *r = NULL;
+		const hl_value *keys;
+		size_t i;
+		int hrc = rq(c, &r, name, "SCAN", cursor, "MATCH", pattern,
+		             "COUNT", "1000", NULL);
+		if (hrc != HL_OK) {
+			rc = fail_hl(hrc, "SCAN MATCH %s", pattern);
+			break;
+		}
+		if (hl_value_len(r) != 2) {
+			hl_value_free(r);
+			fprintf(stderr, "%s: SCAN: unexpected reply\n", prog);
+			rc = EXIT_UNAVAILABLE;
+			break;
+		}
+		snprintf(cursor, sizeof cursor, "%s", vstr(hl_value_at(r, 0)));
+		keys = hl_value_at(r, 1);
+		for (i = 0; i < hl_value_len(keys) && rc == 0; i++) {
+			const char *k = vstr(hl_value_at(keys, i));
+			char *zset, prefix[200];
+			if (strlen(k) <= pl)
+				continue;
+			zset = derived("", name, ":permits:");
+			zset = realloc(zset, strlen(zset) + strlen(k + pl) + 1);
+			if (!zset) {
+				rc = EXIT_OSERR;
+				break;
+			}
+			strcat(zset, k + pl);
+			snprintf(prefix, sizeof prefix, "client: %.64s ",
+			         k + pl);
+			rc = limiter_state(c, k, zset, interval_ms, prefix,
+			                   "=");
+			free(zset);
+		}
+		hl_value_free(r);
+	} while (rc == 0 && strcmp(cursor, "0") != 0 && ++rounds < 100000);
+	free(pattern);
+	free(esc);
+	return rc;
+}
+
+static int inspect_rate_limiter(hl_client *c, const char *name, const names *nm)
+{
+	hl_value *h = NULL;
+	const hl_value *rate, *interval, *type, *keep;
+	int rc;
+	if ((rc = rq(c, &h, NULL, "HGETALL", name, NULL)) != HL_OK)
+		return fail_hl(rc, "HGETALL \"%s\"", name);
+	rate = hfield(h, "rate");
+	interval = hfield(h, "interval");
+	type = hfield(h, "type");
+	keep = hfield(h, "keepAliveTime");
+	printf("initialized: %d\n", rate && interval && type ? 1 : 0);
+	if (rate)
+		printf("rate: %s\n", vstr(rate));
+	if (interval)
+		printf("interval_ms: %s\n", vstr(interval));
+	if (type)
+		printf("type: %s\n", strcmp(vstr(type), "0") == 0 ? "overall"
+		                     : strcmp(vstr(type), "1") == 0
+		                             ? "per_client"
+		                             : vstr(type));
+	if (keep)
+		printf("keep_alive_ms: %s\n", vstr(keep));
+	if ((rc = print_ttl(c, name)) == 0 && type) {
+		long long iv = interval ? vnum(interval) : 0;
+		if (strcmp(vstr(type), "1") == 0)
+			rc = limiter_clients(c, name, nm, iv);
+		else
+			rc = limiter_state(c, nm->value, nm->permits, iv, "",
+			                   ": ");
+	}
+	hl_value_free(h);
+	return rc;
+}
+
+static int inspect_adder(hl_client *c, const names *nm)
+{
+	long long n = -1;
+	int rc;
+	printf("stored: nothing: each client keeps its part of the sum in "
+	       "memory, and a sum asks them on %s\n",
+	       nm->adder);
+	if ((rc = subscribers(c, nm->adder, &n)) != 0)
+		return rc;
+	printf("listeners: %lld\n", n);
+	return 0;
+}
+
+/* The Redis types a kind keeps under NAME ("" for none: an adder). */
+static const char *grid_type(int kind)
+{
+	switch (kind) {
+	case K_RATE_LIMITER:
+		return "hash";
+	case K_LONG_ADDER:
+	case K_DOUBLE_ADDER:
+		return "";
+	default:
+		return "string";
+	}
+}
+
+/* inspect of a grid object of kind, NAME's type being type. */
+static int inspect_grid(hl_client *c, const char *name, const names *nm,
+                        int kind, const char *type, const char *label)
+{
+	const char *want = grid_type(kind);
+	printf("name: %s\n", name);
+	if (*want && strcmp(type, want) != 0 && strcmp(type, "none") != 0) {
+		warn("\"%s\" is a %s, not a %s", name, type,
+		     grid_kind_name(kind));
+		printf("kind: %s (not a %s)\n", type, grid_kind_name(kind));
+		return 0;
+	}
+	printf("kind: %s\n", label ? label : grid_kind_name(kind));
+	switch (kind) {
+	case K_BUCKET:
+	case K_ATOMIC_LONG:
+	case K_ATOMIC_DOUBLE:
+		return inspect_string(c, name, kind);
+	case K_BIT_SET:
+		return inspect_bit_set(c, name);
+	case K_BLOOM_FILTER:
+		return inspect_bloom_filter(c, name, nm);
+	case K_RATE_LIMITER:
+		return inspect_rate_limiter(c, name, nm);
+	default:
+		return inspect_adder(c, nm);
+	}
+}
+
+/* The kind a string NAME holds: a Bloom filter's bitmap when its config
+ * exists; else an atomic long (a decimal integer), an atomic double (a
+ * decimal number) or a bucket (a bit set looks like one). */
+static int string_kind(hl_client *c, const char *name, const names *nm,
+                       int *kind)
+{
+	hl_value *v = NULL;
+	long long cfg = 0;
+	int rc;
+	char shown[16];
+	if ((rc = count_of(c, &cfg, "EXISTS", nm->config, NULL, NULL)) != 0)
+		return rc;
+	if (cfg > 0) {
+		*kind = K_BLOOM_FILTER;
+		return 0;
+	}
+	snprintf(shown, sizeof shown, "%d", 400);
+	if ((rc = rq(c, &v, NULL, "GETRANGE", name, "0", shown, NULL)) != HL_OK)
+		return fail_hl(rc, "GETRANGE \"%s\"", name);
+	if (is_integer(vstr(v), vlen(v)))
+		*kind = K_ATOMIC_LONG;
+	else if (is_number(vstr(v), vlen(v)))
+		*kind = K_ATOMIC_DOUBLE;
+	else
+		*kind = K_BUCKET;
+	hl_value_free(v);
+	return 0;
+}
+
+/* ---- inspect: locks ---------------------------------------------------------
+ */
 /* What inspect reads of the lock NAME. */
 typedef struct seen {
 	char type[32];       /* TYPE NAME: hash, none, another type */
 	char mode[16];       /* a read-write lock's mode field; "" if none */
-	hl_reply *fields;    /* HGETALL NAME (a hash) */
+	hl_value *fields;    /* HGETALL NAME (a hash) */
 	long long ttl;       /* PTTL NAME */
-	hl_reply *queue;     /* LRANGE of the fair queue */
-	hl_reply *deadlines; /* ZRANGE of the fair deadlines, WITHSCORES */
-	hl_reply *token;     /* GET of the fenced token */
+	hl_value *queue;     /* LRANGE of the fair queue */
+	hl_value *deadlines; /* ZRANGE of the fair deadlines, WITHSCORES */
+	hl_value *token;     /* GET of the fenced token */
 } seen;
 
-static int inspect_read(hl_client *c, const char *name, hl_lock *fair,
-                        hl_lock *fenced, seen *s)
+static void seen_free(seen *s)
 {
-	hl_reply *r = NULL;
-	size_t i, nl = strlen(name);
-	int rc;
+	hl_value_free(s->fields);
+	hl_value_free(s->queue);
+	hl_value_free(s->deadlines);
+	hl_value_free(s->token);
+}
 
-	if ((rc = query_key(c, &r, "TYPE", name, nl, NULL, NULL, NULL)) !=
-	    HL_OK)
-		return fail_hl(rc, "TYPE \"%s\"", name);
-	snprintf(s->type, sizeof s->type, "%s", hl__reply_str(r));
-	hl__reply_free(r);
-	if (strcmp(s->type, "hash") == 0) {
-		if ((rc = query_key(c, &s->fields, "HGETALL", name, nl, NULL,
-		                    NULL, NULL)) != HL_OK)
-			return fail_hl(rc, "HGETALL \"%s\"", name);
-		for (i = 0; i + 1 < hl__reply_len(s->fields); i += 2)
-			if (strcmp(hl__reply_str(hl__reply_at(s->fields, i)),
-			           "mode") == 0)
-				snprintf(s->mode, sizeof s->mode, "%s",
-				         hl__reply_str(hl__reply_at(s->fields,
-				                                    i + 1)));
-		if ((rc = query_key(c, &r, "PTTL", name, nl, NULL, NULL,
-		                    NULL)) != HL_OK)
-			return fail_hl(rc, "PTTL \"%s\"", name);
-		s->ttl = hl__reply_int(r);
-		hl__reply_free(r);
-	}
-	/* A fair lock's queue (first in line first) and its waiters' deadlines
-	 * (wall-clock ms; PROTOCOL 3); read one after the other, so a
-	 * waiter that joins between the two shows no deadline. */
-	if ((rc = query_key(c, &s->queue, "LRANGE", AUX(fair, 0), "0", "-1",
-	                    NULL)) != HL_OK)
-		return fail_hl(rc, "LRANGE %.*s", (int)fair->aux_len[0],
-		               fair->aux[0]);
-	if (hl__reply_len(s->queue) > 0 &&
-	    (rc = query_key(c, &s->deadlines, "ZRANGE", AUX(fair, 1), "0", "-1",
-	                    "WITHSCORES")) != HL_OK)
-		return fail_hl(rc, "ZRANGE %.*s", (int)fair->aux_len[1],
-		               fair->aux[1]);
-	if ((rc = query_key(c, &s->token, "GET", AUX(fenced, 0), NULL, NULL,
-	                    NULL)) != HL_OK)
-		return fail_hl(rc, "GET %.*s", (int)fenced->aux_len[0],
-		               fenced->aux[0]);
+/* The hash NAME, when it is one (s->type read already). */
+static int inspect_read_hash(hl_client *c, const char *name, seen *s)
+{
+	hl_value *r = NULL;
+	const hl_value *mode;
+	int rc;
+	if (strcmp(s->type, "hash") != 0)
+		return 0;
+	if ((rc = rq(c, &s->fields, NULL, "HGETALL", name, NULL)) != HL_OK)
+		return fail_hl(rc, "HGETALL \"%s\"", name);
+	if ((mode = hfield(s->fields, "mode")) != NULL)
+		snprintf(s->mode, sizeof s->mode, "%s", vstr(mode));
+	if ((rc = rq(c, &r, NULL, "PTTL", name, NULL)) != HL_OK)
+		return fail_hl(rc, "PTTL \"%s\"", name);
+	s->ttl = vnum(r);
+	hl_value_free(r);
+	return 0;
+}
+
+static int inspect_read(hl_client *c, const names *nm, seen *s)
+{
+	int rc;
+	/* A fair lock's queue (first in line first) and its waiters'
+	 * deadlines (wall-clock ms; PROTOCOL 3); read one after the other,
+	 * so a waiter that joins between the two shows no deadline. */
+	if ((rc = rq(c, &s->queue, NULL, "LRANGE", nm->queue, "0", "-1",
+	             NULL)) != HL_OK)
+		return fail_hl(rc, "LRANGE %s", nm->queue);
+	if (hl_value_len(s->queue) > 0 &&
+	    (rc = rq(c, &s->deadlines, NULL, "ZRANGE", nm->timeout, "0", "-1",
+	             "WITHSCORES", NULL)) != HL_OK)
+		return fail_hl(rc, "ZRANGE %s", nm->timeout);
+	if ((rc = rq(c, &s->token, NULL, "GET", nm->token, NULL)) != HL_OK)
+		return fail_hl(rc, "GET %s", nm->token);
 	return 0;
 }
 
@@ -1008,6 +1661,8 @@ static void inspect_kind(const cli *o, const char *name, const seen *s,
 		warn("\"%s\" has a fair lock's queue (%zu waiting), not a %s "
 		     "lock",
 		     name, queued, hl_lock_kind_name(o->kind));
+	if (o->kind >= 0 && s->fields && is_limiter_hash(s->fields))
+		warn("\"%s\" is a rate limiter's hash, not a lock", name);
 
 	if (strcmp(s->type, "hash") != 0 && strcmp(s->type, "none") != 0)
 		printf("kind: %s (not a lock)\n", s->type);
@@ -1021,30 +1676,33 @@ static void inspect_kind(const cli *o, const char *name, const seen *s,
 		printf("kind: %s lock\n", hl_lock_kind_name(kind));
 }
 
+static int is_write_hold(const hl_value *k)
+{
+	size_t kl = vlen(k);
+	return kl > 6 && strcmp(vstr(k) + kl - 6, ":write") == 0;
+}
+
 static void inspect_holders(const seen *s)
 {
 	size_t i, nholders = 0, nreaders = 0;
-	const hl_reply *f = s->fields;
-	for (i = 0; i + 1 < hl__reply_len(f); i += 2) {
-		const char *k = hl__reply_str(hl__reply_at(f, i));
-		size_t kl = hl__reply_strlen(hl__reply_at(f, i));
-		if (strcmp(k, "mode") == 0)
+	const hl_value *f = s->fields;
+	for (i = 0; i + 1 < hl_value_len(f); i += 2) {
+		const hl_value *k = hl_value_at(f, i);
+		if (strcmp(vstr(k), "mode") == 0)
 			continue;
 		nholders++;
-		if (!(kl > 6 && strcmp(k + kl - 6, ":write") == 0))
+		if (!is_write_hold(k))
 			nreaders++;
 	}
 	printf("ttl_ms: %lld\n", s->ttl);
 	printf("holders: %zu\n", nholders);
-	for (i = 0; i + 1 < hl__reply_len(f); i += 2) {
-		const char *k = hl__reply_str(hl__reply_at(f, i));
-		size_t kl = hl__reply_strlen(hl__reply_at(f, i));
-		if (strcmp(k, "mode") == 0)
+	for (i = 0; i + 1 < hl_value_len(f); i += 2) {
+		const hl_value *k = hl_value_at(f, i);
+		if (strcmp(vstr(k), "mode") == 0)
 			continue;
-		printf("holder: %s count=%s%s\n", k,
-		       hl__reply_str(hl__reply_at(f, i + 1)),
-		       kl > 6 && strcmp(k + kl - 6, ":write") == 0 ? " write"
-		                                                   : "");
+		printf("holder: %s count=%s%s\n", vstr(k),
+		       vstr(hl_value_at(f, i + 1)),
+		       is_write_hold(k) ? " write" : "");
 	}
 	/* an rwlock's readers: its fields but mode and the write hold (a
 	 * writer's own read holds count: it is a reader too) */
@@ -1052,49 +1710,28 @@ static void inspect_holders(const seen *s)
 		printf("readers: %zu\n", nreaders);
 }
 
-static int cmd_inspect(cli *o, const char *name)
+static int inspect_lock(hl_client *c, const cli *o, const char *name,
+                        const names *nm, seen *s)
 {
-	hl_client *c = NULL;
-	hl_lock *plain = NULL, *fair = NULL, *rw = NULL, *fenced = NULL;
-	seen s;
-	int rc, entered = 0, kind;
+	int rc, kind;
 	long long waiters = -1;
-	size_t i, queued;
+	size_t i, queued = hl_value_len(s->queue);
 	int64_t now;
 
-	memset(&s, 0, sizeof s);
-	s.ttl = -2;
-	if ((rc = client_open(o, &c)) != 0)
-		return rc;
-	if ((rc = lock_open(c, name, HL_LOCK_REENTRANT, &plain)) != 0 ||
-	    (rc = lock_open(c, name, HL_LOCK_FAIR, &fair)) != 0 ||
-	    (rc = lock_open(c, name, HL_LOCK_READ, &rw)) != 0 ||
-	    (rc = lock_open(c, name, HL_LOCK_FENCED, &fenced)) != 0)
-		goto out;
-	if ((rc = hl__client_enter(c)) != HL_OK) {
-		rc = fail_hl(rc, "inspect");
-		goto out;
-	}
-	entered = 1;
-	if ((rc = inspect_read(c, name, fair, fenced, &s)) != 0)
-		goto out;
-	queued = hl__reply_len(s.queue);
-	kind = o->kind >= 0 ? o->kind : kind_shown(s.mode, (long long)queued);
-
+	kind = o->kind >= 0 ? o->kind : kind_shown(s->mode, (long long)queued);
 	printf("name: %s\n", name);
-	inspect_kind(o, name, &s, kind, queued);
-	if (strcmp(s.type, "hash") == 0 ||
-	    (strcmp(s.type, "none") == 0 && queued > 0))
-		inspect_holders(&s);
-	if (hl__reply_type(s.token) == HL_REPLY_STRING)
-		printf("token: %s\n", hl__reply_str(s.token));
+	inspect_kind(o, name, s, kind, queued);
+	if (strcmp(s->type, "hash") == 0 ||
+	    (strcmp(s->type, "none") == 0 && queued > 0))
+		inspect_holders(s);
+	if (hl_value_type(s->token) == HL_VALUE_BYTES)
+		printf("token: %s\n", vstr(s->token));
 	now = wall_ms();
 	for (i = 0; i < queued; i++) {
-		const hl_reply *q = hl__reply_at(s.queue, i);
+		const hl_value *q = hl_value_at(s->queue, i);
 		double deadline;
-		printf("queued: %s", hl__reply_str(q));
-		if (zscore_in(s.deadlines, hl__reply_str(q),
-		              hl__reply_strlen(q), &deadline))
+		printf("queued: %s", vstr(q));
+		if (zscore_in(s->deadlines, vstr(q), vlen(q), &deadline))
 			printf(" deadline_in_ms=%lld\n",
 			       (long long)llround(deadline - (double)now));
 		else
@@ -1106,214 +1743,261 @@ static int cmd_inspect(cli *o, const char *name)
 	 * others' are the subscribers of the kind's channel. */
 	if (is_fair_kind(kind))
 		waiters = (long long)queued;
-	else if (kind != HL_LOCK_SPIN) {
-		hl_lock *l = is_rw_kind(kind) ? rw : plain;
-		if ((rc = subscribers(c, CHANNEL(l), &waiters)) != HL_OK) {
-			rc = fail_hl(rc, "PUBSUB NUMSUB %.*s",
-			             (int)l->channel_len, l->channel);
+	else if (kind != HL_LOCK_SPIN &&
+	         (rc = subscribers(
+	                  c, is_rw_kind(kind) ? nm->rwchannel : nm->channel,
+	                  &waiters)) != 0)
+		return rc;
+	printf("waiters: %lld\n", waiters);
+	return 0;
+}
+
+static int cmd_inspect(cli *o, const char *name)
+{
+	hl_client *c = NULL;
+	names nm;
+	seen s;
+	int rc, grid = o->grid;
+	const char *label = NULL;
+
+	memset(&s, 0, sizeof s);
+	s.ttl = -2;
+	if ((rc = client_open(o, &c)) != 0)
+		return rc;
+	names_init(&nm, name);
+	if ((rc = key_type(c, name, s.type, sizeof s.type)) != 0)
+		goto out;
+	/* Without --kind, the kind is what Redis shows: a string is a grid
+	 * object; a hash with a rate limiter's fields a rate limiter, else a
+	 * lock; nothing under NAME, a lock's queue, a Bloom filter's config
+	 * or an adder's listeners, else a free lock. */
+	if (o->kind < 0 && !grid && strcmp(s.type, "string") == 0 &&
+	    (rc = string_kind(c, name, &nm, &grid)) != 0)
+		goto out;
+	if (!grid && (rc = inspect_read_hash(c, name, &s)) != 0)
+		goto out;
+	if (o->kind < 0 && !grid && s.fields && is_limiter_hash(s.fields))
+		grid = K_RATE_LIMITER;
+	if (!grid && (rc = inspect_read(c, &nm, &s)) != 0)
+		goto out;
+	if (o->kind < 0 && !grid && strcmp(s.type, "none") == 0 &&
+	    hl_value_len(s.queue) == 0 &&
+	    hl_value_type(s.token) != HL_VALUE_BYTES) {
+		long long cfg = 0, listeners = 0;
+		if ((rc = count_of(c, &cfg, "EXISTS", nm.config, NULL, NULL)) !=
+		            0 ||
+		    (!cfg && (rc = subscribers(c, nm.adder, &listeners)) != 0))
 			goto out;
+		if (cfg)
+			grid = K_BLOOM_FILTER;
+		else if (listeners > 0) {
+			grid = K_LONG_ADDER;
+			label = "adder (long_adder or double_adder)";
 		}
 	}
-	printf("waiters: %lld\n", waiters);
-	rc = fflush(stdout) == 0 ? 0 : EXIT_OSERR;
+	if (grid)
+		rc = inspect_grid(c, name, &nm, grid, s.type, label);
+	else
+		rc = inspect_lock(c, o, name, &nm, &s);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = EXIT_OSERR;
 out:
-	hl__reply_free(s.fields);
-	hl__reply_free(s.queue);
-	hl__reply_free(s.deadlines);
-	hl__reply_free(s.token);
-	if (entered)
-		hl__client_leave(c);
-	hl_lock_free(plain);
-	hl_lock_free(fair);
-	hl_lock_free(rw);
-	hl_lock_free(fenced);
+	seen_free(&s);
+	names_free(&nm);
 	hl_client_free(c);
 	return rc;
 }
 
-/* SCAN one node for hashes matching pattern; prints them. */
-static int list_node(hl_client *c, const hl_addr *node, const char *pattern)
+/* ---- list -------------------------------------------------------------------
+ */
+/* A read of one key (key, klen: binary-safe) with C-string words around
+ * it: words[0] KEY words[1..]. */
+static int rq_key(hl_client *c, hl_value **out, const char *key, size_t klen,
+                  int nwords, const char *const *words)
 {
-	hl_conn *conn = NULL;
-	hl_bound b;
-	char cursor[32] = "0", where[300];
+	const char *argv[MAXWORDS];
+	size_t lens[MAXWORDS];
+	int i, n = 0;
+	argv[n] = words[0];
+	lens[n++] = strlen(words[0]);
+	argv[n] = key;
+	lens[n++] = klen;
+	for (i = 1; i < nwords && n < MAXWORDS; i++) {
+		argv[n] = words[i];
+		lens[n++] = strlen(words[i]);
+	}
+	return hl_client_command(out, c, n, argv, lens, NULL, 0, 1);
+}
+
+/* One hash SCAN found on a node (its name binary-safe): its line. */
+static int list_key(hl_client *c, const char *key, size_t klen)
+{
+	static const char *const hlen[] = {"HLEN"}, *const pttl[] = {"PTTL"},
+	                         *const exists[] = {"EXISTS"},
+	                         *const hmget[] = {"HMGET",         "mode",
+	                                           "rate",          "interval",
+	                                           "type",          "size",
+	                                           "hashIterations"};
+	hl_value *len = NULL, *f = NULL, *ttl = NULL, *q = NULL;
+	const char *mode;
+	char *queue = NULL;
+	hl_lock *fair = NULL;
+	long long holders, queued = 0;
 	int rc;
 
-	bound_for(&b, c);
-	if ((rc = hl__router_connect(c, node, &conn, &b)) != HL_OK)
-		return fail_hl(rc, "connect to %s",
-		               hl__addr_str(node, where, sizeof where));
+	if ((rc = rq_key(c, &len, key, klen, 1, hlen)) != HL_OK ||
+	    (rc = rq_key(c, &f, key, klen, 7, hmget)) != HL_OK ||
+	    (rc = rq_key(c, &ttl, key, klen, 1, pttl)) != HL_OK) {
+		rc = fail_hl(rc, "HLEN/HMGET/PTTL \"%.*s\"", (int)klen, key);
+		goto out;
+	}
+	holders = vnum(len);
+	mode = hl_value_type(hl_value_at(f, 0)) == HL_VALUE_BYTES
+	               ? vstr(hl_value_at(f, 0))
+	               : NULL;
+	/* Its fair queue, if it has one (the same slot as the name, so on
+	 * the same node; a name whose derived keys would be elsewhere in a
+	 * cluster is not a lock the library can take, and gets no fair
+	 * check). */
+	if (!mode &&
+	    hl_lock_new_kind(&fair, c, HL_LOCK_FAIR, key, klen) == HL_OK) {
+		size_t ql = strlen("redisson_lock_queue:") + klen + 2;
+		int braces = memchr(key, '{', klen) == NULL;
+		if (!(queue = malloc(ql))) {
+			rc = EXIT_OSERR;
+			goto out;
+		}
+		ql = (size_t)sprintf(queue, "redisson_lock_queue:%s",
+		                     braces ? "{" : "");
+		memcpy(queue + ql, key, klen);
+		ql += klen;
+		if (braces)
+			queue[ql++] = '}';
+		if ((rc = rq_key(c, &q, queue, ql, 1, exists)) != HL_OK) {
+			rc = fail_hl(rc, "EXISTS %.*s", (int)ql, queue);
+			goto out;
+		}
+		queued = vnum(q);
+	}
+	rc = 0;
+	if (holders == 0 && vnum(ttl) == -2)
+		goto out; /* deleted since SCAN saw it */
+	fwrite(key, 1, klen, stdout);
+	if (hl_value_type(hl_value_at(f, 1)) == HL_VALUE_BYTES &&
+	    hl_value_type(hl_value_at(f, 2)) == HL_VALUE_BYTES &&
+	    hl_value_type(hl_value_at(f, 3)) == HL_VALUE_BYTES)
+		printf("\t0\t%lld\trate_limiter\n", vnum(ttl));
+	else if (hl_value_type(hl_value_at(f, 4)) == HL_VALUE_BYTES &&
+	         hl_value_type(hl_value_at(f, 5)) == HL_VALUE_BYTES)
+		printf("\t0\t%lld\tbloom_filter_config\n", vnum(ttl));
+	else
+		printf("\t%lld\t%lld\t%s%s\n", holders - (mode ? 1 : 0),
+		       vnum(ttl),
+		       mode         ? "rwlock:"
+		       : queued > 0 ? "fairlock"
+		                    : "lock",
+		       mode ? mode : "");
+out:
+	hl_lock_free(fair);
+	free(queue);
+	hl_value_free(len);
+	hl_value_free(f);
+	hl_value_free(ttl);
+	hl_value_free(q);
+	return rc;
+}
+
+/* SCAN one master for hashes matching pattern; prints them. */
+static int list_node(hl_client *c, const char *node, const char *pattern)
+{
+	char cursor[32] = "0";
+	int rc = 0;
 	do {
 		const char *argv[8] = {"SCAN",  cursor, "MATCH", pattern,
 		                       "COUNT", "1000", "TYPE",  "hash"};
-		hl_reply *r = NULL;
-		const hl_reply *keys;
+		size_t lens[8];
+		hl_value *r = NULL;
+		const hl_value *keys;
 		size_t i;
-		bound_for(&b, c);
-		if ((rc = hl__router_one(c, conn, &r, 8, argv, &b)) != HL_OK ||
-		    hl__reply_type(r) != HL_REPLY_ARRAY ||
-		    hl__reply_len(r) != 2) {
-			if (rc == HL_OK)
-				rc = hl__fail(HL_EREDIS, "%s",
-				              hl__reply_type(r) ==
-				                              HL_REPLY_ERROR
-				                      ? hl__reply_str(r)
-				                      : "unexpected reply");
-			hl__reply_free(r);
-			hl__conn_free(conn);
-			return fail_hl(rc, "SCAN on %s",
-			               hl__addr_str(node, where, sizeof where));
+		int hrc;
+		for (i = 0; i < 8; i++)
+			lens[i] = strlen(argv[i]);
+		hrc = hl_client_command_node(&r, c, node, 8, argv, lens, 1);
+		if (hrc != HL_OK)
+			return fail_hl(hrc, "SCAN on %s", node);
+		if (hl_value_len(r) != 2) {
+			hl_value_free(r);
+			fprintf(stderr, "%s: SCAN on %s: unexpected reply\n",
+			        prog, node);
+			return EXIT_UNAVAILABLE;
 		}
-		snprintf(cursor, sizeof cursor, "%s",
-		         hl__reply_str(hl__reply_at(r, 0)));
-		keys = hl__reply_at(r, 1);
-		for (i = 0; i < hl__reply_len(keys); i++) {
-			const hl_reply *k = hl__reply_at(keys, i);
-			const char *kv = hl__reply_str(k);
-			size_t kl = hl__reply_strlen(k);
-			const char *a0[2] = {"HLEN", kv},
-			           *a1[3] = {"HGET", kv, "mode"},
-			           *a2[2] = {"PTTL", kv},
-			           *a3[2] = {"EXISTS", ""};
-			const char **argvs[4] = {a0, a1, a2, a3};
-			size_t l0[2] = {4, kl}, l1[3] = {4, kl, 4},
-			       l2[2] = {4, kl}, l3[2] = {6, 0};
-			const size_t *lensv[4] = {l0, l1, l2, l3};
-			int argcs[4] = {2, 3, 2, 2};
-			hl_reply *rs[4] = {NULL, NULL, NULL, NULL};
-			enum hl_sent sent;
-			long long holders;
-			int j, mode, nc = 3;
-			hl_lock *fair = NULL;
-			/* Its fair queue, if it has one (the same slot as the
-			 * name, so on this node; a name whose derived keys
-			 * would be elsewhere in a cluster is not a lock the
-			 * library can take, and gets no fair check). */
-			rc = hl_lock_new_kind(&fair, c, HL_LOCK_FAIR, kv, kl);
-			if (rc == HL_ENOMEM) {
-				hl__reply_free(r);
-				hl__conn_free(conn);
-				return fail_hl(rc, "list");
-			}
-			if (rc == HL_OK) {
-				a3[1] = fair->aux[0];
-				l3[1] = fair->aux_len[0];
-				nc = 4;
-			}
-			bound_for(&b, c);
-			rc = hl__conn_roundtrip(conn, nc, argcs, argvs, lensv,
-			                        rs, &sent, &b,
-			                        c->conf.command_timeout_ms);
-			hl_lock_free(fair);
-			if (rc != HL_OK) {
-				for (j = 0; j < 4; j++)
-					hl__reply_free(rs[j]);
-				hl__reply_free(r);
-				hl__conn_free(conn);
-				return fail_hl(rc, "HLEN/PTTL on %s",
-				               hl__addr_str(node, where,
-				                            sizeof where));
-			}
-			holders = hl__reply_int(rs[0]);
-			mode = hl__reply_type(rs[1]) == HL_REPLY_STRING;
-			if (holders == 0 && hl__reply_int(rs[2]) == -2) {
-				/* deleted since SCAN saw it */
-			} else {
-				fwrite(kv, 1, kl, stdout);
-				printf("\t%lld\t%lld\t%s%s\n",
-				       holders - (mode ? 1 : 0),
-				       hl__reply_int(rs[2]),
-				       mode                       ? "rwlock:"
-				       : hl__reply_int(rs[3]) > 0 ? "fairlock"
-				                                  : "lock",
-				       mode ? hl__reply_str(rs[1]) : "");
-			}
-			for (j = 0; j < 4; j++)
-				hl__reply_free(rs[j]);
-		}
-		hl__reply_free(r);
-	} while (strcmp(cursor, "0") != 0);
-	hl__conn_free(conn);
-	return 0;
+		snprintf(cursor, sizeof cursor, "%s", vstr(hl_value_at(r, 0)));
+		keys = hl_value_at(r, 1);
+		for (i = 0; i < hl_value_len(keys) && rc == 0; i++)
+			rc = list_key(c, vstr(hl_value_at(keys, i)),
+			              vlen(hl_value_at(keys, i)));
+		hl_value_free(r);
+	} while (rc == 0 && strcmp(cursor, "0") != 0);
+	return rc;
 }
 
 static int cmd_list(cli *o, const char *pattern)
 {
 	hl_client *c = NULL;
-	hl_addr *nodes = NULL;
-	int n = 0, i, rc;
-	uint64_t epoch;
+	hl_value *nodes = NULL;
+	size_t i;
+	int rc;
 
 	if ((rc = client_open(o, &c)) != 0)
 		return rc;
-	if ((rc = hl__client_enter(c)) != HL_OK) {
+	/* Every master: a cluster's (as the client loaded its slot map when
+	 * it connected), else the master. */
+	if ((rc = hl_client_masters(&nodes, c)) != HL_OK) {
 		rc = fail_hl(rc, "list");
-		hl_client_free(c);
-		return rc;
+		goto out;
 	}
-	/* Every master: in a cluster the known masters (read under the
-	 * topology mutex; the client loaded the slot map when it
-	 * connected), else the master. */
-	pthread_mutex_lock(&c->topo_mu);
-	if (c->conf.url.topology == HL_TOPO_CLUSTER && c->ncnodes > 0) {
-		nodes = calloc((size_t)c->ncnodes, sizeof *nodes);
-		if (nodes)
-			for (n = 0; n < c->ncnodes; n++)
-				nodes[n] = c->cnodes[n].addr;
-	}
-	pthread_mutex_unlock(&c->topo_mu);
-	if (!nodes) {
-		nodes = calloc(1, sizeof *nodes);
-		if (!nodes) {
-			rc = EXIT_OSERR;
-			goto out;
-		}
-		hl__router_master(c, &nodes[0], &epoch);
-		n = 1;
-	}
-	rc = 0;
-	for (i = 0; i < n && rc == 0; i++)
-		rc = list_node(c, &nodes[i], pattern);
+	for (i = 0; i < hl_value_len(nodes) && rc == 0; i++)
+		rc = list_node(c, vstr(hl_value_at(nodes, i)), pattern);
 	if (rc == 0 && fflush(stdout) != 0)
 		rc = EXIT_OSERR;
 out:
-	free(nodes);
-	hl__client_leave(c);
+	hl_value_free(nodes);
 	hl_client_free(c);
 	return rc;
 }
 
+/* ---- unlock -----------------------------------------------------------------
+ */
 /* The type of the key NAME and, when kind is not NULL, the kind Redis shows
- * (kind_shown: HGET NAME mode, EXISTS of the fair queue). */
-static int unlock_read(hl_client *c, const char *name, hl_lock *fair,
-                       char *type, size_t type_len, int *kind)
+ * (kind_shown: HGET NAME mode, EXISTS of the fair queue); *limiter = 1
+ * for a rate limiter's hash. */
+static int unlock_read(hl_client *c, const char *name, const names *nm,
+                       char *type, size_t type_len, int *kind, int *limiter)
 {
-	hl_reply *r = NULL;
-	size_t nl = strlen(name);
+	hl_value *r = NULL;
 	char mode[16] = "";
-	long long queued;
+	long long queued = 0;
 	int rc;
 
-	if ((rc = query_key(c, &r, "TYPE", name, nl, NULL, NULL, NULL)) !=
-	    HL_OK)
-		return fail_hl(rc, "TYPE \"%s\"", name);
-	snprintf(type, type_len, "%s", hl__reply_str(r));
-	hl__reply_free(r);
+	*limiter = 0;
+	if ((rc = key_type(c, name, type, type_len)) != 0)
+		return rc;
+	if (strcmp(type, "hash") == 0) {
+		if ((rc = rq(c, &r, NULL, "HMGET", name, "mode", "rate",
+		             "interval", "type", NULL)) != HL_OK)
+			return fail_hl(rc, "HMGET \"%s\"", name);
+		if (hl_value_type(hl_value_at(r, 0)) == HL_VALUE_BYTES)
+			snprintf(mode, sizeof mode, "%s",
+			         vstr(hl_value_at(r, 0)));
+		*limiter = hl_value_type(hl_value_at(r, 1)) == HL_VALUE_BYTES &&
+		           hl_value_type(hl_value_at(r, 2)) == HL_VALUE_BYTES &&
+		           hl_value_type(hl_value_at(r, 3)) == HL_VALUE_BYTES;
+		hl_value_free(r);
+	}
 	if (!kind)
 		return 0;
-	if (strcmp(type, "hash") == 0) {
-		if ((rc = query_key(c, &r, "HGET", name, nl, "mode", NULL,
-		                    NULL)) != HL_OK)
-			return fail_hl(rc, "HGET \"%s\" mode", name);
-		snprintf(mode, sizeof mode, "%s", hl__reply_str(r));
-		hl__reply_free(r);
-	}
-	if ((rc = query_key(c, &r, "EXISTS", AUX(fair, 0), NULL, NULL, NULL)) !=
-	    HL_OK)
-		return fail_hl(rc, "EXISTS %.*s", (int)fair->aux_len[0],
-		               fair->aux[0]);
-	queued = hl__reply_int(r);
-	hl__reply_free(r);
+	if ((rc = count_of(c, &queued, "EXISTS", nm->queue, NULL, NULL)) != 0)
+		return rc;
 	*kind = kind_shown(mode, queued);
 	return 0;
 }
@@ -1321,26 +2005,29 @@ static int unlock_read(hl_client *c, const char *name, hl_lock *fair,
 static int cmd_unlock(cli *o, const char *name)
 {
 	hl_client *c = NULL;
-	hl_lock *l = NULL, *fair = NULL;
-	int rc, existed = 0, entered = 0, tries, kind = o->kind;
+	hl_lock *l = NULL;
+	names nm;
+	int rc, existed = 0, tries, kind = o->kind, limiter = 0;
 	char type[32];
 
 	if ((rc = client_open(o, &c)) != 0)
 		return rc;
-	if ((rc = lock_open(c, name, HL_LOCK_FAIR, &fair)) != 0)
-		goto out;
-	if ((rc = hl__client_enter(c)) != HL_OK) {
-		rc = fail_hl(rc, "unlock --force");
-		goto out;
-	}
-	entered = 1;
+	names_init(&nm, name);
 	for (tries = 1;; tries++) {
-		if ((rc = unlock_read(c, name, fair, type, sizeof type,
-		                      o->kind < 0 ? &kind : NULL)) != 0)
+		if ((rc = unlock_read(c, name, &nm, type, sizeof type,
+		                      o->kind < 0 ? &kind : NULL, &limiter)) !=
+		    0)
 			goto out;
 		if (strcmp(type, "hash") != 0 && strcmp(type, "none") != 0) {
 			printf("\"%s\" is a %s, not a lock: left alone\n", name,
 			       type);
+			rc = EXIT_NOT_LOCKED;
+			goto out;
+		}
+		if (limiter) {
+			printf("\"%s\" is a rate limiter, not a lock: left "
+			       "alone\n",
+			       name);
 			rc = EXIT_NOT_LOCKED;
 			goto out;
 		}
@@ -1370,10 +2057,8 @@ static int cmd_unlock(cli *o, const char *name)
 		printf("\"%s\" was not locked\n", name);
 	rc = existed ? 0 : EXIT_NOT_LOCKED;
 out:
-	if (entered)
-		hl__client_leave(c);
 	hl_lock_free(l);
-	hl_lock_free(fair);
+	names_free(&nm);
 	hl_client_free(c);
 	return rc;
 }

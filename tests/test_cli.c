@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef HILOCK_CLI_PATH
@@ -314,9 +315,17 @@ static void inspect(void)
 	HT_OK(hl_lock_release(NULL, l));
 	HT_EQ(cli_reap(waiter, 5000), 0); /* the waiter got it and ran */
 
-	/* a key that is not a lock */
+	/* a key that is not a lock: a string reads as a grid object (an
+	 * integer: an atomic long), another type is shown as such */
 	ht_set_int(ht_raw_of(r), "cli:str", 5);
 	HT_EQ(cli("--url", url(), "inspect", "cli:str", NULL), 0);
+	HAS(out, "kind: atomic_long\nvalue: 5\n");
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH cli:list 1"));
+	HT_EQ(cli("--url", url(), "inspect", "cli:list", NULL), 0);
+	HAS(out, "kind: list (not a lock)");
+	/* --kind of a lock on a string: not a lock */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "fair", "cli:str", NULL),
+	      0);
 	HAS(out, "kind: string (not a lock)");
 	hl_lock_free(l);
 	hl_client_free(c);
@@ -773,6 +782,327 @@ static void unlock_force_rwlock(void)
 
 /* A bad --kind: a clear message, the usage status; --kind only where it
  * means something. */
+/* ---- inspect: the grid's kinds ---------------------------------------------
+ */
+/* A command on r (hiredis format) that must not fail. */
+#define RAW_OK(r, ...)                                                         \
+	do {                                                                   \
+		redisReply *rep_ = ht_raw(ht_raw_of(r), __VA_ARGS__);          \
+		HT_CHECKF(rep_->type != REDIS_REPLY_ERROR, "%s", rep_->str);   \
+		freeReplyObject(rep_);                                         \
+	} while (0)
+
+static hl_object *grid_object(hl_client *c, int kind, const char *name)
+{
+	hl_object *o = NULL;
+	HT_OK(hl_object_new(&o, c, kind, name, strlen(name)));
+	return o;
+}
+
+/* A bucket written by the library: its text, size and TTL; bytes that are
+ * not text in hex; a long value cut; --kind bucket on a number. */
+static void inspect_bucket(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *b = grid_object(c, HL_KIND_BUCKET, "cli:bucket");
+	char big[3000];
+
+	HT_OK(hl_bucket_set(b, "hello grid", 10, 60000));
+	HT_EQ(cli("--url", url(), "inspect", "cli:bucket", NULL), 0);
+	HAS(out, "name: cli:bucket\nkind: bucket\nsize: 10\n"
+	         "value: hello grid\nttl_ms: ");
+	HT_RANGE(field_of("ttl_ms: ", "ttl_ms: "), 50000, 60000);
+	/* NUL and control bytes: hex */
+	HT_OK(hl_bucket_set(b, "a\0b\n\xff", 5, -1));
+	HT_EQ(cli("--url", url(), "inspect", "cli:bucket", NULL), 0);
+	HAS(out, "kind: bucket\nsize: 5\nvalue_hex: 6100620aff\n"
+	         "ttl_ms: -1\n");
+	/* UTF-8 text stays text */
+	HT_OK(hl_bucket_set(b, "h\xc3\xa9", 3, -1));
+	HT_EQ(cli("--url", url(), "inspect", "cli:bucket", NULL), 0);
+	HAS(out, "value: h\xc3\xa9\n");
+	/* a long value: its first 1024 bytes */
+	memset(big, 'x', sizeof big);
+	HT_OK(hl_bucket_set(b, big, sizeof big, -1));
+	HT_EQ(cli("--url", url(), "inspect", "cli:bucket", NULL), 0);
+	HAS(out, "size: 3000\n");
+	HAS(out, "value_shown: the first 1024 of 3000 bytes\n");
+	/* a number is an atomic long unless --kind says bucket */
+	HT_OK(hl_bucket_set(b, "12", 2, -1));
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bucket", "cli:bucket",
+	          NULL),
+	      0);
+	HAS(out, "kind: bucket\nsize: 2\nvalue: 12\n");
+	/* --kind bucket of nothing; of a hash: not a bucket */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bucket", "cli:none",
+	          NULL),
+	      0);
+	HAS(out, "kind: bucket\nsize: 0\nttl_ms: -2\n");
+	RAW_OK(r, "HSET cli:bhash f v");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bucket", "cli:bhash",
+	          NULL),
+	      0);
+	HAS(out, "kind: hash (not a bucket)\n");
+	HAS(out, "warning: \"cli:bhash\" is a hash, not a bucket");
+	/* inspect only reads */
+	HT_EQ(ht_exists(r, HT_S("cli:none")), 0);
+	hl_object_free(b);
+	hl_client_free(c);
+}
+
+/* Atomic long and double written by the library, a double in Java's form,
+ * and a string that is no number under --kind atomic_long. */
+static void inspect_atomic(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *l = grid_object(c, HL_KIND_ATOMIC_LONG, "cli:along");
+	hl_object *d = grid_object(c, HL_KIND_ATOMIC_DOUBLE, "cli:adouble");
+	int64_t got = 0;
+
+	HT_OK(hl_atomic_long_add_and_get(&got, l, -42));
+	HT_EQ(got, -42);
+	HT_EQ(cli("--url", url(), "inspect", "cli:along", NULL), 0);
+	HAS(out, "name: cli:along\nkind: atomic_long\nvalue: -42\n"
+	         "ttl_ms: -1\n");
+	HT_OK(hl_atomic_double_set(d, 2.5));
+	HT_EQ(cli("--url", url(), "inspect", "cli:adouble", NULL), 0);
+	HAS(out, "kind: atomic_double\nvalue: 2.5\n");
+	RAW_OK(r, "SET cli:adouble 1.0E10");
+	HT_EQ(cli("--url", url(), "inspect", "cli:adouble", NULL), 0);
+	HAS(out, "kind: atomic_double\nvalue: 1.0E10\n");
+	/* absent: reads as 0 */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "atomic-long",
+	          "cli:anone", NULL),
+	      0);
+	HAS(out, "kind: atomic_long\nvalue: 0\nttl_ms: -2\n");
+	/* not a number: said, and shown as it is */
+	RAW_OK(r, "SET cli:along abc");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "atomic_long",
+	          "cli:along", NULL),
+	      0);
+	HAS(out, "warning: \"cli:along\" does not hold a number");
+	HAS(out, "value: abc\n");
+	hl_object_free(l);
+	hl_object_free(d);
+	hl_client_free(c);
+}
+
+/* A bitset as Redisson writes it (SETBIT): cardinality, length (the
+ * highest set bit + 1, also far out), size in bits. */
+static void inspect_bit_set(void)
+{
+	ht_redis *r = ht_redis_default();
+	RAW_OK(r, "SETBIT cli:bits 1 1");
+	RAW_OK(r, "SETBIT cli:bits 3 1");
+	RAW_OK(r, "SETBIT cli:bits 100 1");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bit_set", "cli:bits",
+	          NULL),
+	      0);
+	HAS(out, "name: cli:bits\nkind: bit_set\ncardinality: 3\n"
+	         "length: 101\nsize: 104\nttl_ms: -1\n");
+	/* without --kind: a string of bytes, shown as a bucket */
+	HT_EQ(cli("--url", url(), "inspect", "cli:bits", NULL), 0);
+	HAS(out, "kind: bucket\nsize: 13\nvalue_hex: 50");
+	/* the highest bit far out, zero bytes after it */
+	RAW_OK(r, "SETBIT cli:bits 1000001 1");
+	RAW_OK(r, "SETBIT cli:bits 2000007 1");
+	RAW_OK(r, "SETBIT cli:bits 2000007 0");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bit-set", "cli:bits",
+	          NULL),
+	      0);
+	HAS(out, "cardinality: 4\nlength: 1000002\nsize: 2000008\n");
+	/* bit 0 alone; none */
+	RAW_OK(r, "SETBIT cli:bit0 0 1");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bit_set", "cli:bit0",
+	          NULL),
+	      0);
+	HAS(out, "cardinality: 1\nlength: 1\nsize: 8\n");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bit_set", "cli:bitn",
+	          NULL),
+	      0);
+	HAS(out, "cardinality: 0\nlength: 0\nsize: 0\nttl_ms: -2\n");
+}
+
+/* A Bloom filter as Redisson keeps it: its config hash {NAME}:config and
+ * its bitmap; the estimated count is Redisson's formula. */
+static void inspect_bloom_filter(void)
+{
+	ht_redis *r = ht_redis_default();
+	int i;
+	RAW_OK(r, "HSET {cli:bloom}:config size 1000 hashIterations 3 "
+	          "expectedInsertions 100 falseProbability 0.03");
+	/* initialized, nothing added: no bitmap yet */
+	HT_EQ(cli("--url", url(), "inspect", "cli:bloom", NULL), 0);
+	HAS(out, "name: cli:bloom\nkind: bloom_filter\n"
+	         "config: {cli:bloom}:config\ninitialized: 1\nsize: 1000\n"
+	         "hash_iterations: 3\nexpected_insertions: 100\n"
+	         "false_probability: 0.03\nbits_set: 0\ncount: 0\n"
+	         "ttl_ms: -2\n");
+	/* 60 bits set: round(-1000/3 ln(1 - 60/1000)) = 21 */
+	for (i = 0; i < 60; i++) {
+		RAW_OK(r, "SETBIT cli:bloom %d 1", i * 13);
+	}
+	HT_EQ(cli("--url", url(), "inspect", "cli:bloom", NULL), 0);
+	HAS(out, "kind: bloom_filter\n");
+	HAS(out, "bits_set: 60\ncount: 21\nttl_ms: -1\n");
+	/* list: its config is no lock */
+	HT_EQ(cli("--url", url(), "list", "*cli:bloom*", NULL), 0);
+	HT_STREQ(out, "{cli:bloom}:config\t0\t-1\tbloom_filter_config\n");
+	/* --kind of a name without a config: not initialized */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bloom_filter",
+	          "cli:nobloom", NULL),
+	      0);
+	HAS(out, "kind: bloom_filter\nconfig: {cli:nobloom}:config\n"
+	         "initialized: 0\nbits_set: 0\n");
+}
+
+/* A rate limiter as Redisson keeps it (GRID-PROTOCOL 2.7): OVERALL with
+ * its value and permits entries, PER_CLIENT with a client's keys; list
+ * names it; unlock --force leaves it alone. */
+static void inspect_rate_limiter(void)
+{
+	ht_redis *r = ht_redis_default();
+	char member[21], cmd[160];
+	long long now = (long long)time(NULL) * 1000;
+	const char *uuid = "5b9b3e3a-8d55-4a7e-9c1e-2f5ab0a1c0de";
+
+	RAW_OK(r, "HSET cli:rl rate 10 interval 60000 type 0 keepAliveTime 0");
+	RAW_OK(r, "SET {cli:rl}:value 6");
+	/* two grants: 3 permits now, 1 long ago (out of the window) */
+	memset(member, 0x41, sizeof member);
+	member[0] = 16;
+	member[17] = 3;
+	member[18] = member[19] = member[20] = 0;
+	RAW_OK(r, "ZADD {cli:rl}:permits %lld %b", now, member, sizeof member);
+	member[1] = 0x42;
+	member[17] = 1;
+	RAW_OK(r, "ZADD {cli:rl}:permits %lld %b", now - 3600000, member,
+	       sizeof member);
+	HT_EQ(cli("--url", url(), "inspect", "cli:rl", NULL), 0);
+	HAS(out, "name: cli:rl\nkind: rate_limiter\ninitialized: 1\n"
+	         "rate: 10\ninterval_ms: 60000\ntype: overall\n"
+	         "keep_alive_ms: 0\nttl_ms: -1\npermits_left: 6\n"
+	         "entries: 2\nin_window: 3\n");
+	/* list: a rate limiter, not a lock with four holders */
+	HT_EQ(cli("--url", url(), "list", "cli:rl", NULL), 0);
+	HT_STREQ(out, "cli:rl\t0\t-1\trate_limiter\n");
+	/* unlock --force: not a lock, left alone */
+	HT_EQ(cli("--url", url(), "unlock", "--force", "cli:rl", NULL), 1);
+	HAS(out, "is a rate limiter, not a lock: left alone");
+	HT_EQ(ht_hlen(r, HT_S("cli:rl")), 4);
+
+	/* PER_CLIENT: a client's own keys */
+	RAW_OK(r, "HSET cli:rl type 1");
+	RAW_OK(r, "SET {cli:rl}:value:%s 9", uuid);
+	member[17] = 1;
+	RAW_OK(r, "ZADD {cli:rl}:permits:%s %lld %b", uuid, now, member,
+	       sizeof member);
+	HT_EQ(cli("--url", url(), "inspect", "cli:rl", NULL), 0);
+	HAS(out, "type: per_client\n");
+	snprintf(cmd, sizeof cmd,
+	         "client: %s permits_left=9 entries=1 in_window=1\n", uuid);
+	HAS(out, cmd);
+	HASNT(out, "permits_left: ");
+	/* not set up: --kind says so */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "rate_limiter",
+	          "cli:norl", NULL),
+	      0);
+	HAS(out, "kind: rate_limiter\ninitialized: 0\nttl_ms: -2\n");
+}
+
+/* Adders keep nothing in Redis: inspect says so and counts the clients
+ * listening on the adder's topic; with one, it is seen without --kind. */
+static void inspect_adder(void)
+{
+	ht_redis *r = ht_redis_default();
+	redisContext *sub;
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "long_adder",
+	          "cli:adder", NULL),
+	      0);
+	HAS(out, "kind: long_adder\nstored: nothing");
+	HAS(out, "{cli:adder}:adder-topic\nlisteners: 0\n");
+	HT_EQ(cli("--url", url(), "inspect", "cli:adder", NULL), 0);
+	HAS(out, "kind: free\n");
+	sub = ht_sub_new(r, HT_S("{cli:adder}:adder-topic"));
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "double_adder",
+	          "cli:adder", NULL),
+	      0);
+	HAS(out, "kind: double_adder\n");
+	HAS(out, "listeners: 1\n");
+	HT_EQ(cli("--url", url(), "inspect", "cli:adder", NULL), 0);
+	HAS(out, "kind: adder (long_adder or double_adder)\n");
+	HAS(out, "listeners: 1\n");
+	redisFree(sub);
+}
+
+/* A cluster: list SCANs every master (hl_client_masters,
+ * hl_client_command_node); inspect asks a waiter count where the
+ * channel's slot is and reads a grid object on its node. */
+static void cluster(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c;
+	hl_lock *l[12], *w;
+	hl_object *al = NULL;
+	char u[600], name[32], line[64];
+	const char *args[] = {"--url", u,    "run",  "--wait", "20",
+	                      "cl:w",  "--", "true", NULL};
+	int i, masters[3] = {0}, nm = 0;
+	pid_t waiter;
+	int64_t end;
+
+	ht_cluster_url(cl, u, sizeof u);
+	HT_OK(hl_client_new(&c, u, NULL));
+	for (i = 0; i < 12; i++) {
+		int port, k;
+		snprintf(name, sizeof name, "cl:l:%d", i);
+		l[i] = ht_lock(c, name);
+		HT_OK(hl_lock_acquire(l[i], -1, NULL));
+		port = ht_cluster_master_of_slot(
+		        cl, ht_cluster_slot_of(cl, name, strlen(name)));
+		for (k = 0; k < nm && masters[k] != port; k++)
+			;
+		if (k == nm && nm < 3)
+			masters[nm++] = port;
+	}
+	HT_EQ(nm, 3); /* the locks are on every master */
+	HT_EQ(cli("--url", u, "list", "cl:l:*", NULL), 0);
+	for (i = 0; i < 12; i++) {
+		snprintf(line, sizeof line, "cl:l:%d\t1\t", i);
+		HAS(out, line);
+	}
+	/* a waiter, counted on its channel's node */
+	w = ht_lock(c, "cl:w");
+	HT_OK(hl_lock_acquire(w, -1, NULL));
+	waiter = cli_spawn(tmp_path("clw.log"), args);
+	end = ht_now_ms() + 5000 * ht_scale();
+	do {
+		HT_EQ(cli("--url", u, "inspect", "cl:w", NULL), 0);
+		if (strstr(out, "waiters: 1\n"))
+			break;
+		ht_sleep_ms(50);
+	} while (ht_now_ms() < end);
+	HAS(out, "kind: lock\nttl_ms: ");
+	HAS(out, "waiters: 1\n");
+	HT_OK(hl_lock_release(NULL, w));
+	HT_EQ(cli_reap(waiter, 10000), 0);
+	hl_lock_free(w);
+	/* a grid object */
+	HT_OK(hl_object_new(&al, c, HL_KIND_ATOMIC_LONG, "cl:al", 5));
+	HT_OK(hl_atomic_long_set(al, 77));
+	HT_EQ(cli("--url", u, "inspect", "cl:al", NULL), 0);
+	HAS(out, "kind: atomic_long\nvalue: 77\n");
+	hl_object_free(al);
+	for (i = 0; i < 12; i++) {
+		HT_OK(hl_lock_release(NULL, l[i]));
+		hl_lock_free(l[i]);
+	}
+	hl_client_free(c);
+	ht_cluster_destroy(cl);
+}
+
 static void bad_kind(void)
 {
 	HT_EQ(cli("--url", url(), "run", "--kind", "bogus", "cli:bad", "--",
@@ -791,6 +1121,16 @@ static void bad_kind(void)
 	HT_EQ(cli("list", "--kind", "read", NULL), 64);
 	HAS(out, "--kind is an option of run, inspect and unlock");
 	HT_EQ(cli("--kind", "read", "inspect", "x", NULL), 64);
+	/* the grid's kinds are inspect's only */
+	HT_EQ(cli("--url", url(), "run", "--kind", "bucket", "cli:bad", "--",
+	          "true", NULL),
+	      64);
+	HAS(out, "--kind bucket: not a lock; only inspect takes");
+	HT_EQ(cli("unlock", "--force", "--kind", "rate_limiter", "x", NULL),
+	      64);
+	HT_EQ(cli("inspect", "--kind", "atomic_longer", "x", NULL), 64);
+	HAS(out, "bucket, atomic_long, atomic_double, bit_set, long_adder, "
+	         "double_adder, bloom_filter, rate_limiter");
 	/* every kind hl_lock_kind_name knows is accepted */
 	{
 		int k;
@@ -889,4 +1229,7 @@ HT_MAIN(HT_CASE(run_ok), HT_CASE(run_fails), HT_CASE(run_killed),
         HT_CASE(list), HT_CASE(unlock_force), HT_CASE(run_kind_rw),
         HT_CASE(run_kind_fenced), HT_CASE(inspect_fair),
         HT_CASE(unlock_force_fair), HT_CASE(unlock_force_rwlock),
-        HT_CASE(bad_kind), HT_CASE(help_version), HT_CASE(bad_url))
+        HT_CASE(bad_kind), HT_CASE(help_version), HT_CASE(bad_url),
+        HT_CASE(inspect_bucket), HT_CASE(inspect_atomic),
+        HT_CASE(inspect_bit_set), HT_CASE(inspect_bloom_filter),
+        HT_CASE(inspect_rate_limiter), HT_CASE(inspect_adder), HT_CASE(cluster))

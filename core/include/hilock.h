@@ -1518,6 +1518,22 @@ HL_EXTERN int hl_client_command_blocking(hl_value **out, hl_client *client,
                                          int64_t timeout_ms,
                                          hl_cancel *cancel);
 
+/* The masters client sends to, for a tool that visits each (SCAN on every
+ * node): *out = an HL_VALUE_ARRAY of their addresses as bytes, "host:port"
+ * ("[v6]:port", or a unix socket's path): every master of a cluster's
+ * slot map as the client last loaded it, else the one master (the
+ * sentinels' current one). No round trip. Returns HL_OK, HL_EINVAL,
+ * HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_client_masters(hl_value **out, hl_client *client);
+/* hl_client_command() on the master named node (as hl_client_masters()
+ * names it), not routed: no redirect is followed; on the client's pooled
+ * connections. Returns as hl_client_command(), and HL_EINVAL when node is
+ * none of the masters. */
+HL_EXTERN int hl_client_command_node(hl_value **out, hl_client *client,
+                                     const char *node, int argc,
+                                     const char *const *argv,
+                                     const size_t *lens, int idempotent);
+
 #include "hilock/grid_kinds.h"
 
 #ifdef __cplusplus

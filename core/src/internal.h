@@ -286,6 +286,12 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
                    const size_t *lens, int flags, enum hl_sent *sent,
                    const hl_bound *b, int *replicated, const char *key,
                    size_t keylen);
+/* One command on node a as it is (not routed, no redirect followed, not
+ * sent again), on a pooled connection to it; a broken one is dropped. */
+int hl__command_on_node(hl_client *c, hl_reply **out, int argc,
+                        const char **argv, const size_t *lens,
+                        enum hl_sent *sentp, const hl_bound *b,
+                        const hl_addr *a);
 /* When (monotonic ms) this thread last sent a command through
  * hl__command_ex: the attempt that answered, after any resends. A script
  * that set a lease set it no earlier than this. */

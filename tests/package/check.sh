@@ -127,6 +127,22 @@ else
 	lua_checked=""
 fi
 
+# The hilock command links the installed libhilock through an
+# $ORIGIN-relative RUNPATH, and runs from the installed tree alone.
+cli="$stage/bin/hilock"
+[ -x "$cli" ] || fail "missing $cli"
+rp=$(runpath "$cli")
+case $rp in
+'$ORIGIN/../'*) ;;
+*) fail "bin/hilock's RUNPATH is '$rp' (want \$ORIGIN/../$libdir_rel)" ;;
+esac
+cli_runs() { # cli_runs PREFIX
+	f=$(env -u LD_LIBRARY_PATH ldd "$1/bin/hilock" | awk '$1 == "libhilock.so.0" {print $3}')
+	[ -n "$f" ] && [ "$(readlink -f "$f")" = "$(readlink -f "$1/$libdir_rel/libhilock.so.0")" ] &&
+		env -u LD_LIBRARY_PATH "$1/bin/hilock" --version >/dev/null
+}
+cli_runs "$stage" || fail "the installed hilock does not run on the installed libhilock"
+
 # Consumers of one installed tree, shared and static. Plain pkg-config: no
 # --define-variable, only PKG_CONFIG_PATH (the Makefile's build-tree path
 # is dropped).
@@ -165,6 +181,7 @@ consume "$moved" moved
 	[ "$(lua_finds "$moved/$cmod/hilock_core.so")" = \
 		"$(readlink -f "$moved/$libdir_rel/libhilock.so.0")" ] ||
 	fail "the moved Lua module does not find the moved libhilock"
+cli_runs "$moved" || fail "the moved hilock does not run on the moved libhilock"
 
 # The Python binding built through the moved tree's hilock.pc (as a user
 # with PKG_CONFIG_PATH set does), into a directory of its own, imports and
@@ -192,4 +209,4 @@ print(hilock.library_version())' "$pydir") ||
 	py_checked=", the Python binding"
 fi
 
-echo "package: install --prefix (temporary, then moved), find_package and pkg-config (shared and static, run without LD_LIBRARY_PATH)$lua_checked$py_checked OK"
+echo "package: install --prefix (temporary, then moved), find_package and pkg-config (shared and static, run without LD_LIBRARY_PATH), the hilock command$lua_checked$py_checked OK"

@@ -129,6 +129,10 @@ hl_value *hl__value_bytes(const void *p, size_t len);
 /* A value of the reply, as it is (integers, bytes, arrays; status as
  * bytes); NULL when out of memory. */
 hl_value *hl__value_of_reply(const hl_reply *r);
+/* An array of the n values items (taken: the array owns them now, the
+ * caller frees only the items vector); NULL when out of memory (the
+ * items stay the caller's). */
+hl_value *hl__value_array_take(hl_value **items, size_t n);
 
 /* Numbers as Redisson writes them, and as any writer left them. */
 #define HL_NUM_MAX 400

@@ -326,3 +326,19 @@ bad:
 	                "number",
 	                what, (int)(len > 40 ? 40 : len), s);
 }
+
+hl_value *hl__value_array_take(hl_value **items, size_t n)
+{
+	hl_value *v = hl__value_new(HL_VALUE_ARRAY);
+	if (!v)
+		return NULL;
+	v->items = calloc(n ? n : 1, sizeof(*v->items));
+	if (!v->items) {
+		free(v);
+		return NULL;
+	}
+	if (n)
+		memcpy(v->items, items, n * sizeof(*items));
+	v->len = n;
+	return v;
+}

@@ -1306,3 +1306,39 @@ void hl__router_stop(hl_client *c)
 	hl__notify_close(&c->topo_wake);
 	c->topo_thread_live = 0;
 }
+
+int hl__command_on_node(hl_client *c, hl_reply **out, int argc,
+                        const char **argv, const size_t *lens,
+                        enum hl_sent *sentp, const hl_bound *b,
+                        const hl_addr *a)
+{
+	uint64_t epoch = hl__router_epoch(c);
+	hl_conn *conn;
+	int slot, rc;
+	*out = NULL;
+	*sentp = HL_SENT_NOTHING;
+	if ((rc = pool_take(c, &slot, a, epoch, b)) != HL_OK)
+		return rc;
+	conn = c->pool[slot].conn;
+	if (!conn) {
+		rc = hl__conn_open(&conn, &c->conf, a, HL_CONN_DATA, b);
+		if (rc != HL_OK) {
+			pool_give(c, slot);
+			return rc;
+		}
+		c->pool[slot].conn = conn;
+		c->pool[slot].addr = *a;
+		c->pool[slot].epoch = epoch;
+		hl__obs_conn_made(c, a);
+	}
+	rc = hl__conn_roundtrip(conn, 1, &argc, &argv, &lens, out, sentp, b,
+	                        c->conf.command_timeout_ms);
+	if (rc != HL_OK) {
+		if (rc == HL_EIO || rc == HL_ETIMEDOUT)
+			hl__obs_conn_broke(c, a, NULL);
+		hl__conn_free(conn);
+		c->pool[slot].conn = NULL;
+	}
+	pool_give(c, slot);
+	return rc;
+}
