@@ -299,7 +299,7 @@ def c_tokens(kind, op, words):
 
 
 def gen_c(kinds):
-    o = [HEADER, "#include \"grid/grid.h\"\n\n"]
+    o = [HEADER, "#include <stdlib.h>\n\n#include \"grid/grid.h\"\n\n"]
     customs = sorted({op.template[1] for k in kinds for op in k.ops if op.template[0] == "custom"})
     for fn in customs:
         o.append("int %s(hl_gridcall *call);\n" % fn)
@@ -372,25 +372,37 @@ def gen_c(kinds):
         for op in k.ops:
             o.append(c_signature(op) + "\n{\n")
             n = len(op.args)
-            if n:
+            lst = op.args[-1] if op.args and op.args[-1].list else None
+            if lst:
+                n -= 1  # the fixed arguments; the list's items follow them
+                if n:
+                    o.append("\thl_arg f[%d], *a = NULL;\n\tint rc;\n" % n)
+                else:
+                    o.append("\thl_arg *a = NULL;\n\tint rc;\n")
+            elif n:
                 o.append("\thl_arg a[%d];\n" % n)
-            for i, a in enumerate(op.args):
+            arr = "f" if lst else "a"
+            for i, a in enumerate(op.args[:n]):
                 if a.type == "bytes":
                     if a.optional:
-                        o.append("\ta[%d] = %s ? hl__arg_bytes(%s, %s_len) : hl__arg_none();\n" % (i, a.name, a.name, a.name))
+                        o.append("\t" + arr + "[%d] = %s ? hl__arg_bytes(%s, %s_len) : hl__arg_none();\n" % (i, a.name, a.name, a.name))
                     else:
-                        o.append("\ta[%d] = hl__arg_bytes(%s, %s_len);\n" % (i, a.name, a.name))
-                elif a.type == "bytes*":
-                    o.append("\ta[%d] = hl__arg_list(%s, %s_lens, %s_count);\n" % (i, a.name, a.name, a.name))
+                        o.append("\t" + arr + "[%d] = hl__arg_bytes(%s, %s_len);\n" % (i, a.name, a.name))
                 elif a.type == "ms" and a.optional:
-                    o.append("\ta[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
+                    o.append("\t" + arr + "[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
                 elif a.type in ("i64", "ms", "bool"):
-                    o.append("\ta[%d] = hl__arg_int(%s);\n" % (i, a.name))
+                    o.append("\t" + arr + "[%d] = hl__arg_int(%s);\n" % (i, a.name))
                 elif a.type == "f64":
-                    o.append("\ta[%d] = hl__arg_double(%s);\n" % (i, a.name))
+                    o.append("\t" + arr + "[%d] = hl__arg_double(%s);\n" % (i, a.name))
             call = {"none": "hl__grid_none(obj", "bool": "hl__grid_bool(out, obj", "i64": "hl__grid_i64(out, obj",
                     "f64": "hl__grid_f64(out, obj", "bytes": "hl__grid_value(out, obj",
                     "value": "hl__grid_value(out, obj"}[op.result]
+            if lst:
+                o.append("\tif ((rc = hl__arg_list(&a, %s, %d, %s, %s_lens, %s_count)) != HL_OK)\n"
+                         "\t\treturn rc;\n" % ("f" if n else "NULL", n, lst.name, lst.name, lst.name))
+                o.append("\trc = %s, %s, a, %d + %s_count);\n\tfree(a);\n\treturn rc;\n}\n\n" % (
+                    call, op.cname, n, lst.name))
+                continue
             o.append("\treturn %s, %s, %s, %d);\n}\n\n" % (call, op.cname, "a" if n else "NULL", n))
     return "".join(o)
 

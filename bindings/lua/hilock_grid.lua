@@ -69,4 +69,35 @@ return function(G)
 	function AtomicDouble:get_and_set(...) return call(self, 0x0307, "get_and_set", "d", "f64", ...) end
 	--- atomic_double:get_and_delete(): Delete the key; the value it had (0 if absent).
 	function AtomicDouble:get_and_delete(...) return call(self, 0x0308, "get_and_delete", "", "f64", ...) end
+
+	-- bit_set (Redisson RBitSet): A bitmap under one key: bit i is Redis SETBIT offset i (the most significant bit of each byte first), as Redisson's RBitSet.
+	local BitSet = new_kind("bit_set", 4)
+	--- bit_set:get(index): The bit at index (0 to 2^32-1); false beyond the end.
+	function BitSet:get(...) return call(self, 0x0400, "get", "i", "bool", ...) end
+	--- bit_set:set(index, value): Set the bit at index to value (true if not given): its value before.
+	function BitSet:set(...) return call(self, 0x0401, "set", "it?", "bool", ...) end
+	--- bit_set:clear(index): Clear the bit at index: its value before.
+	function BitSet:clear(...) return call(self, 0x0402, "clear", "i", "bool", ...) end
+	--- bit_set:cardinality(): The number of bits set.
+	function BitSet:cardinality(...) return call(self, 0x0403, "cardinality", "", "i64", ...) end
+	--- bit_set:length(): The index of the highest bit set, plus 1 (0 when none is set).
+	function BitSet:length(...) return call(self, 0x0404, "length", "", "i64", ...) end
+	--- bit_set:size(): The bits the value holds: its length in bytes times 8.
+	function BitSet:size(...) return call(self, 0x0405, "size", "", "i64", ...) end
+	--- bit_set:set_range(from_index, to_index, value): Set the bits from from_index up to (not including) to_index to value (true if not given), atomically, in one round trip.
+	function BitSet:set_range(...) return call(self, 0x0406, "set_range", "iit?", "none", ...) end
+	--- bit_set:clear_range(from_index, to_index): Clear the bits from from_index up to (not including) to_index, atomically, in one round trip.
+	function BitSet:clear_range(...) return call(self, 0x0407, "clear_range", "ii", "none", ...) end
+	--- bit_set:to_byte_array(): The raw bytes (empty when the key does not exist).
+	function BitSet:to_byte_array(...) return call(self, 0x0408, "to_byte_array", "", "bytes", ...) end
+	--- bit_set:set_bytes(value): Replace the bits with these raw bytes (Redisson's set(BitSet) form).
+	function BitSet:set_bytes(...) return call(self, 0x0409, "set_bytes", "b", "none", ...) end
+	--- bit_set:and_(names): This bitset AND the bitsets named (BITOP AND into this key).
+	function BitSet:and_(...) return call(self, 0x040a, "and_", "*", "none", ...) end
+	--- bit_set:or_(names): This bitset OR the bitsets named (BITOP OR into this key).
+	function BitSet:or_(...) return call(self, 0x040b, "or_", "*", "none", ...) end
+	--- bit_set:xor_(names): This bitset XOR the bitsets named (BITOP XOR into this key).
+	function BitSet:xor_(...) return call(self, 0x040c, "xor_", "*", "none", ...) end
+	--- bit_set:not_(): Flip every bit of the bytes held (BITOP NOT into this key).
+	function BitSet:not_(...) return call(self, 0x040d, "not_", "", "none", ...) end
 end

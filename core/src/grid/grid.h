@@ -99,6 +99,10 @@ hl_arg hl__arg_bytes(const void *p, size_t len);
 hl_arg hl__arg_int(int64_t i);
 hl_arg hl__arg_double(double d);
 hl_arg hl__arg_none(void);
+/* fixed then the list's items, in a new array (*out, the caller's to
+ * free) for a typed call whose last argument is a list. */
+int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
+                 const void *const *items, const size_t *lens, size_t count);
 
 /* The typed calls' bodies: run op and convert its value. */
 int hl__grid_none(hl_object *obj, int op, const hl_arg *a, size_t n);

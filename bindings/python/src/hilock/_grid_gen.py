@@ -5,7 +5,7 @@ from typing import Any, Optional
 from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
 from ._lowlevel import NULL, check, ffi, lib
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet"]
 
 
 class Bucket(GridObject):
@@ -237,6 +237,93 @@ class AtomicDouble(GridObject):
         return float(out[0])
 
 
+class BitSet(GridObject):
+    """A bitmap under one key: bit i is Redis SETBIT offset i (the most significant bit of each
+    byte first), as Redisson's RBitSet.
+
+    Redisson: ``RBitSet``. Java side: none needed: the bits are the raw bytes (``redisson.getBitSet(name)``).
+    """
+
+    _kind = 4
+
+    def get(self, index: int) -> bool:
+        """The bit at index (0 to 2^32-1); false beyond the end."""
+        out = _out('int *')
+        check(lib.hl_bit_set_get(out, self._h, _i64(index, 'index')))
+        return bool(out[0])
+
+    def set(self, index: int, value: bool = True) -> bool:
+        """Set the bit at index to value (true if not given): its value before. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bit_set_set(out, self._h, _i64(index, 'index'), 1 if value else 0))
+        return bool(out[0])
+
+    def clear(self, index: int) -> bool:
+        """Clear the bit at index: its value before. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bit_set_clear(out, self._h, _i64(index, 'index')))
+        return bool(out[0])
+
+    def cardinality(self) -> int:
+        """The number of bits set."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_cardinality(out, self._h))
+        return int(out[0])
+
+    def length(self) -> int:
+        """The index of the highest bit set, plus 1 (0 when none is set)."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_length(out, self._h))
+        return int(out[0])
+
+    def size(self) -> int:
+        """The bits the value holds: its length in bytes times 8."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_size(out, self._h))
+        return int(out[0])
+
+    def set_range(self, from_index: int, to_index: int, value: bool = True) -> None:
+        """Set the bits from from_index up to (not including) to_index to value (true if not given),
+        atomically, in one round trip."""
+        check(lib.hl_bit_set_set_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index'), 1 if value else 0))
+
+    def clear_range(self, from_index: int, to_index: int) -> None:
+        """Clear the bits from from_index up to (not including) to_index, atomically, in one round
+        trip."""
+        check(lib.hl_bit_set_clear_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index')))
+
+    def to_byte_array(self) -> Optional[bytes]:
+        """The raw bytes (empty when the key does not exist)."""
+        out = _out('hl_value **')
+        check(lib.hl_bit_set_to_byte_array(out, self._h))
+        return _take(out[0])
+
+    def set_bytes(self, value: Value) -> None:
+        """Replace the bits with these raw bytes (Redisson's set(BitSet) form)."""
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_bit_set_set_bytes(self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+
+    def and_(self, *names: Value) -> None:
+        """This bitset AND the bitsets named (BITOP AND into this key)."""
+        self._call(0x040a, *names)
+
+    def or_(self, *names: Value) -> None:
+        """This bitset OR the bitsets named (BITOP OR into this key)."""
+        self._call(0x040b, *names)
+
+    def xor_(self, *names: Value) -> None:
+        """This bitset XOR the bitsets named (BITOP XOR into this key). Raises OutcomeUnknown when
+        its reply is lost after it may have run (never applied twice)."""
+        self._call(0x040c, *names)
+
+    def not_(self) -> None:
+        """Flip every bit of the bytes held (BITOP NOT into this key). Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        check(lib.hl_bit_set_not_(self._h))
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -251,3 +338,7 @@ class GridFactories:
     def atomic_double(self, name: Value) -> AtomicDouble:
         """The atomic double called ``name`` (Redisson ``RAtomicDouble``). No round trip."""
         return AtomicDouble(self, name)  # type: ignore[arg-type]
+
+    def bit_set(self, name: Value) -> BitSet:
+        """The bit set called ``name`` (Redisson ``RBitSet``). No round trip."""
+        return BitSet(self, name)  # type: ignore[arg-type]
