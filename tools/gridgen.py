@@ -298,6 +298,18 @@ def c_tokens(kind, op, words):
     return out
 
 
+def has_custom(kind):
+    return any(op.template[0] == "custom" for op in kind.ops)
+
+
+def script_cname(kind, sname):
+    """A script's C name: hl__script_<kind>_<name> (extern, for the kind's
+    own C in core/src/grid/) when the kind has custom operations."""
+    if has_custom(kind):
+        return "hl__script_%s_%s" % (kind.name, sname)
+    return "%s_script_%s" % (kind.name, sname)
+
+
 def gen_c(kinds):
     o = [HEADER, "#include <stdlib.h>\n\n#include \"grid/grid.h\"\n\n"]
     customs = sorted({op.template[1] for k in kinds for op in k.ops if op.template[0] == "custom"})
@@ -309,8 +321,8 @@ def gen_c(kinds):
         o.append("/* ---- %s ---- */\n\n" % k.name)
         for sname, src in sorted(k.scripts.items()):
             sha = hashlib.sha1(src.encode()).hexdigest()
-            o.append("static const hl_script_def %s_script_%s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
-                k.name, sname, k.name, sname, sha, c_str(src)))
+            o.append("%sconst hl_script_def %s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
+                "" if has_custom(k) else "static ", script_cname(k, sname), k.name, sname, sha, c_str(src)))
         for op in k.ops:
             pre = "%s_%s" % (k.name, op.name)
             if op.args:
@@ -350,7 +362,7 @@ def gen_c(kinds):
                 body = t[2:]
                 nkeys = body.index("--") if "--" in body else len(body)
                 ntoks = len(c_tokens(k, op, body[:nkeys])) + len(c_tokens(k, op, body[nkeys + 1:] if "--" in body else []))
-                script = "&%s_script_%s" % (k.name, t[1])
+                script = "&" + script_cname(k, t[1])
             else:
                 nkeys = 0
                 ntoks = len(t)

@@ -342,3 +342,89 @@ func (o *BitSet) Not(ctx context.Context) error {
 	_, err := o.call(ctx, 0x040d, "not_")
 	return err
 }
+
+// BloomFilter is Redisson's RBloomFilter: A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
+// Java side: StringCodec (text) or ByteArrayCodec (bytes): redisson.getBloomFilter(name, StringCodec.INSTANCE); the default Kryo5Codec hashes other bytes.
+type BloomFilter struct{ object }
+
+// BloomFilter returns the bloom filter called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BloomFilter(name string) *BloomFilter {
+	return &BloomFilter{newObject(c, 7, "bloom_filter", name)}
+}
+
+// TryInit: Initialise the filter for expected_insertions values (> 0) at
+// false_probability (0 < p < 1), sized as Redisson sizes it: true if this
+// call did, false if it was initialised already (its config is kept). A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BloomFilter) TryInit(ctx context.Context, expectedInsertions int64, falseProbability float64) (bool, error) {
+	v, err := o.call(ctx, 0x0700, "try_init", argInt(expectedInsertions), argFloat(falseProbability))
+	return v.Bool(), err
+}
+
+// Add: Add value: true if one of its bits was not set before. Adding again leaves
+// the same bits, so after an in-doubt failure it is safe to add again (but
+// that call may answer false). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BloomFilter) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0701, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// AddAll: Add every value in one round trip: how many had a bit not set before. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BloomFilter) AddAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0702, "add_all", append([]arg{}, argList(values))...)
+	return v.Int(), err
+}
+
+// Contains: True if value may have been added (all its bits set); false if it was
+// certainly not.
+func (o *BloomFilter) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0703, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// ContainsAll: How many of the values may have been added, in one round trip.
+func (o *BloomFilter) ContainsAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0704, "contains_all", append([]arg{}, argList(values))...)
+	return v.Int(), err
+}
+
+// ContainsEach: For each value, 1 if it may have been added, else 0 (a list), in one round
+// trip.
+func (o *BloomFilter) ContainsEach(ctx context.Context, values ...[]byte) (Value, error) {
+	v, err := o.call(ctx, 0x0705, "contains_each", append([]arg{}, argList(values))...)
+	return v, err
+}
+
+// Count: The estimated number of values added (Redisson's formula over the bits
+// set).
+func (o *BloomFilter) Count(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0706, "count")
+	return v.Int(), err
+}
+
+// GetExpectedInsertions: The expected insertions the filter was initialised with.
+func (o *BloomFilter) GetExpectedInsertions(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0707, "get_expected_insertions")
+	return v.Int(), err
+}
+
+// GetFalseProbability: The false probability the filter was initialised with.
+func (o *BloomFilter) GetFalseProbability(ctx context.Context) (float64, error) {
+	v, err := o.call(ctx, 0x0708, "get_false_probability")
+	return v.Float(), err
+}
+
+// GetSize: The filter's size in bits.
+func (o *BloomFilter) GetSize(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0709, "get_size")
+	return v.Int(), err
+}
+
+// GetHashIterations: The number of bits per value.
+func (o *BloomFilter) GetHashIterations(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x070a, "get_hash_iterations")
+	return v.Int(), err
+}

@@ -100,4 +100,29 @@ return function(G)
 	function BitSet:xor_(...) return call(self, 0x040c, "xor_", "*", "none", ...) end
 	--- bit_set:not_(): Flip every bit of the bytes held (BITOP NOT into this key).
 	function BitSet:not_(...) return call(self, 0x040d, "not_", "", "none", ...) end
+
+	-- bloom_filter (Redisson RBloomFilter): A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
+	local BloomFilter = new_kind("bloom_filter", 7)
+	--- bloom_filter:try_init(expected_insertions, false_probability): Initialise the filter for expected_insertions values (> 0) at false_probability (0 < p < 1), sized as Redisson sizes it: true if this call did, false if it was initialised already (its config is kept).
+	function BloomFilter:try_init(...) return call(self, 0x0700, "try_init", "id", "bool", ...) end
+	--- bloom_filter:add(value): Add value: true if one of its bits was not set before. Adding again leaves the same bits, so after an in-doubt failure it is safe to add again (but that call may answer false).
+	function BloomFilter:add(...) return call(self, 0x0701, "add", "b", "bool", ...) end
+	--- bloom_filter:add_all(values): Add every value in one round trip: how many had a bit not set before.
+	function BloomFilter:add_all(...) return call(self, 0x0702, "add_all", "*", "i64", ...) end
+	--- bloom_filter:contains(value): True if value may have been added (all its bits set); false if it was certainly not.
+	function BloomFilter:contains(...) return call(self, 0x0703, "contains", "b", "bool", ...) end
+	--- bloom_filter:contains_all(values): How many of the values may have been added, in one round trip.
+	function BloomFilter:contains_all(...) return call(self, 0x0704, "contains_all", "*", "i64", ...) end
+	--- bloom_filter:contains_each(values): For each value, 1 if it may have been added, else 0 (a list), in one round trip.
+	function BloomFilter:contains_each(...) return call(self, 0x0705, "contains_each", "*", "value", ...) end
+	--- bloom_filter:count(): The estimated number of values added (Redisson's formula over the bits set).
+	function BloomFilter:count(...) return call(self, 0x0706, "count", "", "i64", ...) end
+	--- bloom_filter:get_expected_insertions(): The expected insertions the filter was initialised with.
+	function BloomFilter:get_expected_insertions(...) return call(self, 0x0707, "get_expected_insertions", "", "i64", ...) end
+	--- bloom_filter:get_false_probability(): The false probability the filter was initialised with.
+	function BloomFilter:get_false_probability(...) return call(self, 0x0708, "get_false_probability", "", "f64", ...) end
+	--- bloom_filter:get_size(): The filter's size in bits.
+	function BloomFilter:get_size(...) return call(self, 0x0709, "get_size", "", "i64", ...) end
+	--- bloom_filter:get_hash_iterations(): The number of bits per value.
+	function BloomFilter:get_hash_iterations(...) return call(self, 0x070a, "get_hash_iterations", "", "i64", ...) end
 end

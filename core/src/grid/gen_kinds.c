@@ -3,6 +3,14 @@
 
 #include "grid/grid.h"
 
+int hl__bloom_filter_add(hl_gridcall *call);
+int hl__bloom_filter_add_all(hl_gridcall *call);
+int hl__bloom_filter_contains(hl_gridcall *call);
+int hl__bloom_filter_contains_all(hl_gridcall *call);
+int hl__bloom_filter_contains_each(hl_gridcall *call);
+int hl__bloom_filter_count(hl_gridcall *call);
+int hl__bloom_filter_try_init(hl_gridcall *call);
+
 /* ---- bucket ---- */
 
 static const hl_script_def bucket_script_compare_and_set = {
@@ -464,13 +472,123 @@ static const hl_opdef bit_set_ops[] = {
 
 static const char *const bit_set_keys[] = {NULL};
 
+/* ---- bloom_filter ---- */
+
+const hl_script_def hl__script_bloom_filter_add = {
+	"bloom_filter.add", "98f9b194aa361a15341b520faec5b0f36d6ccc3d",
+	"local size = redis.call('hget', KEYS[1], 'size')\n"
+	"local k = redis.call('hget', KEYS[1], 'hashIterations')\n"
+	"if not size or not k then return {0} end\n"
+	"if size ~= ARGV[1] or k ~= ARGV[2] then return {1, size, k} end\n"
+	"local per, added = tonumber(ARGV[2]), 0\n"
+	"for i = 3, #ARGV, per do\n"
+	"  local fresh = 0\n"
+	"  for j = i, i + per - 1 do\n"
+	"    if redis.call('setbit', KEYS[2], ARGV[j], 1) == 0 then fresh = 1 end\n"
+	"  end\n"
+	"  added = added + fresh\n"
+	"end\n"
+	"return {2, added}\n"
+	""};
+
+const hl_script_def hl__script_bloom_filter_config = {
+	"bloom_filter.config", "e2bb4024d6a837e3d5c406aa62b7c122852bc48a",
+	"local v = redis.call('hget', KEYS[1], ARGV[1])\n"
+	"if not v then return redis.error_reply('ERR bloom filter is not initialised (no ' .. KEYS[1] .. '): try_init first') end\n"
+	"return v\n"
+	""};
+
+const hl_script_def hl__script_bloom_filter_contains = {
+	"bloom_filter.contains", "110a6f9d189ce18cafbb366da7d95c017dee2b65",
+	"local size = redis.call('hget', KEYS[1], 'size')\n"
+	"local k = redis.call('hget', KEYS[1], 'hashIterations')\n"
+	"if not size or not k then return {0} end\n"
+	"if size ~= ARGV[1] or k ~= ARGV[2] then return {1, size, k} end\n"
+	"local per, out, n = tonumber(ARGV[2]), {2, 0}, 0\n"
+	"for i = 3, #ARGV, per do\n"
+	"  local all = 1\n"
+	"  for j = i, i + per - 1 do\n"
+	"    if redis.call('getbit', KEYS[2], ARGV[j]) == 0 then all = 0; break end\n"
+	"  end\n"
+	"  n = n + all\n"
+	"  out[#out + 1] = all\n"
+	"end\n"
+	"out[2] = n\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_bloom_filter_count = {
+	"bloom_filter.count", "1340bc78319e8881c4fb75047ad9a9468c090709",
+	"local size = redis.call('hget', KEYS[1], 'size')\n"
+	"local k = redis.call('hget', KEYS[1], 'hashIterations')\n"
+	"if not size or not k then return {0} end\n"
+	"return {2, size, k, redis.call('bitcount', KEYS[2])}\n"
+	""};
+
+const hl_script_def hl__script_bloom_filter_try_init = {
+	"bloom_filter.try_init", "7db124c12b5d6fa6513b3540b41b0ccb92568b64",
+	"if redis.call('exists', KEYS[1]) == 1 then return 0 end\n"
+	"redis.call('hset', KEYS[1], 'size', ARGV[1], 'hashIterations', ARGV[2],\n"
+	"  'expectedInsertions', ARGV[3], 'falseProbability', ARGV[4])\n"
+	"return 1\n"
+	""};
+
+static const hl_argdef bloom_filter_try_init_args[] = {
+	{"expected_insertions", HL_T_I64, 0, 0, 0},
+	{"false_probability", HL_T_F64, 0, 0, 0},
+};
+static const hl_argdef bloom_filter_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef bloom_filter_add_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_argdef bloom_filter_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef bloom_filter_contains_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_argdef bloom_filter_contains_each_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok bloom_filter_get_expected_insertions_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_LIT, 18, "expectedInsertions"}};
+static const hl_tok bloom_filter_get_false_probability_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_LIT, 16, "falseProbability"}};
+static const hl_tok bloom_filter_get_size_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_LIT, 4, "size"}};
+static const hl_tok bloom_filter_get_hash_iterations_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_LIT, 14, "hashIterations"}};
+
+static const hl_opdef bloom_filter_ops[] = {
+	{HL_OP_BLOOM_FILTER_TRY_INIT, "try_init", HL_MODE_ONCE, HL_R_BOOL, 2, bloom_filter_try_init_args, NULL, 0, NULL, 0, hl__bloom_filter_try_init},
+	{HL_OP_BLOOM_FILTER_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, bloom_filter_add_args, NULL, 0, NULL, 0, hl__bloom_filter_add},
+	{HL_OP_BLOOM_FILTER_ADD_ALL, "add_all", HL_MODE_ONCE, HL_R_I64, 1, bloom_filter_add_all_args, NULL, 0, NULL, 0, hl__bloom_filter_add_all},
+	{HL_OP_BLOOM_FILTER_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, bloom_filter_contains_args, NULL, 0, NULL, 0, hl__bloom_filter_contains},
+	{HL_OP_BLOOM_FILTER_CONTAINS_ALL, "contains_all", HL_MODE_READ, HL_R_I64, 1, bloom_filter_contains_all_args, NULL, 0, NULL, 0, hl__bloom_filter_contains_all},
+	{HL_OP_BLOOM_FILTER_CONTAINS_EACH, "contains_each", HL_MODE_READ, HL_R_VALUE, 1, bloom_filter_contains_each_args, NULL, 0, NULL, 0, hl__bloom_filter_contains_each},
+	{HL_OP_BLOOM_FILTER_COUNT, "count", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__bloom_filter_count},
+	{HL_OP_BLOOM_FILTER_GET_EXPECTED_INSERTIONS, "get_expected_insertions", HL_MODE_READ, HL_R_I64, 0, NULL, &hl__script_bloom_filter_config, 1, bloom_filter_get_expected_insertions_toks, 2, NULL},
+	{HL_OP_BLOOM_FILTER_GET_FALSE_PROBABILITY, "get_false_probability", HL_MODE_READ, HL_R_F64, 0, NULL, &hl__script_bloom_filter_config, 1, bloom_filter_get_false_probability_toks, 2, NULL},
+	{HL_OP_BLOOM_FILTER_GET_SIZE, "get_size", HL_MODE_READ, HL_R_I64, 0, NULL, &hl__script_bloom_filter_config, 1, bloom_filter_get_size_toks, 2, NULL},
+	{HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS, "get_hash_iterations", HL_MODE_READ, HL_R_I64, 0, NULL, &hl__script_bloom_filter_config, 1, bloom_filter_get_hash_iterations_toks, 2, NULL},
+};
+
+static const char *const bloom_filter_keys[] = {NULL, ":config"};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops},
 	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops},
 	{HL_KIND_BIT_SET, "bit_set", 1, bit_set_keys, 14, bit_set_ops},
+	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops},
 };
-const size_t hl__grid_nkinds = 4;
+const size_t hl__grid_nkinds = 5;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -782,5 +900,91 @@ int hl_bit_set_xor_(hl_object *obj, const void *const *names, const size_t *name
 int hl_bit_set_not_(hl_object *obj)
 {
 	return hl__grid_none(obj, HL_OP_BIT_SET_NOT_, NULL, 0);
+}
+
+int hl_bloom_filter_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_BLOOM_FILTER, name, name_len);
+}
+
+int hl_bloom_filter_try_init(int *out, hl_object *obj, int64_t expected_insertions, double false_probability)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(expected_insertions);
+	a[1] = hl__arg_double(false_probability);
+	return hl__grid_bool(out, obj, HL_OP_BLOOM_FILTER_TRY_INIT, a, 2);
+}
+
+int hl_bloom_filter_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOOM_FILTER_ADD, a, 1);
+}
+
+int hl_bloom_filter_add_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_ADD_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_bloom_filter_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOOM_FILTER_CONTAINS, a, 1);
+}
+
+int hl_bloom_filter_contains_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_CONTAINS_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_bloom_filter_contains_each(hl_value **out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_value(out, obj, HL_OP_BLOOM_FILTER_CONTAINS_EACH, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_bloom_filter_count(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_COUNT, NULL, 0);
+}
+
+int hl_bloom_filter_get_expected_insertions(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_GET_EXPECTED_INSERTIONS, NULL, 0);
+}
+
+int hl_bloom_filter_get_false_probability(double *out, hl_object *obj)
+{
+	return hl__grid_f64(out, obj, HL_OP_BLOOM_FILTER_GET_FALSE_PROBABILITY, NULL, 0);
+}
+
+int hl_bloom_filter_get_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_GET_SIZE, NULL, 0);
+}
+
+int hl_bloom_filter_get_hash_iterations(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS, NULL, 0);
 }
 

@@ -347,3 +347,21 @@ int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
 		(*out)[nfixed + i] = hl__arg_bytes(items[i], lens[i]);
 	return HL_OK;
 }
+
+hl_value *hl__value_array(hl_value **items, size_t n)
+{
+	hl_value *v = hl__value_new(HL_VALUE_ARRAY);
+	size_t i;
+	if (v)
+		v->items = malloc(sizeof(*v->items) * (n ? n : 1));
+	if (!v || !v->items) {
+		for (i = 0; i < n; i++)
+			hl_value_free(items[i]);
+		free(v);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		v->items[i] = items[i];
+	v->len = n;
+	return v;
+}

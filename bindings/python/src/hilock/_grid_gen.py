@@ -5,7 +5,7 @@ from typing import Any, Optional
 from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
 from ._lowlevel import NULL, check, ffi, lib
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "BloomFilter"]
 
 
 class Bucket(GridObject):
@@ -324,6 +324,88 @@ class BitSet(GridObject):
         check(lib.hl_bit_set_not_(self._h))
 
 
+class BloomFilter(GridObject):
+    """A Bloom filter shared with Redisson: the bitmap under the name and the config hash
+    {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits
+    are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating
+    index steps). Every add and contains checks, in its script, that the config it computed
+    with is still the one stored, and recomputes when it is not, so a filter deleted and
+    initialised again works (Redisson #6554).
+
+    Redisson: ``RBloomFilter``. Java side: StringCodec (text) or ByteArrayCodec (bytes): ``redisson.getBloomFilter(name, StringCodec.INSTANCE)``; the default Kryo5Codec hashes other bytes.
+    """
+
+    _kind = 7
+
+    def try_init(self, expected_insertions: int, false_probability: float) -> bool:
+        """Initialise the filter for expected_insertions values (> 0) at false_probability (0 < p <
+        1), sized as Redisson sizes it: true if this call did, false if it was initialised already
+        (its config is kept). Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bloom_filter_try_init(out, self._h, _i64(expected_insertions, 'expected_insertions'), _f64(false_probability, 'false_probability')))
+        return bool(out[0])
+
+    def add(self, value: Value) -> bool:
+        """Add value: true if one of its bits was not set before. Adding again leaves the same bits,
+        so after an in-doubt failure it is safe to add again (but that call may answer false).
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_bloom_filter_add(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        return bool(out[0])
+
+    def add_all(self, *values: Value) -> int:
+        """Add every value in one round trip: how many had a bit not set before. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        return int(self._call(0x0702, *values))
+
+    def contains(self, value: Value) -> bool:
+        """True if value may have been added (all its bits set); false if it was certainly not."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_bloom_filter_contains(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        return bool(out[0])
+
+    def contains_all(self, *values: Value) -> int:
+        """How many of the values may have been added, in one round trip."""
+        return int(self._call(0x0704, *values))
+
+    def contains_each(self, *values: Value) -> Any:
+        """For each value, 1 if it may have been added, else 0 (a list), in one round trip."""
+        return self._call(0x0705, *values)
+
+    def count(self) -> int:
+        """The estimated number of values added (Redisson's formula over the bits set)."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_count(out, self._h))
+        return int(out[0])
+
+    def get_expected_insertions(self) -> int:
+        """The expected insertions the filter was initialised with."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_expected_insertions(out, self._h))
+        return int(out[0])
+
+    def get_false_probability(self) -> float:
+        """The false probability the filter was initialised with."""
+        out = _out('double *')
+        check(lib.hl_bloom_filter_get_false_probability(out, self._h))
+        return float(out[0])
+
+    def get_size(self) -> int:
+        """The filter's size in bits."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_size(out, self._h))
+        return int(out[0])
+
+    def get_hash_iterations(self) -> int:
+        """The number of bits per value."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_hash_iterations(out, self._h))
+        return int(out[0])
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -342,3 +424,7 @@ class GridFactories:
     def bit_set(self, name: Value) -> BitSet:
         """The bit set called ``name`` (Redisson ``RBitSet``). No round trip."""
         return BitSet(self, name)  # type: ignore[arg-type]
+
+    def bloom_filter(self, name: Value) -> BloomFilter:
+        """The bloom filter called ``name`` (Redisson ``RBloomFilter``). No round trip."""
+        return BloomFilter(self, name)  # type: ignore[arg-type]
