@@ -88,7 +88,8 @@ def gen_python(kinds):
                         "bytes": "%s", "value": "%s"}[op.result]
                 fixed = [a.name for a in op.args if a.type != "bytes*"]
                 lst = [a.name for a in op.args if a.type == "bytes*"][0]
-                callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(fixed + ["*" + lst]))
+                callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(
+                    fixed + ["*[_bytes(x, %r) for x in %s]" % (lst, lst)]))
                 if op.result == "none":
                     o.append("        %s\n" % callexpr)
                 else:

@@ -307,16 +307,16 @@ class BitSet(GridObject):
 
     def and_(self, *names: Value) -> None:
         """This bitset AND the bitsets named (BITOP AND into this key)."""
-        self._call(0x040a, *names)
+        self._call(0x040a, *[_bytes(x, 'names') for x in names])
 
     def or_(self, *names: Value) -> None:
         """This bitset OR the bitsets named (BITOP OR into this key)."""
-        self._call(0x040b, *names)
+        self._call(0x040b, *[_bytes(x, 'names') for x in names])
 
     def xor_(self, *names: Value) -> None:
         """This bitset XOR the bitsets named (BITOP XOR into this key). Raises OutcomeUnknown when
         its reply is lost after it may have run (never applied twice)."""
-        self._call(0x040c, *names)
+        self._call(0x040c, *[_bytes(x, 'names') for x in names])
 
     def not_(self) -> None:
         """Flip every bit of the bytes held (BITOP NOT into this key). Raises OutcomeUnknown when its
@@ -358,7 +358,7 @@ class BloomFilter(GridObject):
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many had a bit not set before. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        return int(self._call(0x0702, *values))
+        return int(self._call(0x0702, *[_bytes(x, 'values') for x in values]))
 
     def contains(self, value: Value) -> bool:
         """True if value may have been added (all its bits set); false if it was certainly not."""
@@ -369,11 +369,11 @@ class BloomFilter(GridObject):
 
     def contains_all(self, *values: Value) -> int:
         """How many of the values may have been added, in one round trip."""
-        return int(self._call(0x0704, *values))
+        return int(self._call(0x0704, *[_bytes(x, 'values') for x in values]))
 
     def contains_each(self, *values: Value) -> Any:
         """For each value, 1 if it may have been added, else 0 (a list), in one round trip."""
-        return self._call(0x0705, *values)
+        return self._call(0x0705, *[_bytes(x, 'values') for x in values])
 
     def count(self) -> int:
         """The estimated number of values added (Redisson's formula over the bits set)."""
