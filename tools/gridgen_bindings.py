@@ -189,7 +189,7 @@ def gen_go(kinds):
             o.append("\n// %s: %s\n" % (camel(op.name), "\n// ".join(textwrap.wrap(d, 74))))
             call = "o.call(ctx, 0x%04x, \"%s\"%s)" % (op.number, op.name, "".join(", " + a for a in args)) \
                 if not any(a.endswith("...") for a in args) else \
-                "o.call(ctx, 0x%04x, \"%s\", append([]arg{%s}, %s)...)" % (
+                "o.call(ctx, 0x%04x, \"%s\", append([]arg{%s}, %s...)...)" % (
                     op.number, op.name, ", ".join(a for a in args if not a.endswith("...")),
                     [a for a in args if a.endswith("...")][0][:-3])
             o.append("func (o *%s) %s(%s) %s {\n" % (k.goname, camel(op.name), ", ".join(params), GO_RESULT[op.result]))

@@ -319,20 +319,20 @@ func (o *BitSet) SetBytes(ctx context.Context, value []byte) error {
 
 // And: This bitset AND the bitsets named (BITOP AND into this key).
 func (o *BitSet) And(ctx context.Context, names ...[]byte) error {
-	_, err := o.call(ctx, 0x040a, "and_", append([]arg{}, argList(names))...)
+	_, err := o.call(ctx, 0x040a, "and_", append([]arg{}, argList(names)...)...)
 	return err
 }
 
 // Or: This bitset OR the bitsets named (BITOP OR into this key).
 func (o *BitSet) Or(ctx context.Context, names ...[]byte) error {
-	_, err := o.call(ctx, 0x040b, "or_", append([]arg{}, argList(names))...)
+	_, err := o.call(ctx, 0x040b, "or_", append([]arg{}, argList(names)...)...)
 	return err
 }
 
 // Xor: This bitset XOR the bitsets named (BITOP XOR into this key). A reply lost
 // after it may have run is ErrInDoubt (never applied twice).
 func (o *BitSet) Xor(ctx context.Context, names ...[]byte) error {
-	_, err := o.call(ctx, 0x040c, "xor_", append([]arg{}, argList(names))...)
+	_, err := o.call(ctx, 0x040c, "xor_", append([]arg{}, argList(names)...)...)
 	return err
 }
 
@@ -374,7 +374,7 @@ func (o *BloomFilter) Add(ctx context.Context, value []byte) (bool, error) {
 // AddAll: Add every value in one round trip: how many had a bit not set before. A
 // reply lost after it may have run is ErrInDoubt (never applied twice).
 func (o *BloomFilter) AddAll(ctx context.Context, values ...[]byte) (int64, error) {
-	v, err := o.call(ctx, 0x0702, "add_all", append([]arg{}, argList(values))...)
+	v, err := o.call(ctx, 0x0702, "add_all", append([]arg{}, argList(values)...)...)
 	return v.Int(), err
 }
 
@@ -387,14 +387,14 @@ func (o *BloomFilter) Contains(ctx context.Context, value []byte) (bool, error) 
 
 // ContainsAll: How many of the values may have been added, in one round trip.
 func (o *BloomFilter) ContainsAll(ctx context.Context, values ...[]byte) (int64, error) {
-	v, err := o.call(ctx, 0x0704, "contains_all", append([]arg{}, argList(values))...)
+	v, err := o.call(ctx, 0x0704, "contains_all", append([]arg{}, argList(values)...)...)
 	return v.Int(), err
 }
 
 // ContainsEach: For each value, 1 if it may have been added, else 0 (a list), in one round
 // trip.
 func (o *BloomFilter) ContainsEach(ctx context.Context, values ...[]byte) (Value, error) {
-	v, err := o.call(ctx, 0x0705, "contains_each", append([]arg{}, argList(values))...)
+	v, err := o.call(ctx, 0x0705, "contains_each", append([]arg{}, argList(values)...)...)
 	return v, err
 }
 
