@@ -545,6 +545,20 @@ static void bad_input(void)
 	HT_OK(hl_bloom_filter_contains(&ok, f, "a\0b", 3));
 	HT_EQ(ok, 1);
 	HT_RC(hl_bloom_filter_add(&ok, f, NULL, 2), HL_EINVAL);
+	/* a huge value: hashed here, only its bit positions travel */
+	{
+		size_t big = 8u << 20;
+		char *h = malloc(big);
+		HT_CHECK(h != NULL);
+		memset(h, 'h', big);
+		HT_OK(hl_bloom_filter_add(&ok, f, h, big));
+		HT_EQ(ok, 1);
+		HT_OK(hl_bloom_filter_contains(&ok, f, h, big));
+		HT_EQ(ok, 1);
+		h[big - 1] = 'i';
+		HT_OK(hl_bloom_filter_contains(&ok, f, h, big));
+		free(h);
+	}
 	/* a config that is not a Bloom filter's */
 	freeReplyObject(
 	        ht_raw(ht_raw_of(r), "HSET {grid:bfbad}:config size x"));
