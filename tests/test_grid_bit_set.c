@@ -262,6 +262,7 @@ static void bad_input(void)
 	HT_RC(hl_bit_set_set_range(b, 5, 4, 1), HL_EREDIS);
 	HT_CHECK(strstr(hl_error_last(), "bit range") != NULL);
 	HT_RC(hl_bit_set_set_range(b, -1, 4, 1), HL_EREDIS);
+	HT_RC(hl_bit_set_set_range(b, 0, 16, 2), HL_EREDIS); /* nothing set */
 	HT_RC(hl_bit_set_clear_range(b, 0, ((int64_t)1 << 32) + 1), HL_EREDIS);
 	HT_RC(hl_bit_set_and_(b, names, lens, 1), HL_EINVAL);
 	HT_RC(hl_bit_set_and_(b, NULL, NULL, 2), HL_EINVAL);

@@ -343,8 +343,9 @@ static const hl_script_def bit_set_script_length = {
 	""};
 
 static const hl_script_def bit_set_script_set_range = {
-	"bit_set.set_range", "31cda7e107005af59afcdddfc1c985a88906082c",
+	"bit_set.set_range", "e9e46254046ab308cc206a2cdff3d7e28ce120d6",
 	"local from, to, v = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])\n"
+	"if v ~= 0 and v ~= 1 then return redis.error_reply('ERR bit range: the value is not 0 or 1') end\n"
 	"if from < 0 or to < from or to > 4294967296 then\n"
 	"  return redis.error_reply('ERR bit range: from ' .. ARGV[1] .. ' to ' .. ARGV[2] .. ' is not 0 <= from <= to <= 2^32')\n"
 	"end\n"
