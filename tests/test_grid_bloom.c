@@ -361,6 +361,26 @@ static void many(void)
 	HT_EQ(ok, 0);
 	HT_OK(hl_bloom_filter_get_size(&n, f));
 	HT_EQ(n, 7298);
+	/* the false probability in Java's Double.toString (BloomVectors fmt) */
+	{
+		static const struct {
+			double p;
+			const char *java;
+		} fmt[] = {{0.000123456, "1.23456E-4"},
+		           {0.002, "0.002"},
+		           {0.1, "0.1"},
+		           {0.01, "0.01"},
+		           {0.999, "0.999"}};
+		size_t i;
+		char buf[64];
+		for (i = 0; i < sizeof(fmt) / sizeof(fmt[0]); i++) {
+			HT_OK(hl_object_delete(NULL, g));
+			HT_OK(hl_bloom_filter_try_init(&ok, g, 1000, fmt[i].p));
+			hget(r, "{grid:many2}:config", "falseProbability", buf,
+			     sizeof buf);
+			HT_STREQ(buf, fmt[i].java);
+		}
+	}
 	/* delete takes both keys */
 	HT_OK(hl_object_delete(&ok, f));
 	HT_EQ(ok, 1);
