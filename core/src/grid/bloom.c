@@ -40,7 +40,9 @@ static const uint64_t redisson_key[4] = {
 
 /* d as Java's Double.toString writes it (0.03, 1.0E-4, 100.0, 1.0E7): the
  * shortest digits that read back as d; plain from 10^-3 to 10^7, else
- * d.dddE<n>. Its length; 0 for NaN and the infinities. */
+ * d.dddE<n>. (JDK 19+ always writes the shortest; older JDKs now and then
+ * one digit more. Java only reads this field back with Double.valueOf, so
+ * either form serves.) Its length; 0 for NaN and the infinities. */
 static size_t java_double(char *buf, size_t cap, double d)
 {
 	char e[48], digits[24];
