@@ -298,8 +298,20 @@ def c_tokens(kind, op, words):
     return out
 
 
+def has_custom(kind):
+    return any(op.template[0] == "custom" for op in kind.ops)
+
+
+def script_cname(kind, sname):
+    """A script's C name: hl__script_<kind>_<name> (extern, for the kind's
+    own C in core/src/grid/) when the kind has custom operations."""
+    if has_custom(kind):
+        return "hl__script_%s_%s" % (kind.name, sname)
+    return "%s_script_%s" % (kind.name, sname)
+
+
 def gen_c(kinds):
-    o = [HEADER, "#include \"grid/grid.h\"\n\n"]
+    o = [HEADER, "#include <stdlib.h>\n\n#include \"grid/grid.h\"\n\n"]
     customs = sorted({op.template[1] for k in kinds for op in k.ops if op.template[0] == "custom"})
     for fn in customs:
         o.append("int %s(hl_gridcall *call);\n" % fn)
@@ -309,8 +321,8 @@ def gen_c(kinds):
         o.append("/* ---- %s ---- */\n\n" % k.name)
         for sname, src in sorted(k.scripts.items()):
             sha = hashlib.sha1(src.encode()).hexdigest()
-            o.append("static const hl_script_def %s_script_%s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
-                k.name, sname, k.name, sname, sha, c_str(src)))
+            o.append("%sconst hl_script_def %s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
+                "" if has_custom(k) else "static ", script_cname(k, sname), k.name, sname, sha, c_str(src)))
         for op in k.ops:
             pre = "%s_%s" % (k.name, op.name)
             if op.args:
@@ -350,7 +362,7 @@ def gen_c(kinds):
                 body = t[2:]
                 nkeys = body.index("--") if "--" in body else len(body)
                 ntoks = len(c_tokens(k, op, body[:nkeys])) + len(c_tokens(k, op, body[nkeys + 1:] if "--" in body else []))
-                script = "&%s_script_%s" % (k.name, t[1])
+                script = "&" + script_cname(k, t[1])
             else:
                 nkeys = 0
                 ntoks = len(t)
@@ -372,25 +384,37 @@ def gen_c(kinds):
         for op in k.ops:
             o.append(c_signature(op) + "\n{\n")
             n = len(op.args)
-            if n:
+            lst = op.args[-1] if op.args and op.args[-1].list else None
+            if lst:
+                n -= 1  # the fixed arguments; the list's items follow them
+                if n:
+                    o.append("\thl_arg f[%d], *a = NULL;\n\tint rc;\n" % n)
+                else:
+                    o.append("\thl_arg *a = NULL;\n\tint rc;\n")
+            elif n:
                 o.append("\thl_arg a[%d];\n" % n)
-            for i, a in enumerate(op.args):
+            arr = "f" if lst else "a"
+            for i, a in enumerate(op.args[:n]):
                 if a.type == "bytes":
                     if a.optional:
-                        o.append("\ta[%d] = %s ? hl__arg_bytes(%s, %s_len) : hl__arg_none();\n" % (i, a.name, a.name, a.name))
+                        o.append("\t" + arr + "[%d] = %s ? hl__arg_bytes(%s, %s_len) : hl__arg_none();\n" % (i, a.name, a.name, a.name))
                     else:
-                        o.append("\ta[%d] = hl__arg_bytes(%s, %s_len);\n" % (i, a.name, a.name))
-                elif a.type == "bytes*":
-                    o.append("\ta[%d] = hl__arg_list(%s, %s_lens, %s_count);\n" % (i, a.name, a.name, a.name))
+                        o.append("\t" + arr + "[%d] = hl__arg_bytes(%s, %s_len);\n" % (i, a.name, a.name))
                 elif a.type == "ms" and a.optional:
-                    o.append("\ta[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
+                    o.append("\t" + arr + "[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
                 elif a.type in ("i64", "ms", "bool"):
-                    o.append("\ta[%d] = hl__arg_int(%s);\n" % (i, a.name))
+                    o.append("\t" + arr + "[%d] = hl__arg_int(%s);\n" % (i, a.name))
                 elif a.type == "f64":
-                    o.append("\ta[%d] = hl__arg_double(%s);\n" % (i, a.name))
+                    o.append("\t" + arr + "[%d] = hl__arg_double(%s);\n" % (i, a.name))
             call = {"none": "hl__grid_none(obj", "bool": "hl__grid_bool(out, obj", "i64": "hl__grid_i64(out, obj",
                     "f64": "hl__grid_f64(out, obj", "bytes": "hl__grid_value(out, obj",
                     "value": "hl__grid_value(out, obj"}[op.result]
+            if lst:
+                o.append("\tif ((rc = hl__arg_list(&a, %s, %d, %s, %s_lens, %s_count)) != HL_OK)\n"
+                         "\t\treturn rc;\n" % ("f" if n else "NULL", n, lst.name, lst.name, lst.name))
+                o.append("\trc = %s, %s, a, %d + %s_count);\n\tfree(a);\n\treturn rc;\n}\n\n" % (
+                    call, op.cname, n, lst.name))
+                continue
             o.append("\treturn %s, %s, %s, %d);\n}\n\n" % (call, op.cname, "a" if n else "NULL", n))
     return "".join(o)
 

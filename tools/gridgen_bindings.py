@@ -35,7 +35,10 @@ def py_params(op):
         elif a.optional:
             out.append("%s: Optional[%s] = None" % (a.name, t))
         elif a.default is not None:
-            out.append("%s: %s = %s" % (a.name, t, a.default))
+            d = a.default
+            if a.type == "bool":
+                d = "False" if d in ("0", "false") else "True"
+            out.append("%s: %s = %s" % (a.name, t, d))
         else:
             out.append("%s: %s" % (a.name, t))
     return out
@@ -73,9 +76,25 @@ def gen_python(kinds):
             "\n    ".join(textwrap.wrap(" ".join(k.doc), 90)), k.java, k.codec.replace("`", "``")))
         o.append("    _kind = %d\n" % k.number)
         for op in k.ops:
-            if any(a.type == "bytes*" for a in op.args):
-                continue  # the generic call (GridObject._call) serves lists
             params = ["self"] + py_params(op)
+            if any(a.type == "bytes*" for a in op.args):
+                # a list: the generic call (GridObject._call)
+                o.append("\n    def %s(%s) -> %s:\n" % (op.name, ", ".join(params), PY_RESULT[op.result]))
+                d = doc_text(op).replace("nil", "None")
+                if op.mode == "once":
+                    d += " Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."
+                o.append('        """%s"""\n' % "\n        ".join(textwrap.wrap(d, 90)))
+                conv = {"none": "", "bool": "bool(%s)", "i64": "int(%s)", "f64": "float(%s)",
+                        "bytes": "%s", "value": "%s"}[op.result]
+                fixed = [a.name for a in op.args if a.type != "bytes*"]
+                lst = [a.name for a in op.args if a.type == "bytes*"][0]
+                callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(
+                    fixed + ["*[_bytes(x, %r) for x in %s]" % (lst, lst)]))
+                if op.result == "none":
+                    o.append("        %s\n" % callexpr)
+                else:
+                    o.append("        return %s\n" % (conv % callexpr))
+                continue
             o.append("\n    def %s(%s) -> %s:\n" % (op.name, ", ".join(params), PY_RESULT[op.result]))
             d = doc_text(op).replace("nil", "None")
             if op.mode == "once":
@@ -170,7 +189,7 @@ def gen_go(kinds):
             o.append("\n// %s: %s\n" % (camel(op.name), "\n// ".join(textwrap.wrap(d, 74))))
             call = "o.call(ctx, 0x%04x, \"%s\"%s)" % (op.number, op.name, "".join(", " + a for a in args)) \
                 if not any(a.endswith("...") for a in args) else \
-                "o.call(ctx, 0x%04x, \"%s\", append([]arg{%s}, %s)...)" % (
+                "o.call(ctx, 0x%04x, \"%s\", append([]arg{%s}, %s...)...)" % (
                     op.number, op.name, ", ".join(a for a in args if not a.endswith("...")),
                     [a for a in args if a.endswith("...")][0][:-3])
             o.append("func (o *%s) %s(%s) %s {\n" % (k.goname, camel(op.name), ", ".join(params), GO_RESULT[op.result]))
@@ -195,7 +214,7 @@ def gen_lua(kinds):
             names = [a.name for a in op.args]
             sig = "".join(
                 {"bytes": "b", "i64": "i", "f64": "d", "ms": "m", "bool": "t", "bytes*": "*"}[a.type]
-                + ("?" if a.optional else "") for a in op.args)
+                + ("?" if a.optional or a.default is not None else "") for a in op.args)
             d = doc_text(op)
             o.append("\t--- %s:%s(%s): %s\n" % (k.name, op.name, ", ".join(names), d))
             o.append("\tfunction %s:%s(...) return call(self, 0x%04x, \"%s\", \"%s\", \"%s\", ...) end\n" % (

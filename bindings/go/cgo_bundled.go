@@ -15,7 +15,7 @@ package hilock
 
 /*
 #cgo CFLAGS: -I${SRCDIR}/../../core/include -I${SRCDIR}/../../core/src -D_GNU_SOURCE
-#cgo LDFLAGS: -lhiredis -luuid -lssl -lcrypto -lpthread
+#cgo LDFLAGS: -lhiredis -luuid -lssl -lcrypto -lpthread -lm
 // Linux's fast calls (CMake finds them by feature checks; cgo cannot, so
 // they are named here; elsewhere the core's portable fallbacks serve).
 #cgo linux CFLAGS: -DHL_HAVE_CONDATTR_SETCLOCK -DHL_HAVE_EVENTFD -DHL_HAVE_GETRANDOM -DHL_HAVE_MSG_NOSIGNAL -DHL_HAVE_PIPE2 -DHL_HAVE_PTHREAD_SETNAME_NP_2 -DHL_HAVE_SOCK_CLOEXEC

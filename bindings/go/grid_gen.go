@@ -242,3 +242,189 @@ func (o *AtomicDouble) GetAndDelete(ctx context.Context) (float64, error) {
 	v, err := o.call(ctx, 0x0308, "get_and_delete")
 	return v.Float(), err
 }
+
+// BitSet is Redisson's RBitSet: A bitmap under one key: bit i is Redis SETBIT offset i (the most significant bit of each byte first), as Redisson's RBitSet.
+// Java side: none needed: the bits are the raw bytes (redisson.getBitSet(name)).
+type BitSet struct{ object }
+
+// BitSet returns the bit set called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BitSet(name string) *BitSet {
+	return &BitSet{newObject(c, 4, "bit_set", name)}
+}
+
+// Get: The bit at index (0 to 2^32-1); false beyond the end.
+func (o *BitSet) Get(ctx context.Context, index int64) (bool, error) {
+	v, err := o.call(ctx, 0x0400, "get", argInt(index))
+	return v.Bool(), err
+}
+
+// Set: Set the bit at index to value (true if not given): its value before. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BitSet) Set(ctx context.Context, index int64, value bool) (bool, error) {
+	v, err := o.call(ctx, 0x0401, "set", argInt(index), argBool(value))
+	return v.Bool(), err
+}
+
+// Clear: Clear the bit at index: its value before. A reply lost after it may have
+// run is ErrInDoubt (never applied twice).
+func (o *BitSet) Clear(ctx context.Context, index int64) (bool, error) {
+	v, err := o.call(ctx, 0x0402, "clear", argInt(index))
+	return v.Bool(), err
+}
+
+// Cardinality: The number of bits set.
+func (o *BitSet) Cardinality(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0403, "cardinality")
+	return v.Int(), err
+}
+
+// Length: The index of the highest bit set, plus 1 (0 when none is set).
+func (o *BitSet) Length(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0404, "length")
+	return v.Int(), err
+}
+
+// Size: The bits the value holds: its length in bytes times 8.
+func (o *BitSet) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0405, "size")
+	return v.Int(), err
+}
+
+// SetRange: Set the bits from from_index up to (not including) to_index to value (true
+// if not given), atomically, in one round trip.
+func (o *BitSet) SetRange(ctx context.Context, fromIndex int64, toIndex int64, value bool) error {
+	_, err := o.call(ctx, 0x0406, "set_range", argInt(fromIndex), argInt(toIndex), argBool(value))
+	return err
+}
+
+// ClearRange: Clear the bits from from_index up to (not including) to_index, atomically,
+// in one round trip.
+func (o *BitSet) ClearRange(ctx context.Context, fromIndex int64, toIndex int64) error {
+	_, err := o.call(ctx, 0x0407, "clear_range", argInt(fromIndex), argInt(toIndex))
+	return err
+}
+
+// ToByteArray: The raw bytes (empty when the key does not exist).
+func (o *BitSet) ToByteArray(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0408, "to_byte_array")
+	return v.Bytes(), err
+}
+
+// SetBytes: Replace the bits with these raw bytes (Redisson's set(BitSet) form).
+func (o *BitSet) SetBytes(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x0409, "set_bytes", argBytes(value))
+	return err
+}
+
+// And: This bitset AND the bitsets named (BITOP AND into this key).
+func (o *BitSet) And(ctx context.Context, names ...[]byte) error {
+	_, err := o.call(ctx, 0x040a, "and_", append([]arg{}, argList(names)...)...)
+	return err
+}
+
+// Or: This bitset OR the bitsets named (BITOP OR into this key).
+func (o *BitSet) Or(ctx context.Context, names ...[]byte) error {
+	_, err := o.call(ctx, 0x040b, "or_", append([]arg{}, argList(names)...)...)
+	return err
+}
+
+// Xor: This bitset XOR the bitsets named (BITOP XOR into this key). A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *BitSet) Xor(ctx context.Context, names ...[]byte) error {
+	_, err := o.call(ctx, 0x040c, "xor_", append([]arg{}, argList(names)...)...)
+	return err
+}
+
+// Not: Flip every bit of the bytes held (BITOP NOT into this key). A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *BitSet) Not(ctx context.Context) error {
+	_, err := o.call(ctx, 0x040d, "not_")
+	return err
+}
+
+// BloomFilter is Redisson's RBloomFilter: A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
+// Java side: StringCodec (text) or ByteArrayCodec (bytes): redisson.getBloomFilter(name, StringCodec.INSTANCE); the default Kryo5Codec hashes other bytes.
+type BloomFilter struct{ object }
+
+// BloomFilter returns the bloom filter called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BloomFilter(name string) *BloomFilter {
+	return &BloomFilter{newObject(c, 7, "bloom_filter", name)}
+}
+
+// TryInit: Initialise the filter for expected_insertions values (> 0) at
+// false_probability (0 < p < 1), sized as Redisson sizes it: true if this
+// call did, false if it was initialised already (its config is kept). A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BloomFilter) TryInit(ctx context.Context, expectedInsertions int64, falseProbability float64) (bool, error) {
+	v, err := o.call(ctx, 0x0700, "try_init", argInt(expectedInsertions), argFloat(falseProbability))
+	return v.Bool(), err
+}
+
+// Add: Add value: true if one of its bits was not set before. Adding again leaves
+// the same bits, so after an in-doubt failure it is safe to add again (but
+// that call may answer false). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BloomFilter) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0701, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// AddAll: Add every value in one round trip: how many had a bit not set before. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BloomFilter) AddAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0702, "add_all", append([]arg{}, argList(values)...)...)
+	return v.Int(), err
+}
+
+// Contains: True if value may have been added (all its bits set); false if it was
+// certainly not.
+func (o *BloomFilter) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0703, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// ContainsAll: How many of the values may have been added, in one round trip.
+func (o *BloomFilter) ContainsAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0704, "contains_all", append([]arg{}, argList(values)...)...)
+	return v.Int(), err
+}
+
+// ContainsEach: For each value, 1 if it may have been added, else 0 (a list), in one round
+// trip.
+func (o *BloomFilter) ContainsEach(ctx context.Context, values ...[]byte) (Value, error) {
+	v, err := o.call(ctx, 0x0705, "contains_each", append([]arg{}, argList(values)...)...)
+	return v, err
+}
+
+// Count: The estimated number of values added (Redisson's formula over the bits
+// set).
+func (o *BloomFilter) Count(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0706, "count")
+	return v.Int(), err
+}
+
+// GetExpectedInsertions: The expected insertions the filter was initialised with.
+func (o *BloomFilter) GetExpectedInsertions(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0707, "get_expected_insertions")
+	return v.Int(), err
+}
+
+// GetFalseProbability: The false probability the filter was initialised with.
+func (o *BloomFilter) GetFalseProbability(ctx context.Context) (float64, error) {
+	v, err := o.call(ctx, 0x0708, "get_false_probability")
+	return v.Float(), err
+}
+
+// GetSize: The filter's size in bits.
+func (o *BloomFilter) GetSize(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0709, "get_size")
+	return v.Int(), err
+}
+
+// GetHashIterations: The number of bits per value.
+func (o *BloomFilter) GetHashIterations(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x070a, "get_hash_iterations")
+	return v.Int(), err
+}

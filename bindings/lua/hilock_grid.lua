@@ -69,4 +69,60 @@ return function(G)
 	function AtomicDouble:get_and_set(...) return call(self, 0x0307, "get_and_set", "d", "f64", ...) end
 	--- atomic_double:get_and_delete(): Delete the key; the value it had (0 if absent).
 	function AtomicDouble:get_and_delete(...) return call(self, 0x0308, "get_and_delete", "", "f64", ...) end
+
+	-- bit_set (Redisson RBitSet): A bitmap under one key: bit i is Redis SETBIT offset i (the most significant bit of each byte first), as Redisson's RBitSet.
+	local BitSet = new_kind("bit_set", 4)
+	--- bit_set:get(index): The bit at index (0 to 2^32-1); false beyond the end.
+	function BitSet:get(...) return call(self, 0x0400, "get", "i", "bool", ...) end
+	--- bit_set:set(index, value): Set the bit at index to value (true if not given): its value before.
+	function BitSet:set(...) return call(self, 0x0401, "set", "it?", "bool", ...) end
+	--- bit_set:clear(index): Clear the bit at index: its value before.
+	function BitSet:clear(...) return call(self, 0x0402, "clear", "i", "bool", ...) end
+	--- bit_set:cardinality(): The number of bits set.
+	function BitSet:cardinality(...) return call(self, 0x0403, "cardinality", "", "i64", ...) end
+	--- bit_set:length(): The index of the highest bit set, plus 1 (0 when none is set).
+	function BitSet:length(...) return call(self, 0x0404, "length", "", "i64", ...) end
+	--- bit_set:size(): The bits the value holds: its length in bytes times 8.
+	function BitSet:size(...) return call(self, 0x0405, "size", "", "i64", ...) end
+	--- bit_set:set_range(from_index, to_index, value): Set the bits from from_index up to (not including) to_index to value (true if not given), atomically, in one round trip.
+	function BitSet:set_range(...) return call(self, 0x0406, "set_range", "iit?", "none", ...) end
+	--- bit_set:clear_range(from_index, to_index): Clear the bits from from_index up to (not including) to_index, atomically, in one round trip.
+	function BitSet:clear_range(...) return call(self, 0x0407, "clear_range", "ii", "none", ...) end
+	--- bit_set:to_byte_array(): The raw bytes (empty when the key does not exist).
+	function BitSet:to_byte_array(...) return call(self, 0x0408, "to_byte_array", "", "bytes", ...) end
+	--- bit_set:set_bytes(value): Replace the bits with these raw bytes (Redisson's set(BitSet) form).
+	function BitSet:set_bytes(...) return call(self, 0x0409, "set_bytes", "b", "none", ...) end
+	--- bit_set:and_(names): This bitset AND the bitsets named (BITOP AND into this key).
+	function BitSet:and_(...) return call(self, 0x040a, "and_", "*", "none", ...) end
+	--- bit_set:or_(names): This bitset OR the bitsets named (BITOP OR into this key).
+	function BitSet:or_(...) return call(self, 0x040b, "or_", "*", "none", ...) end
+	--- bit_set:xor_(names): This bitset XOR the bitsets named (BITOP XOR into this key).
+	function BitSet:xor_(...) return call(self, 0x040c, "xor_", "*", "none", ...) end
+	--- bit_set:not_(): Flip every bit of the bytes held (BITOP NOT into this key).
+	function BitSet:not_(...) return call(self, 0x040d, "not_", "", "none", ...) end
+
+	-- bloom_filter (Redisson RBloomFilter): A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
+	local BloomFilter = new_kind("bloom_filter", 7)
+	--- bloom_filter:try_init(expected_insertions, false_probability): Initialise the filter for expected_insertions values (> 0) at false_probability (0 < p < 1), sized as Redisson sizes it: true if this call did, false if it was initialised already (its config is kept).
+	function BloomFilter:try_init(...) return call(self, 0x0700, "try_init", "id", "bool", ...) end
+	--- bloom_filter:add(value): Add value: true if one of its bits was not set before. Adding again leaves the same bits, so after an in-doubt failure it is safe to add again (but that call may answer false).
+	function BloomFilter:add(...) return call(self, 0x0701, "add", "b", "bool", ...) end
+	--- bloom_filter:add_all(values): Add every value in one round trip: how many had a bit not set before.
+	function BloomFilter:add_all(...) return call(self, 0x0702, "add_all", "*", "i64", ...) end
+	--- bloom_filter:contains(value): True if value may have been added (all its bits set); false if it was certainly not.
+	function BloomFilter:contains(...) return call(self, 0x0703, "contains", "b", "bool", ...) end
+	--- bloom_filter:contains_all(values): How many of the values may have been added, in one round trip.
+	function BloomFilter:contains_all(...) return call(self, 0x0704, "contains_all", "*", "i64", ...) end
+	--- bloom_filter:contains_each(values): For each value, 1 if it may have been added, else 0 (a list), in one round trip.
+	function BloomFilter:contains_each(...) return call(self, 0x0705, "contains_each", "*", "value", ...) end
+	--- bloom_filter:count(): The estimated number of values added (Redisson's formula over the bits set).
+	function BloomFilter:count(...) return call(self, 0x0706, "count", "", "i64", ...) end
+	--- bloom_filter:get_expected_insertions(): The expected insertions the filter was initialised with.
+	function BloomFilter:get_expected_insertions(...) return call(self, 0x0707, "get_expected_insertions", "", "i64", ...) end
+	--- bloom_filter:get_false_probability(): The false probability the filter was initialised with.
+	function BloomFilter:get_false_probability(...) return call(self, 0x0708, "get_false_probability", "", "f64", ...) end
+	--- bloom_filter:get_size(): The filter's size in bits.
+	function BloomFilter:get_size(...) return call(self, 0x0709, "get_size", "", "i64", ...) end
+	--- bloom_filter:get_hash_iterations(): The number of bits per value.
+	function BloomFilter:get_hash_iterations(...) return call(self, 0x070a, "get_hash_iterations", "", "i64", ...) end
 end

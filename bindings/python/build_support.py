@@ -221,6 +221,7 @@ def build_static(p: LinkPlan, jobs: Optional[int] = None) -> None:
                          "(apt-get install libhiredis-dev uuid-dev libssl-dev)")
     _split_flags(deps, p, link=True)
     p.extra_link_args.append("-pthread")
+    p.libraries.append("m")
 
 
 def apply_link_plan(ext, p: LinkPlan) -> None:

@@ -137,6 +137,14 @@ rc=0
 mkdir -p "$tmp/multi"
 HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
 faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}
+# The grid's kinds (grid_helpers.lua; their lost-reply tests need the
+# fault proxy and are left out without it).
+mkdir -p "$tmp/grid"
+for t in test_grid_bit_set test_grid_bloom; do
+	HILOCK_TEST_GRID_DIR="$tmp/grid" \
+		HILOCK_FAULTPROXY="$([ -x "$faultproxy" ] && echo "$faultproxy")" \
+		"$LUA" "$here/$t.lua" || rc=$?
+done
 if [ -x "$faultproxy" ]; then
 	mkdir -p "$tmp/faults" "$tmp/forkhelper"
 	forkhelper=""

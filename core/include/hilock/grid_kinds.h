@@ -6,7 +6,9 @@
 enum {
 	HL_KIND_BUCKET = 1,
 	HL_KIND_ATOMIC_LONG = 2,
-	HL_KIND_ATOMIC_DOUBLE = 3
+	HL_KIND_ATOMIC_DOUBLE = 3,
+	HL_KIND_BIT_SET = 4,
+	HL_KIND_BLOOM_FILTER = 7
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -39,7 +41,32 @@ enum {
 	HL_OP_ATOMIC_DOUBLE_DECREMENT_AND_GET = 0x0305,
 	HL_OP_ATOMIC_DOUBLE_COMPARE_AND_SET = 0x0306,
 	HL_OP_ATOMIC_DOUBLE_GET_AND_SET = 0x0307,
-	HL_OP_ATOMIC_DOUBLE_GET_AND_DELETE = 0x0308
+	HL_OP_ATOMIC_DOUBLE_GET_AND_DELETE = 0x0308,
+	HL_OP_BIT_SET_GET = 0x0400,
+	HL_OP_BIT_SET_SET = 0x0401,
+	HL_OP_BIT_SET_CLEAR = 0x0402,
+	HL_OP_BIT_SET_CARDINALITY = 0x0403,
+	HL_OP_BIT_SET_LENGTH = 0x0404,
+	HL_OP_BIT_SET_SIZE = 0x0405,
+	HL_OP_BIT_SET_SET_RANGE = 0x0406,
+	HL_OP_BIT_SET_CLEAR_RANGE = 0x0407,
+	HL_OP_BIT_SET_TO_BYTE_ARRAY = 0x0408,
+	HL_OP_BIT_SET_SET_BYTES = 0x0409,
+	HL_OP_BIT_SET_AND_ = 0x040a,
+	HL_OP_BIT_SET_OR_ = 0x040b,
+	HL_OP_BIT_SET_XOR_ = 0x040c,
+	HL_OP_BIT_SET_NOT_ = 0x040d,
+	HL_OP_BLOOM_FILTER_TRY_INIT = 0x0700,
+	HL_OP_BLOOM_FILTER_ADD = 0x0701,
+	HL_OP_BLOOM_FILTER_ADD_ALL = 0x0702,
+	HL_OP_BLOOM_FILTER_CONTAINS = 0x0703,
+	HL_OP_BLOOM_FILTER_CONTAINS_ALL = 0x0704,
+	HL_OP_BLOOM_FILTER_CONTAINS_EACH = 0x0705,
+	HL_OP_BLOOM_FILTER_COUNT = 0x0706,
+	HL_OP_BLOOM_FILTER_GET_EXPECTED_INSERTIONS = 0x0707,
+	HL_OP_BLOOM_FILTER_GET_FALSE_PROBABILITY = 0x0708,
+	HL_OP_BLOOM_FILTER_GET_SIZE = 0x0709,
+	HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS = 0x070a
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -156,5 +183,99 @@ HL_EXTERN int hl_atomic_double_get_and_set(double *out, hl_object *obj, double v
 /* Delete the key; the value it had (0 if absent). *out (may be NULL).
  * HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_atomic_double_get_and_delete(double *out, hl_object *obj);
+
+/* ---- bit_set (RBitSet) ---- */
+
+/* A bitmap under one key: bit i is Redis SETBIT offset i (the most
+ * significant bit of each byte first), as Redisson's RBitSet. */
+/* A new bit_set object named name (hl_object_new). */
+HL_EXTERN int hl_bit_set_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* The bit at index (0 to 2^32-1); false beyond the end. *out = 1 or 0. */
+HL_EXTERN int hl_bit_set_get(int *out, hl_object *obj, int64_t index);
+/* Set the bit at index to value (true if not given): its value before. *out
+ * = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bit_set_set(int *out, hl_object *obj, int64_t index, int value);
+/* Clear the bit at index: its value before. *out = 1 or 0. HL_EINDOUBT if
+ * its reply was lost after it may have run. */
+HL_EXTERN int hl_bit_set_clear(int *out, hl_object *obj, int64_t index);
+/* The number of bits set. *out (may be NULL). */
+HL_EXTERN int hl_bit_set_cardinality(int64_t *out, hl_object *obj);
+/* The index of the highest bit set, plus 1 (0 when none is set). *out (may
+ * be NULL). */
+HL_EXTERN int hl_bit_set_length(int64_t *out, hl_object *obj);
+/* The bits the value holds: its length in bytes times 8. *out (may be
+ * NULL). */
+HL_EXTERN int hl_bit_set_size(int64_t *out, hl_object *obj);
+/* Set the bits from from_index up to (not including) to_index to value
+ * (true if not given), atomically, in one round trip. */
+HL_EXTERN int hl_bit_set_set_range(hl_object *obj, int64_t from_index, int64_t to_index, int value);
+/* Clear the bits from from_index up to (not including) to_index,
+ * atomically, in one round trip. */
+HL_EXTERN int hl_bit_set_clear_range(hl_object *obj, int64_t from_index, int64_t to_index);
+/* The raw bytes (empty when the key does not exist). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_bit_set_to_byte_array(hl_value **out, hl_object *obj);
+/* Replace the bits with these raw bytes (Redisson's set(BitSet) form). */
+HL_EXTERN int hl_bit_set_set_bytes(hl_object *obj, const void *value, size_t value_len);
+/* This bitset AND the bitsets named (BITOP AND into this key). */
+HL_EXTERN int hl_bit_set_and_(hl_object *obj, const void *const *names, const size_t *names_lens, size_t names_count);
+/* This bitset OR the bitsets named (BITOP OR into this key). */
+HL_EXTERN int hl_bit_set_or_(hl_object *obj, const void *const *names, const size_t *names_lens, size_t names_count);
+/* This bitset XOR the bitsets named (BITOP XOR into this key). HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_bit_set_xor_(hl_object *obj, const void *const *names, const size_t *names_lens, size_t names_count);
+/* Flip every bit of the bytes held (BITOP NOT into this key). HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_bit_set_not_(hl_object *obj);
+
+/* ---- bloom_filter (RBloomFilter) ---- */
+
+/* A Bloom filter shared with Redisson: the bitmap under the name and the
+ * config hash {name}:config (size, hashIterations, expectedInsertions,
+ * falseProbability); a value's bits are Redisson's (HighwayHash-128 with
+ * its key over the value's bytes, then its alternating index steps). Every
+ * add and contains checks, in its script, that the config it computed with
+ * is still the one stored, and recomputes when it is not, so a filter
+ * deleted and initialised again works (Redisson #6554). */
+/* A new bloom_filter object named name (hl_object_new). */
+HL_EXTERN int hl_bloom_filter_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Initialise the filter for expected_insertions values (> 0) at
+ * false_probability (0 < p < 1), sized as Redisson sizes it: true if this
+ * call did, false if it was initialised already (its config is kept). *out
+ * = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bloom_filter_try_init(int *out, hl_object *obj, int64_t expected_insertions, double false_probability);
+/* Add value: true if one of its bits was not set before. Adding again
+ * leaves the same bits, so after an in-doubt failure it is safe to add
+ * again (but that call may answer false). *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_bloom_filter_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add every value in one round trip: how many had a bit not set before.
+ * *out (may be NULL). HL_EINDOUBT if its reply was lost after it may have
+ * run. */
+HL_EXTERN int hl_bloom_filter_add_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* True if value may have been added (all its bits set); false if it was
+ * certainly not. *out = 1 or 0. */
+HL_EXTERN int hl_bloom_filter_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* How many of the values may have been added, in one round trip. *out (may
+ * be NULL). */
+HL_EXTERN int hl_bloom_filter_contains_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* For each value, 1 if it may have been added, else 0 (a list), in one
+ * round trip. *out = a new value, the caller's to free. */
+HL_EXTERN int hl_bloom_filter_contains_each(hl_value **out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* The estimated number of values added (Redisson's formula over the bits
+ * set). *out (may be NULL). */
+HL_EXTERN int hl_bloom_filter_count(int64_t *out, hl_object *obj);
+/* The expected insertions the filter was initialised with. *out (may be
+ * NULL). */
+HL_EXTERN int hl_bloom_filter_get_expected_insertions(int64_t *out, hl_object *obj);
+/* The false probability the filter was initialised with. *out (may be
+ * NULL). */
+HL_EXTERN int hl_bloom_filter_get_false_probability(double *out, hl_object *obj);
+/* The filter's size in bits. *out (may be NULL). */
+HL_EXTERN int hl_bloom_filter_get_size(int64_t *out, hl_object *obj);
+/* The number of bits per value. *out (may be NULL). */
+HL_EXTERN int hl_bloom_filter_get_hash_iterations(int64_t *out, hl_object *obj);
 
 #endif

@@ -99,6 +99,10 @@ hl_arg hl__arg_bytes(const void *p, size_t len);
 hl_arg hl__arg_int(int64_t i);
 hl_arg hl__arg_double(double d);
 hl_arg hl__arg_none(void);
+/* fixed then the list's items, in a new array (*out, the caller's to
+ * free) for a typed call whose last argument is a list. */
+int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
+                 const void *const *items, const size_t *lens, size_t count);
 
 /* The typed calls' bodies: run op and convert its value. */
 int hl__grid_none(hl_object *obj, int op, const hl_arg *a, size_t n);
@@ -126,6 +130,8 @@ hl_value *hl__value_new(int type);
 hl_value *hl__value_int(int64_t i);
 hl_value *hl__value_double(double d);
 hl_value *hl__value_bytes(const void *p, size_t len);
+/* An array of items (taken over; freed when this fails: NULL). */
+hl_value *hl__value_array(hl_value **items, size_t n);
 /* A value of the reply, as it is (integers, bytes, arrays; status as
  * bytes); NULL when out of memory. */
 hl_value *hl__value_of_reply(const hl_reply *r);
@@ -144,6 +150,21 @@ size_t hl__fmt_double(char *buf, size_t cap, double d);
  * 1e+20): HL_OK, or HL_EPROTOCOL with a message naming what. */
 int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what);
 int hl__parse_double(const char *s, size_t len, double *out, const char *what);
+
+/* The Bloom filter's scripts (core/grid/bloom_filter.kind), for bloom.c. */
+extern const hl_script_def hl__script_bloom_filter_try_init;
+extern const hl_script_def hl__script_bloom_filter_add;
+extern const hl_script_def hl__script_bloom_filter_contains;
+extern const hl_script_def hl__script_bloom_filter_count;
+
+/* The Bloom filter's custom operations (bloom.c). */
+int hl__bloom_filter_try_init(hl_gridcall *call);
+int hl__bloom_filter_add(hl_gridcall *call);
+int hl__bloom_filter_add_all(hl_gridcall *call);
+int hl__bloom_filter_contains(hl_gridcall *call);
+int hl__bloom_filter_contains_all(hl_gridcall *call);
+int hl__bloom_filter_contains_each(hl_gridcall *call);
+int hl__bloom_filter_count(hl_gridcall *call);
 
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);

@@ -460,6 +460,8 @@ static int expand(hl_gridcall *call, expansion *x)
 				                           ? call->args[i].bytes
 				                           : "";
 				x->lens[x->argc++] = call->args[i].len;
+				if (t < op->nkeys) /* names of keys */
+					x->nkeys++;
 			}
 			break;
 		}

@@ -342,3 +342,42 @@ hl_value *hl__value_array_take(hl_value **items, size_t n)
 	v->len = n;
 	return v;
 }
+
+int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
+                 const void *const *items, const size_t *lens, size_t count)
+{
+	size_t i;
+	*out = NULL;
+	if (count && (!items || !lens))
+		return hl__fail(HL_EINVAL, "a list of %zu items is NULL",
+		                count);
+	if (count > ((size_t)1 << 24))
+		return hl__fail(HL_EINVAL, "a list of %zu items: at most 2^24",
+		                count);
+	*out = malloc(sizeof(**out) * (nfixed + count + 1));
+	if (!*out)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	for (i = 0; i < nfixed; i++)
+		(*out)[i] = fixed[i];
+	for (i = 0; i < count; i++)
+		(*out)[nfixed + i] = hl__arg_bytes(items[i], lens[i]);
+	return HL_OK;
+}
+
+hl_value *hl__value_array(hl_value **items, size_t n)
+{
+	hl_value *v = hl__value_new(HL_VALUE_ARRAY);
+	size_t i;
+	if (v)
+		v->items = malloc(sizeof(*v->items) * (n ? n : 1));
+	if (!v || !v->items) {
+		for (i = 0; i < n; i++)
+			hl_value_free(items[i]);
+		free(v);
+		return NULL;
+	}
+	for (i = 0; i < n; i++)
+		v->items[i] = items[i];
+	v->len = n;
+	return v;
+}

@@ -5,7 +5,7 @@ from typing import Any, Optional
 from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
 from ._lowlevel import NULL, check, ffi, lib
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "BloomFilter"]
 
 
 class Bucket(GridObject):
@@ -237,6 +237,175 @@ class AtomicDouble(GridObject):
         return float(out[0])
 
 
+class BitSet(GridObject):
+    """A bitmap under one key: bit i is Redis SETBIT offset i (the most significant bit of each
+    byte first), as Redisson's RBitSet.
+
+    Redisson: ``RBitSet``. Java side: none needed: the bits are the raw bytes (``redisson.getBitSet(name)``).
+    """
+
+    _kind = 4
+
+    def get(self, index: int) -> bool:
+        """The bit at index (0 to 2^32-1); false beyond the end."""
+        out = _out('int *')
+        check(lib.hl_bit_set_get(out, self._h, _i64(index, 'index')))
+        return bool(out[0])
+
+    def set(self, index: int, value: bool = True) -> bool:
+        """Set the bit at index to value (true if not given): its value before. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bit_set_set(out, self._h, _i64(index, 'index'), 1 if value else 0))
+        return bool(out[0])
+
+    def clear(self, index: int) -> bool:
+        """Clear the bit at index: its value before. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bit_set_clear(out, self._h, _i64(index, 'index')))
+        return bool(out[0])
+
+    def cardinality(self) -> int:
+        """The number of bits set."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_cardinality(out, self._h))
+        return int(out[0])
+
+    def length(self) -> int:
+        """The index of the highest bit set, plus 1 (0 when none is set)."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_length(out, self._h))
+        return int(out[0])
+
+    def size(self) -> int:
+        """The bits the value holds: its length in bytes times 8."""
+        out = _out('int64_t *')
+        check(lib.hl_bit_set_size(out, self._h))
+        return int(out[0])
+
+    def set_range(self, from_index: int, to_index: int, value: bool = True) -> None:
+        """Set the bits from from_index up to (not including) to_index to value (true if not given),
+        atomically, in one round trip."""
+        check(lib.hl_bit_set_set_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index'), 1 if value else 0))
+
+    def clear_range(self, from_index: int, to_index: int) -> None:
+        """Clear the bits from from_index up to (not including) to_index, atomically, in one round
+        trip."""
+        check(lib.hl_bit_set_clear_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index')))
+
+    def to_byte_array(self) -> Optional[bytes]:
+        """The raw bytes (empty when the key does not exist)."""
+        out = _out('hl_value **')
+        check(lib.hl_bit_set_to_byte_array(out, self._h))
+        return _take(out[0])
+
+    def set_bytes(self, value: Value) -> None:
+        """Replace the bits with these raw bytes (Redisson's set(BitSet) form)."""
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_bit_set_set_bytes(self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+
+    def and_(self, *names: Value) -> None:
+        """This bitset AND the bitsets named (BITOP AND into this key)."""
+        self._call(0x040a, *[_bytes(x, 'names') for x in names])
+
+    def or_(self, *names: Value) -> None:
+        """This bitset OR the bitsets named (BITOP OR into this key)."""
+        self._call(0x040b, *[_bytes(x, 'names') for x in names])
+
+    def xor_(self, *names: Value) -> None:
+        """This bitset XOR the bitsets named (BITOP XOR into this key). Raises OutcomeUnknown when
+        its reply is lost after it may have run (never applied twice)."""
+        self._call(0x040c, *[_bytes(x, 'names') for x in names])
+
+    def not_(self) -> None:
+        """Flip every bit of the bytes held (BITOP NOT into this key). Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        check(lib.hl_bit_set_not_(self._h))
+
+
+class BloomFilter(GridObject):
+    """A Bloom filter shared with Redisson: the bitmap under the name and the config hash
+    {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits
+    are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating
+    index steps). Every add and contains checks, in its script, that the config it computed
+    with is still the one stored, and recomputes when it is not, so a filter deleted and
+    initialised again works (Redisson #6554).
+
+    Redisson: ``RBloomFilter``. Java side: StringCodec (text) or ByteArrayCodec (bytes): ``redisson.getBloomFilter(name, StringCodec.INSTANCE)``; the default Kryo5Codec hashes other bytes.
+    """
+
+    _kind = 7
+
+    def try_init(self, expected_insertions: int, false_probability: float) -> bool:
+        """Initialise the filter for expected_insertions values (> 0) at false_probability (0 < p <
+        1), sized as Redisson sizes it: true if this call did, false if it was initialised already
+        (its config is kept). Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        out = _out('int *')
+        check(lib.hl_bloom_filter_try_init(out, self._h, _i64(expected_insertions, 'expected_insertions'), _f64(false_probability, 'false_probability')))
+        return bool(out[0])
+
+    def add(self, value: Value) -> bool:
+        """Add value: true if one of its bits was not set before. Adding again leaves the same bits,
+        so after an in-doubt failure it is safe to add again (but that call may answer false).
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_bloom_filter_add(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        return bool(out[0])
+
+    def add_all(self, *values: Value) -> int:
+        """Add every value in one round trip: how many had a bit not set before. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        return int(self._call(0x0702, *[_bytes(x, 'values') for x in values]))
+
+    def contains(self, value: Value) -> bool:
+        """True if value may have been added (all its bits set); false if it was certainly not."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_bloom_filter_contains(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        return bool(out[0])
+
+    def contains_all(self, *values: Value) -> int:
+        """How many of the values may have been added, in one round trip."""
+        return int(self._call(0x0704, *[_bytes(x, 'values') for x in values]))
+
+    def contains_each(self, *values: Value) -> Any:
+        """For each value, 1 if it may have been added, else 0 (a list), in one round trip."""
+        return self._call(0x0705, *[_bytes(x, 'values') for x in values])
+
+    def count(self) -> int:
+        """The estimated number of values added (Redisson's formula over the bits set)."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_count(out, self._h))
+        return int(out[0])
+
+    def get_expected_insertions(self) -> int:
+        """The expected insertions the filter was initialised with."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_expected_insertions(out, self._h))
+        return int(out[0])
+
+    def get_false_probability(self) -> float:
+        """The false probability the filter was initialised with."""
+        out = _out('double *')
+        check(lib.hl_bloom_filter_get_false_probability(out, self._h))
+        return float(out[0])
+
+    def get_size(self) -> int:
+        """The filter's size in bits."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_size(out, self._h))
+        return int(out[0])
+
+    def get_hash_iterations(self) -> int:
+        """The number of bits per value."""
+        out = _out('int64_t *')
+        check(lib.hl_bloom_filter_get_hash_iterations(out, self._h))
+        return int(out[0])
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -251,3 +420,11 @@ class GridFactories:
     def atomic_double(self, name: Value) -> AtomicDouble:
         """The atomic double called ``name`` (Redisson ``RAtomicDouble``). No round trip."""
         return AtomicDouble(self, name)  # type: ignore[arg-type]
+
+    def bit_set(self, name: Value) -> BitSet:
+        """The bit set called ``name`` (Redisson ``RBitSet``). No round trip."""
+        return BitSet(self, name)  # type: ignore[arg-type]
+
+    def bloom_filter(self, name: Value) -> BloomFilter:
+        """The bloom filter called ``name`` (Redisson ``RBloomFilter``). No round trip."""
+        return BloomFilter(self, name)  # type: ignore[arg-type]
