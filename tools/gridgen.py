@@ -434,7 +434,7 @@ def gen_doc(kinds):
          "Numbers in the tables are the C operation numbers (`HL_OP_*`, for `hl_object_call`).\n\n",
          "**Lost replies.** An operation marked *once* is never sent twice: when its reply is lost after\n"
          "it may have reached Redis, the call fails with in-doubt (`HL_EINDOUBT`, Python\n"
-         "`hilock.OutcomeUnknown`, Go `hilock.ErrInDoubt`, Lua `\"indoubt\"`): Redis applied it once or\n"
+         "`hilock.OutcomeUnknown`, Go `hilock.ErrInDoubt`, Lua `nil, msg, \"HL_EINDOUBT\"`): Redis applied it once or\n"
          "not at all, never twice. *read* and *idem* operations are sent again (running them twice\n"
          "leaves the same state and answers the same).\n\n",
          "**Names per language.** C `hl_<kind>_<op>(...)`; Python `client.<kind>(name).<op>(...)`;\n"
