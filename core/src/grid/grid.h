@@ -141,6 +141,26 @@ size_t hl__fmt_double(char *buf, size_t cap, double d);
 int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what);
 int hl__parse_double(const char *s, size_t len, double *out, const char *what);
 
+/* The definition of operation op (HL_OP_*), NULL if none. */
+const hl_opdef *hl__grid_op(int op);
+/* A copy of obj on the same client (for a task to own), NULL when out of
+ * memory. The caller is inside the client. */
+hl_object *hl__grid_object_dup(const hl_object *obj);
+
+/* The rate limiter's scripts (gen_kinds.c), for rate_limiter.c. */
+extern const hl_script_def hl__script_rate_limiter_acquire;
+extern const hl_script_def hl__script_rate_limiter_undo;
+extern const hl_script_def hl__script_rate_limiter_available;
+extern const hl_script_def hl__script_rate_limiter_release;
+extern const hl_script_def hl__script_rate_limiter_try_set_rate;
+extern const hl_script_def hl__script_rate_limiter_set_rate;
+int hl__rate_limiter_try_set_rate(hl_gridcall *call);
+int hl__rate_limiter_set_rate(hl_gridcall *call);
+int hl__rate_limiter_try_acquire(hl_gridcall *call);
+int hl__rate_limiter_acquire(hl_gridcall *call);
+int hl__rate_limiter_available_permits(hl_gridcall *call);
+int hl__rate_limiter_release(hl_gridcall *call);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

@@ -5,7 +5,7 @@ from typing import Any, Optional
 from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
 from ._lowlevel import NULL, check, ffi, lib
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "RateLimiterBase"]
 
 
 class Bucket(GridObject):
@@ -237,6 +237,35 @@ class AtomicDouble(GridObject):
         return float(out[0])
 
 
+class RateLimiterBase(GridObject):
+    """At most rate permits in any interval, shared by every client (overall) or counted for each
+    client apart (per client). A sliding-window log with a cached counter, on the clients'
+    wall clocks: see docs/grid-rate-limiter.md for the algorithm, the waits and the lost-reply
+    rule.
+
+    Redisson: ``RRateLimiter``. Java side: none needed (no values): ``redisson.getRateLimiter(name)``.
+    """
+
+    _kind = 8
+
+    def available_permits(self) -> int:
+        """The permits free now (grants older than the interval given back)."""
+        out = _out('int64_t *')
+        check(lib.hl_rate_limiter_available_permits(out, self._h))
+        return int(out[0])
+
+    def get_config(self) -> Any:
+        """The config: [rate, interval ms, mode (0 overall, 1 per client), keep-alive ms (0: none)]."""
+        out = _out('hl_value **')
+        check(lib.hl_rate_limiter_get_config(out, self._h))
+        return _take(out[0])
+
+    def release(self, permits: int = 1) -> None:
+        """Give permits back (up to the rate), as Redisson's release. Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        check(lib.hl_rate_limiter_release(self._h, _i64(permits, 'permits')))
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -251,3 +280,9 @@ class GridFactories:
     def atomic_double(self, name: Value) -> AtomicDouble:
         """The atomic double called ``name`` (Redisson ``RAtomicDouble``). No round trip."""
         return AtomicDouble(self, name)  # type: ignore[arg-type]
+
+    def rate_limiter(self, name: Value) -> RateLimiter:
+        """The rate limiter called ``name`` (Redisson ``RRateLimiter``). No round trip."""
+        from ._grid_rate_limiter import RateLimiter
+
+        return RateLimiter(self, name)  # type: ignore[arg-type]
