@@ -69,9 +69,11 @@ def py_class(k):
 
 
 def gen_python(kinds):
-    o = [PY_HEAD, "\nfrom typing import Any, Optional\n\n",
+    idioms = [k for k in kinds if py_class(k) != k.goname]
+    o = [PY_HEAD, "\nfrom typing import %sAny, Optional\n\n" % ("TYPE_CHECKING, " if idioms else ""),
          "from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take\n",
          "from ._lowlevel import NULL, check, ffi, lib\n\n",
+         "".join("if TYPE_CHECKING:\n    from ._grid_%s import %s\n\n" % (k.name, k.goname) for k in idioms),
          "__all__ = [%s]\n" % ", ".join('"%s"' % py_class(k) for k in kinds)]
     for k in kinds:
         o.append("\n\nclass %s(GridObject):\n" % py_class(k))
@@ -108,7 +110,8 @@ def gen_python(kinds):
     o.append("\n\nclass GridFactories:\n")
     o.append('    """The client\'s grid objects (mixed into :class:`hilock.Client`)."""\n')
     for k in kinds:
-        o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, k.goname))
+        ret = k.goname if py_class(k) == k.goname else '"%s"' % k.goname
+        o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, ret))
         o.append('        """The %s called ``name`` (Redisson ``%s``). No round trip."""\n' % (
             k.name.replace("_", " "), k.java))
         if py_class(k) != k.goname:
