@@ -132,9 +132,9 @@ static void wire(void)
 
 /* ---- the rate in every window ------------------------------------------- */
 
-#define W_RATE 5
+#define W_RATE     5
 #define W_INTERVAL 500
-#define W_RUN_MS 2200
+#define W_RUN_MS   2200
 
 /* Take one permit at a time for W_RUN_MS; each grant is pushed to a list
  * as "lo hi": wall ms before and after its only attempt, so its score
@@ -205,8 +205,7 @@ static void window(void)
 	int k, ok = 0, st;
 
 	ht_del(r, HT_S("rl:window:log"));
-	HT_OK(hl_rate_limiter_try_set_rate(&ok, o, 0, W_RATE, W_INTERVAL,
-	                                   -1));
+	HT_OK(hl_rate_limiter_try_set_rate(&ok, o, 0, W_RATE, W_INTERVAL, -1));
 	HT_EQ(ok, 1);
 	for (k = 0; k < 2; k++) {
 		kids[k] = fork();
@@ -244,7 +243,8 @@ static void window(void)
 	qsort(g, n, sizeof(*g), by_lo);
 	ht_note("%zu grants in %d ms", n, W_RUN_MS);
 	/* about the rate: at most one burst per interval, and not starved */
-	HT_RANGE((long long)n, W_RATE * 2, W_RATE * (W_RUN_MS / W_INTERVAL + 2));
+	HT_RANGE((long long)n, W_RATE * 2,
+	         W_RATE * (W_RUN_MS / W_INTERVAL + 2));
 	for (i = 0; i + W_RATE < n; i++) {
 		long long hi = 0;
 		size_t j;
@@ -370,6 +370,27 @@ static void tasks(void)
 	HT_EQ(zcard(r, "{rl:task}:permits"), 1);
 	HT_OK(hl_rate_limiter_available_permits(&n, o));
 	HT_EQ(n, 0);
+	/* the generic call's task form of a wait is the same task (no
+	 * executor blocks in it): many complete */
+	HT_OK(hl_rate_limiter_set_rate(o, 0, 4, 300, -1));
+	HT_OK(hl_rate_limiter_try_acquire(&ok, o, 4, 0));
+	for (k = 0; k < 8; k++) {
+		hl_arg a[1];
+		memset(a, 0, sizeof a);
+		a[0].type = HL_ARG_INT;
+		a[0].i = 1;
+		HT_OK(hl_object_call_start(&t[k], o, HL_OP_RATE_LIMITER_ACQUIRE,
+		                           a, 1));
+	}
+	for (k = 0; k < 8; k++) {
+		HT_OK(ht_task_result(t[k], &res, 20000));
+		HT_EQ(res, 1);
+		hl_task_free(t[k]);
+	}
+	HT_OK(hl_rate_limiter_available_permits(&n, o));
+	HT_EQ(n, 0);
+	HT_OK(hl_rate_limiter_set_rate(o, 0, 1, 60000, -1));
+	HT_OK(hl_rate_limiter_try_acquire(&ok, o, 1, 0));
 	/* a wait that cannot be served in its time ends at once */
 	HT_OK(hl_rate_limiter_try_acquire_start(&x, o, 1, 2000));
 	HT_OK(ht_task_result(x, &res, 1000));
@@ -514,6 +535,36 @@ static void keep_alive(void)
 	hl_client_free(c);
 }
 
+/* In a cluster every key of a limiter (the per-client ones too) shares
+ * the name's slot; limiters on every master. */
+static void cluster(void)
+{
+	ht_cluster *cl = ht_cluster_start(NULL);
+	hl_client *c = ht_client_url(cl->url, NULL);
+	char name[32];
+	int i, ok = 0;
+	for (i = 0; i < 12; i++) {
+		hl_object *o;
+		int64_t retry = 0;
+		snprintf(name, sizeof name, "rl:cl:%d", i);
+		o = limiter(c, name);
+		HT_OK(hl_rate_limiter_try_set_rate(&ok, o, i % 2, 2, 60000,
+		                                   -1));
+		HT_EQ(ok, 1);
+		HT_OK(hl_rate_limiter_try_acquire(&ok, o, 2, 0));
+		HT_EQ(ok, 1);
+		HT_OK(hl_rate_limiter_try_acquire_ex(&ok, &retry, o, 1, 0,
+		                                     NULL));
+		HT_EQ(ok, 0);
+		HT_RANGE(retry, 50000, 60003);
+		HT_OK(hl_object_delete(&ok, o));
+		HT_EQ(ok, 1);
+		hl_object_free(o);
+	}
+	hl_client_free(c);
+	ht_cluster_destroy(cl);
+}
+
 /* ---- bad input ---------------------------------------------------------- */
 
 static void bad_input(void)
@@ -533,15 +584,13 @@ static void bad_input(void)
 	/* the config */
 	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, 0, 1000, -1), HL_EINVAL);
 	HT_CHECK(strstr(hl_error_last(), "rate = 0") != NULL);
-	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, -5, 1000, -1),
-	      HL_EINVAL);
+	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, -5, 1000, -1), HL_EINVAL);
 	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, 1LL << 33, 1000, -1),
 	      HL_EINVAL);
 	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 2, 5, 1000, -1), HL_EINVAL);
 	HT_CHECK(strstr(hl_error_last(), "mode") != NULL);
 	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, 5, 0, -1), HL_EINVAL);
-	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, 5, 1000, 999),
-	      HL_EINVAL);
+	HT_RC(hl_rate_limiter_try_set_rate(&ok, o, 0, 5, 1000, 999), HL_EINVAL);
 	HT_CHECK(strstr(hl_error_last(), "shorter than the interval") != NULL);
 	HT_RC(hl_rate_limiter_set_rate(o, 0, 0, 1000, -1), HL_EINVAL);
 	HT_CHECK(!ht_exists(r, HT_S("rl:bad")));
@@ -600,4 +649,4 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(wire), HT_CASE(window), HT_CASE(waits), HT_CASE(tasks),
         HT_CASE(lost_reply), HT_CASE(per_client), HT_CASE(keep_alive),
-        HT_CASE(bad_input))
+        HT_CASE(cluster), HT_CASE(bad_input))

@@ -160,6 +160,10 @@ int hl__rate_limiter_try_acquire(hl_gridcall *call);
 int hl__rate_limiter_acquire(hl_gridcall *call);
 int hl__rate_limiter_available_permits(hl_gridcall *call);
 int hl__rate_limiter_release(hl_gridcall *call);
+/* hl_object_call_start() of a rate limiter's wait: the engine's task
+ * (hl_rate_limiter_try_acquire_start), not an executor blocked in it. */
+int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
+                                const hl_arg *args, size_t nargs);
 
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);

@@ -494,3 +494,31 @@ int hl_rate_limiter_try_acquire_start(hl_task **out, hl_object *obj,
 	hl__client_leave(obj->client);
 	return rc;
 }
+
+int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
+                                const hl_arg *args, size_t nargs)
+{
+	int acquire = op == HL_OP_RATE_LIMITER_ACQUIRE;
+	int64_t v[2] = {1, acquire ? -1 : 0};
+	char label[120];
+	size_t i;
+	hl__grid_label(obj, label, sizeof(label));
+	if (nargs > (acquire ? 1u : 2u))
+		return hl__fail(HL_EINVAL, "%s: %s takes %u arguments, not %zu",
+		                label, acquire ? "acquire" : "try_acquire",
+		                acquire ? 1u : 2u, nargs);
+	for (i = 0; i < nargs; i++) {
+		if (args[i].type == HL_ARG_NONE)
+			continue;
+		if (args[i].type != HL_ARG_INT)
+			return hl__fail(HL_EINVAL, "%s: %s must be an integer",
+			                label, i ? "timeout" : "permits");
+		v[i] = args[i].i;
+	}
+	if (!acquire && v[1] < 0)
+		return hl__fail(HL_EINVAL,
+		                "%s: try_acquire: timeout = %lld: use 0 (one "
+		                "attempt) or more (acquire waits forever)",
+		                label, (long long)v[1]);
+	return hl_rate_limiter_try_acquire_start(out, obj, v[0], v[1]);
+}
