@@ -308,7 +308,7 @@ static void waits(void)
 	took = ht_now_ms() - t0;
 	HT_EQ(ok, 1);
 	HT_EQ(retry, 0);
-	HT_RANGE(took, 1000, 3000 * ht_scale());
+	HT_RANGE(took, 800, 3000 * ht_scale());
 
 	/* 4 threads x 3 acquires at 2 per 1.5 s (one taken above): the last
 	 * waits at least 5 more windows */
