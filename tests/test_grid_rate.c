@@ -565,6 +565,67 @@ static void cluster(void)
 	ht_cluster_destroy(cl);
 }
 
+static int replicated(void *arg)
+{
+	ht_sentinel *s = arg;
+	int k, all = 1;
+	for (k = 0; k < HT_SENTINEL_DATA; k++) {
+		redisReply *x =
+		        ht_node_cmd(&s->data[k], "ZCARD {rl:sent}:permits");
+		all = all && x->integer == 1; /* the one grant of 2 */
+		freeReplyObject(x);
+	}
+	return all;
+}
+
+/* A forced Sentinel failover while a wait is parked: the config and the
+ * log were replicated, the wait goes on against the new master and is
+ * served by the rate, and the new master holds the grants. */
+static void sentinel(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	hl_client_options opts;
+	hl_client *c;
+	hl_object *o;
+	hl_task *t = NULL;
+	redisReply *rep;
+	char url[600];
+	int ok = 0, res = -1, old;
+	int64_t t0;
+
+	ht_failover_options(&opts, 6000);
+	ht_sentinel_url(s, url, sizeof url);
+	c = ht_client_url(url, &opts);
+	o = limiter(c, "rl:sent");
+	HT_OK(hl_rate_limiter_try_set_rate(&ok, o, 0, 2, 3000, -1));
+	HT_OK(hl_rate_limiter_try_acquire(&ok, o, 2, 0));
+	HT_EQ(ok, 1);
+	t0 = ht_now_ms();
+	HT_OK(hl_rate_limiter_try_acquire_start(&t, o, 1, 30000));
+	ht_wait_waiting(c, 1);
+	old = ht_sentinel_master_port(s);
+	/* on the replicas first (the grid does not WAIT: a failover can
+	 * lose what had not replicated yet, as with Redisson) */
+	HT_CHECK(ht_wait_until(replicated, s, 10000));
+	HT_CHECK(ht_sentinel_failover(s) != old);
+	HT_OK(ht_task_result(t, &res, 30000));
+	hl_task_free(t);
+	HT_EQ(res, 1);
+	HT_CHECK(ht_now_ms() - t0 >= 2500); /* served by the rate, not early */
+	/* the first two grants aged out; the new master has the third */
+	rep = ht_node_cmd(ht_sentinel_master(s), "ZCARD {rl:sent}:permits");
+	HT_EQ(rep->integer, 1);
+	freeReplyObject(rep);
+	rep = ht_node_cmd(ht_sentinel_master(s), "GET {rl:sent}:value");
+	HT_CHECK(rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "1") == 0);
+	freeReplyObject(rep);
+	HT_OK(hl_rate_limiter_try_acquire(&ok, o, 2, 0));
+	HT_EQ(ok, 0); /* one of the two is in use */
+	hl_object_free(o);
+	hl_client_free(c);
+	ht_sentinel_destroy(s);
+}
+
 /* ---- bad input ---------------------------------------------------------- */
 
 static void bad_input(void)
@@ -649,4 +710,4 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(wire), HT_CASE(window), HT_CASE(waits), HT_CASE(tasks),
         HT_CASE(lost_reply), HT_CASE(per_client), HT_CASE(keep_alive),
-        HT_CASE(cluster), HT_CASE(bad_input))
+        HT_CASE(cluster), HT_CASE(sentinel), HT_CASE(bad_input))
