@@ -49,6 +49,7 @@ class Op:
         self.args, self.result, self.where = args, result, where
         self.mode = None
         self.template = None
+        self.hand = False  # the bindings' idiom writes it by hand
         self.doc = []
 
     @property
@@ -122,6 +123,10 @@ def parse(path):
             if not op or op.mode:
                 raise SpecError("%s: one mode line per op" % where)
             op.mode, op.template = word, rest.replace("[", " [ ").replace("]", " ] ").split()
+        elif word == "hand":
+            if not op:
+                raise SpecError("%s: hand belongs to an op" % where)
+            op.hand = True
         elif word == "script":
             script = (rest, [])
         else:
@@ -298,16 +303,25 @@ def c_tokens(kind, op, words):
     return out
 
 
-def has_custom(kind):
-    return any(op.template[0] == "custom" for op in kind.ops)
+def has_custom(k):
+    return any(op.template[0] == "custom" for op in k.ops)
 
 
-def script_cname(kind, sname):
-    """A script's C name: hl__script_<kind>_<name> (extern, for the kind's
-    own C in core/src/grid/) when the kind has custom operations."""
-    if has_custom(kind):
-        return "hl__script_%s_%s" % (kind.name, sname)
-    return "%s_script_%s" % (kind.name, sname)
+def script_prefix(k):
+    """Scripts of a kind with C of its own are shared with it (grid.h)."""
+    return ("hl__script_" + k.name) if has_custom(k) else k.name + "_script"
+
+
+def script_decl(k):
+    return "const hl_script_def" if has_custom(k) else "static const hl_script_def"
+
+
+def script_cname(k, sname):
+    return "%s_%s" % (script_prefix(k), sname)
+
+
+def key_doc(key):
+    return key.replace("%name", "name").replace("%client", "<client id>")
 
 
 def gen_c(kinds):
@@ -321,8 +335,8 @@ def gen_c(kinds):
         o.append("/* ---- %s ---- */\n\n" % k.name)
         for sname, src in sorted(k.scripts.items()):
             sha = hashlib.sha1(src.encode()).hexdigest()
-            o.append("%sconst hl_script_def %s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
-                "" if has_custom(k) else "static ", script_cname(k, sname), k.name, sname, sha, c_str(src)))
+            o.append("%s %s_%s = {\n\t\"%s.%s\", \"%s\",\n\t%s};\n\n" % (
+                script_decl(k), script_prefix(k), sname, k.name, sname, sha, c_str(src)))
         for op in k.ops:
             pre = "%s_%s" % (k.name, op.name)
             if op.args:
@@ -362,7 +376,7 @@ def gen_c(kinds):
                 body = t[2:]
                 nkeys = body.index("--") if "--" in body else len(body)
                 ntoks = len(c_tokens(k, op, body[:nkeys])) + len(c_tokens(k, op, body[nkeys + 1:] if "--" in body else []))
-                script = "&" + script_cname(k, t[1])
+                script = "&%s_%s" % (script_prefix(k), t[1])
             else:
                 nkeys = 0
                 ntoks = len(t)
@@ -442,7 +456,7 @@ def gen_doc(kinds):
          "milliseconds in C, seconds in Python and Lua, `time.Duration` in Go.\n\n"]
     for k in kinds:
         o.append("## %s (`%s`)\n\n%s\n\n" % (k.name, k.java, " ".join(k.doc)))
-        o.append("- Keys: %s\n" % ", ".join("`%s`" % key.replace("%name", "name") for key in k.keys))
+        o.append("- Keys: %s\n" % ", ".join("`%s`" % key_doc(key) for key in k.keys))
         o.append("- Java side: %s\n\n" % k.codec)
         o.append("| op | arguments | result | mode | what |\n|---|---|---|---|---|\n")
         for op in k.ops:

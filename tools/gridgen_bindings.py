@@ -65,17 +65,27 @@ def py_conv(a):
     raise ValueError(a.type)
 
 
+def py_class(k):
+    """A kind with hand-written ops: its idiom subclasses the generated
+    class (bindings/python/src/hilock/_grid_<kind>.py)."""
+    return k.goname + "Base" if any(op.hand for op in k.ops) else k.goname
+
+
 def gen_python(kinds):
-    o = [PY_HEAD, "\nfrom typing import Any, Optional\n\n",
+    idioms = [k for k in kinds if py_class(k) != k.goname]
+    o = [PY_HEAD, "\nfrom typing import %sAny, Optional\n\n" % ("TYPE_CHECKING, " if idioms else ""),
          "from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take\n",
          "from ._lowlevel import NULL, check, ffi, lib\n\n",
-         "__all__ = [%s]\n" % ", ".join('"%s"' % k.goname for k in kinds)]
+         "".join("if TYPE_CHECKING:\n    from ._grid_%s import %s\n\n" % (k.name, k.goname) for k in idioms),
+         "__all__ = [%s]\n" % ", ".join('"%s"' % py_class(k) for k in kinds)]
     for k in kinds:
-        o.append("\n\nclass %s(GridObject):\n" % k.goname)
+        o.append("\n\nclass %s(GridObject):\n" % py_class(k))
         o.append('    """%s\n\n    Redisson: ``%s``. Java side: %s.\n    """\n\n' % (
             "\n    ".join(textwrap.wrap(" ".join(k.doc), 90)), k.java, k.codec.replace("`", "``")))
         o.append("    _kind = %d\n" % k.number)
         for op in k.ops:
+            if op.hand:
+                continue  # written by hand in the binding
             params = ["self"] + py_params(op)
             if any(a.type == "bytes*" for a in op.args):
                 # a list: the generic call (GridObject._call)
@@ -121,9 +131,12 @@ def gen_python(kinds):
     o.append("\n\nclass GridFactories:\n")
     o.append('    """The client\'s grid objects (mixed into :class:`hilock.Client`)."""\n')
     for k in kinds:
-        o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, k.goname))
+        ret = k.goname if py_class(k) == k.goname else '"%s"' % k.goname
+        o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, ret))
         o.append('        """The %s called ``name`` (Redisson ``%s``). No round trip."""\n' % (
             k.name.replace("_", " "), k.java))
+        if py_class(k) != k.goname:
+            o.append("        from ._grid_%s import %s\n\n" % (k.name, k.goname))
         o.append("        return %s(self, name)  # type: ignore[arg-type]\n" % k.goname)
     return "".join(o)
 
@@ -157,6 +170,8 @@ def gen_go(kinds):
         o.append("func (c *Client) %s(name string) *%s {\n\treturn &%s{newObject(c, %d, \"%s\", name)}\n}\n" % (
             k.goname, k.goname, k.goname, k.number, k.name))
         for op in k.ops:
+            if op.hand:
+                continue  # bindings/go/grid_<kind>.go
             params = ["ctx context.Context"]
             args = []
             for a in op.args:
@@ -211,6 +226,8 @@ def gen_lua(kinds):
         o.append("\n\t-- %s (Redisson %s): %s\n" % (k.name, k.java, " ".join(k.doc)))
         o.append("\tlocal %s = new_kind(\"%s\", %d)\n" % (k.goname, k.name, k.number))
         for op in k.ops:
+            if op.hand:
+                continue  # the grid section of hilock.lua
             names = [a.name for a in op.args]
             sig = "".join(
                 {"bytes": "b", "i64": "i", "f64": "d", "ms": "m", "bool": "t", "bytes*": "*"}[a.type]

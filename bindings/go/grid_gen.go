@@ -428,3 +428,33 @@ func (o *BloomFilter) GetHashIterations(ctx context.Context) (int64, error) {
 	v, err := o.call(ctx, 0x070a, "get_hash_iterations")
 	return v.Int(), err
 }
+
+// RateLimiter is Redisson's RRateLimiter: At most rate permits in any interval, shared by every client (overall) or counted for each client apart (per client). A sliding-window log with a cached counter, on the clients' wall clocks: see docs/grid-rate-limiter.md for the algorithm, the waits and the lost-reply rule.
+// Java side: none needed (no values): redisson.getRateLimiter(name).
+type RateLimiter struct{ object }
+
+// RateLimiter returns the rate limiter called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) RateLimiter(name string) *RateLimiter {
+	return &RateLimiter{newObject(c, 8, "rate_limiter", name)}
+}
+
+// AvailablePermits: The permits free now (grants older than the interval given back).
+func (o *RateLimiter) AvailablePermits(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0804, "available_permits")
+	return v.Int(), err
+}
+
+// GetConfig: The config: [rate, interval ms, mode (0 overall, 1 per client), keep-alive
+// ms (0: none)].
+func (o *RateLimiter) GetConfig(ctx context.Context) (Value, error) {
+	v, err := o.call(ctx, 0x0805, "get_config")
+	return v, err
+}
+
+// Release: Give permits back (up to the rate), as Redisson's release. A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *RateLimiter) Release(ctx context.Context, permits int64) error {
+	_, err := o.call(ctx, 0x0806, "release", argInt(permits))
+	return err
+}

@@ -790,6 +790,46 @@ hl_rc hlua_latch_new(hlua_latch **OUT_LATCH, hl_client *client,
                      const void *name, size_t name_len);
 %constant int PERMIT_ID_LEN = HL_PERMIT_ID_LEN;
 
+/* The rate limiter's waits (its other calls go through grid_call): one
+ * blocking wait -> true, acquired, retry_ms; or a task. */
+%{
+static int hlua_rate_try(int *acquired, int64_t *retry, hl_client *client,
+                         const void *name, size_t name_len, int64_t permits,
+                         int64_t wait_ms)
+{
+	hl_object *o = NULL;
+	int rc = hl_rate_limiter_new(&o, client, name, name_len);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl_rate_limiter_try_acquire_ex(acquired, retry, o, permits,
+	                                    wait_ms, NULL);
+	hl_object_free(o);
+	return rc;
+}
+
+static int hlua_rate_start(hlua_task **out, hl_client *client,
+                           const void *name, size_t name_len,
+                           int64_t permits, int64_t wait_ms, uint64_t data)
+{
+	hl_object *o = NULL;
+	hl_task *t = NULL;
+	int rc = hl_rate_limiter_new(&o, client, name, name_len);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl_rate_limiter_try_acquire_start(&t, o, permits, wait_ms);
+	hl_object_free(o);
+	return hlua_task_adopt(out, rc, t, data);
+}
+%}
+%rename(rate_try) hlua_rate_try;
+hl_rc hlua_rate_try(int *OUT_BOOL, int64_t *OUT_INT, hl_client *client,
+                    const void *name, size_t name_len, int64_t permits,
+                    int64_t wait_ms);
+%rename(rate_start) hlua_rate_start;
+hl_rc hlua_rate_start(hlua_task **OUT_TASK, hl_client *client,
+                      const void *name, size_t name_len, int64_t permits,
+                      int64_t wait_ms, uint64_t data);
+
 %inline %{
 /* Wait until fd is readable, at most timeout_ms (-1: no limit): 1 if it is,
  * 0 if the time ran out, -1 on a poll error. For hosts with no event loop

@@ -2551,6 +2551,95 @@ end
 require("hilock_grid")({call = grid_call, new_kind = new_kind})
 M._grid_factories = grid_factories
 
+-- The rate limiter's idiom (docs/grid-rate-limiter.md): modes by name,
+-- seconds, waits that sleep the delay Redis answers, the retry-after.
+local RateLimiter = grid_factories.rate_limiter
+local rate_modes = {overall = 0, per_client = 1}
+
+local function rate_config(self, fname, op, result, mode, rate, interval, keep_alive)
+	local m = rate_modes[mode]
+	if m == nil then argerror(1, fname, "'overall' or 'per_client' expected", 3) end
+	return grid_call(self, op, fname, "iimm?", result, m, rate, interval, keep_alive)
+end
+
+--- rl:try_set_rate(mode, rate, interval [, keep_alive]) --> true if set,
+-- false if a rate was set already | nil, message, code. mode "overall" or
+-- "per_client"; at most rate permits per interval seconds; keep_alive
+-- (seconds, at least the interval) lets the keys expire after that long
+-- unused. "HL_EINDOUBT": its reply was lost (it ran at most once).
+function RateLimiter:try_set_rate(mode, rate, interval, keep_alive)
+	return rate_config(self, "try_set_rate", 0x0800, "bool", mode, rate, interval, keep_alive)
+end
+
+--- rl:set_rate(mode, rate, interval [, keep_alive]) --> true | nil, message,
+-- code. Replaces the rate and forgets this client's grants of that mode
+-- (Redisson's setRate).
+function RateLimiter:set_rate(mode, rate, interval, keep_alive)
+	return rate_config(self, "set_rate", 0x0801, "none", mode, rate, interval, keep_alive)
+end
+
+local function rate_permits(permits, fname)
+	if permits == nil then return 1 end
+	return int_arg(permits, 1, fname, "number of permits", 1, MAX_COUNT, 3)
+end
+
+--- rl:try_acquire([permits [, wait]]) --> true | false, retry_after | nil,
+-- message, code. Takes permits (default 1), waiting at most wait seconds
+-- (default 0: one attempt; math.huge: as long as it takes) and sleeping
+-- the delay Redis answers; a wait too short for the next free permit ends
+-- at once. false comes with the seconds until a permit may be free. A lost
+-- reply never takes permits twice.
+function RateLimiter:try_acquire(permits, wait)
+	check_object(self, "try_acquire", 2)
+	permits = rate_permits(permits, "try_acquire")
+	local wait_ms = wait == nil and 0 or to_ms(wait, "seconds", "try_acquire", 2, -1)
+	local ok, acquired, retry = core.rate_try(self._client._c, self._name, permits, wait_ms)
+	if not ok then return nil, acquired, retry end
+	if acquired then return true end
+	return false, retry / 1000
+end
+
+--- rl:acquire([permits]) --> true | nil, message, code. Waits as long as
+-- it takes.
+function RateLimiter:acquire(permits)
+	check_object(self, "acquire", 2)
+	permits = rate_permits(permits, "acquire")
+	local ok, acquired, code = core.rate_try(self._client._c, self._name, permits, -1)
+	if not ok then return nil, acquired, code end
+	return true
+end
+
+--- rl:acquire_start([permits [, wait]]) --> task | nil, message, code.
+-- The wait as a task (no thread waits: the client's executors make the
+-- attempts); wait in seconds, default as long as it takes. task:result()
+-- gives true, or false when the wait ran out. Cancelling it takes nothing.
+function RateLimiter:acquire_start(permits, wait)
+	check_object(self, "acquire_start", 2)
+	permits = rate_permits(permits, "acquire_start")
+	local wait_ms = wait == nil and -1 or to_ms(wait, "seconds", "acquire_start", 2, -1)
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code = core.rate_start(client._c, self._name, permits, wait_ms, id)
+	if not ok then return nil, k, code end
+	local task = setmetatable({_k = k, _obj = self, _what = "rate_limiter acquire",
+		_client = client, _sync_result = function(_, rok, acquired, rcode)
+			if not rok then return pack(nil, acquired, rcode) end
+			return pack(acquired and true or false)
+		end}, Task)
+	client._tasks[id] = task
+	return task
+end
+
+--- rl:get_config() --> {rate =, interval = seconds, mode = "overall" |
+-- "per_client", keep_alive = seconds or nil} | nil, message, code
+function RateLimiter:get_config()
+	local v, m, c = grid_call(self, 0x0805, "get_config", "", "value")
+	if v == nil then return nil, m, c end
+	return {rate = v[1], interval = v[2] / 1000, mode = v[3] == 1 and "per_client" or "overall",
+		keep_alive = v[4] ~= 0 and v[4] / 1000 or nil}
+end
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners

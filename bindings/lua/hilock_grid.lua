@@ -125,4 +125,13 @@ return function(G)
 	function BloomFilter:get_size(...) return call(self, 0x0709, "get_size", "", "i64", ...) end
 	--- bloom_filter:get_hash_iterations(): The number of bits per value.
 	function BloomFilter:get_hash_iterations(...) return call(self, 0x070a, "get_hash_iterations", "", "i64", ...) end
+
+	-- rate_limiter (Redisson RRateLimiter): At most rate permits in any interval, shared by every client (overall) or counted for each client apart (per client). A sliding-window log with a cached counter, on the clients' wall clocks: see docs/grid-rate-limiter.md for the algorithm, the waits and the lost-reply rule.
+	local RateLimiter = new_kind("rate_limiter", 8)
+	--- rate_limiter:available_permits(): The permits free now (grants older than the interval given back).
+	function RateLimiter:available_permits(...) return call(self, 0x0804, "available_permits", "", "i64", ...) end
+	--- rate_limiter:get_config(): The config: [rate, interval ms, mode (0 overall, 1 per client), keep-alive ms (0: none)].
+	function RateLimiter:get_config(...) return call(self, 0x0805, "get_config", "", "value", ...) end
+	--- rate_limiter:release(permits): Give permits back (up to the rate), as Redisson's release.
+	function RateLimiter:release(...) return call(self, 0x0806, "release", "i?", "none", ...) end
 end

@@ -1536,6 +1536,28 @@ HL_EXTERN int hl_client_command_node(hl_value **out, hl_client *client,
 
 #include "hilock/grid_kinds.h"
 
+/* The rate limiter's waits (docs/grid-rate-limiter.md). Take permits
+ * (1 to 2^32-1, at most the rate), waiting up to timeout_ms (-1: as long
+ * as it takes, 0: one attempt), sleeping between attempts the delay Redis
+ * answers (never past the wait's end: a permit that is free only later
+ * ends the wait at once). *out_acquired = 1 or 0; *retry_after_ms (may be
+ * NULL) = 0 when taken, else the milliseconds until a permit may be free
+ * (go-redis's RetryAfter). A lost reply is safe: the resend is recognised
+ * and takes nothing more. cancel (may be NULL) ends the wait
+ * (HL_EINTERRUPTED). Returns HL_OK, HL_EINVAL (bad permits or timeout,
+ * more permits than the rate, no rate set), HL_EINTERRUPTED, HL_ECLOSED,
+ * HL_EFORKED, HL_EIO, HL_EREDIS. */
+HL_EXTERN int hl_rate_limiter_try_acquire_ex(int *out_acquired,
+                                             int64_t *retry_after_ms,
+                                             hl_object *obj, int64_t permits,
+                                             int64_t timeout_ms,
+                                             hl_cancel *cancel);
+/* The same as a task (no thread waits: the client's executors make the
+ * attempts); hl_task_result() gives acquired (1 or 0). */
+HL_EXTERN int hl_rate_limiter_try_acquire_start(hl_task **out, hl_object *obj,
+                                                int64_t permits,
+                                                int64_t timeout_ms);
+
 #ifdef __cplusplus
 }
 #endif

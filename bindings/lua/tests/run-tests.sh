@@ -132,6 +132,7 @@ rc=0
 "$LUA" "$here/test_hilock.lua" || rc=$?
 "$LUA" "$here/test_tasks.lua" || rc=$?
 "$LUA" "$here/test_sync.lua" || rc=$?
+"$LUA" "$here/test_grid_rate_limiter.lua" || rc=$?
 "$LUA" "$here/test_lease_end.lua" || rc=$?
 "$LUA" "$here/test_grid.lua" || rc=$?
 mkdir -p "$tmp/multi"

@@ -8,7 +8,8 @@ enum {
 	HL_KIND_ATOMIC_LONG = 2,
 	HL_KIND_ATOMIC_DOUBLE = 3,
 	HL_KIND_BIT_SET = 4,
-	HL_KIND_BLOOM_FILTER = 7
+	HL_KIND_BLOOM_FILTER = 7,
+	HL_KIND_RATE_LIMITER = 8
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -66,7 +67,14 @@ enum {
 	HL_OP_BLOOM_FILTER_GET_EXPECTED_INSERTIONS = 0x0707,
 	HL_OP_BLOOM_FILTER_GET_FALSE_PROBABILITY = 0x0708,
 	HL_OP_BLOOM_FILTER_GET_SIZE = 0x0709,
-	HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS = 0x070a
+	HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS = 0x070a,
+	HL_OP_RATE_LIMITER_TRY_SET_RATE = 0x0800,
+	HL_OP_RATE_LIMITER_SET_RATE = 0x0801,
+	HL_OP_RATE_LIMITER_TRY_ACQUIRE = 0x0802,
+	HL_OP_RATE_LIMITER_ACQUIRE = 0x0803,
+	HL_OP_RATE_LIMITER_AVAILABLE_PERMITS = 0x0804,
+	HL_OP_RATE_LIMITER_GET_CONFIG = 0x0805,
+	HL_OP_RATE_LIMITER_RELEASE = 0x0806
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -277,5 +285,38 @@ HL_EXTERN int hl_bloom_filter_get_false_probability(double *out, hl_object *obj)
 HL_EXTERN int hl_bloom_filter_get_size(int64_t *out, hl_object *obj);
 /* The number of bits per value. *out (may be NULL). */
 HL_EXTERN int hl_bloom_filter_get_hash_iterations(int64_t *out, hl_object *obj);
+
+/* ---- rate_limiter (RRateLimiter) ---- */
+
+/* At most rate permits in any interval, shared by every client (overall) or
+ * counted for each client apart (per client). A sliding-window log with a
+ * cached counter, on the clients' wall clocks: see
+ * docs/grid-rate-limiter.md for the algorithm, the waits and the lost-reply
+ * rule. */
+/* A new rate_limiter object named name (hl_object_new). */
+HL_EXTERN int hl_rate_limiter_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Set the rate (mode 0 overall, 1 per client; rate permits per interval) if
+ * none is set: true if it was. keep_alive (at least the interval) makes the
+ * keys expire after that long unused. *out = 1 or 0. keep_alive -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_rate_limiter_try_set_rate(int *out, hl_object *obj, int64_t mode, int64_t rate, int64_t interval, int64_t keep_alive);
+/* Set the rate, replacing any, and forget this client's grants of that mode
+ * (Redisson's setRate). keep_alive -1 when not given. */
+HL_EXTERN int hl_rate_limiter_set_rate(hl_object *obj, int64_t mode, int64_t rate, int64_t interval, int64_t keep_alive);
+/* Take permits, waiting up to timeout ms (0: one attempt) for them: true if
+ * taken. Never taken twice (a resend is recognised). *out = 1 or 0. */
+HL_EXTERN int hl_rate_limiter_try_acquire(int *out, hl_object *obj, int64_t permits, int64_t timeout);
+/* Take permits, waiting as long as it takes. */
+HL_EXTERN int hl_rate_limiter_acquire(hl_object *obj, int64_t permits);
+/* The permits free now (grants older than the interval given back). *out
+ * (may be NULL). */
+HL_EXTERN int hl_rate_limiter_available_permits(int64_t *out, hl_object *obj);
+/* The config: [rate, interval ms, mode (0 overall, 1 per client),
+ * keep-alive ms (0: none)]. *out = a new value, the caller's to free. */
+HL_EXTERN int hl_rate_limiter_get_config(hl_value **out, hl_object *obj);
+/* Give permits back (up to the rate), as Redisson's release. HL_EINDOUBT if
+ * its reply was lost after it may have run. */
+HL_EXTERN int hl_rate_limiter_release(hl_object *obj, int64_t permits);
 
 #endif

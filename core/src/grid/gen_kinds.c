@@ -10,6 +10,12 @@ int hl__bloom_filter_contains_all(hl_gridcall *call);
 int hl__bloom_filter_contains_each(hl_gridcall *call);
 int hl__bloom_filter_count(hl_gridcall *call);
 int hl__bloom_filter_try_init(hl_gridcall *call);
+int hl__rate_limiter_acquire(hl_gridcall *call);
+int hl__rate_limiter_available_permits(hl_gridcall *call);
+int hl__rate_limiter_release(hl_gridcall *call);
+int hl__rate_limiter_set_rate(hl_gridcall *call);
+int hl__rate_limiter_try_acquire(hl_gridcall *call);
+int hl__rate_limiter_try_set_rate(hl_gridcall *call);
 
 /* ---- bucket ---- */
 
@@ -582,14 +588,238 @@ static const hl_opdef bloom_filter_ops[] = {
 
 static const char *const bloom_filter_keys[] = {NULL, ":config"};
 
+/* ---- rate_limiter ---- */
+
+const hl_script_def hl__script_rate_limiter_acquire = {
+	"rate_limiter.acquire", "411757e27fdf4f39760992845ddb93c2a9b47d7d",
+	"-- ARGV: permits, now (client ms), 16 random bytes (the grant's id)\n"
+	"local c = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')\n"
+	"if not c[1] or not c[2] or not c[3] then\n"
+	"  return redis.error_reply('ERR hilock: rate limiter not initialized: set its rate first')\n"
+	"end\n"
+	"local rate, interval = tonumber(c[1]), tonumber(c[2])\n"
+	"local want, now = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+	"local vkey, pkey = KEYS[2], KEYS[4]\n"
+	"if c[3] == '1' then vkey, pkey = KEYS[3], KEYS[5] end\n"
+	"if want > rate then\n"
+	"  return redis.error_reply('ERR hilock: permits exceed the rate (' .. c[1] .. ')')\n"
+	"end\n"
+	"local grant = struct.pack('Bc0I', string.len(ARGV[3]), ARGV[3], want)\n"
+	"local wait = nil\n"
+	"if redis.call('zscore', pkey, grant) then\n"
+	"  -- a resend of a grant made already: answer as then, take nothing\n"
+	"elseif redis.call('exists', vkey) == 1 then\n"
+	"  local left = tonumber(redis.call('get', vkey))\n"
+	"  local cut = now - interval\n"
+	"  local back = 0\n"
+	"  for _, m in ipairs(redis.call('zrangebyscore', pkey, 0, cut)) do\n"
+	"    local _, n = struct.unpack('Bc0I', m)\n"
+	"    back = back + n\n"
+	"  end\n"
+	"  if back > 0 then\n"
+	"    redis.call('zremrangebyscore', pkey, 0, cut)\n"
+	"    if left + back > rate then\n"
+	"      local held = 0\n"
+	"      for _, m in ipairs(redis.call('zrange', pkey, 0, -1)) do\n"
+	"        local _, n = struct.unpack('Bc0I', m)\n"
+	"        held = held + n\n"
+	"      end\n"
+	"      left = rate - held\n"
+	"    else\n"
+	"      left = left + back\n"
+	"    end\n"
+	"    redis.call('set', vkey, left)\n"
+	"  end\n"
+	"  if left < want then\n"
+	"    local oldest = redis.call('zrange', pkey, 0, 0, 'withscores')\n"
+	"    if oldest[2] then\n"
+	"      wait = 3 + interval - (now - tonumber(oldest[2]))\n"
+	"      if wait < 1 then wait = 1 end\n"
+	"    else\n"
+	"      -- no grant is held: the counter lost its log; start again\n"
+	"      redis.call('set', vkey, rate)\n"
+	"    end\n"
+	"  end\n"
+	"  if not wait then\n"
+	"    redis.call('zadd', pkey, ARGV[2], grant)\n"
+	"    redis.call('decrby', vkey, want)\n"
+	"  end\n"
+	"else\n"
+	"  redis.call('set', vkey, rate)\n"
+	"  redis.call('zadd', pkey, ARGV[2], grant)\n"
+	"  redis.call('decrby', vkey, want)\n"
+	"end\n"
+	"local keep = tonumber(c[4] or '0') or 0\n"
+	"if keep > 0 then\n"
+	"  redis.call('pexpire', KEYS[1], keep)\n"
+	"  redis.call('pexpire', vkey, keep)\n"
+	"  redis.call('pexpire', pkey, keep)\n"
+	"else\n"
+	"  local ttl = redis.call('pttl', KEYS[1])\n"
+	"  if ttl > 0 then\n"
+	"    redis.call('pexpire', vkey, ttl)\n"
+	"    redis.call('pexpire', pkey, ttl)\n"
+	"  end\n"
+	"end\n"
+	"return wait\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_available = {
+	"rate_limiter.available", "9fea2b57827dbfcefaafa1a6af16482f01ac6376",
+	"-- ARGV: now (client ms)\n"
+	"local c = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type')\n"
+	"if not c[1] or not c[2] or not c[3] then\n"
+	"  return redis.error_reply('ERR hilock: rate limiter not initialized: set its rate first')\n"
+	"end\n"
+	"local vkey, pkey = KEYS[2], KEYS[4]\n"
+	"if c[3] == '1' then vkey, pkey = KEYS[3], KEYS[5] end\n"
+	"local left = redis.call('get', vkey)\n"
+	"if not left then\n"
+	"  redis.call('set', vkey, c[1])\n"
+	"  return tonumber(c[1])\n"
+	"end\n"
+	"left = tonumber(left)\n"
+	"local cut = tonumber(ARGV[1]) - tonumber(c[2])\n"
+	"local back = 0\n"
+	"for _, m in ipairs(redis.call('zrangebyscore', pkey, 0, cut)) do\n"
+	"  local _, n = struct.unpack('Bc0I', m)\n"
+	"  back = back + n\n"
+	"end\n"
+	"if back > 0 then\n"
+	"  redis.call('zremrangebyscore', pkey, 0, cut)\n"
+	"  left = left + back\n"
+	"  redis.call('set', vkey, left)\n"
+	"end\n"
+	"return left\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_config = {
+	"rate_limiter.config", "cec7f7bb4cee54cbdd85e6abfa27daeca07f5d7d",
+	"local c = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')\n"
+	"if not c[1] or not c[2] or not c[3] then\n"
+	"  return redis.error_reply('ERR hilock: rate limiter not initialized: set its rate first')\n"
+	"end\n"
+	"return {tonumber(c[1]), tonumber(c[2]), tonumber(c[3]), tonumber(c[4] or '0') or 0}\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_release = {
+	"rate_limiter.release", "8e4db375da36524db9d94c119c4de77c4fe8dfd6",
+	"-- ARGV: permits\n"
+	"local c = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')\n"
+	"if not c[1] or not c[2] or not c[3] then\n"
+	"  return redis.error_reply('ERR hilock: rate limiter not initialized: set its rate first')\n"
+	"end\n"
+	"local vkey, pkey = KEYS[2], KEYS[4]\n"
+	"if c[3] == '1' then vkey, pkey = KEYS[3], KEYS[5] end\n"
+	"local rate = tonumber(c[1])\n"
+	"local left = tonumber(redis.call('get', vkey) or c[1]) + tonumber(ARGV[1])\n"
+	"if left > rate then left = rate end\n"
+	"redis.call('set', vkey, left)\n"
+	"local keep = tonumber(c[4] or '0') or 0\n"
+	"if keep > 0 then\n"
+	"  redis.call('pexpire', KEYS[1], keep)\n"
+	"  redis.call('pexpire', vkey, keep)\n"
+	"  redis.call('pexpire', pkey, keep)\n"
+	"else\n"
+	"  local ttl = redis.call('pttl', KEYS[1])\n"
+	"  if ttl > 0 then\n"
+	"    redis.call('pexpire', vkey, ttl)\n"
+	"    redis.call('pexpire', pkey, ttl)\n"
+	"  end\n"
+	"end\n"
+	"return left\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_set_rate = {
+	"rate_limiter.set_rate", "1054deba592a75c56ca76b0e8252a76c8d330bee",
+	"redis.call('hset', KEYS[1], 'rate', ARGV[1])\n"
+	"redis.call('hset', KEYS[1], 'interval', ARGV[2])\n"
+	"redis.call('hset', KEYS[1], 'type', ARGV[3])\n"
+	"redis.call('hset', KEYS[1], 'keepAliveTime', ARGV[4])\n"
+	"if tonumber(ARGV[4]) > 0 then\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[4])\n"
+	"end\n"
+	"if ARGV[3] == '1' then\n"
+	"  redis.call('del', KEYS[3], KEYS[5])\n"
+	"else\n"
+	"  redis.call('del', KEYS[2], KEYS[4])\n"
+	"end\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_try_set_rate = {
+	"rate_limiter.try_set_rate", "2ac9dd56bbbad001b4ffc99ff32a00b640c67bec",
+	"redis.call('hsetnx', KEYS[1], 'rate', ARGV[1])\n"
+	"redis.call('hsetnx', KEYS[1], 'interval', ARGV[2])\n"
+	"redis.call('hsetnx', KEYS[1], 'keepAliveTime', ARGV[4])\n"
+	"local set = redis.call('hsetnx', KEYS[1], 'type', ARGV[3])\n"
+	"if set == 1 and tonumber(ARGV[4]) > 0 then\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[4])\n"
+	"end\n"
+	"return set\n"
+	""};
+
+const hl_script_def hl__script_rate_limiter_undo = {
+	"rate_limiter.undo", "c3b8af440c31b97812965e4b71cbef4d10cba356",
+	"-- ARGV: permits, 16 random bytes: take back a grant nobody received\n"
+	"local c = redis.call('hmget', KEYS[1], 'rate', 'type')\n"
+	"if not c[1] or not c[2] then return 0 end\n"
+	"local vkey, pkey = KEYS[2], KEYS[4]\n"
+	"if c[2] == '1' then vkey, pkey = KEYS[3], KEYS[5] end\n"
+	"local grant = struct.pack('Bc0I', string.len(ARGV[2]), ARGV[2], tonumber(ARGV[1]))\n"
+	"if redis.call('zrem', pkey, grant) == 0 then return 0 end\n"
+	"local left = tonumber(redis.call('get', vkey) or c[1]) + tonumber(ARGV[1])\n"
+	"if left > tonumber(c[1]) then left = tonumber(c[1]) end\n"
+	"redis.call('set', vkey, left)\n"
+	"return 1\n"
+	""};
+
+static const hl_argdef rate_limiter_try_set_rate_args[] = {
+	{"mode", HL_T_I64, 0, 0, 0},
+	{"rate", HL_T_I64, 0, 0, 0},
+	{"interval", HL_T_MS, 0, 0, 0},
+	{"keep_alive", HL_T_MS, 1, 0, 0},
+};
+static const hl_argdef rate_limiter_set_rate_args[] = {
+	{"mode", HL_T_I64, 0, 0, 0},
+	{"rate", HL_T_I64, 0, 0, 0},
+	{"interval", HL_T_MS, 0, 0, 0},
+	{"keep_alive", HL_T_MS, 1, 0, 0},
+};
+static const hl_argdef rate_limiter_try_acquire_args[] = {
+	{"permits", HL_T_I64, 0, 1, 1},
+	{"timeout", HL_T_I64, 0, 1, 0},
+};
+static const hl_argdef rate_limiter_acquire_args[] = {
+	{"permits", HL_T_I64, 0, 1, 1},
+};
+static const hl_tok rate_limiter_get_config_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef rate_limiter_release_args[] = {
+	{"permits", HL_T_I64, 0, 1, 1},
+};
+
+static const hl_opdef rate_limiter_ops[] = {
+	{HL_OP_RATE_LIMITER_TRY_SET_RATE, "try_set_rate", HL_MODE_ONCE, HL_R_BOOL, 4, rate_limiter_try_set_rate_args, NULL, 0, NULL, 0, hl__rate_limiter_try_set_rate},
+	{HL_OP_RATE_LIMITER_SET_RATE, "set_rate", HL_MODE_IDEM, HL_R_NONE, 4, rate_limiter_set_rate_args, NULL, 0, NULL, 0, hl__rate_limiter_set_rate},
+	{HL_OP_RATE_LIMITER_TRY_ACQUIRE, "try_acquire", HL_MODE_IDEM, HL_R_BOOL, 2, rate_limiter_try_acquire_args, NULL, 0, NULL, 0, hl__rate_limiter_try_acquire},
+	{HL_OP_RATE_LIMITER_ACQUIRE, "acquire", HL_MODE_IDEM, HL_R_NONE, 1, rate_limiter_acquire_args, NULL, 0, NULL, 0, hl__rate_limiter_acquire},
+	{HL_OP_RATE_LIMITER_AVAILABLE_PERMITS, "available_permits", HL_MODE_IDEM, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__rate_limiter_available_permits},
+	{HL_OP_RATE_LIMITER_GET_CONFIG, "get_config", HL_MODE_READ, HL_R_VALUE, 0, NULL, &hl__script_rate_limiter_config, 1, rate_limiter_get_config_toks, 1, NULL},
+	{HL_OP_RATE_LIMITER_RELEASE, "release", HL_MODE_ONCE, HL_R_NONE, 1, rate_limiter_release_args, NULL, 0, NULL, 0, hl__rate_limiter_release},
+};
+
+static const char *const rate_limiter_keys[] = {NULL, ":value", ":value:%client", ":permits", ":permits:%client"};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops},
 	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops},
 	{HL_KIND_BIT_SET, "bit_set", 1, bit_set_keys, 14, bit_set_ops},
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops},
+	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops},
 };
-const size_t hl__grid_nkinds = 5;
+const size_t hl__grid_nkinds = 6;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -987,5 +1217,63 @@ int hl_bloom_filter_get_size(int64_t *out, hl_object *obj)
 int hl_bloom_filter_get_hash_iterations(int64_t *out, hl_object *obj)
 {
 	return hl__grid_i64(out, obj, HL_OP_BLOOM_FILTER_GET_HASH_ITERATIONS, NULL, 0);
+}
+
+int hl_rate_limiter_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_RATE_LIMITER, name, name_len);
+}
+
+int hl_rate_limiter_try_set_rate(int *out, hl_object *obj, int64_t mode, int64_t rate, int64_t interval, int64_t keep_alive)
+{
+	hl_arg a[4];
+	a[0] = hl__arg_int(mode);
+	a[1] = hl__arg_int(rate);
+	a[2] = hl__arg_int(interval);
+	a[3] = keep_alive < 0 ? hl__arg_none() : hl__arg_int(keep_alive);
+	return hl__grid_bool(out, obj, HL_OP_RATE_LIMITER_TRY_SET_RATE, a, 4);
+}
+
+int hl_rate_limiter_set_rate(hl_object *obj, int64_t mode, int64_t rate, int64_t interval, int64_t keep_alive)
+{
+	hl_arg a[4];
+	a[0] = hl__arg_int(mode);
+	a[1] = hl__arg_int(rate);
+	a[2] = hl__arg_int(interval);
+	a[3] = keep_alive < 0 ? hl__arg_none() : hl__arg_int(keep_alive);
+	return hl__grid_none(obj, HL_OP_RATE_LIMITER_SET_RATE, a, 4);
+}
+
+int hl_rate_limiter_try_acquire(int *out, hl_object *obj, int64_t permits, int64_t timeout)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(permits);
+	a[1] = hl__arg_int(timeout);
+	return hl__grid_bool(out, obj, HL_OP_RATE_LIMITER_TRY_ACQUIRE, a, 2);
+}
+
+int hl_rate_limiter_acquire(hl_object *obj, int64_t permits)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(permits);
+	return hl__grid_none(obj, HL_OP_RATE_LIMITER_ACQUIRE, a, 1);
+}
+
+int hl_rate_limiter_available_permits(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_RATE_LIMITER_AVAILABLE_PERMITS, NULL, 0);
+}
+
+int hl_rate_limiter_get_config(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_RATE_LIMITER_GET_CONFIG, NULL, 0);
+}
+
+int hl_rate_limiter_release(hl_object *obj, int64_t permits)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(permits);
+	return hl__grid_none(obj, HL_OP_RATE_LIMITER_RELEASE, a, 1);
 }
 

@@ -166,6 +166,30 @@ int hl__bloom_filter_contains_all(hl_gridcall *call);
 int hl__bloom_filter_contains_each(hl_gridcall *call);
 int hl__bloom_filter_count(hl_gridcall *call);
 
+/* The definition of operation op (HL_OP_*), NULL if none. */
+const hl_opdef *hl__grid_op(int op);
+/* A copy of obj on the same client (for a task to own), NULL when out of
+ * memory. The caller is inside the client. */
+hl_object *hl__grid_object_dup(const hl_object *obj);
+
+/* The rate limiter's scripts (gen_kinds.c), for rate_limiter.c. */
+extern const hl_script_def hl__script_rate_limiter_acquire;
+extern const hl_script_def hl__script_rate_limiter_undo;
+extern const hl_script_def hl__script_rate_limiter_available;
+extern const hl_script_def hl__script_rate_limiter_release;
+extern const hl_script_def hl__script_rate_limiter_try_set_rate;
+extern const hl_script_def hl__script_rate_limiter_set_rate;
+int hl__rate_limiter_try_set_rate(hl_gridcall *call);
+int hl__rate_limiter_set_rate(hl_gridcall *call);
+int hl__rate_limiter_try_acquire(hl_gridcall *call);
+int hl__rate_limiter_acquire(hl_gridcall *call);
+int hl__rate_limiter_available_permits(hl_gridcall *call);
+int hl__rate_limiter_release(hl_gridcall *call);
+/* hl_object_call_start() of a rate limiter's wait: the engine's task
+ * (hl_rate_limiter_try_acquire_start), not an executor blocked in it. */
+int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
+                                const hl_arg *args, size_t nargs);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

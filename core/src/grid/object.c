@@ -32,6 +32,11 @@ static const hl_opdef *op_of(int op)
 	return &k->ops[i];
 }
 
+const hl_opdef *hl__grid_op(int op)
+{
+	return op_of(op);
+}
+
 const char *hl_kind_name(int kind)
 {
 	const hl_kinddef *k = kind_of(kind);
@@ -66,6 +71,25 @@ static void object_destroy(hl_object *o)
 	free(o);
 }
 
+/* {name}<suffix>; a suffix ending in %client ends in this client's id
+ * instead (Redisson's PER_CLIENT keys). */
+static char *derive_key(hl_client *c, const char *suffix, const char *name,
+                        size_t name_len, size_t *out_len)
+{
+	const char *mark = strstr(suffix, "%client");
+	const char *id = hl_client_id(c);
+	char buf[128];
+	size_t n;
+	if (!mark)
+		return hl__derive_name("", suffix, name, name_len, 0, out_len);
+	n = (size_t)(mark - suffix);
+	if (n + strlen(id) >= sizeof(buf))
+		return NULL;
+	memcpy(buf, suffix, n);
+	strcpy(buf + n, id);
+	return hl__derive_name("", buf, name, name_len, 0, out_len);
+}
+
 /* A new object without entering the client (o's client reference taken
  * by the caller). */
 static int object_make(hl_object **out, hl_client *c, const hl_kinddef *k,
@@ -85,9 +109,9 @@ static int object_make(hl_object **out, hl_client *c, const hl_kinddef *k,
 		if (!k->suffixes[i]) {
 			o->keys[i] = o->name;
 			o->key_lens[i] = name_len;
-		} else if (!(o->keys[i] = hl__derive_name("", k->suffixes[i],
-		                                          o->name, name_len, 0,
-		                                          &o->key_lens[i]))) {
+		} else if (!(o->keys[i] =
+		                     derive_key(c, k->suffixes[i], o->name,
+		                                name_len, &o->key_lens[i]))) {
 			o->nkeys = i;
 			object_destroy(o);
 			return hl__fail(HL_ENOMEM, "out of memory");
@@ -128,6 +152,18 @@ int hl_object_new(hl_object **out, hl_client *client, int kind,
 		hl__client_unref(client);
 	hl__client_leave(client);
 	return rc;
+}
+
+hl_object *hl__grid_object_dup(const hl_object *obj)
+{
+	hl_object *o = NULL;
+	atomic_fetch_add(&obj->client->refs, 1);
+	if (object_make(&o, obj->client, obj->kind, obj->name, obj->name_len) !=
+	    HL_OK) {
+		hl__client_unref(obj->client);
+		return NULL;
+	}
+	return o;
 }
 
 void hl_object_free(hl_object *obj)
@@ -784,6 +820,9 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 		                obj->kind->name);
 	if (nargs && !args)
 		return hl__fail(HL_EINVAL, "args is NULL");
+	if (op == HL_OP_RATE_LIMITER_TRY_ACQUIRE ||
+	    op == HL_OP_RATE_LIMITER_ACQUIRE) /* a wait: a task of its own */
+		return hl__rate_limiter_call_start(out, obj, op, args, nargs);
 	for (i = 0; i < nargs; i++)
 		if (args[i].type == HL_ARG_BYTES)
 			total += args[i].len;

@@ -52,6 +52,7 @@ from ._sync import CountDownLatch, ExpirableSemaphore, Semaphore
 from ._grid import GridObject
 from ._grid_gen import *  # noqa: F401,F403  (the grid's kinds)
 from ._grid_gen import __all__ as _grid_all
+from ._grid_rate_limiter import RateLimiter
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -94,4 +95,5 @@ __all__ = [
     "library_version",
     "__version__",
     "GridObject",
+    "RateLimiter",
 ] + list(_grid_all)
