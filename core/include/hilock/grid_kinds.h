@@ -6,7 +6,9 @@
 enum {
 	HL_KIND_BUCKET = 1,
 	HL_KIND_ATOMIC_LONG = 2,
-	HL_KIND_ATOMIC_DOUBLE = 3
+	HL_KIND_ATOMIC_DOUBLE = 3,
+	HL_KIND_LONG_ADDER = 5,
+	HL_KIND_DOUBLE_ADDER = 6
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -39,7 +41,19 @@ enum {
 	HL_OP_ATOMIC_DOUBLE_DECREMENT_AND_GET = 0x0305,
 	HL_OP_ATOMIC_DOUBLE_COMPARE_AND_SET = 0x0306,
 	HL_OP_ATOMIC_DOUBLE_GET_AND_SET = 0x0307,
-	HL_OP_ATOMIC_DOUBLE_GET_AND_DELETE = 0x0308
+	HL_OP_ATOMIC_DOUBLE_GET_AND_DELETE = 0x0308,
+	HL_OP_LONG_ADDER_ADD = 0x0500,
+	HL_OP_LONG_ADDER_INCREMENT = 0x0501,
+	HL_OP_LONG_ADDER_DECREMENT = 0x0502,
+	HL_OP_LONG_ADDER_SUM = 0x0503,
+	HL_OP_LONG_ADDER_RESET = 0x0504,
+	HL_OP_LONG_ADDER_DESTROY = 0x0505,
+	HL_OP_DOUBLE_ADDER_ADD = 0x0600,
+	HL_OP_DOUBLE_ADDER_INCREMENT = 0x0601,
+	HL_OP_DOUBLE_ADDER_DECREMENT = 0x0602,
+	HL_OP_DOUBLE_ADDER_SUM = 0x0603,
+	HL_OP_DOUBLE_ADDER_RESET = 0x0604,
+	HL_OP_DOUBLE_ADDER_DESTROY = 0x0605
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -156,5 +170,63 @@ HL_EXTERN int hl_atomic_double_get_and_set(double *out, hl_object *obj, double v
 /* Delete the key; the value it had (0 if absent). *out (may be NULL).
  * HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_atomic_double_get_and_delete(double *out, hl_object *obj);
+
+/* ---- long_adder (RLongAdder) ---- */
+
+/* A counter whose adds stay in this process (an atomic add, no round trip);
+ * sum() asks every client that has an adder of the name, Java or hilock,
+ * over the topic {name}:adder-topic, and adds their local sums. A client
+ * that goes away takes its adds with it. */
+/* A new long_adder object named name (hl_object_new): it subscribes, and waits
+ * until Redis confirmed it (HL_ETIMEDOUT if not). */
+HL_EXTERN int hl_long_adder_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add delta to this object's local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_add(hl_object *obj, int64_t delta);
+/* Add 1 to the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_increment(hl_object *obj);
+/* Subtract 1 from the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_decrement(hl_object *obj);
+/* The sum of every listening client's local sums (this one's too): waits up
+ * to timeout (default 60 s, as Redisson's sum()) for their answers; a
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_long_adder_sum(int64_t *out, hl_object *obj, int64_t timeout);
+/* Zero every listening client's local sums; waits for their answers as sum
+ * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
+ * it may have run. */
+HL_EXTERN int hl_long_adder_reset(hl_object *obj, int64_t timeout);
+/* Stop taking part in sums (this object's adds no longer count); any later
+ * add fails. Freeing the object does the same. No round trip. */
+HL_EXTERN int hl_long_adder_destroy(hl_object *obj);
+
+/* ---- double_adder (RDoubleAdder) ---- */
+
+/* A double counter whose adds stay in this process (an atomic add, no round
+ * trip); sum() asks every client that has an adder of the name, Java or
+ * hilock, over the topic {name}:adder-topic, and adds their local sums. A
+ * client that goes away takes its adds with it. */
+/* A new double_adder object named name (hl_object_new): it subscribes, and waits
+ * until Redis confirmed it (HL_ETIMEDOUT if not). */
+HL_EXTERN int hl_double_adder_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add delta to this object's local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_add(hl_object *obj, double delta);
+/* Add 1 to the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_increment(hl_object *obj);
+/* Subtract 1 from the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_decrement(hl_object *obj);
+/* The sum of every listening client's local sums (this one's too): waits up
+ * to timeout (default 60 s, as Redisson's sum()) for their answers; a
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_double_adder_sum(double *out, hl_object *obj, int64_t timeout);
+/* Zero every listening client's local sums; waits for their answers as sum
+ * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
+ * it may have run. */
+HL_EXTERN int hl_double_adder_reset(hl_object *obj, int64_t timeout);
+/* Stop taking part in sums (this object's adds no longer count); any later
+ * add fails. Freeing the object does the same. No round trip. */
+HL_EXTERN int hl_double_adder_destroy(hl_object *obj);
 
 #endif

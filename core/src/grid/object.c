@@ -57,6 +57,8 @@ static void object_destroy(hl_object *o)
 	unsigned i;
 	if (!o)
 		return;
+	if (o->state && o->kind->hooks)
+		o->kind->hooks->close(o);
 	for (i = 0; i < o->nkeys; i++)
 		if (o->keys[i] != o->name)
 			free(o->keys[i]);
@@ -126,6 +128,12 @@ int hl_object_new(hl_object **out, hl_client *client, int kind,
 	rc = object_make(out, client, k, name, name_len);
 	if (rc != HL_OK)
 		hl__client_unref(client);
+	if (rc == HL_OK && k->hooks && (rc = k->hooks->open(*out)) != HL_OK) {
+		hl__client_leave(client);
+		object_destroy(*out);
+		*out = NULL;
+		return rc;
+	}
 	hl__client_leave(client);
 	return rc;
 }

@@ -1225,7 +1225,8 @@ int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
 	return HL_OK;
 }
 
-int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
+static int background(hl_client *c, const hl_drive_ops *ops, void *arg,
+                      int locked)
 {
 	hl_engine *e = c->engine;
 	/* blocking: never queued for hl_client_task_next() */
@@ -1239,14 +1240,26 @@ int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
 	/* the engine's reference only: nobody holds the task */
 	t->user = 0;
 	t->refs = 1;
-	pthread_mutex_lock(&c->wait_mu);
+	if (!locked)
+		pthread_mutex_lock(&c->wait_mu);
 	hl__dlist_push(&e->pending, &t->all_link);
 	e->ndrives++;
 	t->state = S_PARKED;
 	make_ready(e, t);
 	check_stopped(c, t);
-	pthread_mutex_unlock(&c->wait_mu);
+	if (!locked)
+		pthread_mutex_unlock(&c->wait_mu);
 	return HL_OK;
+}
+
+int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
+{
+	return background(c, ops, arg, 0);
+}
+
+int hl__task_background_locked(hl_client *c, const hl_drive_ops *ops, void *arg)
+{
+	return background(c, ops, arg, 1);
 }
 
 void hl__task_ref(hl_task *t)
