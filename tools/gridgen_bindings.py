@@ -188,6 +188,11 @@ def gen_go(kinds):
                     op.number, op.name, ", ".join(a for a in args if not a.endswith("...")),
                     [a for a in args if a.endswith("...")][0][:-3])
             o.append("func (o *%s) %s(%s) %s {\n" % (k.goname, camel(op.name), ", ".join(params), GO_RESULT[op.result]))
+            if op.mode == "local" and k.state and op.result == "none":
+                # no round trip: one cgo call, no allocation (ctx unused)
+                o.append("\t_ = ctx\n\treturn o.local(0x%04x, \"%s\"%s)\n}\n" % (
+                    op.number, op.name, "".join(", " + a for a in args)))
+                continue
             if op.result == "none":
                 o.append("\t_, err := %s\n\treturn err\n}\n" % call)
             else:

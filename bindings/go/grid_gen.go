@@ -259,20 +259,20 @@ func (c *Client) LongAdder(name string) (*LongAdder, error) {
 
 // Add: Add delta to this object's local sum (no round trip).
 func (o *LongAdder) Add(ctx context.Context, delta int64) error {
-	_, err := o.call(ctx, 0x0500, "add", argInt(delta))
-	return err
+	_ = ctx
+	return o.local(0x0500, "add", argInt(delta))
 }
 
 // Increment: Add 1 to the local sum (no round trip).
 func (o *LongAdder) Increment(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0501, "increment")
-	return err
+	_ = ctx
+	return o.local(0x0501, "increment")
 }
 
 // Decrement: Subtract 1 from the local sum (no round trip).
 func (o *LongAdder) Decrement(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0502, "decrement")
-	return err
+	_ = ctx
+	return o.local(0x0502, "decrement")
 }
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
@@ -295,8 +295,8 @@ func (o *LongAdder) Reset(ctx context.Context, timeout time.Duration) error {
 // Destroy: Stop taking part in sums (this object's adds no longer count); any later
 // add fails. Freeing the object does the same.
 func (o *LongAdder) Destroy(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0505, "destroy")
-	return err
+	_ = ctx
+	return o.local(0x0505, "destroy")
 }
 
 // DoubleAdder is Redisson's RDoubleAdder: A double counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it.
@@ -315,20 +315,20 @@ func (c *Client) DoubleAdder(name string) (*DoubleAdder, error) {
 
 // Add: Add delta to this object's local sum (no round trip).
 func (o *DoubleAdder) Add(ctx context.Context, delta float64) error {
-	_, err := o.call(ctx, 0x0600, "add", argFloat(delta))
-	return err
+	_ = ctx
+	return o.local(0x0600, "add", argFloat(delta))
 }
 
 // Increment: Add 1 to the local sum (no round trip).
 func (o *DoubleAdder) Increment(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0601, "increment")
-	return err
+	_ = ctx
+	return o.local(0x0601, "increment")
 }
 
 // Decrement: Subtract 1 from the local sum (no round trip).
 func (o *DoubleAdder) Decrement(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0602, "decrement")
-	return err
+	_ = ctx
+	return o.local(0x0602, "decrement")
 }
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
@@ -351,6 +351,6 @@ func (o *DoubleAdder) Reset(ctx context.Context, timeout time.Duration) error {
 // Destroy: Stop taking part in sums (this object's adds no longer count); any later
 // add fails. Freeing the object does the same.
 func (o *DoubleAdder) Destroy(ctx context.Context) error {
-	_, err := o.call(ctx, 0x0605, "destroy")
-	return err
+	_ = ctx
+	return o.local(0x0605, "destroy")
 }
