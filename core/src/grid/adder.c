@@ -200,6 +200,8 @@ static void on_message(void *arg, const char *p, size_t len)
 	answer *a;
 	if (len < 3 || len > 130 || (p[0] != '0' && p[0] != '1') || p[1] != ':')
 		return; /* not a request */
+	if (atomic_load(&e->c->closing))
+		return; /* nothing could be sent any more */
 	a = malloc(sizeof(*a) + len - 2);
 	if (!a)
 		return;
@@ -385,7 +387,10 @@ static int adder_open(hl_object *o)
 static void adder_close(hl_object *o)
 {
 	adder_obj *x = o->state;
-	detach(o->client, x);
+	/* A child after fork(): the client's locks belong to the parent's
+	 * threads; take none. */
+	if (o->client->fork_gen == atomic_load(&hl__fork_generation))
+		detach(o->client, x);
 	free(x);
 	o->state = NULL;
 }
@@ -393,6 +398,14 @@ static void adder_close(hl_object *o)
 const hl_kindhooks hl__hooks_adder = {adder_open, adder_close};
 
 /* ---- the operations ------------------------------------------------------ */
+
+/* The spec's custom functions (gen_kinds.c calls them). */
+int hl__adder_add(hl_gridcall *call);
+int hl__adder_increment(hl_gridcall *call);
+int hl__adder_decrement(hl_gridcall *call);
+int hl__adder_destroy(hl_gridcall *call);
+int hl__adder_sum(hl_gridcall *call);
+int hl__adder_reset(hl_gridcall *call);
 
 static int local_obj(hl_gridcall *call, adder_obj **out)
 {
