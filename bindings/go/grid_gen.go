@@ -243,7 +243,7 @@ func (o *AtomicDouble) GetAndDelete(ctx context.Context) (float64, error) {
 	return v.Float(), err
 }
 
-// LongAdder is Redisson's RLongAdder: A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it.
+// LongAdder is Redisson's RLongAdder: A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
 // Java side: none needed: the topic's messages and the counter are plain strings (redisson.getLongAdder(name)).
 type LongAdder struct{ object }
 
@@ -277,8 +277,11 @@ func (o *LongAdder) Decrement(ctx context.Context) error {
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
 // to timeout (default 60 s, as Redisson's sum()) for their answers; a
-// timeout if one does not answer. (timeout 0 means none.) A reply lost after
-// it may have run is ErrInDoubt (never applied twice).
+// timeout if one does not answer. Its task form (hl_object_call_start) holds
+// one of the client's two executor threads while it waits, and this client's
+// own answer needs the other: run at most one sum or reset task at a time
+// per client. (timeout 0 means none.) A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
 func (o *LongAdder) Sum(ctx context.Context, timeout time.Duration) (int64, error) {
 	v, err := o.call(ctx, 0x0503, "sum", argOptDuration(timeout))
 	return v.Int(), err
@@ -299,7 +302,7 @@ func (o *LongAdder) Destroy(ctx context.Context) error {
 	return o.local(0x0505, "destroy")
 }
 
-// DoubleAdder is Redisson's RDoubleAdder: A double counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it.
+// DoubleAdder is Redisson's RDoubleAdder: A double counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
 // Java side: none needed: the topic's messages and the counter are plain strings (redisson.getDoubleAdder(name)).
 type DoubleAdder struct{ object }
 
@@ -333,8 +336,11 @@ func (o *DoubleAdder) Decrement(ctx context.Context) error {
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
 // to timeout (default 60 s, as Redisson's sum()) for their answers; a
-// timeout if one does not answer. (timeout 0 means none.) A reply lost after
-// it may have run is ErrInDoubt (never applied twice).
+// timeout if one does not answer. Its task form (hl_object_call_start) holds
+// one of the client's two executor threads while it waits, and this client's
+// own answer needs the other: run at most one sum or reset task at a time
+// per client. (timeout 0 means none.) A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
 func (o *DoubleAdder) Sum(ctx context.Context, timeout time.Duration) (float64, error) {
 	v, err := o.call(ctx, 0x0603, "sum", argOptDuration(timeout))
 	return v.Float(), err

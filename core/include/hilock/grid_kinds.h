@@ -176,7 +176,11 @@ HL_EXTERN int hl_atomic_double_get_and_delete(double *out, hl_object *obj);
 /* A counter whose adds stay in this process (an atomic add, no round trip);
  * sum() asks every client that has an adder of the name, Java or hilock,
  * over the topic {name}:adder-topic, and adds their local sums. A client
- * that goes away takes its adds with it. */
+ * that goes away takes its adds with it. Nothing is kept in Redis under the
+ * name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are
+ * deleted when it ends. An adder subscribes when made (each client answers
+ * once for all its adders of a name); free it (Go Close, Lua close) or
+ * destroy it when done. */
 /* A new long_adder object named name (hl_object_new): it subscribes, and waits
  * until Redis confirmed it (HL_ETIMEDOUT if not). */
 HL_EXTERN int hl_long_adder_new(hl_object **out, hl_client *client,
@@ -189,8 +193,11 @@ HL_EXTERN int hl_long_adder_increment(hl_object *obj);
 HL_EXTERN int hl_long_adder_decrement(hl_object *obj);
 /* The sum of every listening client's local sums (this one's too): waits up
  * to timeout (default 60 s, as Redisson's sum()) for their answers; a
- * timeout if one does not answer. *out (may be NULL). timeout -1 when not
- * given. HL_EINDOUBT if its reply was lost after it may have run. */
+ * timeout if one does not answer. Its task form (hl_object_call_start)
+ * holds one of the client's two executor threads while it waits, and this
+ * client's own answer needs the other: run at most one sum or reset task at
+ * a time per client. *out (may be NULL). timeout -1 when not given.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_long_adder_sum(int64_t *out, hl_object *obj, int64_t timeout);
 /* Zero every listening client's local sums; waits for their answers as sum
  * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
@@ -205,7 +212,11 @@ HL_EXTERN int hl_long_adder_destroy(hl_object *obj);
 /* A double counter whose adds stay in this process (an atomic add, no round
  * trip); sum() asks every client that has an adder of the name, Java or
  * hilock, over the topic {name}:adder-topic, and adds their local sums. A
- * client that goes away takes its adds with it. */
+ * client that goes away takes its adds with it. Nothing is kept in Redis
+ * under the name: a sum's keys {name}:<id>:counter and
+ * {name}:<id>:semaphore are deleted when it ends. An adder subscribes when
+ * made (each client answers once for all its adders of a name); free it (Go
+ * Close, Lua close) or destroy it when done. */
 /* A new double_adder object named name (hl_object_new): it subscribes, and waits
  * until Redis confirmed it (HL_ETIMEDOUT if not). */
 HL_EXTERN int hl_double_adder_new(hl_object **out, hl_client *client,
@@ -218,8 +229,11 @@ HL_EXTERN int hl_double_adder_increment(hl_object *obj);
 HL_EXTERN int hl_double_adder_decrement(hl_object *obj);
 /* The sum of every listening client's local sums (this one's too): waits up
  * to timeout (default 60 s, as Redisson's sum()) for their answers; a
- * timeout if one does not answer. *out (may be NULL). timeout -1 when not
- * given. HL_EINDOUBT if its reply was lost after it may have run. */
+ * timeout if one does not answer. Its task form (hl_object_call_start)
+ * holds one of the client's two executor threads while it waits, and this
+ * client's own answer needs the other: run at most one sum or reset task at
+ * a time per client. *out (may be NULL). timeout -1 when not given.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_double_adder_sum(double *out, hl_object *obj, int64_t timeout);
 /* Zero every listening client's local sums; waits for their answers as sum
  * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after

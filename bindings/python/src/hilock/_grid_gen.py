@@ -240,7 +240,10 @@ class AtomicDouble(GridObject):
 class LongAdder(GridObject):
     """A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every
     client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic,
-    and adds their local sums. A client that goes away takes its adds with it.
+    and adds their local sums. A client that goes away takes its adds with it. Nothing is kept
+    in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are
+    deleted when it ends. An adder subscribes when made (each client answers once for all its
+    adders of a name); free it (Go Close, Lua close) or destroy it when done.
 
     Redisson: ``RLongAdder``. Java side: none needed: the topic's messages and the counter are plain strings (``redisson.getLongAdder(name)``).
     """
@@ -262,7 +265,10 @@ class LongAdder(GridObject):
     def sum(self, timeout: Optional[float] = None) -> int:
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
-        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        Its task form (hl_object_call_start) holds one of the client's two executor threads while
+        it waits, and this client's own answer needs the other: run at most one sum or reset task
+        at a time per client. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
         out = _out('int64_t *')
         check(lib.hl_long_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
         return int(out[0])
@@ -282,7 +288,10 @@ class DoubleAdder(GridObject):
     """A double counter whose adds stay in this process (an atomic add, no round trip); sum()
     asks every client that has an adder of the name, Java or hilock, over the topic
     {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with
-    it.
+    it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and
+    {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client
+    answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it
+    when done.
 
     Redisson: ``RDoubleAdder``. Java side: none needed: the topic's messages and the counter are plain strings (``redisson.getDoubleAdder(name)``).
     """
@@ -304,7 +313,10 @@ class DoubleAdder(GridObject):
     def sum(self, timeout: Optional[float] = None) -> float:
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
-        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        Its task form (hl_object_call_start) holds one of the client's two executor threads while
+        it waits, and this client's own answer needs the other: run at most one sum or reset task
+        at a time per client. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
         out = _out('double *')
         check(lib.hl_double_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
         return float(out[0])
