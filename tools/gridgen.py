@@ -377,7 +377,7 @@ def gen_c(kinds):
             k.name, ", ".join("NULL" if key == "%name" else c_str(key[len("{name}"):]) for key in k.keys)))
     o.append("const hl_kinddef hl__grid_kinds[] = {\n")
     for k in kinds:
-        hooks = ", &hl__hooks_%s" % k.state if k.state else ""
+        hooks = ", &hl__hooks_%s" % k.state if k.state else ", NULL"
         o.append("\t{HL_KIND_%s, \"%s\", %d, %s_keys, %d, %s_ops%s},\n" % (
             k.name.upper(), k.name, len(k.keys), k.name, len(k.ops), k.name, hooks))
     o.append("};\nconst size_t hl__grid_nkinds = %d;\n\n" % len(kinds))

@@ -582,6 +582,11 @@ void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);
 /* Free the semaphores' permit counts (semaphore.c). */
 void hl__permits_free_all(hl_client *c);
+/* For the adders (prim/semaphore.c): give permits of sem in Redis without
+ * this client having taken them (each resend carries the same marker);
+ * forget the permits this client counts as taken of sem. */
+int hl__semaphore_give(hl_semaphore *sem, int64_t permits, const hl_bound *b);
+void hl__semaphore_forget(hl_semaphore *sem);
 
 /* ---- observability (service/observe.c) ----------------------------------
  * One-line hooks, called where each thing happens. None of them takes

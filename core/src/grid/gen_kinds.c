@@ -365,9 +365,9 @@ static const hl_opdef double_adder_ops[] = {
 static const char *const double_adder_keys[] = {NULL};
 
 const hl_kinddef hl__grid_kinds[] = {
-	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops},
-	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops},
-	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops},
+	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
+	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
+	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops, NULL},
 	{HL_KIND_LONG_ADDER, "long_adder", 1, long_adder_keys, 6, long_adder_ops, &hl__hooks_adder},
 	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
 };

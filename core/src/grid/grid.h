@@ -153,12 +153,6 @@ size_t hl__fmt_double(char *buf, size_t cap, double d);
 int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what);
 int hl__parse_double(const char *s, size_t len, double *out, const char *what);
 
-/* For the adders (prim/semaphore.c): give permits of sem in Redis without
- * this client having taken them (each resend carries the same marker);
- * forget the permits this client counts as taken of sem. */
-int hl__semaphore_give(hl_semaphore *sem, int64_t permits, const hl_bound *b);
-void hl__semaphore_forget(hl_semaphore *sem);
-
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 
