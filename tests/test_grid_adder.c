@@ -313,6 +313,45 @@ static void dead_client(void)
 	hl_client_free(a);
 }
 
+static int one_permit(void *arg)
+{
+	(void)arg;
+	return ht_get_int(ht_raw_of(ht_redis_default()),
+	                  "{ad:gone}:00000000000000000000000000000001:"
+	                  "semaphore") >= 1;
+}
+
+/* An adder destroyed while a sum that counted it is on its way still
+ * answers it (with nothing added): its unsubscribe is slowed down by a
+ * proxy, so Redis counts it as a receiver of a publish sent after the
+ * destroy; the client gives the permit all the same. */
+static void destroy_mid_sum(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client *b = ht_client_url(px->url, NULL);
+	hl_object *o = adder(b, HL_KIND_LONG_ADDER, "ad:gone");
+	redisReply *rep;
+	HT_OK(hl_long_adder_add(o, 5));
+	ht_proxy_cmd(px, "delay 300");
+	HT_OK(hl_long_adder_destroy(o));
+	/* the UNSUBSCRIBE is still on its way: Redis counts b */
+	rep = ht_raw(ht_raw_of(r), "PUBLISH {ad:gone}:adder-topic "
+	                           "1:00000000000000000000000000000001");
+	HT_EQ(rep->integer, 1);
+	freeReplyObject(rep);
+	HT_CHECK(ht_wait_until(one_permit, NULL, 10000));
+	/* destroyed: its 5 no longer counts */
+	HT_EQ(ht_exists(r, HT_S("{ad:gone}:00000000000000000000000000000001:"
+	                        "counter")),
+	      0);
+	HT_CHECK(ht_wait_until(numsub_zero, "ad:gone", 10000));
+	ht_del(r, HT_S("{ad:gone}:00000000000000000000000000000001:"
+	               "semaphore"));
+	hl_object_free(o);
+	hl_client_free(b);
+}
+
 /* A cluster: the topic is subscribed where Redisson publishes (the name's
  * slot), names on every master. */
 static void cluster(void)
@@ -411,4 +450,5 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(two_clients), HT_CASE(processes), HT_CASE(no_listener),
-        HT_CASE(dead_client), HT_CASE(cluster), HT_CASE(bad_input))
+        HT_CASE(dead_client), HT_CASE(destroy_mid_sum), HT_CASE(cluster),
+        HT_CASE(bad_input))
