@@ -435,7 +435,13 @@ def gen_doc(kinds):
     for k in kinds:
         o.append("## %s (`%s`)\n\n%s\n\n" % (k.name, k.java, " ".join(k.doc)))
         o.append("- Keys: %s\n" % ", ".join("`%s`" % key.replace("%name", "name") for key in k.keys))
-        o.append("- Java side: %s\n\n" % k.codec)
+        o.append("- Java side: %s\n" % k.codec)
+        if k.state:
+            o.append("- State in the client: making one subscribes and waits for Redis's confirmation, so it can\n"
+                     "  fail (C `hl_%s_new`; Python `client.%s(name)` raises; Go `o, err := client.%s(name)`;\n"
+                     "  Lua `client:%s(name)` may return nil, message, code). Free it when done (C `hl_object_free`,\n"
+                     "  Go `Close`, Lua `close`, Python `destroy` or dropping it).\n" % (k.name, k.name, k.goname, k.name))
+        o.append("\n")
         o.append("| op | arguments | result | mode | what |\n|---|---|---|---|---|\n")
         for op in k.ops:
             args = ", ".join("`%s`%s: %s" % (a.name, "?" if a.optional else "", a.type) for a in op.args) or "-"
