@@ -352,6 +352,52 @@ static void destroy_mid_sum(void)
 	hl_client_free(b);
 }
 
+/* A sum whose PUBLISH reply is lost (the command lands, the reply comes
+ * after the command timeout) is in doubt, never published twice (every
+ * client would answer a second request). */
+static void lost_reply(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client_options opt;
+	hl_client *a = ht_client(r, 0), *c;
+	hl_object *oa = adder(a, HL_KIND_LONG_ADDER, "ad:doubt");
+	hl_object *oc;
+	redisContext *seen = ht_sub_new(r, HT_S("{ad:doubt}:adder-topic"));
+	struct timeval tv = {0, 300000};
+	redisReply *rep = NULL;
+	char *msg;
+	int64_t s = 0;
+	HT_OK(hl_client_options_init(&opt, HL_CLIENT_OPTIONS_VERSION));
+	opt.command_timeout_ms = 250;
+	opt.retry_attempts = 20;
+	opt.retry_delay_ms = 50;
+	c = ht_client_url(px->url, &opt);
+	oc = adder(c, HL_KIND_LONG_ADDER, "ad:doubt");
+	HT_OK(hl_long_adder_add(oa, 5));
+	HT_OK(hl_long_adder_add(oc, 1));
+	ht_proxy_cmd(px, "delay 400");
+	HT_RC(hl_long_adder_sum(&s, oc, 5000), HL_EINDOUBT);
+	ht_note("%s", hl_error_last());
+	/* the request went out once: one message, and no second one */
+	msg = ht_sub_next(seen, NULL, 0);
+	HT_CHECK(msg[0] == '1' && msg[1] == ':');
+	free(msg);
+	ht_sleep_ms(1000); /* a second copy would have landed */
+	redisSetTimeout(seen, tv);
+	HT_CHECK(redisGetReply(seen, (void **)&rep) != REDIS_OK);
+	if (rep)
+		freeReplyObject(rep);
+	redisFree(seen);
+	ht_proxy_cmd(px, "delay 0");
+	HT_OK(hl_long_adder_sum(&s, oa, -1));
+	HT_EQ(s, 6);
+	hl_object_free(oc);
+	hl_object_free(oa);
+	hl_client_free(c);
+	hl_client_free(a);
+}
+
 /* A cluster: the topic is subscribed where Redisson publishes (the name's
  * slot), names on every master. */
 static void cluster(void)
@@ -450,5 +496,5 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(two_clients), HT_CASE(processes), HT_CASE(no_listener),
-        HT_CASE(dead_client), HT_CASE(destroy_mid_sum), HT_CASE(cluster),
-        HT_CASE(bad_input))
+        HT_CASE(dead_client), HT_CASE(destroy_mid_sum), HT_CASE(lost_reply),
+        HT_CASE(cluster), HT_CASE(bad_input))
