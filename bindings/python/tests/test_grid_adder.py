@@ -104,3 +104,18 @@ def test_bad_input(client):
     a.add((1 << 63) - 1)
     a.add(2)
     assert a.sum() == -(1 << 63) + 1  # wraps, as Java's long
+
+
+def test_dropping_an_adder_stops_listening(client, redis):
+    a = client.long_adder("py:drop")
+    a.add(1)
+    assert redis.cmd("PUBSUB", "NUMSUB", "{py:drop}:adder-topic")[1] == 1
+    del a
+    import gc
+
+    gc.collect()
+    deadline = time.monotonic() + 5
+    while redis.cmd("PUBSUB", "NUMSUB", "{py:drop}:adder-topic")[1] != 0:
+        assert time.monotonic() < deadline, "still subscribed"
+        time.sleep(0.01)
+    assert client.long_adder("py:drop").sum() == 0
