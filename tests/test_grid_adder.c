@@ -242,6 +242,34 @@ static void no_listener(void)
 	hl_client_free(c);
 }
 
+/* Sums as tasks: each holds an executor while it waits, and this
+ * client's own answers need one too; several at once all finish. */
+static void sum_tasks(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *o = adder(c, HL_KIND_LONG_ADDER, "ad:tasks");
+	hl_arg to = {HL_ARG_INT, NULL, 0, 3000, 0};
+	hl_task *t[4];
+	int i, res;
+	int64_t t0 = ht_now_ms();
+	HT_OK(hl_long_adder_add(o, 42));
+	for (i = 0; i < 4; i++)
+		HT_OK(hl_object_call_start(&t[i], o, HL_OP_LONG_ADDER_SUM, &to,
+		                           1));
+	for (i = 0; i < 4; i++) {
+		const hl_value *v = NULL;
+		HT_OK(ht_task_result(t[i], &res, 10000));
+		HT_OK(hl_task_value(&v, t[i]));
+		HT_EQ(hl_value_int(v), 42);
+		hl_task_free(t[i]);
+	}
+	ht_note("4 sum tasks in %lld ms", (long long)(ht_now_ms() - t0));
+	HT_CHECK(ht_now_ms() - t0 < 2500);
+	hl_object_free(o);
+	hl_client_free(c);
+}
+
 typedef struct sum_arg {
 	hl_object *o;
 	int64_t timeout_ms;
@@ -550,5 +578,6 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(two_clients), HT_CASE(processes), HT_CASE(no_listener),
-        HT_CASE(dead_client), HT_CASE(destroy_mid_sum), HT_CASE(lost_reply),
-        HT_CASE(sentinel_failover), HT_CASE(cluster), HT_CASE(bad_input))
+        HT_CASE(sum_tasks), HT_CASE(dead_client), HT_CASE(destroy_mid_sum),
+        HT_CASE(lost_reply), HT_CASE(sentinel_failover), HT_CASE(cluster),
+        HT_CASE(bad_input))

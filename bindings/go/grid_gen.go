@@ -277,11 +277,8 @@ func (o *LongAdder) Decrement(ctx context.Context) error {
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
 // to timeout (default 60 s, as Redisson's sum()) for their answers; a
-// timeout if one does not answer. Its task form (hl_object_call_start) holds
-// one of the client's two executor threads while it waits, and this client's
-// own answer needs the other: run at most one sum or reset task at a time
-// per client. (timeout 0 means none.) A reply lost after it may have run is
-// ErrInDoubt (never applied twice).
+// timeout if one does not answer. (timeout 0 means none.) A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
 func (o *LongAdder) Sum(ctx context.Context, timeout time.Duration) (int64, error) {
 	v, err := o.call(ctx, 0x0503, "sum", argOptDuration(timeout))
 	return v.Int(), err
@@ -336,11 +333,8 @@ func (o *DoubleAdder) Decrement(ctx context.Context) error {
 
 // Sum: The sum of every listening client's local sums (this one's too): waits up
 // to timeout (default 60 s, as Redisson's sum()) for their answers; a
-// timeout if one does not answer. Its task form (hl_object_call_start) holds
-// one of the client's two executor threads while it waits, and this client's
-// own answer needs the other: run at most one sum or reset task at a time
-// per client. (timeout 0 means none.) A reply lost after it may have run is
-// ErrInDoubt (never applied twice).
+// timeout if one does not answer. (timeout 0 means none.) A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
 func (o *DoubleAdder) Sum(ctx context.Context, timeout time.Duration) (float64, error) {
 	v, err := o.call(ctx, 0x0603, "sum", argOptDuration(timeout))
 	return v.Float(), err

@@ -78,7 +78,7 @@ return function(G)
 	function LongAdder:increment(...) return call(self, 0x0501, "increment", "", "none", ...) end
 	--- long_adder:decrement(): Subtract 1 from the local sum (no round trip).
 	function LongAdder:decrement(...) return call(self, 0x0502, "decrement", "", "none", ...) end
-	--- long_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer. Its task form (hl_object_call_start) holds one of the client's two executor threads while it waits, and this client's own answer needs the other: run at most one sum or reset task at a time per client.
+	--- long_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
 	function LongAdder:sum(...) return call(self, 0x0503, "sum", "m?", "i64", ...) end
 	--- long_adder:reset(timeout): Zero every listening client's local sums; waits for their answers as sum does.
 	function LongAdder:reset(...) return call(self, 0x0504, "reset", "m?", "none", ...) end
@@ -93,7 +93,7 @@ return function(G)
 	function DoubleAdder:increment(...) return call(self, 0x0601, "increment", "", "none", ...) end
 	--- double_adder:decrement(): Subtract 1 from the local sum (no round trip).
 	function DoubleAdder:decrement(...) return call(self, 0x0602, "decrement", "", "none", ...) end
-	--- double_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer. Its task form (hl_object_call_start) holds one of the client's two executor threads while it waits, and this client's own answer needs the other: run at most one sum or reset task at a time per client.
+	--- double_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
 	function DoubleAdder:sum(...) return call(self, 0x0603, "sum", "m?", "f64", ...) end
 	--- double_adder:reset(timeout): Zero every listening client's local sums; waits for their answers as sum does.
 	function DoubleAdder:reset(...) return call(self, 0x0604, "reset", "m?", "none", ...) end

@@ -193,11 +193,8 @@ HL_EXTERN int hl_long_adder_increment(hl_object *obj);
 HL_EXTERN int hl_long_adder_decrement(hl_object *obj);
 /* The sum of every listening client's local sums (this one's too): waits up
  * to timeout (default 60 s, as Redisson's sum()) for their answers; a
- * timeout if one does not answer. Its task form (hl_object_call_start)
- * holds one of the client's two executor threads while it waits, and this
- * client's own answer needs the other: run at most one sum or reset task at
- * a time per client. *out (may be NULL). timeout -1 when not given.
- * HL_EINDOUBT if its reply was lost after it may have run. */
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_long_adder_sum(int64_t *out, hl_object *obj, int64_t timeout);
 /* Zero every listening client's local sums; waits for their answers as sum
  * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
@@ -229,11 +226,8 @@ HL_EXTERN int hl_double_adder_increment(hl_object *obj);
 HL_EXTERN int hl_double_adder_decrement(hl_object *obj);
 /* The sum of every listening client's local sums (this one's too): waits up
  * to timeout (default 60 s, as Redisson's sum()) for their answers; a
- * timeout if one does not answer. Its task form (hl_object_call_start)
- * holds one of the client's two executor threads while it waits, and this
- * client's own answer needs the other: run at most one sum or reset task at
- * a time per client. *out (may be NULL). timeout -1 when not given.
- * HL_EINDOUBT if its reply was lost after it may have run. */
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_double_adder_sum(double *out, hl_object *obj, int64_t timeout);
 /* Zero every listening client's local sums; waits for their answers as sum
  * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after

@@ -265,10 +265,7 @@ class LongAdder(GridObject):
     def sum(self, timeout: Optional[float] = None) -> int:
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
-        Its task form (hl_object_call_start) holds one of the client's two executor threads while
-        it waits, and this client's own answer needs the other: run at most one sum or reset task
-        at a time per client. Raises OutcomeUnknown when its reply is lost after it may have run
-        (never applied twice)."""
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         out = _out('int64_t *')
         check(lib.hl_long_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
         return int(out[0])
@@ -313,10 +310,7 @@ class DoubleAdder(GridObject):
     def sum(self, timeout: Optional[float] = None) -> float:
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
-        Its task form (hl_object_call_start) holds one of the client's two executor threads while
-        it waits, and this client's own answer needs the other: run at most one sum or reset task
-        at a time per client. Raises OutcomeUnknown when its reply is lost after it may have run
-        (never applied twice)."""
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         out = _out('double *')
         check(lib.hl_double_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
         return float(out[0])
