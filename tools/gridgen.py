@@ -19,7 +19,7 @@ SPECS = os.path.join(ROOT, "core", "grid")
 
 ARG_TYPES = {"bytes", "i64", "f64", "ms", "bool", "bytes*"}
 RESULTS = {"none", "bool", "i64", "f64", "bytes", "value"}
-MODES = {"read", "idem", "once"}
+MODES = {"read", "idem", "once", "local"}
 
 
 class SpecError(Exception):
@@ -67,6 +67,7 @@ class Kind:
         self.where = where
         self.doc, self.codec, self.keys = [], "", []
         self.ops, self.scripts = [], {}
+        self.state = None  # the C hooks' name (hl__hooks_<state>): objects with state
 
 
 def parse(path):
@@ -97,6 +98,10 @@ def parse(path):
             raise SpecError("%s: the file starts with kind" % where)
         elif word == "doc":
             (op.doc if op else kind.doc).append(rest)
+        elif word == "state":
+            if not re.fullmatch(r"[a-z_][a-z0-9_]*", rest):
+                raise SpecError("%s: state <name>" % where)
+            kind.state = rest
         elif word == "codec":
             kind.codec = rest
         elif word == "keys":
@@ -242,7 +247,8 @@ def c_arg_doc(op):
     out = {"none": "", "bool": "*out = 1 or 0. ", "i64": "*out (may be NULL). ",
            "f64": "*out (may be NULL). ", "bytes": "*out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. ",
            "value": "*out = a new value, the caller's to free. "}[op.result]
-    mode = {"read": "", "idem": "", "once": "HL_EINDOUBT if its reply was lost after it may have run. "}[op.mode]
+    mode = {"read": "", "idem": "", "once": "HL_EINDOUBT if its reply was lost after it may have run. ",
+            "local": "No round trip. "}[op.mode]
     return out + ("; ".join(notes) + ". " if notes else "") + mode
 
 
@@ -257,7 +263,11 @@ def gen_header(kinds):
     for k in kinds:
         o.append("\n/* ---- %s (%s) ---- */\n\n" % (k.name, k.java))
         o.append(c_comment(k.doc))
-        o.append("/* A new %s object named name (hl_object_new). */\n" % k.name)
+        if k.state:
+            o.append("/* A new %s object named name (hl_object_new): it subscribes, and waits\n"
+                     " * until Redis confirmed it (HL_ETIMEDOUT if not). */\n" % k.name)
+        else:
+            o.append("/* A new %s object named name (hl_object_new). */\n" % k.name)
         o.append("HL_EXTERN int hl_%s_new(hl_object **out, hl_client *client,\n\t\tconst void *name, size_t name_len);\n" % k.name)
         for op in k.ops:
             o.append(c_comment(op.doc + [c_arg_doc(op)]))
@@ -331,6 +341,11 @@ def gen_c(kinds):
         o.append("int %s(hl_gridcall *call);\n" % fn)
     if customs:
         o.append("\n")
+    states = sorted({k.state for k in kinds if k.state})
+    for st in states:
+        o.append("extern const hl_kindhooks hl__hooks_%s;\n" % st)
+    if states:
+        o.append("\n")
     for k in kinds:
         o.append("/* ---- %s ---- */\n\n" % k.name)
         for sname, src in sorted(k.scripts.items()):
@@ -388,8 +403,9 @@ def gen_c(kinds):
             k.name, ", ".join("NULL" if key == "%name" else c_str(key[len("{name}"):]) for key in k.keys)))
     o.append("const hl_kinddef hl__grid_kinds[] = {\n")
     for k in kinds:
-        o.append("\t{HL_KIND_%s, \"%s\", %d, %s_keys, %d, %s_ops},\n" % (
-            k.name.upper(), k.name, len(k.keys), k.name, len(k.ops), k.name))
+        hooks = ", &hl__hooks_%s" % k.state if k.state else ", NULL"
+        o.append("\t{HL_KIND_%s, \"%s\", %d, %s_keys, %d, %s_ops%s},\n" % (
+            k.name.upper(), k.name, len(k.keys), k.name, len(k.ops), k.name, hooks))
     o.append("};\nconst size_t hl__grid_nkinds = %d;\n\n" % len(kinds))
     # typed calls
     for k in kinds:
@@ -450,14 +466,20 @@ def gen_doc(kinds):
          "it may have reached Redis, the call fails with in-doubt (`HL_EINDOUBT`, Python\n"
          "`hilock.OutcomeUnknown`, Go `hilock.ErrInDoubt`, Lua `nil, msg, \"HL_EINDOUBT\"`): Redis applied it once or\n"
          "not at all, never twice. *read* and *idem* operations are sent again (running them twice\n"
-         "leaves the same state and answers the same).\n\n",
+         "leaves the same state and answers the same). *local* operations make no round trip.\n\n",
          "**Names per language.** C `hl_<kind>_<op>(...)`; Python `client.<kind>(name).<op>(...)`;\n"
          "Lua `client:<kind>(name):<op>(...)`; Go `client.<Kind>(name).<Op>(ctx, ...)`. Durations are\n"
          "milliseconds in C, seconds in Python and Lua, `time.Duration` in Go.\n\n"]
     for k in kinds:
         o.append("## %s (`%s`)\n\n%s\n\n" % (k.name, k.java, " ".join(k.doc)))
         o.append("- Keys: %s\n" % ", ".join("`%s`" % key_doc(key) for key in k.keys))
-        o.append("- Java side: %s\n\n" % k.codec)
+        o.append("- Java side: %s\n" % k.codec)
+        if k.state:
+            o.append("- State in the client: making one subscribes and waits for Redis's confirmation, so it can\n"
+                     "  fail (C `hl_%s_new`; Python `client.%s(name)` raises; Go `o, err := client.%s(name)`;\n"
+                     "  Lua `client:%s(name)` may return nil, message, code). Free it when done (C `hl_object_free`,\n"
+                     "  Go `Close`, Lua `close`, Python `destroy` or dropping it).\n" % (k.name, k.name, k.goname, k.name))
+        o.append("\n")
         o.append("| op | arguments | result | mode | what |\n|---|---|---|---|---|\n")
         for op in k.ops:
             args = ", ".join("`%s`%s: %s" % (a.name, "?" if a.optional else "", a.type) for a in op.args) or "-"

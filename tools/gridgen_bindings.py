@@ -133,8 +133,13 @@ def gen_python(kinds):
     for k in kinds:
         ret = k.goname if py_class(k) == k.goname else '"%s"' % k.goname
         o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, ret))
-        o.append('        """The %s called ``name`` (Redisson ``%s``). No round trip."""\n' % (
-            k.name.replace("_", " "), k.java))
+        if k.state:
+            o.append('        """The %s called ``name`` (Redisson ``%s``): subscribes, and waits until\n'
+                     '        Redis confirmed it. ``destroy()`` (or dropping it) ends its part in sums."""\n' % (
+                         k.name.replace("_", " "), k.java))
+        else:
+            o.append('        """The %s called ``name`` (Redisson ``%s``). No round trip."""\n' % (
+                k.name.replace("_", " "), k.java))
         if py_class(k) != k.goname:
             o.append("        from ._grid_%s import %s\n\n" % (k.name, k.goname))
         o.append("        return %s(self, name)  # type: ignore[arg-type]\n" % k.goname)
@@ -164,11 +169,20 @@ def gen_go(kinds):
     for k in kinds:
         o.append("\n// %s is Redisson's %s: %s\n// Java side: %s.\ntype %s struct{ object }\n" % (
             k.goname, k.java, " ".join(k.doc), k.codec.replace("`", ""), k.goname))
-        o.append("\n// %s returns the %s called name (1 to 65536 bytes). It does not touch\n"
-                 "// Redis; a bad name or a closed client is reported by its methods.\n" % (
-                     k.goname, k.name.replace("_", " ")))
-        o.append("func (c *Client) %s(name string) *%s {\n\treturn &%s{newObject(c, %d, \"%s\", name)}\n}\n" % (
-            k.goname, k.goname, k.goname, k.number, k.name))
+        if k.state:
+            o.append("\n// %s returns the %s called name (1 to 65536 bytes): it subscribes, and\n"
+                     "// waits until Redis confirmed it. Close it when done (it stops taking part).\n" % (
+                         k.goname, k.name.replace("_", " ")))
+            o.append("func (c *Client) %s(name string) (*%s, error) {\n"
+                     "\to, err := newStateObject(c, %d, \"%s\", name)\n"
+                     "\tif err != nil {\n\t\treturn nil, err\n\t}\n"
+                     "\treturn &%s{o}, nil\n}\n" % (k.goname, k.goname, k.number, k.name, k.goname))
+        else:
+            o.append("\n// %s returns the %s called name (1 to 65536 bytes). It does not touch\n"
+                     "// Redis; a bad name or a closed client is reported by its methods.\n" % (
+                         k.goname, k.name.replace("_", " ")))
+            o.append("func (c *Client) %s(name string) *%s {\n\treturn &%s{newObject(c, %d, \"%s\", name)}\n}\n" % (
+                k.goname, k.goname, k.goname, k.number, k.name))
         for op in k.ops:
             if op.hand:
                 continue  # bindings/go/grid_<kind>.go
@@ -208,6 +222,11 @@ def gen_go(kinds):
                     op.number, op.name, ", ".join(a for a in args if not a.endswith("...")),
                     [a for a in args if a.endswith("...")][0][:-3])
             o.append("func (o *%s) %s(%s) %s {\n" % (k.goname, camel(op.name), ", ".join(params), GO_RESULT[op.result]))
+            if op.mode == "local" and k.state and op.result == "none":
+                # no round trip: one cgo call, no allocation (ctx unused)
+                o.append("\t_ = ctx\n\treturn o.local(0x%04x, \"%s\"%s)\n}\n" % (
+                    op.number, op.name, "".join(", " + a for a in args)))
+                continue
             if op.result == "none":
                 o.append("\t_, err := %s\n\treturn err\n}\n" % call)
             else:
@@ -224,7 +243,10 @@ def gen_lua(kinds):
          "return function(G)\n", "\tlocal call, new_kind = G.call, G.new_kind\n"]
     for k in kinds:
         o.append("\n\t-- %s (Redisson %s): %s\n" % (k.name, k.java, " ".join(k.doc)))
-        o.append("\tlocal %s = new_kind(\"%s\", %d)\n" % (k.goname, k.name, k.number))
+        if k.state:
+            o.append("\tlocal %s = new_kind(\"%s\", %d, true)\n" % (k.goname, k.name, k.number))
+        else:
+            o.append("\tlocal %s = new_kind(\"%s\", %d)\n" % (k.goname, k.name, k.number))
         for op in k.ops:
             if op.hand:
                 continue  # the grid section of hilock.lua

@@ -57,6 +57,48 @@ static void hlgo_object_common(hlgo_result *r, hl_client *c, int kind,
 	hl_object_free(o);
 }
 
+// hlgo_object_make makes an object that lives as long as its Go object
+// (a kind with state: an adder).
+static hl_object *hlgo_object_make(hlgo_result *r, hl_client *c, int kind,
+		const char *name, size_t name_len) {
+	hl_object *o = NULL;
+	int rc;
+	hlgo_reset(r);
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK)
+		hlgo_fail(r, rc);
+	return o;
+}
+
+// hlgo_handle_call runs op on such an object.
+static hl_value *hlgo_handle_call(hlgo_result *r, hl_object *o, int op,
+		const hl_arg *args, size_t nargs, int64_t timeout_ms) {
+	hl_value *v = NULL;
+	int rc;
+	hlgo_reset(r);
+	rc = hl_object_call_ex(&v, o, op, args, nargs, timeout_ms, NULL);
+	if (rc != HL_OK)
+		hlgo_fail(r, rc);
+	return v;
+}
+
+// hlgo_local runs a local operation (no round trip) with at most one
+// number: no allocation; a failure's detail is copied (malloc) for Go to
+// free.
+typedef struct hlgo_lres { int status; char *msg; } hlgo_lres;
+static hlgo_lres hlgo_local(hl_object *o, int op, int nargs, int type,
+		int64_t iv, double d) {
+	hlgo_lres r = {HL_OK, NULL};
+	hl_arg a;
+	a.type = type;
+	a.bytes = NULL;
+	a.len = 0;
+	a.i = iv;
+	a.d = d;
+	if ((r.status = hl_object_call(NULL, o, op, &a, (size_t)nargs)) != HL_OK)
+		r.msg = strdup(hl_error_last());
+	return r;
+}
+
 static hl_arg *hlgo_args(size_t n) { return calloc(n ? n : 1, sizeof(hl_arg)); }
 static void hlgo_arg_set(hl_arg *a, size_t i, int type, const void *bytes,
 		size_t len, int64_t iv, double d) {
@@ -74,6 +116,7 @@ import "C"
 import (
 	"context"
 	"runtime"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -203,6 +246,59 @@ type object struct {
 	what string
 	name []byte
 	err  error
+	st   *gridState // a kind with state (an adder): its C object
+}
+
+// gridState is the C object of a kind with state, made with the Go object
+// and freed by Close (or the garbage collector).
+type gridState struct {
+	mu sync.RWMutex
+	p  *C.hl_object
+}
+
+func (s *gridState) free() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.p != nil {
+		C.hl_object_free(s.p)
+		s.p = nil
+	}
+}
+
+// newStateObject makes the C object at once (an adder subscribes there).
+func newStateObject(c *Client, kind int, what, name string) (object, error) {
+	o := newObject(c, kind, what, name)
+	if err := o.check(what); err != nil {
+		return o, err
+	}
+	st := &gridState{}
+	r := c.call(func(p *cClient) opResult {
+		cname := C.CBytes(o.name)
+		defer C.free(cname)
+		var cr cResult
+		h := C.hlgo_object_make(&cr, p, C.int(kind), (*C.char)(cname), C.size_t(len(o.name)))
+		if cr.status != 0 {
+			return opResult{err: resultError(what, &cr)}
+		}
+		st.p = h
+		return opResult{}
+	})
+	if r.err != nil {
+		return o, r.err
+	}
+	runtime.SetFinalizer(st, (*gridState).free)
+	o.st = st
+	return o, nil
+}
+
+// Close frees what an object of a kind with state holds in the client (an
+// adder stops taking part in sums: its adds no longer count). Later calls
+// fail. A no-op for the other kinds. Safe to call more than once.
+func (o *object) Close() error {
+	if o.st != nil {
+		o.st.free()
+	}
+	return nil
 }
 
 func newObject(c *Client, kind int, what, name string) object {
@@ -279,8 +375,18 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 				C.int64_t(a.i), C.double(a.d))
 		}
 		var cr cResult
-		v := C.hlgo_object_call(&cr, p, C.int(o.kind), (*C.char)(block), C.size_t(len(o.name)),
-			C.int(op), cargs, C.size_t(len(args)), C.int64_t(ms))
+		var v *C.hl_value
+		if o.st != nil {
+			o.st.mu.RLock()
+			defer o.st.mu.RUnlock()
+			if o.st.p == nil {
+				return opResult{err: invalid(opName, "the object was closed")}
+			}
+			v = C.hlgo_handle_call(&cr, o.st.p, C.int(op), cargs, C.size_t(len(args)), C.int64_t(ms))
+		} else {
+			v = C.hlgo_object_call(&cr, p, C.int(o.kind), (*C.char)(block), C.size_t(len(o.name)),
+				C.int(op), cargs, C.size_t(len(args)), C.int64_t(ms))
+		}
 		if cr.status != 0 {
 			return opResult{err: resultError(opName, &cr)}
 		}
@@ -289,6 +395,35 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 		return opResult{}
 	})
 	return out, r.err
+}
+
+// local runs a local operation (an adder's add: no round trip) of a kind
+// with state, with at most one number argument, in one cgo call.
+func (o *object) local(op int, opName string, args ...arg) error {
+	var a arg
+	if len(args) > 0 {
+		a = args[0]
+	}
+	if o.st == nil || len(args) > 1 || a.err != "" || a.typ == argTypeBytes {
+		_, err := o.call(nil, op, opName, args...)
+		return err
+	}
+	o.st.mu.RLock()
+	defer o.st.mu.RUnlock()
+	if o.st.p == nil {
+		return invalid(o.what+" "+opName, "the object was closed")
+	}
+	lr := C.hlgo_local(o.st.p, C.int(op), C.int(len(args)), C.int(a.typ), C.int64_t(a.i), C.double(a.d))
+	if lr.status != 0 {
+		var cr cResult
+		cr.status = lr.status
+		if lr.msg != nil {
+			C.hlgo_copy(&cr.msg[0], lr.msg)
+			C.free(unsafe.Pointer(lr.msg))
+		}
+		return resultError(o.what+" "+opName, &cr)
+	}
+	return nil
 }
 
 func (o *object) common(ctx context.Context, what int, opName string, ms int64) (int64, error) {

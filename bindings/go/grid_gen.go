@@ -343,6 +343,118 @@ func (o *BitSet) Not(ctx context.Context) error {
 	return err
 }
 
+// LongAdder is Redisson's RLongAdder: A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
+// Java side: none needed: the topic's messages and the counter are plain strings (redisson.getLongAdder(name)).
+type LongAdder struct{ object }
+
+// LongAdder returns the long adder called name (1 to 65536 bytes): it subscribes, and
+// waits until Redis confirmed it. Close it when done (it stops taking part).
+func (c *Client) LongAdder(name string) (*LongAdder, error) {
+	o, err := newStateObject(c, 5, "long_adder", name)
+	if err != nil {
+		return nil, err
+	}
+	return &LongAdder{o}, nil
+}
+
+// Add: Add delta to this object's local sum (no round trip).
+func (o *LongAdder) Add(ctx context.Context, delta int64) error {
+	_ = ctx
+	return o.local(0x0500, "add", argInt(delta))
+}
+
+// Increment: Add 1 to the local sum (no round trip).
+func (o *LongAdder) Increment(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0501, "increment")
+}
+
+// Decrement: Subtract 1 from the local sum (no round trip).
+func (o *LongAdder) Decrement(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0502, "decrement")
+}
+
+// Sum: The sum of every listening client's local sums (this one's too): waits up
+// to timeout (default 60 s, as Redisson's sum()) for their answers; a
+// timeout if one does not answer. (timeout 0 means none.) A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *LongAdder) Sum(ctx context.Context, timeout time.Duration) (int64, error) {
+	v, err := o.call(ctx, 0x0503, "sum", argOptDuration(timeout))
+	return v.Int(), err
+}
+
+// Reset: Zero every listening client's local sums; waits for their answers as sum
+// does. (timeout 0 means none.) A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *LongAdder) Reset(ctx context.Context, timeout time.Duration) error {
+	_, err := o.call(ctx, 0x0504, "reset", argOptDuration(timeout))
+	return err
+}
+
+// Destroy: Stop taking part in sums (this object's adds no longer count); any later
+// add fails. Freeing the object does the same.
+func (o *LongAdder) Destroy(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0505, "destroy")
+}
+
+// DoubleAdder is Redisson's RDoubleAdder: A double counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
+// Java side: none needed: the topic's messages and the counter are plain strings (redisson.getDoubleAdder(name)).
+type DoubleAdder struct{ object }
+
+// DoubleAdder returns the double adder called name (1 to 65536 bytes): it subscribes, and
+// waits until Redis confirmed it. Close it when done (it stops taking part).
+func (c *Client) DoubleAdder(name string) (*DoubleAdder, error) {
+	o, err := newStateObject(c, 6, "double_adder", name)
+	if err != nil {
+		return nil, err
+	}
+	return &DoubleAdder{o}, nil
+}
+
+// Add: Add delta to this object's local sum (no round trip).
+func (o *DoubleAdder) Add(ctx context.Context, delta float64) error {
+	_ = ctx
+	return o.local(0x0600, "add", argFloat(delta))
+}
+
+// Increment: Add 1 to the local sum (no round trip).
+func (o *DoubleAdder) Increment(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0601, "increment")
+}
+
+// Decrement: Subtract 1 from the local sum (no round trip).
+func (o *DoubleAdder) Decrement(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0602, "decrement")
+}
+
+// Sum: The sum of every listening client's local sums (this one's too): waits up
+// to timeout (default 60 s, as Redisson's sum()) for their answers; a
+// timeout if one does not answer. (timeout 0 means none.) A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *DoubleAdder) Sum(ctx context.Context, timeout time.Duration) (float64, error) {
+	v, err := o.call(ctx, 0x0603, "sum", argOptDuration(timeout))
+	return v.Float(), err
+}
+
+// Reset: Zero every listening client's local sums; waits for their answers as sum
+// does. (timeout 0 means none.) A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *DoubleAdder) Reset(ctx context.Context, timeout time.Duration) error {
+	_, err := o.call(ctx, 0x0604, "reset", argOptDuration(timeout))
+	return err
+}
+
+// Destroy: Stop taking part in sums (this object's adds no longer count); any later
+// add fails. Freeing the object does the same.
+func (o *DoubleAdder) Destroy(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x0605, "destroy")
+}
+
 // BloomFilter is Redisson's RBloomFilter: A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
 // Java side: StringCodec (text) or ByteArrayCodec (bytes): redisson.getBloomFilter(name, StringCodec.INSTANCE); the default Kryo5Codec hashes other bytes.
 type BloomFilter struct{ object }

@@ -1281,25 +1281,18 @@ static void hlua_push_value(lua_State *L, const hl_value *v)
 	}
 }
 
-static int hlua_grid_call(lua_State *L)
+/* The arguments at stack index first.. as hl_args (in a userdata on the
+ * stack): their count, or -1 after raising an error. */
+static hl_arg *hlua_grid_args(lua_State *L, int first, int *out_n)
 {
-	hl_client *c = NULL;
-	hl_object *o = NULL;
-	hl_value *v = NULL;
 	hl_arg *args;
-	size_t name_len;
-	const char *name;
-	int kind, op, i, n, rc;
-	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&c, SWIGTYPE_p_hl_client, 0)))
-		return luaL_error(L, "grid_call: a client expected");
-	kind = (int)luaL_checkinteger(L, 2);
-	name = luaL_checklstring(L, 3, &name_len);
-	op = (int)luaL_checkinteger(L, 4);
-	n = lua_gettop(L) - 4;
+	int i, n = lua_gettop(L) - first + 1;
+	if (n < 0)
+		n = 0;
 	args = (hl_arg *)lua_newuserdata(L, sizeof(hl_arg) * (size_t)(n ? n : 1));
 	memset(args, 0, sizeof(hl_arg) * (size_t)(n ? n : 1));
 	for (i = 0; i < n; i++) {
-		int idx = 5 + i;
+		int idx = first + i;
 		switch (lua_type(L, idx)) {
 		case LUA_TNIL:
 			args[i].type = HL_ARG_NONE;
@@ -1322,10 +1315,30 @@ static int hlua_grid_call(lua_State *L)
 			args[i].bytes = lua_tolstring(L, idx, &args[i].len);
 			break;
 		default:
-			return luaL_error(L, "grid_call: argument %d: %s is not a value",
-			                  i + 1, luaL_typename(L, idx));
+			luaL_error(L, "grid_call: argument %d: %s is not a value",
+			           i + 1, luaL_typename(L, idx));
+			return NULL;
 		}
 	}
+	*out_n = n;
+	return args;
+}
+
+static int hlua_grid_call(lua_State *L)
+{
+	hl_client *c = NULL;
+	hl_object *o = NULL;
+	hl_value *v = NULL;
+	hl_arg *args;
+	size_t name_len;
+	const char *name;
+	int kind, op, n = 0, rc;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&c, SWIGTYPE_p_hl_client, 0)))
+		return luaL_error(L, "grid_call: a client expected");
+	kind = (int)luaL_checkinteger(L, 2);
+	name = luaL_checklstring(L, 3, &name_len);
+	op = (int)luaL_checkinteger(L, 4);
+	args = hlua_grid_args(L, 5, &n);
 	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK)
 		return hlua_push_failure(L, rc);
 	rc = hl_object_call(&v, o, op, args, (size_t)n);
@@ -1338,6 +1351,75 @@ static int hlua_grid_call(lua_State *L)
 	hlua_push_value(L, v);
 	hl_value_free(v);
 	return 2;
+}
+
+/* A grid object that lives as long as its Lua object: a kind with state
+ * (an adder, whose local sum and subscription live in it).
+ * core.grid_open(client, kind, name) -> handle | nil, message, code;
+ * core.grid_ocall(handle, op, ...) as grid_call; core.grid_close(handle)
+ * frees it (the garbage collector does too). */
+typedef struct hlua_gridobj {
+	hl_object *o;
+} hlua_gridobj;
+
+static int hlua_gridobj_gc(lua_State *L)
+{
+	hlua_gridobj *g = (hlua_gridobj *)luaL_checkudata(L, 1, "hilock.gridobj");
+	hl_object_free(g->o);
+	g->o = NULL;
+	return 0;
+}
+
+static int hlua_grid_open(lua_State *L)
+{
+	hl_client *c = NULL;
+	hl_object *o = NULL;
+	hlua_gridobj *g;
+	size_t name_len;
+	const char *name;
+	int kind, rc;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&c, SWIGTYPE_p_hl_client, 0)))
+		return luaL_error(L, "grid_open: a client expected");
+	kind = (int)luaL_checkinteger(L, 2);
+	name = luaL_checklstring(L, 3, &name_len);
+	g = (hlua_gridobj *)lua_newuserdata(L, sizeof(*g));
+	g->o = NULL;
+	if (luaL_newmetatable(L, "hilock.gridobj")) {
+		lua_pushcfunction(L, hlua_gridobj_gc);
+		lua_setfield(L, -2, "__gc");
+	}
+	lua_setmetatable(L, -2);
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK)
+		return hlua_push_failure(L, rc);
+	g->o = o;
+	return 1;
+}
+
+static int hlua_grid_ocall(lua_State *L)
+{
+	hlua_gridobj *g = (hlua_gridobj *)luaL_checkudata(L, 1, "hilock.gridobj");
+	hl_value *v = NULL;
+	hl_arg *args;
+	int op, n = 0, rc;
+	op = (int)luaL_checkinteger(L, 2);
+	args = hlua_grid_args(L, 3, &n);
+	if (!g->o) {
+		lua_pushnil(L);
+		lua_pushstring(L, "the object was closed");
+		lua_pushstring(L, hl_status_name(HL_EINVAL));
+		return 3;
+	}
+	if ((rc = hl_object_call(&v, g->o, op, args, (size_t)n)) != HL_OK)
+		return hlua_push_failure(L, rc);
+	lua_pushboolean(L, 1);
+	hlua_push_value(L, v);
+	hl_value_free(v);
+	return 2;
+}
+
+static int hlua_grid_close(lua_State *L)
+{
+	return hlua_gridobj_gc(L);
 }
 
 /* core.grid_common(client, kind, name, what, ms): 0 delete, 1 exists, 2
@@ -1374,3 +1456,6 @@ static int hlua_grid_common(lua_State *L)
 }
 %}
 %native(grid_common) int hlua_grid_common(lua_State *L);
+%native(grid_open) int hlua_grid_open(lua_State *L);
+%native(grid_ocall) int hlua_grid_ocall(lua_State *L);
+%native(grid_close) int hlua_grid_close(lua_State *L);

@@ -2479,8 +2479,13 @@ local function grid_call(self, op, name, sig, result, ...)
 	local fname = (type(self) == "table" and rawget(self, "_label") or "grid") .. ":" .. name
 	check_object(self, fname, 2)
 	local args, n = grid_args(fname, sig, ...)
-	local ok, v, code = core.grid_call(self._client._c, self._kind, self._name, op,
-		table.unpack(args, 1, n))
+	local ok, v, code
+	if self._h then -- a kind with state: its own C object
+		ok, v, code = core.grid_ocall(self._h, op, table.unpack(args, 1, n))
+	else
+		ok, v, code = core.grid_call(self._client._c, self._kind, self._name, op,
+			table.unpack(args, 1, n))
+	end
 	if not ok then return nil, v, code end
 	if result == "bool" then return v ~= 0 end
 	if result == "none" then return true end
@@ -2489,7 +2494,11 @@ end
 
 local grid_factories = {}
 
-local function new_kind(name, number)
+-- stateful: the kind keeps state in its C object (an adder: its local sum
+-- and its subscription), so the object holds one, made here (it subscribes
+-- and waits for Redis's confirmation): client:long_adder(name) --> object |
+-- nil, message, code. obj:close() (or the collector) frees it.
+local function new_kind(name, number, stateful)
 	local mt = setmetatable({_kind = number, _label = name}, {__index = GridObject})
 	mt.__index = mt
 	mt.__tostring = function(self) return format("hilock.%s (%q)", name, self._name) end
@@ -2497,9 +2506,22 @@ local function new_kind(name, number)
 	Client[name] = function(client, oname)
 		check_client(client, name, 2)
 		check_name(oname, name, 2)
-		return setmetatable({_client = client, _name = oname, _kind = number, _label = name}, mt)
+		local o = {_client = client, _name = oname, _kind = number, _label = name}
+		if stateful then
+			local h, m, c = core.grid_open(client._c, number, oname)
+			if not h then return nil, m, c end
+			o._h = h
+		end
+		return setmetatable(o, mt)
 	end
 	return mt
+end
+
+--- obj:close() --> true: frees what a kind with state holds (an adder stops
+-- taking part in sums); later calls fail. A no-op for the other kinds.
+function GridObject:close()
+	if self._h then core.grid_close(self._h) end
+	return true
 end
 
 local function grid_common(self, fname, what, ms)

@@ -101,6 +101,36 @@ return function(G)
 	--- bit_set:not_(): Flip every bit of the bytes held (BITOP NOT into this key).
 	function BitSet:not_(...) return call(self, 0x040d, "not_", "", "none", ...) end
 
+	-- long_adder (Redisson RLongAdder): A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
+	local LongAdder = new_kind("long_adder", 5, true)
+	--- long_adder:add(delta): Add delta to this object's local sum (no round trip).
+	function LongAdder:add(...) return call(self, 0x0500, "add", "i", "none", ...) end
+	--- long_adder:increment(): Add 1 to the local sum (no round trip).
+	function LongAdder:increment(...) return call(self, 0x0501, "increment", "", "none", ...) end
+	--- long_adder:decrement(): Subtract 1 from the local sum (no round trip).
+	function LongAdder:decrement(...) return call(self, 0x0502, "decrement", "", "none", ...) end
+	--- long_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
+	function LongAdder:sum(...) return call(self, 0x0503, "sum", "m?", "i64", ...) end
+	--- long_adder:reset(timeout): Zero every listening client's local sums; waits for their answers as sum does.
+	function LongAdder:reset(...) return call(self, 0x0504, "reset", "m?", "none", ...) end
+	--- long_adder:destroy(): Stop taking part in sums (this object's adds no longer count); any later add fails. Freeing the object does the same.
+	function LongAdder:destroy(...) return call(self, 0x0505, "destroy", "", "none", ...) end
+
+	-- double_adder (Redisson RDoubleAdder): A double counter whose adds stay in this process (an atomic add, no round trip); sum() asks every client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it when done.
+	local DoubleAdder = new_kind("double_adder", 6, true)
+	--- double_adder:add(delta): Add delta to this object's local sum (no round trip).
+	function DoubleAdder:add(...) return call(self, 0x0600, "add", "d", "none", ...) end
+	--- double_adder:increment(): Add 1 to the local sum (no round trip).
+	function DoubleAdder:increment(...) return call(self, 0x0601, "increment", "", "none", ...) end
+	--- double_adder:decrement(): Subtract 1 from the local sum (no round trip).
+	function DoubleAdder:decrement(...) return call(self, 0x0602, "decrement", "", "none", ...) end
+	--- double_adder:sum(timeout): The sum of every listening client's local sums (this one's too): waits up to timeout (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
+	function DoubleAdder:sum(...) return call(self, 0x0603, "sum", "m?", "f64", ...) end
+	--- double_adder:reset(timeout): Zero every listening client's local sums; waits for their answers as sum does.
+	function DoubleAdder:reset(...) return call(self, 0x0604, "reset", "m?", "none", ...) end
+	--- double_adder:destroy(): Stop taking part in sums (this object's adds no longer count); any later add fails. Freeing the object does the same.
+	function DoubleAdder:destroy(...) return call(self, 0x0605, "destroy", "", "none", ...) end
+
 	-- bloom_filter (Redisson RBloomFilter): A Bloom filter shared with Redisson: the bitmap under the name and the config hash {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits are Redisson's (HighwayHash-128 with its key over the value's bytes, then its alternating index steps). Every add and contains checks, in its script, that the config it computed with is still the one stored, and recomputes when it is not, so a filter deleted and initialised again works (Redisson #6554).
 	local BloomFilter = new_kind("bloom_filter", 7)
 	--- bloom_filter:try_init(expected_insertions, false_probability): Initialise the filter for expected_insertions values (> 0) at false_probability (0 < p < 1), sized as Redisson sizes it: true if this call did, false if it was initialised already (its config is kept).

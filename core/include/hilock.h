@@ -1422,9 +1422,11 @@ typedef struct hl_arg {
 /* A new object of kind (HL_KIND_*) named name (1 to HL_NAME_MAX bytes,
  * binary-safe) on client; checks the name, and in a cluster that every key
  * of the kind hashes to one slot (they do: Redisson's {name} keys). No
- * round trip. The object keeps a reference to its client: free it with
- * hl_object_free(). Returns HL_OK, HL_EINVAL (unknown kind, bad name),
- * HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
+ * round trip, except for the adders: they subscribe to their topic and
+ * wait (the subscription timeout) until Redis confirmed it, as Redisson's
+ * do (HL_ETIMEDOUT if not). The object keeps a reference to its client:
+ * free it with hl_object_free(). Returns HL_OK, HL_EINVAL (unknown kind,
+ * bad name), HL_ECLOSED, HL_EFORKED, HL_ENOMEM. Any thread. */
 HL_EXTERN int hl_object_new(hl_object **out, hl_client *client, int kind,
                             const void *name, size_t name_len);
 /* Free an object (NULL is fine). Nothing is sent; tasks it started go on. */

@@ -292,10 +292,12 @@ int hl_client_new(hl_client **out, const char *url,
 	pthread_mutex_init(&c->topo_mu, NULL);
 	hl__notify_none(&c->sub_wake);
 	hl__notify_none(&c->topo_wake);
+	hl__registry_init(c);
 	hl__obs_init(c);
 	c->pool = calloc((size_t)c->conf.pool_size, sizeof(*c->pool));
 	if (!c->pool || hl__map_init(&c->subs) || hl__map_init(&c->gates) ||
-	    hl__map_init(&c->holds) || hl__map_init(&c->permits)) {
+	    hl__map_init(&c->holds) || hl__map_init(&c->permits) ||
+	    hl__map_init(&c->registry)) {
 		rc = hl__fail(HL_ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -340,6 +342,7 @@ fail:
 	hl__map_clear(&c->holds);
 	hl__obs_free(c, 0);
 	hl__map_clear(&c->permits);
+	hl__map_clear(&c->registry);
 	conf_clear(&c->conf);
 	free(c);
 	return rc;
@@ -430,6 +433,9 @@ void hl_client_close(hl_client *c)
 		c->threads_live = 0;
 		return;
 	}
+	/* The kinds' state in the client first, while round trips still
+	 * work (an adder answers the sums it was asked for). */
+	hl__registry_close_all(c);
 	pthread_mutex_lock(&c->life_mu);
 	if (c->closed) {
 		pthread_mutex_unlock(&c->life_mu);
@@ -485,6 +491,7 @@ static void client_destroy(hl_client *c)
 		pthread_cond_destroy(&c->hold_cond);
 		pthread_cond_destroy(&c->wd_cond);
 		pthread_mutex_destroy(&c->topo_mu);
+		pthread_mutex_destroy(&c->reg_mu);
 	} else {
 		/* The parent's holds and subscriptions, copied: forget them
 		 * unseen. */
@@ -506,6 +513,7 @@ static void client_destroy(hl_client *c)
 	hl__map_clear(&c->gates);
 	hl__map_clear(&c->holds);
 	hl__permits_free_all(c);
+	hl__registry_free_all(c);
 	free(c->heap);
 	hl__obs_free(c, forked);
 	conf_clear(&c->conf);

@@ -201,6 +201,11 @@ struct hl_client {
 	 * by name (int64_t values), under hold_mu (semaphore.c) */
 	hl_map permits;
 
+	/* per (kind, name) state of the kinds that keep some in the client
+	 * (service/registry.c), under reg_mu */
+	pthread_mutex_t reg_mu;
+	hl_map registry;
+
 	struct hl_client *next_live; /* global list, for thread exits */
 
 	hl_obs obs; /* counters and events (service/observe.c) */
@@ -435,11 +440,13 @@ typedef struct hl_sub {
 	uint64_t active_gen; /* times it became active (made anew after a
 	                        reconnect or a failover) */
 	hl_dlist waiters;    /* the tasks waiting on it (task.c) */
-	int64_t woke_us;     /* hl__now_us() of the last hl__pubsub_wake()
-	                        (a message, becoming active, a reset) */
-	int64_t idle_since;  /* monotonic ms when refs last fell to 0: an
-	                        active subscription nobody wants lingers for
-	                        HL_SUB_LINGER_MS (pubsub.c) */
+	struct hl_listener *listeners; /* payload listeners (pubsub.c) */
+	int no_linger;      /* its last listener went: unsubscribe at once */
+	int64_t woke_us;    /* hl__now_us() of the last hl__pubsub_wake()
+	                       (a message, becoming active, a reset) */
+	int64_t idle_since; /* monotonic ms when refs last fell to 0: an
+	                       active subscription nobody wants lingers for
+	                       HL_SUB_LINGER_MS (pubsub.c) */
 	size_t len;
 	char channel[];
 } hl_sub;
@@ -469,6 +476,49 @@ void hl__pubsub_wake_all(hl_client *c);
  * how many times it became active. */
 int hl__pubsub_active(hl_client *c, const char *channel, size_t len,
                       uint64_t *zero_gen, uint64_t *active_gen);
+
+/* Payload listeners: fn(arg, payload, len) runs on the subscriber thread
+ * with wait_mu held for every message on the channel (it must not block:
+ * hand work to the executors, hl__task_background_locked()). A listener
+ * holds the subscription; hl__pubsub_listen_wait() waits until Redis
+ * confirmed it. After hl__pubsub_unlisten() the subscription goes at once
+ * (no lingering), but until Redis confirmed that (or the connection went)
+ * the listener still gets the channel's messages, so that a publisher that
+ * counted this client as a receiver gets its answer; then, or when a new
+ * listener of the channel comes, done(arg) runs (under wait_mu) and fn is
+ * never called again. */
+typedef void (*hl_listen_fn)(void *arg, const char *payload, size_t len);
+typedef struct hl_listener hl_listener;
+int hl__pubsub_listen(hl_listener **out, hl_client *c, const void *channel,
+                      size_t len, hl_listen_fn fn, void (*done)(void *arg),
+                      void *arg);
+void hl__pubsub_unlisten(hl_client *c, hl_listener *l);
+/* Wait within b until channel's subscription is active: HL_OK, or
+ * HL_ETIMEDOUT (the message says so), or b's status. */
+int hl__pubsub_listen_wait(hl_client *c, const void *channel, size_t len,
+                           const hl_bound *b);
+
+/* ---- the registry (registry.c) -------------------------------------------
+ * State a kind keeps per (kind, name) in a client (an adder's local sums
+ * and its listener), so the client struct has no per-kind field. Values
+ * are the kind's; ops->close runs when the client closes (before anything
+ * stops: it may still make round trips), ops->free when the client's
+ * memory goes with the entry still there. Lock order: reg_mu before
+ * wait_mu. */
+typedef struct hl_reg_ops {
+	void (*close)(void *value);
+	void (*free)(void *value);
+} hl_reg_ops;
+void hl__registry_init(hl_client *c);
+void hl__registry_lock(hl_client *c);
+void hl__registry_unlock(hl_client *c);
+/* Caller holds reg_mu. */
+void *hl__registry_get(hl_client *c, int kind, const void *name, size_t len);
+int hl__registry_put(hl_client *c, int kind, const void *name, size_t len,
+                     void *value, const hl_reg_ops *ops);
+void hl__registry_del(hl_client *c, int kind, const void *name, size_t len);
+void hl__registry_close_all(hl_client *c);
+void hl__registry_free_all(hl_client *c);
 
 /* ---- holds and the watchdog (watchdog.c) --------------------------------
  * A hold is this client's record of one owner holding one name: how many
@@ -566,6 +616,11 @@ void hl__holds_drop_owner(hl_client *c, uint64_t owner_id);
 void hl__holds_free_all(hl_client *c);
 /* Free the semaphores' permit counts (semaphore.c). */
 void hl__permits_free_all(hl_client *c);
+/* For the adders (prim/semaphore.c): give permits of sem in Redis without
+ * this client having taken them (each resend carries the same marker);
+ * forget the permits this client counts as taken of sem. */
+int hl__semaphore_give(hl_semaphore *sem, int64_t permits, const hl_bound *b);
+void hl__semaphore_forget(hl_semaphore *sem);
 
 /* ---- observability (service/observe.c) ----------------------------------
  * One-line hooks, called where each thing happens. None of them takes
@@ -773,6 +828,9 @@ int hl__task_call_start(struct hl_task **out, hl_client *c,
  * back an acquire nobody received). Not interruptible; a close stops it
  * (its step runs with the stop); the engine frees it when it ends. */
 int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg);
+/* The same, caller holding wait_mu (a listener). */
+int hl__task_background_locked(hl_client *c, const hl_drive_ops *ops,
+                               void *arg);
 /* interruptible: hl_client_interrupt() since interrupt_gen (c's when the
  * call began) stops it; a close stops it anyway. */
 int hl__task_drive_start(struct hl_task **out, hl_client *c,

@@ -135,6 +135,7 @@ rc=0
 "$LUA" "$here/test_grid_rate_limiter.lua" || rc=$?
 "$LUA" "$here/test_lease_end.lua" || rc=$?
 "$LUA" "$here/test_grid.lua" || rc=$?
+"$LUA" "$here/test_grid_adder.lua" || rc=$?
 mkdir -p "$tmp/multi"
 HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
 faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}

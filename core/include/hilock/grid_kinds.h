@@ -8,6 +8,8 @@ enum {
 	HL_KIND_ATOMIC_LONG = 2,
 	HL_KIND_ATOMIC_DOUBLE = 3,
 	HL_KIND_BIT_SET = 4,
+	HL_KIND_LONG_ADDER = 5,
+	HL_KIND_DOUBLE_ADDER = 6,
 	HL_KIND_BLOOM_FILTER = 7,
 	HL_KIND_RATE_LIMITER = 8
 };
@@ -57,6 +59,18 @@ enum {
 	HL_OP_BIT_SET_OR_ = 0x040b,
 	HL_OP_BIT_SET_XOR_ = 0x040c,
 	HL_OP_BIT_SET_NOT_ = 0x040d,
+	HL_OP_LONG_ADDER_ADD = 0x0500,
+	HL_OP_LONG_ADDER_INCREMENT = 0x0501,
+	HL_OP_LONG_ADDER_DECREMENT = 0x0502,
+	HL_OP_LONG_ADDER_SUM = 0x0503,
+	HL_OP_LONG_ADDER_RESET = 0x0504,
+	HL_OP_LONG_ADDER_DESTROY = 0x0505,
+	HL_OP_DOUBLE_ADDER_ADD = 0x0600,
+	HL_OP_DOUBLE_ADDER_INCREMENT = 0x0601,
+	HL_OP_DOUBLE_ADDER_DECREMENT = 0x0602,
+	HL_OP_DOUBLE_ADDER_SUM = 0x0603,
+	HL_OP_DOUBLE_ADDER_RESET = 0x0604,
+	HL_OP_DOUBLE_ADDER_DESTROY = 0x0605,
 	HL_OP_BLOOM_FILTER_TRY_INIT = 0x0700,
 	HL_OP_BLOOM_FILTER_ADD = 0x0701,
 	HL_OP_BLOOM_FILTER_ADD_ALL = 0x0702,
@@ -236,6 +250,72 @@ HL_EXTERN int hl_bit_set_xor_(hl_object *obj, const void *const *names, const si
 /* Flip every bit of the bytes held (BITOP NOT into this key). HL_EINDOUBT
  * if its reply was lost after it may have run. */
 HL_EXTERN int hl_bit_set_not_(hl_object *obj);
+
+/* ---- long_adder (RLongAdder) ---- */
+
+/* A counter whose adds stay in this process (an atomic add, no round trip);
+ * sum() asks every client that has an adder of the name, Java or hilock,
+ * over the topic {name}:adder-topic, and adds their local sums. A client
+ * that goes away takes its adds with it. Nothing is kept in Redis under the
+ * name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are
+ * deleted when it ends. An adder subscribes when made (each client answers
+ * once for all its adders of a name); free it (Go Close, Lua close) or
+ * destroy it when done. */
+/* A new long_adder object named name (hl_object_new): it subscribes, and waits
+ * until Redis confirmed it (HL_ETIMEDOUT if not). */
+HL_EXTERN int hl_long_adder_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add delta to this object's local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_add(hl_object *obj, int64_t delta);
+/* Add 1 to the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_increment(hl_object *obj);
+/* Subtract 1 from the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_long_adder_decrement(hl_object *obj);
+/* The sum of every listening client's local sums (this one's too): waits up
+ * to timeout (default 60 s, as Redisson's sum()) for their answers; a
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_long_adder_sum(int64_t *out, hl_object *obj, int64_t timeout);
+/* Zero every listening client's local sums; waits for their answers as sum
+ * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
+ * it may have run. */
+HL_EXTERN int hl_long_adder_reset(hl_object *obj, int64_t timeout);
+/* Stop taking part in sums (this object's adds no longer count); any later
+ * add fails. Freeing the object does the same. No round trip. */
+HL_EXTERN int hl_long_adder_destroy(hl_object *obj);
+
+/* ---- double_adder (RDoubleAdder) ---- */
+
+/* A double counter whose adds stay in this process (an atomic add, no round
+ * trip); sum() asks every client that has an adder of the name, Java or
+ * hilock, over the topic {name}:adder-topic, and adds their local sums. A
+ * client that goes away takes its adds with it. Nothing is kept in Redis
+ * under the name: a sum's keys {name}:<id>:counter and
+ * {name}:<id>:semaphore are deleted when it ends. An adder subscribes when
+ * made (each client answers once for all its adders of a name); free it (Go
+ * Close, Lua close) or destroy it when done. */
+/* A new double_adder object named name (hl_object_new): it subscribes, and waits
+ * until Redis confirmed it (HL_ETIMEDOUT if not). */
+HL_EXTERN int hl_double_adder_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add delta to this object's local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_add(hl_object *obj, double delta);
+/* Add 1 to the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_increment(hl_object *obj);
+/* Subtract 1 from the local sum (no round trip). No round trip. */
+HL_EXTERN int hl_double_adder_decrement(hl_object *obj);
+/* The sum of every listening client's local sums (this one's too): waits up
+ * to timeout (default 60 s, as Redisson's sum()) for their answers; a
+ * timeout if one does not answer. *out (may be NULL). timeout -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_double_adder_sum(double *out, hl_object *obj, int64_t timeout);
+/* Zero every listening client's local sums; waits for their answers as sum
+ * does. timeout -1 when not given. HL_EINDOUBT if its reply was lost after
+ * it may have run. */
+HL_EXTERN int hl_double_adder_reset(hl_object *obj, int64_t timeout);
+/* Stop taking part in sums (this object's adds no longer count); any later
+ * add fails. Freeing the object does the same. No round trip. */
+HL_EXTERN int hl_double_adder_destroy(hl_object *obj);
 
 /* ---- bloom_filter (RBloomFilter) ---- */
 

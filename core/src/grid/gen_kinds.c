@@ -3,6 +3,12 @@
 
 #include "grid/grid.h"
 
+int hl__adder_add(hl_gridcall *call);
+int hl__adder_decrement(hl_gridcall *call);
+int hl__adder_destroy(hl_gridcall *call);
+int hl__adder_increment(hl_gridcall *call);
+int hl__adder_reset(hl_gridcall *call);
+int hl__adder_sum(hl_gridcall *call);
 int hl__bloom_filter_add(hl_gridcall *call);
 int hl__bloom_filter_add_all(hl_gridcall *call);
 int hl__bloom_filter_contains(hl_gridcall *call);
@@ -16,6 +22,8 @@ int hl__rate_limiter_release(hl_gridcall *call);
 int hl__rate_limiter_set_rate(hl_gridcall *call);
 int hl__rate_limiter_try_acquire(hl_gridcall *call);
 int hl__rate_limiter_try_set_rate(hl_gridcall *call);
+
+extern const hl_kindhooks hl__hooks_adder;
 
 /* ---- bucket ---- */
 
@@ -479,6 +487,52 @@ static const hl_opdef bit_set_ops[] = {
 
 static const char *const bit_set_keys[] = {NULL};
 
+/* ---- long_adder ---- */
+
+static const hl_argdef long_adder_add_args[] = {
+	{"delta", HL_T_I64, 0, 0, 0},
+};
+static const hl_argdef long_adder_sum_args[] = {
+	{"timeout", HL_T_MS, 1, 0, 0},
+};
+static const hl_argdef long_adder_reset_args[] = {
+	{"timeout", HL_T_MS, 1, 0, 0},
+};
+
+static const hl_opdef long_adder_ops[] = {
+	{HL_OP_LONG_ADDER_ADD, "add", HL_MODE_LOCAL, HL_R_NONE, 1, long_adder_add_args, NULL, 0, NULL, 0, hl__adder_add},
+	{HL_OP_LONG_ADDER_INCREMENT, "increment", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_increment},
+	{HL_OP_LONG_ADDER_DECREMENT, "decrement", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_decrement},
+	{HL_OP_LONG_ADDER_SUM, "sum", HL_MODE_ONCE, HL_R_I64, 1, long_adder_sum_args, NULL, 0, NULL, 0, hl__adder_sum},
+	{HL_OP_LONG_ADDER_RESET, "reset", HL_MODE_ONCE, HL_R_NONE, 1, long_adder_reset_args, NULL, 0, NULL, 0, hl__adder_reset},
+	{HL_OP_LONG_ADDER_DESTROY, "destroy", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_destroy},
+};
+
+static const char *const long_adder_keys[] = {NULL};
+
+/* ---- double_adder ---- */
+
+static const hl_argdef double_adder_add_args[] = {
+	{"delta", HL_T_F64, 0, 0, 0},
+};
+static const hl_argdef double_adder_sum_args[] = {
+	{"timeout", HL_T_MS, 1, 0, 0},
+};
+static const hl_argdef double_adder_reset_args[] = {
+	{"timeout", HL_T_MS, 1, 0, 0},
+};
+
+static const hl_opdef double_adder_ops[] = {
+	{HL_OP_DOUBLE_ADDER_ADD, "add", HL_MODE_LOCAL, HL_R_NONE, 1, double_adder_add_args, NULL, 0, NULL, 0, hl__adder_add},
+	{HL_OP_DOUBLE_ADDER_INCREMENT, "increment", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_increment},
+	{HL_OP_DOUBLE_ADDER_DECREMENT, "decrement", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_decrement},
+	{HL_OP_DOUBLE_ADDER_SUM, "sum", HL_MODE_ONCE, HL_R_F64, 1, double_adder_sum_args, NULL, 0, NULL, 0, hl__adder_sum},
+	{HL_OP_DOUBLE_ADDER_RESET, "reset", HL_MODE_ONCE, HL_R_NONE, 1, double_adder_reset_args, NULL, 0, NULL, 0, hl__adder_reset},
+	{HL_OP_DOUBLE_ADDER_DESTROY, "destroy", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__adder_destroy},
+};
+
+static const char *const double_adder_keys[] = {NULL};
+
 /* ---- bloom_filter ---- */
 
 const hl_script_def hl__script_bloom_filter_add = {
@@ -812,14 +866,16 @@ static const hl_opdef rate_limiter_ops[] = {
 static const char *const rate_limiter_keys[] = {NULL, ":value", ":value:%client", ":permits", ":permits:%client"};
 
 const hl_kinddef hl__grid_kinds[] = {
-	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops},
-	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops},
-	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops},
-	{HL_KIND_BIT_SET, "bit_set", 1, bit_set_keys, 14, bit_set_ops},
-	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops},
-	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops},
+	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
+	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
+	{HL_KIND_ATOMIC_DOUBLE, "atomic_double", 1, atomic_double_keys, 9, atomic_double_ops, NULL},
+	{HL_KIND_BIT_SET, "bit_set", 1, bit_set_keys, 14, bit_set_ops, NULL},
+	{HL_KIND_LONG_ADDER, "long_adder", 1, long_adder_keys, 6, long_adder_ops, &hl__hooks_adder},
+	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
+	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
+	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
 };
-const size_t hl__grid_nkinds = 6;
+const size_t hl__grid_nkinds = 8;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -1131,6 +1187,90 @@ int hl_bit_set_xor_(hl_object *obj, const void *const *names, const size_t *name
 int hl_bit_set_not_(hl_object *obj)
 {
 	return hl__grid_none(obj, HL_OP_BIT_SET_NOT_, NULL, 0);
+}
+
+int hl_long_adder_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_LONG_ADDER, name, name_len);
+}
+
+int hl_long_adder_add(hl_object *obj, int64_t delta)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(delta);
+	return hl__grid_none(obj, HL_OP_LONG_ADDER_ADD, a, 1);
+}
+
+int hl_long_adder_increment(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_LONG_ADDER_INCREMENT, NULL, 0);
+}
+
+int hl_long_adder_decrement(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_LONG_ADDER_DECREMENT, NULL, 0);
+}
+
+int hl_long_adder_sum(int64_t *out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = timeout < 0 ? hl__arg_none() : hl__arg_int(timeout);
+	return hl__grid_i64(out, obj, HL_OP_LONG_ADDER_SUM, a, 1);
+}
+
+int hl_long_adder_reset(hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = timeout < 0 ? hl__arg_none() : hl__arg_int(timeout);
+	return hl__grid_none(obj, HL_OP_LONG_ADDER_RESET, a, 1);
+}
+
+int hl_long_adder_destroy(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_LONG_ADDER_DESTROY, NULL, 0);
+}
+
+int hl_double_adder_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_DOUBLE_ADDER, name, name_len);
+}
+
+int hl_double_adder_add(hl_object *obj, double delta)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_double(delta);
+	return hl__grid_none(obj, HL_OP_DOUBLE_ADDER_ADD, a, 1);
+}
+
+int hl_double_adder_increment(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_DOUBLE_ADDER_INCREMENT, NULL, 0);
+}
+
+int hl_double_adder_decrement(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_DOUBLE_ADDER_DECREMENT, NULL, 0);
+}
+
+int hl_double_adder_sum(double *out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = timeout < 0 ? hl__arg_none() : hl__arg_int(timeout);
+	return hl__grid_f64(out, obj, HL_OP_DOUBLE_ADDER_SUM, a, 1);
+}
+
+int hl_double_adder_reset(hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = timeout < 0 ? hl__arg_none() : hl__arg_int(timeout);
+	return hl__grid_none(obj, HL_OP_DOUBLE_ADDER_RESET, a, 1);
+}
+
+int hl_double_adder_destroy(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_DOUBLE_ADDER_DESTROY, NULL, 0);
 }
 
 int hl_bloom_filter_new(hl_object **out, hl_client *client, const void *name,

@@ -26,8 +26,8 @@ typedef struct hl_tok {
 	const char *text;
 } hl_tok;
 
-/* What a lost reply means (core/grid/README.md). */
-enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE };
+/* What a lost reply means (core/grid/README.md); local: no round trip. */
+enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE, HL_MODE_LOCAL };
 /* Argument types. */
 enum { HL_T_BYTES, HL_T_I64, HL_T_F64, HL_T_MS, HL_T_BOOL, HL_T_LIST };
 /* Result types. */
@@ -59,6 +59,16 @@ typedef struct hl_opdef {
 	int (*custom)(hl_gridcall *call); /* NULL: toks */
 } hl_opdef;
 
+/* A kind with state in each object and in the client (a spec's `state`
+ * line): open runs when an object is made by hl_object_new() (inside the
+ * client; it may wait), close when it is freed or destroyed (once; also
+ * for an object whose open failed, with o->state as open left it). Copies
+ * an object makes for its tasks have no state. */
+typedef struct hl_kindhooks {
+	int (*open)(hl_object *o);
+	void (*close)(hl_object *o);
+} hl_kindhooks;
+
 typedef struct hl_kinddef {
 	int kind;
 	const char *name;
@@ -67,6 +77,7 @@ typedef struct hl_kinddef {
 	                                suffix of {name}<suffix> */
 	unsigned nops;
 	const hl_opdef *ops;
+	const hl_kindhooks *hooks; /* NULL: no state */
 } hl_kinddef;
 
 extern const hl_kinddef hl__grid_kinds[];
@@ -82,6 +93,7 @@ struct hl_object {
 	unsigned nkeys;
 	char *keys[HL_GRID_MAXKEYS];
 	size_t key_lens[HL_GRID_MAXKEYS];
+	void *state; /* the kind's (hl_kindhooks), NULL for none */
 };
 
 /* One operation in flight: what a custom function gets. */

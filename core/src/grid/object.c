@@ -62,6 +62,8 @@ static void object_destroy(hl_object *o)
 	unsigned i;
 	if (!o)
 		return;
+	if (o->state && o->kind->hooks)
+		o->kind->hooks->close(o);
 	for (i = 0; i < o->nkeys; i++)
 		if (o->keys[i] != o->name)
 			free(o->keys[i]);
@@ -150,6 +152,12 @@ int hl_object_new(hl_object **out, hl_client *client, int kind,
 	rc = object_make(out, client, k, name, name_len);
 	if (rc != HL_OK)
 		hl__client_unref(client);
+	if (rc == HL_OK && k->hooks && (rc = k->hooks->open(*out)) != HL_OK) {
+		hl__client_leave(client);
+		object_destroy(*out);
+		*out = NULL;
+		return rc;
+	}
 	hl__client_leave(client);
 	return rc;
 }
@@ -362,14 +370,16 @@ static int check_args(const hl_gridcall *call)
 	char label[120];
 	unsigned i, fixed = op->nargs;
 	int list = op->nargs && op->args[op->nargs - 1].type == HL_T_LIST;
-	hl__grid_label(call->obj, label, sizeof(label));
+	/* the label only for a message: a local operation (an adder's add)
+	 * makes no round trip, and formatting it would be most of its cost */
+#define LABEL hl__grid_label(call->obj, label, sizeof(label))
 	if (list)
 		fixed--;
 	if (call->nargs > fixed && !list)
 		return hl__fail(HL_EINVAL, "%s: %s takes %u arguments, not %zu",
-		                label, op->name, fixed, call->nargs);
+		                LABEL, op->name, fixed, call->nargs);
 	if (call->nargs && !call->args)
-		return hl__fail(HL_EINVAL, "%s: %s: args is NULL", label,
+		return hl__fail(HL_EINVAL, "%s: %s: args is NULL", LABEL,
 		                op->name);
 	for (i = 0; i < call->nargs; i++) {
 		const hl_argdef *d = &op->args[i < fixed ? i : fixed];
@@ -377,7 +387,7 @@ static int check_args(const hl_gridcall *call)
 		if (a->type == HL_ARG_NONE) {
 			if (!d->optional && !d->has_default)
 				return hl__fail(HL_EINVAL,
-				                "%s: %s: %s is required", label,
+				                "%s: %s: %s is required", LABEL,
 				                op->name, d->name);
 			continue;
 		}
@@ -388,13 +398,13 @@ static int check_args(const hl_gridcall *call)
 				goto type;
 			if (!a->bytes && a->len)
 				return hl__fail(HL_EINVAL, "%s: %s: %s is NULL",
-				                label, op->name, d->name);
+				                LABEL, op->name, d->name);
 			if (a->len > 512u * 1024 * 1024)
 				return hl__fail(
 				        HL_EINVAL,
 				        "%s: %s: %s is %zu bytes; Redis "
 				        "takes at most 512 MB",
-				        label, op->name, d->name, a->len);
+				        LABEL, op->name, d->name, a->len);
 			break;
 		case HL_T_I64:
 		case HL_T_BOOL:
@@ -409,7 +419,7 @@ static int check_args(const hl_gridcall *call)
 				        HL_EINVAL,
 				        "%s: %s: %s is %lld ms; it must be "
 				        "1 ms to 2^40 ms",
-				        label, op->name, d->name,
+				        LABEL, op->name, d->name,
 				        (long long)a->i);
 			break;
 		case HL_T_F64:
@@ -419,12 +429,12 @@ static int check_args(const hl_gridcall *call)
 				return hl__fail(
 				        HL_EINVAL,
 				        "%s: %s: %s is not a finite number",
-				        label, op->name, d->name);
+				        LABEL, op->name, d->name);
 			break;
 		}
 		continue;
 	type:
-		return hl__fail(HL_EINVAL, "%s: %s: %s must be %s", label,
+		return hl__fail(HL_EINVAL, "%s: %s: %s must be %s", LABEL,
 		                op->name, d->name,
 		                d->type == HL_T_BYTES || d->type == HL_T_LIST
 		                        ? "bytes"
@@ -434,8 +444,9 @@ static int check_args(const hl_gridcall *call)
 	for (i = (unsigned)call->nargs; i < fixed; i++)
 		if (!op->args[i].optional && !op->args[i].has_default)
 			return hl__fail(HL_EINVAL, "%s: %s: %s is required",
-			                label, op->name, op->args[i].name);
+			                LABEL, op->name, op->args[i].name);
 	return HL_OK;
+#undef LABEL
 }
 
 /* Expand op's template for call into argv (numbers in buf). */

@@ -442,3 +442,23 @@ int hl_semaphore_delete(int *out_existed, hl_semaphore *sem)
 	hl__client_leave(sem->o.client);
 	return rc;
 }
+
+/* ---- for the adders (grid/adder.c) ----------------------------------------
+ */
+
+int hl__semaphore_give(hl_semaphore *sem, int64_t permits, const hl_bound *b)
+{
+	int64_t v;
+	int rc;
+	if ((rc = sem_enter(sem)) != HL_OK)
+		return rc;
+	rc = sem_call(&sem->o, &v, HL_SCRIPT_SEM_RELEASE, permits, b, NULL,
+	              "releasing permits of");
+	hl__client_leave(sem->o.client);
+	return rc;
+}
+
+void hl__semaphore_forget(hl_semaphore *sem)
+{
+	held_add(&sem->o, -held_get(&sem->o));
+}

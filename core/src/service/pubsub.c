@@ -58,6 +58,107 @@ void hl__pubsub_wake_all(hl_client *c)
 	pthread_mutex_unlock(&c->wait_mu);
 }
 
+/* ---- payload listeners ---------------------------------------------- */
+
+struct hl_listener {
+	struct hl_listener *next;
+	hl_sub *sub;
+	hl_listen_fn fn;
+	void (*done)(void *arg);
+	void *arg;
+	int gone; /* unlistened: answers until Redis confirmed it */
+};
+
+/* Free the listeners of s that went (caller holds wait_mu). */
+static void listeners_prune(hl_sub *s, int all)
+{
+	hl_listener **p = &s->listeners;
+	while (*p) {
+		hl_listener *l = *p;
+		if (!l->gone && !all) {
+			p = &l->next;
+			continue;
+		}
+		*p = l->next;
+		if (l->done)
+			l->done(l->arg);
+		free(l);
+	}
+}
+
+int hl__pubsub_listen(hl_listener **out, hl_client *c, const void *channel,
+                      size_t len, hl_listen_fn fn, void (*done)(void *arg),
+                      void *arg)
+{
+	hl_listener *l = calloc(1, sizeof(*l));
+	hl_sub *s;
+	if (!l)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	l->fn = fn;
+	l->done = done;
+	l->arg = arg;
+	pthread_mutex_lock(&c->wait_mu);
+	s = hl__map_get(&c->subs, channel, len);
+	if (!s) {
+		s = calloc(1, sizeof(*s) + len);
+		if (s) {
+			s->len = len;
+			memcpy(s->channel, channel, len);
+		}
+		if (!s || hl__map_put(&c->subs, s->channel, len, s) != 0) {
+			pthread_mutex_unlock(&c->wait_mu);
+			free(s);
+			free(l);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	/* One answer per message: a listener that went, still answering
+	 * while its unsubscribe was on its way, stops now. */
+	listeners_prune(s, 0);
+	l->sub = s;
+	l->next = s->listeners;
+	s->listeners = l;
+	s->no_linger = 0;
+	if (s->refs++ == 0)
+		hl__pubsub_kick(c);
+	pthread_mutex_unlock(&c->wait_mu);
+	*out = l;
+	return HL_OK;
+}
+
+void hl__pubsub_unlisten(hl_client *c, hl_listener *l)
+{
+	hl_sub *s;
+	if (!l)
+		return;
+	pthread_mutex_lock(&c->wait_mu);
+	s = l->sub;
+	l->gone = 1;
+	if (--s->refs == 0) {
+		s->idle_since = hl__now_ms();
+		s->no_linger = 1;
+		if (s->state == HL_SUB_NONE)
+			listeners_prune(s, 0);
+		hl__pubsub_kick(c);
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+int hl__pubsub_listen_wait(hl_client *c, const void *channel, size_t len,
+                           const hl_bound *b)
+{
+	int rc;
+	for (;;) {
+		uint64_t z, a;
+		if (hl__pubsub_active(c, channel, len, &z, &a))
+			return HL_OK;
+		if ((rc = hl__bound_check(b)) != HL_OK)
+			return rc;
+		if ((rc = hl__pause(c, 5, b)) != HL_OK)
+			return rc;
+	}
+}
+
 /* How long an active subscription nobody waits on stays, and how many may
  * (see subs_sync()). */
 #define HL_SUB_LINGER_MS  1000
@@ -124,6 +225,7 @@ static void subs_reset(hl_client *c, int k)
 				continue;
 			s->state = HL_SUB_NONE;
 			s->conn = 0;
+			listeners_prune(s, 0);
 			hl__pubsub_wake(s);
 		}
 	}
@@ -218,7 +320,8 @@ static void subs_sync(hl_client *c, int *wanted, int64_t *wake)
 					s->state = HL_SUB_NONE;
 					continue;
 				}
-				if (now < s->idle_since + HL_SUB_LINGER_MS &&
+				if (!s->no_linger &&
+				    now < s->idle_since + HL_SUB_LINGER_MS &&
 				    lingering < HL_SUB_LINGER_MAX &&
 				    !atomic_load(&c->closing)) {
 					lingering++;
@@ -231,6 +334,7 @@ static void subs_sync(hl_client *c, int *wanted, int64_t *wake)
 				argv[0] = sh ? "SUNSUBSCRIBE" : "UNSUBSCRIBE";
 				s->state = HL_SUB_UNSUB;
 			} else if (s->refs == 0 && s->state == HL_SUB_NONE) {
+				listeners_prune(s, 1);
 				hl__map_del(&c->subs, s->channel, s->len);
 				free(s);
 				continue;
@@ -311,10 +415,15 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	if (strcmp(kd, "message") == 0) {
 		const hl_reply *m =
 		        hl__reply_len(r) > 2 ? hl__reply_at(r, 2) : NULL;
+		hl_listener *l;
 		if (m && hl__reply_type(m) == HL_REPLY_STRING &&
 		    strcmp(hl__reply_str(m), "0") == 0)
 			s->zero_gen++;
 		hl__pubsub_wake(s);
+		if (m && hl__reply_type(m) == HL_REPLY_STRING)
+			for (l = s->listeners; l; l = l->next)
+				l->fn(l->arg, hl__reply_str(m),
+				      (size_t)hl__reply_strlen(m));
 	} else if (strcmp(kd, "subscribe") == 0) {
 		if (s->state == HL_SUB_PENDING) {
 			s->state = HL_SUB_ACTIVE;
@@ -329,6 +438,7 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 			hl__pubsub_wake(s);
 		s->state = HL_SUB_NONE;
 		s->conn = 0;
+		listeners_prune(s, 0);
 	}
 	return 0;
 }
@@ -545,8 +655,10 @@ void hl__pubsub_stop(hl_client *c)
 	hl__notify_close(&c->sub_wake);
 	for (i = 0; i < c->subs.nbuckets; i++) {
 		hl_map_entry *e;
-		for (e = c->subs.buckets[i]; e; e = e->next)
+		for (e = c->subs.buckets[i]; e; e = e->next) {
+			listeners_prune(e->value, 1);
 			free(e->value);
+		}
 	}
 	hl__map_clear(&c->subs);
 	hl__map_init(&c->subs);

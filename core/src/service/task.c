@@ -40,7 +40,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define HL_EXECUTORS    2
+#define HL_EXECUTORS 2
+/* How often an executor waiting for a task looks for background work. */
+#define HL_HELP_POLL_MS 5
 #define HL_TASK_MSG_LEN 320
 /* The longest the engine spends taking back an acquisition that a cancel
  * overtook: past it the acquisition's lease ends it. */
@@ -1020,10 +1022,30 @@ static void run_step(hl_client *c, hl_task *t)
 	unref_locked(t);
 }
 
+/* The client whose executor this thread is (NULL: none). */
+static _Thread_local hl_client *tl_executor;
+
+/* A background task (work nobody waits for: an adder's answer, bounded by
+ * the command timeout) ready to run, taken off the queue; NULL if none.
+ * Caller holds wait_mu. */
+static hl_task *ready_background(hl_engine *e)
+{
+	hl_dlink *l;
+	for (l = e->ready.head; l; l = l->next) {
+		hl_task *t = TASK_OF(l, q_link);
+		if (t->kind == K_DRIVE && !t->user) {
+			hl__dlist_remove(&e->ready, &t->q_link);
+			return t;
+		}
+	}
+	return NULL;
+}
+
 static void *exec_main(void *arg)
 {
 	hl_client *c = arg;
 	hl_engine *e = c->engine;
+	tl_executor = c;
 	hl__thread_name("hl-executor");
 	pthread_mutex_lock(&c->wait_mu);
 	/* After a close stopped the engine, drive tasks still pending run to
@@ -1287,7 +1309,8 @@ int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
 	return HL_OK;
 }
 
-int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
+static int background(hl_client *c, const hl_drive_ops *ops, void *arg,
+                      int locked)
 {
 	hl_engine *e = c->engine;
 	/* blocking: never queued for hl_client_task_next() */
@@ -1301,14 +1324,26 @@ int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
 	/* the engine's reference only: nobody holds the task */
 	t->user = 0;
 	t->refs = 1;
-	pthread_mutex_lock(&c->wait_mu);
+	if (!locked)
+		pthread_mutex_lock(&c->wait_mu);
 	hl__dlist_push(&e->pending, &t->all_link);
 	e->ndrives++;
 	t->state = S_PARKED;
 	make_ready(e, t);
 	check_stopped(c, t);
-	pthread_mutex_unlock(&c->wait_mu);
+	if (!locked)
+		pthread_mutex_unlock(&c->wait_mu);
 	return HL_OK;
+}
+
+int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
+{
+	return background(c, ops, arg, 0);
+}
+
+int hl__task_background_locked(hl_client *c, const hl_drive_ops *ops, void *arg)
+{
+	return background(c, ops, arg, 1);
 }
 
 void hl__task_ref(hl_task *t)
@@ -1427,6 +1462,19 @@ static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
 		if (until >= 0 && now >= until) {
 			rc = HL_ETIMEDOUT;
 			break;
+		}
+		if (tl_executor == c) {
+			/* An executor that waits (a task whose call waits,
+			 * an adder's sum) runs the background work meanwhile:
+			 * what it waits for may be this client's own (the
+			 * sum's answer), with every executor waiting. */
+			hl_task *o = ready_background(e);
+			if (o) {
+				run_step(c, o);
+				continue;
+			}
+			if (wake < 0 || now + HL_HELP_POLL_MS < wake)
+				wake = now + HL_HELP_POLL_MS;
 		}
 		if (!expired && t->deadline_ms >= 0 &&
 		    (wake < 0 || t->deadline_ms < wake))

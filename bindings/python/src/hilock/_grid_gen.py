@@ -8,7 +8,7 @@ from ._lowlevel import NULL, check, ffi, lib
 if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "BloomFilter", "RateLimiterBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase"]
 
 
 class Bucket(GridObject):
@@ -327,6 +327,95 @@ class BitSet(GridObject):
         check(lib.hl_bit_set_not_(self._h))
 
 
+class LongAdder(GridObject):
+    """A counter whose adds stay in this process (an atomic add, no round trip); sum() asks every
+    client that has an adder of the name, Java or hilock, over the topic {name}:adder-topic,
+    and adds their local sums. A client that goes away takes its adds with it. Nothing is kept
+    in Redis under the name: a sum's keys {name}:<id>:counter and {name}:<id>:semaphore are
+    deleted when it ends. An adder subscribes when made (each client answers once for all its
+    adders of a name); free it (Go Close, Lua close) or destroy it when done.
+
+    Redisson: ``RLongAdder``. Java side: none needed: the topic's messages and the counter are plain strings (``redisson.getLongAdder(name)``).
+    """
+
+    _kind = 5
+
+    def add(self, delta: int) -> None:
+        """Add delta to this object's local sum (no round trip)."""
+        check(lib.hl_long_adder_add(self._h, _i64(delta, 'delta')))
+
+    def increment(self) -> None:
+        """Add 1 to the local sum (no round trip)."""
+        check(lib.hl_long_adder_increment(self._h))
+
+    def decrement(self) -> None:
+        """Subtract 1 from the local sum (no round trip)."""
+        check(lib.hl_long_adder_decrement(self._h))
+
+    def sum(self, timeout: Optional[float] = None) -> int:
+        """The sum of every listening client's local sums (this one's too): waits up to timeout
+        (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        out = _out('int64_t *')
+        check(lib.hl_long_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
+        return int(out[0])
+
+    def reset(self, timeout: Optional[float] = None) -> None:
+        """Zero every listening client's local sums; waits for their answers as sum does. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        check(lib.hl_long_adder_reset(self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
+
+    def destroy(self) -> None:
+        """Stop taking part in sums (this object's adds no longer count); any later add fails.
+        Freeing the object does the same."""
+        check(lib.hl_long_adder_destroy(self._h))
+
+
+class DoubleAdder(GridObject):
+    """A double counter whose adds stay in this process (an atomic add, no round trip); sum()
+    asks every client that has an adder of the name, Java or hilock, over the topic
+    {name}:adder-topic, and adds their local sums. A client that goes away takes its adds with
+    it. Nothing is kept in Redis under the name: a sum's keys {name}:<id>:counter and
+    {name}:<id>:semaphore are deleted when it ends. An adder subscribes when made (each client
+    answers once for all its adders of a name); free it (Go Close, Lua close) or destroy it
+    when done.
+
+    Redisson: ``RDoubleAdder``. Java side: none needed: the topic's messages and the counter are plain strings (``redisson.getDoubleAdder(name)``).
+    """
+
+    _kind = 6
+
+    def add(self, delta: float) -> None:
+        """Add delta to this object's local sum (no round trip)."""
+        check(lib.hl_double_adder_add(self._h, _f64(delta, 'delta')))
+
+    def increment(self) -> None:
+        """Add 1 to the local sum (no round trip)."""
+        check(lib.hl_double_adder_increment(self._h))
+
+    def decrement(self) -> None:
+        """Subtract 1 from the local sum (no round trip)."""
+        check(lib.hl_double_adder_decrement(self._h))
+
+    def sum(self, timeout: Optional[float] = None) -> float:
+        """The sum of every listening client's local sums (this one's too): waits up to timeout
+        (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        out = _out('double *')
+        check(lib.hl_double_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
+        return float(out[0])
+
+    def reset(self, timeout: Optional[float] = None) -> None:
+        """Zero every listening client's local sums; waits for their answers as sum does. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        check(lib.hl_double_adder_reset(self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
+
+    def destroy(self) -> None:
+        """Stop taking part in sums (this object's adds no longer count); any later add fails.
+        Freeing the object does the same."""
+        check(lib.hl_double_adder_destroy(self._h))
+
+
 class BloomFilter(GridObject):
     """A Bloom filter shared with Redisson: the bitmap under the name and the config hash
     {name}:config (size, hashIterations, expectedInsertions, falseProbability); a value's bits
@@ -456,6 +545,16 @@ class GridFactories:
     def bit_set(self, name: Value) -> BitSet:
         """The bit set called ``name`` (Redisson ``RBitSet``). No round trip."""
         return BitSet(self, name)  # type: ignore[arg-type]
+
+    def long_adder(self, name: Value) -> LongAdder:
+        """The long adder called ``name`` (Redisson ``RLongAdder``): subscribes, and waits until
+        Redis confirmed it. ``destroy()`` (or dropping it) ends its part in sums."""
+        return LongAdder(self, name)  # type: ignore[arg-type]
+
+    def double_adder(self, name: Value) -> DoubleAdder:
+        """The double adder called ``name`` (Redisson ``RDoubleAdder``): subscribes, and waits until
+        Redis confirmed it. ``destroy()`` (or dropping it) ends its part in sums."""
+        return DoubleAdder(self, name)  # type: ignore[arg-type]
 
     def bloom_filter(self, name: Value) -> BloomFilter:
         """The bloom filter called ``name`` (Redisson ``RBloomFilter``). No round trip."""
