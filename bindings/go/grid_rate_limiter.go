@@ -6,7 +6,6 @@ package hilock
 // algorithm and the lost-reply rule: docs/grid-rate-limiter.md.
 
 /*
-#cgo pkg-config: hilock
 #include <stdint.h>
 #include <hilock.h>
 #include "hlgo.h"
