@@ -541,6 +541,29 @@ static void sentinel_failover(void)
 	          "counted %lld > %d answered + %d in doubt", (long long)n,
 	          f.ok, f.doubt);
 	HT_CHECK(n > 0);
+	/* the other kinds carry on on the new master: a bit set, a Bloom
+	 * filter (its scripts loaded there by their first use), a bucket */
+	{
+		hl_object *bits = obj(c, HL_KIND_BIT_SET, "grid:failover:bits");
+		hl_object *bf =
+		        obj(c, HL_KIND_BLOOM_FILTER, "grid:failover:bf");
+		hl_object *b = obj(c, HL_KIND_BUCKET, "grid:failover:b");
+		int prev = 7, ok = 0;
+		HT_OK(hl_bit_set_set(&prev, bits, 9, 1));
+		HT_EQ(prev, 0);
+		HT_OK(hl_bit_set_get(&prev, bits, 9));
+		HT_EQ(prev, 1);
+		HT_OK(hl_bloom_filter_try_init(&ok, bf, 100, 0.01));
+		HT_EQ(ok, 1);
+		HT_OK(hl_bloom_filter_add(&ok, bf, "x", 1));
+		HT_OK(hl_bloom_filter_contains(&ok, bf, "x", 1));
+		HT_EQ(ok, 1);
+		HT_OK(hl_bucket_compare_and_set(&ok, b, NULL, 0, "v", 1));
+		HT_EQ(ok, 1);
+		hl_object_free(bits);
+		hl_object_free(bf);
+		hl_object_free(b);
+	}
 	hl_object_free(f.a);
 	hl_client_free(c);
 	ht_sentinel_destroy(s);
