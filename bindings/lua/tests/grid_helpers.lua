@@ -21,6 +21,30 @@ function H.eq(a, b, what)
 	if a ~= b then error(string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)), 2) end
 end
 function H.check(c, what) if not c then error(what or "check failed", 2) end end
+-- f(...) raises an error matching pattern.
+function H.raises(pattern, f, ...)
+	local ok, err = pcall(f, ...)
+	if ok then error("expected an error matching '" .. pattern .. "'", 2) end
+	if not tostring(err):match(pattern) then
+		error("error '" .. tostring(err) .. "' does not match '" .. pattern .. "'", 2)
+	end
+end
+-- A runtime failure: nil, message, code (the code's name).
+function H.fails(code, v, msg, c)
+	if v ~= nil then error("expected nil, message, code; got " .. tostring(v), 2) end
+	if type(msg) ~= "string" or msg == "" then error("no message", 2) end
+	if c ~= code then error("expected code " .. code .. ", got " .. tostring(c) .. " (" .. msg .. ")", 2) end
+end
+-- A name of this run: hilock:lua:<prefix>:<time>:<random>:<n>:<what>.
+local seq, RUN = 0, nil
+function H.uname(prefix, what)
+	if not RUN then
+		math.randomseed(os.time())
+		RUN = tostring(os.time()) .. ":" .. tostring(math.random(1, 1e9))
+	end
+	seq = seq + 1
+	return "hilock:lua:" .. prefix .. ":" .. RUN .. ":" .. seq .. ":" .. (what or "")
+end
 
 -- A faultproxy in front of the server (its stdin a FIFO, as test_faults).
 local n = 0

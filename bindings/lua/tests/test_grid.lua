@@ -4,50 +4,13 @@
 -- exits non-zero if any test failed.
 local hilock = require "hilock"
 
-local URL = assert(os.getenv("HILOCK_TEST_URL"), "HILOCK_TEST_URL not set (use run-tests.sh)")
-local PORT = assert(os.getenv("HILOCK_TEST_REDIS_PORT"))
-
-math.randomseed(os.time())
-local RUN = tostring(os.time()) .. ":" .. tostring(math.random(1, 1e9))
-local seq = 0
-local function uname(what)
-	seq = seq + 1
-	return "hilock:lua:grid:" .. RUN .. ":" .. seq .. ":" .. (what or "")
-end
-
-local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-local function redis(...)
-	local cmd = "redis-cli -h 127.0.0.1 -p " .. PORT
-	for i = 1, select("#", ...) do cmd = cmd .. " " .. shq((select(i, ...))) end
-	local p = assert(io.popen(cmd .. " 2>&1"))
-	local out = p:read("a")
-	p:close()
-	return (out:gsub("\n$", ""))
-end
-local function eq(a, b, what)
-	if a ~= b then
-		error(string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)), 2)
-	end
-end
-local function check(cond, what)
-	if not cond then error(what or "check failed", 2) end
-end
-local function raises(pattern, f, ...)
-	local ok, err = pcall(f, ...)
-	if ok then error("expected an error matching '" .. pattern .. "'", 2) end
-	if not tostring(err):match(pattern) then
-		error("error '" .. tostring(err) .. "' does not match '" .. pattern .. "'", 2)
-	end
-end
-local function fails(code, v, msg, c)
-	if v ~= nil then error("expected nil, message, code; got " .. tostring(v), 2) end
-	if type(msg) ~= "string" or msg == "" then error("no message", 2) end
-	if c ~= code then error("expected code " .. code .. ", got " .. tostring(c) .. " (" .. msg .. ")", 2) end
-end
+local H = require "grid_helpers"
+local eq, check, raises, fails, redis = H.eq, H.check, H.raises, H.fails, H.redis
+local URL = H.URL
+local function uname(what) return H.uname("grid", what) end
 
 local client = assert(hilock.connect(URL))
-local tests = {}
-local function test(name, f) tests[#tests + 1] = {name = name, f = f} end
+local test = H.test
 
 test("bucket", function()
 	local name = uname("b")
@@ -130,20 +93,4 @@ test("bad input", function()
 	raises("closed hilock client", b2.get, b2)
 end)
 
-local passed, failed = 0, 0
-print("1.." .. #tests)
-for i, t in ipairs(tests) do
-	local ok, err = xpcall(t.f, debug.traceback)
-	if ok then
-		passed = passed + 1
-		print("ok " .. i .. " - " .. t.name)
-	else
-		failed = failed + 1
-		print("not ok " .. i .. " - " .. t.name)
-		for line in tostring(err):gmatch("[^\n]+") do print("# " .. line) end
-	end
-	io.stdout:flush()
-end
-client:close()
-print(string.format("# %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+H.run()

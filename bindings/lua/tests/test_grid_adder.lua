@@ -4,38 +4,13 @@
 -- (HILOCK_TEST_URL). Prints TAP and "N passed, N failed".
 local hilock = require "hilock"
 
-local URL = assert(os.getenv("HILOCK_TEST_URL"), "HILOCK_TEST_URL not set (use run-tests.sh)")
-local PORT = assert(os.getenv("HILOCK_TEST_REDIS_PORT"))
+local H = require "grid_helpers"
+local eq, check, redis = H.eq, H.check, H.redis
+local URL = H.URL
 local LUA = os.getenv("HILOCK_TEST_LUA") or "lua5.4"
-
-math.randomseed(os.time())
-local RUN = tostring(os.time()) .. ":" .. tostring(math.random(1, 1e9))
-local seq = 0
-local function uname(what)
-	seq = seq + 1
-	return "lua:adder:" .. RUN .. ":" .. seq .. ":" .. (what or "")
-end
-
+local function uname(what) return H.uname("adder", what) end
 local function shq(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
-local function redis(...)
-	local cmd = "redis-cli -h 127.0.0.1 -p " .. PORT
-	for i = 1, select("#", ...) do cmd = cmd .. " " .. shq((select(i, ...))) end
-	local p = assert(io.popen(cmd .. " 2>&1"))
-	local out = p:read("a")
-	p:close()
-	return (out:gsub("\n$", ""))
-end
-local function eq(a, b, what)
-	if a ~= b then
-		error(string.format("%s: expected %s, got %s", what or "value", tostring(b), tostring(a)), 2)
-	end
-end
-local function check(cond, what)
-	if not cond then error(what or "check failed", 2) end
-end
-
-local tests = {}
-local function test(name, f) tests[#tests + 1] = {name = name, f = f} end
+local test = H.test
 
 local client = assert(hilock.connect(URL))
 local other = assert(hilock.connect(URL))
@@ -113,21 +88,4 @@ test("bad input", function()
 	check(not ok, "empty name refused")
 end)
 
-print("1.." .. #tests)
-local passed, failed = 0, 0
-for i, t in ipairs(tests) do
-	local ok, err = xpcall(t.f, debug.traceback)
-	if ok then
-		passed = passed + 1
-		print("ok " .. i .. " - " .. t.name)
-	else
-		failed = failed + 1
-		print("not ok " .. i .. " - " .. t.name)
-		for line in tostring(err):gmatch("[^\n]+") do print("# " .. line) end
-	end
-	io.stdout:flush()
-end
-client:close()
-other:close()
-print(string.format("# %d passed, %d failed", passed, failed))
-os.exit(failed == 0 and 0 or 1)
+H.run()

@@ -878,6 +878,31 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 /* ---- raw commands ----------------------------------------------------------
  */
 
+/* Check a raw command's words, and pick the key it is routed by: route_key,
+ * else its first argument, else none. */
+static int command_words(int argc, const char *const *argv, const size_t *lens,
+                         const void *route_key, size_t route_key_len,
+                         const char **key, size_t *keylen)
+{
+	int i;
+	if (argc < 1 || argc > 1000000 || !argv || !lens)
+		return hl__fail(HL_EINVAL, "a command needs argv and lens with "
+		                           "at least one word");
+	for (i = 0; i < argc; i++)
+		if (!argv[i] && lens[i])
+			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
+	*key = NULL;
+	*keylen = 0;
+	if (route_key) {
+		*key = route_key;
+		*keylen = route_key_len;
+	} else if (argc >= 2) {
+		*key = argv[1];
+		*keylen = lens[1];
+	}
+	return HL_OK;
+}
+
 int hl_client_command(hl_value **out, hl_client *client, int argc,
                       const char *const *argv, const size_t *lens,
                       const void *route_key, size_t route_key_len,
@@ -888,25 +913,12 @@ int hl_client_command(hl_value **out, hl_client *client, int argc,
 	enum hl_sent sent = HL_SENT_NOTHING;
 	const char *key;
 	size_t keylen;
-	int i, rc;
+	int rc;
 	if (out)
 		*out = NULL;
-	if (argc < 1 || argc > 1000000 || !argv || !lens)
-		return hl__fail(HL_EINVAL, "a command needs argv and lens with "
-		                           "at least one word");
-	for (i = 0; i < argc; i++)
-		if (!argv[i] && lens[i])
-			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
-	if (route_key) {
-		key = route_key;
-		keylen = route_key_len;
-	} else if (argc >= 2) {
-		key = argv[1];
-		keylen = lens[1];
-	} else {
-		key = NULL;
-		keylen = 0;
-	}
+	if ((rc = command_words(argc, argv, lens, route_key, route_key_len,
+	                        &key, &keylen)) != HL_OK)
+		return rc;
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
 	hl__bound_init(&b, client, -1, NULL, 0);
@@ -942,26 +954,16 @@ int hl_client_command_blocking(hl_value **out, hl_client *client, int argc,
 	enum hl_sent sent = HL_SENT_NOTHING;
 	const char *key = NULL;
 	size_t keylen = 0;
-	int i, rc;
+	int rc;
 	if (out)
 		*out = NULL;
-	if (argc < 1 || argc > 1000000 || !argv || !lens)
-		return hl__fail(HL_EINVAL, "a command needs argv and lens with "
-		                           "at least one word");
-	for (i = 0; i < argc; i++)
-		if (!argv[i] && lens[i])
-			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
+	if ((rc = command_words(argc, argv, lens, route_key, route_key_len,
+	                        &key, &keylen)) != HL_OK)
+		return rc;
 	if (timeout_ms < -1 || timeout_ms > HL_TIME_MAX)
 		return hl__fail(HL_EINVAL,
 		                "timeout_ms is %lld: -1, or 0 to 2^40",
 		                (long long)timeout_ms);
-	if (route_key) {
-		key = route_key;
-		keylen = route_key_len;
-	} else if (argc >= 2) {
-		key = argv[1];
-		keylen = lens[1];
-	}
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
 	hl__bound_init(&b, client,
