@@ -2,15 +2,19 @@
 # `make interop` is NOT part of `make test`: it needs a JDK, Maven and, the
 # first time, Maven Central (Redisson is fetched into ~/.m2). It runs hilock
 # C processes against Redisson's locks (RLock, fair, read-write, spin,
-# fenced) on the same locks of a throwaway redis-server, then of a
-# Sentinel deployment (a master, two replicas, three sentinels) and of a
-# Redis Cluster (three masters, three replicas),
-# and prints one line per scenario and "N passed, N failed" for all.
+# fenced; the non-reentrant ones from 4.4.0 on) on the same locks of a
+# throwaway redis-server, then of a Sentinel deployment (a master, two
+# replicas, three sentinels) and of a Redis Cluster (three masters, three
+# replicas), once per Redisson version (4.3.1, then 4.7.0), and prints one
+# line per scenario, a "N passed, N failed" line per version and one for
+# all.
 #
 #   make interop                                # all three topologies
 #   make interop INTEROP_TOPOLOGIES=cluster     # single, sentinel, cluster
 #                                               # (comma-separated)
 #   make interop INTEROP_FILTER=b               # scenarios starting with b
+#   make interop INTEROP_REDISSON=4.7.0         # Redisson versions
+#                                               # (comma-separated)
 #
 # The Sentinel and Cluster deployments come from the C tests' topology
 # harness (libhilock_test_harness, built by `build`), so they need
@@ -21,10 +25,11 @@
 INTEROP_APT_PACKAGES := default-jdk-headless maven
 INTEROP_FILTER ?=
 INTEROP_TOPOLOGIES ?= single,sentinel,cluster
+INTEROP_REDISSON ?= 4.3.1,4.7.0
 
 .PHONY: interop
 
 interop: build
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
 		APT_PACKAGES="$(INTEROP_APT_PACKAGES)" sh tools/install-deps.sh; fi
-	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)" "$(INTEROP_TOPOLOGIES)"
+	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)" "$(INTEROP_TOPOLOGIES)" "$(INTEROP_REDISSON)"

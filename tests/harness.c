@@ -184,17 +184,140 @@ int ht_free_port(void)
 	return port;
 }
 
+const char *ht_server_bin(void)
+{
+	const char *bin = getenv("REDIS_SERVER");
+	return bin && *bin ? bin : "redis-server";
+}
+
+/* Started with a TLS port and no certificate, on no plain port: a TLS
+ * build stops at once for the missing certificate ("No tls-cert-file
+ * configured!"), a build without TLS says so ("Failed finding TLS
+ * support", "TLS not supported", or no such directive). Anything else
+ * (even a server that starts and listens) counts as TLS: a real TLS
+ * problem then fails the TLS tests instead of hiding behind a skip. */
+static int probe_tls(const char *bin, char *why, size_t why_len)
+{
+	static const char *const no_tls[] = {"tls support", "tls not supported",
+	                                     "bad directive"};
+	char portbuf[16], out[4096], *line, *save = NULL;
+	const char *argv[16];
+	int fds[2], n = 0, has = 1, status;
+	size_t len = 0, i;
+	int64_t deadline;
+	pid_t pid;
+
+	snprintf(portbuf, sizeof portbuf, "%d", ht_free_port());
+	argv[n++] = bin;
+	argv[n++] = "--port";
+	argv[n++] = "0";
+	argv[n++] = "--tls-port";
+	argv[n++] = portbuf;
+	argv[n++] = "--bind";
+	argv[n++] = "127.0.0.1";
+	argv[n++] = "--save";
+	argv[n++] = "";
+	argv[n++] = "--daemonize";
+	argv[n++] = "no";
+	argv[n] = NULL;
+	if (pipe(fds) != 0)
+		HT_FAIL("pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		HT_FAIL("fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		close(fds[0]);
+		close(fds[1]);
+		if (chdir("/") != 0)
+			_exit(126);
+		execvp(bin, (char *const *)argv);
+		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	fcntl(fds[0], F_SETFL, O_NONBLOCK);
+	deadline = ht_now_ms() + 10000;
+	for (;;) {
+		ssize_t got = read(fds[0], out + len, sizeof out - 1 - len);
+		if (got > 0) {
+			len += (size_t)got;
+			if (len < sizeof out - 1)
+				continue;
+		}
+		if (got == 0 || len >= sizeof out - 1 ||
+		    (got < 0 && errno != EAGAIN && errno != EINTR) ||
+		    ht_now_ms() > deadline)
+			break;
+		ht_sleep_ms(10);
+	}
+	out[len] = '\0';
+	close(fds[0]);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (why && why_len)
+		why[0] = '\0';
+	for (line = strtok_r(out, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		for (i = 0; i < sizeof no_tls / sizeof no_tls[0]; i++)
+			if (strcasestr(line, no_tls[i])) {
+				has = 0;
+				if (why && why_len && !why[0])
+					snprintf(why, why_len, "%s", line);
+			}
+	return has;
+}
+
+int ht_server_has_tls(char *why, size_t why_len)
+{
+	static int known = -1;
+	static char said[512];
+
+	if (known < 0)
+		known = probe_tls(ht_server_bin(), said, sizeof said);
+	if (why && why_len)
+		snprintf(why, why_len, "%s", said);
+	return known;
+}
+
+void ht_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "SKIPPED: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	fflush(stderr);
+	/* at_exit (when ht_main ran) stops the servers */
+	exit(HT_SKIP_STATUS);
+}
+
+void ht_require_tls(void)
+{
+	char why[512];
+
+	if (!ht_server_has_tls(why, sizeof why))
+		ht_skip("%s was built without TLS (it says: %s)",
+		        ht_server_bin(), why);
+}
+
 static void spawn(ht_redis *r)
 {
 	pid_t parent = getpid();
 	pid_t pid;
 	char portbuf[16], log[400];
-	const char *bin = getenv("REDIS_SERVER");
+	const char *bin = ht_server_bin();
 	const char *argv[32];
 	int n = 0, fd;
 
-	if (!bin || !*bin)
-		bin = "redis-server";
 	snprintf(portbuf, sizeof portbuf, "%d", r->port);
 	snprintf(log, sizeof log, "%s/redis.log", r->dir);
 	argv[n++] = bin;
@@ -421,9 +544,8 @@ ht_redis *ht_redis_start(const ht_redis_opts *opts)
 		r->pid = 0;
 	}
 	if (!r->pid)
-		HT_FAIL("could not start redis-server (REDIS_SERVER=%s)",
-		        getenv("REDIS_SERVER") ? getenv("REDIS_SERVER")
-		                               : "redis-server");
+		HT_FAIL("could not start the server %s (REDIS_SERVER)",
+		        ht_server_bin());
 	snprintf(r->url, sizeof r->url, "redis://127.0.0.1:%d", r->port);
 	setup_acl(r);
 	return r;

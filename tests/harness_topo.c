@@ -984,12 +984,10 @@ static void node_write_conf(ht_node *n)
 
 static void node_spawn(ht_node *n)
 {
-	const char *bin = getenv("REDIS_SERVER");
+	const char *bin = ht_server_bin();
 	const char *argv[4];
 	int k = 0, log;
 
-	if (!bin || !*bin)
-		bin = "redis-server";
 	node_write_conf(n);
 	argv[k++] = bin;
 	argv[k++] = n->conf;
@@ -1369,6 +1367,7 @@ ht_tls_redis *ht_redis_start_tls_ex(const ht_tls_certs *certs,
 	ht_tls_redis *r;
 
 	check_main_thread();
+	ht_require_tls();
 	registry_init();
 	if (!certs)
 		HT_FAIL("ht_redis_start_tls: no certificates");
@@ -1785,6 +1784,8 @@ ht_sentinel *ht_sentinel_start(const ht_sentinel_opts *opts)
 	int i;
 
 	check_main_thread();
+	if (opts && opts->tls)
+		ht_require_tls();
 	registry_init();
 	if (g_nsentinels >= (int)(sizeof g_sentinels / sizeof g_sentinels[0]))
 		HT_FAIL("too many sentinel deployments");
@@ -2291,6 +2292,8 @@ ht_cluster *ht_cluster_start(const ht_cluster_opts *opts)
 	int i, k = 0, rc;
 
 	check_main_thread();
+	if (opts && opts->tls)
+		ht_require_tls();
 	registry_init();
 	if (g_nclusters >= (int)(sizeof g_clusters / sizeof g_clusters[0]))
 		HT_FAIL("too many clusters");

@@ -506,6 +506,7 @@ static void tls(void)
 	hl_lock *l;
 	char url[600];
 	int old, lost = 7;
+	ht_require_tls(); /* before the directory: a skip leaves nothing */
 	HT_CHECK(mkdtemp(dir) != NULL);
 	certs = ht_tls_make_certs(dir);
 	so.tls = certs;

@@ -2,7 +2,8 @@ package hilock_test
 
 // TLS (rediss://): a lock over TLS with WithTLS, and a wrong CA. A
 // redis-server with a TLS port (and a plain one for the checks), with
-// certificates made by the openssl command.
+// certificates made by the openssl command. Skipped, saying why, when the
+// server ($REDIS_SERVER) was built without TLS.
 
 import (
 	"context"
@@ -42,6 +43,32 @@ func openssl(t *testing.T, dir string, args ...string) {
 	}
 }
 
+// serverWithoutTLS says why bin cannot serve TLS, "" when it can. Started
+// with a TLS port and no certificate, a TLS build stops for the missing
+// certificate; one built without TLS (Valkey's PyPI build) says it has no
+// TLS support (the C harness's probe, tests/harness.c).
+func serverWithoutTLS(bin string) string {
+	port, err := freePort()
+	if err != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--port", "0", "--tls-port", strconv.Itoa(port),
+		"--bind", "127.0.0.1", "--save", "", "--daemonize", "no")
+	cmd.Dir = "/"
+	out, _ := cmd.CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		l := strings.ToLower(line)
+		for _, m := range []string{"tls support", "tls not supported", "bad directive"} {
+			if strings.Contains(l, m) {
+				return bin + " was built without TLS (it says: " + strings.TrimSpace(line) + ")"
+			}
+		}
+	}
+	return ""
+}
+
 // tlsServer starts a redis-server with a TLS port; it returns the TLS port,
 // the plain one and the certificate directory. Stopped at the test's end.
 func tlsServer(t *testing.T) (tlsPort, plainPort int, dir string) {
@@ -67,6 +94,9 @@ func tlsServer(t *testing.T) (tlsPort, plainPort int, dir string) {
 	bin := os.Getenv("REDIS_SERVER")
 	if bin == "" {
 		bin = "redis-server"
+	}
+	if why := serverWithoutTLS(bin); why != "" {
+		t.Skip(why)
 	}
 	for attempt := 0; attempt < 3; attempt++ {
 		p1, err1 := freePort()

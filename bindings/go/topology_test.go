@@ -80,13 +80,19 @@ func fields(words []string) map[string]string {
 }
 
 // startTopology starts a deployment ("sentinel" or "cluster"), stopped by
-// t.Cleanup. Without the launcher, redis-sentinel or redis-cli it skips the
-// test, unless $HILOCK_TOPO is set (make test-go): then it fails.
+// t.Cleanup. Without the launcher, the server ($REDIS_SERVER, else
+// redis-server; sentinels are the same binary with --sentinel) or redis-cli
+// it skips the test, unless $HILOCK_TOPO is set (make test-go): then it
+// fails.
 func startTopology(t *testing.T, kind string) *topology {
 	t.Helper()
 	bin, err := topoBinary()
 	if err == nil && os.Getenv(topoEnv) == "" {
-		for _, tool := range []string{"redis-server", "redis-sentinel", "redis-cli"} {
+		server := os.Getenv("REDIS_SERVER")
+		if server == "" {
+			server = "redis-server"
+		}
+		for _, tool := range []string{server, "redis-cli"} {
 			if _, e := exec.LookPath(tool); e != nil {
 				err = fmt.Errorf("%s not found", tool)
 			}

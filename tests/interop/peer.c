@@ -44,7 +44,10 @@
  *       the tag ("TAG#<token>"). PAUSE_MS: a pause after each release,
  *       outside the lock.
  *       An attempt that fails (HL_EIO during a failover) is retried
- *       (retries=), a release that finds the hold gone counts in lost=;
+ *       (retries=), a release that finds the hold gone counts in lost=,
+ *       one that Redis did not confirm (HL_EINDOUBT: a master killed
+ *       under it; the hold, no longer renewed, ends with its lease) in
+ *       indoubt= ([indoubtwhy=[<the first>]]), and the loop goes on;
  *       the whole loop ends with "err" after 60 s without progress.
  *   quit                      -> bye (then exits 0)
  *
@@ -161,9 +164,9 @@ static int cs_line(int fd, const char *what, const char *tag, int64_t token)
 static void contend(hl_lock *lock, long long iters, const char *path,
                     const char *cs_path, const char *tag, long long pause)
 {
-	long long done = 0, retries = 0, lost = 0, value;
+	long long done = 0, retries = 0, lost = 0, indoubt = 0, value;
 	int64_t t0 = now_ms(), progress = t0, t_try, max_wait = 0;
-	char why[600] = "";
+	char why[600] = "", doubtwhy[600] = "";
 	int reader = hl_lock_kind(lock) == HL_LOCK_READ;
 	int fenced = hl_lock_kind(lock) == HL_LOCK_FENCED;
 	int fd = open(path, O_RDWR), cs = -1;
@@ -241,6 +244,18 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 					         hl_error_last());
 				break;
 			}
+			if (rc == HL_EINDOUBT) {
+				if (indoubt++ == 0)
+					snprintf(doubtwhy, sizeof(doubtwhy),
+					         " indoubtwhy=[hold %lld at "
+					         "%lld "
+					         "ms after %d failed releases: "
+					         "%s]",
+					         value,
+					         (long long)(now_ms() - t0),
+					         rtry, hl_error_last());
+				break;
+			}
 			if (rc != HL_EIO || now_ms() - progress > 60000) {
 				printf("err %s release after %lld of %lld: "
 				       "%s\n",
@@ -253,9 +268,10 @@ static void contend(hl_lock *lock, long long iters, const char *path,
 		if (pause > 0)
 			sleep_ms((long)pause);
 	}
-	printf("ok done=%lld retries=%lld lost=%lld ms=%" PRId64
-	       " maxwait=%" PRId64 "%s\n",
-	       done, retries, lost, now_ms() - t0, max_wait, why);
+	printf("ok done=%lld retries=%lld lost=%lld indoubt=%lld ms=%" PRId64
+	       " maxwait=%" PRId64 "%s%s\n",
+	       done, retries, lost, indoubt, now_ms() - t0, max_wait, why,
+	       doubtwhy);
 out:
 	close(fd);
 	if (cs >= 0)

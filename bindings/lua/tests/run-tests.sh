@@ -17,7 +17,8 @@
 # through forkhelper.c, compiled here with $CC, default cc; skipped, said
 # so, when there is no faultproxy), and
 # stops the servers. Then test_tls.lua against a second server, TLS only, with
-# certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR).
+# certificates made by openssl (HILOCK_TEST_TLS_URL, HILOCK_TEST_TLS_DIR);
+# skipped, said so, when the server was built without TLS.
 # Then test_topology.lua, which starts a Sentinel and a Cluster deployment
 # itself with the launcher hl_topo (tests/interop/topo-up.c, built by CMake
 # into BUILD_DIR/tests/tools).
@@ -127,6 +128,16 @@ start_tls() {
 	return 1
 }
 
+# Why the server cannot serve TLS, "" when it can. Started with a TLS port
+# and no certificate, a TLS build stops for the missing certificate; one
+# built without TLS (Valkey's PyPI build) says it has no TLS support (the
+# C harness's probe, tests/harness.c).
+without_tls() {
+	_out=$(cd / && timeout -k 5 10 "$redis" --port 0 --tls-port "$(tr_free_port)" \
+		--bind 127.0.0.1 --save "" --daemonize no 2>&1 </dev/null || true)
+	printf '%s\n' "$_out" | grep -i -m 1 -e 'tls support' -e 'tls not supported' -e 'bad directive' || true
+}
+
 cd "$here"
 rc=0
 "$LUA" "$here/test_hilock.lua" || rc=$?
@@ -168,7 +179,10 @@ if [ -x "$faultproxy" ]; then
 else
 	echo "# skipped test_faults.lua: no $faultproxy (build with the C tests)"
 fi
-if start_tls; then
+no_tls=$(without_tls)
+if [ -n "$no_tls" ]; then
+	echo "# skipped test_tls.lua: $redis was built without TLS (it says: $no_tls)"
+elif start_tls; then
 	export HILOCK_TEST_TLS_URL="rediss://127.0.0.1:$tls_port/0"
 	export HILOCK_TEST_TLS_PORT="$tls_port" HILOCK_TEST_TLS_DIR="$tls"
 	"$LUA" "$here/test_tls.lua" || rc=$?

@@ -1,7 +1,8 @@
 """TLS (rediss://): a lock over TLS, mutual TLS, and a wrong CA.
 
 A redis-server with a TLS port (and a plain one for the raw checks) and
-certificates made with the openssl command, for this module.
+certificates made with the openssl command, for this module. Skipped,
+saying why, when the server ($REDIS_SERVER) was built without TLS.
 """
 
 from __future__ import annotations
@@ -37,7 +38,40 @@ basicConstraints = CA:FALSE
 extendedKeyUsage = clientAuth
 """
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
+
+
+def _server_exe() -> str:
+    return os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "redis-server"
+
+
+def _without_tls() -> str:
+    """Why the server cannot serve TLS, "" when it can. Started with a TLS
+    port and no certificate, a TLS build stops for the missing certificate;
+    one built without TLS (Valkey's PyPI build) says it has no TLS support
+    (the C harness's probe, tests/harness.c)."""
+    exe = _server_exe()
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    try:
+        out = subprocess.run([exe, "--port", "0", "--tls-port", str(port), "--bind", "127.0.0.1",
+                              "--save", "", "--daemonize", "no"], cwd="/", stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""  # not for this probe to say: the tests fail with the reason
+    for line in out.decode("utf-8", "replace").splitlines():
+        if any(m in line.lower() for m in ("tls support", "tls not supported", "bad directive")):
+            return "%s was built without TLS (it says: %s)" % (exe, line.strip())
+    return ""
+
+
+NO_TLS = _without_tls()
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command"),
+    pytest.mark.skipif(bool(NO_TLS), reason=NO_TLS),
+]
 
 
 def _openssl(d: str, *args: str) -> None:
@@ -68,7 +102,7 @@ def _free_port() -> int:
 
 class TlsServer:
     def __init__(self, d: str, auth_clients: bool) -> None:
-        exe = os.environ.get("REDIS_SERVER") or shutil.which("redis-server") or "redis-server"
+        exe = _server_exe()
         self.dir = d
         self.proc = None
         for _ in range(5):

@@ -28,7 +28,7 @@ from conftest import Resp
 from topo import ENV_VAR, Topology, missing_tools, topo_binary
 
 if not os.environ.get(ENV_VAR) and (topo_binary() is None or missing_tools()):
-    pytest.skip("needs hl_topo (make build), redis-sentinel and redis-cli",
+    pytest.skip("needs hl_topo (make build), redis-server ($REDIS_SERVER) and redis-cli",
                 allow_module_level=True)
 
 SECRET = "s3ntinel-Secret"

@@ -53,8 +53,11 @@ def topo_binary() -> Optional[str]:
 
 
 def missing_tools() -> List[str]:
-    """What the deployments need and this machine lacks."""
-    return [t for t in ("redis-server", "redis-sentinel", "redis-cli") if shutil.which(t) is None]
+    """What the deployments need and this machine lacks: the server
+    ($REDIS_SERVER, else redis-server; sentinels are the same binary with
+    --sentinel) and redis-cli."""
+    server = os.environ.get("REDIS_SERVER") or "redis-server"
+    return [t for t in (server, "redis-cli") if shutil.which(t) is None]
 
 
 def _fields(words: List[str]) -> Dict[str, str]:

@@ -93,6 +93,32 @@ public final class Interop {
 	 *  from the masters (readMode MASTER), never taking a lock. */
 	static RedissonClient rI;
 
+	/** The Redisson version on the classpath (its jar's pom.properties,
+	 *  kept by the shade plugin), e.g. "4.7.0"; "unknown" if absent. */
+	static final String REDISSON_VERSION = redissonVersion();
+
+	static String redissonVersion() {
+		try (var in = Interop.class.getResourceAsStream("/META-INF/maven/org.redisson/redisson/pom.properties")) {
+			if (in == null)
+				return "unknown";
+			java.util.Properties p = new java.util.Properties();
+			p.load(in);
+			return p.getProperty("version", "unknown");
+		} catch (IOException e) {
+			return "unknown";
+		}
+	}
+
+	/** The Redisson on the classpath is major.minor or newer (an unknown
+	 *  version counts as the oldest). */
+	static boolean redissonAtLeast(int major, int minor) {
+		Matcher m = Pattern.compile("^(\\d+)\\.(\\d+)").matcher(REDISSON_VERSION);
+		if (!m.find())
+			return false;
+		int ma = Integer.parseInt(m.group(1)), mi = Integer.parseInt(m.group(2));
+		return ma > major || (ma == major && mi >= minor);
+	}
+
 	static final class Fail extends RuntimeException {
 		private static final long serialVersionUID = 1L;
 
@@ -839,9 +865,11 @@ public final class Interop {
 		final StringBuilder per = new StringBuilder();
 		/** Where holds were lost, for the failure message. */
 		final StringBuilder lostWhere = new StringBuilder();
-		long cRetries, cLost, jRetries, jLost, jLeft, jUnsynced, jDoubtful;
+		long cRetries, cLost, cDoubtful, jRetries, jLost, jLeft, jUnsynced, jDoubtful;
 		/** The doubtful Redisson unlocks, for the scenario line. */
 		final StringBuilder doubts = new StringBuilder();
+		/** The hilock releases in doubt (HL_EINDOUBT), likewise. */
+		final StringBuilder cDoubts = new StringBuilder();
 		String midway = "";
 
 		String retries() {
@@ -849,7 +877,9 @@ public final class Interop {
 				jLeft) + (jUnsynced > 0 ? String.format("; Redisson unlocks answered NoSyncedSlavesException "
 					+ "(stale replica count, they ran): %d", jUnsynced) : "")
 				+ (jDoubtful > 0 ? String.format("; Redisson unlocks in doubt whose retry found the hold gone: "
-					+ "%d:%s", jDoubtful, doubts) : "");
+					+ "%d:%s", jDoubtful, doubts) : "")
+				+ (cDoubtful > 0 ? String.format("; hilock releases in doubt (HL_EINDOUBT: unconfirmed, ended by "
+					+ "their lease): %d:%s", cDoubtful, cDoubts) : "");
 		}
 	}
 
@@ -910,6 +940,11 @@ public final class Interop {
 				String r = peers.get(i).next(110_000);
 				check(r.startsWith("ok done="), "hilock peer %d on %s: %s", i, names.get(i / cProcs), r);
 				round.cRetries += Child.value(r, "retries", "contend");
+				long doubtful = Child.value(r, "indoubt", "contend");
+				round.cDoubtful += doubtful;
+				if (doubtful > 0)
+					round.cDoubts.append(String.format(" hilock peer %d on %s:%s;", i, wheres.get(i / cProcs),
+						r.substring(Math.max(0, r.indexOf(" indoubtwhy=")))));
 				long lost = Child.value(r, "lost", "contend");
 				round.cLost += lost;
 				if (lost > 0)
@@ -968,7 +1003,8 @@ public final class Interop {
 	/** a (Sentinel, Cluster): one contention round. */
 	static String contention(List<String> names) throws Exception {
 		Round r = contendRound("a", names, 100, 50, null);
-		return r.per + (r.cRetries + r.jRetries + r.jLeft + r.jUnsynced + r.jDoubtful > 0 ? "; " + r.retries() : "");
+		return r.per + (r.cRetries + r.cDoubtful + r.jRetries + r.jLeft + r.jUnsynced + r.jDoubtful > 0
+			? "; " + r.retries() : "");
 	}
 
 	/** The port of the master Redisson's connection manager uses now
@@ -1296,6 +1332,7 @@ public final class Interop {
 		workDir = Path.of(opt.get("--work"));
 		int port = Integer.parseInt(opt.getOrDefault("--port", "0"));
 		String filter = opt.getOrDefault("--filter", "");
+		System.out.println("interop: Redisson " + REDISSON_VERSION);
 		for (String topo : opt.getOrDefault("--topologies", "single,sentinel,cluster").split(",")) {
 			if (topo.isEmpty())
 				continue;

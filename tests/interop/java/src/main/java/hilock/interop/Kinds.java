@@ -54,8 +54,8 @@ import hilock.interop.Interop.Scenario;
  * with every critical section recorded and checked for overlaps. The
  * hilock side is the C peer (peer.c) with a handle of the kind; the Java
  * side Redisson's getFairLock, getReadWriteLock, getSpinLock and
- * getFencedLock. The non-reentrant kinds are Redisson 4.4.0+ only, so
- * they have no Java peer here.
+ * getFencedLock. The non-reentrant kinds (q, and their contention rounds
+ * in m) are Redisson 4.4.0+ only: they run against 4.4.0 and newer.
  */
 final class Kinds {
 	private Kinds() {
@@ -152,8 +152,23 @@ final class Kinds {
 			return rc.getSpinLock(name);
 		case "fenced":
 			return rc.getFencedLock(name);
+		case "nonreentrant":
+			return redisson44Lock(rc, "getNonReentrantLock", name);
+		case "fair-nonreentrant":
+			return redisson44Lock(rc, "getNonReentrantFairLock", name);
 		default:
 			throw new IllegalArgumentException(kind);
+		}
+	}
+
+	/** A lock kind of Redisson 4.4.0+ (getNonReentrantLock,
+	 *  getNonReentrantFairLock), called by name so that the driver still
+	 *  builds against 4.3.1, which has no such method. */
+	static RLock redisson44Lock(RedissonClient rc, String method, String name) {
+		try {
+			return (RLock) RedissonClient.class.getMethod(method, String.class).invoke(rc, name);
+		} catch (ReflectiveOperationException e) {
+			throw new IllegalStateException("Redisson " + Interop.REDISSON_VERSION + " has no " + method, e);
 		}
 	}
 
@@ -949,6 +964,47 @@ final class Kinds {
 		}
 	}
 
+	/**
+	 * Redisson 4.4.0+'s read-lock renewal (PROTOCOL section 1): a Redisson
+	 * reader renews only its own client's read holds. A hilock reader
+	 * killed while holding (no release, no renewal of its own) loses its
+	 * lease key within its last lease while the Redisson reader holds on
+	 * and keeps the hash alive; Redisson's read unlock then finds no live
+	 * lease beside its own, clears the dead field and frees the lock, and
+	 * a writer gets in at once. The mirror of the 4.3.1 scenario above.
+	 */
+	static String rwRedissonLeavesDeadHilockReader(String name) throws Exception {
+		try (Peer r = new Peer(name, SHORT_WATCHDOG_MS, "read"); JThread jr = new JThread(Interop.rShort, "reader");
+			JThread jw = new JThread(Interop.rA, "writer")) {
+			RLock rl = jlock(Interop.rShort, "read", name), wl = jlock(Interop.rA, "write", name);
+			lockOn(jr, rl);
+			check(r.ask("acquire 0 -1", "acquired") == 1, "hilock's reader could not join");
+			String key = readTimeoutKey(name, r.owner, 1), own = readTimeoutKey(name, jr.owner(), 1);
+			r.proc.destroyForcibly();
+			check(r.proc.waitFor(10, SECONDS), "the hilock peer did not die");
+			long t0 = System.nanoTime();
+			await(() -> pttl(key) == -2, SHORT_WATCHDOG_MS + PROMPT_MS,
+				"the dead hilock reader's lease key %s still has PTTL %d: Redisson renews it", key, pttl(key));
+			long gone = msSince(t0);
+			Map<String, String> h = hash(name);
+			check(h.equals(mapOf("mode", "read", jr.owner(), "1", r.owner, "1")),
+				"rw hash %s, expected Redisson's reader beside the dead hilock field", h);
+			// a renewal round later Redisson's own hold is still renewed
+			Thread.sleep(SHORT_WATCHDOG_MS / 2);
+			check(pttl(own) > 0 && pttl(name) > 0, "Redisson's reader lost its lease (PTTL %d, hash %d)", pttl(own),
+				pttl(name));
+			check(!tryOn(jw, wl), "Redisson's writer got in beside Redisson's reader");
+			long unlocked = System.nanoTime();
+			unlockOn(jr, rl);
+			check(!exists(name), "rw hash %s left after Redisson's read unlock (the dead reader's field)", hash(name));
+			check(tryOn(jw, wl), "Redisson's writer could not take the freed lock");
+			long ms = msSince(unlocked);
+			check(!exists(name), "rw hash %s left after the writer's unlock", hash(name));
+			return String.format("the killed hilock reader's lease key expired %d ms after its death while Redisson's "
+				+ "reader held on; Redisson's read unlock cleared its field, a writer got in %d ms later", gone, ms);
+		}
+	}
+
 	/** hilock renews only its own read holds: a Redisson reader whose
 	 *  client went away without unlocking loses its lease key within the
 	 *  watchdog timeout while hilock's reader holds on; hilock's release
@@ -1450,6 +1506,67 @@ final class Kinds {
 		}
 	}
 
+	/* ------------------------------------------------------------------
+	 * q. Non-reentrant locks (Redisson 4.4.0+): mutual exclusion and
+	 *    wake-ups both ways, and a second acquire by the holder refused
+	 *    on both sides without a second count in the hash.
+	 * ------------------------------------------------------------------ */
+
+	static String nrRedissonWaitsForHilock(String kind, String name) throws Exception {
+		try (Peer p = new Peer(name, 30_000, kind); JThread jt = new JThread(Interop.rA, "nr-waiter")) {
+			check(p.ask("acquire 0 -1", "acquired") == 1, "hilock could not take the free %s lock", kind);
+			String again = p.call("acquire 0 -1");
+			check(again.startsWith("err HL_EDEADLK"), "hilock's second acquire of its own %s lock: %s", kind, again);
+			check(hash(name).equals(Map.of(p.owner, "1")), "%s lock hash %s after hilock's refused re-acquire", kind,
+				hash(name));
+			RLock lock = jlock(Interop.rA, kind, name);
+			Future<Boolean> f = jt.submit(() -> lock.tryLock(10, SECONDS));
+			blocked(f, 800, "Redisson's %s tryLock returned while hilock holds", kind);
+			long released = System.nanoTime();
+			check(p.ask("release", "released") == 1, "hilock release");
+			check(result(f, 15_000), "Redisson's %s tryLock(10 s) gave up after hilock released", kind);
+			long ms = msSince(released);
+			check(ms < PROMPT_MS, "Redisson acquired %d ms after hilock's release (not woken)", ms);
+			check(hash(name).equals(Map.of(jt.owner(), "1")), "%s lock hash %s with Redisson holding", kind, hash(name));
+			String refused = jt.call(() -> {
+				try {
+					return lock.tryLock(0, SECONDS) ? "acquired again" : "returned false";
+				} catch (RuntimeException e) {
+					return e.getClass().getSimpleName();
+				}
+			});
+			// PROTOCOL 2.1: the script's NON_REENTRANT_REACQUIRE error
+			check(refused.equals("IllegalMonitorStateException") && hash(name).equals(Map.of(jt.owner(), "1")),
+				"Redisson's second tryLock of its own %s lock: %s, hash %s", kind, refused, hash(name));
+			check(p.ask("acquire 0 -1", "acquired") == 0, "hilock got in beside Redisson");
+			unlockOn(jt, lock);
+			check(!exists(name), "%s lock hash %s left after Redisson's unlock", kind, hash(name));
+			return String.format("hilock's re-acquire refused (HL_EDEADLK), Redisson's too (%s); Redisson woke %d ms "
+				+ "after hilock's release%s", refused, ms, onWhat(name));
+		}
+	}
+
+	static String nrHilockWaitsForRedisson(String kind, String name) throws Exception {
+		try (Peer p = new Peer(name, 30_000, kind); JThread jt = new JThread(Interop.rA, "nr-holder")) {
+			RLock lock = jlock(Interop.rA, kind, name);
+			lockOn(jt, lock);
+			check(hash(name).equals(Map.of(jt.owner(), "1")), "%s lock hash %s", kind, hash(name));
+			check(p.ask("acquire 0 -1", "acquired") == 0, "hilock got a Redisson-held %s lock", kind);
+			p.send("acquire 10000 -1");
+			String early = p.poll(800);
+			check(early == null, "hilock's %s acquire returned while Redisson holds: %s", kind, early);
+			long released = System.nanoTime();
+			unlockOn(jt, lock);
+			String reply = p.next(15_000);
+			long ms = msSince(released);
+			check(Child.value(reply, "acquired", "hilock acquire") == 1, "hilock's %s acquire: %s", kind, reply);
+			check(ms < PROMPT_MS, "hilock acquired %d ms after Redisson's unlock", ms);
+			check(!tryOn(jt, lock), "Redisson got in beside hilock");
+			check(p.ask("release", "released") == 1 && !exists(name), "hilock release");
+			return String.format("hilock woke %d ms after Redisson's unlock%s", ms, onWhat(name));
+		}
+	}
+
 	/* ------------------------------------------------------------------ */
 
 	/** Register the kinds' scenarios of the topology under test. */
@@ -1469,7 +1586,11 @@ final class Kinds {
 		sc.put("i rw redisson-writer-takes-read", () -> rwRedissonWriterTakesRead(n + "i:wr2"));
 		sc.put("i rw hilock-read-watchdog", () -> rwHilockReadRenewal(n + "i:renew1"));
 		sc.put("i rw redisson-read-watchdog", () -> rwRedissonReadRenewal(n + "i:renew2"));
-		sc.put("i rw redisson-4.3.1-renews-dead-hilock-reader", () -> rwRedissonRenewsDeadHilockReader(n + "i:dead1"));
+		// the one scenario whose outcome depends on the Redisson version
+		if (Interop.redissonAtLeast(4, 4))
+			sc.put("i rw redisson-leaves-dead-hilock-reader", () -> rwRedissonLeavesDeadHilockReader(n + "i:dead1"));
+		else
+			sc.put("i rw redisson-4.3.1-renews-dead-hilock-reader", () -> rwRedissonRenewsDeadHilockReader(n + "i:dead1"));
 		sc.put("i rw hilock-leaves-dead-redisson-reader", () -> rwHilockLeavesDeadRedissonReader(n + "i:dead2"));
 		sc.put("j spin redisson-waits-for-hilock", () -> spinRedissonWaitsForHilock(n + "j:wait1"));
 		sc.put("j spin hilock-waits-for-redisson", () -> spinHilockWaitsForRedisson(n + "j:wait2"));
@@ -1480,5 +1601,11 @@ final class Kinds {
 		sc.put("l cross-kind wake-ups", () -> crossKindWakeUps(n + "l:wake"));
 		for (String k : List.of("fair", "spin", "fenced", "rw"))
 			sc.put("m mutual-exclusion [" + k + "]", () -> kindContention(k, n + "m:" + k));
+		if (Interop.redissonAtLeast(4, 4))
+			for (String k : List.of("nonreentrant", "fair-nonreentrant")) {
+				sc.put("m mutual-exclusion [" + k + "]", () -> kindContention(k, n + "m:" + k));
+				sc.put("q " + k + " redisson-waits-for-hilock", () -> nrRedissonWaitsForHilock(k, n + "q:" + k + ":1"));
+				sc.put("q " + k + " hilock-waits-for-redisson", () -> nrHilockWaitsForRedisson(k, n + "q:" + k + ":2"));
+			}
 	}
 }
