@@ -1473,6 +1473,7 @@ GRID_BEGIN = "<!-- grid:begin -->"
 GRID_END = "<!-- grid:end -->"
 GRID_C_TARGET = 0.95
 GRID_BINDING_TARGET = 0.9
+GRID_MINUTES = 10            # the measurement time of grid
 GRID_VALUE = "b:" + "v" * 16
 GRID_INIT_BLOOM = ("try_init", ["i:100000", "f:0.01"])
 GRID_INIT_RATE = ("try_set_rate", ["b:overall", "i:1000000", "i:1"])
@@ -1573,6 +1574,8 @@ def run_grid(R, pieces, hb, url, secs, reps, attempt):
             for r in runs:
                 if "hilock_ops_per_s" in r:
                     r["ops_per_s"] = r.pop("hilock_ops_per_s")
+                if "hilock_cpu_us" in r:
+                    r["cpu_us"] = r.pop("hilock_cpu_us")
             return median_run(runs, lambda r: r.get("floor_ops_per_s"))
         return attempt(key, run)
 
@@ -1705,7 +1708,9 @@ def render_grid(R):
       "`NewScript`, EVALSHA); Redisson (StringCodec for the bucket) runs "
       "in a JVM after a second of warm-up, against the mean of the floor "
       "run just before and just after it. Each cell: the ratio to the "
-      "floor (higher is faster), and ops/s.\n")
+      "floor of its own process (higher is faster), and ops/s. On a loaded "
+      "machine the ratios move by ±10%% from run to run; the client CPU "
+      "per operation below says what the library adds more steadily.\n")
 
     def cell(r, target=None):
         if not r:
@@ -1720,8 +1725,8 @@ def render_grid(R):
     rows = [r for r in G["rows"] if not r.get("missing")]
     w("### hilock: C and the bindings (targets: C >= %.2fx, bindings >= "
       "%.1fx)\n" % (GRID_C_TARGET, GRID_BINDING_TARGET))
-    w("| operation | its floor (raw hiredis) | C floor ops/s | C | Python | "
-      "Lua | Go |")
+    w("| operation | its floor (raw hiredis) | the floor in C's run, ops/s "
+      "| C | Python | Lua | Go |")
     w("|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         res = r["res"]
@@ -1735,6 +1740,25 @@ def render_grid(R):
             cell(res.get("lua"), GRID_BINDING_TARGET),
             cell(res.get("go"), GRID_BINDING_TARGET)))
     w("")
+    w("Client CPU per operation, µs (the process's CPU time over the "
+      "operations of the same slices: the floor's → hilock's, and the "
+      "difference, which is what the binding and the library add; the "
+      "machine's load moves it less than the ratios):\n")
+    w("| operation | C | Python | Lua | Go |")
+    w("|---|---:|---:|---:|---:|")
+
+    def cpu(r):
+        if not r or r.get("floor_cpu_us") is None:
+            return "—"
+        h = r.get("cpu_us", r.get("hilock_cpu_us"))
+        if h is None:
+            return "—"
+        return "%.1f → %.1f (%+.1f)" % (r["floor_cpu_us"], h,
+                                        h - r["floor_cpu_us"])
+    for r in rows:
+        w("| %s.%s | %s |" % (r["kind"], r["op"], " | ".join(
+            cpu(r["res"].get(lang)) for lang in GRID_LANGS)))
+    w("")
     peers = [p for p in GRID_PEER_NAMES
              if any(r["res"].get(p) for r in G["rows"])]
     w("### Side by side: the peers, against the same floor\n")
@@ -1744,7 +1768,7 @@ def render_grid(R):
     for r in G["rows"]:
         res = r["res"]
         if r.get("missing"):
-            hp = hg = "no %s.%s in this hilock yet" % (r["kind"], r["op"])
+            hp = hg = "not in hilock yet"
         else:
             hp, hg = cell(res.get("python")), cell(res.get("go"))
         w("| %s.%s | %s | %s | %s |" % (
@@ -2859,7 +2883,8 @@ def render_tail():
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
       "%d minutes of measurement on 2 cores (4 of them the topology "
       "groups of (7), %d the lock family's of (9), %d the "
-      "synchronizers' of (10)), plus the first downloads. "
+      "synchronizers' of (10), %d the data grid's of (11)), plus the first "
+      "downloads. "
       "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock,"
       "kinds,fair,rw,sem,latch` runs a subset (e.g. `--only "
       "cluster,tls,failover`: the topologies alone; `--only redlock` "
@@ -2886,7 +2911,8 @@ def render_tail():
       "module: redsync, go-redis, redis_rate, and the binding through a "
       "replace directive; bench/go/grid the grid's), "
       "bench/java/ (the Redisson driver).\n" % (
-          11 + FAMILY_MINUTES + SYNC_MINUTES, FAMILY_MINUTES, SYNC_MINUTES))
+          11 + FAMILY_MINUTES + SYNC_MINUTES + GRID_MINUTES, FAMILY_MINUTES,
+          SYNC_MINUTES, GRID_MINUTES))
     return o
 
 
