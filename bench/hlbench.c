@@ -2788,7 +2788,7 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
  * (floor.c's hlfloor_cmds): the same command, or the same EVALSHA of the
  * same script with the same arguments. */
 
-#define GRID_ARGS_MAX 16
+#define GRID_ARGS_MAX 1024 /* a batch: a list argument's values */
 
 struct grid_op {
 	int op;

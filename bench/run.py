@@ -1477,6 +1477,8 @@ GRID_MINUTES = 10            # the measurement time of grid
 GRID_VALUE = "b:" + "v" * 16
 GRID_INIT_BLOOM = ("try_init", ["i:100000", "f:0.01"])
 GRID_INIT_RATE = ("try_set_rate", ["b:overall", "i:1000000", "i:1"])
+GRID_BATCH = 100
+GRID_BATCH_VALUES = ["b:v%03d" % i for i in range(GRID_BATCH)]
 # The operations: (kind, op, set-ups, args, peers). Arguments as hlbench's
 # grid scenarios take them (b:TEXT bytes, i:N, f:X, - left out); the
 # set-ups are operations of the same object run first (a bucket's set
@@ -1511,6 +1513,16 @@ GRID_OPS = [
      [GRID_VALUE], ("pottery", "redisson")),
     ("rate_limiter", "try_acquire", [GRID_INIT_RATE], [],
      ("limits", "redis_rate", "redisson")),
+    # many values in one round trip (the issue: the Bloom filter's adds and
+    # checks must scale with the batch). The operations' names are a guess
+    # until the kind lands: a list argument (bytes* in its spec) takes the
+    # values as arguments of their own. Compare ops/s x GRID_BATCH with
+    # the single add's ops/s.
+    ("bloom_filter", "add_all", [GRID_INIT_BLOOM], GRID_BATCH_VALUES,
+     ("redisson",)),
+    ("bloom_filter", "contains_all", [GRID_INIT_BLOOM, ("add_all",
+                                                         GRID_BATCH_VALUES)],
+     GRID_BATCH_VALUES, ("redisson",)),
 ]
 GRID_LANGS = ("c", "python", "lua", "go")
 GRID_PEER_NAMES = {"redispy": "redis-py (raw)", "goredis": "go-redis (raw)",
@@ -1771,9 +1783,17 @@ def render_grid(R):
             hp = hg = "not in hilock yet"
         else:
             hp, hg = cell(res.get("python")), cell(res.get("go"))
-        w("| %s.%s | %s | %s | %s |" % (
-            r["kind"], r["op"], hp, hg, " | ".join(
-                cell(res.get(p)) if p in res else "—" for p in peers)))
+        n = len(r["args"]) if r["op"].endswith("_all") else 1
+
+        def pcell(x):
+            c = cell(x)
+            if n > 1 and x:
+                c += ", %d values/s" % round(x["ops_per_s"] * n)
+            return c
+        w("| %s%s | %s | %s | %s |" % (
+            "%s.%s" % (r["kind"], r["op"]),
+            " (%d values a call)" % n if n > 1 else "", hp, hg, " | ".join(
+                pcell(res.get(p)) if p in res else "—" for p in peers)))
     w("")
     missing = sorted({r["kind"] for r in G["rows"] if r.get("missing")})
     if missing:

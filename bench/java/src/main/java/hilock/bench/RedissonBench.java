@@ -861,6 +861,22 @@ public final class RedissonBench {
                 String v = a[0].substring(2);
                 return () -> f.contains(v);
             }
+            case "bloom_filter.add_all": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                List<String> vs = new ArrayList<>();
+                for (String x : a) {
+                    vs.add(x.substring(2));
+                }
+                return () -> f.add(vs);
+            }
+            case "bloom_filter.contains_all": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                List<String> vs = new ArrayList<>();
+                for (String x : a) {
+                    vs.add(x.substring(2));
+                }
+                return () -> f.contains(vs);
+            }
             case "rate_limiter.try_set_rate": {
                 RRateLimiter r = c.getRateLimiter(name);
                 long n = Long.parseLong(a[1].substring(2));
