@@ -190,3 +190,164 @@ long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s)
 	*elapsed_s = t - t0;
 	return n;
 }
+
+/* ---- the grid's floor: captured commands replayed ---- */
+
+#define CMDS_MAX     16
+#define CMD_ARGS_MAX 64
+
+struct hlfloor_cmds {
+	redisContext *c;
+	int n;
+	int argc[CMDS_MAX];
+	char *argv[CMDS_MAX][CMD_ARGS_MAX];
+	size_t lens[CMDS_MAX][CMD_ARGS_MAX];
+	char error[256];
+};
+
+void hlfloor_cmds_close(hlfloor_cmds *f)
+{
+	if (!f)
+		return;
+	if (f->c)
+		redisFree(f->c);
+	for (int i = 0; i < f->n; i++)
+		for (int j = 0; j < f->argc[i]; j++)
+			free(f->argv[i][j]);
+	free(f);
+}
+
+static int unhex(int ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* One line of the file into command f->n. */
+static int parse_cmd(hlfloor_cmds *f, char *line)
+{
+	int argc = 0;
+	char *save = NULL, *w;
+	for (w = strtok_r(line, " \t\r\n", &save); w;
+	     w = strtok_r(NULL, " \t\r\n", &save)) {
+		size_t n = strlen(w), len = 0;
+		char *b;
+		if (argc == CMD_ARGS_MAX)
+			return -1;
+		if (strcmp(w, "=") == 0)
+			n = 0;
+		else if (n % 2)
+			return -1;
+		b = malloc(n / 2 + 1);
+		if (!b)
+			return -1;
+		for (size_t i = 0; i < n; i += 2) {
+			int hi = unhex(w[i]), lo = unhex(w[i + 1]);
+			if (hi < 0 || lo < 0) {
+				free(b);
+				return -1;
+			}
+			b[len++] = (char)(hi << 4 | lo);
+		}
+		b[len] = 0;
+		f->argv[f->n][argc] = b;
+		f->lens[f->n][argc] = len;
+		argc++;
+	}
+	if (argc == 0)
+		return 0;
+	f->argc[f->n++] = argc;
+	return 0;
+}
+
+hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
+                                size_t err_len)
+{
+	hlfloor_cmds *f = calloc(1, sizeof(*f));
+	FILE *in;
+	char *line = NULL;
+	size_t cap = 0;
+	if (!f) {
+		snprintf(err, err_len, "out of memory");
+		return NULL;
+	}
+	in = fopen(path, "r");
+	if (!in) {
+		snprintf(err, err_len, "cannot read %s", path);
+		free(f);
+		return NULL;
+	}
+	while (getline(&line, &cap, in) > 0) {
+		if (f->n == CMDS_MAX || parse_cmd(f, line) != 0) {
+			snprintf(err, err_len, "%s: a bad line or too many",
+			         path);
+			free(line);
+			fclose(in);
+			hlfloor_cmds_close(f);
+			return NULL;
+		}
+	}
+	free(line);
+	fclose(in);
+	if (f->n == 0) {
+		snprintf(err, err_len, "%s holds no command", path);
+		hlfloor_cmds_close(f);
+		return NULL;
+	}
+	f->c = hlfloor_connect(url, err, err_len);
+	if (!f->c) {
+		hlfloor_cmds_close(f);
+		return NULL;
+	}
+	return f;
+}
+
+const char *hlfloor_cmds_error(const hlfloor_cmds *f)
+{
+	return f->error;
+}
+
+int hlfloor_cmds_once(hlfloor_cmds *f)
+{
+	for (int i = 0; i < f->n; i++)
+		if (redisAppendCommandArgv(f->c, f->argc[i],
+		                           (const char **)f->argv[i],
+		                           f->lens[i]) != REDIS_OK) {
+			snprintf(f->error, sizeof(f->error),
+			         "floor: cannot format a command");
+			return -1;
+		}
+	for (int i = 0; i < f->n; i++) {
+		redisReply *r = NULL;
+		int ok = redisGetReply(f->c, (void **)&r) == REDIS_OK && r &&
+		         r->type != REDIS_REPLY_ERROR;
+		if (!ok) {
+			snprintf(f->error, sizeof(f->error),
+			         "floor: %s failed: %s", f->argv[i][0],
+			         r ? r->str : f->c->errstr);
+			if (r)
+				freeReplyObject(r);
+			return -1;
+		}
+		freeReplyObject(r);
+	}
+	return 0;
+}
+
+long long hlfloor_cmds_run(hlfloor_cmds *f, double seconds, double *elapsed_s)
+{
+	double t0 = hlfloor_now(), t;
+	long long n = 0;
+	while ((t = hlfloor_now()) < t0 + seconds) {
+		if (hlfloor_cmds_once(f) != 0)
+			return -1;
+		n++;
+	}
+	*elapsed_s = t - t0;
+	return n;
+}

@@ -39,6 +39,26 @@ long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s);
 const char *hlfloor_error(const hlfloor *f);
 void hlfloor_close(hlfloor *f);
 
+/* The grid's floor (bench run.py's grid group): the commands one grid
+ * operation sends, as hilock sent them (captured with MONITOR by hlbench
+ * grid-capture), replayed over one hiredis connection: every command
+ * appended, then every reply read (one round trip when hilock sends one
+ * command). The file holds one command a line, its arguments hex-encoded
+ * and separated by spaces ("=" for an empty one). A script's EVALSHA
+ * needs the script in Redis's cache: the capture left it there. */
+typedef struct hlfloor_cmds hlfloor_cmds;
+
+hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
+                                size_t err_len);
+/* One round: 0, or -1 with why in hlfloor_cmds_error() (an error reply
+ * fails too). */
+int hlfloor_cmds_once(hlfloor_cmds *f);
+/* Rounds until seconds have passed: how many (-1 on failure), the time
+ * they took in *elapsed_s. */
+long long hlfloor_cmds_run(hlfloor_cmds *f, double seconds, double *elapsed_s);
+const char *hlfloor_cmds_error(const hlfloor_cmds *f);
+void hlfloor_cmds_close(hlfloor_cmds *f);
+
 /* CLOCK_MONOTONIC in seconds (Lua has no sub-second wall clock). */
 double hlfloor_now(void);
 

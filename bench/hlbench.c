@@ -47,6 +47,15 @@
  *                                               before Redis's lease ends the
  *                                               holder is told it lost, and
  *                                               how long a timed acquire takes
+ *   hlbench URL grid-capture FILE KIND NAME OP N ARG... [OP N ARG...]
+ *                 the data grid: runs the last operation (the others are
+ *                 set-ups) with a MONITOR watching; the commands it sent
+ *                 go to FILE (the floor) and to stdout. ARG: b:TEXT,
+ *                 x:HEX, i:N, f:X, - (left out)
+ *   hlbench URL grid-paired SECONDS FILE KIND NAME OP N ARG...
+ *                 that floor (FILE replayed over raw hiredis) and
+ *                 hl_object_call(), alternating
+ *   hlbench URL grid-floor SECONDS FILE   that floor alone
  *
  * The topologies (run.py's cluster, tls and failover groups start the
  * deployments; see bench/topo.py):
@@ -102,6 +111,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -2768,6 +2778,381 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
 	return bad;
 }
 
+/* ---- the data grid: each operation against its floor -------------------
+ *
+ * The operations come as KIND NAME then groups OP N ARG...: every group but
+ * the last is a set-up (e.g. a bucket's set before its get), run once; the
+ * last is measured. ARG: b:TEXT (bytes), x:HEX (bytes), i:N, f:X, or -
+ * (an optional argument left out). The floor is what the operation sends,
+ * captured once with MONITOR (grid-capture) and replayed over raw hiredis
+ * (floor.c's hlfloor_cmds): the same command, or the same EVALSHA of the
+ * same script with the same arguments. */
+
+#define GRID_ARGS_MAX 1024 /* a batch: a list argument's values */
+
+struct grid_op {
+	int op;
+	size_t nargs;
+	hl_arg args[GRID_ARGS_MAX];
+};
+
+static int grid_kind(const char *name)
+{
+	for (int k = 1; k < 64; k++) {
+		const char *n = hl_kind_name(k);
+		if (n && strcmp(n, name) == 0)
+			return k;
+	}
+	fprintf(stderr, "hlbench: no grid kind %s in this libhilock\n", name);
+	exit(1);
+}
+
+static int grid_opnum(int kind, const char *name)
+{
+	for (int i = 0; i < 256; i++) {
+		const char *n = hl_op_name(kind << 8 | i);
+		if (n && strcmp(n, name) == 0)
+			return kind << 8 | i;
+	}
+	fprintf(stderr, "hlbench: %s has no operation %s\n", hl_kind_name(kind),
+	        name);
+	exit(1);
+}
+
+static void grid_arg(hl_arg *a, const char *s)
+{
+	memset(a, 0, sizeof(*a));
+	if (strcmp(s, "-") == 0) {
+		a->type = HL_ARG_NONE;
+	} else if (strncmp(s, "b:", 2) == 0) {
+		a->type = HL_ARG_BYTES;
+		a->bytes = s + 2;
+		a->len = strlen(s + 2);
+	} else if (strncmp(s, "x:", 2) == 0) {
+		size_t n = strlen(s + 2) / 2;
+		unsigned char *b = malloc(n + 1);
+		if (!b)
+			die_msg("out of memory");
+		for (size_t i = 0; i < n; i++) {
+			unsigned v;
+			sscanf(s + 2 + 2 * i, "%2x", &v);
+			b[i] = (unsigned char)v;
+		}
+		a->type = HL_ARG_BYTES;
+		a->bytes = b; /* lives as long as the program */
+		a->len = n;
+	} else if (strncmp(s, "i:", 2) == 0) {
+		a->type = HL_ARG_INT;
+		a->i = atoll(s + 2);
+	} else if (strncmp(s, "f:", 2) == 0) {
+		a->type = HL_ARG_DOUBLE;
+		a->d = atof(s + 2);
+	} else {
+		fprintf(stderr, "hlbench: bad grid argument %s\n", s);
+		exit(2);
+	}
+}
+
+/* Parse the groups of argv[0..argc): *n operations into ops. */
+static void grid_ops(int kind, int argc, char **argv, struct grid_op *ops,
+                     int *n, int max)
+{
+	int i = 0;
+	*n = 0;
+	while (i < argc) {
+		struct grid_op *o = &ops[*n];
+		if (*n == max || i + 2 > argc)
+			die_msg("grid: bad operation groups");
+		o->op = grid_opnum(kind, argv[i]);
+		o->nargs = (size_t)atoi(argv[i + 1]);
+		if (o->nargs > GRID_ARGS_MAX || i + 2 + (int)o->nargs > argc)
+			die_msg("grid: bad operation groups");
+		for (size_t j = 0; j < o->nargs; j++)
+			grid_arg(&o->args[j], argv[i + 2 + j]);
+		i += 2 + (int)o->nargs;
+		(*n)++;
+	}
+	if (*n == 0)
+		die_msg("grid: no operation");
+}
+
+static void grid_call(hl_object *obj, const struct grid_op *o)
+{
+	hl_value *v = NULL;
+	int rc = hl_object_call(&v, obj, o->op, o->args, o->nargs);
+	if (rc != HL_OK)
+		die(hl_op_name(o->op), rc);
+	hl_value_free(v);
+}
+
+/* The grid object and its set-ups run: the measured operation is the
+ * last of ops. */
+static hl_object *grid_open(hl_client *c, const char *kind, const char *name,
+                            int argc, char **argv, struct grid_op *ops, int *n)
+{
+	hl_object *obj = NULL;
+	int k = grid_kind(kind), rc;
+	grid_ops(k, argc, argv, ops, n, 8);
+	rc = hl_object_new(&obj, c, k, name, strlen(name));
+	if (rc != HL_OK)
+		die("hl_object_new", rc);
+	for (int i = 0; i + 1 < *n; i++)
+		grid_call(obj, &ops[i]);
+	return obj;
+}
+
+/* MONITOR's line: TIME [DB ADDR] "arg" "arg"... into argv (sdscatrepr's
+ * escapes undone); 0 for a command run by a script ([DB lua]). */
+static int monitor_parse(const char *line, char **argv, size_t *lens, int max)
+{
+	const char *p = strchr(line, '[');
+	const char *q = p ? strchr(p, ']') : NULL;
+	int argc = 0;
+	if (!p || !q)
+		return 0;
+	if (q - p >= 4 && strncmp(q - 3, "lua", 3) == 0)
+		return 0;
+	p = q + 1;
+	while ((p = strchr(p, '"')) != NULL && argc < max) {
+		char *b = malloc(strlen(p) + 1);
+		size_t n = 0;
+		if (!b)
+			die_msg("out of memory");
+		for (p++; *p && *p != '"'; p++) {
+			if (*p != '\\') {
+				b[n++] = *p;
+				continue;
+			}
+			p++;
+			switch (*p) {
+			case 'n':
+				b[n++] = '\n';
+				break;
+			case 'r':
+				b[n++] = '\r';
+				break;
+			case 't':
+				b[n++] = '\t';
+				break;
+			case 'a':
+				b[n++] = '\a';
+				break;
+			case 'b':
+				b[n++] = '\b';
+				break;
+			case 'x': {
+				unsigned v = 0;
+				sscanf(p + 1, "%2x", &v);
+				b[n++] = (char)v;
+				p += 2;
+				break;
+			}
+			default:
+				b[n++] = *p;
+			}
+		}
+		b[n] = 0;
+		argv[argc] = b;
+		lens[argc++] = n;
+		if (*p)
+			p++;
+	}
+	return argc;
+}
+
+/* Run the operation once with a MONITOR watching: the commands hilock's
+ * connection sent for it go to FILE (floor.h's format) and to stdout as
+ * JSON (printable, for BENCHMARKS.md). Called after two warm-up calls, so
+ * connecting and loading a script are not part of it. */
+static int bench_grid_capture(const char *path, const char *kind,
+                              const char *name, int argc, char **argv)
+{
+	hl_client *c = new_client(0, 0);
+	struct grid_op ops[8];
+	int n, ncmd = 0;
+	hl_object *obj = grid_open(c, kind, name, argc, argv, ops, &n);
+	redisContext *mon = raw_connect(), *mark = raw_connect();
+	const char *monitor[] = {"MONITOR"};
+	char marker[64];
+	const char *echo[] = {"ECHO", marker};
+	FILE *out = fopen(path, "w");
+	redisReply *r;
+
+	if (!out)
+		die_msg("grid-capture: cannot write the floor file");
+	grid_call(obj, &ops[n - 1]);
+	grid_call(obj, &ops[n - 1]);
+	freeReplyObject(raw_cmd(mon, 1, monitor));
+	grid_call(obj, &ops[n - 1]);
+	snprintf(marker, sizeof(marker), "hlbench-capture-%ld", (long)getpid());
+	freeReplyObject(raw_cmd(mark, 2, echo));
+	printf("{\"scenario\":\"grid-capture\",\"kind\":\"%s\",\"op\":\"%s\","
+	       "\"commands\":[",
+	       kind, hl_op_name(ops[n - 1].op));
+	for (;;) {
+		char *av[64];
+		size_t lens[64];
+		int ac;
+		if (redisGetReply(mon, (void **)&r) != REDIS_OK || !r)
+			die_msg("grid-capture: the MONITOR connection failed");
+		ac = r->type == REDIS_REPLY_STATUS
+		             ? monitor_parse(r->str, av, lens, 64)
+		             : 0;
+		freeReplyObject(r);
+		if (ac >= 2 && strcasecmp(av[0], "ECHO") == 0 &&
+		    strcmp(av[1], marker) == 0) {
+			for (int i = 0; i < ac; i++)
+				free(av[i]);
+			break;
+		}
+		if (ac > 0) {
+			printf("%s[", ncmd ? "," : "");
+			for (int i = 0; i < ac; i++) {
+				printf("%s\"", i ? "," : "");
+				for (size_t j = 0; j < lens[i]; j++) {
+					unsigned char ch =
+					        (unsigned char)av[i][j];
+					if (ch == '"' || ch == '\\')
+						printf("\\%c", ch);
+					else if (ch < 0x20 || ch > 0x7e)
+						printf("\\u%04x", ch);
+					else
+						putchar(ch);
+				}
+				printf("\"");
+				if (lens[i] == 0)
+					fputs("=", out);
+				for (size_t j = 0; j < lens[i]; j++)
+					fprintf(out, "%02x",
+					        (unsigned char)av[i][j]);
+				fputs(i + 1 < ac ? " " : "\n", out);
+				free(av[i]);
+			}
+			printf("]");
+			ncmd++;
+		}
+	}
+	printf("]}\n");
+	fclose(out);
+	if (ncmd == 0)
+		die_msg("grid-capture: MONITOR saw no command");
+	redisFree(mon);
+	redisFree(mark);
+	hl_object_free(obj);
+	hl_client_free(c);
+	return 0;
+}
+
+static hlfloor_cmds *grid_floor_open(const char *path)
+{
+	char err[256];
+	hlfloor_cmds *f = hlfloor_cmds_open(g_url, path, err, sizeof(err));
+	if (!f)
+		die_msg(err);
+	return f;
+}
+
+static void grid_floor_once(hlfloor_cmds *f)
+{
+	if (hlfloor_cmds_once(f) != 0)
+		die_msg(hlfloor_cmds_error(f));
+}
+
+/* CPU time of this process (every thread), ns. */
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int bench_grid_paired(double seconds, const char *floor_path,
+                             const char *kind, const char *name, int argc,
+                             char **argv)
+{
+	hl_client *c = new_client(0, 0);
+	struct grid_op ops[8];
+	int nops;
+	hl_object *obj = grid_open(c, kind, name, argc, argv, ops, &nops);
+	const struct grid_op *o = &ops[nops - 1];
+	hlfloor_cmds *f = grid_floor_open(floor_path);
+	const int64_t slice = 100000000;
+	long long nf = 0, nh = 0, wf = 0, wh = 0;
+	int64_t tf = 0, th = 0, wtf = 0, wth = 0, end, t0, t;
+	double ratios[256];
+	int nr = 0, slices = 0;
+	int64_t cf = 0, ch = 0, c0; /* process CPU time in each */
+
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		grid_floor_once(f);
+	end = now_ns() + 300000000;
+	while (now_ns() < end)
+		grid_call(obj, o);
+	end = now_ns() + (int64_t)(seconds * 1e9);
+	while (now_ns() < end) {
+		long long n = 0;
+		c0 = cpu_ns();
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			grid_floor_once(f);
+			n++;
+		}
+		nf += n;
+		wf += n;
+		tf += t - t0;
+		wtf += t - t0;
+		cf += cpu_ns() - c0;
+		n = 0;
+		c0 = cpu_ns();
+		t0 = now_ns();
+		while ((t = now_ns()) < t0 + slice) {
+			grid_call(obj, o);
+			n++;
+		}
+		nh += n;
+		wh += n;
+		th += t - t0;
+		wth += t - t0;
+		ch += cpu_ns() - c0;
+		if (++slices % 5 == 0 && nr < 256 && wf && wtf && wth) {
+			ratios[nr++] = ((double)wh / (double)wth) /
+			               ((double)wf / (double)wtf);
+			wf = wh = 0;
+			wtf = wth = 0;
+		}
+	}
+	printf("{\"scenario\":\"grid-paired\",\"lang\":\"c\",\"lib\":"
+	       "\"hilock\","
+	       "\"kind\":\"%s\",\"op\":\"%s\",\"floor_ops_per_s\":%.1f,"
+	       "\"hilock_ops_per_s\":%.1f,\"floor_cpu_us\":%.2f,"
+	       "\"hilock_cpu_us\":%.2f,\"window_ratios\":[",
+	       kind, hl_op_name(o->op), nf * 1e9 / (double)tf,
+	       nh * 1e9 / (double)th, nf ? cf / 1e3 / (double)nf : 0.0,
+	       nh ? ch / 1e3 / (double)nh : 0.0);
+	for (int i = 0; i < nr; i++)
+		printf("%s%.3f", i ? "," : "", ratios[i]);
+	printf("]}\n");
+	hlfloor_cmds_close(f);
+	hl_object_free(obj);
+	hl_client_free(c);
+	return 0;
+}
+
+/* The floor alone (the reference of a peer in another process). */
+static int bench_grid_floor(double seconds, const char *floor_path)
+{
+	hlfloor_cmds *f = grid_floor_open(floor_path);
+	double el = 0;
+	long long n = hlfloor_cmds_run(f, seconds, &el);
+	if (n < 0)
+		die_msg(hlfloor_cmds_error(f));
+	printf("{\"scenario\":\"grid-floor\",\"ops_per_s\":%.1f}\n",
+	       (double)n / el);
+	hlfloor_cmds_close(f);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -2835,6 +3220,14 @@ int main(int argc, char **argv)
 	if (strcmp(s, "latch-wake") == 0 && argc == 7)
 		return bench_latch_wake(atoi(argv[3]), atoi(argv[4]),
 		                        atoi(argv[5]), atoi(argv[6]));
+	if (strcmp(s, "grid-capture") == 0 && argc >= 8)
+		return bench_grid_capture(argv[3], argv[4], argv[5], argc - 6,
+		                          argv + 6);
+	if (strcmp(s, "grid-paired") == 0 && argc >= 9)
+		return bench_grid_paired(atof(argv[3]), argv[4], argv[5],
+		                         argv[6], argc - 7, argv + 7);
+	if (strcmp(s, "grid-floor") == 0 && argc == 5)
+		return bench_grid_floor(atof(argv[3]), argv[4]);
 	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");
 	return 2;
 }

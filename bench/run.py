@@ -189,7 +189,8 @@ class Pieces:
         return [p]
 
     def bench_venv(self):
-        """venv with the peers: redis-py, python-redis-lock, matplotlib."""
+        """venv with the peers: redis-py, python-redis-lock, limits,
+        pottery, matplotlib."""
         venv = os.path.join(self.build, "venv-bench")
         py = os.path.join(venv, "bin", "python")
         if "venv" in self.why:
@@ -197,11 +198,15 @@ class Pieces:
         try:
             if not os.path.exists(py):
                 sh([sys.executable, "-m", "venv", venv])
-            probe = subprocess.run([py, "-c", "import redis, redis_lock"],
-                                   capture_output=True)
+            # limits and pottery: the grid's peers (the rate limiter's,
+            # the Bloom filter's)
+            probe = subprocess.run(
+                [py, "-c", "import redis, redis_lock, limits, pottery"],
+                capture_output=True)
             if probe.returncode != 0:
                 sh([py, "-m", "pip", "install", "-q", "redis",
-                    "python-redis-lock", "matplotlib"], timeout=900)
+                    "python-redis-lock", "matplotlib", "limits[redis]",
+                    "pottery"], timeout=900)
         except NotMeasured as e:
             self.why["venv"] = str(e)
             raise
@@ -252,7 +257,8 @@ class Pieces:
         return [lua, os.path.join(BENCH, "lua", "luabench.lua")], env
 
     def go(self, what):
-        """Build bench/go/<what> (redsync or hilock) into BUILD/bench-go."""
+        """Build bench/go/<what> (redsync, hilock or grid) into
+        BUILD/bench-go."""
         key = "go-" + what
         if key in self.why:
             raise NotMeasured(self.why[key])
@@ -311,6 +317,9 @@ class Pieces:
                           ("go", lambda: self.go("redsync")),
                           ("redlock", lambda: self.go("hilock")),
                           ("redlock", lambda: self.go("redsync")),
+                          ("grid", self.bench_venv),
+                          ("grid", lambda: self.go("grid")),
+                          ("grid", self.java),
                           ("java", self.java)):
             if want(group) or (group == "java" and (
                     want("failover") or want("fair") or want("rw") or
@@ -978,7 +987,7 @@ def with_tail(page):
     elif "\n## Reproduce\n" in page:
         page = page[:page.index("\n## Reproduce\n") + 1]
     page = page.rstrip("\n") + "\n"
-    for line in (FAMILY_TARGETS_LINE, SYNC_TARGETS_LINE):
+    for line in (FAMILY_TARGETS_LINE, SYNC_TARGETS_LINE, GRID_TARGETS_LINE):
         if line.strip() not in page:
             page += line
     return page + "\n".join(render_tail()) + "\n"
@@ -1456,6 +1465,357 @@ def splice_sync(page, R):
 
 
 # --------------------------------------------------------------------------
+# (11) the data grid: each operation against its floor, beside the peers
+# (group grid)
+# --------------------------------------------------------------------------
+GRID_GROUPS = ("grid",)
+GRID_BEGIN = "<!-- grid:begin -->"
+GRID_END = "<!-- grid:end -->"
+GRID_C_TARGET = 0.95
+GRID_BINDING_TARGET = 0.9
+GRID_MINUTES = 10            # the measurement time of grid
+GRID_VALUE = "b:" + "v" * 16
+GRID_INIT_BLOOM = ("try_init", ["i:100000", "f:0.01"])
+GRID_INIT_RATE = ("try_set_rate", ["b:overall", "i:1000000", "i:1"])
+GRID_BATCH = 100
+GRID_BATCH_VALUES = ["b:v%03d" % i for i in range(GRID_BATCH)]
+# The operations: (kind, op, set-ups, args, peers). Arguments as hlbench's
+# grid scenarios take them (b:TEXT bytes, i:N, f:X, - left out); the
+# set-ups are operations of the same object run first (a bucket's set
+# before its get). hilock's rows appear once core/grid/<kind>.kind has the
+# operation; until then its peers run alone. A kind that lands plugs in
+# here with a line per operation, and a line per peer in
+# bench/py/pybench.py (GRID_PEERS), bench/go/grid (ops) and
+# RedissonBench.gridOp. Peers: redispy, limits, pottery (Python),
+# goredis, redis_rate (Go), redisson (Java).
+GRID_OPS = [
+    ("bucket", "get", [("set", [GRID_VALUE, "-"])], [],
+     ("redispy", "goredis", "redisson")),
+    ("bucket", "set", [], [GRID_VALUE, "-"],
+     ("redispy", "goredis", "redisson")),
+    ("bucket", "compare_and_set", [("set", [GRID_VALUE, "-"])],
+     [GRID_VALUE, GRID_VALUE], ("redispy", "goredis", "redisson")),
+    ("atomic_long", "get", [("set", ["i:42"])], [],
+     ("redispy", "goredis", "redisson")),
+    ("atomic_long", "increment_and_get", [], [],
+     ("redispy", "goredis", "redisson")),
+    ("atomic_long", "compare_and_set", [("set", ["i:42"])], ["i:42", "i:42"],
+     ("redispy", "goredis", "redisson")),
+    ("atomic_double", "add_and_get", [], ["f:1.5"],
+     ("redispy", "goredis", "redisson")),
+    # the kinds that land later: their hooks (the arguments follow the
+    # issue's APIs; check them against the kind's spec when it lands)
+    ("bit_set", "set", [], ["i:1000"], ("redisson",)),
+    ("bit_set", "get", [("set", ["i:1000"])], ["i:1000"], ("redisson",)),
+    ("bloom_filter", "add", [GRID_INIT_BLOOM], [GRID_VALUE],
+     ("pottery", "redisson")),
+    ("bloom_filter", "contains", [GRID_INIT_BLOOM, ("add", [GRID_VALUE])],
+     [GRID_VALUE], ("pottery", "redisson")),
+    ("rate_limiter", "try_acquire", [GRID_INIT_RATE], [],
+     ("limits", "redis_rate", "redisson")),
+    # many values in one round trip (the issue: the Bloom filter's adds and
+    # checks must scale with the batch). The operations' names are a guess
+    # until the kind lands: a list argument (bytes* in its spec) takes the
+    # values as arguments of their own. Compare ops/s x GRID_BATCH with
+    # the single add's ops/s.
+    ("bloom_filter", "add_all", [GRID_INIT_BLOOM], GRID_BATCH_VALUES,
+     ("redisson",)),
+    ("bloom_filter", "contains_all", [GRID_INIT_BLOOM, ("add_all",
+                                                         GRID_BATCH_VALUES)],
+     GRID_BATCH_VALUES, ("redisson",)),
+]
+GRID_LANGS = ("c", "python", "lua", "go")
+GRID_PEER_NAMES = {"redispy": "redis-py (raw)", "goredis": "go-redis (raw)",
+                   "redisson": "Redisson", "limits": "limits (Python)",
+                   "pottery": "pottery (Python)",
+                   "redis_rate": "redis_rate (Go)"}
+
+
+def grid_specs():
+    """{kind: set of ops} of core/grid/*.kind: what this hilock has."""
+    have = {}
+    d = os.path.join(ROOT, "core", "grid")
+    for f in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if not f.endswith(".kind"):
+            continue
+        kind = None
+        for line in open(os.path.join(d, f)):
+            m = re.match(r"kind (\w+) ", line)
+            if m:
+                kind = m.group(1)
+                have[kind] = set()
+            m = re.match(r"op (\w+)", line)
+            if m and kind:
+                have[kind].add(m.group(1))
+    return have
+
+
+def grid_groups(setups, op, args):
+    out = []
+    for o, a in list(setups) + [(op, args)]:
+        out += [o, str(len(a))] + list(a)
+    return out
+
+
+def run_grid(R, pieces, hb, url, secs, reps, attempt):
+    G = R["grid"] = {"started": time.time(), "load_start": os.getloadavg(),
+                     "rows": [], "secs": secs, "reps": reps}
+    have = grid_specs()
+    tmp = tempfile.mkdtemp(prefix="hilock-bench-grid-")
+    try:
+        floorlib = pieces.floorlib()
+    except NotMeasured as e:
+        floorlib = None
+        G["no_floorlib"] = str(e)
+
+    def median_run(runs, floor_of):
+        """The run of the median ratio, with every ratio."""
+        rs = sorted((r["ops_per_s"] / floor_of(r), i)
+                    for i, r in enumerate(runs) if floor_of(r))
+        if not rs:
+            return dict(runs[0]) if runs else None
+        x, i = rs[len(rs) // 2]
+        res = dict(runs[i])
+        res["ratio"] = round(x, 3)
+        res["ratios"] = [round(y, 3) for y, _ in rs]
+        return res
+
+    def paired(key, fn, n):
+        def run():
+            runs = [fn() for _ in range(n)]
+            for r in runs:
+                if "hilock_ops_per_s" in r:
+                    r["ops_per_s"] = r.pop("hilock_ops_per_s")
+                if "hilock_cpu_us" in r:
+                    r["cpu_us"] = r.pop("hilock_cpu_us")
+            return median_run(runs, lambda r: r.get("floor_ops_per_s"))
+        return attempt(key, run)
+
+    for kind, op, setups, args, peers in GRID_OPS:
+        name = "bench:grid:%s:%s" % (kind, op)
+        groups = grid_groups(setups, op, args)
+        row = {"kind": kind, "op": op, "args": args, "setups": setups,
+               "res": {}}
+        G["rows"].append(row)
+        ff = "-"
+        if op not in have.get(kind, ()):
+            row["missing"] = True
+        elif hb:
+            ff = os.path.join(tmp, "%s.%s.floor" % (kind, op))
+            cap = attempt("grid/%s.%s/capture" % (kind, op), lambda: run_json(
+                hb + [url, "grid-capture", ff, kind, name] + groups, 60))
+            if cap:
+                row["floor_cmds"] = cap["commands"]
+            else:
+                ff = "-"
+        res = row["res"]
+        key = "grid/%s.%s/" % (kind, op)
+        secs_s = str(secs)
+        if ff != "-":
+            res["c"] = paired(key + "c", lambda: run_json(
+                hb + [url, "grid-paired", secs_s, ff, kind, name] + groups,
+                120), reps)
+            if floorlib:
+                res["python"] = paired(key + "python", lambda: run_json(
+                    pieces.python_hilock() + [url, "hilock", "grid", secs_s,
+                                              floorlib, ff, kind, name] +
+                    groups, 120), reps)
+
+                def lua():
+                    cmd, env = pieces.lua()
+                    return run_json(cmd + [url, "grid", secs_s, ff, kind,
+                                           name] + groups, 120, env=env)
+                res["lua"] = paired(key + "lua", lua, reps)
+                res["go"] = paired(key + "go", lambda: run_json(
+                    pieces.go("grid") + ["grid", "hilock", url, secs_s,
+                                         floorlib, ff, kind, name] + groups,
+                    120), reps)
+        for peer in peers:
+            pff = ff if floorlib else "-"
+            if peer in ("redispy", "limits", "pottery"):
+                res[peer] = paired(key + peer, lambda: run_json(
+                    pieces.python_peer() + [url, peer, "grid", secs_s,
+                                            floorlib or "-", pff, kind,
+                                            name] + groups, 120), reps)
+            elif peer in ("goredis", "redis_rate"):
+                res[peer] = paired(key + peer, lambda: run_json(
+                    pieces.go("grid") + ["grid", peer, url, secs_s,
+                                         floorlib or "-", pff, kind, name] +
+                    groups, 120), reps)
+            elif peer == "redisson":
+                def java_run():
+                    runs = []
+                    for _ in range(reps):
+                        fl = []
+                        if ff != "-":
+                            fl.append(run_json(hb + [url, "grid-floor",
+                                                     str(secs / 2), ff],
+                                               60)["ops_per_s"])
+                        r = run_json(pieces.java() + [
+                            url, "grid", secs_s, kind, name] + groups, 300)
+                        if ff != "-":
+                            fl.append(run_json(hb + [url, "grid-floor",
+                                                     str(secs / 2), ff],
+                                               60)["ops_per_s"])
+                            r["floor_ops_per_s"] = sum(fl) / 2
+                        runs.append(r)
+                    return median_run(runs,
+                                      lambda r: r.get("floor_ops_per_s"))
+                res[peer] = attempt(key + peer, java_run)
+        log("grid %s.%s:" % (kind, op), ", ".join(
+            "%s %s" % (k, v.get("ratio", round(v["ops_per_s"])))
+            for k, v in res.items() if v))
+    shutil.rmtree(tmp, ignore_errors=True)
+    G["load_end"] = os.getloadavg()
+    G["duration_s"] = round(time.time() - G["started"])
+
+
+def grid_cmd_text(cmds):
+    """The floor's commands as the page shows them (a SHA shortened)."""
+    out = []
+    for c in cmds or []:
+        words = []
+        for i, a in enumerate(c):
+            if i == 1 and c[0].upper() == "EVALSHA":
+                a = a[:8] + "…"
+            words.append(a if a and " " not in a else '"%s"' % a)
+        out.append(" ".join(words))
+    return "; ".join(out)
+
+
+def render_grid(R):
+    """Section (11), between GRID_BEGIN and GRID_END."""
+    o = [GRID_BEGIN]
+    w = o.append
+    G = R.get("grid")
+    w("## (11) The data grid: each operation against its floor\n")
+    if not G:
+        w("not measured: %s\n" % R["notes"].get("c", "not run (group "
+                                                    "grid)"))
+        w(GRID_END)
+        return o
+    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+      "figures of their own run. The machine is the shared 2-core VM of "
+      "the rest of this page, and other work ran on it meanwhile (other "
+      "builds and test suites): load average (1, 5, 15 min) %s at the "
+      "start, %s at the end (above 2, runnable threads waited for a "
+      "core). Each figure is the median of %d runs of %g s.%s\n" % (
+          G.get("argv", R.get("argv", "?")), G.get("date", R.get("date")),
+          G.get("duration_s", 0),
+          " / ".join("%.2f" % x for x in G.get("load_start", [])) or "?",
+          " / ".join("%.2f" % x for x in G.get("load_end", [])) or "?",
+          G.get("reps", 1), G.get("secs", 0),
+          (" Core: %s." % G["core"]) if G.get("core") else ""))
+    w("The floor of an operation is what hilock sends for it, captured "
+      "once with MONITOR (`hlbench URL grid-capture`) and replayed over "
+      "one raw hiredis connection (bench/floor.c `hlfloor_cmds`): the same "
+      "command, or the same EVALSHA of the same script with the same "
+      "arguments. Every language alternates 100 ms slices of its call "
+      "with 100 ms of that C floor in its own process (Python through "
+      "ctypes, Lua through the module hlfloor, Go through dlopen), so "
+      "both see the same load; hilock's call is the binding's own method "
+      "(C: `hl_object_call()`). Peers run the same way in their own "
+      "process (raw redis-py and go-redis: the command, or for a "
+      "compare-and-set a script of their own through `register_script` / "
+      "`NewScript`, EVALSHA); Redisson (StringCodec for the bucket) runs "
+      "in a JVM after a second of warm-up, against the mean of the floor "
+      "run just before and just after it. Each cell: the ratio to the "
+      "floor of its own process (higher is faster), and ops/s. On a loaded "
+      "machine the ratios move by ±10%% from run to run; the client CPU "
+      "per operation below says what the library adds more steadily.\n")
+
+    def cell(r, target=None):
+        if not r:
+            return "not measured"
+        s = "%d/s" % round(r["ops_per_s"])
+        if r.get("ratio") is not None:
+            s = "**%.2fx** (%s)" % (r["ratio"], s)
+            if target is not None:
+                s += " ✓" if r["ratio"] >= target else " ✗"
+        return s
+
+    rows = [r for r in G["rows"] if not r.get("missing")]
+    w("### hilock: C and the bindings (targets: C >= %.2fx, bindings >= "
+      "%.1fx)\n" % (GRID_C_TARGET, GRID_BINDING_TARGET))
+    w("| operation | its floor (raw hiredis) | the floor in C's run, ops/s "
+      "| C | Python | Lua | Go |")
+    w("|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        res = r["res"]
+        c = res.get("c") or {}
+        w("| %s.%s | `%s` | %s | %s | %s | %s | %s |" % (
+            r["kind"], r["op"], grid_cmd_text(r.get("floor_cmds")),
+            "%d" % round(c["floor_ops_per_s"]) if c.get("floor_ops_per_s")
+            else "—",
+            cell(res.get("c"), GRID_C_TARGET),
+            cell(res.get("python"), GRID_BINDING_TARGET),
+            cell(res.get("lua"), GRID_BINDING_TARGET),
+            cell(res.get("go"), GRID_BINDING_TARGET)))
+    w("")
+    w("Client CPU per operation, µs (the process's CPU time over the "
+      "operations of the same slices: the floor's → hilock's, and the "
+      "difference, which is what the binding and the library add; the "
+      "machine's load moves it less than the ratios):\n")
+    w("| operation | C | Python | Lua | Go |")
+    w("|---|---:|---:|---:|---:|")
+
+    def cpu(r):
+        if not r or r.get("floor_cpu_us") is None:
+            return "—"
+        h = r.get("cpu_us", r.get("hilock_cpu_us"))
+        if h is None:
+            return "—"
+        return "%.1f → %.1f (%+.1f)" % (r["floor_cpu_us"], h,
+                                        h - r["floor_cpu_us"])
+    for r in rows:
+        w("| %s.%s | %s |" % (r["kind"], r["op"], " | ".join(
+            cpu(r["res"].get(lang)) for lang in GRID_LANGS)))
+    w("")
+    peers = [p for p in GRID_PEER_NAMES
+             if any(r["res"].get(p) for r in G["rows"])]
+    w("### Side by side: the peers, against the same floor\n")
+    w("| operation | hilock Python | hilock Go | %s |" % " | ".join(
+        GRID_PEER_NAMES[p] for p in peers))
+    w("|---|---:|---:|%s" % ("---:|" * len(peers)))
+    for r in G["rows"]:
+        res = r["res"]
+        if r.get("missing"):
+            hp = hg = "not in hilock yet"
+        else:
+            hp, hg = cell(res.get("python")), cell(res.get("go"))
+        n = len(r["args"]) if r["op"].endswith("_all") else 1
+
+        def pcell(x):
+            c = cell(x)
+            if n > 1 and x:
+                c += ", %d values/s" % round(x["ops_per_s"] * n)
+            return c
+        w("| %s%s | %s | %s | %s |" % (
+            "%s.%s" % (r["kind"], r["op"]),
+            " (%d values a call)" % n if n > 1 else "", hp, hg, " | ".join(
+                pcell(res.get(p)) if p in res else "—" for p in peers)))
+    w("")
+    missing = sorted({r["kind"] for r in G["rows"] if r.get("missing")})
+    if missing:
+        w("Not in this hilock yet: %s. Their rows are ready in "
+          "bench/run.py GRID_OPS and appear with the kind's spec "
+          "(core/grid/<kind>.kind); meanwhile their peers run alone, with "
+          "no floor (a figure in ops/s only). The rate limiters' peers run "
+          "a rate of 1,000,000 a second, so no call is refused.\n" %
+          ", ".join(missing))
+    w(GRID_END)
+    return o
+
+
+def splice_grid(page, R):
+    """The page with section (11) replaced by this run's; the other
+    sections are kept as their own run wrote them."""
+    page = splice_block(page, GRID_BEGIN, GRID_END,
+                        "\n".join(render_grid(R)), after=SYNC_END)
+    return with_tail(page)
+
+
+# --------------------------------------------------------------------------
 # the run
 # --------------------------------------------------------------------------
 # --------------------------------------------------------------------------
@@ -1655,10 +2015,11 @@ def main():
     ap.add_argument("--only", default="",
                     help="comma list of groups: floor,c,python,lua,go,java,"
                          "cluster,tls,failover,redlock,kinds,fair,rw,sem,"
-                         "latch,unc (redlock alone rewrites only its own "
+                         "latch,unc,grid (redlock alone rewrites only its own "
                          "section of --out; kinds,fair,rw alone only the lock "
                          "family's; sem,latch alone only the synchronizers'; "
-                         "unc, scenario (1) of every language, only (1))")
+                         "unc, scenario (1) of every language, only (1); "
+                         "grid alone only (11))")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -1669,7 +2030,8 @@ def main():
             R = json.load(f)
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
-        if R.get("family_only") or R.get("sync_only") or R.get("unc_only"):
+        if R.get("family_only") or R.get("sync_only") or R.get("unc_only") \
+                or R.get("grid_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
@@ -1680,6 +2042,8 @@ def main():
                 page = splice_family(page, R)
             if R.get("sync_only"):
                 page = splice_sync(page, R)
+            if R.get("grid_only"):
+                page = splice_grid(page, R)
         else:
             page = render(R)
         with open(args.out, "w") as f:
@@ -1928,19 +2292,28 @@ def main():
                      1 if args.quick else REPS, args.quick, want, attempt)
             R["sync"]["core"] = core_version(build)
 
+        # ---- (11) the data grid ---------------------------------------
+        if hb and any(want(g) for g in GRID_GROUPS):
+            run_grid(R, pieces, hb, url, 1.0 if args.quick else 2.0,
+                     1 if args.quick else REPS, attempt)
+            R["grid"]["core"] = core_version(build)
+
         # Only the lock family's groups or the synchronizers' (or both),
         # and a page to put them in: the other sections keep their
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
-        own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS)
+        own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
+            set(GRID_GROUPS)
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
         sync_only = partial and bool(only & set(SYNC_GROUPS))
         unc_only = partial and bool(only & set(UNC_GROUPS))
+        grid_only = partial and bool(only & set(GRID_GROUPS))
         R["family_only"] = family_only
         R["sync_only"] = sync_only
         R["unc_only"] = unc_only
+        R["grid_only"] = grid_only
         if partial and "redlock" in only:
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
@@ -1954,16 +2327,17 @@ def main():
             if only else "") \
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-        for sec in ("family", "sync", "unc"):
+        for sec in ("family", "sync", "unc", "grid"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
         R.pop("samples", None)
         # The raw results, so the page can be re-rendered (--render).
         with open(os.path.join(build, "bench-results%s%s.json" % (
-                "-partial" if family_only + sync_only + unc_only > 1 else
+                "-partial" if family_only + sync_only + unc_only +
+                grid_only > 1 else
                 "-family" if family_only else "-sync" if sync_only else
-                "-unc" if unc_only else "",
+                "-unc" if unc_only else "-grid" if grid_only else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -1975,6 +2349,8 @@ def main():
                 page = splice_family(page, R)
             if sync_only:
                 page = splice_sync(page, R)
+            if grid_only:
+                page = splice_grid(page, R)
         else:
             page = render(R)
         with open(args.out, "w") as f:
@@ -2492,16 +2868,20 @@ def render(R):
     w("")
     o.extend(render_sync(R))
     w("")
+    o.extend(render_grid(R))
+    w("")
     w("## Targets\n")
     w(targets(R, fpairs, ideal))
     w(FAMILY_TARGETS_LINE)
     w(SYNC_TARGETS_LINE)
+    w(GRID_TARGETS_LINE)
     o.extend(render_tail())
     return "\n".join(o) + "\n"
 
 
 FAMILY_TARGETS_LINE = "\nThe lock family's targets: at the end of (9).\n"
 SYNC_TARGETS_LINE = "\nThe synchronizers' targets: at the end of (10).\n"
+GRID_TARGETS_LINE = "\nThe data grid's targets: in the first table of (11).\n"
 
 
 def render_tail():
@@ -2523,7 +2903,8 @@ def render_tail():
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
       "%d minutes of measurement on 2 cores (4 of them the topology "
       "groups of (7), %d the lock family's of (9), %d the "
-      "synchronizers' of (10)), plus the first downloads. "
+      "synchronizers' of (10), %d the data grid's of (11)), plus the first "
+      "downloads. "
       "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock,"
       "kinds,fair,rw,sem,latch` runs a subset (e.g. `--only "
       "cluster,tls,failover`: the topologies alone; `--only redlock` "
@@ -2533,7 +2914,9 @@ def render_tail():
       "of an existing page, keeping the other sections' figures; "
       "`--only sem,latch` does the same for the synchronizers' section "
       "(10); `--only unc` does it for section (1), every language (and "
-      "its rows of the Targets table). "
+      "its rows of the Targets table); `--only grid` for the data grid's "
+      "section (11) (limits and pottery go into BUILD/venv-bench, "
+      "go-redis and redis_rate into bench/go's module). "
       "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` (or `bench-results-family.json`, "
@@ -2545,9 +2928,11 @@ def render_tail():
       "hlfloor for the bindings' paired runs), bench/topo.py (the deployments of (7): redis-server, "
       "redis-sentinel, redis-cli and openssl), "
       "bench/py/pybench.py, bench/lua/luabench.lua, bench/go/ (its own Go "
-      "module: redsync, and the binding through a replace directive), "
+      "module: redsync, go-redis, redis_rate, and the binding through a "
+      "replace directive; bench/go/grid the grid's), "
       "bench/java/ (the Redisson driver).\n" % (
-          11 + FAMILY_MINUTES + SYNC_MINUTES, FAMILY_MINUTES, SYNC_MINUTES))
+          11 + FAMILY_MINUTES + SYNC_MINUTES + GRID_MINUTES, FAMILY_MINUTES,
+          SYNC_MINUTES, GRID_MINUTES))
     return o
 
 

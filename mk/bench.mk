@@ -11,10 +11,13 @@
 # replaces only its section (9); BENCH_ARGS="--only unc" measures scenario
 # (1), uncontended lock+unlock against the floor in every language, alone
 # and replaces only section (1), its rows of the Targets table and the
-# Analysis and Reproduce tail.
+# Analysis and Reproduce tail; BENCH_ARGS="--only grid" measures the data
+# grid's operations against their floors, beside raw redis-py and
+# go-redis, Redisson, limits, pottery and redis_rate, and replaces only
+# section (11).
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
-# for redsync, a JDK and Maven for Redisson) are installed only by
+# for redsync and go-redis, a JDK and Maven for Redisson) are installed only by
 # `make bench`, so `make test` does not pull them in.
 BENCH_APT_PACKAGES := python3 python3-venv python3-pip \
 	openjdk-17-jdk-headless maven

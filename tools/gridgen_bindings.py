@@ -47,11 +47,13 @@ def py_params(op):
 def py_conv(a):
     n = a.name
     if a.type == "bytes":
+        # bytes go to a const void * as they are: cffi passes their
+        # buffer (no ffi.from_buffer object per argument and call)
         if a.optional:
-            return ["_b%s = None if %s is None else _bytes(%s, %r)" % (n, n, n, n),
-                    "_p%s = NULL if _b%s is None else ffi.from_buffer(_b%s)" % (n, n, n)], \
-                   ["_p%s" % n, "0 if _b%s is None else len(_b%s)" % (n, n)]
-        return ["_b%s = _bytes(%s, %r)" % (n, n, n)], ["ffi.from_buffer(_b%s)" % n, "len(_b%s)" % n]
+            return ["_b%s = None if %s is None else _bytes(%s, %r)" % (n, n, n, n)], \
+                   ["NULL if _b%s is None else _b%s" % (n, n),
+                    "0 if _b%s is None else len(_b%s)" % (n, n)]
+        return ["_b%s = _bytes(%s, %r)" % (n, n, n)], ["_b%s" % n, "len(_b%s)" % n]
     if a.type == "ms":
         if a.optional:
             return [], ["-1 if %s is None else _ms(%s, %r)" % (n, n, n)]
@@ -143,7 +145,10 @@ def gen_python(kinds):
         if py_class(k) != k.goname:
             o.append("        from ._grid_%s import %s\n\n" % (k.name, k.goname))
         o.append("        return %s(self, name)  # type: ignore[arg-type]\n" % k.goname)
-    return "".join(o)
+    out = "".join(o)
+    if "ffi." not in out.split("__all__", 1)[1]:  # import only what is used
+        out = out.replace("import NULL, check, ffi, lib", "import NULL, check, lib")
+    return out
 
 
 # ---- Go --------------------------------------------------------------------

@@ -5,9 +5,10 @@ go 1.19
 replace github.com/hilock/hilock => ../..
 
 require (
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/go-redsync/redsync/v4 v4.8.1
-	github.com/redis/go-redis/v9 v9.0.5
 	github.com/hilock/hilock v0.0.0-00010101000000-000000000000
+	github.com/redis/go-redis/v9 v9.0.5
 )
 
 require (

@@ -6,6 +6,9 @@
  *   local hlfloor = require "hlfloor"
  *   local f = assert(hlfloor.open(url, name))   -- or nil, why
  *   local n, elapsed = f:run(seconds)           -- pairs, seconds (or error)
+ *   local g = assert(hlfloor.cmds(url, path))   -- the grid's floor
+ *                                               -- (floor.h hlfloor_cmds)
+ *   local n, elapsed = g:run(seconds)           -- rounds, seconds
  *   hlfloor.now()                               -- CLOCK_MONOTONIC seconds
  */
 #include "../floor.h"
@@ -60,6 +63,48 @@ static int l_close(lua_State *L)
 	return 0;
 }
 
+#define CMDS_MT "hlfloor.cmds"
+
+static int l_cmds(lua_State *L)
+{
+	const char *url = luaL_checkstring(L, 1);
+	const char *path = luaL_checkstring(L, 2);
+	char err[256];
+	hlfloor_cmds **f = lua_newuserdatauv(L, sizeof(*f), 0);
+	*f = NULL;
+	luaL_setmetatable(L, CMDS_MT);
+	*f = hlfloor_cmds_open(url, path, err, sizeof(err));
+	if (*f == NULL) {
+		lua_pushnil(L);
+		lua_pushstring(L, err);
+		return 2;
+	}
+	return 1;
+}
+
+static int l_cmds_run(lua_State *L)
+{
+	hlfloor_cmds **f = luaL_checkudata(L, 1, CMDS_MT);
+	double seconds = luaL_checknumber(L, 2), elapsed = 0;
+	long long n;
+	if (*f == NULL)
+		return luaL_error(L, "hlfloor: closed");
+	n = hlfloor_cmds_run(*f, seconds, &elapsed);
+	if (n < 0)
+		return luaL_error(L, "%s", hlfloor_cmds_error(*f));
+	lua_pushinteger(L, (lua_Integer)n);
+	lua_pushnumber(L, elapsed);
+	return 2;
+}
+
+static int l_cmds_close(lua_State *L)
+{
+	hlfloor_cmds **f = luaL_checkudata(L, 1, CMDS_MT);
+	hlfloor_cmds_close(*f);
+	*f = NULL;
+	return 0;
+}
+
 static int l_now(lua_State *L)
 {
 	lua_pushnumber(L, hlfloor_now());
@@ -74,8 +119,19 @@ int luaopen_hlfloor(lua_State *L)
 	                                   {"close", l_close},
 	                                   {"__gc", l_close},
 	                                   {NULL, NULL}};
-	static const luaL_Reg funcs[] = {
-	        {"open", l_open}, {"now", l_now}, {NULL, NULL}};
+	static const luaL_Reg cmds_methods[] = {{"run", l_cmds_run},
+	                                        {"close", l_cmds_close},
+	                                        {"__gc", l_cmds_close},
+	                                        {NULL, NULL}};
+	static const luaL_Reg funcs[] = {{"open", l_open},
+	                                 {"cmds", l_cmds},
+	                                 {"now", l_now},
+	                                 {NULL, NULL}};
+	luaL_newmetatable(L, CMDS_MT);
+	luaL_setfuncs(L, cmds_methods, 0);
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 1);
 	luaL_newmetatable(L, FLOOR_MT);
 	luaL_setfuncs(L, methods, 0);
 	lua_pushvalue(L, -1);

@@ -2,6 +2,7 @@
 --
 --   lua5.4 luabench.lua URL uncontended SECONDS
 --   lua5.4 luabench.lua URL paired SECONDS
+--   lua5.4 luabench.lua URL grid SECONDS FLOORFILE KIND NAME OP N ARG...
 --
 -- Lock+unlock pairs on one lock, one coroutine, the binding's own idiom
 -- (lock:acquire() gives a guard; guard:release()). Prints one JSON object.
@@ -12,14 +13,84 @@
 -- of bench/floor.c, built with the Lua binding into bench/lua of the build
 -- tree, which also gives the clock), after 300 ms of each to warm up: both
 -- see the same load, as hlbench's paired scenario for C.
+-- grid: one operation of the data grid (the last OP group; those before
+-- it set up) through the binding's method, in 100 ms slices alternating
+-- with its floor: FLOORFILE (the commands hilock sent for it) replayed by
+-- the C floor (hlfloor.cmds). ARG as bench/hlbench.c takes them.
 local hilock = require "hilock"
 
 local url, scenario, secs = arg[1], arg[2], tonumber(arg[3] or "3")
-if scenario ~= "uncontended" and scenario ~= "paired" then
-	io.stderr:write("luabench: scenarios: uncontended, paired\n")
+if scenario ~= "uncontended" and scenario ~= "paired" and scenario ~= "grid" then
+	io.stderr:write("luabench: scenarios: uncontended, paired, grid\n")
 	os.exit(2)
 end
 local client = assert(hilock.connect(url))
+
+if scenario == "grid" then
+	local hlfloor = require "hlfloor"
+	local now = hlfloor.now
+	local floor = assert(hlfloor.cmds(url, arg[4]))
+	local kind, name = arg[5], arg[6]
+	local obj = client[kind](client, name)
+	local ops, i = {}, 7
+	while arg[i] do
+		local op, n, a = arg[i], tonumber(arg[i + 1]), {}
+		for j = 1, n do
+			local s = arg[i + 1 + j]
+			local t, v = s:sub(1, 1), s:sub(3)
+			if s == "-" then a[j] = nil
+			elseif t == "b" then a[j] = v
+			elseif t == "x" then a[j] = (v:gsub("..", function(h)
+				return string.char(tonumber(h, 16)) end))
+			elseif t == "i" then a[j] = math.tointeger(tonumber(v))
+			elseif t == "f" then a[j] = tonumber(v) + 0.0
+			else error("bad grid argument " .. s) end
+		end
+		ops[#ops + 1] = {op = op, n = n, a = a}
+		i = i + 2 + n
+	end
+	local function run(o)
+		local fn = obj[o.op]
+		local r, err = fn(obj, table.unpack(o.a, 1, o.n))
+		if r == nil and err then error(err) end
+	end
+	for k = 1, #ops - 1 do run(ops[k]) end
+	local o = ops[#ops]
+	local fn, a, n = obj[o.op], o.a, o.n
+	local function ops_for(s)
+		local t0 = now()
+		local stop, c, t = t0 + s, 0, t0
+		while true do
+			t = now()
+			if t >= stop then return c, t - t0 end
+			local r, err = fn(obj, table.unpack(a, 1, n))
+			if r == nil and err then error(err) end
+			c = c + 1
+		end
+	end
+	floor:run(0.3)
+	ops_for(0.3)
+	-- cf, ch: the process's CPU time (os.clock) in each
+	local nf, tf, nh, th, cf, ch = 0, 0, 0, 0, 0, 0
+	local stop = now() + secs
+	while now() < stop do
+		local c0 = os.clock()
+		local c, el = floor:run(0.1)
+		nf, tf = nf + c, tf + el
+		cf = cf + os.clock() - c0
+		c0 = os.clock()
+		c, el = ops_for(0.1)
+		nh, th = nh + c, th + el
+		ch = ch + os.clock() - c0
+	end
+	floor:close()
+	client:close()
+	print(string.format('{"scenario":"grid","lang":"lua","lib":"hilock",'
+		.. '"kind":"%s","op":"%s","floor_ops_per_s":%.1f,"ops_per_s":%.1f,'
+		.. '"floor_cpu_us":%.2f,"cpu_us":%.2f}',
+		kind, o.op, nf / tf, nh / th, cf / nf * 1e6, ch / nh * 1e6))
+	return
+end
 
 if scenario == "paired" then
 	local hlfloor = require "hlfloor"

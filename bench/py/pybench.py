@@ -3,6 +3,15 @@
     pybench.py URL LIB uncontended SECONDS
     pybench.py URL LIB paired SECONDS FLOORLIB
     pybench.py URL LIB contend SECONDS W MODE CS_US [SAMPLES_FILE]
+    pybench.py URL LIB grid SECONDS FLOORLIB FLOORFILE KIND NAME OP N ARG...
+
+grid: one operation of the data grid (the last OP group; the ones before
+it set up, e.g. a bucket's set before its get) in 100 ms slices that
+alternate with slices of its floor: FLOORFILE (the commands hilock sent
+for it, bench/floor.h's hlfloor_cmds) replayed by the C floor in this
+process; FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
+LIB: hilock, or a peer of GRID_PEERS (redispy: raw redis-py; limits; pottery).
+ARG: b:TEXT, x:HEX, i:N, f:X, - (None), as bench/hlbench.c takes them.
 
 paired: the uncontended pairs in 100 ms slices that alternate, in this
 process, with slices of the raw-hiredis floor (FLOORLIB: libhlfloor, the C
@@ -153,6 +162,167 @@ def paired(url, lib, seconds, floorlib):
             "hilock_pairs_per_s": round(nh / th, 1)}
 
 
+# ---- the data grid ---------------------------------------------------------
+def grid_args(argv):
+    """OP N ARG... groups -> [(op, [values])]."""
+    conv = {"b": lambda t: t.encode(), "x": bytes.fromhex, "i": int,
+            "f": float}
+    ops, i = [], 0
+    while i < len(argv):
+        op, n = argv[i], int(argv[i + 1])
+        vals = [None if a == "-" else conv[a[0]](a[2:])
+                for a in argv[i + 2:i + 2 + n]]
+        ops.append((op, vals))
+        i += 2 + n
+    return ops
+
+
+# Scripts a redis-py user writes for what Redis has no command for (their
+# own, not hilock's: a peer is used as its users use it).
+CAS_BYTES = """if redis.call('get', KEYS[1]) == ARGV[1] then
+redis.call('set', KEYS[1], ARGV[2]) return 1 end return 0"""
+CAS_LONG = """local v = redis.call('get', KEYS[1]) or '0'
+if v == ARGV[1] then redis.call('set', KEYS[1], ARGV[2]) return 1 end
+return 0"""
+RATE = 1000000  # permits per second: high enough never to deny here
+
+
+def _limits(url, name, a):
+    import limits
+    import limits.storage
+    import limits.strategies
+    lim = limits.strategies.MovingWindowRateLimiter(
+        limits.storage.RedisStorage(url))
+    item = limits.RateLimitItemPerSecond(RATE)
+    return lambda: lim.hit(item, name)
+
+
+def _pottery(url, name, a, op):
+    import pottery
+    import redis
+    bf = pottery.BloomFilter(redis=redis.Redis.from_url(url), key=name,
+                             num_elements=100000, false_positives=0.01)
+    v = a[0].decode()  # pottery keeps JSON-encodable values
+    if op == "add":
+        return lambda: bf.add(v)
+    return lambda: v in bf
+
+
+# (lib, "kind.op") -> make(url, name, args): a call of no arguments. A
+# set-up (not the measured op) a peer has no entry for is skipped.
+def _rp(url):
+    import redis
+    return per_process(lambda: redis.Redis.from_url(url))
+
+
+GRID_PEERS = {
+    ("redispy", "bucket.get"): lambda u, n, a: lambda r=_rp(u): r.get(n),
+    ("redispy", "bucket.set"): lambda u, n, a: lambda r=_rp(u): r.set(n, a[0]),
+    ("redispy", "bucket.compare_and_set"): lambda u, n, a: (
+        lambda s=_rp(u).register_script(CAS_BYTES): s(keys=[n], args=a)),
+    ("redispy", "atomic_long.get"): lambda u, n, a: (
+        lambda r=_rp(u): int(r.get(n) or 0)),
+    ("redispy", "atomic_long.set"): lambda u, n, a: lambda r=_rp(u): r.set(n, a[0]),
+    ("redispy", "atomic_long.increment_and_get"): lambda u, n, a: (
+        lambda r=_rp(u): r.incr(n)),
+    ("redispy", "atomic_long.compare_and_set"): lambda u, n, a: (
+        lambda s=_rp(u).register_script(CAS_LONG): s(keys=[n], args=a)),
+    ("redispy", "atomic_double.add_and_get"): lambda u, n, a: (
+        lambda r=_rp(u): r.incrbyfloat(n, a[0])),
+    ("limits", "rate_limiter.try_acquire"): _limits,
+    ("pottery", "bloom_filter.add"): lambda u, n, a: _pottery(u, n, a, "add"),
+    ("pottery", "bloom_filter.contains"): lambda u, n, a: _pottery(
+        u, n, a, "contains"),
+}
+
+
+def open_cmds_floor(floorlib, path, url):
+    """The grid's C floor (hlfloor_cmds) through ctypes: run(seconds) ->
+    (rounds, elapsed seconds)."""
+    import ctypes
+
+    lib = ctypes.CDLL(floorlib)
+    lib.hlfloor_cmds_open.restype = ctypes.c_void_p
+    lib.hlfloor_cmds_open.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                      ctypes.c_char_p, ctypes.c_size_t]
+    lib.hlfloor_cmds_run.restype = ctypes.c_longlong
+    lib.hlfloor_cmds_run.argtypes = [ctypes.c_void_p, ctypes.c_double,
+                                     ctypes.POINTER(ctypes.c_double)]
+    lib.hlfloor_cmds_error.restype = ctypes.c_char_p
+    lib.hlfloor_cmds_error.argtypes = [ctypes.c_void_p]
+    err = ctypes.create_string_buffer(256)
+    f = lib.hlfloor_cmds_open(url.encode(), path.encode(), err, len(err))
+    if not f:
+        raise SystemExit("pybench: floor: " + err.value.decode())
+    elapsed = ctypes.c_double()
+
+    def run(seconds):
+        n = lib.hlfloor_cmds_run(f, seconds, ctypes.byref(elapsed))
+        if n < 0:
+            raise SystemExit("pybench: " + lib.hlfloor_cmds_error(f).decode())
+        return n, elapsed.value
+    return run
+
+
+def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
+    ops = grid_args(argv)
+    if lib == "hilock":
+        import hilock
+        obj = getattr(hilock.Client(url), kind)(name)
+        for op, a in ops[:-1]:
+            getattr(obj, op)(*a)
+        op, a = ops[-1]
+        fn, a = getattr(obj, op), tuple(a)
+        call = (lambda: fn(*a)) if a else fn
+    else:
+        for op, a in ops[:-1]:
+            make = GRID_PEERS.get((lib, kind + "." + op))
+            if make:
+                make(url, name, a)()
+        op, a = ops[-1]
+        make = GRID_PEERS.get((lib, kind + "." + op))
+        if not make:
+            raise SystemExit("pybench: %s has no %s.%s" % (lib, kind, op))
+        call = make(url, name, a)
+
+    def ops_for(secs):
+        n = 0
+        t0 = time.perf_counter()
+        end = t0 + secs
+        while True:
+            t = time.perf_counter()
+            if t >= end:
+                return n, t - t0
+            call()
+            n += 1
+
+    floor = open_cmds_floor(floorlib, floorfile, url) \
+        if floorfile != "-" else None
+    if floor:
+        floor(WARMUP_S)
+    ops_for(WARMUP_S)
+    nf = nh = 0
+    tf = th = cf = ch = 0.0  # cf, ch: the process's CPU time in each
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        if floor:
+            c0 = time.process_time()
+            n, el = floor(SLICE_S)
+            nf, tf = nf + n, tf + el
+            cf += time.process_time() - c0
+        c0 = time.process_time()
+        n, el = ops_for(SLICE_S)
+        nh, th = nh + n, th + el
+        ch += time.process_time() - c0
+    res = {"scenario": "grid", "lang": "python", "lib": lib, "kind": kind,
+           "op": op, "ops_per_s": round(nh / th, 1),
+           "cpu_us": round(ch / nh * 1e6, 2)}
+    if floor:
+        res["floor_ops_per_s"] = round(nf / tf, 1)
+        res["floor_cpu_us"] = round(cf / nf * 1e6, 2)
+    return res
+
+
 def worker(*args):
     out = args[-1]
     try:
@@ -261,6 +431,9 @@ def main(argv):
     elif scenario == "contend":
         res = contend(url, lib, float(argv[4]), int(argv[5]), argv[6],
                       int(argv[7]), argv[8] if len(argv) > 8 else None)
+    elif scenario == "grid":
+        res = grid(url, lib, float(argv[4]), argv[5], argv[6], argv[7],
+                   argv[8], argv[9:])
     else:
         raise SystemExit("unknown scenario " + scenario)
     print(json.dumps(res), flush=True)

@@ -12,24 +12,74 @@ package hilock
 #include <hilock.h>
 #include "hlgo.h"
 
+// One argument as Go passes it: no pointer (Go memory may hold no Go
+// pointer when C is handed it), its bytes at off in the call's buffer.
+typedef struct hlgo_garg {
+	int type;
+	size_t off, len;
+	int64_t i;
+	double d;
+} hlgo_garg;
+
+// The value as the call left it: a number in i or d; bytes and lists stay
+// in v for Go to copy, then free (nil and numbers are freed here).
+typedef struct hlgo_gout {
+	int type;
+	int64_t i;
+	double d;
+	const char *b; // bytes: v's, n of them
+	size_t n;
+	hl_value *v;
+} hlgo_gout;
+
 // hlgo_object_call makes the object, runs op and frees the object: one
-// cgo call per operation, the failure detail copied on this thread.
-static hl_value *hlgo_object_call(hlgo_result *r, hl_client *c, int kind,
-		const char *name, size_t name_len, int op, const hl_arg *args,
-		size_t nargs, int64_t timeout_ms) {
+// cgo call per operation (the arguments read from Go memory, buf: the
+// name then the arguments' bytes), the failure detail copied on this
+// thread.
+static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
+		hl_object *have, int kind, const char *buf, size_t name_len, int op,
+		const hlgo_garg *ga, size_t nargs, int64_t timeout_ms) {
+	hl_arg stack[8], *args = stack;
 	hl_object *o = NULL;
 	hl_value *v = NULL;
 	int rc;
 	hlgo_reset(r);
-	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK) {
-		hlgo_fail(r, rc);
-		return NULL;
+	out->type = HL_VALUE_NIL;
+	out->v = NULL;
+	if (nargs > 8 && !(args = calloc(nargs, sizeof(hl_arg)))) {
+		hlgo_fail(r, HL_ENOMEM);
+		return;
 	}
-	rc = hl_object_call_ex(&v, o, op, args, nargs, timeout_ms, NULL);
-	if (rc != HL_OK)
+	for (size_t i = 0; i < nargs; i++) {
+		args[i].type = ga[i].type;
+		args[i].bytes = ga[i].type == HL_ARG_BYTES ? buf + ga[i].off : NULL;
+		args[i].len = ga[i].len;
+		args[i].i = ga[i].i;
+		args[i].d = ga[i].d;
+	}
+	if (have) {
+		rc = hl_object_call_ex(&v, have, op, args, nargs, timeout_ms, NULL);
+		if (rc != HL_OK)
+			hlgo_fail(r, rc);
+	} else if ((rc = hl_object_new(&o, c, kind, buf, name_len)) != HL_OK) {
 		hlgo_fail(r, rc);
-	hl_object_free(o);
-	return v;
+	} else {
+		rc = hl_object_call_ex(&v, o, op, args, nargs, timeout_ms, NULL);
+		if (rc != HL_OK)
+			hlgo_fail(r, rc);
+		hl_object_free(o);
+	}
+	if (args != stack)
+		free(args);
+	out->type = hl_value_type(v);
+	if (out->type == HL_VALUE_BYTES || out->type == HL_VALUE_ARRAY) {
+		out->b = hl_value_bytes(v, &out->n);
+		out->v = v;
+		return;
+	}
+	out->i = hl_value_int(v);
+	out->d = hl_value_double(v);
+	hl_value_free(v);
 }
 
 // hlgo_object_common runs a common operation: 0 delete, 1 exists, 2
@@ -69,18 +119,6 @@ static hl_object *hlgo_object_make(hlgo_result *r, hl_client *c, int kind,
 	return o;
 }
 
-// hlgo_handle_call runs op on such an object.
-static hl_value *hlgo_handle_call(hlgo_result *r, hl_object *o, int op,
-		const hl_arg *args, size_t nargs, int64_t timeout_ms) {
-	hl_value *v = NULL;
-	int rc;
-	hlgo_reset(r);
-	rc = hl_object_call_ex(&v, o, op, args, nargs, timeout_ms, NULL);
-	if (rc != HL_OK)
-		hlgo_fail(r, rc);
-	return v;
-}
-
 // hlgo_local runs a local operation (no round trip) with at most one
 // number: no allocation; a failure's detail is copied (malloc) for Go to
 // free.
@@ -99,15 +137,6 @@ static hlgo_lres hlgo_local(hl_object *o, int op, int nargs, int type,
 	return r;
 }
 
-static hl_arg *hlgo_args(size_t n) { return calloc(n ? n : 1, sizeof(hl_arg)); }
-static void hlgo_arg_set(hl_arg *a, size_t i, int type, const void *bytes,
-		size_t len, int64_t iv, double d) {
-	a[i].type = type;
-	a[i].bytes = bytes;
-	a[i].len = len;
-	a[i].i = iv;
-	a[i].d = d;
-}
 static int hlgo_value_type(const hl_value *v) { return hl_value_type(v); }
 static const hl_value *hlgo_value_at(const hl_value *v, size_t i) { return hl_value_at(v, i); }
 */
@@ -352,46 +381,63 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 	if err != nil {
 		return Value{}, err
 	}
+	// The name and the arguments' bytes in one Go buffer, the arguments
+	// in Go memory without pointers, from a pool: C reads them during the
+	// one cgo call (no allocation, C or Go, per call; one cgo call for a
+	// number's result).
+	sc := gridScratchPool.Get().(*gridScratch)
+	defer gridScratchPool.Put(sc)
+	buf := append(sc.buf[:0], o.name...)
+	buf = append(buf, 0)
+	ga := sc.ga[:0]
+	for _, a := range args {
+		g := C.hlgo_garg{_type: C.int(a.typ), len: C.size_t(len(a.b)),
+			i: C.int64_t(a.i), d: C.double(a.d)}
+		if a.typ == argTypeBytes {
+			g.off = C.size_t(len(buf))
+			buf = append(buf, a.b...)
+		}
+		ga = append(ga, g)
+	}
+	if cap(buf) <= 4096 {
+		sc.buf = buf
+	}
+	if cap(ga) <= 64 {
+		sc.ga = ga
+	}
+	var gap *C.hlgo_garg
+	if len(ga) > 0 {
+		gap = &ga[0]
+	}
 	var out Value
 	r := o.c.call(func(p *cClient) opResult {
-		// the arguments' bytes and the name in C memory: one block
-		total := len(o.name)
-		for _, a := range args {
-			total += len(a.b)
-		}
-		block := C.malloc(C.size_t(total + 1))
-		defer C.free(block)
-		buf := unsafe.Slice((*byte)(block), total+1)
-		n := copy(buf, o.name)
-		cargs := C.hlgo_args(C.size_t(len(args)))
-		defer C.free(unsafe.Pointer(cargs))
-		for i, a := range args {
-			var ptr unsafe.Pointer
-			if a.typ == argTypeBytes {
-				ptr = unsafe.Pointer(&buf[n])
-				n += copy(buf[n:], a.b)
-			}
-			C.hlgo_arg_set(cargs, C.size_t(i), C.int(a.typ), ptr, C.size_t(len(a.b)),
-				C.int64_t(a.i), C.double(a.d))
-		}
-		var cr cResult
-		var v *C.hl_value
+		cr, g := &sc.c.cr, &sc.c.g
+		var have *C.hl_object
 		if o.st != nil {
 			o.st.mu.RLock()
 			defer o.st.mu.RUnlock()
 			if o.st.p == nil {
 				return opResult{err: invalid(opName, "the object was closed")}
 			}
-			v = C.hlgo_handle_call(&cr, o.st.p, C.int(op), cargs, C.size_t(len(args)), C.int64_t(ms))
-		} else {
-			v = C.hlgo_object_call(&cr, p, C.int(o.kind), (*C.char)(block), C.size_t(len(o.name)),
-				C.int(op), cargs, C.size_t(len(args)), C.int64_t(ms))
+			have = o.st.p
+		}
+		C.hlgo_object_call(cr, g, p, have, C.int(o.kind), (*C.char)(unsafe.Pointer(&buf[0])),
+			C.size_t(len(o.name)), C.int(op), gap, C.size_t(len(ga)), C.int64_t(ms))
+		switch int(g._type) {
+		case int(C.HL_VALUE_INT):
+			out = Value{kind: valueInt, i: int64(g.i)}
+		case int(C.HL_VALUE_DOUBLE):
+			out = Value{kind: valueFloat, f: float64(g.d)}
+		case int(C.HL_VALUE_BYTES):
+			out = Value{kind: valueBytes, b: C.GoBytes(unsafe.Pointer(g.b), C.int(g.n))}
+			C.hl_value_free(g.v)
+		case int(C.HL_VALUE_ARRAY):
+			out = goValue(g.v)
+			C.hl_value_free(g.v)
 		}
 		if cr.status != 0 {
-			return opResult{err: resultError(opName, &cr)}
+			return opResult{err: resultError(opName, cr)}
 		}
-		out = goValue(v)
-		C.hl_value_free(v)
 		return opResult{}
 	})
 	return out, r.err
@@ -425,6 +471,24 @@ func (o *object) local(op int, opName string, args ...arg) error {
 	}
 	return nil
 }
+
+// gridScratch is what one call lends C: pooled, so that a call allocates
+// nothing (the failure detail alone is 512 bytes).
+type gridScratch struct {
+	buf []byte
+	ga  []C.hlgo_garg
+	c   *gridOut // apart: C may see no Go pointer in what it is handed
+}
+
+type gridOut struct {
+	cr cResult
+	g  C.hlgo_gout
+}
+
+var gridScratchPool = sync.Pool{New: func() interface{} {
+	return &gridScratch{buf: make([]byte, 0, 256), ga: make([]C.hlgo_garg, 0, 8),
+		c: new(gridOut)}
+}}
 
 func (o *object) common(ctx context.Context, what int, opName string, ms int64) (int64, error) {
 	defer runtime.KeepAlive(o)
@@ -479,14 +543,14 @@ func (o *object) ClearExpire(ctx context.Context) (bool, error) {
 }
 
 // TTL is the object's remaining time to live. ok is false when it does not
-// exist; without an expiry ttl is NoExpiry with ok true (as Mutex.TTL).
+// exist; without an expiry ttl is -1 with ok true (as Mutex.TTL).
 func (o *object) TTL(ctx context.Context) (ttl time.Duration, ok bool, err error) {
 	v, err := o.common(ctx, 4, "ttl", 0)
 	if err != nil || v == -2 {
 		return 0, false, err
 	}
 	if v == -1 {
-		return NoExpiry, true, nil
+		return -1, true, nil
 	}
 	return time.Duration(v) * time.Millisecond, true, nil
 }

@@ -25,6 +25,8 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def _bytes(v: Any, what: str) -> bytes:
+    if type(v) is bytes:  # the common case first: no conversion
+        return v
     if isinstance(v, str):
         return v.encode("utf-8")
     if isinstance(v, (bytes, bytearray, memoryview)):

@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING, Any, Optional
 
 from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
-from ._lowlevel import NULL, check, ffi, lib
+from ._lowlevel import NULL, check, lib
 
 if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
@@ -30,14 +30,14 @@ class Bucket(GridObject):
         """Set the value; with ttl it expires then, without it any expiry is dropped (as Redisson's
         set)."""
         _bvalue = _bytes(value, 'value')
-        check(lib.hl_bucket_set(self._h, ffi.from_buffer(_bvalue), len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
+        check(lib.hl_bucket_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
 
     def try_set(self, value: Value, ttl: Optional[float] = None) -> bool:
         """Set the value only if the key does not exist: true if it was set. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
         _bvalue = _bytes(value, 'value')
         out = _out('int *')
-        check(lib.hl_bucket_try_set(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
+        check(lib.hl_bucket_try_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
         return bool(out[0])
 
     def set_if_exists(self, value: Value, ttl: Optional[float] = None) -> bool:
@@ -45,24 +45,22 @@ class Bucket(GridObject):
         reply is lost after it may have run (never applied twice)."""
         _bvalue = _bytes(value, 'value')
         out = _out('int *')
-        check(lib.hl_bucket_set_if_exists(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
+        check(lib.hl_bucket_set_if_exists(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
         return bool(out[0])
 
     def set_and_keep_ttl(self, value: Value) -> None:
         """Set the value and keep the key's expiry."""
         _bvalue = _bytes(value, 'value')
-        check(lib.hl_bucket_set_and_keep_ttl(self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        check(lib.hl_bucket_set_and_keep_ttl(self._h, _bvalue, len(_bvalue)))
 
     def compare_and_set(self, expect: Optional[Value] = None, update: Optional[Value] = None) -> bool:
         """If the value is expect, byte for byte (None: the key is absent), make it update (None:
         delete the key): true if it did. Setting drops any expiry, as Redisson's compareAndSet.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         _bexpect = None if expect is None else _bytes(expect, 'expect')
-        _pexpect = NULL if _bexpect is None else ffi.from_buffer(_bexpect)
         _bupdate = None if update is None else _bytes(update, 'update')
-        _pupdate = NULL if _bupdate is None else ffi.from_buffer(_bupdate)
         out = _out('int *')
-        check(lib.hl_bucket_compare_and_set(out, self._h, _pexpect, 0 if _bexpect is None else len(_bexpect), _pupdate, 0 if _bupdate is None else len(_bupdate)))
+        check(lib.hl_bucket_compare_and_set(out, self._h, NULL if _bexpect is None else _bexpect, 0 if _bexpect is None else len(_bexpect), NULL if _bupdate is None else _bupdate, 0 if _bupdate is None else len(_bupdate)))
         return bool(out[0])
 
     def get_and_set(self, value: Value, ttl: Optional[float] = None) -> Optional[bytes]:
@@ -71,7 +69,7 @@ class Bucket(GridObject):
         twice)."""
         _bvalue = _bytes(value, 'value')
         out = _out('hl_value **')
-        check(lib.hl_bucket_get_and_set(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
+        check(lib.hl_bucket_get_and_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
         return _take(out[0])
 
     def get_and_delete(self) -> Optional[bytes]:

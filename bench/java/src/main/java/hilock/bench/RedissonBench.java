@@ -19,10 +19,17 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
 import org.redisson.Redisson;
+import org.redisson.api.RAtomicDouble;
+import org.redisson.api.RAtomicLong;
+import org.redisson.api.RBitSet;
+import org.redisson.api.RBloomFilter;
+import org.redisson.api.RBucket;
 import org.redisson.api.RCountDownLatch;
 import org.redisson.api.RLock;
 import org.redisson.api.RMap;
+import org.redisson.api.RRateLimiter;
 import org.redisson.api.RSemaphore;
+import org.redisson.api.RateType;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
@@ -39,6 +46,7 @@ import org.redisson.config.Config;
  *   java -jar hilock-bench-redisson.jar URL sem-uncontended SECONDS
  *   java -jar hilock-bench-redisson.jar URL sem-contend SECONDS W threads CS_US PERMITS
  *   java -jar hilock-bench-redisson.jar URL latch-wake ROUNDS WAITERS COUNT
+ *   java -jar hilock-bench-redisson.jar URL grid SECONDS KIND NAME OP N ARG...
  * </pre>
  *
  * URL: redis://host:port[/db], or as hilock writes them,
@@ -52,7 +60,11 @@ import org.redisson.config.Config;
  * getCountDownLatch): sem-uncontended loops acquire()/release() of one
  * permit; sem-contend is hlbench's (W threads, a semaphore of PERMITS);
  * latch-wake is hlbench's with every waiter a thread of this JVM (see
- * there).
+ * there). grid: one operation of a grid object (RBucket with StringCodec,
+ * RAtomicLong, RAtomicDouble, RBitSet, RBloomFilter with StringCodec,
+ * RRateLimiter) in a loop after a second of warm-up; the OP groups and ARG
+ * as bench/hlbench.c's grid scenarios take them (the groups before the
+ * last set up; one this class has no entry for is skipped).
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -129,6 +141,9 @@ public final class RedissonBench {
                 long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
                 semContend(client, url, durNs, Integer.parseInt(args[3]), args[4],
                         Integer.parseInt(args[5]), Integer.parseInt(args[6]));
+            } else if (scenario.equals("grid")) {
+                grid(client, (long) (Double.parseDouble(args[2]) * 1e9), args[3], args[4],
+                        java.util.Arrays.copyOfRange(args, 5, args.length));
             } else if (scenario.equals("latch-wake")) {
                 latchWake(client, url, Integer.parseInt(args[2]), Integer.parseInt(args[3]),
                         Integer.parseInt(args[4]));
@@ -781,5 +796,134 @@ public final class RedissonBench {
         }
         b.append('}');
         System.out.println(b);
+    }
+
+    /** A grid operation with its arguments (b:TEXT, i:N, f:X, -). */
+    private static Runnable gridOp(RedissonClient c, String kind, String name, String op,
+            String[] a) {
+        switch (kind + "." + op) {
+            case "bucket.get": {
+                RBucket<String> b = c.getBucket(name, StringCodec.INSTANCE);
+                return b::get;
+            }
+            case "bucket.set": {
+                RBucket<String> b = c.getBucket(name, StringCodec.INSTANCE);
+                String v = a[0].substring(2);
+                return () -> b.set(v);
+            }
+            case "bucket.compare_and_set": {
+                RBucket<String> b = c.getBucket(name, StringCodec.INSTANCE);
+                String x = a[0].substring(2), v = a[1].substring(2);
+                return () -> b.compareAndSet(x, v);
+            }
+            case "atomic_long.get":
+                return c.getAtomicLong(name)::get;
+            case "atomic_long.set": {
+                RAtomicLong l = c.getAtomicLong(name);
+                long v = Long.parseLong(a[0].substring(2));
+                return () -> l.set(v);
+            }
+            case "atomic_long.increment_and_get":
+                return c.getAtomicLong(name)::incrementAndGet;
+            case "atomic_long.compare_and_set": {
+                RAtomicLong l = c.getAtomicLong(name);
+                long x = Long.parseLong(a[0].substring(2)), v = Long.parseLong(a[1].substring(2));
+                return () -> l.compareAndSet(x, v);
+            }
+            case "atomic_double.add_and_get": {
+                RAtomicDouble d = c.getAtomicDouble(name);
+                double v = Double.parseDouble(a[0].substring(2));
+                return () -> d.addAndGet(v);
+            }
+            case "bit_set.set": {
+                RBitSet s = c.getBitSet(name);
+                long i = Long.parseLong(a[0].substring(2));
+                return () -> s.set(i);
+            }
+            case "bit_set.get": {
+                RBitSet s = c.getBitSet(name);
+                long i = Long.parseLong(a[0].substring(2));
+                return () -> s.get(i);
+            }
+            case "bloom_filter.try_init": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                long n = Long.parseLong(a[0].substring(2));
+                double p = Double.parseDouble(a[1].substring(2));
+                return () -> f.tryInit(n, p);
+            }
+            case "bloom_filter.add": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                String v = a[0].substring(2);
+                return () -> f.add(v);
+            }
+            case "bloom_filter.contains": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                String v = a[0].substring(2);
+                return () -> f.contains(v);
+            }
+            case "bloom_filter.add_all": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                List<String> vs = new ArrayList<>();
+                for (String x : a) {
+                    vs.add(x.substring(2));
+                }
+                return () -> f.add(vs);
+            }
+            case "bloom_filter.contains_all": {
+                RBloomFilter<String> f = c.getBloomFilter(name, StringCodec.INSTANCE);
+                List<String> vs = new ArrayList<>();
+                for (String x : a) {
+                    vs.add(x.substring(2));
+                }
+                return () -> f.contains(vs);
+            }
+            case "rate_limiter.try_set_rate": {
+                RRateLimiter r = c.getRateLimiter(name);
+                long n = Long.parseLong(a[1].substring(2));
+                long secs = Long.parseLong(a[2].substring(2));
+                RateType t = a[0].equals("b:per_client") ? RateType.PER_CLIENT : RateType.OVERALL;
+                return () -> r.trySetRate(t, n, java.time.Duration.ofSeconds(secs));
+            }
+            case "rate_limiter.try_acquire":
+                return c.getRateLimiter(name)::tryAcquire;
+            default:
+                return null;
+        }
+    }
+
+    private static void grid(RedissonClient c, long durNs, String kind, String name,
+            String[] groups) {
+        Runnable measured = null;
+        String op = null;
+        for (int i = 0; i < groups.length;) {
+            int n = Integer.parseInt(groups[i + 1]);
+            String[] a = java.util.Arrays.copyOfRange(groups, i + 2, i + 2 + n);
+            op = groups[i];
+            i += 2 + n;
+            Runnable r = gridOp(c, kind, name, op, a);
+            if (i < groups.length) {
+                if (r != null) {
+                    r.run();
+                }
+            } else if (r == null) {
+                throw new IllegalArgumentException("no Redisson entry for " + kind + "." + op);
+            } else {
+                measured = r;
+            }
+        }
+        long warm = System.nanoTime() + 1_000_000_000L;
+        while (System.nanoTime() < warm) {
+            measured.run();
+        }
+        long n = 0;
+        long t0 = System.nanoTime();
+        while (System.nanoTime() - t0 < durNs) {
+            measured.run();
+            n++;
+        }
+        double el = (System.nanoTime() - t0) / 1e9;
+        System.out.printf(Locale.ROOT, "{\"scenario\":\"grid\",\"lang\":\"java\","
+                + "\"lib\":\"redisson\",\"kind\":\"%s\",\"op\":\"%s\","
+                + "\"ops_per_s\":%.1f}%n", kind, op, n / el);
     }
 }
