@@ -114,8 +114,8 @@ public class GridInterop {
 		        : (expected instanceof byte[] && got instanceof byte[])
 		                ? Arrays.equals((byte[]) expected, (byte[]) got)
 		                : expected.equals(got);
-		String e = expected instanceof byte[] ? hex((byte[]) expected) : String.valueOf(expected);
-		String g = got instanceof byte[] ? hex((byte[]) got) : String.valueOf(got);
+		String e = cut(expected instanceof byte[] ? hex((byte[]) expected) : String.valueOf(expected));
+		String g = cut(got instanceof byte[] ? hex((byte[]) got) : String.valueOf(got));
 		if (ok) {
 			passed++;
 			System.out.println("ok   " + tag + " " + what + ": " + g);
@@ -123,6 +123,10 @@ public class GridInterop {
 			failed++;
 			System.out.println("FAIL " + tag + " " + what + ": expected " + e + ", got " + g);
 		}
+	}
+
+	static String cut(String s) {
+		return s.length() <= 120 ? s : s.substring(0, 100) + "...(" + s.length() + " chars)";
 	}
 
 	static void checkTrue(String what, boolean cond, String detail) {
@@ -376,6 +380,27 @@ public class GridInterop {
 		jb.set(40, 48, true);
 		check("bit_set: hilock's bytes after Redisson's set(40, 48, true)", b(jb.toByteArray()),
 		        hl("bit_set", name, "to_byte_array"));
+		// BITOP needs its keys in one slot: {tag} names
+		name = "{" + name + "}:a";
+		String other = name.replace("}:a", "}:b");
+		jb = r.getBitSet(name);
+		jb.set(40, 48, true);
+		RBitSet jo = r.getBitSet(other);
+		jo.set(3);
+		jo.set(41);
+		hl("bit_set", name, "or_", b(other));
+		check("bit_set: Redisson reads hilock's OR with Redisson's bits", true, jb.get(3) && jb.get(41) && jb.get(40));
+		jo.xor(name);
+		check("bit_set: hilock reads Redisson's XOR with hilock's bits", b(jo.toByteArray()),
+		        hl("bit_set", other, "to_byte_array"));
+		byte[] before = jo.toByteArray();
+		hl("bit_set", other, "not_");
+		byte[] flipped = before.clone();
+		for (int k = 0; k < flipped.length; k++)
+			flipped[k] = (byte) ~flipped[k];
+		check("bit_set: Redisson reads hilock's not_ (every byte flipped)", flipped, jo.toByteArray());
+		jo.not();
+		check("bit_set: Redisson's not undoes hilock's not_", b(before), hl("bit_set", other, "to_byte_array"));
 	}
 
 	// ---- counters from both sides at once ----
@@ -478,6 +503,22 @@ public class GridInterop {
 			jd.reset();
 			check("double_adder: hilock's sum after Redisson's reset", 0.0,
 			        dval(hl("double_adder", dn, "sum", i(10000))));
+			// what Redisson's sum makes of its own add (Redis's INCRBYFLOAT
+			// in the sum keeps 17 digits after the point: tiny values are 0)
+			for (double v : new double[] {1.0E-5, 1.0E21, -2.5E-300, 123456.789, Double.MIN_VALUE}) {
+				jd.reset();
+				jd.add(v);
+				double own = jd.sum();
+				check("double_adder: hilock's sum of Redisson's " + v + " = Redisson's " + own, own,
+				        dval(hl("double_adder", dn, "sum", i(10000))));
+				jd.reset();
+				hl("double_adder", dn, "add", d(v));
+				check("double_adder: Redisson's sum of hilock's " + v + " = Redisson's own", own, jd.sum());
+			}
+			jl.reset();
+			jl.add(Long.MIN_VALUE + 1);
+			check("long_adder: hilock's sum of Redisson's Long.MIN_VALUE + 1", "i:" + (Long.MIN_VALUE + 1),
+			        hl("long_adder", ln, "sum", i(10000)));
 		} finally {
 			call("free long_adder " + hex(ln));
 			call("free double_adder " + hex(dn));
@@ -641,6 +682,57 @@ public class GridInterop {
 		check("rate: then hilock is refused", "i:0", hl("rate_limiter", name, "try_acquire", i(1), i(0)));
 	}
 
+	static void rateMore(String name) throws Exception {
+		// per client: each side has its own quota on one limiter
+		String pc = name + ":pc";
+		RRateLimiter jp = r.getRateLimiter(pc);
+		check("rate_more: hilock sets 3 per client per 10 s", "i:1",
+		        hl("rate_limiter", pc, "try_set_rate", i(1), i(3), i(10000), "n"));
+		int jg = 0, hg = 0;
+		for (int k = 0; k < 4; k++) {
+			jg += jp.tryAcquire() ? 1 : 0;
+			hg += hl("rate_limiter", pc, "try_acquire", i(1), i(0)).equals("i:1") ? 1 : 0;
+		}
+		check("rate_more: per client, Redisson gets its own 3 of 4", 3, jg);
+		check("rate_more: per client, hilock gets its own 3 of 4", 3, hg);
+		check("rate_more: per client, Redisson has none left", 0L, jp.availablePermits());
+		// permits taken in one go count against the other side
+		String ov = name + ":ov";
+		RRateLimiter jo = r.getRateLimiter(ov);
+		jo.trySetRate(RateType.OVERALL, 5, Duration.ofSeconds(10), Duration.ofSeconds(30));
+		String cfg = hl("rate_limiter", ov, "get_config");
+		check("rate_more: hilock reads Redisson's keep-alive", "[i:5,i:10000,i:0,i:30000]", cfg);
+		check("rate_more: Redisson takes 3 at once", true, jo.tryAcquire(3));
+		check("rate_more: hilock sees 2 left", "i:2", hl("rate_limiter", ov, "available_permits"));
+		check("rate_more: hilock cannot take 3", "i:0", hl("rate_limiter", ov, "try_acquire", i(3), i(0)));
+		check("rate_more: hilock takes 2", "i:1", hl("rate_limiter", ov, "try_acquire", i(2), i(0)));
+		check("rate_more: Redisson cannot take 1", false, jo.tryAcquire());
+		jo.release(2);
+		check("rate_more: hilock sees Redisson's release of 2", "i:2", hl("rate_limiter", ov, "available_permits"));
+		hl("rate_limiter", ov, "release", i(1));
+		check("rate_more: Redisson sees hilock's release of 1", 3L, jo.availablePermits());
+		for (String k : new String[] {ov, "{" + ov + "}:value", "{" + ov + "}:permits"}) {
+			long t = r.getKeys().remainTimeToLive(k);
+			checkTrue("rate_more: keep-alive TTL of " + k + " after hilock's calls", t > 20000 && t <= 30000, t + " ms");
+		}
+		// a keep-alive hilock sets, Redisson's acquire keeps
+		String hk = name + ":hk";
+		hl("rate_limiter", hk, "try_set_rate", i(0), i(4), i(1000), i(20000));
+		RRateLimiter jk = r.getRateLimiter(hk);
+		check("rate_more: Redisson takes from hilock's limiter", true, jk.tryAcquire());
+		for (String k : new String[] {hk, "{" + hk + "}:value", "{" + hk + "}:permits"}) {
+			long t = r.getKeys().remainTimeToLive(k);
+			checkTrue("rate_more: hilock's keep-alive TTL of " + k + " after Redisson's acquire",
+			        t > 10000 && t <= 20000, t + " ms");
+		}
+		// Redisson replaces the rate: hilock follows
+		jk.setRate(RateType.OVERALL, 2, Duration.ofSeconds(5));
+		check("rate_more: hilock reads Redisson's new rate", "[i:2,i:5000,i:0,i:0]",
+		        hl("rate_limiter", hk, "get_config"));
+		String ap = hl("rate_limiter", hk, "available_permits");
+		check("rate_more: both see the same permits after setRate", "i:" + jk.availablePermits(), ap);
+	}
+
 	public static void main(String[] a) throws Exception {
 		String version = a[0], peerPath = a[1], topo = a[2], addrs = a[3], url = a[4];
 		if (a.length > 5)
@@ -651,6 +743,10 @@ public class GridInterop {
 			var cc = cfg.useClusterServers();
 			for (String n : addrs.split(","))
 				cc.addNodeAddress("redis://" + n);
+			// Redisson reads from replicas by default: a value just
+			// written may not be there yet. The checks are about the
+			// wire, so read where hilock writes.
+			cc.setReadMode(org.redisson.config.ReadMode.MASTER);
 		} else {
 			cfg.useSingleServer().setAddress("redis://" + addrs);
 		}
@@ -673,6 +769,7 @@ public class GridInterop {
 		scenario("adders", GridInterop::adders);
 		scenario("bloom", GridInterop::bloom);
 		scenario("rate", GridInterop::rate);
+		scenario("rate_more", GridInterop::rateMore);
 		pin.write("quit\n");
 		pin.flush();
 		p.waitFor();
