@@ -283,6 +283,9 @@ public class GridInterop {
 		check("atomic_long: Redisson getAndDelete answers -3", -3L, jl.getAndDelete());
 		check("atomic_long: hilock cas absent(0)->4", "i:1", hl("atomic_long", name, "compare_and_set", i(0), i(4)));
 		check("atomic_long: Redisson reads 4", 4L, jl.get());
+		r.getBucket(name, LongCodec.INSTANCE).set(-77L);
+		check("atomic_long: hilock reads a LongCodec bucket's -77", "i:-77", hl("atomic_long", name, "get"));
+		hl("atomic_long", name, "set", i(4));
 		// LongCodec: a bucket of Redisson's numbers reads the counter.
 		check("atomic_long: a LongCodec bucket reads hilock's counter", 4L,
 		        r.getBucket(name, LongCodec.INSTANCE).get());
@@ -575,6 +578,25 @@ public class GridInterop {
 		boolean jno = jh.contains("never-added");
 		check("bloom: both agree on a value never added", jno ? "i:1" : "i:0",
 		        hl("bloom_filter", hn, "contains", b("never-added")));
+
+		// sizing: each side sizes a filter as the other does
+		long[] ns = {1, 10, 12345, 1000000};
+		double[] ps = {0.5, 0.1, 1e-7, 0.001};
+		for (int k = 0; k < ns.length; k++) {
+			String sj = name + ":sj" + k, sh = name + ":sh" + k;
+			r.getBloomFilter(sj, StringCodec.INSTANCE).tryInit(ns[k], ps[k]);
+			hl("bloom_filter", sh, "try_init", i(ns[k]), d(ps[k]));
+			RBloomFilter<String> fh = r.getBloomFilter(sh, StringCodec.INSTANCE);
+			RBloomFilter<String> fj = r.getBloomFilter(sj, StringCodec.INSTANCE);
+			check("bloom: sizing of " + ns[k] + " at " + ps[k] + " (Redisson reads hilock's = hilock reads Redisson's)",
+			        fj.getSize() + " " + fj.getHashIterations(),
+			        ival(hl("bloom_filter", sj, "get_size")) + " " + ival(hl("bloom_filter", sj, "get_hash_iterations")));
+			check("bloom: hilock sizes " + ns[k] + " at " + ps[k] + " as Redisson does",
+			        fj.getSize() + " " + fj.getHashIterations(), fh.getSize() + " " + fh.getHashIterations());
+			r.getKeys().delete(sj, sh);
+			r.getKeys().delete("{" + sj + "}:config");
+			r.getKeys().delete("{" + sh + "}:config");
+		}
 
 		// ByteArrayCodec: bytes with NULs hash the same on both sides
 		String bn = name + ":bytes";
