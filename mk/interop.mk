@@ -33,3 +33,20 @@ interop: build
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
 		APT_PACKAGES="$(INTEROP_APT_PACKAGES)" sh tools/install-deps.sh; fi
 	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)" "$(INTEROP_TOPOLOGIES)" "$(INTEROP_REDISSON)"
+
+# The data grid against Redisson 4.3.1 and 4.7.0 (tests/interop/grid: every
+# object, both ways, on a redis-server and a Redis Cluster; about a minute):
+#
+#   make interop-grid
+#   make interop-grid INTEROP_GRID_FILTER=bloom   # scenarios starting so
+#   make interop-grid INTEROP_GRID_TOPOLOGIES=single
+INTEROP_GRID_FILTER ?=
+INTEROP_GRID_TOPOLOGIES ?= single,cluster
+
+.PHONY: interop-grid
+interop: interop-grid
+
+interop-grid: build
+	@if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
+		APT_PACKAGES="$(INTEROP_APT_PACKAGES)" sh tools/install-deps.sh; fi
+	sh tests/interop/grid/run.sh "$(BUILD)" "$(INTEROP_GRID_FILTER)" "$(INTEROP_GRID_TOPOLOGIES)"

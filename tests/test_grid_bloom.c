@@ -1,7 +1,7 @@
 /*
  * The Bloom filter (Redisson's RBloomFilter): HighwayHash-128 against
  * Redisson's own hashes, bit positions and config hashes taken from real
- * Redisson 4.3.1 runs (tests/interop/bloom: BloomVectors.java), adds and
+ * Redisson 4.3.1 runs (tests/interop/grid: BloomVectors.java), adds and
  * checks of one and many values, count by Redisson's formula, a filter
  * deleted and initialised again (Redisson #6554), a lost reply, a cluster,
  * and bad input.

@@ -26,7 +26,7 @@ func bitsAt(r *redis, key string) []int {
 }
 
 // Redisson's bits and config (vectors from a Redisson 4.3.1 run,
-// tests/interop/bloom), many values, count, re-initialisation, bad input.
+// tests/interop/grid), many values, count, re-initialisation, bad input.
 func TestGridBloomFilter(t *testing.T) {
 	ctx := context.Background()
 	c := connect(t)

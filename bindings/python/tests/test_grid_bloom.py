@@ -1,5 +1,5 @@
 """The Bloom filter (Redisson's RBloomFilter): Redisson's bits and config
-(vectors from a real Redisson 4.3.1 run, tests/interop/bloom), many values
+(vectors from a real Redisson 4.3.1 run, tests/interop/grid), many values
 in one round trip, count, re-initialisation, a lost reply, bad input."""
 
 from __future__ import annotations

@@ -314,9 +314,11 @@ int hl__parse_double(const char *s, size_t len, double *out, const char *what)
 		goto bad;
 	memcpy(tmp, s, len);
 	tmp[len] = '\0';
-	errno = 0;
+	/* strtod's ERANGE is no reason to refuse: it rounds to the nearest
+	 * double (a subnormal such as Java's Double.MIN_VALUE, 0, or an
+	 * infinity), which is what was meant. */
 	v = strtod(tmp, &end);
-	if (*end || end == tmp || (errno && !isinf(v) && v != 0))
+	if (*end || end == tmp)
 		goto bad;
 	*out = v;
 	return HL_OK;

@@ -1,6 +1,12 @@
-// The Redisson side of the Bloom filter check (tests/interop/bloom/run.sh):
-// Redisson's own hash and filter, so that hilock's bit positions, sizing
-// and number formats can be compared with the real thing.
+// Redisson's own Bloom filter hash and filter, so that hilock's bit
+// positions, sizing and number formats can be compared with the real
+// thing: tests/test_grid_bloom.c holds what `hash`, `bits` and `fmt`
+// printed for Redisson 4.3.1. tests/interop/grid/run.sh compiles it next
+// to GridInterop for each version and checks that `hash` prints the same
+// in all of them; run it by hand for new vectors:
+//
+//   java -cp BUILD/interop-grid/classes-V:$(cat BUILD/interop-grid/cp-V.txt) \
+//        BloomVectors hash
 //
 //   java BloomVectors hash                       h1 h2 of fixed inputs
 //   java BloomVectors fill  PORT NAME N P V...   tryInit(N, P), add each V

@@ -1,0 +1,144 @@
+#!/bin/sh
+# The data grid against the real Redisson, 4.3.1 and 4.7.0 (or
+# $GRID_REDISSON_VERSIONS), on a throwaway redis-server and, when the
+# build has the topology launcher, a throwaway Redis Cluster: buckets
+# (StringCodec, ByteArrayCodec), atomic longs and doubles (LongCodec and
+# the stored number forms), bit sets, counters updated from both sides at
+# once, long and double adders, Bloom filters and one rate limiter shared
+# by both sides. GridInterop.java (one JVM per version) drives grid_peer.c
+# (a hilock process) and prints one line per check, then
+# "VERSION TOPOLOGY: N passed, N failed (T ms)".
+#
+#   sh tests/interop/grid/run.sh [BUILD_DIR [FILTER [TOPOLOGIES]]]
+#
+# FILTER runs only the scenarios whose name starts with it (bucket,
+# atomic, bit_set, counters, adders, bloom, rate); TOPOLOGIES is single,
+# cluster or single,cluster (the default). Needs java (17+), mvn
+# (Redisson and its dependencies in ~/.m2, fetched the first time), cc,
+# pkg-config, redis-server and redis-cli; the Cluster also needs the
+# build's tests/tools/hl_topo. Not part of `make test`. Exits non-zero
+# when a check fails.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-build}" && pwd)
+filter=${2:-}
+topologies=${3:-single,cluster}
+versions=${GRID_REDISSON_VERSIONS:-4.3.1 4.7.0}
+out="$build/interop-grid"
+topo_bin="$build/tests/tools/hl_topo"
+mkdir -p "$out"
+for tool in java javac mvn cc pkg-config redis-server redis-cli; do
+	command -v "$tool" >/dev/null 2>&1 || { echo "interop-grid: $tool not found" >&2; exit 1; }
+done
+
+PKG_CONFIG_PATH="$build/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+export PKG_CONFIG_PATH
+# shellcheck disable=SC2046
+cc -std=c11 -O2 -Wall -Wextra -o "$out/grid_peer" "$here/grid_peer.c" \
+	$(pkg-config --cflags --libs hilock) -lpthread
+
+# Redisson's classpath for each version (Maven only resolves it; offline
+# first), and the driver compiled against it.
+for v in $versions; do
+	cp="$out/cp-$v.txt"
+	if [ ! -s "$cp" ] || [ "$here/pom.xml" -nt "$cp" ]; then
+		mvn -q -B -o -f "$here/pom.xml" -Dredisson.version="$v" -DbuildDir="$out/mvn" \
+			-Dmdep.outputFile="$cp" dependency:build-classpath >/dev/null 2>&1 ||
+			mvn -q -B -f "$here/pom.xml" -Dredisson.version="$v" -DbuildDir="$out/mvn" \
+				-Dmdep.outputFile="$cp" dependency:build-classpath
+	fi
+	mkdir -p "$out/classes-$v"
+	javac -d "$out/classes-$v" -cp "$(cat "$cp")" "$here/GridInterop.java" \
+		"$here/BloomVectors.java"
+done
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-grid-interop.XXXXXX")
+TR_DIR=$tmp
+. "$here/../../../tools/throwaway-redis.sh"
+topo_pid=
+cleanup() {
+	[ -z "$topo_pid" ] || { exec 3>&- || true; wait "$topo_pid" 2>/dev/null || true; }
+	tr_stop
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start=$(date +%s)
+status=0
+summary=""
+run() { # topology addresses url
+	for v in $versions; do
+		timeout 300 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" GridInterop \
+			"$v" "$out/grid_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
+		cat "$tmp/out"
+		summary="$summary$(tail -n 1 "$tmp/out")
+"
+	done
+}
+
+case ",$topologies," in
+*,single,*)
+	tr_start || exit 1
+	echo "interop-grid: redis-server on 127.0.0.1:$TR_PORT"
+	run single "127.0.0.1:$TR_PORT" "redis://127.0.0.1:$TR_PORT/0"
+	tr_stop
+	;;
+esac
+
+case ",$topologies," in
+*,cluster,*)
+	if [ ! -x "$topo_bin" ]; then
+		echo "interop-grid: $topo_bin missing: no Cluster run" >&2
+		status=1
+	else
+		# hl_topo keeps the Cluster up while its stdin stays open
+		mkfifo "$tmp/topo.in"
+		"$topo_bin" cluster <"$tmp/topo.in" >"$tmp/topo.out" 2>"$tmp/topo.log" &
+		topo_pid=$!
+		exec 3>"$tmp/topo.in"
+		i=0
+		while ! grep -q '^up cluster' "$tmp/topo.out" 2>/dev/null && [ $i -lt 600 ]; do
+			kill -0 "$topo_pid" 2>/dev/null || break
+			sleep 0.1
+			i=$((i + 1))
+		done
+		up=$(grep '^up cluster' "$tmp/topo.out" || true)
+		if [ -z "$up" ]; then
+			echo "interop-grid: the Cluster did not come up; its log:" >&2
+			tail -n 20 "$tmp/topo.log" >&2
+			status=1
+		else
+			url=$(echo "$up" | cut -d' ' -f3)
+			nodes=$(echo "$up" | sed 's/.* nodes=\([^ ]*\).*/\1/')
+			echo "interop-grid: Redis Cluster $nodes"
+			run cluster "$nodes" "$url"
+		fi
+		echo quit >&3 || true
+		exec 3>&-
+		wait "$topo_pid" 2>/dev/null || true
+		topo_pid=
+	fi
+	;;
+esac
+
+# The Bloom filter's hash vectors (tests/test_grid_bloom.c holds 4.3.1's)
+# are the same in every version.
+first=
+for v in $versions; do
+	java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" BloomVectors hash >"$tmp/hash-$v" 2>/dev/null && [ -s "$tmp/hash-$v" ] || status=1
+	if [ -z "$first" ]; then
+		first=$v
+	elif cmp -s "$tmp/hash-$first" "$tmp/hash-$v"; then
+		summary="${summary}Bloom hash vectors: $v = $first ($(wc -l <"$tmp/hash-$v") inputs)
+"
+	else
+		summary="${summary}FAIL Bloom hash vectors: $v differs from $first
+"
+		status=1
+	fi
+done
+printf 'interop-grid:\n%s' "$summary"
+echo "interop-grid: $(($(date +%s) - start)) s"
+exit $status
