@@ -624,6 +624,7 @@ typedef struct taker {
 	hl_cancel *cancel;
 	int rc;
 	hl_value *v;
+	atomic_int got; /* set once v holds what it took */
 } taker;
 
 static void *take(void *arg)
@@ -633,6 +634,7 @@ static void *take(void *arg)
 	size_t lens[3] = {5, strlen(t->key), 1};
 	t->rc = hl_client_command_blocking(&t->v, t->c, 3, argv, lens, NULL, 0,
 	                                   t->timeout_ms, t->cancel);
+	atomic_store(&t->got, t->v != NULL);
 	return NULL;
 }
 
@@ -693,8 +695,8 @@ static void blocking(void)
 	/* a push wakes one; cancels end the others with nothing taken */
 	push(r, "grid:blk:q", "e1");
 	for (i = 0; i < 500; i++) {
-		int done =
-		        (t[0].v != NULL) + (t[1].v != NULL) + (t[2].v != NULL);
+		int done = atomic_load(&t[0].got) + atomic_load(&t[1].got) +
+		           atomic_load(&t[2].got);
 		if (done == 1)
 			break;
 		ht_sleep_ms(10);

@@ -304,7 +304,7 @@ class BitSet(GridObject):
     def set_bytes(self, value: Value) -> None:
         """Replace the bits with these raw bytes (Redisson's set(BitSet) form)."""
         _bvalue = _bytes(value, 'value')
-        check(lib.hl_bit_set_set_bytes(self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        check(lib.hl_bit_set_set_bytes(self._h, _bvalue, len(_bvalue)))
 
     def and_(self, *names: Value) -> None:
         """This bitset AND the bitsets named (BITOP AND into this key)."""
@@ -442,7 +442,7 @@ class BloomFilter(GridObject):
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         _bvalue = _bytes(value, 'value')
         out = _out('int *')
-        check(lib.hl_bloom_filter_add(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        check(lib.hl_bloom_filter_add(out, self._h, _bvalue, len(_bvalue)))
         return bool(out[0])
 
     def add_all(self, *values: Value) -> int:
@@ -454,7 +454,7 @@ class BloomFilter(GridObject):
         """True if value may have been added (all its bits set); false if it was certainly not."""
         _bvalue = _bytes(value, 'value')
         out = _out('int *')
-        check(lib.hl_bloom_filter_contains(out, self._h, ffi.from_buffer(_bvalue), len(_bvalue)))
+        check(lib.hl_bloom_filter_contains(out, self._h, _bvalue, len(_bvalue)))
         return bool(out[0])
 
     def contains_all(self, *values: Value) -> int:
