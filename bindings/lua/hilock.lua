@@ -2475,21 +2475,37 @@ local function grid_args(fname, sig, ...)
 	return args, pos - 1
 end
 
-local function grid_call(self, op, name, sig, result, ...)
-	local fname = (type(self) == "table" and rawget(self, "_label") or "grid") .. ":" .. name
-	check_object(self, fname, 2)
-	local args, n = grid_args(fname, sig, ...)
-	local ok, v, code
-	if self._h then -- a kind with state: its own C object
-		ok, v, code = core.grid_ocall(self._h, op, table.unpack(args, 1, n))
-	else
-		ok, v, code = core.grid_call(self._client._c, self._kind, self._name, op,
-			table.unpack(args, 1, n))
-	end
+local grid_call_c, grid_ocall_c, math_type = core.grid_call, core.grid_ocall, math.type
+
+local function grid_finish(result, ok, v, code)
 	if not ok then return nil, v, code end
 	if result == "bool" then return v ~= 0 end
 	if result == "none" then return true end
 	return v
+end
+
+-- The generated methods' one path. Common shapes (no argument; one string
+-- or integer where the spec says so) go straight to C; the others are
+-- checked and converted against the signature first.
+local function grid_call(self, op, name, sig, result, ...)
+	local mt = metatable_of(self)
+	local client = type(self) == "table" and rawget(self, "_client")
+	if type(mt) ~= "table" or rawget(mt, "_kind") == nil or not client or
+		client._closed or metatable_of(client) ~= Client then
+		check_object(self, (type(self) == "table" and rawget(self, "_label") or "grid") ..
+			":" .. name, 2)
+	end
+	if client._on_event then auto_dispatch(client) end
+	local n, h = select("#", ...), self._h
+	if n == 0 and sig == "" or n == 1 and (sig == "b" and type((...)) == "string" or
+		sig == "i" and math_type((...)) == "integer") then
+		if h then return grid_finish(result, grid_ocall_c(h, op, ...)) end
+		return grid_finish(result, grid_call_c(client._c, self._kind, self._name, op, ...))
+	end
+	local args, cnt = grid_args(self._label .. ":" .. name, sig, ...)
+	if h then return grid_finish(result, grid_ocall_c(h, op, unpack(args, 1, cnt))) end
+	return grid_finish(result, grid_call_c(client._c, self._kind, self._name, op,
+		unpack(args, 1, cnt)))
 end
 
 local grid_factories = {}

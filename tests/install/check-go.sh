@@ -2,7 +2,8 @@
 # Go from a fresh clone: a module of the user's own with a `replace` to the
 # copy and a plain `go build` (cgo compiles the C core; no pkg-config, no
 # installed libhilock, no LD_LIBRARY_PATH), then a lock taken and released
-# against a throwaway redis-server.
+# against a throwaway redis-server, and the README's Go quick start built
+# and run the same way.
 #
 #   sh tests/install/check-go.sh          (make test-install runs it)
 #
@@ -88,4 +89,16 @@ fi
 start_redis
 env -u LD_LIBRARY_PATH "$work/app/app" "$redis_url" || fail "the program against $redis_url"
 assert_empty_redis
+# The README's quick start, built the same way in a module of its own.
+mkdir "$work/qs"
+sed 's|^module example.com/app|module example.com/qs|' "$work/app/go.mod" >"$work/qs/go.mod"
+[ -f "$work/app/go.sum" ] && cp "$work/app/go.sum" "$work/qs/"
+readme_quickstart go "$work/qs/main.go"
+(
+	cd "$work/qs"
+	unset PKG_CONFIG_PATH LD_LIBRARY_PATH CGO_CFLAGS CGO_LDFLAGS
+	GOPROXY=off GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local CGO_ENABLED=1 \
+		GOCACHE="$work/gocache" PKG_CONFIG=false "$GO" build -o "$work/qs/qs" .
+) || fail "go build of the README's quick start"
+run_quickstart go env -u LD_LIBRARY_PATH "$work/qs/qs"
 say "ok"

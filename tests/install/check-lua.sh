@@ -1,7 +1,8 @@
 #!/bin/sh
 # Lua from a fresh clone: `luarocks make` into a tree of its own builds the
 # core into the rock (no installed libhilock), then a lock is taken and
-# released against a throwaway redis-server. A second rock is built with
+# released against a throwaway redis-server and the README's Lua quick
+# start runs as pasted. A second rock is built with
 # HILOCK_LINK=pkg-config against a libhilock installed into a prefix of its
 # own (`cmake --install`), the system-library way.
 #
@@ -43,7 +44,12 @@ run_rock() {
 		"$LUA" "$work/app.lua" "$redis_url"
 	) || fail "the program against $redis_url with the rock in $1"
 	assert_empty_redis
+	(
+		eval "$("$LUAROCKS" --lua-version 5.4 --tree "$1" path)"
+		run_quickstart lua "$LUA" "$work/quickstart.lua"
+	) || exit 1
 }
+readme_quickstart lua "$work/quickstart.lua"
 
 say "luarocks make --tree (the rock builds the core)"
 (cd "$work/hilock" && "$LUAROCKS" --lua-version 5.4 make --tree "$work/tree" \

@@ -3,7 +3,8 @@
 # virtualenv (pip's own build isolation: setuptools and cffi come from the
 # package index, or pip's cache) builds the static core with CMake into the
 # extension, with no pkg-config hilock in sight; then a lock is taken and
-# released against a throwaway redis-server.
+# released against a throwaway redis-server, and the README's Python quick
+# start runs as pasted.
 #
 #   sh tests/install/check-python.sh       (make test-install runs it)
 #
@@ -46,4 +47,6 @@ start_redis
 (cd "$work" && "$work/venv/bin/python" "$work/app.py" "$redis_url") ||
 	fail "the program against $redis_url"
 assert_empty_redis
+readme_quickstart python "$work/quickstart.py"
+(cd "$work" && run_quickstart python "$work/venv/bin/python" "$work/quickstart.py")
 say "ok"

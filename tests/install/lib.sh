@@ -80,3 +80,31 @@ assert_empty_redis() {
 	n=$("$REDIS_CLI" -p "$redis_port" dbsize)
 	[ "$n" = 0 ] || fail "the program left $n key(s) in Redis: $("$REDIS_CLI" -p "$redis_port" --scan | head -5 | tr '\n' ' ')"
 }
+
+# readme_quickstart LANG OUT: the README's quick start for LANG (the code
+# block after `<!-- quickstart:LANG -->`, as tests/quickstart extracts it)
+# into OUT.
+readme_quickstart() {
+	awk -v want="<!-- quickstart:$1 -->" '
+		$0 == want { on = 1; next }
+		on == 1 && /^```/ { on = 2; next }
+		on == 2 && /^```[ \t]*$/ { exit }
+		on == 2 { print }' "$install_root/README.md" >"$2"
+	[ -s "$2" ] || fail "no $1 quick start in README.md"
+}
+
+# run_quickstart LANG CMD...: run the installed quick start against the
+# throwaway server: it says its batch is done, and leaves nothing behind
+# but hilock's request markers (which expire by themselves).
+run_quickstart() {
+	_lang=$1
+	shift
+	HILOCK_URL="$redis_url" "$@" >"$work/qs-$_lang.out" 2>&1 ||
+		{ cat "$work/qs-$_lang.out" >&2; fail "the README's $_lang quick start"; }
+	grep -Eq 'batch done: *(1|true|True)' "$work/qs-$_lang.out" ||
+		{ cat "$work/qs-$_lang.out" >&2; fail "the $_lang quick start did not say its batch is done"; }
+	_left=$("$REDIS_CLI" -p "$redis_port" --scan | grep -v '^hilock_request:' || true)
+	[ -z "$_left" ] || fail "the $_lang quick start left keys: $_left"
+	"$REDIS_CLI" -p "$redis_port" flushall >/dev/null
+	say "the README's $_lang quick start ran as pasted"
+}
