@@ -7,7 +7,7 @@ JOBS ?= 2
 CMAKE_FLAGS ?=
 export PKG_CONFIG_PATH := $(abspath $(BUILD))/pkgconfig$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
 
-.PHONY: all deps build demo test test-c test-package test-portable test-sanitizers test-asan test-tsan test-valgrind chaos bench clean format
+.PHONY: all deps build demo test test-stream-a test-stream-b test-c test-package test-portable test-sanitizers test-asan test-tsan test-valgrind chaos bench clean format
 
 all: build
 
@@ -17,12 +17,16 @@ APT_PACKAGES := build-essential cmake pkg-config libhiredis-dev uuid-dev \
 
 include mk/*.mk
 
+# HILOCK_PREBUILT=1 (set by `make test` for its two streams): the packages,
+# the build and the Python binding are there already, made once before the
+# streams start; the streams must not rebuild them at the same time.
 deps:
-	@APT_PACKAGES="$(APT_PACKAGES)" sh tools/install-deps.sh
+	@[ "$(HILOCK_PREBUILT)" = 1 ] || APT_PACKAGES="$(APT_PACKAGES)" sh tools/install-deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHILOCK_BUILD_LUA=ON $(CMAKE_FLAGS)
-	cmake --build $(BUILD) -j$(JOBS)
+	@[ "$(HILOCK_PREBUILT)" = 1 ] || { \
+		cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHILOCK_BUILD_LUA=ON $(CMAKE_FLAGS) && \
+		cmake --build $(BUILD) -j$(JOBS); }
 
 test-c: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 300 -LE chaos
@@ -69,9 +73,24 @@ test-portable: deps
 test-package: build $(PY_VENV_STAMP)
 	sh tests/package/check.sh $(BUILD) $(abspath $(PY_VENV))/bin/python
 
-# Language targets (test-python, test-lua, test-go) come from mk/*.mk.
-test: test-c test-package test-portable test-sanitizers $(LANG_TESTS)
+# Language targets (test-python, test-lua, test-go...) come from mk/*.mk.
+# `make test` runs every suite in two streams at once, each one suite at a
+# time (2 cores: the suites mostly wait on servers, timeouts and builds),
+# after building once. Stream A has every ctest run in $(BUILD), so no two
+# share that directory at once.
+TEST_STREAM_A := test-c test-package test-asan test-valgrind test-quickstart \
+	test-crosslang test-valkey
+TEST_STREAM_B := test-tsan test-portable \
+	$(filter-out $(TEST_STREAM_A),$(LANG_TESTS))
+
+test: build python-binding
+	@$(MAKE) --no-print-directory -j2 HILOCK_PREBUILT=1 test-stream-a test-stream-b
 	@echo "make test: all suites passed"
+
+test-stream-a test-stream-b:
+	@for t in $(if $(filter test-stream-a,$@),$(TEST_STREAM_A),$(TEST_STREAM_B)); do \
+		$(MAKE) --no-print-directory HILOCK_PREBUILT=1 $$t || exit 1; done
+	@echo "make $@ passed: $(if $(filter test-stream-a,$@),$(TEST_STREAM_A),$(TEST_STREAM_B))"
 
 demo: build $(LANG_DEMO_DEPS)
 	sh examples/run-demo.sh $(BUILD)

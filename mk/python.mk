@@ -23,7 +23,7 @@ $(PY_VENV_STAMP):
 
 # Rebuilt every time: it is quick, and it must follow the C library.
 python-binding: build $(PY_VENV_STAMP)
-	HILOCK_LINK=pkg-config $(PY_VENV)/bin/python -m pip install -q \
+	@[ "$(HILOCK_PREBUILT)" = 1 ] || HILOCK_LINK=pkg-config $(PY_VENV)/bin/python -m pip install -q \
 		--no-build-isolation --force-reinstall --no-deps ./bindings/python
 
 test-python: build python-binding
