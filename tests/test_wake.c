@@ -495,8 +495,10 @@ static void lingering_subscription(void)
 		HT_EQ(ht_cmd_calls(r, "subscribe") - sub, 0);
 		HT_EQ(ht_cmd_calls(r, "unsubscribe") - unsub, 0);
 		/* the holder's acquire and release, the waiter's attempt,
-		 * acquire and release */
-		HT_EQ(ht_cmd_calls(r, "evalsha") - ev, 5);
+		 * acquire and release; on a machine so loaded that the
+		 * release crosses the waiter's first attempt, one attempt
+		 * more (seen once with the suites running two at a time) */
+		HT_RANGE(ht_cmd_calls(r, "evalsha") - ev, 5, 6);
 		HT_CHECKF(ht_wait_until(unsubscribed_all, r, 5000),
 		          "a subscription still there 5 s after its waiter "
 		          "left");
