@@ -101,7 +101,7 @@ run_quickstart() {
 	shift
 	HILOCK_URL="$redis_url" "$@" >"$work/qs-$_lang.out" 2>&1 ||
 		{ cat "$work/qs-$_lang.out" >&2; fail "the README's $_lang quick start"; }
-	grep -Eq 'batch done: *(1|true|True)' "$work/qs-$_lang.out" ||
+	grep -Eq 'batch done:[[:space:]]*(1|true|True)' "$work/qs-$_lang.out" ||
 		{ cat "$work/qs-$_lang.out" >&2; fail "the $_lang quick start did not say its batch is done"; }
 	_left=$("$REDIS_CLI" -p "$redis_port" --scan | grep -v '^hilock_request:' || true)
 	[ -z "$_left" ] || fail "the $_lang quick start left keys: $_left"
