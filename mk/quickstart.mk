@@ -2,7 +2,7 @@
 # after a `<!-- quickstart:LANG -->` marker in README.md is run as pasted
 # (C compiled against the build tree, Python from the build's venv, Lua
 # with the build's module, Go in a throwaway module with a replace line to
-# bindings/go) against a throwaway redis-server, which must hold no key
+# the checkout) against a throwaway redis-server, which must hold no key
 # afterwards but hilock's expiring request markers. TAP on stdout.
 LANG_TESTS += test-quickstart
 

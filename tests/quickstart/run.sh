@@ -12,7 +12,7 @@
 #   python  BUILD_DIR/venv-python/bin/python (make python-binding), or $QS_PYTHON
 #   lua     lua5.4 with the module built in BUILD_DIR/bindings/lua
 #   go      built in a throwaway module whose go.mod has a replace line to
-#           bindings/go (the environment of `make test-go`: GO, CGO_*)
+#           the checkout (the environment of `make test-go`: GO, CGO_*)
 # Each must exit 0 and print its "batch done" line with a true value. After
 # each, the server must hold no key but hilock's request markers
 # (hilock_request:..., which expire by themselves within the retry span): a
@@ -133,7 +133,8 @@ run lua true env LUA_CPATH="$build/bindings/lua/?.so;;" \
 	LUA_PATH="$repo/bindings/lua/?.lua;$build/bindings/lua/?.lua;;" \
 	"$lua" "$tmp/qs.lua"
 
-# Go: a module of its own, the binding through a replace line.
+# Go: a module of its own, the binding through a replace line to the
+# checkout (the module is the repository root; cgo compiles the core).
 mkdir -p "$tmp/go"
 cp "$tmp/qs.go" "$tmp/go/main.go"
 cat >"$tmp/go/go.mod" <<GO_EOF
@@ -141,9 +142,9 @@ module quickstart
 
 go 1.19
 
-require github.com/hilock/hilock/bindings/go v0.0.0
+require github.com/hilock/hilock v0.0.0
 
-replace github.com/hilock/hilock/bindings/go => $repo/bindings/go
+replace github.com/hilock/hilock => $repo
 GO_EOF
 go_build() {
 	cd "$tmp/go" && GOPROXY=off GOFLAGS=-mod=mod GOWORK=off \
