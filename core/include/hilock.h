@@ -1419,7 +1419,7 @@ typedef struct hl_arg {
 	double d;
 } hl_arg;
 
-/* A new object of kind (HL_KIND_*) named name (1 to HL_NAME_MAX bytes,
+/* A new object of kind (HL_KIND_*) named name (1 to 65536 bytes,
  * binary-safe) on client; checks the name, and in a cluster that every key
  * of the kind hashes to one slot (they do: Redisson's {name} keys). No
  * round trip, except for the adders: they subscribe to their topic and
