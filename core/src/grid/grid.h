@@ -202,6 +202,12 @@ int hl__rate_limiter_release(hl_gridcall *call);
 int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
                                 const hl_arg *args, size_t nargs);
 
+/* Raw commands (hl_client_command and its kin): check argv and lens; and
+ * the reply as the caller's value (an error reply is HL_EREDIS naming cmd),
+ * r freed. */
+int hl__raw_words(int argc, const char *const *argv, const size_t *lens);
+int hl__raw_reply(hl_value **out, hl_reply *r, const char *cmd);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

@@ -880,9 +880,7 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 
 /* Check a raw command's words, and pick the key it is routed by: route_key,
  * else its first argument, else none. */
-static int command_words(int argc, const char *const *argv, const size_t *lens,
-                         const void *route_key, size_t route_key_len,
-                         const char **key, size_t *keylen)
+int hl__raw_words(int argc, const char *const *argv, const size_t *lens)
 {
 	int i;
 	if (argc < 1 || argc > 1000000 || !argv || !lens)
@@ -891,6 +889,28 @@ static int command_words(int argc, const char *const *argv, const size_t *lens,
 	for (i = 0; i < argc; i++)
 		if (!argv[i] && lens[i])
 			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
+	return HL_OK;
+}
+
+int hl__raw_reply(hl_value **out, hl_reply *r, const char *cmd)
+{
+	int rc = HL_OK;
+	if (hl__reply_type(r) == HL_REPLY_ERROR)
+		rc = hl__fail(HL_EREDIS, "%.40s: %.400s", cmd,
+		              hl__reply_str(r));
+	else if (out && !(*out = hl__value_of_reply(r)))
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+	hl__reply_free(r);
+	return rc;
+}
+
+static int command_words(int argc, const char *const *argv, const size_t *lens,
+                         const void *route_key, size_t route_key_len,
+                         const char **key, size_t *keylen)
+{
+	int rc = hl__raw_words(argc, argv, lens);
+	if (rc != HL_OK)
+		return rc;
 	*key = NULL;
 	*keylen = 0;
 	if (route_key) {
@@ -934,14 +954,7 @@ int hl_client_command(hl_value **out, hl_client *client, int argc,
 		                     argv[0]);
 	if (rc != HL_OK)
 		return rc;
-	if (hl__reply_type(r) == HL_REPLY_ERROR) {
-		rc = hl__fail(HL_EREDIS, "%.40s: %.400s", argv[0],
-		              hl__reply_str(r));
-	} else if (out && !(*out = hl__value_of_reply(r))) {
-		rc = hl__fail(HL_ENOMEM, "out of memory");
-	}
-	hl__reply_free(r);
-	return rc;
+	return hl__raw_reply(out, r, argv[0]);
 }
 
 int hl_client_command_blocking(hl_value **out, hl_client *client, int argc,
@@ -980,12 +993,5 @@ int hl_client_command_blocking(hl_value **out, hl_client *client, int argc,
 		                     argv[0]);
 	if (rc != HL_OK)
 		return rc;
-	if (hl__reply_type(r) == HL_REPLY_ERROR) {
-		rc = hl__fail(HL_EREDIS, "%.40s: %.400s", argv[0],
-		              hl__reply_str(r));
-	} else if (out && !(*out = hl__value_of_reply(r))) {
-		rc = hl__fail(HL_ENOMEM, "out of memory");
-	}
-	hl__reply_free(r);
-	return rc;
+	return hl__raw_reply(out, r, argv[0]);
 }

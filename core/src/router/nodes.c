@@ -75,12 +75,8 @@ int hl_client_command_node(hl_value **out, hl_client *client, const char *node,
 		*out = NULL;
 	if (!node)
 		return hl__fail(HL_EINVAL, "node is NULL");
-	if (argc < 1 || argc > 1000000 || !argv || !lens)
-		return hl__fail(HL_EINVAL, "a command needs argv and lens with "
-		                           "at least one word");
-	for (i = 0; i < argc; i++)
-		if (!argv[i] && lens[i])
-			return hl__fail(HL_EINVAL, "argv[%d] is NULL", i);
+	if ((rc = hl__raw_words(argc, argv, lens)) != HL_OK)
+		return rc;
 	if ((rc = hl__client_enter(client)) != HL_OK)
 		return rc;
 	if ((rc = masters_of(client, &nodes, &n)) != HL_OK) {
@@ -119,12 +115,5 @@ int hl_client_command_node(hl_value **out, hl_client *client, const char *node,
 		                     argv[0]);
 	if (rc != HL_OK)
 		return rc;
-	if (hl__reply_type(r) == HL_REPLY_ERROR) {
-		rc = hl__fail(HL_EREDIS, "%.40s: %.400s", argv[0],
-		              hl__reply_str(r));
-	} else if (out && !(*out = hl__value_of_reply(r))) {
-		rc = hl__fail(HL_ENOMEM, "out of memory");
-	}
-	hl__reply_free(r);
-	return rc;
+	return hl__raw_reply(out, r, argv[0]);
 }
