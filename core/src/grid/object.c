@@ -859,16 +859,12 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 	}
 	t->nargs = nargs;
 	t->op = op;
-	atomic_fetch_add(&obj->client->refs, 1);
-	rc = object_make(&t->obj, obj->client, obj->kind, obj->name,
-	                 obj->name_len);
-	if (rc != HL_OK) {
-		hl__client_unref(obj->client);
+	if (!(t->obj = hl__grid_object_dup(obj))) {
 		free(t->args);
 		free(t->bytes);
 		free(t);
 		hl__client_leave(obj->client);
-		return rc;
+		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	rc = hl__task_call_start(out, obj->client, &call_task_ops, t);
 	hl__client_leave(obj->client);
