@@ -487,6 +487,127 @@ static void lost_reply_once(void)
 	ht_proxy_stop(p);
 }
 
+static int map_field_gone(void *arg)
+{
+	redisReply *x = redisCommand(ht_raw_of(arg), "HEXISTS grid:mark:m f");
+	int gone = x && x->type == REDIS_REPLY_INTEGER && x->integer == 0;
+	freeReplyObject(x);
+	return gone;
+}
+
+/* A "mark" operation takes something out (here a map's remove); its reply
+ * is lost after it ran. It is sent again with the same request marker,
+ * and the resend answers what the first run took instead of nil: nothing
+ * is lost and nothing taken twice. Its marker expires by itself. */
+static void lost_reply_mark(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = doubt_client(p);
+	hl_object *m = obj(c, HL_KIND_MAP, "grid:mark:m");
+	hl_value *v = NULL;
+	const hl_value *tv = NULL;
+	int res = 0;
+	hl_task *t = NULL;
+	hl_arg arg;
+	size_t len = 0;
+	int64_t ttl = 0;
+	redisReply *x;
+
+	HT_OK(hl_map_put(&v, m, "f", 1, "taken", 5));
+	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	v = NULL;
+	/* cached, so the late first copy runs (else NOSCRIPT: not run) */
+	HT_OK(hl_map_remove(&v, m, "none", 4));
+	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	v = NULL;
+	ht_proxy_cmd(p, "delay 400");
+	memset(&arg, 0, sizeof arg);
+	arg.type = HL_ARG_BYTES;
+	arg.bytes = "f";
+	arg.len = 1;
+	HT_OK(hl_object_call_start(&t, m, HL_OP_MAP_REMOVE, &arg, 1));
+	HT_CHECK(ht_wait_until(map_field_gone, r, 10000)); /* it ran */
+	ht_sleep_ms(300);                                  /* reply lost */
+	ht_proxy_cmd(p, "delay 0");
+	HT_OK(ht_task_result(t, &res, 10000));
+	HT_OK(hl_task_value(&tv, t)); /* the task's: not freed here */
+	HT_CHECK(hl_value_type(tv) == HL_VALUE_BYTES);
+	HT_CHECK(memcmp(hl_value_bytes(tv, &len), "taken", 5) == 0 && len == 5);
+	hl_task_free(t);
+	/* the marker: hilock_request:{grid:mark:m}:<id>, with a lifetime */
+	x = redisCommand(ht_raw_of(r), "KEYS hilock_request:{grid:mark:m}:*");
+	HT_CHECK(x && x->type == REDIS_REPLY_ARRAY && x->elements == 1);
+	if (x && x->elements == 1) {
+		redisReply *y = redisCommand(ht_raw_of(r), "PTTL %s",
+		                             x->element[0]->str);
+		ttl = y ? y->integer : 0;
+		freeReplyObject(y);
+	}
+	freeReplyObject(x);
+	HT_CHECK(ttl > 0 && ttl <= 21 * (250 + 100));
+	hl_object_free(m);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
+/* The shapes of many values: a map of the keys present; a cursor's pages
+ * that cover every entry once, then "0". */
+static void many_values(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client_url(r->url, NULL);
+	hl_object *m = obj(c, HL_KIND_MAP, "grid:many:m");
+	hl_value *v = NULL;
+	const void *keys[3] = {"k1", "nope", "k\0b"};
+	size_t lens[3] = {2, 4, 3}, len, i;
+	char cursor[32] = "0", field[16];
+	int seen[1000] = {0}, pages = 0, total = 0;
+
+	for (i = 0; i < 1000; i++) {
+		int n = snprintf(field, sizeof field, "k%zu", i);
+		HT_OK(hl_map_put(NULL, m, field, (size_t)n, "v", 1));
+	}
+	HT_OK(hl_map_put(NULL, m, "k\0b", 3, "", 0));
+	HT_OK(hl_map_get_all(&v, m, keys, lens, 3));
+	HT_EQ(hl_value_len(v), 4); /* k1, v, k\0b, "" */
+	HT_CHECK(memcmp(hl_value_bytes(hl_value_at(v, 0), &len), "k1", 2) == 0);
+	HT_CHECK(memcmp(hl_value_bytes(hl_value_at(v, 2), &len), "k\0b", 3) ==
+	                 0 &&
+	         len == 3);
+	HT_CHECK(hl_value_type(hl_value_at(v, 3)) == HL_VALUE_BYTES);
+	hl_value_free(v);
+	do {
+		const hl_value *page;
+		const char *next;
+		HT_OK(hl_map_scan(&v, m, cursor, strlen(cursor), 50));
+		HT_EQ(hl_value_len(v), 2);
+		next = hl_value_bytes(hl_value_at(v, 0), &len);
+		HT_CHECK(len < sizeof cursor);
+		page = hl_value_at(v, 1);
+		HT_EQ(hl_value_len(page) % 2, 0);
+		for (i = 0; i < hl_value_len(page); i += 2) {
+			const char *k =
+			        hl_value_bytes(hl_value_at(page, i), &len);
+			if (len > 1 && k[0] == 'k' && k[1] != 0) {
+				int n = atoi(k + 1);
+				if (n >= 0 && n < 1000 && !seen[n]++)
+					total++;
+			}
+		}
+		memcpy(cursor, next, len);
+		cursor[len] = 0;
+		hl_value_free(v);
+		pages++;
+	} while (strcmp(cursor, "0") != 0 && pages < 1000);
+	HT_EQ(total, 1000); /* past the listpack: pages */
+	HT_CHECK(pages > 1);
+	hl_object_free(m);
+	hl_client_free(c);
+}
+
 /* In a cluster every kind's keys share the name's slot; objects on every
  * master. */
 static void cluster(void)
@@ -865,6 +986,7 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(bucket), HT_CASE(long_counter), HT_CASE(double_counter),
         HT_CASE(double_subnormal), HT_CASE(common), HT_CASE(generic),
-        HT_CASE(lost_reply_once), HT_CASE(cluster), HT_CASE(sentinel_failover),
+        HT_CASE(lost_reply_once), HT_CASE(lost_reply_mark),
+        HT_CASE(many_values), HT_CASE(cluster), HT_CASE(sentinel_failover),
         HT_CASE(blocking), HT_CASE(blocking_race), HT_CASE(blocking_close),
         HT_CASE(bad_input))

@@ -18,8 +18,30 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = os.path.join(ROOT, "core", "grid")
 
 ARG_TYPES = {"bytes", "i64", "f64", "ms", "bool", "bytes*"}
-RESULTS = {"none", "bool", "i64", "f64", "bytes", "value"}
-MODES = {"read", "idem", "once", "local"}
+RESULTS = {"none", "bool", "i64", "f64", "bytes", "value", "list", "map", "scored",
+           "page:list", "page:map", "page:scored"}
+MODES = {"read", "idem", "once", "mark", "local"}
+
+# A "mark" operation's script runs inside this frame: the executor adds a
+# request marker key (the last key) and its lifetime in ms (the last
+# argument). The first run keeps its answer there; a copy resent after a
+# lost reply finds it and answers the same without running again. An
+# answer of nil (or false) is not kept: such a script must have changed
+# nothing then (a poll of an empty queue), so running it again is safe.
+MARK_HEAD = """local hl_mark = table.remove(KEYS)
+local hl_ttl = table.remove(ARGV)
+local hl_seen = redis.call('get', hl_mark)
+if hl_seen then return cmsgpack.unpack(hl_seen) end
+local hl_r = (function()
+"""
+MARK_TAIL = """end)()
+if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end
+return hl_r
+"""
+
+
+def c_result(result):
+    return "HL_R_" + result.upper().replace(":", "_")
 
 
 class SpecError(Exception):
@@ -112,7 +134,7 @@ def parse(path):
             if kind.keys[0] != "%name":
                 raise SpecError("%s: the first key is %%name" % where)
         elif word == "op":
-            m = re.fullmatch(r"([a-z_][a-z0-9_]*)((?: +[^ >-][^ ]*)*?)(?: +-> +([a-z0-9]+))?", rest)
+            m = re.fullmatch(r"([a-z_][a-z0-9_]*)((?: +[^ >-][^ ]*)*?)(?: +-> +([a-z0-9:]+))?", rest)
             if not m:
                 raise SpecError("%s: op <name> <arg>... [-> result]" % where)
             name, args, result = m.group(1), m.group(2).split(), m.group(3) or "none"
@@ -144,6 +166,17 @@ def parse(path):
         if not o.mode:
             raise SpecError("%s: op %s has no mode line" % (o.where, o.name))
         check_template(kind, o)
+        if o.mode == "mark":
+            if o.template[0] != "eval":
+                raise SpecError("%s: a mark op runs a script (eval)" % o.where)
+            src = kind.scripts[o.template[1]]
+            o.template[1] += "_marked"
+            kind.scripts[o.template[1]] = MARK_HEAD + src + MARK_TAIL
+    if not any(o.template[0] == "custom" for o in kind.ops):
+        used = {o.template[1] for o in kind.ops if o.template[0] == "eval"}
+        for sname in list(kind.scripts):
+            if sname not in used:  # only its marked copy runs
+                del kind.scripts[sname]
     return kind
 
 
@@ -224,8 +257,9 @@ def c_params(op):
     return p
 
 
-C_OUT = {"none": None, "bool": "int *out", "i64": "int64_t *out", "f64": "double *out",
-         "bytes": "hl_value **out", "value": "hl_value **out"}
+C_OUT = {"none": None, "bool": "int *out", "i64": "int64_t *out", "f64": "double *out"}
+for _r in RESULTS - set(C_OUT):
+    C_OUT[_r] = "hl_value **out"
 
 
 def c_signature(op):
@@ -245,9 +279,16 @@ def c_arg_doc(op):
         elif a.optional and a.type == "ms":
             notes.append("%s -1 when not given" % a.name)
     out = {"none": "", "bool": "*out = 1 or 0. ", "i64": "*out (may be NULL). ",
-           "f64": "*out (may be NULL). ", "bytes": "*out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. ",
-           "value": "*out = a new value, the caller's to free. "}[op.result]
+           "f64": "*out (may be NULL). ", "bytes": "*out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). ",
+           "value": "*out = a new value, the caller's to free (out may be NULL unless it reads). ",
+           "list": "*out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. ",
+           "map": "*out = a new HL_VALUE_ARRAY of keys and values, alternating, the caller's to free. ",
+           "scored": "*out = a new HL_VALUE_ARRAY of members (HL_VALUE_BYTES) and scores (HL_VALUE_DOUBLE), alternating, the caller's to free. ",
+           "page:list": "*out = a new HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, \"0\" after the last page) and the page as for a list result, the caller's to free. ",
+           "page:map": "*out = a new HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, \"0\" after the last page) and the page as for a map result, the caller's to free. ",
+           "page:scored": "*out = a new HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, \"0\" after the last page) and the page as for a scored result, the caller's to free. "}[op.result]
     mode = {"read": "", "idem": "", "once": "HL_EINDOUBT if its reply was lost after it may have run. ",
+            "mark": "Sent again after a lost reply with a request marker: it runs once and answers as it did. ",
             "local": "No round trip. "}[op.mode]
     return out + ("; ".join(notes) + ". " if notes else "") + mode
 
@@ -381,7 +422,7 @@ def gen_c(kinds):
             pre = "%s_%s" % (k.name, op.name)
             t = op.template
             mode = "HL_MODE_" + op.mode.upper()
-            res = "HL_R_" + op.result.upper()
+            res = c_result(op.result)
             args = "%s_args" % pre if op.args else "NULL"
             if t[0] == "custom":
                 o.append("\t{%s, \"%s\", %s, %s, %d, %s, NULL, 0, NULL, 0, %s},\n" % (
@@ -437,8 +478,7 @@ def gen_c(kinds):
                 elif a.type == "f64":
                     o.append("\t" + arr + "[%d] = hl__arg_double(%s);\n" % (i, a.name))
             call = {"none": "hl__grid_none(obj", "bool": "hl__grid_bool(out, obj", "i64": "hl__grid_i64(out, obj",
-                    "f64": "hl__grid_f64(out, obj", "bytes": "hl__grid_value(out, obj",
-                    "value": "hl__grid_value(out, obj"}[op.result]
+                    "f64": "hl__grid_f64(out, obj"}.get(op.result, "hl__grid_value(out, obj")
             if lst:
                 o.append("\tif ((rc = hl__arg_list(&a, %s, %d, %s, %s_lens, %s_count)) != HL_OK)\n"
                          "\t\treturn rc;\n" % ("f" if n else "NULL", n, lst.name, lst.name, lst.name))
@@ -465,8 +505,17 @@ def gen_doc(kinds):
          "**Lost replies.** An operation marked *once* is never sent twice: when its reply is lost after\n"
          "it may have reached Redis, the call fails with in-doubt (`HL_EINDOUBT`, Python\n"
          "`hilock.OutcomeUnknown`, Go `hilock.ErrInDoubt`, Lua `nil, msg, \"HL_EINDOUBT\"`): Redis applied it once or\n"
-         "not at all, never twice. *read* and *idem* operations are sent again (running them twice\n"
-         "leaves the same state and answers the same). *local* operations make no round trip.\n\n",
+         "not at all, never twice. *mark* operations (those that take an element out, or answer with\n"
+         "what they replaced) are sent again with a request marker: a key `hilock_request:{name}:<id>`\n"
+         "where the first run leaves its answer for as long as a resend may come (25 s with the default\n"
+         "options), so a resend answers the same and nothing is taken twice or lost. *read* and *idem*\n"
+         "operations are sent again (running them twice leaves the same state and answers the same).\n"
+         "*local* operations make no round trip.\n\n"
+         "**Results of many values.** *list*: values in order (C an array of bytes or nil); *map*: keys\n"
+         "and values (C alternating; Python a `dict`, Go a `map[string][]byte`, Lua a table); *scored*:\n"
+         "members with their scores (C alternating bytes and doubles; Python `(member, score)` tuples,\n"
+         "Go `[]ScoredEntry`, Lua `{member, score}` pairs); *page:...*: one page of a cursor (the next\n"
+         "cursor, `0` after the last, and the page's values). The bindings iterate over pages for you.\n\n",
          "**Names per language.** C `hl_<kind>_<op>(...)`; Python `client.<kind>(name).<op>(...)`;\n"
          "Lua `client:<kind>(name):<op>(...)`; Go `client.<Kind>(name).<Op>(ctx, ...)`. Durations are\n"
          "milliseconds in C, seconds in Python and Lua, `time.Duration` in Go.\n\n"]

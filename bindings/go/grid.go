@@ -247,6 +247,89 @@ func (v Value) Bytes() []byte { return v.b }
 // Values is a list's elements.
 func (v Value) Values() []Value { return v.items }
 
+// Entry is a key and its value (a map's), in the order Redis gave them.
+type Entry struct {
+	Key, Value []byte
+}
+
+// ScoredEntry is a member of a scored sorted set with its score.
+type ScoredEntry struct {
+	Member []byte
+	Score  float64
+}
+
+// list is a list result: each value's bytes (nil for an absent one).
+func (v Value) list() [][]byte {
+	out := make([][]byte, len(v.items))
+	for i, it := range v.items {
+		out[i] = it.b
+	}
+	return out
+}
+
+// mapOf is a map result (alternating keys and values; absent values left
+// out).
+func (v Value) mapOf() map[string][]byte {
+	out := make(map[string][]byte, len(v.items)/2)
+	for i := 0; i+1 < len(v.items); i += 2 {
+		if !v.items[i+1].IsNil() {
+			out[string(v.items[i].b)] = v.items[i+1].b
+		}
+	}
+	return out
+}
+
+// entries is alternating keys and values as entries, in order.
+func (v Value) entries() []Entry {
+	out := make([]Entry, 0, len(v.items)/2)
+	for i := 0; i+1 < len(v.items); i += 2 {
+		out = append(out, Entry{v.items[i].b, v.items[i+1].b})
+	}
+	return out
+}
+
+// scored is alternating members and scores.
+func (v Value) scored() []ScoredEntry {
+	out := make([]ScoredEntry, 0, len(v.items)/2)
+	for i := 0; i+1 < len(v.items); i += 2 {
+		out = append(out, ScoredEntry{v.items[i].b, v.items[i+1].Float()})
+	}
+	return out
+}
+
+// page is a cursor's page: the next cursor and its items.
+func (v Value) page() ([]byte, Value) {
+	if len(v.items) != 2 {
+		return []byte("0"), Value{kind: valueArray}
+	}
+	return v.items[0].b, v.items[1]
+}
+
+// scanAll calls fn with every item of a cursor, page by page (fetch gives
+// the next cursor and a page; "0" after the last), until fn returns false,
+// fetch fails or ctx ends. Memory stays one page whatever the size.
+func scanAll[T any](ctx context.Context, fetch func(cursor []byte) ([]byte, []T, error), fn func(T) bool) error {
+	cursor := []byte("0")
+	for {
+		next, items, err := fetch(cursor)
+		if err != nil {
+			return err
+		}
+		for _, it := range items {
+			if !fn(it) {
+				return nil
+			}
+		}
+		if string(next) == "0" {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cursor = next
+	}
+}
+
 func goValue(p *C.hl_value) Value {
 	switch int(C.hlgo_value_type(p)) {
 	case int(C.HL_VALUE_INT):

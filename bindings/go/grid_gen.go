@@ -570,3 +570,55 @@ func (o *RateLimiter) Release(ctx context.Context, permits int64) error {
 	_, err := o.call(ctx, 0x0806, "release", argInt(permits))
 	return err
 }
+
+// Map is Redisson's RMap: A hash of byte keys to byte values under one key: get, put, remove, bulk reads and writes in one round trip, and iteration by cursor.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getMap(name, StringCodec.INSTANCE).
+type Map struct{ object }
+
+// Map returns the map called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) Map(name string) *Map {
+	return &Map{newObject(c, 9, "map", name)}
+}
+
+// Get: The value of key, nil when absent.
+func (o *Map) Get(ctx context.Context, key []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0900, "get", argBytes(key))
+	return v.Bytes(), err
+}
+
+// Put: Set key to value: the value before, nil if none. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *Map) Put(ctx context.Context, key []byte, value []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0901, "put", argBytes(key), argBytes(value))
+	return v.Bytes(), err
+}
+
+// Remove: Remove key: the value it had, nil if none.
+func (o *Map) Remove(ctx context.Context, key []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0902, "remove", argBytes(key))
+	return v.Bytes(), err
+}
+
+// Size: The number of entries.
+func (o *Map) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0903, "size")
+	return v.Int(), err
+}
+
+// GetAll: The entries of the keys present, in one round trip.
+func (o *Map) GetAll(ctx context.Context, keys ...[]byte) (map[string][]byte, error) {
+	v, err := o.call(ctx, 0x0904, "get_all", append([]arg{}, argList(keys)...)...)
+	return v.mapOf(), err
+}
+
+// Scan: One page of entries from cursor ("0" to start). One page: the next cursor
+// ("0" after the last page) and its items.
+func (o *Map) Scan(ctx context.Context, cursor []byte, count int64) (next []byte, page []Entry, err error) {
+	v, err := o.call(ctx, 0x0905, "scan", argBytes(cursor), argInt(count))
+	if err != nil {
+		return nil, nil, err
+	}
+	next, items := v.page()
+	return next, items.entries(), nil
+}

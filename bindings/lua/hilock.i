@@ -1272,7 +1272,11 @@ static void hlua_push_value(lua_State *L, const hl_value *v)
 		n = hl_value_len(v);
 		lua_createtable(L, (int)n, 0);
 		for (i = 0; i < n; i++) {
-			hlua_push_value(L, hl_value_at(v, i));
+			/* nil in a list is false: a Lua array has no holes */
+			if (hl_value_type(hl_value_at(v, i)) == HL_VALUE_NIL)
+				lua_pushboolean(L, 0);
+			else
+				hlua_push_value(L, hl_value_at(v, i));
 			lua_rawseti(L, -2, (int)(i + 1));
 		}
 		break;

@@ -2477,11 +2477,54 @@ end
 
 local grid_call_c, grid_ocall_c, math_type = core.grid_call, core.grid_ocall, math.type
 
+-- Results of many values: a list stays an array (false for an absent
+-- value); a map becomes a table of keys to values; scored, an array of
+-- {member, score}; a page, the next cursor ("0" after the last) and its
+-- items.
+local function grid_pairs(t)
+	local out = {}
+	for i = 1, #t - 1, 2 do out[#out + 1] = {t[i], t[i + 1]} end
+	return out
+end
+
+local function grid_map(t)
+	local out = {}
+	for i = 1, #t - 1, 2 do
+		if t[i + 1] then out[t[i]] = t[i + 1] end
+	end
+	return out
+end
+
+local grid_many = {list = function(t) return t end, map = grid_map, scored = grid_pairs}
+
 local function grid_finish(result, ok, v, code)
 	if not ok then return nil, v, code end
 	if result == "bool" then return v ~= 0 end
 	if result == "none" then return true end
+	local many = grid_many[result]
+	if many then return many(v) end
+	if result:sub(1, 5) == "page:" then
+		local conv = result == "page:list" and grid_many.list or grid_pairs
+		return v[1], conv(v[2])
+	end
 	return v
+end
+
+-- every item of a cursor, page by page: fetch(cursor) --> next cursor,
+-- page | nil, message, code. An iterator for a generic for; it raises the
+-- error of a failed page (a for loop has no other way to report one).
+local function grid_scan(fetch)
+	local cursor, page, i, done = "0", {}, 0, false
+	return function()
+		while true do
+			i = i + 1
+			if page[i] ~= nil then return page[i] end
+			if done then return nil end
+			local nxt, items, code = fetch(cursor)
+			if nxt == nil then error(items, 2) end
+			cursor, page, i, done = nxt, items, 0, nxt == "0"
+		end
+	end
 end
 
 -- The generated methods' one path. Common shapes (no argument; one string
@@ -2587,6 +2630,7 @@ function GridObject:ttl()
 end
 
 require("hilock_grid")({call = grid_call, new_kind = new_kind})
+M._grid_scan = grid_scan
 M._grid_factories = grid_factories
 
 -- The rate limiter's idiom (docs/grid-rate-limiter.md): modes by name,

@@ -164,4 +164,19 @@ return function(G)
 	function RateLimiter:get_config(...) return call(self, 0x0805, "get_config", "", "value", ...) end
 	--- rate_limiter:release(permits): Give permits back (up to the rate), as Redisson's release.
 	function RateLimiter:release(...) return call(self, 0x0806, "release", "i?", "none", ...) end
+
+	-- map (Redisson RMap): A hash of byte keys to byte values under one key: get, put, remove, bulk reads and writes in one round trip, and iteration by cursor.
+	local Map = new_kind("map", 9)
+	--- map:get(key): The value of key, nil when absent.
+	function Map:get(...) return call(self, 0x0900, "get", "b", "bytes", ...) end
+	--- map:put(key, value): Set key to value: the value before, nil if none.
+	function Map:put(...) return call(self, 0x0901, "put", "bb", "bytes", ...) end
+	--- map:remove(key): Remove key: the value it had, nil if none.
+	function Map:remove(...) return call(self, 0x0902, "remove", "b", "bytes", ...) end
+	--- map:size(): The number of entries.
+	function Map:size(...) return call(self, 0x0903, "size", "", "i64", ...) end
+	--- map:get_all(keys): The entries of the keys present, in one round trip.
+	function Map:get_all(...) return call(self, 0x0904, "get_all", "*", "map", ...) end
+	--- map:scan(cursor, count): One page of entries from cursor ("0" to start).
+	function Map:scan(...) return call(self, 0x0905, "scan", "bi?", "page:map", ...) end
 end

@@ -11,7 +11,8 @@ enum {
 	HL_KIND_LONG_ADDER = 5,
 	HL_KIND_DOUBLE_ADDER = 6,
 	HL_KIND_BLOOM_FILTER = 7,
-	HL_KIND_RATE_LIMITER = 8
+	HL_KIND_RATE_LIMITER = 8,
+	HL_KIND_MAP = 9
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -88,7 +89,13 @@ enum {
 	HL_OP_RATE_LIMITER_ACQUIRE = 0x0803,
 	HL_OP_RATE_LIMITER_AVAILABLE_PERMITS = 0x0804,
 	HL_OP_RATE_LIMITER_GET_CONFIG = 0x0805,
-	HL_OP_RATE_LIMITER_RELEASE = 0x0806
+	HL_OP_RATE_LIMITER_RELEASE = 0x0806,
+	HL_OP_MAP_GET = 0x0900,
+	HL_OP_MAP_PUT = 0x0901,
+	HL_OP_MAP_REMOVE = 0x0902,
+	HL_OP_MAP_SIZE = 0x0903,
+	HL_OP_MAP_GET_ALL = 0x0904,
+	HL_OP_MAP_SCAN = 0x0905
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -99,7 +106,8 @@ enum {
 HL_EXTERN int hl_bucket_new(hl_object **out, hl_client *client,
 		const void *name, size_t name_len);
 /* The value, or nil when the key does not exist. *out = a new value
- * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. */
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
 HL_EXTERN int hl_bucket_get(hl_value **out, hl_object *obj);
 /* Set the value; with ttl it expires then, without it any expiry is dropped
  * (as Redisson's set). ttl -1 when not given. */
@@ -122,12 +130,13 @@ HL_EXTERN int hl_bucket_set_and_keep_ttl(hl_object *obj, const void *value, size
 HL_EXTERN int hl_bucket_compare_and_set(int *out, hl_object *obj, const void *expect, size_t expect_len, const void *update, size_t update_len);
 /* Set the value (expiring after ttl if given) and return the old one, nil
  * if there was none. *out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL),
- * the caller's to free. ttl -1 when not given. HL_EINDOUBT if its reply was
- * lost after it may have run. */
+ * the caller's to free (out may be NULL unless it reads). ttl -1 when not
+ * given. HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_bucket_get_and_set(hl_value **out, hl_object *obj, const void *value, size_t value_len, int64_t ttl);
 /* Delete the key and return the value it had, nil if none. *out = a new
- * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free.
- * HL_EINDOUBT if its reply was lost after it may have run. */
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). HL_EINDOUBT if its reply was lost after it may
+ * have run. */
 HL_EXTERN int hl_bucket_get_and_delete(hl_value **out, hl_object *obj);
 /* The value's length in bytes (0 when absent). *out (may be NULL). */
 HL_EXTERN int hl_bucket_size(int64_t *out, hl_object *obj);
@@ -236,7 +245,8 @@ HL_EXTERN int hl_bit_set_set_range(hl_object *obj, int64_t from_index, int64_t t
  * atomically, in one round trip. */
 HL_EXTERN int hl_bit_set_clear_range(hl_object *obj, int64_t from_index, int64_t to_index);
 /* The raw bytes (empty when the key does not exist). *out = a new value
- * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free. */
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
 HL_EXTERN int hl_bit_set_to_byte_array(hl_value **out, hl_object *obj);
 /* Replace the bits with these raw bytes (Redisson's set(BitSet) form). */
 HL_EXTERN int hl_bit_set_set_bytes(hl_object *obj, const void *value, size_t value_len);
@@ -350,7 +360,8 @@ HL_EXTERN int hl_bloom_filter_contains(int *out, hl_object *obj, const void *val
  * be NULL). */
 HL_EXTERN int hl_bloom_filter_contains_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
 /* For each value, 1 if it may have been added, else 0 (a list), in one
- * round trip. *out = a new value, the caller's to free. */
+ * round trip. *out = a new value, the caller's to free (out may be NULL
+ * unless it reads). */
 HL_EXTERN int hl_bloom_filter_contains_each(hl_value **out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
 /* The estimated number of values added (Redisson's formula over the bits
  * set). *out (may be NULL). */
@@ -393,10 +404,41 @@ HL_EXTERN int hl_rate_limiter_acquire(hl_object *obj, int64_t permits);
  * (may be NULL). */
 HL_EXTERN int hl_rate_limiter_available_permits(int64_t *out, hl_object *obj);
 /* The config: [rate, interval ms, mode (0 overall, 1 per client),
- * keep-alive ms (0: none)]. *out = a new value, the caller's to free. */
+ * keep-alive ms (0: none)]. *out = a new value, the caller's to free (out
+ * may be NULL unless it reads). */
 HL_EXTERN int hl_rate_limiter_get_config(hl_value **out, hl_object *obj);
 /* Give permits back (up to the rate), as Redisson's release. HL_EINDOUBT if
  * its reply was lost after it may have run. */
 HL_EXTERN int hl_rate_limiter_release(hl_object *obj, int64_t permits);
+
+/* ---- map (RMap) ---- */
+
+/* A hash of byte keys to byte values under one key: get, put, remove, bulk
+ * reads and writes in one round trip, and iteration by cursor. */
+/* A new map object named name (hl_object_new). */
+HL_EXTERN int hl_map_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* The value of key, nil when absent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_map_get(hl_value **out, hl_object *obj, const void *key, size_t key_len);
+/* Set key to value: the value before, nil if none. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). HL_EINDOUBT if its reply was lost after it may have
+ * run. */
+HL_EXTERN int hl_map_put(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Remove key: the value it had, nil if none. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_map_remove(hl_value **out, hl_object *obj, const void *key, size_t key_len);
+/* The number of entries. *out (may be NULL). */
+HL_EXTERN int hl_map_size(int64_t *out, hl_object *obj);
+/* The entries of the keys present, in one round trip. *out = a new
+ * HL_VALUE_ARRAY of keys and values, alternating, the caller's to free. */
+HL_EXTERN int hl_map_get_all(hl_value **out, hl_object *obj, const void *const *keys, const size_t *keys_lens, size_t keys_count);
+/* One page of entries from cursor ("0" to start). *out = a new
+ * HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, "0" after the last page)
+ * and the page as for a map result, the caller's to free. */
+HL_EXTERN int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
 
 #endif

@@ -865,6 +865,92 @@ static const hl_opdef rate_limiter_ops[] = {
 
 static const char *const rate_limiter_keys[] = {NULL, ":value", ":value:%client", ":permits", ":permits:%client"};
 
+/* ---- map ---- */
+
+static const hl_script_def map_script_get_all = {
+	"map.get_all", "c0ea362a3d8e397ff0183846587b44d1c3dcefb9",
+	"local vals = redis.call('hmget', KEYS[1], unpack(ARGV))\n"
+	"local out = {}\n"
+	"for i, v in ipairs(ARGV) do\n"
+	"  if vals[i] then out[#out + 1] = v; out[#out + 1] = vals[i] end\n"
+	"end\n"
+	"return out\n"
+	""};
+
+static const hl_script_def map_script_put = {
+	"map.put", "9a32a38010073b346c70201bc62a9fc0d6f7f22d",
+	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
+	"redis.call('hset', KEYS[1], ARGV[1], ARGV[2])\n"
+	"return old\n"
+	""};
+
+static const hl_script_def map_script_remove_marked = {
+	"map.remove_marked", "6029222b1c48786e2bd4f6930f0f3fef69bfb3ad",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
+	"if old then redis.call('hdel', KEYS[1], ARGV[1]) end\n"
+	"return old\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_argdef map_get_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_get_toks[] = {
+	{HL_TOK_LIT, 4, "HGET"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef map_put_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_put_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_remove_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_remove_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok map_size_toks[] = {
+	{HL_TOK_LIT, 4, "HLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef map_get_all_args[] = {
+	{"keys", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok map_get_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_argdef map_scan_args[] = {
+	{"cursor", HL_T_BYTES, 0, 0, 0},
+	{"count", HL_T_I64, 0, 1, 100},
+};
+static const hl_tok map_scan_toks[] = {
+	{HL_TOK_LIT, 5, "HSCAN"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_LIT, 5, "COUNT"},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef map_ops[] = {
+	{HL_OP_MAP_GET, "get", HL_MODE_READ, HL_R_BYTES, 1, map_get_args, NULL, 0, map_get_toks, 3, NULL},
+	{HL_OP_MAP_PUT, "put", HL_MODE_ONCE, HL_R_BYTES, 2, map_put_args, &map_script_put, 1, map_put_toks, 3, NULL},
+	{HL_OP_MAP_REMOVE, "remove", HL_MODE_MARK, HL_R_BYTES, 1, map_remove_args, &map_script_remove_marked, 1, map_remove_toks, 2, NULL},
+	{HL_OP_MAP_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, map_size_toks, 2, NULL},
+	{HL_OP_MAP_GET_ALL, "get_all", HL_MODE_READ, HL_R_MAP, 1, map_get_all_args, &map_script_get_all, 1, map_get_all_toks, 2, NULL},
+	{HL_OP_MAP_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_MAP, 2, map_scan_args, NULL, 0, map_scan_toks, 5, NULL},
+};
+
+static const char *const map_keys[] = {NULL};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
@@ -874,8 +960,9 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
+	{HL_KIND_MAP, "map", 1, map_keys, 6, map_ops, NULL},
 };
-const size_t hl__grid_nkinds = 8;
+const size_t hl__grid_nkinds = 9;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -1415,5 +1502,57 @@ int hl_rate_limiter_release(hl_object *obj, int64_t permits)
 	hl_arg a[1];
 	a[0] = hl__arg_int(permits);
 	return hl__grid_none(obj, HL_OP_RATE_LIMITER_RELEASE, a, 1);
+}
+
+int hl_map_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_MAP, name, name_len);
+}
+
+int hl_map_get(hl_value **out, hl_object *obj, const void *key, size_t key_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(key, key_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_GET, a, 1);
+}
+
+int hl_map_put(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_PUT, a, 2);
+}
+
+int hl_map_remove(hl_value **out, hl_object *obj, const void *key, size_t key_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(key, key_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_REMOVE, a, 1);
+}
+
+int hl_map_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_MAP_SIZE, NULL, 0);
+}
+
+int hl_map_get_all(hl_value **out, hl_object *obj, const void *const *keys, const size_t *keys_lens, size_t keys_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, keys, keys_lens, keys_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_value(out, obj, HL_OP_MAP_GET_ALL, a, 0 + keys_count);
+	free(a);
+	return rc;
+}
+
+int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(cursor, cursor_len);
+	a[1] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_MAP_SCAN, a, 2);
 }
 

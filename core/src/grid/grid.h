@@ -27,11 +27,28 @@ typedef struct hl_tok {
 } hl_tok;
 
 /* What a lost reply means (core/grid/README.md); local: no round trip. */
-enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE, HL_MODE_LOCAL };
+/* mark: sent again with a request marker (core/grid/README.md). */
+enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE, HL_MODE_MARK, HL_MODE_LOCAL };
 /* Argument types. */
 enum { HL_T_BYTES, HL_T_I64, HL_T_F64, HL_T_MS, HL_T_BOOL, HL_T_LIST };
 /* Result types. */
-enum { HL_R_NONE, HL_R_BOOL, HL_R_I64, HL_R_F64, HL_R_BYTES, HL_R_VALUE };
+/* Result types. list: an array of bytes or nil; map: keys and values
+ * alternating; scored: members and scores (doubles) alternating; page_*:
+ * a cursor's page, [next cursor, the page as list / map / scored]. */
+enum {
+	HL_R_NONE,
+	HL_R_BOOL,
+	HL_R_I64,
+	HL_R_F64,
+	HL_R_BYTES,
+	HL_R_VALUE,
+	HL_R_LIST,
+	HL_R_MAP,
+	HL_R_SCORED,
+	HL_R_PAGE_LIST,
+	HL_R_PAGE_MAP,
+	HL_R_PAGE_SCORED
+};
 
 typedef struct hl_script_def {
 	const char *name;

@@ -197,7 +197,7 @@ static int cmd_flags(int mode)
 {
 	if (mode == HL_MODE_READ)
 		return HL_CMD_READ | HL_CMD_IDEMPOTENT;
-	if (mode == HL_MODE_IDEM)
+	if (mode == HL_MODE_IDEM || mode == HL_MODE_MARK)
 		return HL_CMD_WRITE | HL_CMD_IDEMPOTENT;
 	return HL_CMD_WRITE;
 }
@@ -290,6 +290,89 @@ static int reply_failed(hl_gridcall *call, const hl_reply *r)
 	                call->op->name, e);
 }
 
+/* The values of an array reply r as a list, a map (alternating keys and
+ * values, as Redis gives them) or scored (members and their scores, the
+ * scores as doubles); nil reads as none. */
+static int items(hl_gridcall *call, const hl_reply *r, int shape,
+                 hl_value **out)
+{
+	char label[120];
+	size_t i, n;
+	hl_value **vs;
+	int t = hl__reply_type(r);
+	*out = NULL;
+	if (t == HL_REPLY_NIL) {
+		*out = hl__value_array(NULL, 0);
+		return *out ? HL_OK : hl__fail(HL_ENOMEM, "out of memory");
+	}
+	if (t != HL_REPLY_ARRAY || (shape != HL_R_LIST && hl__reply_len(r) % 2))
+		return hl__fail(HL_EPROTOCOL, "%s: %s: an unexpected reply",
+		                hl__grid_label(call->obj, label, sizeof(label)),
+		                call->op->name);
+	n = hl__reply_len(r);
+	vs = calloc(n ? n : 1, sizeof(*vs));
+	if (!vs)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	for (i = 0; i < n; i++) {
+		const hl_reply *e = hl__reply_at(r, i);
+		if (shape == HL_R_SCORED && i % 2) {
+			double d = 0;
+			int rc = hl__reply_type(e) == HL_REPLY_INTEGER
+			                 ? (d = (double)hl__reply_int(e), HL_OK)
+			                 : hl__parse_double(
+			                           hl__reply_str(e),
+			                           hl__reply_strlen(e), &d,
+			                           hl__grid_label(
+			                                   call->obj, label,
+			                                   sizeof(label)));
+			if (rc != HL_OK) {
+				while (i)
+					hl_value_free(vs[--i]);
+				free(vs);
+				return rc;
+			}
+			vs[i] = hl__value_double(d);
+		} else {
+			vs[i] = hl__value_of_reply(e);
+		}
+		if (!vs[i]) {
+			while (i)
+				hl_value_free(vs[--i]);
+			free(vs);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+	}
+	*out = hl__value_array(vs, n);
+	free(vs);
+	return *out ? HL_OK : hl__fail(HL_ENOMEM, "out of memory");
+}
+
+/* A list, map or scored result; a page's [cursor, items]. */
+static int many(hl_gridcall *call, const hl_reply *r, hl_value **out)
+{
+	char label[120];
+	int shape = call->op->result, rc;
+	hl_value *page[2];
+	if (shape < HL_R_PAGE_LIST)
+		return items(call, r, shape, out);
+	if (hl__reply_type(r) != HL_REPLY_ARRAY || hl__reply_len(r) != 2 ||
+	    hl__reply_type(hl__reply_at(r, 0)) != HL_REPLY_STRING)
+		return hl__fail(HL_EPROTOCOL, "%s: %s: an unexpected reply",
+		                hl__grid_label(call->obj, label, sizeof(label)),
+		                call->op->name);
+	rc = items(call, hl__reply_at(r, 1), shape - HL_R_PAGE_LIST + HL_R_LIST,
+	           &page[1]);
+	if (rc != HL_OK)
+		return rc;
+	page[0] = hl__value_of_reply(hl__reply_at(r, 0));
+	if (!page[0]) {
+		hl_value_free(page[1]);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	*out = hl__value_array(page, 2);
+	return *out ? HL_OK : hl__fail(HL_ENOMEM, "out of memory");
+}
+
 int hl__grid_result(hl_gridcall *call, const hl_reply *r)
 {
 	char label[120];
@@ -335,6 +418,15 @@ int hl__grid_result(hl_gridcall *call, const hl_reply *r)
 		                                 sizeof(label)))) != HL_OK)
 			return rc;
 		v = hl__value_double(d);
+		break;
+	case HL_R_LIST:
+	case HL_R_MAP:
+	case HL_R_SCORED:
+	case HL_R_PAGE_LIST:
+	case HL_R_PAGE_MAP:
+	case HL_R_PAGE_SCORED:
+		if ((rc = many(call, r, &v)) != HL_OK)
+			return rc;
 		break;
 	default:
 		v = hl__value_of_reply(r);
@@ -453,17 +545,49 @@ static int check_args(const hl_gridcall *call)
 typedef struct expansion {
 	const char **argv;
 	size_t *lens;
-	char *buf;
+	char *buf, *mark;
 	int argc, nkeys;
 } expansion;
+
+/* A "mark" operation's request marker: the key hilock_request:{name}:<32
+ * random hex> after the script's keys, and its lifetime in ms (as long as
+ * a resend may come: every retry with its pause) after its arguments. The
+ * same for every resend of this call (core/grid/README.md). */
+static int add_marker(hl_gridcall *call, expansion *x, char *num)
+{
+	const hl_conf *cf = &call->obj->client->conf;
+	char id[33];
+	size_t n;
+	int64_t ms = (int64_t)(cf->retry_attempts + 1) *
+	             (cf->command_timeout_ms + 2 * cf->retry_delay_ms);
+	char *w = hl__derive_name("hilock_request:", "", call->obj->name,
+	                          call->obj->name_len, 0, &n);
+	if (!w || !(x->mark = realloc(w, n + 33))) {
+		free(w);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	hl__random_hex(id);
+	x->mark[n] = ':';
+	memcpy(x->mark + n + 1, id, 32);
+	memmove(x->argv + x->nkeys + 1, x->argv + x->nkeys,
+	        sizeof(*x->argv) * (size_t)(x->argc - x->nkeys));
+	memmove(x->lens + x->nkeys + 1, x->lens + x->nkeys,
+	        sizeof(*x->lens) * (size_t)(x->argc - x->nkeys));
+	x->argv[x->nkeys] = x->mark;
+	x->lens[x->nkeys++] = n + 33;
+	x->argc++;
+	x->argv[x->argc] = num;
+	x->lens[x->argc++] = hl__fmt_i64(num, ms < 1000 ? 1000 : ms);
+	return HL_OK;
+}
 
 static int expand(hl_gridcall *call, expansion *x)
 {
 	const hl_opdef *op = call->op;
-	size_t cap = op->ntoks + call->nargs + 1, bufcap, used = 0;
+	size_t cap = op->ntoks + call->nargs + 3, bufcap, used = 0;
 	unsigned t;
 	int skip = 0;
-	bufcap = (op->ntoks + 1) * HL_NUM_MAX;
+	bufcap = (op->ntoks + 2) * HL_NUM_MAX;
 	x->argv = malloc(sizeof(*x->argv) * cap);
 	x->lens = malloc(sizeof(*x->lens) * cap);
 	x->buf = malloc(bufcap);
@@ -536,6 +660,8 @@ static int expand(hl_gridcall *call, expansion *x)
 			break;
 		}
 	}
+	if (op->mode == HL_MODE_MARK)
+		return add_marker(call, x, x->buf + used);
 	return HL_OK;
 }
 
@@ -559,6 +685,7 @@ static int run_op(hl_gridcall *call)
 	free(x.argv);
 	free(x.lens);
 	free(x.buf);
+	free(x.mark);
 	if (rc == HL_OK)
 		rc = hl__grid_result(call, r);
 	hl__reply_free(r);
@@ -659,7 +786,10 @@ int hl__grid_f64(double *out, hl_object *obj, int op, const hl_arg *a, size_t n)
 int hl__grid_value(hl_value **out, hl_object *obj, int op, const hl_arg *a,
                    size_t n)
 {
-	if (!out)
+	/* out NULL: the answer of a change is not wanted (a put's previous
+	 * value); a read without it is a mistake */
+	const hl_opdef *d = hl__grid_op(op);
+	if (!out && (!d || d->mode == HL_MODE_READ))
 		return hl__fail(HL_EINVAL, "out is NULL");
 	return call_checked(out, obj, op, a, n, -1, NULL);
 }

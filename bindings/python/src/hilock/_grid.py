@@ -11,7 +11,7 @@ byte-exact codec (``StringCodec``, ``ByteArrayCodec``).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _errors as E
 from ._lowlevel import check, ffi, lib, ms
@@ -80,6 +80,37 @@ def _take(v: Any) -> Any:
         return _convert(v)
     finally:
         lib.hl_value_free(v)
+
+
+def _pairs(items: List[Any]) -> List[Tuple[Any, Any]]:
+    """Alternating keys and values (or members and scores) as pairs."""
+    it = iter(items)
+    return list(zip(it, it))
+
+
+def _as_map(items: List[Any]) -> Dict[Any, Any]:
+    """Alternating keys and values as a dict (nil values left out)."""
+    it = iter(items)
+    return {k: v for k, v in zip(it, it) if v is not None}
+
+
+def _page(page: List[Any], conv: Any) -> Tuple[bytes, Any]:
+    """A cursor's page: (the next cursor, its items); b"0" after the last."""
+    cursor, items = page
+    return cursor, conv(items) if conv else items
+
+
+def _scan(fetch: Callable[[bytes], Tuple[bytes, List[Any]]]) -> Iterator[Any]:
+    """Every item of a cursor, page by page: ``fetch(cursor)`` gives the
+    next cursor and a page; memory stays one page whatever the size. As
+    Redis's SCAN family: an item there for the whole iteration is seen
+    (once for sets and maps, possibly twice if the key grows meanwhile)."""
+    cursor = b"0"
+    while True:
+        cursor, items = fetch(cursor)
+        yield from items
+        if cursor == b"0":
+            return
 
 
 def _arg(a: Any, v: Any) -> List[Any]:
