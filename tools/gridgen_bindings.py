@@ -24,11 +24,13 @@ def doc_text(op):
 PY_PARAM = {"bytes": "Value", "i64": "int", "f64": "float", "ms": "float", "bool": "bool",
             "bytes*": "Value"}
 PY_RESULT = {"none": "None", "bool": "bool", "i64": "int", "f64": "float",
-             "bytes": "Optional[bytes]", "value": "Any", "list": "List[Optional[bytes]]",
-             "map": "Dict[bytes, bytes]", "scored": "List[Tuple[bytes, float]]",
-             "page:list": "Tuple[bytes, List[Optional[bytes]]]",
-             "page:map": "Tuple[bytes, List[Tuple[bytes, bytes]]]",
-             "page:scored": "Tuple[bytes, List[Tuple[bytes, float]]]"}
+             "bytes": "Optional[bytes]", "value": "Any", "list": "list[Optional[bytes]]",
+             "map": "dict[bytes, bytes]", "scored": "list[tuple[bytes, float]]",
+             "page:list": "tuple[bytes, list[Optional[bytes]]]",
+             "page:map": "tuple[bytes, list[tuple[bytes, bytes]]]",
+             "page:scored": "tuple[bytes, list[tuple[bytes, float]]]"}
+# (builtin generics, Python 3.9: the kinds List, Set and Map would shadow
+# typing's names)
 # The Python form of a result of many values, from _take's lists.
 PY_MANY = {"list": "%s", "map": "_as_map(%s)", "scored": "_pairs(%s)",
            "page:list": "_page(%s, None)", "page:map": "_page(%s, _pairs)",
@@ -91,7 +93,7 @@ def py_class(k):
 
 def gen_python(kinds):
     idioms = [k for k in kinds if py_class(k) != k.goname]
-    o = [PY_HEAD, "\nfrom typing import %sAny, Dict, List, Optional, Tuple\n\n" % ("TYPE_CHECKING, " if idioms else ""),
+    o = [PY_HEAD, "\nfrom typing import %sAny, Optional\n\n" % ("TYPE_CHECKING, " if idioms else ""),
          "from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _take\n",
          "from ._lowlevel import NULL, check, ffi, lib\n\n",
          "".join("if TYPE_CHECKING:\n    from ._grid_%s import %s\n\n" % (k.name, k.goname) for k in idioms),
@@ -161,7 +163,7 @@ def gen_python(kinds):
     if "ffi." not in out.split("__all__", 1)[1]:  # import only what is used
         out = out.replace("import NULL, check, ffi, lib", "import NULL, check, lib")
     body = out.split("__all__", 1)[1]
-    for name in ("Dict", "List", "Tuple", "_as_map", "_page", "_pairs"):
+    for name in ("_as_map", "_page", "_pairs"):
         if not re.search(r"\b%s\b" % name, body):
             out = out.replace(", %s," % name, ",", 1).replace(", %s\n" % name, "\n", 1)
     return out
