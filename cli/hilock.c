@@ -84,13 +84,21 @@ enum {
 	K_DOUBLE_ADDER = 6,
 	K_BLOOM_FILTER = 7,
 	K_RATE_LIMITER = 8,
-	K_GRID_MAX = 8
+	K_MAP = 9,
+	K_SET = 10,
+	K_SCORED_SORTED_SET = 11,
+	K_SORTED_SET = 12,
+	K_LIST = 13,
+	K_QUEUE = 14,
+	K_DEQUE = 15,
+	K_GRID_MAX = 15
 };
 
 static const char *const grid_kinds[K_GRID_MAX + 1] = {
-        NULL,          "bucket",     "atomic_long",  "atomic_double",
-        "bit_set",     "long_adder", "double_adder", "bloom_filter",
-        "rate_limiter"};
+        NULL,           "bucket",     "atomic_long",  "atomic_double",
+        "bit_set",      "long_adder", "double_adder", "bloom_filter",
+        "rate_limiter", "map",        "set",          "scored_sorted_set",
+        "sorted_set",   "list",       "queue",        "deque"};
 
 static const char *grid_kind_name(int kind)
 {
@@ -126,7 +134,8 @@ static const char usage_main[] =
         "                 lock's queue, a fenced lock's token; or a grid\n"
         "                 object: bucket, atomic_long, atomic_double,\n"
         "                 bit_set, bloom_filter, rate_limiter, long_adder,\n"
-        "                 double_adder\n"
+        "                 double_adder, map, set, scored_sorted_set,\n"
+        "                 sorted_set, list, queue, deque\n"
         "  list [PATTERN] list lock hashes (SCAN MATCH PATTERN, default *)\n"
         "  unlock --force [--kind K] NAME\n"
         "                 delete the lock whoever holds it, wake a waiter\n"
@@ -236,7 +245,16 @@ static const char usage_inspect[] =
         "    <id> permits_left=N entries=N in_window=N\" line per client;\n"
         "  long_adder, double_adder: nothing is stored in Redis (each\n"
         "    client keeps its part of the sum); listeners: the clients\n"
-        "    subscribed to {NAME}:adder-topic.\n"
+        "    subscribed to {NAME}:adder-topic;\n"
+        "  map, set, scored_sorted_set, list, queue, deque, sorted_set:\n"
+        "    size, ttl_ms, then the first 10 elements: \"entry: KEY =\n"
+        "    VALUE\" (a map's, in HSCAN order), \"member: M\" (a set's, in\n"
+        "    SSCAN order), \"member: M score=S\" (a scored sorted set's,\n"
+        "    lowest score first), \"item: V\" (a list's, head first);\n"
+        "    elements that are not UTF-8 text are hex (\"hex:...\");\n"
+        "    shown says how many of size were shown. A sorted_set adds\n"
+        "    comparator (redisson_sortedset_comparator:{NAME}; none is\n"
+        "    natural order) and locked (redisson_sortedset_lock:{NAME}).\n"
         "Without --kind the kind is read from Redis: a mode field makes an\n"
         "rwlock, an existing queue a fair lock; reentrant, spin, fenced and\n"
         "non-reentrant locks look alike (\"lock\"). A hash with rate,\n"
@@ -245,7 +263,11 @@ static const char usage_inspect[] =
         "integer), an atomic_double (a decimal number) or a bucket (a\n"
         "bit_set looks like one: use --kind bit_set); with nothing under\n"
         "NAME, a {NAME}:config makes an empty Bloom filter and listeners\n"
-        "on {NAME}:adder-topic an adder. A --kind that Redis contradicts\n"
+        "on {NAME}:adder-topic an adder. A hash whose fields are not a\n"
+        "lock's (<client-uuid>:<id> holds, mode) nor a rate limiter's is\n"
+        "a map, a set a set, a zset a scored_sorted_set, a list a list\n"
+        "(queues and deques are lists too) or a sorted_set when its\n"
+        "comparator or lock key exists. A --kind that Redis contradicts\n"
         "gets a warning on stderr.\n";
 
 static const char usage_list[] =
@@ -1526,9 +1548,123 @@ static const char *grid_type(int kind)
 	case K_LONG_ADDER:
 	case K_DOUBLE_ADDER:
 		return "";
+	case K_MAP:
+		return "hash";
+	case K_SET:
+		return "set";
+	case K_SCORED_SORTED_SET:
+		return "zset";
+	case K_SORTED_SET:
+	case K_LIST:
+	case K_QUEUE:
+	case K_DEQUE:
+		return "list";
 	default:
 		return "string";
 	}
+}
+
+/* An element of a collection as TEXT, or hex:HEX when it is not UTF-8
+ * text (or is empty, or holds '=' or ' ', which would read ambiguously
+ * in "entry: KEY = VALUE"). */
+static void put_element(const hl_value *v)
+{
+	const unsigned char *p = (const unsigned char *)vstr(v);
+	size_t i, n = vlen(v);
+	if (n > 0 && is_text(p, n) && !memchr(p, '=', n) &&
+	    !memchr(p, ' ', n)) {
+		fwrite(p, 1, n, stdout);
+		return;
+	}
+	fputs("hex:", stdout);
+	for (i = 0; i < n; i++)
+		printf("%02x", p[i]);
+}
+
+#define SHOW_ELEMENTS 10
+
+/* A collection: its size, TTL and first elements (one page, never the
+ * whole of it); a sorted set's comparator and lock. */
+static int inspect_collection(hl_client *c, const char *name, int kind)
+{
+	static const char *const card[] = {"HLEN", "SCARD", "ZCARD", "LLEN"};
+	const char *type = grid_type(kind);
+	int t = strcmp(type, "hash") == 0   ? 0
+	        : strcmp(type, "set") == 0  ? 1
+	        : strcmp(type, "zset") == 0 ? 2
+	                                    : 3;
+	hl_value *v = NULL;
+	const hl_value *items;
+	long long size = 0;
+	size_t i, shown = 0;
+	int rc;
+	char last[16];
+	if ((rc = count_of(c, &size, card[t], name, NULL, NULL)) != 0)
+		return rc;
+	printf("size: %lld\n", size);
+	if ((rc = print_ttl(c, name)) != 0)
+		return rc;
+	if (kind == K_SORTED_SET) {
+		char *cmp = derived("redisson_sortedset_comparator:", name, "");
+		char *lock = derived("redisson_sortedset_lock:", name, "");
+		long long held = 0;
+		rc = cmp && lock ? rq(c, &v, NULL, "GET", cmp, NULL)
+		                 : HL_ENOMEM;
+		if (rc == HL_OK)
+			printf("comparator: %s\n",
+			       hl_value_type(v) == HL_VALUE_BYTES
+			               ? vstr(v)
+			               : "none (natural order)");
+		hl_value_free(v);
+		v = NULL;
+		if (rc == HL_OK)
+			rc = count_of(c, &held, "EXISTS", lock, NULL, NULL);
+		else
+			rc = fail_hl(rc, "GET \"%s\"", cmp ? cmp : "");
+		free(cmp);
+		free(lock);
+		if (rc != 0)
+			return rc;
+		printf("locked: %s\n", held ? "yes" : "no");
+	}
+	snprintf(last, sizeof last, "%d", SHOW_ELEMENTS - 1);
+	switch (t) {
+	case 0:
+		rc = rq(c, &v, NULL, "HSCAN", name, "0", "COUNT", "10", NULL);
+		break;
+	case 1:
+		rc = rq(c, &v, NULL, "SSCAN", name, "0", "COUNT", "10", NULL);
+		break;
+	case 2:
+		rc = rq(c, &v, NULL, "ZRANGE", name, "0", last, "WITHSCORES",
+		        NULL);
+		break;
+	default:
+		rc = rq(c, &v, NULL, "LRANGE", name, "0", last, NULL);
+		break;
+	}
+	if (rc != HL_OK)
+		return fail_hl(rc, "reading \"%s\"", name);
+	items = t < 2 ? hl_value_at(v, 1) : v;
+	for (i = 0; i < hl_value_len(items) && shown < SHOW_ELEMENTS; i++) {
+		const hl_value *e = hl_value_at(items, i);
+		fputs(t == 0   ? "entry: "
+		      : t == 3 ? "item: "
+		               : "member: ",
+		      stdout);
+		put_element(e);
+		if (t == 0) {
+			fputs(" = ", stdout);
+			put_element(hl_value_at(items, ++i));
+		} else if (t == 2) {
+			printf(" score=%s", vstr(hl_value_at(items, ++i)));
+		}
+		fputc('\n', stdout);
+		shown++;
+	}
+	printf("shown: %zu of %lld\n", shown, size);
+	hl_value_free(v);
+	return 0;
 }
 
 /* inspect of a grid object of kind, NAME's type being type. */
@@ -1555,9 +1691,54 @@ static int inspect_grid(hl_client *c, const char *name, const names *nm,
 		return inspect_bloom_filter(c, name, nm);
 	case K_RATE_LIMITER:
 		return inspect_rate_limiter(c, name, nm);
-	default:
+	case K_LONG_ADDER:
+	case K_DOUBLE_ADDER:
 		return inspect_adder(c, nm);
+	default:
+		return inspect_collection(c, name, kind);
 	}
+}
+
+/* 1 if the hash h (HGETALL) is a lock's: every field a hold
+ * (<36-character client uuid>:<id>, an integer count) or an rwlock's
+ * mode. */
+static int is_lock_hash(const hl_value *h)
+{
+	size_t i;
+	for (i = 0; i + 1 < hl_value_len(h); i += 2) {
+		const hl_value *k = hl_value_at(h, i),
+		               *v = hl_value_at(h, i + 1);
+		if (strcmp(vstr(k), "mode") == 0)
+			continue;
+		if (vlen(k) < 38 || vstr(k)[36] != ':' ||
+		    !is_integer(vstr(v), vlen(v)))
+			return 0;
+	}
+	return 1;
+}
+
+/* The kind of a collection NAME of Redis type type (K_* or 0): a list is
+ * a sorted_set when its comparator or lock key exists. */
+static int collection_kind(hl_client *c, const char *name, const char *type,
+                           int *kind)
+{
+	char *cmp, *lock;
+	long long n = 0;
+	int rc;
+	*kind = strcmp(type, "set") == 0    ? K_SET
+	        : strcmp(type, "zset") == 0 ? K_SCORED_SORTED_SET
+	        : strcmp(type, "list") == 0 ? K_LIST
+	                                    : 0;
+	if (*kind != K_LIST)
+		return 0;
+	cmp = derived("redisson_sortedset_comparator:", name, "");
+	lock = derived("redisson_sortedset_lock:", name, "");
+	rc = count_of(c, &n, "EXISTS", cmp, lock, NULL);
+	free(cmp);
+	free(lock);
+	if (rc == 0 && n > 0)
+		*kind = K_SORTED_SET;
+	return rc;
 }
 
 /* The kind a string NAME holds: a Bloom filter's bitmap when its config
@@ -1774,10 +1955,24 @@ static int cmd_inspect(cli *o, const char *name)
 	if (o->kind < 0 && !grid && strcmp(s.type, "string") == 0 &&
 	    (rc = string_kind(c, name, &nm, &grid)) != 0)
 		goto out;
+	if (o->kind < 0 && !grid &&
+	    (rc = collection_kind(c, name, s.type, &grid)) != 0)
+		goto out;
+	/* a big hash is a map: a lock's has a field per holder, and its
+	 * HGETALL would be the whole map */
+	if (o->kind < 0 && !grid && strcmp(s.type, "hash") == 0) {
+		long long n = 0;
+		if ((rc = count_of(c, &n, "HLEN", name, NULL, NULL)) != 0)
+			goto out;
+		if (n > 1000)
+			grid = K_MAP;
+	}
 	if (!grid && (rc = inspect_read_hash(c, name, &s)) != 0)
 		goto out;
 	if (o->kind < 0 && !grid && s.fields && is_limiter_hash(s.fields))
 		grid = K_RATE_LIMITER;
+	else if (o->kind < 0 && !grid && s.fields && !is_lock_hash(s.fields))
+		grid = K_MAP;
 	if (!grid && (rc = inspect_read(c, &nm, &s)) != 0)
 		goto out;
 	if (o->kind < 0 && !grid && strcmp(s.type, "none") == 0 &&

@@ -322,7 +322,7 @@ static void inspect(void)
 	HAS(out, "kind: atomic_long\nvalue: 5\n");
 	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH cli:list 1"));
 	HT_EQ(cli("--url", url(), "inspect", "cli:list", NULL), 0);
-	HAS(out, "kind: list (not a lock)");
+	HAS(out, "kind: list\nsize: 1\nttl_ms: -1\nitem: 1\nshown: 1 of 1\n");
 	/* --kind of a lock on a string: not a lock */
 	HT_EQ(cli("--url", url(), "inspect", "--kind", "fair", "cli:str", NULL),
 	      0);
@@ -1012,6 +1012,60 @@ static void inspect_rate_limiter(void)
 	HAS(out, "kind: rate_limiter\ninitialized: 0\nttl_ms: -2\n");
 }
 
+/* Collections (part 2 of the grid): told from the Redis type, a hash
+ * that is not a lock's a map; one page shown, never the whole; binary
+ * elements in hex; a sorted set's comparator and lock; a lock's hash is
+ * still a lock. */
+static void inspect_collections(void)
+{
+	ht_redis *r = ht_redis_default();
+
+	RAW_OK(r, "HSET cli:map a 1");
+	HT_EQ(cli("--url", url(), "inspect", "cli:map", NULL), 0);
+	HT_STREQ(out, "name: cli:map\nkind: map\nsize: 1\nttl_ms: -1\n"
+	              "entry: a = 1\nshown: 1 of 1\n");
+	RAW_OK(r, "HSET cli:map %b %b", "k\0=", (size_t)3, "v v", (size_t)3);
+	HT_EQ(cli("--url", url(), "inspect", "cli:map", NULL), 0);
+	HAS(out, "entry: hex:6b003d = hex:762076\n");
+	/* more than a page: 10 shown of 1500 (a big hash is a map at once) */
+	RAW_OK(r, "EVAL %s 1 cli:bigmap",
+	       "for i = 1, 1500 do redis.call('hset', KEYS[1], 'f' .. i, i) "
+	       "end");
+	HT_EQ(cli("--url", url(), "inspect", "cli:bigmap", NULL), 0);
+	HAS(out, "kind: map\nsize: 1500\n");
+	HAS(out, "shown: 10 of 1500\n");
+
+	RAW_OK(r, "SADD cli:set x");
+	HT_EQ(cli("--url", url(), "inspect", "cli:set", NULL), 0);
+	HAS(out, "kind: set\nsize: 1\nttl_ms: -1\nmember: x\nshown: 1 of 1\n");
+
+	RAW_OK(r, "ZADD cli:zset 2.5 b -1 a");
+	HT_EQ(cli("--url", url(), "inspect", "cli:zset", NULL), 0);
+	HAS(out, "kind: scored_sorted_set\nsize: 2\nttl_ms: -1\n"
+	         "member: a score=-1\nmember: b score=2.5\nshown: 2 of 2\n");
+
+	RAW_OK(r, "RPUSH cli:sorted a b");
+	RAW_OK(r, "HSET redisson_sortedset_lock:{cli:sorted} "
+	          "5b9b3e3a-8d55-4a7e-9c1e-2f5ab0a1c0de:1 1");
+	HT_EQ(cli("--url", url(), "inspect", "cli:sorted", NULL), 0);
+	HAS(out, "kind: sorted_set\nsize: 2\nttl_ms: -1\n"
+	         "comparator: none (natural order)\nlocked: yes\n"
+	         "item: a\nitem: b\nshown: 2 of 2\n");
+	/* --kind deque of the same list; --kind map of a set: a warning */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "deque", "cli:sorted",
+	          NULL),
+	      0);
+	HAS(out, "kind: deque\nsize: 2\n");
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "map", "cli:set", NULL),
+	      0);
+	HAS(out, "kind: set (not a map)");
+	/* the lock's own hash is a lock, not a map */
+	HT_EQ(cli("--url", url(), "inspect",
+	          "redisson_sortedset_lock:{cli:sorted}", NULL),
+	      0);
+	HAS(out, "kind: lock\nttl_ms: -1\nholders: 1\n");
+}
+
 /* Adders keep nothing in Redis: inspect says so and counts the clients
  * listening on the adder's topic; with one, it is seen without --kind. */
 static void inspect_adder(void)
@@ -1232,4 +1286,5 @@ HT_MAIN(HT_CASE(run_ok), HT_CASE(run_fails), HT_CASE(run_killed),
         HT_CASE(bad_kind), HT_CASE(help_version), HT_CASE(bad_url),
         HT_CASE(inspect_bucket), HT_CASE(inspect_atomic),
         HT_CASE(inspect_bit_set), HT_CASE(inspect_bloom_filter),
-        HT_CASE(inspect_rate_limiter), HT_CASE(inspect_adder), HT_CASE(cluster))
+        HT_CASE(inspect_rate_limiter), HT_CASE(inspect_adder), HT_CASE(cluster),
+        HT_CASE(inspect_collections))
