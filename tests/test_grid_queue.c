@@ -71,6 +71,17 @@ static const char *str(const hl_value *v, char *buf, size_t cap)
 		hl_value_free(tv_);                                            \
 	} while (0)
 
+/* The request markers of name's polls (hilock_request:{name}:<id>). */
+static long long markers(ht_redis *r, const char *name)
+{
+	redisReply *x =
+	        ht_raw(ht_raw_of(r), "KEYS hilock_request:{%s}:*", name);
+	long long n =
+	        x->type == REDIS_REPLY_ARRAY ? (long long)x->elements : -1;
+	freeReplyObject(x);
+	return n;
+}
+
 static void ops(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -87,6 +98,7 @@ static void ops(void)
 	HT_EQ(hl_value_len(v), 0);
 	hl_value_free(v);
 	HT_EQ(ht_exists(r, HT_S("grid:q")), 0);
+	HT_EQ(markers(r, "grid:q"), 0); /* polls of nothing keep no marker */
 	HT_OK(hl_queue_offer(&ok, q, "a", 1));
 	HT_EQ(ok, 1);
 	HT_OK(hl_queue_add(&ok, q, "", 0));
@@ -103,6 +115,7 @@ static void ops(void)
 	HT_STREQ(str(hl_value_at(v, 1), buf, sizeof buf), "c0d");
 	hl_value_free(v);
 	TAKE_STR(hl_queue_poll(&tv_, q), "a");
+	HT_EQ(markers(r, "grid:q"), 1); /* a poll that took keeps one */
 	TAKE_STR(hl_queue_poll(&tv_, q), "");
 	HT_OK(hl_queue_poll_many(&v, q, 5));
 	HT_EQ(hl_value_len(v), 2);

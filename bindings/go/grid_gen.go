@@ -779,7 +779,8 @@ func (o *Queue) Poll(ctx context.Context) ([]byte, error) {
 }
 
 // PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
-// one script); limit must be 0 or more.
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
 func (o *Queue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
 	v, err := o.call(ctx, 0x0e04, "poll_many", argInt(limit))
 	return v.list(), err
@@ -844,7 +845,8 @@ func (o *Deque) Poll(ctx context.Context) ([]byte, error) {
 }
 
 // PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
-// one script); limit must be 0 or more.
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
 func (o *Deque) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
 	v, err := o.call(ctx, 0x0f04, "poll_many", argInt(limit))
 	return v.list(), err

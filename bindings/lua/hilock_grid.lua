@@ -223,7 +223,7 @@ return function(G)
 	function Queue:peek(...) return call(self, 0x0e02, "peek", "", "bytes", ...) end
 	--- queue:poll(): Take the head (LPOP): nil when the queue is empty.
 	function Queue:poll(...) return call(self, 0x0e03, "poll", "", "bytes", ...) end
-	--- queue:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more.
+	--- queue:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
 	function Queue:poll_many(...) return call(self, 0x0e04, "poll_many", "i", "list", ...) end
 	--- queue:size(): The number of elements.
 	function Queue:size(...) return call(self, 0x0e05, "size", "", "i64", ...) end
@@ -242,7 +242,7 @@ return function(G)
 	function Deque:peek(...) return call(self, 0x0f02, "peek", "", "bytes", ...) end
 	--- deque:poll(): Take the head (LPOP): nil when the queue is empty.
 	function Deque:poll(...) return call(self, 0x0f03, "poll", "", "bytes", ...) end
-	--- deque:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more.
+	--- deque:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
 	function Deque:poll_many(...) return call(self, 0x0f04, "poll_many", "i", "list", ...) end
 	--- deque:size(): The number of elements.
 	function Deque:size(...) return call(self, 0x0f05, "size", "", "i64", ...) end

@@ -578,10 +578,10 @@ HL_EXTERN int hl_queue_peek(hl_value **out, hl_object *obj);
  * runs once and answers as it did. */
 HL_EXTERN int hl_queue_poll(hl_value **out, hl_object *obj);
 /* Take up to limit elements from the head, in order (Redisson's LPOP loop
- * in one script); limit must be 0 or more. *out = a new HL_VALUE_ARRAY of
- * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent
- * again after a lost reply with a request marker: it runs once and answers
- * as it did. */
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
 HL_EXTERN int hl_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
 /* The number of elements. *out (may be NULL). */
 HL_EXTERN int hl_queue_size(int64_t *out, hl_object *obj);
@@ -623,10 +623,10 @@ HL_EXTERN int hl_deque_peek(hl_value **out, hl_object *obj);
  * runs once and answers as it did. */
 HL_EXTERN int hl_deque_poll(hl_value **out, hl_object *obj);
 /* Take up to limit elements from the head, in order (Redisson's LPOP loop
- * in one script); limit must be 0 or more. *out = a new HL_VALUE_ARRAY of
- * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent
- * again after a lost reply with a request marker: it runs once and answers
- * as it did. */
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
 HL_EXTERN int hl_deque_poll_many(hl_value **out, hl_object *obj, int64_t limit);
 /* The number of elements. *out (may be NULL). */
 HL_EXTERN int hl_deque_size(int64_t *out, hl_object *obj);

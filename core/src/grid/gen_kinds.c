@@ -1181,7 +1181,7 @@ static const hl_script_def queue_script_poll_last_and_offer_first_to_marked = {
 	""};
 
 static const hl_script_def queue_script_poll_many_marked = {
-	"queue.poll_many_marked", "2a53d8b3b4d6c1f2f4602d43cb59216cc461b4e4",
+	"queue.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
 	"local hl_mark = table.remove(KEYS)\n"
 	"local hl_ttl = table.remove(ARGV)\n"
 	"local hl_seen = redis.call('get', hl_mark)\n"
@@ -1195,6 +1195,7 @@ static const hl_script_def queue_script_poll_many_marked = {
 	"  if not v then break end\n"
 	"  out[i] = v\n"
 	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
 	"return out\n"
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
@@ -1301,7 +1302,7 @@ static const hl_script_def deque_script_poll_last_marked = {
 	""};
 
 static const hl_script_def deque_script_poll_many_marked = {
-	"deque.poll_many_marked", "2a53d8b3b4d6c1f2f4602d43cb59216cc461b4e4",
+	"deque.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
 	"local hl_mark = table.remove(KEYS)\n"
 	"local hl_ttl = table.remove(ARGV)\n"
 	"local hl_seen = redis.call('get', hl_mark)\n"
@@ -1315,6 +1316,7 @@ static const hl_script_def deque_script_poll_many_marked = {
 	"  if not v then break end\n"
 	"  out[i] = v\n"
 	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
 	"return out\n"
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"

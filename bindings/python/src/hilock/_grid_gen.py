@@ -750,7 +750,7 @@ class QueueBase(GridObject):
 
     def poll_many(self, limit: int) -> list[Optional[bytes]]:
         """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
-        limit must be 0 or more."""
+        limit must be 0 or more. An empty answer keeps no request marker."""
         out = _out('hl_value **')
         check(lib.hl_queue_poll_many(out, self._h, _i64(limit, 'limit')))
         return _take(out[0])
@@ -818,7 +818,7 @@ class DequeBase(GridObject):
 
     def poll_many(self, limit: int) -> list[Optional[bytes]]:
         """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
-        limit must be 0 or more."""
+        limit must be 0 or more. An empty answer keeps no request marker."""
         out = _out('hl_value **')
         check(lib.hl_deque_poll_many(out, self._h, _i64(limit, 'limit')))
         return _take(out[0])
