@@ -90,9 +90,30 @@ class Kind:
         self.doc, self.codec, self.keys = [], "", []
         self.ops, self.scripts = [], {}
         self.state = None  # the C hooks' name (hl__hooks_<state>): objects with state
+        self.idiom = False  # the bindings subclass it (Python <GoName>Base)
 
 
 def parse(path):
+    return finish(parse_raw(path))
+
+
+def include(kind, name, where):
+    """`include <kind>`: another kind's operations and scripts, copied here
+    (numbered from this point), so a deque is a queue and more."""
+    other = parse_raw(os.path.join(SPECS, name + ".kind"))
+    for o in other.ops:
+        if o.name in [x.name for x in kind.ops]:
+            raise SpecError("%s: op %s twice" % (where, o.name))
+        c = Op(kind, len(kind.ops), o.name, o.args, o.result, o.where)
+        c.mode, c.template, c.hand, c.doc = o.mode, list(o.template), o.hand, list(o.doc)
+        kind.ops.append(c)
+    for sname, src in other.scripts.items():
+        if kind.scripts.get(sname, src) != src:
+            raise SpecError("%s: script %s differs" % (where, sname))
+        kind.scripts[sname] = src
+
+
+def parse_raw(path):
     kind = None
     op = None
     script = None
@@ -150,6 +171,12 @@ def parse(path):
             if not op or op.mode:
                 raise SpecError("%s: one mode line per op" % where)
             op.mode, op.template = word, rest.replace("[", " [ ").replace("]", " ] ").split()
+        elif word == "idiom":
+            kind.idiom = True
+        elif word == "include":
+            if op:
+                raise SpecError("%s: include comes before the ops" % where)
+            include(kind, rest, where)
         elif word == "hand":
             if not op:
                 raise SpecError("%s: hand belongs to an op" % where)
@@ -162,6 +189,10 @@ def parse(path):
         raise SpecError("%s: script %s has no end" % (path, script[0]))
     if not kind:
         raise SpecError("%s: no kind" % path)
+    return kind
+
+
+def finish(kind):
     for o in kind.ops:
         if not o.mode:
             raise SpecError("%s: op %s has no mode line" % (o.where, o.name))
@@ -582,7 +613,7 @@ def cost(kinds):
            "|---|---|---|---|---|---|"]
     for k in kinds:
         spec = lines("core/grid/%s.kind" % k.name)
-        pyclass = k.goname + "Base" if any(op.hand for op in k.ops) else k.goname
+        pyclass = k.goname + "Base" if k.idiom or any(op.hand for op in k.ops) else k.goname
         py = block("bindings/python/src/hilock/_grid_gen.py", "class %s(" % pyclass, ["class "]) or 0
         pyh = lines("bindings/python/src/hilock/_grid_%s.py" % k.name)
         go = block("bindings/go/grid_gen.go", "// %s is Redisson" % k.goname,

@@ -88,7 +88,7 @@ def py_conv(a):
 def py_class(k):
     """A kind with hand-written ops: its idiom subclasses the generated
     class (bindings/python/src/hilock/_grid_<kind>.py)."""
-    return k.goname + "Base" if any(op.hand for op in k.ops) else k.goname
+    return k.goname + "Base" if k.idiom or any(op.hand for op in k.ops) else k.goname
 
 
 def gen_python(kinds):

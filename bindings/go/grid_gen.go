@@ -622,3 +622,306 @@ func (o *Map) Scan(ctx context.Context, cursor []byte, count int64) (next []byte
 	next, items := v.page()
 	return next, items.entries(), nil
 }
+
+// List is Redisson's RList: A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getList(name, StringCodec.INSTANCE).
+type List struct{ object }
+
+// List returns the list called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) List(name string) *List {
+	return &List{newObject(c, 13, "list", name)}
+}
+
+// Add: Append value at the end (RPUSH): true. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *List) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0d00, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// AddAll: Append every value at the end, in order, in one round trip: true if the
+// list changed (false for no values). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *List) AddAll(ctx context.Context, values ...[]byte) (bool, error) {
+	v, err := o.call(ctx, 0x0d01, "add_all", append([]arg{}, argList(values)...)...)
+	return v.Bool(), err
+}
+
+// Get: The value at index, nil when the index is out of range.
+func (o *List) Get(ctx context.Context, index int64) ([]byte, error) {
+	v, err := o.call(ctx, 0x0d02, "get", argInt(index))
+	return v.Bytes(), err
+}
+
+// Set: Replace the value at index: the value it had (Redisson's set: LINDEX then
+// LSET in a script). A reply lost after it may have run is ErrInDoubt (never
+// applied twice).
+func (o *List) Set(ctx context.Context, index int64, value []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0d03, "set", argInt(index), argBytes(value))
+	return v.Bytes(), err
+}
+
+// FastSet: Replace the value at index without reading the old one (LSET).
+func (o *List) FastSet(ctx context.Context, index int64, value []byte) error {
+	_, err := o.call(ctx, 0x0d04, "fast_set", argInt(index), argBytes(value))
+	return err
+}
+
+// Insert: Insert value before the element at index (index = size appends; Redisson's
+// add(index, value): the tail moved with LRANGE, LTRIM and RPUSH in a
+// script): the new size. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *List) Insert(ctx context.Context, index int64, value []byte) (int64, error) {
+	v, err := o.call(ctx, 0x0d05, "insert", argInt(index), argBytes(value))
+	return v.Int(), err
+}
+
+// AddBefore: Insert value before the first element equal to pivot: the new size, -1 if
+// there is no such element (0 when the list does not exist). A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *List) AddBefore(ctx context.Context, pivot []byte, value []byte) (int64, error) {
+	v, err := o.call(ctx, 0x0d06, "add_before", argBytes(pivot), argBytes(value))
+	return v.Int(), err
+}
+
+// AddAfter: Insert value after the first element equal to pivot: the new size, -1 if
+// there is no such element (0 when the list does not exist). A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *List) AddAfter(ctx context.Context, pivot []byte, value []byte) (int64, error) {
+	v, err := o.call(ctx, 0x0d07, "add_after", argBytes(pivot), argBytes(value))
+	return v.Int(), err
+}
+
+// Remove: Remove the first count elements equal to value (count < 0: the last
+// -count; 0: all of them), LREM: true if one was removed. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *List) Remove(ctx context.Context, value []byte, count int64) (bool, error) {
+	v, err := o.call(ctx, 0x0d08, "remove", argBytes(value), argInt(count))
+	return v.Bool(), err
+}
+
+// RemoveAt: Remove the element at index and answer it (Redisson's: LSET it to
+// DELETED_BY_REDISSON, then LREM 1 of that marker, so an element equal to
+// that text nearer the head would go instead, as with Redisson).
+func (o *List) RemoveAt(ctx context.Context, index int64) ([]byte, error) {
+	v, err := o.call(ctx, 0x0d09, "remove_at", argInt(index))
+	return v.Bytes(), err
+}
+
+// IndexOf: The index of the first element equal to value, -1 if none (a script over
+// LRANGE pages, as Redisson).
+func (o *List) IndexOf(ctx context.Context, value []byte) (int64, error) {
+	v, err := o.call(ctx, 0x0d0a, "index_of", argBytes(value))
+	return v.Int(), err
+}
+
+// LastIndexOf: The index of the last element equal to value, -1 if none.
+func (o *List) LastIndexOf(ctx context.Context, value []byte) (int64, error) {
+	v, err := o.call(ctx, 0x0d0b, "last_index_of", argBytes(value))
+	return v.Int(), err
+}
+
+// Size: The number of elements.
+func (o *List) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0d0c, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end, both included (LRANGE:
+// negative from the end; out of range is clipped).
+func (o *List) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0d0d, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Trim: Keep only the elements from index start to index end, both included
+// (LTRIM).
+func (o *List) Trim(ctx context.Context, start int64, end int64) error {
+	_, err := o.call(ctx, 0x0d0e, "trim", argInt(start), argInt(end))
+	return err
+}
+
+// Queue is Redisson's RQueue: A FIFO queue of byte values under one key (a Redis list, its head on the left): offer at the tail, peek and poll at the head. A poll takes its element with a request marker, so a poll whose reply is lost answers, when sent again, the element it took: none is lost or taken twice.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getQueue(name, StringCodec.INSTANCE).
+type Queue struct{ object }
+
+// Queue returns the queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) Queue(name string) *Queue {
+	return &Queue{newObject(c, 14, "queue", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Queue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0e00, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *Queue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0e01, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *Queue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0e02, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *Queue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0e03, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *Queue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0e04, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *Queue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0e05, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *Queue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0e06, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *Queue) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0e07, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// Deque is Redisson's RDeque: A double-ended queue of byte values under one key (a Redis list, its head on the left): the queue's operations, and adds, peeks and polls at either end. Polls take with a request marker, as the queue's.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getDeque(name, StringCodec.INSTANCE).
+type Deque struct{ object }
+
+// Deque returns the deque called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) Deque(name string) *Deque {
+	return &Deque{newObject(c, 15, "deque", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Deque) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0f00, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *Deque) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0f01, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *Deque) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f02, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *Deque) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f03, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *Deque) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0f04, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *Deque) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0f05, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *Deque) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0f06, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *Deque) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f07, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// AddFirst: Add value at the head (LPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Deque) AddFirst(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x0f08, "add_first", argBytes(value))
+	return err
+}
+
+// AddLast: Add value at the tail (RPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Deque) AddLast(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x0f09, "add_last", argBytes(value))
+	return err
+}
+
+// OfferFirst: Add value at the head (LPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Deque) OfferFirst(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0f0a, "offer_first", argBytes(value))
+	return v.Bool(), err
+}
+
+// OfferLast: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Deque) OfferLast(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0f0b, "offer_last", argBytes(value))
+	return v.Bool(), err
+}
+
+// PeekFirst: The head, nil when empty.
+func (o *Deque) PeekFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f0c, "peek_first")
+	return v.Bytes(), err
+}
+
+// PeekLast: The tail, nil when empty.
+func (o *Deque) PeekLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f0d, "peek_last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the head (LPOP): nil when empty.
+func (o *Deque) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f0e, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the tail (RPOP): nil when empty.
+func (o *Deque) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0f0f, "poll_last")
+	return v.Bytes(), err
+}

@@ -2722,6 +2722,74 @@ function RateLimiter:get_config()
 		keep_alive = v[4] ~= 0 and v[4] / 1000 or nil}
 end
 
+-- The list, queue and deque's idiom (docs/grid.md): #obj is the size
+-- (LLEN); obj:values() iterates the elements from the head (read, not
+-- taken) in pages of 1000 (LRANGE), for a generic for; pairs(obj) gives
+-- 1-based index and element. A list also reads and writes by integer
+-- index, 1-based as Lua's: l[1] is the head, l[#l] the last, l[-1] the
+-- last too (Redis's negative indexes); l[i] is nil out of range, and
+-- l[i] = v replaces (LSET; out of range raises). The methods take
+-- Redis's 0-based indexes (l:get(0) is l[1]). A failed page or index
+-- raises (there is no other way to report it there).
+local LIST_PAGE = 1000
+
+local function list_pages(self)
+	return grid_scan(function(cursor)
+		local at = math.tointeger(tonumber(cursor))
+		local page, m, c = self:read_range(at, at + LIST_PAGE - 1)
+		if page == nil then return nil, m, c end
+		return #page == LIST_PAGE and tostring(at + LIST_PAGE) or "0", page
+	end)
+end
+
+local function list_len(self)
+	local n, m = self:size()
+	if n == nil then error(m, 2) end
+	return n
+end
+
+local function list_pairs(self)
+	local nxt, i = list_pages(self), 0
+	return function()
+		local v = nxt()
+		if v == nil then return nil end
+		i = i + 1
+		return i, v
+	end, self, nil
+end
+
+for _, kname in ipairs({"list", "queue", "deque"}) do
+	local K = grid_factories[kname]
+	--- obj:values() --> an iterator over the elements from the head
+	K.values = list_pages
+	K.__len = list_len
+	K.__pairs = list_pairs
+end
+
+local List = grid_factories.list
+local function lua_index(k)
+	if k > 0 then return k - 1 end
+	return k
+end
+List.__index = function(self, k)
+	if math_type(k) == "integer" then
+		if k == 0 then return nil end
+		local v, m = self:get(lua_index(k))
+		if v == nil and m then error(m, 2) end
+		return v
+	end
+	return List[k]
+end
+List.__newindex = function(self, k, v)
+	if math_type(k) ~= "integer" then
+		rawset(self, k, v)
+		return
+	end
+	if k == 0 then error("list index 0 is out of range (Lua indexes from 1)", 2) end
+	local ok, m = self:fast_set(lua_index(k), v)
+	if not ok then error(m, 2) end
+end
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners

@@ -179,4 +179,91 @@ return function(G)
 	function Map:get_all(...) return call(self, 0x0904, "get_all", "*", "map", ...) end
 	--- map:scan(cursor, count): One page of entries from cursor ("0" to start).
 	function Map:scan(...) return call(self, 0x0905, "scan", "bi?", "page:map", ...) end
+
+	-- list (Redisson RList): A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
+	local List = new_kind("list", 13)
+	--- list:add(value): Append value at the end (RPUSH): true.
+	function List:add(...) return call(self, 0x0d00, "add", "b", "bool", ...) end
+	--- list:add_all(values): Append every value at the end, in order, in one round trip: true if the list changed (false for no values).
+	function List:add_all(...) return call(self, 0x0d01, "add_all", "*", "bool", ...) end
+	--- list:get(index): The value at index, nil when the index is out of range.
+	function List:get(...) return call(self, 0x0d02, "get", "i", "bytes", ...) end
+	--- list:set(index, value): Replace the value at index: the value it had (Redisson's set: LINDEX then LSET in a script).
+	function List:set(...) return call(self, 0x0d03, "set", "ib", "bytes", ...) end
+	--- list:fast_set(index, value): Replace the value at index without reading the old one (LSET).
+	function List:fast_set(...) return call(self, 0x0d04, "fast_set", "ib", "none", ...) end
+	--- list:insert(index, value): Insert value before the element at index (index = size appends; Redisson's add(index, value): the tail moved with LRANGE, LTRIM and RPUSH in a script): the new size.
+	function List:insert(...) return call(self, 0x0d05, "insert", "ib", "i64", ...) end
+	--- list:add_before(pivot, value): Insert value before the first element equal to pivot: the new size, -1 if there is no such element (0 when the list does not exist).
+	function List:add_before(...) return call(self, 0x0d06, "add_before", "bb", "i64", ...) end
+	--- list:add_after(pivot, value): Insert value after the first element equal to pivot: the new size, -1 if there is no such element (0 when the list does not exist).
+	function List:add_after(...) return call(self, 0x0d07, "add_after", "bb", "i64", ...) end
+	--- list:remove(value, count): Remove the first count elements equal to value (count < 0: the last -count; 0: all of them), LREM: true if one was removed.
+	function List:remove(...) return call(self, 0x0d08, "remove", "bi?", "bool", ...) end
+	--- list:remove_at(index): Remove the element at index and answer it (Redisson's: LSET it to DELETED_BY_REDISSON, then LREM 1 of that marker, so an element equal to that text nearer the head would go instead, as with Redisson).
+	function List:remove_at(...) return call(self, 0x0d09, "remove_at", "i", "bytes", ...) end
+	--- list:index_of(value): The index of the first element equal to value, -1 if none (a script over LRANGE pages, as Redisson).
+	function List:index_of(...) return call(self, 0x0d0a, "index_of", "b", "i64", ...) end
+	--- list:last_index_of(value): The index of the last element equal to value, -1 if none.
+	function List:last_index_of(...) return call(self, 0x0d0b, "last_index_of", "b", "i64", ...) end
+	--- list:size(): The number of elements.
+	function List:size(...) return call(self, 0x0d0c, "size", "", "i64", ...) end
+	--- list:read_range(start, end): The elements from index start to index end, both included (LRANGE: negative from the end; out of range is clipped).
+	function List:read_range(...) return call(self, 0x0d0d, "read_range", "ii", "list", ...) end
+	--- list:trim(start, end): Keep only the elements from index start to index end, both included (LTRIM).
+	function List:trim(...) return call(self, 0x0d0e, "trim", "ii", "none", ...) end
+
+	-- queue (Redisson RQueue): A FIFO queue of byte values under one key (a Redis list, its head on the left): offer at the tail, peek and poll at the head. A poll takes its element with a request marker, so a poll whose reply is lost answers, when sent again, the element it took: none is lost or taken twice.
+	local Queue = new_kind("queue", 14)
+	--- queue:offer(value): Add value at the tail (RPUSH): true.
+	function Queue:offer(...) return call(self, 0x0e00, "offer", "b", "bool", ...) end
+	--- queue:add(value): Add value at the tail (RPUSH): true, as offer.
+	function Queue:add(...) return call(self, 0x0e01, "add", "b", "bool", ...) end
+	--- queue:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function Queue:peek(...) return call(self, 0x0e02, "peek", "", "bytes", ...) end
+	--- queue:poll(): Take the head (LPOP): nil when the queue is empty.
+	function Queue:poll(...) return call(self, 0x0e03, "poll", "", "bytes", ...) end
+	--- queue:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function Queue:poll_many(...) return call(self, 0x0e04, "poll_many", "i", "list", ...) end
+	--- queue:size(): The number of elements.
+	function Queue:size(...) return call(self, 0x0e05, "size", "", "i64", ...) end
+	--- queue:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function Queue:read_range(...) return call(self, 0x0e06, "read_range", "ii", "list", ...) end
+	--- queue:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function Queue:poll_last_and_offer_first_to(...) return call(self, 0x0e07, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+
+	-- deque (Redisson RDeque): A double-ended queue of byte values under one key (a Redis list, its head on the left): the queue's operations, and adds, peeks and polls at either end. Polls take with a request marker, as the queue's.
+	local Deque = new_kind("deque", 15)
+	--- deque:offer(value): Add value at the tail (RPUSH): true.
+	function Deque:offer(...) return call(self, 0x0f00, "offer", "b", "bool", ...) end
+	--- deque:add(value): Add value at the tail (RPUSH): true, as offer.
+	function Deque:add(...) return call(self, 0x0f01, "add", "b", "bool", ...) end
+	--- deque:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function Deque:peek(...) return call(self, 0x0f02, "peek", "", "bytes", ...) end
+	--- deque:poll(): Take the head (LPOP): nil when the queue is empty.
+	function Deque:poll(...) return call(self, 0x0f03, "poll", "", "bytes", ...) end
+	--- deque:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function Deque:poll_many(...) return call(self, 0x0f04, "poll_many", "i", "list", ...) end
+	--- deque:size(): The number of elements.
+	function Deque:size(...) return call(self, 0x0f05, "size", "", "i64", ...) end
+	--- deque:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function Deque:read_range(...) return call(self, 0x0f06, "read_range", "ii", "list", ...) end
+	--- deque:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function Deque:poll_last_and_offer_first_to(...) return call(self, 0x0f07, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+	--- deque:add_first(value): Add value at the head (LPUSH).
+	function Deque:add_first(...) return call(self, 0x0f08, "add_first", "b", "none", ...) end
+	--- deque:add_last(value): Add value at the tail (RPUSH).
+	function Deque:add_last(...) return call(self, 0x0f09, "add_last", "b", "none", ...) end
+	--- deque:offer_first(value): Add value at the head (LPUSH): true.
+	function Deque:offer_first(...) return call(self, 0x0f0a, "offer_first", "b", "bool", ...) end
+	--- deque:offer_last(value): Add value at the tail (RPUSH): true.
+	function Deque:offer_last(...) return call(self, 0x0f0b, "offer_last", "b", "bool", ...) end
+	--- deque:peek_first(): The head, nil when empty.
+	function Deque:peek_first(...) return call(self, 0x0f0c, "peek_first", "", "bytes", ...) end
+	--- deque:peek_last(): The tail, nil when empty.
+	function Deque:peek_last(...) return call(self, 0x0f0d, "peek_last", "", "bytes", ...) end
+	--- deque:poll_first(): Take the head (LPOP): nil when empty.
+	function Deque:poll_first(...) return call(self, 0x0f0e, "poll_first", "", "bytes", ...) end
+	--- deque:poll_last(): Take the tail (RPOP): nil when empty.
+	function Deque:poll_last(...) return call(self, 0x0f0f, "poll_last", "", "bytes", ...) end
 end

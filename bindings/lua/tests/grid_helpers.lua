@@ -62,6 +62,15 @@ function H.proxy()
 		local ans = out:read("l")
 		assert(ans and ans:match("^ok"), "faultproxy: " .. tostring(ans))
 	end
+	-- c after seconds, from a background shell (this process may be blocked
+	-- in a call by then); p.settle() reads its answer afterwards
+	function p.later(seconds, c)
+		os.execute(string.format("(sleep %s; printf '%%s\\n' %s > %s) &", seconds, shq(c), shq(fifo)))
+	end
+	function p.settle()
+		local ans = out:read("l")
+		assert(ans and ans:match("^ok"), "faultproxy: " .. tostring(ans))
+	end
 	function p.close() pcall(p.cmd, "quit"); ctl:close(); out:close() end
 	return p
 end

@@ -12,7 +12,10 @@ enum {
 	HL_KIND_DOUBLE_ADDER = 6,
 	HL_KIND_BLOOM_FILTER = 7,
 	HL_KIND_RATE_LIMITER = 8,
-	HL_KIND_MAP = 9
+	HL_KIND_MAP = 9,
+	HL_KIND_LIST = 13,
+	HL_KIND_QUEUE = 14,
+	HL_KIND_DEQUE = 15
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -95,7 +98,46 @@ enum {
 	HL_OP_MAP_REMOVE = 0x0902,
 	HL_OP_MAP_SIZE = 0x0903,
 	HL_OP_MAP_GET_ALL = 0x0904,
-	HL_OP_MAP_SCAN = 0x0905
+	HL_OP_MAP_SCAN = 0x0905,
+	HL_OP_LIST_ADD = 0x0d00,
+	HL_OP_LIST_ADD_ALL = 0x0d01,
+	HL_OP_LIST_GET = 0x0d02,
+	HL_OP_LIST_SET = 0x0d03,
+	HL_OP_LIST_FAST_SET = 0x0d04,
+	HL_OP_LIST_INSERT = 0x0d05,
+	HL_OP_LIST_ADD_BEFORE = 0x0d06,
+	HL_OP_LIST_ADD_AFTER = 0x0d07,
+	HL_OP_LIST_REMOVE = 0x0d08,
+	HL_OP_LIST_REMOVE_AT = 0x0d09,
+	HL_OP_LIST_INDEX_OF = 0x0d0a,
+	HL_OP_LIST_LAST_INDEX_OF = 0x0d0b,
+	HL_OP_LIST_SIZE = 0x0d0c,
+	HL_OP_LIST_READ_RANGE = 0x0d0d,
+	HL_OP_LIST_TRIM = 0x0d0e,
+	HL_OP_QUEUE_OFFER = 0x0e00,
+	HL_OP_QUEUE_ADD = 0x0e01,
+	HL_OP_QUEUE_PEEK = 0x0e02,
+	HL_OP_QUEUE_POLL = 0x0e03,
+	HL_OP_QUEUE_POLL_MANY = 0x0e04,
+	HL_OP_QUEUE_SIZE = 0x0e05,
+	HL_OP_QUEUE_READ_RANGE = 0x0e06,
+	HL_OP_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO = 0x0e07,
+	HL_OP_DEQUE_OFFER = 0x0f00,
+	HL_OP_DEQUE_ADD = 0x0f01,
+	HL_OP_DEQUE_PEEK = 0x0f02,
+	HL_OP_DEQUE_POLL = 0x0f03,
+	HL_OP_DEQUE_POLL_MANY = 0x0f04,
+	HL_OP_DEQUE_SIZE = 0x0f05,
+	HL_OP_DEQUE_READ_RANGE = 0x0f06,
+	HL_OP_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO = 0x0f07,
+	HL_OP_DEQUE_ADD_FIRST = 0x0f08,
+	HL_OP_DEQUE_ADD_LAST = 0x0f09,
+	HL_OP_DEQUE_OFFER_FIRST = 0x0f0a,
+	HL_OP_DEQUE_OFFER_LAST = 0x0f0b,
+	HL_OP_DEQUE_PEEK_FIRST = 0x0f0c,
+	HL_OP_DEQUE_PEEK_LAST = 0x0f0d,
+	HL_OP_DEQUE_POLL_FIRST = 0x0f0e,
+	HL_OP_DEQUE_POLL_LAST = 0x0f0f
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -440,5 +482,194 @@ HL_EXTERN int hl_map_get_all(hl_value **out, hl_object *obj, const void *const *
  * HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, "0" after the last page)
  * and the page as for a map result, the caller's to free. */
 HL_EXTERN int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
+
+/* ---- list (RList) ---- */
+
+/* A list of byte values under one key, in order: add, get and set by index,
+ * insert, remove by value and by index, index-of, ranges, trim and
+ * iteration in pages of LRANGE. Indexes count from 0; a negative index
+ * counts from the end (-1 is the last), as Redis's. An index out of range
+ * is an invalid argument naming it (HL_EINVAL), except for get, which
+ * answers nil. */
+/* A new list object named name (hl_object_new). */
+HL_EXTERN int hl_list_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Append value at the end (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_list_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Append every value at the end, in order, in one round trip: true if the
+ * list changed (false for no values). *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_list_add_all(int *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* The value at index, nil when the index is out of range. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_list_get(hl_value **out, hl_object *obj, int64_t index);
+/* Replace the value at index: the value it had (Redisson's set: LINDEX then
+ * LSET in a script). *out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL),
+ * the caller's to free (out may be NULL unless it reads). HL_EINDOUBT if
+ * its reply was lost after it may have run. */
+HL_EXTERN int hl_list_set(hl_value **out, hl_object *obj, int64_t index, const void *value, size_t value_len);
+/* Replace the value at index without reading the old one (LSET). */
+HL_EXTERN int hl_list_fast_set(hl_object *obj, int64_t index, const void *value, size_t value_len);
+/* Insert value before the element at index (index = size appends;
+ * Redisson's add(index, value): the tail moved with LRANGE, LTRIM and RPUSH
+ * in a script): the new size. *out (may be NULL). HL_EINDOUBT if its reply
+ * was lost after it may have run. */
+HL_EXTERN int hl_list_insert(int64_t *out, hl_object *obj, int64_t index, const void *value, size_t value_len);
+/* Insert value before the first element equal to pivot: the new size, -1 if
+ * there is no such element (0 when the list does not exist). *out (may be
+ * NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_list_add_before(int64_t *out, hl_object *obj, const void *pivot, size_t pivot_len, const void *value, size_t value_len);
+/* Insert value after the first element equal to pivot: the new size, -1 if
+ * there is no such element (0 when the list does not exist). *out (may be
+ * NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_list_add_after(int64_t *out, hl_object *obj, const void *pivot, size_t pivot_len, const void *value, size_t value_len);
+/* Remove the first count elements equal to value (count < 0: the last
+ * -count; 0: all of them), LREM: true if one was removed. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_list_remove(int *out, hl_object *obj, const void *value, size_t value_len, int64_t count);
+/* Remove the element at index and answer it (Redisson's: LSET it to
+ * DELETED_BY_REDISSON, then LREM 1 of that marker, so an element equal to
+ * that text nearer the head would go instead, as with Redisson). *out = a
+ * new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_list_remove_at(hl_value **out, hl_object *obj, int64_t index);
+/* The index of the first element equal to value, -1 if none (a script over
+ * LRANGE pages, as Redisson). *out (may be NULL). */
+HL_EXTERN int hl_list_index_of(int64_t *out, hl_object *obj, const void *value, size_t value_len);
+/* The index of the last element equal to value, -1 if none. *out (may be
+ * NULL). */
+HL_EXTERN int hl_list_last_index_of(int64_t *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_list_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end, both included (LRANGE:
+ * negative from the end; out of range is clipped). *out = a new
+ * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
+ * to free. */
+HL_EXTERN int hl_list_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Keep only the elements from index start to index end, both included
+ * (LTRIM). */
+HL_EXTERN int hl_list_trim(hl_object *obj, int64_t start, int64_t end);
+
+/* ---- queue (RQueue) ---- */
+
+/* A FIFO queue of byte values under one key (a Redis list, its head on the
+ * left): offer at the tail, peek and poll at the head. A poll takes its
+ * element with a request marker, so a poll whose reply is lost answers,
+ * when sent again, the element it took: none is lost or taken twice. */
+/* A new queue object named name (hl_object_new). */
+HL_EXTERN int hl_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true, as offer. *out = 1 or 0. HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when the queue is empty (LINDEX 0). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_queue_peek(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when the queue is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_queue_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head, in order (Redisson's LPOP loop
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_queue_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end (0 is the head), both
+ * included, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+ * answer it: nil when this one is empty. In a cluster dest must hash to the
+ * same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+ * before anything is sent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len);
+
+/* ---- deque (RDeque) ---- */
+
+/* A double-ended queue of byte values under one key (a Redis list, its head
+ * on the left): the queue's operations, and adds, peeks and polls at either
+ * end. Polls take with a request marker, as the queue's. */
+/* A new deque object named name (hl_object_new). */
+HL_EXTERN int hl_deque_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true, as offer. *out = 1 or 0. HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_deque_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when the queue is empty (LINDEX 0). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_deque_peek(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when the queue is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_deque_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head, in order (Redisson's LPOP loop
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_deque_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_deque_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end (0 is the head), both
+ * included, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+ * answer it: nil when this one is empty. In a cluster dest must hash to the
+ * same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+ * before anything is sent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_deque_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len);
+/* Add value at the head (LPUSH). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_deque_add_first(hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_deque_add_last(hl_object *obj, const void *value, size_t value_len);
+/* Add value at the head (LPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_deque_offer_first(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_deque_offer_last(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_deque_peek_first(hl_value **out, hl_object *obj);
+/* The tail, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_deque_peek_last(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when empty. *out = a new value (HL_VALUE_BYTES,
+ * or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_deque_poll_first(hl_value **out, hl_object *obj);
+/* Take the tail (RPOP): nil when empty. *out = a new value (HL_VALUE_BYTES,
+ * or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
 
 #endif

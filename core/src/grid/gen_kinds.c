@@ -951,6 +951,497 @@ static const hl_opdef map_ops[] = {
 
 static const char *const map_keys[] = {NULL};
 
+/* ---- list ---- */
+
+static const hl_script_def list_script_add_all = {
+	"list.add_all", "67b2e6f0ea53c282f6de0e75ccde6a4fa3cada62",
+	"local n = #ARGV\n"
+	"for i = 1, n, 4000 do\n"
+	"  redis.call('rpush', KEYS[1], unpack(ARGV, i, math.min(i + 3999, n)))\n"
+	"end\n"
+	"return n > 0 and 1 or 0\n"
+	""};
+
+static const hl_script_def list_script_index_of = {
+	"list.index_of", "51c1fd622b7c069313c5a64b72a8e48464514c87",
+	"local n = redis.call('llen', KEYS[1])\n"
+	"for s = 0, n - 1, 1000 do\n"
+	"  local page = redis.call('lrange', KEYS[1], s, s + 999)\n"
+	"  for j = 1, #page do\n"
+	"    if page[j] == ARGV[1] then return s + j - 1 end\n"
+	"  end\n"
+	"end\n"
+	"return -1\n"
+	""};
+
+static const hl_script_def list_script_insert = {
+	"list.insert", "7de99e0f57e21a4fb3475d768f4db8db8268aef4",
+	"local n = redis.call('llen', KEYS[1])\n"
+	"local i = tonumber(ARGV[1])\n"
+	"if i < 0 then i = i + n end\n"
+	"if i < 0 or i > n then return redis.error_reply('ERR index out of range') end\n"
+	"if i == n then return redis.call('rpush', KEYS[1], ARGV[2]) end\n"
+	"if i == 0 then return redis.call('lpush', KEYS[1], ARGV[2]) end\n"
+	"local tail = redis.call('lrange', KEYS[1], i, -1)\n"
+	"redis.call('ltrim', KEYS[1], 0, i - 1)\n"
+	"redis.call('rpush', KEYS[1], ARGV[2])\n"
+	"for j = 1, #tail, 4000 do\n"
+	"  redis.call('rpush', KEYS[1], unpack(tail, j, math.min(j + 3999, #tail)))\n"
+	"end\n"
+	"return n + 1\n"
+	""};
+
+static const hl_script_def list_script_last_index_of = {
+	"list.last_index_of", "d132a4f4404498d1403b918cf1ad1dcf0b91b00a",
+	"local n = redis.call('llen', KEYS[1])\n"
+	"local e = n - 1\n"
+	"while e >= 0 do\n"
+	"  local s = math.max(e - 999, 0)\n"
+	"  local page = redis.call('lrange', KEYS[1], s, e)\n"
+	"  for j = #page, 1, -1 do\n"
+	"    if page[j] == ARGV[1] then return s + j - 1 end\n"
+	"  end\n"
+	"  e = s - 1\n"
+	"end\n"
+	"return -1\n"
+	""};
+
+static const hl_script_def list_script_remove_at_marked = {
+	"list.remove_at_marked", "b8a34981a5c8cabd588d439536a0af4cc624738a",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local v = redis.call('lindex', KEYS[1], ARGV[1])\n"
+	"if not v then return redis.error_reply('ERR index out of range') end\n"
+	"redis.call('lset', KEYS[1], ARGV[1], 'DELETED_BY_REDISSON')\n"
+	"redis.call('lrem', KEYS[1], 1, 'DELETED_BY_REDISSON')\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def list_script_set = {
+	"list.set", "91e5ab31ae2394a67d9ef512872adcf22a036f9f",
+	"local old = redis.call('lindex', KEYS[1], ARGV[1])\n"
+	"if not old then return redis.error_reply('ERR index out of range') end\n"
+	"redis.call('lset', KEYS[1], ARGV[1], ARGV[2])\n"
+	"return old\n"
+	""};
+
+static const hl_argdef list_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef list_add_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok list_add_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_argdef list_get_args[] = {
+	{"index", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok list_get_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef list_set_args[] = {
+	{"index", HL_T_I64, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_set_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_fast_set_args[] = {
+	{"index", HL_T_I64, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_fast_set_toks[] = {
+	{HL_TOK_LIT, 4, "LSET"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_insert_args[] = {
+	{"index", HL_T_I64, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_insert_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_add_before_args[] = {
+	{"pivot", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_add_before_toks[] = {
+	{HL_TOK_LIT, 7, "LINSERT"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 6, "BEFORE"},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_add_after_args[] = {
+	{"pivot", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_add_after_toks[] = {
+	{HL_TOK_LIT, 7, "LINSERT"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 5, "AFTER"},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+	{"count", HL_T_I64, 0, 1, 1},
+};
+static const hl_tok list_remove_toks[] = {
+	{HL_TOK_LIT, 4, "LREM"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef list_remove_at_args[] = {
+	{"index", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok list_remove_at_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef list_index_of_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_index_of_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef list_last_index_of_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok list_last_index_of_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok list_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef list_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok list_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef list_trim_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok list_trim_toks[] = {
+	{HL_TOK_LIT, 5, "LTRIM"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef list_ops[] = {
+	{HL_OP_LIST_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, list_add_args, NULL, 0, list_add_toks, 3, NULL},
+	{HL_OP_LIST_ADD_ALL, "add_all", HL_MODE_ONCE, HL_R_BOOL, 1, list_add_all_args, &list_script_add_all, 1, list_add_all_toks, 2, NULL},
+	{HL_OP_LIST_GET, "get", HL_MODE_READ, HL_R_BYTES, 1, list_get_args, NULL, 0, list_get_toks, 3, NULL},
+	{HL_OP_LIST_SET, "set", HL_MODE_ONCE, HL_R_BYTES, 2, list_set_args, &list_script_set, 1, list_set_toks, 3, NULL},
+	{HL_OP_LIST_FAST_SET, "fast_set", HL_MODE_IDEM, HL_R_NONE, 2, list_fast_set_args, NULL, 0, list_fast_set_toks, 4, NULL},
+	{HL_OP_LIST_INSERT, "insert", HL_MODE_ONCE, HL_R_I64, 2, list_insert_args, &list_script_insert, 1, list_insert_toks, 3, NULL},
+	{HL_OP_LIST_ADD_BEFORE, "add_before", HL_MODE_ONCE, HL_R_I64, 2, list_add_before_args, NULL, 0, list_add_before_toks, 5, NULL},
+	{HL_OP_LIST_ADD_AFTER, "add_after", HL_MODE_ONCE, HL_R_I64, 2, list_add_after_args, NULL, 0, list_add_after_toks, 5, NULL},
+	{HL_OP_LIST_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 2, list_remove_args, NULL, 0, list_remove_toks, 4, NULL},
+	{HL_OP_LIST_REMOVE_AT, "remove_at", HL_MODE_MARK, HL_R_BYTES, 1, list_remove_at_args, &list_script_remove_at_marked, 1, list_remove_at_toks, 2, NULL},
+	{HL_OP_LIST_INDEX_OF, "index_of", HL_MODE_READ, HL_R_I64, 1, list_index_of_args, &list_script_index_of, 1, list_index_of_toks, 2, NULL},
+	{HL_OP_LIST_LAST_INDEX_OF, "last_index_of", HL_MODE_READ, HL_R_I64, 1, list_last_index_of_args, &list_script_last_index_of, 1, list_last_index_of_toks, 2, NULL},
+	{HL_OP_LIST_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, list_size_toks, 2, NULL},
+	{HL_OP_LIST_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, list_read_range_args, NULL, 0, list_read_range_toks, 4, NULL},
+	{HL_OP_LIST_TRIM, "trim", HL_MODE_IDEM, HL_R_NONE, 2, list_trim_args, NULL, 0, list_trim_toks, 4, NULL},
+};
+
+static const char *const list_keys[] = {NULL};
+
+/* ---- queue ---- */
+
+static const hl_script_def queue_script_poll_last_and_offer_first_to_marked = {
+	"queue.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def queue_script_poll_many_marked = {
+	"queue.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def queue_script_poll_marked = {
+	"queue.poll_marked", "d32653a5ee57890fd5cfa81d91ee7d7541c81146",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('lpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_argdef queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok queue_offer_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef queue_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok queue_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok queue_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef queue_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok queue_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef queue_poll_last_and_offer_first_to_args[] = {
+	{"dest", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok queue_poll_last_and_offer_first_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+
+static const hl_opdef queue_ops[] = {
+	{HL_OP_QUEUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, queue_offer_args, NULL, 0, queue_offer_toks, 3, NULL},
+	{HL_OP_QUEUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, queue_add_args, NULL, 0, queue_add_toks, 3, NULL},
+	{HL_OP_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, queue_peek_toks, 3, NULL},
+	{HL_OP_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &queue_script_poll_marked, 1, queue_poll_toks, 1, NULL},
+	{HL_OP_QUEUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, queue_poll_many_args, &queue_script_poll_many_marked, 1, queue_poll_many_toks, 2, NULL},
+	{HL_OP_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, queue_size_toks, 2, NULL},
+	{HL_OP_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, queue_read_range_args, NULL, 0, queue_read_range_toks, 4, NULL},
+	{HL_OP_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, "poll_last_and_offer_first_to", HL_MODE_MARK, HL_R_BYTES, 1, queue_poll_last_and_offer_first_to_args, &queue_script_poll_last_and_offer_first_to_marked, 2, queue_poll_last_and_offer_first_to_toks, 2, NULL},
+};
+
+static const char *const queue_keys[] = {NULL};
+
+/* ---- deque ---- */
+
+static const hl_script_def deque_script_poll_last_and_offer_first_to_marked = {
+	"deque.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def deque_script_poll_last_marked = {
+	"deque.poll_last_marked", "a9d9a2b83d5d15b2e648cb4093ebe5471126bba5",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def deque_script_poll_many_marked = {
+	"deque.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def deque_script_poll_marked = {
+	"deque.poll_marked", "d32653a5ee57890fd5cfa81d91ee7d7541c81146",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('lpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_argdef deque_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_offer_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef deque_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok deque_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok deque_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef deque_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok deque_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok deque_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef deque_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok deque_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef deque_poll_last_and_offer_first_to_args[] = {
+	{"dest", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_poll_last_and_offer_first_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef deque_add_first_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_add_first_toks[] = {
+	{HL_TOK_LIT, 5, "LPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef deque_add_last_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_add_last_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef deque_offer_first_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_offer_first_toks[] = {
+	{HL_TOK_LIT, 5, "LPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef deque_offer_last_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok deque_offer_last_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok deque_peek_first_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok deque_peek_last_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_tok deque_poll_first_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_tok deque_poll_last_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+
+static const hl_opdef deque_ops[] = {
+	{HL_OP_DEQUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, deque_offer_args, NULL, 0, deque_offer_toks, 3, NULL},
+	{HL_OP_DEQUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, deque_add_args, NULL, 0, deque_add_toks, 3, NULL},
+	{HL_OP_DEQUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, deque_peek_toks, 3, NULL},
+	{HL_OP_DEQUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &deque_script_poll_marked, 1, deque_poll_toks, 1, NULL},
+	{HL_OP_DEQUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, deque_poll_many_args, &deque_script_poll_many_marked, 1, deque_poll_many_toks, 2, NULL},
+	{HL_OP_DEQUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, deque_size_toks, 2, NULL},
+	{HL_OP_DEQUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, deque_read_range_args, NULL, 0, deque_read_range_toks, 4, NULL},
+	{HL_OP_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO, "poll_last_and_offer_first_to", HL_MODE_MARK, HL_R_BYTES, 1, deque_poll_last_and_offer_first_to_args, &deque_script_poll_last_and_offer_first_to_marked, 2, deque_poll_last_and_offer_first_to_toks, 2, NULL},
+	{HL_OP_DEQUE_ADD_FIRST, "add_first", HL_MODE_ONCE, HL_R_NONE, 1, deque_add_first_args, NULL, 0, deque_add_first_toks, 3, NULL},
+	{HL_OP_DEQUE_ADD_LAST, "add_last", HL_MODE_ONCE, HL_R_NONE, 1, deque_add_last_args, NULL, 0, deque_add_last_toks, 3, NULL},
+	{HL_OP_DEQUE_OFFER_FIRST, "offer_first", HL_MODE_ONCE, HL_R_BOOL, 1, deque_offer_first_args, NULL, 0, deque_offer_first_toks, 3, NULL},
+	{HL_OP_DEQUE_OFFER_LAST, "offer_last", HL_MODE_ONCE, HL_R_BOOL, 1, deque_offer_last_args, NULL, 0, deque_offer_last_toks, 3, NULL},
+	{HL_OP_DEQUE_PEEK_FIRST, "peek_first", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, deque_peek_first_toks, 3, NULL},
+	{HL_OP_DEQUE_PEEK_LAST, "peek_last", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, deque_peek_last_toks, 3, NULL},
+	{HL_OP_DEQUE_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &deque_script_poll_marked, 1, deque_poll_first_toks, 1, NULL},
+	{HL_OP_DEQUE_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &deque_script_poll_last_marked, 1, deque_poll_last_toks, 1, NULL},
+};
+
+static const char *const deque_keys[] = {NULL};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
@@ -961,8 +1452,11 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
 	{HL_KIND_MAP, "map", 1, map_keys, 6, map_ops, NULL},
+	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
+	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
+	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
 };
-const size_t hl__grid_nkinds = 9;
+const size_t hl__grid_nkinds = 12;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -1554,5 +2048,288 @@ int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t curso
 	a[0] = hl__arg_bytes(cursor, cursor_len);
 	a[1] = hl__arg_int(count);
 	return hl__grid_value(out, obj, HL_OP_MAP_SCAN, a, 2);
+}
+
+int hl_list_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_LIST, name, name_len);
+}
+
+int hl_list_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_LIST_ADD, a, 1);
+}
+
+int hl_list_add_all(int *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_bool(out, obj, HL_OP_LIST_ADD_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_list_get(hl_value **out, hl_object *obj, int64_t index)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(index);
+	return hl__grid_value(out, obj, HL_OP_LIST_GET, a, 1);
+}
+
+int hl_list_set(hl_value **out, hl_object *obj, int64_t index, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(index);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_value(out, obj, HL_OP_LIST_SET, a, 2);
+}
+
+int hl_list_fast_set(hl_object *obj, int64_t index, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(index);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_LIST_FAST_SET, a, 2);
+}
+
+int hl_list_insert(int64_t *out, hl_object *obj, int64_t index, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(index);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64(out, obj, HL_OP_LIST_INSERT, a, 2);
+}
+
+int hl_list_add_before(int64_t *out, hl_object *obj, const void *pivot, size_t pivot_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(pivot, pivot_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64(out, obj, HL_OP_LIST_ADD_BEFORE, a, 2);
+}
+
+int hl_list_add_after(int64_t *out, hl_object *obj, const void *pivot, size_t pivot_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(pivot, pivot_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64(out, obj, HL_OP_LIST_ADD_AFTER, a, 2);
+}
+
+int hl_list_remove(int *out, hl_object *obj, const void *value, size_t value_len, int64_t count)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(value, value_len);
+	a[1] = hl__arg_int(count);
+	return hl__grid_bool(out, obj, HL_OP_LIST_REMOVE, a, 2);
+}
+
+int hl_list_remove_at(hl_value **out, hl_object *obj, int64_t index)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(index);
+	return hl__grid_value(out, obj, HL_OP_LIST_REMOVE_AT, a, 1);
+}
+
+int hl_list_index_of(int64_t *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64(out, obj, HL_OP_LIST_INDEX_OF, a, 1);
+}
+
+int hl_list_last_index_of(int64_t *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64(out, obj, HL_OP_LIST_LAST_INDEX_OF, a, 1);
+}
+
+int hl_list_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_LIST_SIZE, NULL, 0);
+}
+
+int hl_list_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_LIST_READ_RANGE, a, 2);
+}
+
+int hl_list_trim(hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_none(obj, HL_OP_LIST_TRIM, a, 2);
+}
+
+int hl_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_QUEUE, name, name_len);
+}
+
+int hl_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_QUEUE_OFFER, a, 1);
+}
+
+int hl_queue_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_QUEUE_ADD, a, 1);
+}
+
+int hl_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_QUEUE_POLL, NULL, 0);
+}
+
+int hl_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_QUEUE_POLL_MANY, a, 1);
+}
+
+int hl_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(dest, dest_len);
+	return hl__grid_value(out, obj, HL_OP_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, a, 1);
+}
+
+int hl_deque_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_DEQUE, name, name_len);
+}
+
+int hl_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DEQUE_OFFER, a, 1);
+}
+
+int hl_deque_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DEQUE_ADD, a, 1);
+}
+
+int hl_deque_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_PEEK, NULL, 0);
+}
+
+int hl_deque_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL, NULL, 0);
+}
+
+int hl_deque_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_MANY, a, 1);
+}
+
+int hl_deque_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_DEQUE_SIZE, NULL, 0);
+}
+
+int hl_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_DEQUE_READ_RANGE, a, 2);
+}
+
+int hl_deque_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(dest, dest_len);
+	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO, a, 1);
+}
+
+int hl_deque_add_first(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_DEQUE_ADD_FIRST, a, 1);
+}
+
+int hl_deque_add_last(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_DEQUE_ADD_LAST, a, 1);
+}
+
+int hl_deque_offer_first(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DEQUE_OFFER_FIRST, a, 1);
+}
+
+int hl_deque_offer_last(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DEQUE_OFFER_LAST, a, 1);
+}
+
+int hl_deque_peek_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_PEEK_FIRST, NULL, 0);
+}
+
+int hl_deque_peek_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_PEEK_LAST, NULL, 0);
+}
+
+int hl_deque_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_FIRST, NULL, 0);
+}
+
+int hl_deque_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST, NULL, 0);
 }
 

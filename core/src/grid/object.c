@@ -286,6 +286,19 @@ static int reply_failed(hl_gridcall *call, const hl_reply *r)
 		                "than a %s (%.200s)",
 		                label, call->op->name, call->obj->kind->name,
 		                e);
+	/* bad input a script refused ("ERR hilock: <why>"), and an index
+	 * out of range (LSET's error, or a script's in its words) */
+	if (strncmp(e, "ERR hilock: ", 12) == 0)
+		return hl__fail(HL_EINVAL, "%s: %s: %.300s", label,
+		                call->op->name, e + 12);
+	if (strstr(e, "index out of range") && call->op->nargs &&
+	    strcmp(call->op->args[0].name, "index") == 0 && call->nargs &&
+	    call->args[0].type == HL_ARG_INT)
+		return hl__fail(HL_EINVAL,
+		                "%s: %s: index %lld is out of range (Redis: "
+		                "%.100s)",
+		                label, call->op->name,
+		                (long long)call->args[0].i, e);
 	return hl__fail(HL_EREDIS, "%s: %s: redis error: %.400s", label,
 	                call->op->name, e);
 }
@@ -638,6 +651,8 @@ static int expand(hl_gridcall *call, expansion *x)
 		}
 		case HL_TOK_ARG:
 			a = arg_at(call, k->idx);
+			if (t < op->nkeys) /* a key named by an argument */
+				x->nkeys++;
 			if (a.type == HL_ARG_NONE) {
 				x->argv[x->argc] = "";
 				x->lens[x->argc++] = 0;
@@ -665,6 +680,35 @@ static int expand(hl_gridcall *call, expansion *x)
 	return HL_OK;
 }
 
+/* In a cluster a script's keys must share one slot: a key named by an
+ * argument (a queue's destination) in another slot is refused before
+ * anything is sent (else CROSSSLOT, or a MOVED for the wrong key). */
+static int same_slot(hl_gridcall *call, const expansion *x)
+{
+	char label[120], k0[80], ki[80];
+	unsigned s0;
+	int i;
+	if (x->nkeys < 2 ||
+	    call->obj->client->conf.url.topology != HL_TOPO_CLUSTER)
+		return HL_OK;
+	s0 = hl__slot(x->argv[0], x->lens[0]);
+	for (i = 1; i < x->nkeys; i++)
+		if (hl__slot(x->argv[i], x->lens[i]) != s0)
+			return hl__fail(
+			        HL_EINVAL,
+			        "%s: %s: \"%s\" hashes to another cluster "
+			        "slot than \"%s\" (%u, not %u); give both "
+			        "one hash tag ({tag}a, {tag}b)",
+			        hl__grid_label(call->obj, label, sizeof(label)),
+			        call->op->name,
+			        hl__printable(ki, sizeof(ki), x->argv[i],
+			                      x->lens[i]),
+			        hl__printable(k0, sizeof(k0), x->argv[0],
+			                      x->lens[0]),
+			        hl__slot(x->argv[i], x->lens[i]), s0);
+	return HL_OK;
+}
+
 static int run_op(hl_gridcall *call)
 {
 	const hl_opdef *op = call->op;
@@ -677,6 +721,8 @@ static int run_op(hl_gridcall *call)
 		return op->custom(call);
 	memset(&x, 0, sizeof(x));
 	rc = expand(call, &x);
+	if (rc == HL_OK && op->script)
+		rc = same_slot(call, &x);
 	if (rc == HL_OK && op->script)
 		rc = hl__grid_eval(call, op->script, x.nkeys, x.argc - x.nkeys,
 		                   x.argv, x.lens, &r);

@@ -8,7 +8,16 @@ from ._lowlevel import NULL, check, lib
 if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map"]
+if TYPE_CHECKING:
+    from ._grid_list import List
+
+if TYPE_CHECKING:
+    from ._grid_queue import Queue
+
+if TYPE_CHECKING:
+    from ._grid_deque import Deque
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map", "ListBase", "QueueBase", "DequeBase"]
 
 
 class Bucket(GridObject):
@@ -575,6 +584,320 @@ class Map(GridObject):
         return _page(_take(out[0]), _pairs)
 
 
+class ListBase(GridObject):
+    """A list of byte values under one key, in order: add, get and set by index, insert, remove
+    by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes
+    count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index
+    out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers
+    nil.
+
+    Redisson: ``RList``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getList(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 13
+
+    def add(self, value: Value) -> bool:
+        """Append value at the end (RPUSH): true. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_list_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def add_all(self, *values: Value) -> bool:
+        """Append every value at the end, in order, in one round trip: true if the list changed
+        (false for no values). Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        return bool(self._call(0x0d01, *[_bytes(x, 'values') for x in values]))
+
+    def get(self, index: int) -> Optional[bytes]:
+        """The value at index, None when the index is out of range."""
+        out = _out('hl_value **')
+        check(lib.hl_list_get(out, self._h, _i64(index, 'index')))
+        return _take(out[0])
+
+    def set(self, index: int, value: Value) -> Optional[bytes]:
+        """Replace the value at index: the value it had (Redisson's set: LINDEX then LSET in a
+        script). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
+        twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('hl_value **')
+        check(lib.hl_list_set(out, self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
+        return _take(out[0])
+
+    def fast_set(self, index: int, value: Value) -> None:
+        """Replace the value at index without reading the old one (LSET)."""
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_list_fast_set(self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
+
+    def insert(self, index: int, value: Value) -> int:
+        """Insert value before the element at index (index = size appends; Redisson's add(index,
+        value): the tail moved with LRANGE, LTRIM and RPUSH in a script): the new size. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        check(lib.hl_list_insert(out, self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
+        return int(out[0])
+
+    def add_before(self, pivot: Value, value: Value) -> int:
+        """Insert value before the first element equal to pivot: the new size, -1 if there is no such
+        element (0 when the list does not exist). Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bpivot = _bytes(pivot, 'pivot')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        check(lib.hl_list_add_before(out, self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue)))
+        return int(out[0])
+
+    def add_after(self, pivot: Value, value: Value) -> int:
+        """Insert value after the first element equal to pivot: the new size, -1 if there is no such
+        element (0 when the list does not exist). Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bpivot = _bytes(pivot, 'pivot')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        check(lib.hl_list_add_after(out, self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue)))
+        return int(out[0])
+
+    def remove(self, value: Value, count: int = 1) -> bool:
+        """Remove the first count elements equal to value (count < 0: the last -count; 0: all of
+        them), LREM: true if one was removed. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_list_remove(out, self._h, _bvalue, len(_bvalue), _i64(count, 'count')))
+        return bool(out[0])
+
+    def remove_at(self, index: int) -> Optional[bytes]:
+        """Remove the element at index and answer it (Redisson's: LSET it to DELETED_BY_REDISSON,
+        then LREM 1 of that marker, so an element equal to that text nearer the head would go
+        instead, as with Redisson)."""
+        out = _out('hl_value **')
+        check(lib.hl_list_remove_at(out, self._h, _i64(index, 'index')))
+        return _take(out[0])
+
+    def index_of(self, value: Value) -> int:
+        """The index of the first element equal to value, -1 if none (a script over LRANGE pages, as
+        Redisson)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        check(lib.hl_list_index_of(out, self._h, _bvalue, len(_bvalue)))
+        return int(out[0])
+
+    def last_index_of(self, value: Value) -> int:
+        """The index of the last element equal to value, -1 if none."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        check(lib.hl_list_last_index_of(out, self._h, _bvalue, len(_bvalue)))
+        return int(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        out = _out('int64_t *')
+        check(lib.hl_list_size(out, self._h))
+        return int(out[0])
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end, both included (LRANGE: negative from the end;
+        out of range is clipped)."""
+        out = _out('hl_value **')
+        check(lib.hl_list_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        return _take(out[0])
+
+    def trim(self, start: int, end: int) -> None:
+        """Keep only the elements from index start to index end, both included (LTRIM)."""
+        check(lib.hl_list_trim(self._h, _i64(start, 'start'), _i64(end, 'end')))
+
+
+class QueueBase(GridObject):
+    """A FIFO queue of byte values under one key (a Redis list, its head on the left): offer at
+    the tail, peek and poll at the head. A poll takes its element with a request marker, so a
+    poll whose reply is lost answers, when sent again, the element it took: none is lost or
+    taken twice.
+
+    Redisson: ``RQueue``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getQueue(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 14
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_queue_offer(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_queue_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        out = _out('hl_value **')
+        check(lib.hl_queue_peek(out, self._h))
+        return _take(out[0])
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_queue_poll(out, self._h))
+        return _take(out[0])
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_queue_poll_many(out, self._h, _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        out = _out('int64_t *')
+        check(lib.hl_queue_size(out, self._h))
+        return int(out[0])
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_queue_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = _bytes(dest, 'dest')
+        out = _out('hl_value **')
+        check(lib.hl_queue_poll_last_and_offer_first_to(out, self._h, _bdest, len(_bdest)))
+        return _take(out[0])
+
+
+class DequeBase(GridObject):
+    """A double-ended queue of byte values under one key (a Redis list, its head on the left):
+    the queue's operations, and adds, peeks and polls at either end. Polls take with a request
+    marker, as the queue's.
+
+    Redisson: ``RDeque``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getDeque(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 15
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_deque_offer(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_deque_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_peek(out, self._h))
+        return _take(out[0])
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_poll(out, self._h))
+        return _take(out[0])
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_poll_many(out, self._h, _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        out = _out('int64_t *')
+        check(lib.hl_deque_size(out, self._h))
+        return int(out[0])
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = _bytes(dest, 'dest')
+        out = _out('hl_value **')
+        check(lib.hl_deque_poll_last_and_offer_first_to(out, self._h, _bdest, len(_bdest)))
+        return _take(out[0])
+
+    def add_first(self, value: Value) -> None:
+        """Add value at the head (LPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_deque_add_first(self._h, _bvalue, len(_bvalue)))
+
+    def add_last(self, value: Value) -> None:
+        """Add value at the tail (RPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_deque_add_last(self._h, _bvalue, len(_bvalue)))
+
+    def offer_first(self, value: Value) -> bool:
+        """Add value at the head (LPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_deque_offer_first(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def offer_last(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_deque_offer_last(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def peek_first(self) -> Optional[bytes]:
+        """The head, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_peek_first(out, self._h))
+        return _take(out[0])
+
+    def peek_last(self) -> Optional[bytes]:
+        """The tail, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_peek_last(out, self._h))
+        return _take(out[0])
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_poll_first(out, self._h))
+        return _take(out[0])
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the tail (RPOP): None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_deque_poll_last(out, self._h))
+        return _take(out[0])
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -617,3 +940,21 @@ class GridFactories:
     def map(self, name: Value) -> Map:
         """The map called ``name`` (Redisson ``RMap``). No round trip."""
         return Map(self, name)  # type: ignore[arg-type]
+
+    def list(self, name: Value) -> "List":
+        """The list called ``name`` (Redisson ``RList``). No round trip."""
+        from ._grid_list import List
+
+        return List(self, name)  # type: ignore[arg-type]
+
+    def queue(self, name: Value) -> "Queue":
+        """The queue called ``name`` (Redisson ``RQueue``). No round trip."""
+        from ._grid_queue import Queue
+
+        return Queue(self, name)  # type: ignore[arg-type]
+
+    def deque(self, name: Value) -> "Deque":
+        """The deque called ``name`` (Redisson ``RDeque``). No round trip."""
+        from ._grid_deque import Deque
+
+        return Deque(self, name)  # type: ignore[arg-type]
