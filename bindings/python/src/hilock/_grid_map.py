@@ -114,6 +114,19 @@ class Map(MapBase, MutableMapping):  # type: ignore[type-arg]
             return default
         return v
 
+    def setdefault(self, key: Value, default: Optional[Value] = None) -> bytes:  # type: ignore[override]
+        """The value of key; when absent, ``default`` set there at once
+        (``put_if_absent``: one round trip, one winner among racing
+        clients) and answered as bytes. Raises OutcomeUnknown when that
+        reply is lost after it may have run."""
+        if default is None:
+            v = MapBase.get(self, key)
+            if v is None:
+                raise TypeError("a map's values are bytes or str: setdefault needs a default")
+            return v
+        v = self.put_if_absent(key, default)
+        return _bytes(default, "default") if v is None else v
+
     def clear(self) -> None:
         """Delete the hash (one command)."""
         self.delete()
@@ -148,14 +161,15 @@ class Map(MapBase, MutableMapping):  # type: ignore[type-arg]
             keys = tuple(keys[0])
         return MapBase.get_all(self, *keys)
 
-    __hash__ = object.__hash__  # a handle: hashable by identity
-
     def __eq__(self, other: object) -> bool:
         """Maps are equal when they are the same hash (same client and
         name); compare contents with ``dict(a.items()) == dict(b.items())``."""
         if isinstance(other, Map):
-            return other._client is self._client and other._name == self._name
+            return other._client is self._client and _bytes(other._name, "name") == _bytes(self._name, "name")
         return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((id(self._client), _bytes(self._name, "name")))
 
     def __ne__(self, other: object) -> bool:
         r = self.__eq__(other)
