@@ -91,12 +91,16 @@ class Map(MapBase, MutableMapping):  # type: ignore[type-arg]
         return self._entries(pattern, count)
 
     def keys(self) -> KeysView:  # type: ignore[type-arg,override]
+        """A view of the keys: iterating it goes by HSCAN pages."""
         return _Keys(self)
 
     def values(self) -> ValuesView:  # type: ignore[type-arg,override]
+        """A view of the values: iterating it goes by HSCAN pages."""
         return _Values(self)
 
     def items(self) -> ItemsView:  # type: ignore[type-arg,override]
+        """A view of the ``(key, value)`` entries: iterating it goes by
+        HSCAN pages (one round trip per page, not per entry)."""
         return _Items(self)
 
     def get(self, key: Value, default: Any = None) -> Any:  # type: ignore[override]
