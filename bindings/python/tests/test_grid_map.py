@@ -48,8 +48,13 @@ def test_mutable_mapping(client, redis):
     m.update([("z", b"3")])
     assert redis.cmd("HGETALL", "py:map") == [b"x", b"1", b"y", b"2", b"z", b"3"]
     assert m.setdefault("x", "9") == b"1" and m.setdefault("w", "4") == b"4"
+    k, v = m.popitem()
+    assert (k, v) in [(b"x", b"1"), (b"y", b"2"), (b"z", b"3"), (b"w", b"4")]
+    assert redis.cmd("HEXISTS", "py:map", k) == 0 and len(m) == 3
     m.clear()
     assert redis.cmd("EXISTS", "py:map") == 0 and len(m) == 0
+    with pytest.raises(KeyError):
+        m.popitem()
     # a handle: equal to the same hash, hashable
     assert m == client.map("py:map") and m != client.map("py:map2") and m != {}
     assert len({m, client.map(b"py:map")}) == 1

@@ -118,6 +118,16 @@ class Map(MapBase, MutableMapping):  # type: ignore[type-arg]
             return default
         return v
 
+    def popitem(self) -> Tuple[bytes, bytes]:
+        """Remove some entry and answer it (the marked remove of a key the
+        first HSCAN page shows; another is tried if a racing client took
+        it first). ``KeyError`` when the map is empty."""
+        for k, _ in self._entries(count=10):
+            v = self.remove(k)
+            if v is not None:
+                return k, v
+        raise KeyError("popitem(): the map is empty")
+
     def setdefault(self, key: Value, default: Optional[Value] = None) -> bytes:  # type: ignore[override]
         """The value of key; when absent, ``default`` set there at once
         (``put_if_absent``: one round trip, one winner among racing
