@@ -126,6 +126,20 @@ static void ops(void)
 	HT_CHECK(took(v, HT_S("D2")));
 	HT_EQ(HGET("d", buf), 2);
 	HT_STREQ(buf, "D3");
+	/* fast_put_if_exists, fast_replace: true when present */
+	HT_OK(hl_map_fast_put_if_exists(&ok, m, HT_S("e"), HT_S("E")));
+	HT_EQ(ok, 0);
+	HT_OK(hl_map_fast_replace(&ok, m, HT_S("e"), HT_S("E")));
+	HT_EQ(ok, 0);
+	HT_EQ(HGET("e", buf), -1);
+	HT_OK(hl_map_fast_put_if_exists(&ok, m, HT_S("d"), HT_S("D4")));
+	HT_EQ(ok, 1);
+	HT_EQ(HGET("d", buf), 2);
+	HT_STREQ(buf, "D4");
+	HT_OK(hl_map_fast_replace(&ok, m, HT_S("d"), HT_S("D3")));
+	HT_EQ(ok, 1);
+	HT_EQ(HGET("d", buf), 2);
+	HT_STREQ(buf, "D3");
 	/* replace_if: byte for byte (a prefix, an absent key, "" are not) */
 	HT_OK(hl_map_replace_if(&ok, m, HT_S("d"), HT_S("D"), HT_S("X")));
 	HT_EQ(ok, 0);

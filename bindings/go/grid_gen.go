@@ -712,3 +712,17 @@ func (o *Map) Set(ctx context.Context, key []byte, value []byte) error {
 	_, err := o.call(ctx, 0x0912, "set", argBytes(key), argBytes(value))
 	return err
 }
+
+// FastPutIfExists: Set key to value only if it is present: true if it was. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastPutIfExists(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0913, "fast_put_if_exists", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// FastReplace: Replace key's value if it is present: true if it was. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastReplace(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0914, "fast_replace", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}

@@ -53,6 +53,12 @@ func TestGridMap(t *testing.T) {
 	if v, _ := m.PutIfExists(ctx, b("e"), b("E")); v != nil || r.int("HEXISTS", name, "e") != 0 {
 		t.Fatalf("PutIfExists absent: %q", v)
 	}
+	if ok, _ := m.FastReplace(ctx, b("e"), b("E")); ok {
+		t.Fatal("FastReplace absent: true")
+	}
+	if ok, _ := m.FastPutIfExists(ctx, b("c"), b("CC")); !ok {
+		t.Fatal("FastPutIfExists present: false")
+	}
 	if v, _ := m.Replace(ctx, b("c"), b("C3")); string(v) != "CC" {
 		t.Fatalf("Replace: %q", v)
 	}

@@ -203,4 +203,8 @@ return function(G)
 	function Map:add_and_get(...) return call(self, 0x0911, "add_and_get", "bd", "f64", ...) end
 	--- map:set(key, value): Set key to value, answering nothing (sent again after a lost reply: setting twice leaves the same).
 	function Map:set(...) return call(self, 0x0912, "set", "bb", "none", ...) end
+	--- map:fast_put_if_exists(key, value): Set key to value only if it is present: true if it was.
+	function Map:fast_put_if_exists(...) return call(self, 0x0913, "fast_put_if_exists", "bb", "bool", ...) end
+	--- map:fast_replace(key, value): Replace key's value if it is present: true if it was.
+	function Map:fast_replace(...) return call(self, 0x0914, "fast_replace", "bb", "bool", ...) end
 end

@@ -70,7 +70,9 @@ def test_redisson_operations(client, redis):
     assert m.fast_put_if_absent("c", "x") is False and m.fast_put_if_absent("d", "D") is True
     assert m.put_if_exists("e", "E") is None and m.put_if_exists("d", "D2") == b"D"
     assert m.replace("e", "E") is None and m.replace("d", "D3") == b"D2"
+    assert m.fast_put_if_exists("e", "E") is False and m.fast_replace("e", "E") is False
     assert redis.cmd("HEXISTS", "py:map:ops", "e") == 0
+    assert m.fast_replace("d", "D3") is True and m.fast_put_if_exists("d", "D3") is True
     assert m.replace_if("d", "D", "X") is False and m.replace_if("d", "D3", "D4") is True
     assert m.remove_if("d", "D3") is False and m.remove_if("d", "D4") is True
     assert m.remove("b") == b"B" and m.remove("b") is None

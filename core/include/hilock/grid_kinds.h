@@ -108,7 +108,9 @@ enum {
 	HL_OP_MAP_VALUE_SIZE = 0x090f,
 	HL_OP_MAP_PUT_ALL = 0x0910,
 	HL_OP_MAP_ADD_AND_GET = 0x0911,
-	HL_OP_MAP_SET = 0x0912
+	HL_OP_MAP_SET = 0x0912,
+	HL_OP_MAP_FAST_PUT_IF_EXISTS = 0x0913,
+	HL_OP_MAP_FAST_REPLACE = 0x0914
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -501,5 +503,11 @@ HL_EXTERN int hl_map_add_and_get(double *out, hl_object *obj, const void *key, s
 /* Set key to value, answering nothing (sent again after a lost reply:
  * setting twice leaves the same). */
 HL_EXTERN int hl_map_set(hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value only if it is present: true if it was. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_put_if_exists(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Replace key's value if it is present: true if it was. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
 
 #endif

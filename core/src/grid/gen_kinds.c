@@ -870,6 +870,15 @@ static const char *const rate_limiter_keys[] = {NULL, ":value", ":value:%client"
 
 /* ---- map ---- */
 
+const hl_script_def hl__script_map_fast_replace = {
+	"map.fast_replace", "45348e33dff50d576512a109b492e72973a583de",
+	"if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then\n"
+	"  redis.call('hset', KEYS[1], ARGV[1], ARGV[2])\n"
+	"  return 1\n"
+	"end\n"
+	"return 0\n"
+	""};
+
 const hl_script_def hl__script_map_put = {
 	"map.put", "9a32a38010073b346c70201bc62a9fc0d6f7f22d",
 	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
@@ -1069,6 +1078,22 @@ static const hl_tok map_set_toks[] = {
 	{HL_TOK_KEY, 0, NULL},
 	{HL_TOK_ARG, 0, NULL},
 	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_put_if_exists_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_put_if_exists_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_replace_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_replace_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
 
 static const hl_opdef map_ops[] = {
 	{HL_OP_MAP_GET, "get", HL_MODE_READ, HL_R_BYTES, 1, map_get_args, NULL, 0, map_get_toks, 3, NULL},
@@ -1090,6 +1115,8 @@ static const hl_opdef map_ops[] = {
 	{HL_OP_MAP_PUT_ALL, "put_all", HL_MODE_IDEM, HL_R_NONE, 1, map_put_all_args, NULL, 0, NULL, 0, hl__map_put_all},
 	{HL_OP_MAP_ADD_AND_GET, "add_and_get", HL_MODE_ONCE, HL_R_F64, 2, map_add_and_get_args, NULL, 0, map_add_and_get_toks, 4, NULL},
 	{HL_OP_MAP_SET, "set", HL_MODE_IDEM, HL_R_NONE, 2, map_set_args, NULL, 0, map_set_toks, 4, NULL},
+	{HL_OP_MAP_FAST_PUT_IF_EXISTS, "fast_put_if_exists", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_put_if_exists_args, &hl__script_map_fast_replace, 1, map_fast_put_if_exists_toks, 3, NULL},
+	{HL_OP_MAP_FAST_REPLACE, "fast_replace", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_replace_args, &hl__script_map_fast_replace, 1, map_fast_replace_toks, 3, NULL},
 };
 
 static const char *const map_keys[] = {NULL};
@@ -1103,7 +1130,7 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
-	{HL_KIND_MAP, "map", 1, map_keys, 19, map_ops, NULL},
+	{HL_KIND_MAP, "map", 1, map_keys, 21, map_ops, NULL},
 };
 const size_t hl__grid_nkinds = 9;
 
@@ -1807,5 +1834,21 @@ int hl_map_set(hl_object *obj, const void *key, size_t key_len, const void *valu
 	a[0] = hl__arg_bytes(key, key_len);
 	a[1] = hl__arg_bytes(value, value_len);
 	return hl__grid_none(obj, HL_OP_MAP_SET, a, 2);
+}
+
+int hl_map_fast_put_if_exists(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_PUT_IF_EXISTS, a, 2);
+}
+
+int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_REPLACE, a, 2);
 }
 

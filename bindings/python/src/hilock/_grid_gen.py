@@ -682,6 +682,24 @@ class MapBase(GridObject):
         _bvalue = _bytes(value, 'value')
         check(lib.hl_map_set(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
 
+    def fast_put_if_exists(self, key: Value, value: Value) -> bool:
+        """Set key to value only if it is present: true if it was. Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_put_if_exists(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def fast_replace(self, key: Value, value: Value) -> bool:
+        """Replace key's value if it is present: true if it was. Raises OutcomeUnknown when its reply
+        is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
 
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
