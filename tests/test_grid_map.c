@@ -194,6 +194,16 @@ static void ops(void)
 		HT_EQ(len, 0);
 	}
 	hl_value_free(v);
+	/* random_keys, random_entries (HRANDFIELD): distinct, present */
+	HT_OK(hl_map_random_keys(&v, m, 3));
+	HT_EQ(hl_value_len(v), 3);
+	hl_value_free(v);
+	HT_OK(hl_map_random_keys(&v, m, 100));
+	HT_EQ(hl_value_len(v), 5); /* a, c, p1, p2, p3 */
+	hl_value_free(v);
+	HT_OK(hl_map_random_entries(&v, m, 100));
+	HT_EQ(hl_value_len(v), 10);
+	hl_value_free(v);
 	/* fast_remove: how many were present */
 	HT_OK(hl_map_fast_remove(&n, m, keys, klens, 3));
 	HT_EQ(n, 2);

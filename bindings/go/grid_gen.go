@@ -726,3 +726,17 @@ func (o *Map) FastReplace(ctx context.Context, key []byte, value []byte) (bool, 
 	v, err := o.call(ctx, 0x0914, "fast_replace", argBytes(key), argBytes(value))
 	return v.Bool(), err
 }
+
+// RandomKeys: Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a
+// negative count: -count keys that may repeat).
+func (o *Map) RandomKeys(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0915, "random_keys", argInt(count))
+	return v.list(), err
+}
+
+// RandomEntries: Up to count distinct entries picked at random (HRANDFIELD WITHVALUES,
+// Redis 6.2+).
+func (o *Map) RandomEntries(ctx context.Context, count int64) (map[string][]byte, error) {
+	v, err := o.call(ctx, 0x0916, "random_entries", argInt(count))
+	return v.mapOf(), err
+}

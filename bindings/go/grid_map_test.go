@@ -107,6 +107,12 @@ func TestGridMap(t *testing.T) {
 	if n, _ := m.Size(ctx); n != 5 { // a, k\0b, "", p, q
 		t.Fatalf("Size %d", n)
 	}
+	if ks, err := m.RandomKeys(ctx, 100); len(ks) != 5 || err != nil {
+		t.Fatalf("RandomKeys: %q %v", ks, err)
+	}
+	if es, err := m.RandomEntries(ctx, 100); string(es["p"]) != "P" || err != nil {
+		t.Fatalf("RandomEntries: %q %v", es, err)
+	}
 	if n, _ := m.ValueSize(ctx, b("")); n != 2 {
 		t.Fatalf("ValueSize %d", n)
 	}

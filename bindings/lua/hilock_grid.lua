@@ -207,4 +207,8 @@ return function(G)
 	function Map:fast_put_if_exists(...) return call(self, 0x0913, "fast_put_if_exists", "bb", "bool", ...) end
 	--- map:fast_replace(key, value): Replace key's value if it is present: true if it was.
 	function Map:fast_replace(...) return call(self, 0x0914, "fast_replace", "bb", "bool", ...) end
+	--- map:random_keys(count): Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a negative count: -count keys that may repeat).
+	function Map:random_keys(...) return call(self, 0x0915, "random_keys", "i", "list", ...) end
+	--- map:random_entries(count): Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+).
+	function Map:random_entries(...) return call(self, 0x0916, "random_entries", "i", "map", ...) end
 end

@@ -84,6 +84,8 @@ def test_redisson_operations(client, redis):
     assert m.get_all("p1", "p2", "nope", "p5") == {b"p1": b"v1", b"p2": b"", b"p5": b"v5"}
     assert m.get_all(["p3", "p4"]) == {b"p3": b"v3", b"p4": b"v4"}
     assert m.get_all() == {} and m.get_all([]) == {}
+    assert sorted(m.random_keys(100)) == [b"a", b"c", b"p1", b"p2", b"p3", b"p4", b"p5"]
+    assert m.random_entries(100)[b"p1"] == b"v1" and len(m.random_keys(2)) == 2
     assert m.fast_remove("p1", "p2", "nope") == 2 and m.fast_remove() == 0
     assert m.add_and_get("n", 0.1) == 0.1
     assert redis.cmd("HGET", "py:map:ops", "n") == b"0.1"

@@ -110,7 +110,9 @@ enum {
 	HL_OP_MAP_ADD_AND_GET = 0x0911,
 	HL_OP_MAP_SET = 0x0912,
 	HL_OP_MAP_FAST_PUT_IF_EXISTS = 0x0913,
-	HL_OP_MAP_FAST_REPLACE = 0x0914
+	HL_OP_MAP_FAST_REPLACE = 0x0914,
+	HL_OP_MAP_RANDOM_KEYS = 0x0915,
+	HL_OP_MAP_RANDOM_ENTRIES = 0x0916
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -509,5 +511,13 @@ HL_EXTERN int hl_map_fast_put_if_exists(int *out, hl_object *obj, const void *ke
 /* Replace key's value if it is present: true if it was. *out = 1 or 0.
  * HL_EINDOUBT if its reply was lost after it may have run. */
 HL_EXTERN int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a
+ * negative count: -count keys that may repeat). *out = a new HL_VALUE_ARRAY
+ * of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_map_random_keys(hl_value **out, hl_object *obj, int64_t count);
+/* Up to count distinct entries picked at random (HRANDFIELD WITHVALUES,
+ * Redis 6.2+). *out = a new HL_VALUE_ARRAY of keys and values, alternating,
+ * the caller's to free. */
+HL_EXTERN int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count);
 
 #endif

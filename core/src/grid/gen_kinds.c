@@ -1094,6 +1094,21 @@ static const hl_tok map_fast_replace_toks[] = {
 	{HL_TOK_KEY, 0, NULL},
 	{HL_TOK_ARG, 0, NULL},
 	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_random_keys_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok map_random_keys_toks[] = {
+	{HL_TOK_LIT, 10, "HRANDFIELD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef map_random_entries_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok map_random_entries_toks[] = {
+	{HL_TOK_LIT, 10, "HRANDFIELD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_LIT, 10, "WITHVALUES"}};
 
 static const hl_opdef map_ops[] = {
 	{HL_OP_MAP_GET, "get", HL_MODE_READ, HL_R_BYTES, 1, map_get_args, NULL, 0, map_get_toks, 3, NULL},
@@ -1117,6 +1132,8 @@ static const hl_opdef map_ops[] = {
 	{HL_OP_MAP_SET, "set", HL_MODE_IDEM, HL_R_NONE, 2, map_set_args, NULL, 0, map_set_toks, 4, NULL},
 	{HL_OP_MAP_FAST_PUT_IF_EXISTS, "fast_put_if_exists", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_put_if_exists_args, &hl__script_map_fast_replace, 1, map_fast_put_if_exists_toks, 3, NULL},
 	{HL_OP_MAP_FAST_REPLACE, "fast_replace", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_replace_args, &hl__script_map_fast_replace, 1, map_fast_replace_toks, 3, NULL},
+	{HL_OP_MAP_RANDOM_KEYS, "random_keys", HL_MODE_READ, HL_R_LIST, 1, map_random_keys_args, NULL, 0, map_random_keys_toks, 3, NULL},
+	{HL_OP_MAP_RANDOM_ENTRIES, "random_entries", HL_MODE_READ, HL_R_MAP, 1, map_random_entries_args, NULL, 0, map_random_entries_toks, 4, NULL},
 };
 
 static const char *const map_keys[] = {NULL};
@@ -1130,7 +1147,7 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
-	{HL_KIND_MAP, "map", 1, map_keys, 21, map_ops, NULL},
+	{HL_KIND_MAP, "map", 1, map_keys, 23, map_ops, NULL},
 };
 const size_t hl__grid_nkinds = 9;
 
@@ -1850,5 +1867,19 @@ int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_le
 	a[0] = hl__arg_bytes(key, key_len);
 	a[1] = hl__arg_bytes(value, value_len);
 	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_REPLACE, a, 2);
+}
+
+int hl_map_random_keys(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_MAP_RANDOM_KEYS, a, 1);
+}
+
+int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_MAP_RANDOM_ENTRIES, a, 1);
 }
 

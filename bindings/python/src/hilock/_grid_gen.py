@@ -700,6 +700,19 @@ class MapBase(GridObject):
         check(lib.hl_map_fast_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
         return bool(out[0])
 
+    def random_keys(self, count: int) -> list[Optional[bytes]]:
+        """Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a negative count:
+        -count keys that may repeat)."""
+        out = _out('hl_value **')
+        check(lib.hl_map_random_keys(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def random_entries(self, count: int) -> dict[bytes, bytes]:
+        """Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+)."""
+        out = _out('hl_value **')
+        check(lib.hl_map_random_entries(out, self._h, _i64(count, 'count')))
+        return _as_map(_take(out[0]))
+
 
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
