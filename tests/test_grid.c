@@ -582,7 +582,7 @@ static void many_values(void)
 	do {
 		const hl_value *page;
 		const char *next;
-		HT_OK(hl_map_scan(&v, m, cursor, strlen(cursor), 50));
+		HT_OK(hl_map_scan(&v, m, cursor, strlen(cursor), 50, NULL, 0));
 		HT_EQ(hl_value_len(v), 2);
 		next = hl_value_bytes(hl_value_at(v, 0), &len);
 		HT_CHECK(len < sizeof cursor);

@@ -606,21 +606,139 @@ func (o *Map) Size(ctx context.Context) (int64, error) {
 	return v.Int(), err
 }
 
-// GetAll: The entries of the keys present, in one round trip.
+// GetAll: The entries of the keys present, in one round trip (HMGET; none asked: no
+// round trip).
 func (o *Map) GetAll(ctx context.Context, keys ...[]byte) (map[string][]byte, error) {
 	v, err := o.call(ctx, 0x0904, "get_all", append([]arg{}, argList(keys)...)...)
 	return v.mapOf(), err
 }
 
-// Scan: One page of entries from cursor ("0" to start). One page: the next cursor
-// ("0" after the last page) and its items.
-func (o *Map) Scan(ctx context.Context, cursor []byte, count int64) (next []byte, page []Entry, err error) {
-	v, err := o.call(ctx, 0x0905, "scan", argBytes(cursor), argInt(count))
+// Scan: One page of entries from cursor ("0" to start), about count of them; with
+// pattern (Redis's glob), only the keys that match it. (pattern nil means
+// absent.) One page: the next cursor ("0" after the last page) and its
+// items.
+func (o *Map) Scan(ctx context.Context, cursor []byte, count int64, pattern []byte) (next []byte, page []Entry, err error) {
+	v, err := o.call(ctx, 0x0905, "scan", argBytes(cursor), argInt(count), argOptBytes(pattern))
 	if err != nil {
 		return nil, nil, err
 	}
 	next, items := v.page()
 	return next, items.entries(), nil
+}
+
+// PutIfAbsent: Set key to value unless it is present: nil when it was set, else the value
+// there (left as it is). A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *Map) PutIfAbsent(ctx context.Context, key []byte, value []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0906, "put_if_absent", argBytes(key), argBytes(value))
+	return v.Bytes(), err
+}
+
+// FastPut: Set key to value: true if key was new, false if its value was replaced. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastPut(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0907, "fast_put", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// FastPutIfAbsent: Set key to value unless it is present: true if it was set. A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastPutIfAbsent(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0908, "fast_put_if_absent", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// PutIfExists: Set key to value only if it is present: the value before, nil (and nothing
+// set) when absent. A reply lost after it may have run is ErrInDoubt (never
+// applied twice).
+func (o *Map) PutIfExists(ctx context.Context, key []byte, value []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x0909, "put_if_exists", argBytes(key), argBytes(value))
+	return v.Bytes(), err
+}
+
+// Replace: Replace key's value if it is present: the value before, nil (and nothing
+// set) when absent. A reply lost after it may have run is ErrInDoubt (never
+// applied twice).
+func (o *Map) Replace(ctx context.Context, key []byte, value []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x090a, "replace", argBytes(key), argBytes(value))
+	return v.Bytes(), err
+}
+
+// ReplaceIf: Set key to value only if its value is old, byte for byte: true if it was.
+// A reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *Map) ReplaceIf(ctx context.Context, key []byte, old []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x090b, "replace_if", argBytes(key), argBytes(old), argBytes(value))
+	return v.Bool(), err
+}
+
+// RemoveIf: Remove key only if its value is value, byte for byte: true if it was. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *Map) RemoveIf(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x090c, "remove_if", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// FastRemove: Remove the keys (HDEL, one round trip): how many were present (none given:
+// 0, no round trip). A reply lost after it may have run is ErrInDoubt (never
+// applied twice).
+func (o *Map) FastRemove(ctx context.Context, keys ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x090d, "fast_remove", append([]arg{}, argList(keys)...)...)
+	return v.Int(), err
+}
+
+// ContainsKey: True if key is present.
+func (o *Map) ContainsKey(ctx context.Context, key []byte) (bool, error) {
+	v, err := o.call(ctx, 0x090e, "contains_key", argBytes(key))
+	return v.Bool(), err
+}
+
+// ValueSize: The length in bytes of key's value, 0 when absent.
+func (o *Map) ValueSize(ctx context.Context, key []byte) (int64, error) {
+	v, err := o.call(ctx, 0x090f, "value_size", argBytes(key))
+	return v.Int(), err
+}
+
+// AddAndGet: Add delta to the number at key (0 when absent): the sum. Kept as a decimal
+// string, as Redisson's addAndGet on a StringCodec map. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *Map) AddAndGet(ctx context.Context, key []byte, delta float64) (float64, error) {
+	v, err := o.call(ctx, 0x0911, "add_and_get", argBytes(key), argFloat(delta))
+	return v.Float(), err
+}
+
+// Set: Set key to value, answering nothing (sent again after a lost reply:
+// setting twice leaves the same).
+func (o *Map) Set(ctx context.Context, key []byte, value []byte) error {
+	_, err := o.call(ctx, 0x0912, "set", argBytes(key), argBytes(value))
+	return err
+}
+
+// FastPutIfExists: Set key to value only if it is present: true if it was. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastPutIfExists(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0913, "fast_put_if_exists", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// FastReplace: Replace key's value if it is present: true if it was. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *Map) FastReplace(ctx context.Context, key []byte, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0914, "fast_replace", argBytes(key), argBytes(value))
+	return v.Bool(), err
+}
+
+// RandomKeys: Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a
+// negative count: -count keys that may repeat).
+func (o *Map) RandomKeys(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0915, "random_keys", argInt(count))
+	return v.list(), err
+}
+
+// RandomEntries: Up to count distinct entries picked at random (HRANDFIELD WITHVALUES,
+// Redis 6.2+).
+func (o *Map) RandomEntries(ctx context.Context, count int64) (map[string][]byte, error) {
+	v, err := o.call(ctx, 0x0916, "random_entries", argInt(count))
+	return v.mapOf(), err
 }
 
 // List is Redisson's RList: A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.

@@ -2766,6 +2766,49 @@ for _, kname in ipairs({"list", "queue", "deque"}) do
 	K.__pairs = list_pairs
 end
 
+-- The map's idiom (docs/grid.md): put_all of a table or of keys and values
+-- alternating, and iteration by HSCAN pages (never one reply with the
+-- whole map): for k, v in m:pairs() do ... end, pairs(m), #m.
+local Map = grid_factories.map
+local map_page = 1000
+
+--- m:put_all(t) or m:put_all(k1, v1, k2, v2, ...) --> true | nil, message,
+-- code: the entries of t (strings to strings), or keys and values
+-- alternating (an odd count is refused), in one round trip (HMSET).
+function Map:put_all(...)
+	if select("#", ...) == 1 and type((...)) == "table" then
+		local flat, n = {}, 0
+		for k, v in pairs((...)) do
+			if type(k) ~= "string" or type(v) ~= "string" then
+				argerror(1, "put_all", "table of strings to strings expected", 2)
+			end
+			flat[n + 1], flat[n + 2], n = k, v, n + 2
+		end
+		return grid_call(self, 0x0910, "put_all", "*", "none", unpack(flat, 1, n))
+	end
+	return grid_call(self, 0x0910, "put_all", "*", "none", ...)
+end
+
+--- m:pairs([pattern]) --> an iterator of key, value for a generic for, page
+-- by page (HSCAN); pattern: Redis's glob over the keys. It raises the
+-- error of a page that failed. As with SCAN, an entry present for the whole
+-- iteration is seen (once, unless the map grows meanwhile).
+function Map:pairs(pattern)
+	local it = grid_scan(function(cursor) return self:scan(cursor, map_page, pattern) end)
+	return function()
+		local e = it()
+		if e then return e[1], e[2] end
+	end
+end
+
+Map.__pairs = function(self) return self:pairs() end
+-- #m: the number of entries (it raises when Redis cannot answer)
+Map.__len = function(self)
+	local n, m = self:size()
+	if n == nil then error(m, 2) end
+	return n
+end
+
 local List = grid_factories.list
 local function lua_index(k)
 	if k > 0 then return k - 1 end

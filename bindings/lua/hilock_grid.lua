@@ -175,10 +175,42 @@ return function(G)
 	function Map:remove(...) return call(self, 0x0902, "remove", "b", "bytes", ...) end
 	--- map:size(): The number of entries.
 	function Map:size(...) return call(self, 0x0903, "size", "", "i64", ...) end
-	--- map:get_all(keys): The entries of the keys present, in one round trip.
+	--- map:get_all(keys): The entries of the keys present, in one round trip (HMGET; none asked: no round trip).
 	function Map:get_all(...) return call(self, 0x0904, "get_all", "*", "map", ...) end
-	--- map:scan(cursor, count): One page of entries from cursor ("0" to start).
-	function Map:scan(...) return call(self, 0x0905, "scan", "bi?", "page:map", ...) end
+	--- map:scan(cursor, count, pattern): One page of entries from cursor ("0" to start), about count of them; with pattern (Redis's glob), only the keys that match it.
+	function Map:scan(...) return call(self, 0x0905, "scan", "bi?b?", "page:map", ...) end
+	--- map:put_if_absent(key, value): Set key to value unless it is present: nil when it was set, else the value there (left as it is).
+	function Map:put_if_absent(...) return call(self, 0x0906, "put_if_absent", "bb", "bytes", ...) end
+	--- map:fast_put(key, value): Set key to value: true if key was new, false if its value was replaced.
+	function Map:fast_put(...) return call(self, 0x0907, "fast_put", "bb", "bool", ...) end
+	--- map:fast_put_if_absent(key, value): Set key to value unless it is present: true if it was set.
+	function Map:fast_put_if_absent(...) return call(self, 0x0908, "fast_put_if_absent", "bb", "bool", ...) end
+	--- map:put_if_exists(key, value): Set key to value only if it is present: the value before, nil (and nothing set) when absent.
+	function Map:put_if_exists(...) return call(self, 0x0909, "put_if_exists", "bb", "bytes", ...) end
+	--- map:replace(key, value): Replace key's value if it is present: the value before, nil (and nothing set) when absent.
+	function Map:replace(...) return call(self, 0x090a, "replace", "bb", "bytes", ...) end
+	--- map:replace_if(key, old, value): Set key to value only if its value is old, byte for byte: true if it was.
+	function Map:replace_if(...) return call(self, 0x090b, "replace_if", "bbb", "bool", ...) end
+	--- map:remove_if(key, value): Remove key only if its value is value, byte for byte: true if it was.
+	function Map:remove_if(...) return call(self, 0x090c, "remove_if", "bb", "bool", ...) end
+	--- map:fast_remove(keys): Remove the keys (HDEL, one round trip): how many were present (none given: 0, no round trip).
+	function Map:fast_remove(...) return call(self, 0x090d, "fast_remove", "*", "i64", ...) end
+	--- map:contains_key(key): True if key is present.
+	function Map:contains_key(...) return call(self, 0x090e, "contains_key", "b", "bool", ...) end
+	--- map:value_size(key): The length in bytes of key's value, 0 when absent.
+	function Map:value_size(...) return call(self, 0x090f, "value_size", "b", "i64", ...) end
+	--- map:add_and_get(key, delta): Add delta to the number at key (0 when absent): the sum. Kept as a decimal string, as Redisson's addAndGet on a StringCodec map.
+	function Map:add_and_get(...) return call(self, 0x0911, "add_and_get", "bd", "f64", ...) end
+	--- map:set(key, value): Set key to value, answering nothing (sent again after a lost reply: setting twice leaves the same).
+	function Map:set(...) return call(self, 0x0912, "set", "bb", "none", ...) end
+	--- map:fast_put_if_exists(key, value): Set key to value only if it is present: true if it was.
+	function Map:fast_put_if_exists(...) return call(self, 0x0913, "fast_put_if_exists", "bb", "bool", ...) end
+	--- map:fast_replace(key, value): Replace key's value if it is present: true if it was.
+	function Map:fast_replace(...) return call(self, 0x0914, "fast_replace", "bb", "bool", ...) end
+	--- map:random_keys(count): Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a negative count: -count keys that may repeat).
+	function Map:random_keys(...) return call(self, 0x0915, "random_keys", "i", "list", ...) end
+	--- map:random_entries(count): Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+).
+	function Map:random_entries(...) return call(self, 0x0916, "random_entries", "i", "map", ...) end
 
 	-- list (Redisson RList): A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
 	local List = new_kind("list", 13)

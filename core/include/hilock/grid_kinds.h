@@ -99,6 +99,23 @@ enum {
 	HL_OP_MAP_SIZE = 0x0903,
 	HL_OP_MAP_GET_ALL = 0x0904,
 	HL_OP_MAP_SCAN = 0x0905,
+	HL_OP_MAP_PUT_IF_ABSENT = 0x0906,
+	HL_OP_MAP_FAST_PUT = 0x0907,
+	HL_OP_MAP_FAST_PUT_IF_ABSENT = 0x0908,
+	HL_OP_MAP_PUT_IF_EXISTS = 0x0909,
+	HL_OP_MAP_REPLACE = 0x090a,
+	HL_OP_MAP_REPLACE_IF = 0x090b,
+	HL_OP_MAP_REMOVE_IF = 0x090c,
+	HL_OP_MAP_FAST_REMOVE = 0x090d,
+	HL_OP_MAP_CONTAINS_KEY = 0x090e,
+	HL_OP_MAP_VALUE_SIZE = 0x090f,
+	HL_OP_MAP_PUT_ALL = 0x0910,
+	HL_OP_MAP_ADD_AND_GET = 0x0911,
+	HL_OP_MAP_SET = 0x0912,
+	HL_OP_MAP_FAST_PUT_IF_EXISTS = 0x0913,
+	HL_OP_MAP_FAST_REPLACE = 0x0914,
+	HL_OP_MAP_RANDOM_KEYS = 0x0915,
+	HL_OP_MAP_RANDOM_ENTRIES = 0x0916,
 	HL_OP_LIST_ADD = 0x0d00,
 	HL_OP_LIST_ADD_ALL = 0x0d01,
 	HL_OP_LIST_GET = 0x0d02,
@@ -475,13 +492,75 @@ HL_EXTERN int hl_map_put(hl_value **out, hl_object *obj, const void *key, size_t
 HL_EXTERN int hl_map_remove(hl_value **out, hl_object *obj, const void *key, size_t key_len);
 /* The number of entries. *out (may be NULL). */
 HL_EXTERN int hl_map_size(int64_t *out, hl_object *obj);
-/* The entries of the keys present, in one round trip. *out = a new
- * HL_VALUE_ARRAY of keys and values, alternating, the caller's to free. */
+/* The entries of the keys present, in one round trip (HMGET; none asked: no
+ * round trip). *out = a new HL_VALUE_ARRAY of keys and values, alternating,
+ * the caller's to free. */
 HL_EXTERN int hl_map_get_all(hl_value **out, hl_object *obj, const void *const *keys, const size_t *keys_lens, size_t keys_count);
-/* One page of entries from cursor ("0" to start). *out = a new
+/* One page of entries from cursor ("0" to start), about count of them; with
+ * pattern (Redis's glob), only the keys that match it. *out = a new
  * HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, "0" after the last page)
- * and the page as for a map result, the caller's to free. */
-HL_EXTERN int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
+ * and the page as for a map result, the caller's to free. pattern may be
+ * NULL (absent). */
+HL_EXTERN int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count, const void *pattern, size_t pattern_len);
+/* Set key to value unless it is present: nil when it was set, else the
+ * value there (left as it is). *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_put_if_absent(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value: true if key was new, false if its value was replaced.
+ * *out = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_put(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value unless it is present: true if it was set. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_put_if_absent(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value only if it is present: the value before, nil (and
+ * nothing set) when absent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_put_if_exists(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Replace key's value if it is present: the value before, nil (and nothing
+ * set) when absent. *out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL),
+ * the caller's to free (out may be NULL unless it reads). HL_EINDOUBT if
+ * its reply was lost after it may have run. */
+HL_EXTERN int hl_map_replace(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value only if its value is old, byte for byte: true if it was.
+ * *out = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_replace_if(int *out, hl_object *obj, const void *key, size_t key_len, const void *old, size_t old_len, const void *value, size_t value_len);
+/* Remove key only if its value is value, byte for byte: true if it was.
+ * *out = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_remove_if(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Remove the keys (HDEL, one round trip): how many were present (none
+ * given: 0, no round trip). *out (may be NULL). HL_EINDOUBT if its reply
+ * was lost after it may have run. */
+HL_EXTERN int hl_map_fast_remove(int64_t *out, hl_object *obj, const void *const *keys, const size_t *keys_lens, size_t keys_count);
+/* True if key is present. *out = 1 or 0. */
+HL_EXTERN int hl_map_contains_key(int *out, hl_object *obj, const void *key, size_t key_len);
+/* The length in bytes of key's value, 0 when absent. *out (may be NULL). */
+HL_EXTERN int hl_map_value_size(int64_t *out, hl_object *obj, const void *key, size_t key_len);
+/* Set many entries in one round trip (HMSET): keys and values alternating
+ * (an odd count is refused; none: no round trip). */
+HL_EXTERN int hl_map_put_all(hl_object *obj, const void *const *pairs, const size_t *pairs_lens, size_t pairs_count);
+/* Add delta to the number at key (0 when absent): the sum. Kept as a
+ * decimal string, as Redisson's addAndGet on a StringCodec map. *out (may
+ * be NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_add_and_get(double *out, hl_object *obj, const void *key, size_t key_len, double delta);
+/* Set key to value, answering nothing (sent again after a lost reply:
+ * setting twice leaves the same). */
+HL_EXTERN int hl_map_set(hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Set key to value only if it is present: true if it was. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_put_if_exists(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Replace key's value if it is present: true if it was. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len);
+/* Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a
+ * negative count: -count keys that may repeat). *out = a new HL_VALUE_ARRAY
+ * of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_map_random_keys(hl_value **out, hl_object *obj, int64_t count);
+/* Up to count distinct entries picked at random (HRANDFIELD WITHVALUES,
+ * Redis 6.2+). *out = a new HL_VALUE_ARRAY of keys and values, alternating,
+ * the caller's to free. */
+HL_EXTERN int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count);
 
 /* ---- list (RList) ---- */
 

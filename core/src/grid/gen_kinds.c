@@ -16,6 +16,9 @@ int hl__bloom_filter_contains_all(hl_gridcall *call);
 int hl__bloom_filter_contains_each(hl_gridcall *call);
 int hl__bloom_filter_count(hl_gridcall *call);
 int hl__bloom_filter_try_init(hl_gridcall *call);
+int hl__map_fast_remove(hl_gridcall *call);
+int hl__map_get_all(hl_gridcall *call);
+int hl__map_put_all(hl_gridcall *call);
 int hl__rate_limiter_acquire(hl_gridcall *call);
 int hl__rate_limiter_available_permits(hl_gridcall *call);
 int hl__rate_limiter_release(hl_gridcall *call);
@@ -867,24 +870,44 @@ static const char *const rate_limiter_keys[] = {NULL, ":value", ":value:%client"
 
 /* ---- map ---- */
 
-static const hl_script_def map_script_get_all = {
-	"map.get_all", "c0ea362a3d8e397ff0183846587b44d1c3dcefb9",
-	"local vals = redis.call('hmget', KEYS[1], unpack(ARGV))\n"
-	"local out = {}\n"
-	"for i, v in ipairs(ARGV) do\n"
-	"  if vals[i] then out[#out + 1] = v; out[#out + 1] = vals[i] end\n"
+const hl_script_def hl__script_map_fast_replace = {
+	"map.fast_replace", "45348e33dff50d576512a109b492e72973a583de",
+	"if redis.call('hexists', KEYS[1], ARGV[1]) == 1 then\n"
+	"  redis.call('hset', KEYS[1], ARGV[1], ARGV[2])\n"
+	"  return 1\n"
 	"end\n"
-	"return out\n"
+	"return 0\n"
 	""};
 
-static const hl_script_def map_script_put = {
+const hl_script_def hl__script_map_put = {
 	"map.put", "9a32a38010073b346c70201bc62a9fc0d6f7f22d",
 	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
 	"redis.call('hset', KEYS[1], ARGV[1], ARGV[2])\n"
 	"return old\n"
 	""};
 
-static const hl_script_def map_script_remove_marked = {
+const hl_script_def hl__script_map_put_if_absent = {
+	"map.put_if_absent", "7ad99db817ca1625a1674551703fb6703ac7cd10",
+	"if redis.call('hsetnx', KEYS[1], ARGV[1], ARGV[2]) == 1 then return nil end\n"
+	"return redis.call('hget', KEYS[1], ARGV[1])\n"
+	""};
+
+const hl_script_def hl__script_map_remove = {
+	"map.remove", "2c81f1b079e956fcb8930b6c36fb3f458044ee7e",
+	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
+	"if old then redis.call('hdel', KEYS[1], ARGV[1]) end\n"
+	"return old\n"
+	""};
+
+const hl_script_def hl__script_map_remove_if = {
+	"map.remove_if", "2cb478109f6b990b412c8519154046791e41d89e",
+	"if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then\n"
+	"  return redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"end\n"
+	"return 0\n"
+	""};
+
+const hl_script_def hl__script_map_remove_marked = {
 	"map.remove_marked", "6029222b1c48786e2bd4f6930f0f3fef69bfb3ad",
 	"local hl_mark = table.remove(KEYS)\n"
 	"local hl_ttl = table.remove(ARGV)\n"
@@ -897,6 +920,22 @@ static const hl_script_def map_script_remove_marked = {
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
 	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_map_replace = {
+	"map.replace", "452be41da1a29c7a39065b5433ffa529549402b4",
+	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
+	"if old then redis.call('hset', KEYS[1], ARGV[1], ARGV[2]) end\n"
+	"return old\n"
+	""};
+
+const hl_script_def hl__script_map_replace_if = {
+	"map.replace_if", "88fe9c7a7b07984b03b78e6f390308636d4191c9",
+	"if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then\n"
+	"  redis.call('hset', KEYS[1], ARGV[1], ARGV[3])\n"
+	"  return 1\n"
+	"end\n"
+	"return 0\n"
 	""};
 
 static const hl_argdef map_get_args[] = {
@@ -926,27 +965,175 @@ static const hl_tok map_size_toks[] = {
 static const hl_argdef map_get_all_args[] = {
 	{"keys", HL_T_LIST, 0, 0, 0},
 };
-static const hl_tok map_get_all_toks[] = {
-	{HL_TOK_KEY, 0, NULL},
-	{HL_TOK_LIST, 0, NULL}};
 static const hl_argdef map_scan_args[] = {
 	{"cursor", HL_T_BYTES, 0, 0, 0},
 	{"count", HL_T_I64, 0, 1, 100},
+	{"pattern", HL_T_BYTES, 1, 0, 0},
 };
 static const hl_tok map_scan_toks[] = {
 	{HL_TOK_LIT, 5, "HSCAN"},
 	{HL_TOK_KEY, 0, NULL},
 	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_OPT, 2, NULL},
+	{HL_TOK_LIT, 5, "MATCH"},
+	{HL_TOK_ARG, 2, NULL},
+	{HL_TOK_END, 0, NULL},
 	{HL_TOK_LIT, 5, "COUNT"},
 	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_put_if_absent_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_put_if_absent_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_put_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_put_toks[] = {
+	{HL_TOK_LIT, 4, "HSET"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_put_if_absent_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_put_if_absent_toks[] = {
+	{HL_TOK_LIT, 6, "HSETNX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_put_if_exists_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_put_if_exists_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_replace_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_replace_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_replace_if_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"old", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_replace_if_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 2, NULL}};
+static const hl_argdef map_remove_if_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_remove_if_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_remove_args[] = {
+	{"keys", HL_T_LIST, 0, 0, 0},
+};
+static const hl_argdef map_contains_key_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_contains_key_toks[] = {
+	{HL_TOK_LIT, 7, "HEXISTS"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef map_value_size_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_value_size_toks[] = {
+	{HL_TOK_LIT, 7, "HSTRLEN"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef map_put_all_args[] = {
+	{"pairs", HL_T_LIST, 0, 0, 0},
+};
+static const hl_argdef map_add_and_get_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"delta", HL_T_F64, 0, 0, 0},
+};
+static const hl_tok map_add_and_get_toks[] = {
+	{HL_TOK_LIT, 12, "HINCRBYFLOAT"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_set_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_set_toks[] = {
+	{HL_TOK_LIT, 4, "HSET"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_put_if_exists_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_put_if_exists_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_fast_replace_args[] = {
+	{"key", HL_T_BYTES, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok map_fast_replace_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef map_random_keys_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok map_random_keys_toks[] = {
+	{HL_TOK_LIT, 10, "HRANDFIELD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef map_random_entries_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok map_random_entries_toks[] = {
+	{HL_TOK_LIT, 10, "HRANDFIELD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_LIT, 10, "WITHVALUES"}};
 
 static const hl_opdef map_ops[] = {
 	{HL_OP_MAP_GET, "get", HL_MODE_READ, HL_R_BYTES, 1, map_get_args, NULL, 0, map_get_toks, 3, NULL},
-	{HL_OP_MAP_PUT, "put", HL_MODE_ONCE, HL_R_BYTES, 2, map_put_args, &map_script_put, 1, map_put_toks, 3, NULL},
-	{HL_OP_MAP_REMOVE, "remove", HL_MODE_MARK, HL_R_BYTES, 1, map_remove_args, &map_script_remove_marked, 1, map_remove_toks, 2, NULL},
+	{HL_OP_MAP_PUT, "put", HL_MODE_ONCE, HL_R_BYTES, 2, map_put_args, &hl__script_map_put, 1, map_put_toks, 3, NULL},
+	{HL_OP_MAP_REMOVE, "remove", HL_MODE_MARK, HL_R_BYTES, 1, map_remove_args, &hl__script_map_remove_marked, 1, map_remove_toks, 2, NULL},
 	{HL_OP_MAP_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, map_size_toks, 2, NULL},
-	{HL_OP_MAP_GET_ALL, "get_all", HL_MODE_READ, HL_R_MAP, 1, map_get_all_args, &map_script_get_all, 1, map_get_all_toks, 2, NULL},
-	{HL_OP_MAP_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_MAP, 2, map_scan_args, NULL, 0, map_scan_toks, 5, NULL},
+	{HL_OP_MAP_GET_ALL, "get_all", HL_MODE_READ, HL_R_MAP, 1, map_get_all_args, NULL, 0, NULL, 0, hl__map_get_all},
+	{HL_OP_MAP_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_MAP, 3, map_scan_args, NULL, 0, map_scan_toks, 9, NULL},
+	{HL_OP_MAP_PUT_IF_ABSENT, "put_if_absent", HL_MODE_ONCE, HL_R_BYTES, 2, map_put_if_absent_args, &hl__script_map_put_if_absent, 1, map_put_if_absent_toks, 3, NULL},
+	{HL_OP_MAP_FAST_PUT, "fast_put", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_put_args, NULL, 0, map_fast_put_toks, 4, NULL},
+	{HL_OP_MAP_FAST_PUT_IF_ABSENT, "fast_put_if_absent", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_put_if_absent_args, NULL, 0, map_fast_put_if_absent_toks, 4, NULL},
+	{HL_OP_MAP_PUT_IF_EXISTS, "put_if_exists", HL_MODE_ONCE, HL_R_BYTES, 2, map_put_if_exists_args, &hl__script_map_replace, 1, map_put_if_exists_toks, 3, NULL},
+	{HL_OP_MAP_REPLACE, "replace", HL_MODE_ONCE, HL_R_BYTES, 2, map_replace_args, &hl__script_map_replace, 1, map_replace_toks, 3, NULL},
+	{HL_OP_MAP_REPLACE_IF, "replace_if", HL_MODE_ONCE, HL_R_BOOL, 3, map_replace_if_args, &hl__script_map_replace_if, 1, map_replace_if_toks, 4, NULL},
+	{HL_OP_MAP_REMOVE_IF, "remove_if", HL_MODE_ONCE, HL_R_BOOL, 2, map_remove_if_args, &hl__script_map_remove_if, 1, map_remove_if_toks, 3, NULL},
+	{HL_OP_MAP_FAST_REMOVE, "fast_remove", HL_MODE_ONCE, HL_R_I64, 1, map_fast_remove_args, NULL, 0, NULL, 0, hl__map_fast_remove},
+	{HL_OP_MAP_CONTAINS_KEY, "contains_key", HL_MODE_READ, HL_R_BOOL, 1, map_contains_key_args, NULL, 0, map_contains_key_toks, 3, NULL},
+	{HL_OP_MAP_VALUE_SIZE, "value_size", HL_MODE_READ, HL_R_I64, 1, map_value_size_args, NULL, 0, map_value_size_toks, 3, NULL},
+	{HL_OP_MAP_PUT_ALL, "put_all", HL_MODE_IDEM, HL_R_NONE, 1, map_put_all_args, NULL, 0, NULL, 0, hl__map_put_all},
+	{HL_OP_MAP_ADD_AND_GET, "add_and_get", HL_MODE_ONCE, HL_R_F64, 2, map_add_and_get_args, NULL, 0, map_add_and_get_toks, 4, NULL},
+	{HL_OP_MAP_SET, "set", HL_MODE_IDEM, HL_R_NONE, 2, map_set_args, NULL, 0, map_set_toks, 4, NULL},
+	{HL_OP_MAP_FAST_PUT_IF_EXISTS, "fast_put_if_exists", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_put_if_exists_args, &hl__script_map_fast_replace, 1, map_fast_put_if_exists_toks, 3, NULL},
+	{HL_OP_MAP_FAST_REPLACE, "fast_replace", HL_MODE_ONCE, HL_R_BOOL, 2, map_fast_replace_args, &hl__script_map_fast_replace, 1, map_fast_replace_toks, 3, NULL},
+	{HL_OP_MAP_RANDOM_KEYS, "random_keys", HL_MODE_READ, HL_R_LIST, 1, map_random_keys_args, NULL, 0, map_random_keys_toks, 3, NULL},
+	{HL_OP_MAP_RANDOM_ENTRIES, "random_entries", HL_MODE_READ, HL_R_MAP, 1, map_random_entries_args, NULL, 0, map_random_entries_toks, 4, NULL},
 };
 
 static const char *const map_keys[] = {NULL};
@@ -1451,7 +1638,7 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_DOUBLE_ADDER, "double_adder", 1, double_adder_keys, 6, double_adder_ops, &hl__hooks_adder},
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
-	{HL_KIND_MAP, "map", 1, map_keys, 6, map_ops, NULL},
+	{HL_KIND_MAP, "map", 1, map_keys, 23, map_ops, NULL},
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
@@ -2042,12 +2229,152 @@ int hl_map_get_all(hl_value **out, hl_object *obj, const void *const *keys, cons
 	return rc;
 }
 
-int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)
+int hl_map_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count, const void *pattern, size_t pattern_len)
 {
-	hl_arg a[2];
+	hl_arg a[3];
 	a[0] = hl__arg_bytes(cursor, cursor_len);
 	a[1] = hl__arg_int(count);
-	return hl__grid_value(out, obj, HL_OP_MAP_SCAN, a, 2);
+	a[2] = pattern ? hl__arg_bytes(pattern, pattern_len) : hl__arg_none();
+	return hl__grid_value(out, obj, HL_OP_MAP_SCAN, a, 3);
+}
+
+int hl_map_put_if_absent(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_PUT_IF_ABSENT, a, 2);
+}
+
+int hl_map_fast_put(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_PUT, a, 2);
+}
+
+int hl_map_fast_put_if_absent(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_PUT_IF_ABSENT, a, 2);
+}
+
+int hl_map_put_if_exists(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_PUT_IF_EXISTS, a, 2);
+}
+
+int hl_map_replace(hl_value **out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_value(out, obj, HL_OP_MAP_REPLACE, a, 2);
+}
+
+int hl_map_replace_if(int *out, hl_object *obj, const void *key, size_t key_len, const void *old, size_t old_len, const void *value, size_t value_len)
+{
+	hl_arg a[3];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(old, old_len);
+	a[2] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_REPLACE_IF, a, 3);
+}
+
+int hl_map_remove_if(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_REMOVE_IF, a, 2);
+}
+
+int hl_map_fast_remove(int64_t *out, hl_object *obj, const void *const *keys, const size_t *keys_lens, size_t keys_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, keys, keys_lens, keys_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_MAP_FAST_REMOVE, a, 0 + keys_count);
+	free(a);
+	return rc;
+}
+
+int hl_map_contains_key(int *out, hl_object *obj, const void *key, size_t key_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(key, key_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_CONTAINS_KEY, a, 1);
+}
+
+int hl_map_value_size(int64_t *out, hl_object *obj, const void *key, size_t key_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(key, key_len);
+	return hl__grid_i64(out, obj, HL_OP_MAP_VALUE_SIZE, a, 1);
+}
+
+int hl_map_put_all(hl_object *obj, const void *const *pairs, const size_t *pairs_lens, size_t pairs_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, pairs, pairs_lens, pairs_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_none(obj, HL_OP_MAP_PUT_ALL, a, 0 + pairs_count);
+	free(a);
+	return rc;
+}
+
+int hl_map_add_and_get(double *out, hl_object *obj, const void *key, size_t key_len, double delta)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_double(delta);
+	return hl__grid_f64(out, obj, HL_OP_MAP_ADD_AND_GET, a, 2);
+}
+
+int hl_map_set(hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_MAP_SET, a, 2);
+}
+
+int hl_map_fast_put_if_exists(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_PUT_IF_EXISTS, a, 2);
+}
+
+int hl_map_fast_replace(int *out, hl_object *obj, const void *key, size_t key_len, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(key, key_len);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_MAP_FAST_REPLACE, a, 2);
+}
+
+int hl_map_random_keys(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_MAP_RANDOM_KEYS, a, 1);
+}
+
+int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_MAP_RANDOM_ENTRIES, a, 1);
 }
 
 int hl_list_new(hl_object **out, hl_client *client, const void *name,

@@ -225,6 +225,11 @@ int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
 int hl__raw_words(int argc, const char *const *argv, const size_t *lens);
 int hl__raw_reply(hl_value **out, hl_reply *r, const char *cmd);
 
+/* The map's custom operations (map.c). */
+int hl__map_get_all(hl_gridcall *call);
+int hl__map_fast_remove(hl_gridcall *call);
+int hl__map_put_all(hl_gridcall *call);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

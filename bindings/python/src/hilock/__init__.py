@@ -55,6 +55,7 @@ from ._grid_gen import __all__ as _grid_all
 from ._grid_rate_limiter import RateLimiter
 from ._grid_list import List
 from ._grid_queue import Deque, Queue
+from ._grid_map import Map
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -101,4 +102,5 @@ __all__ = [
     "List",
     "Queue",
     "Deque",
+    "Map",
 ] + list(_grid_all)

@@ -9,6 +9,9 @@ if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
 
 if TYPE_CHECKING:
+    from ._grid_map import Map
+
+if TYPE_CHECKING:
     from ._grid_list import List
 
 if TYPE_CHECKING:
@@ -17,7 +20,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_deque import Deque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map", "ListBase", "QueueBase", "DequeBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "ListBase", "QueueBase", "DequeBase"]
 
 
 class Bucket(GridObject):
@@ -534,7 +537,7 @@ class RateLimiterBase(GridObject):
         check(lib.hl_rate_limiter_release(self._h, _i64(permits, 'permits')))
 
 
-class Map(GridObject):
+class MapBase(GridObject):
     """A hash of byte keys to byte values under one key: get, put, remove, bulk reads and writes
     in one round trip, and iteration by cursor.
 
@@ -573,15 +576,151 @@ class Map(GridObject):
         return int(out[0])
 
     def get_all(self, *keys: Value) -> dict[bytes, bytes]:
-        """The entries of the keys present, in one round trip."""
+        """The entries of the keys present, in one round trip (HMGET; none asked: no round trip)."""
         return _as_map(self._call(0x0904, *[_bytes(x, 'keys') for x in keys]))
 
-    def scan(self, cursor: Value, count: int = 100) -> tuple[bytes, list[tuple[bytes, bytes]]]:
-        """One page of entries from cursor ("0" to start)."""
+    def scan(self, cursor: Value, count: int = 100, pattern: Optional[Value] = None) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """One page of entries from cursor ("0" to start), about count of them; with pattern (Redis's
+        glob), only the keys that match it."""
         _bcursor = _bytes(cursor, 'cursor')
+        _bpattern = None if pattern is None else _bytes(pattern, 'pattern')
         out = _out('hl_value **')
-        check(lib.hl_map_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count')))
+        check(lib.hl_map_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count'), NULL if _bpattern is None else _bpattern, 0 if _bpattern is None else len(_bpattern)))
         return _page(_take(out[0]), _pairs)
+
+    def put_if_absent(self, key: Value, value: Value) -> Optional[bytes]:
+        """Set key to value unless it is present: None when it was set, else the value there (left as
+        it is). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
+        twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('hl_value **')
+        check(lib.hl_map_put_if_absent(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return _take(out[0])
+
+    def fast_put(self, key: Value, value: Value) -> bool:
+        """Set key to value: true if key was new, false if its value was replaced. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_put(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def fast_put_if_absent(self, key: Value, value: Value) -> bool:
+        """Set key to value unless it is present: true if it was set. Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_put_if_absent(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def put_if_exists(self, key: Value, value: Value) -> Optional[bytes]:
+        """Set key to value only if it is present: the value before, None (and nothing set) when
+        absent. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
+        twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('hl_value **')
+        check(lib.hl_map_put_if_exists(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return _take(out[0])
+
+    def replace(self, key: Value, value: Value) -> Optional[bytes]:
+        """Replace key's value if it is present: the value before, None (and nothing set) when
+        absent. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
+        twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('hl_value **')
+        check(lib.hl_map_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return _take(out[0])
+
+    def replace_if(self, key: Value, old: Value, value: Value) -> bool:
+        """Set key to value only if its value is old, byte for byte: true if it was. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bold = _bytes(old, 'old')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_replace_if(out, self._h, _bkey, len(_bkey), _bold, len(_bold), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def remove_if(self, key: Value, value: Value) -> bool:
+        """Remove key only if its value is value, byte for byte: true if it was. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_remove_if(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def fast_remove(self, *keys: Value) -> int:
+        """Remove the keys (HDEL, one round trip): how many were present (none given: 0, no round
+        trip). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
+        twice)."""
+        return int(self._call(0x090d, *[_bytes(x, 'keys') for x in keys]))
+
+    def contains_key(self, key: Value) -> bool:
+        """True if key is present."""
+        _bkey = _bytes(key, 'key')
+        out = _out('int *')
+        check(lib.hl_map_contains_key(out, self._h, _bkey, len(_bkey)))
+        return bool(out[0])
+
+    def value_size(self, key: Value) -> int:
+        """The length in bytes of key's value, 0 when absent."""
+        _bkey = _bytes(key, 'key')
+        out = _out('int64_t *')
+        check(lib.hl_map_value_size(out, self._h, _bkey, len(_bkey)))
+        return int(out[0])
+
+    def add_and_get(self, key: Value, delta: float) -> float:
+        """Add delta to the number at key (0 when absent): the sum. Kept as a decimal string, as
+        Redisson's addAndGet on a StringCodec map. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        out = _out('double *')
+        check(lib.hl_map_add_and_get(out, self._h, _bkey, len(_bkey), _f64(delta, 'delta')))
+        return float(out[0])
+
+    def set(self, key: Value, value: Value) -> None:
+        """Set key to value, answering nothing (sent again after a lost reply: setting twice leaves
+        the same)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        check(lib.hl_map_set(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+
+    def fast_put_if_exists(self, key: Value, value: Value) -> bool:
+        """Set key to value only if it is present: true if it was. Raises OutcomeUnknown when its
+        reply is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_put_if_exists(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def fast_replace(self, key: Value, value: Value) -> bool:
+        """Replace key's value if it is present: true if it was. Raises OutcomeUnknown when its reply
+        is lost after it may have run (never applied twice)."""
+        _bkey = _bytes(key, 'key')
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_map_fast_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def random_keys(self, count: int) -> list[Optional[bytes]]:
+        """Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a negative count:
+        -count keys that may repeat)."""
+        out = _out('hl_value **')
+        check(lib.hl_map_random_keys(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def random_entries(self, count: int) -> dict[bytes, bytes]:
+        """Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+)."""
+        out = _out('hl_value **')
+        check(lib.hl_map_random_entries(out, self._h, _i64(count, 'count')))
+        return _as_map(_take(out[0]))
 
 
 class ListBase(GridObject):
@@ -937,8 +1076,10 @@ class GridFactories:
 
         return RateLimiter(self, name)  # type: ignore[arg-type]
 
-    def map(self, name: Value) -> Map:
+    def map(self, name: Value) -> "Map":
         """The map called ``name`` (Redisson ``RMap``). No round trip."""
+        from ._grid_map import Map
+
         return Map(self, name)  # type: ignore[arg-type]
 
     def list(self, name: Value) -> "List":
