@@ -2430,7 +2430,8 @@ local function check_object(self, fname, level)
 end
 
 -- Check and convert the arguments against the op's signature (b bytes, i
--- integer, d number, m seconds, t boolean, ? optional, * the rest bytes).
+-- integer, d number, s number or +-inf, m seconds, t boolean, ? optional, * the
+-- rest bytes).
 local sub = string.sub
 local function grid_args(fname, sig, ...)
 	local args, n, pos = {}, select("#", ...), 1
@@ -2459,6 +2460,31 @@ local function grid_args(fname, sig, ...)
 				if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
 					argerror(pos, fname, "finite number expected", 3)
 				end
+				v = v + 0.0
+			elseif t == "p" then -- scored pairs: {member = score} or {{member, score}, ...}
+				if type(v) ~= "table" then argerror(pos, fname, "table expected, got " .. type(v), 3) end
+				local flat = {}
+				local function put(m, s)
+					if type(m) ~= "string" then argerror(pos, fname, "member: string expected, got " .. type(m), 3) end
+					if type(s) ~= "number" or s ~= s or s == huge or s == -huge then
+						argerror(pos, fname, "score: finite number expected", 3)
+					end
+					flat[#flat + 1] = s + 0.0
+					flat[#flat + 1] = m
+				end
+				if v[1] ~= nil then
+					for _, e in ipairs(v) do
+						if type(e) ~= "table" then argerror(pos, fname, "{member, score} pairs expected", 3) end
+						put(e[1], e[2])
+					end
+				else
+					for m, s in pairs(v) do put(m, s) end
+				end
+				if pos < n then argerror(pos + 1, fname, "too many arguments", 3) end
+				for k = 1, #flat do args[pos + k - 1] = flat[k] end
+				return args, pos - 1 + #flat -- the last argument
+			elseif t == "s" then -- a score range's end: may be infinite
+				if type(v) ~= "number" or v ~= v then argerror(pos, fname, "number expected", 3) end
 				v = v + 0.0
 			elseif t == "m" then
 				if type(v) ~= "number" or v <= 0 then argerror(pos, fname, "positive number of seconds expected", 3) end
