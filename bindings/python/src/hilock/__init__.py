@@ -53,6 +53,8 @@ from ._grid import GridObject
 from ._grid_gen import *  # noqa: F401,F403  (the grid's kinds)
 from ._grid_gen import __all__ as _grid_all
 from ._grid_rate_limiter import RateLimiter
+from ._grid_scored_sorted_set import ScoredSortedSet
+from ._grid_set import Set
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -96,4 +98,6 @@ __all__ = [
     "__version__",
     "GridObject",
     "RateLimiter",
+    "Set",
+    "ScoredSortedSet",
 ] + list(_grid_all)

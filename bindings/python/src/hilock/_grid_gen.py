@@ -8,7 +8,13 @@ from ._lowlevel import NULL, check, lib
 if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map", "Set", "ScoredSortedSet"]
+if TYPE_CHECKING:
+    from ._grid_set import Set
+
+if TYPE_CHECKING:
+    from ._grid_scored_sorted_set import ScoredSortedSet
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map", "SetBase", "ScoredSortedSetBase"]
 
 
 class Bucket(GridObject):
@@ -575,7 +581,7 @@ class Map(GridObject):
         return _page(_take(out[0]), _pairs)
 
 
-class Set(GridObject):
+class SetBase(GridObject):
     """A set of byte members under one key: add, remove, membership, random members and pops,
     bulk adds and removes in one round trip, and iteration by cursor (SSCAN), never one reply
     with the whole set.
@@ -661,7 +667,7 @@ class Set(GridObject):
         return _page(_take(out[0]), None)
 
 
-class ScoredSortedSet(GridObject):
+class ScoredSortedSetBase(GridObject):
     """A sorted set of byte members with double scores under one key: adds, scores and ranks,
     first/last and polls from either end, ranges by rank and by score, and iteration by cursor
     (ZSCAN) or in rank order by pages. Scores are finite (NaN and the infinities are refused,
@@ -877,10 +883,14 @@ class GridFactories:
         """The map called ``name`` (Redisson ``RMap``). No round trip."""
         return Map(self, name)  # type: ignore[arg-type]
 
-    def set(self, name: Value) -> Set:
+    def set(self, name: Value) -> "Set":
         """The set called ``name`` (Redisson ``RSet``). No round trip."""
+        from ._grid_set import Set
+
         return Set(self, name)  # type: ignore[arg-type]
 
-    def scored_sorted_set(self, name: Value) -> ScoredSortedSet:
+    def scored_sorted_set(self, name: Value) -> "ScoredSortedSet":
         """The scored sorted set called ``name`` (Redisson ``RScoredSortedSet``). No round trip."""
+        from ._grid_scored_sorted_set import ScoredSortedSet
+
         return ScoredSortedSet(self, name)  # type: ignore[arg-type]
