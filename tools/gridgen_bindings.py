@@ -267,6 +267,8 @@ def gen_go(kinds):
                 d += " A reply lost after it may have run is ErrInDoubt (never applied twice)."
             if op.result.startswith("page:"):
                 d += " One page: the next cursor (\"0\" after the last page) and its items."
+            if op.result in ("i64?", "f64?"):
+                d += " ok is false (and v 0) for nil."
             o.append("\n// %s: %s\n" % (camel(op.name), "\n// ".join(textwrap.wrap(d, 74))))
             call = "o.call(ctx, 0x%04x, \"%s\"%s)" % (op.number, op.name, "".join(", " + a for a in args)) \
                 if not any(a.endswith("...") for a in args) else \

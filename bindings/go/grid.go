@@ -193,6 +193,7 @@ func argOptDuration(d time.Duration) arg {
 	}
 	return argDuration(d)
 }
+
 // argScored is entries as alternating scores and members (ZADD's order).
 func argScored(entries []ScoredEntry) []arg {
 	out := make([]arg, 0, 2*len(entries))

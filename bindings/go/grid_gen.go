@@ -763,20 +763,22 @@ func (o *ScoredSortedSet) Remove(ctx context.Context, value []byte) (bool, error
 	return v.Bool(), err
 }
 
-// GetScore: The score of value, nil when it is not a member.
+// GetScore: The score of value, nil when it is not a member. ok is false (and v 0) for
+// nil.
 func (o *ScoredSortedSet) GetScore(ctx context.Context, value []byte) (v float64, ok bool, err error) {
 	r, err := o.call(ctx, 0x0b05, "get_score", argBytes(value))
 	return r.Float(), err == nil && !r.IsNil(), err
 }
 
 // Rank: The rank of value (0 for the lowest score), nil when it is not a member.
+// ok is false (and v 0) for nil.
 func (o *ScoredSortedSet) Rank(ctx context.Context, value []byte) (v int64, ok bool, err error) {
 	r, err := o.call(ctx, 0x0b06, "rank", argBytes(value))
 	return r.Int(), err == nil && !r.IsNil(), err
 }
 
 // RevRank: The rank of value from the end (0 for the highest score), nil when it is
-// not a member.
+// not a member. ok is false (and v 0) for nil.
 func (o *ScoredSortedSet) RevRank(ctx context.Context, value []byte) (v int64, ok bool, err error) {
 	r, err := o.call(ctx, 0x0b07, "rev_rank", argBytes(value))
 	return r.Int(), err == nil && !r.IsNil(), err
@@ -794,13 +796,13 @@ func (o *ScoredSortedSet) Last(ctx context.Context) ([]byte, error) {
 	return v.Bytes(), err
 }
 
-// FirstScore: The lowest score, nil when empty.
+// FirstScore: The lowest score, nil when empty. ok is false (and v 0) for nil.
 func (o *ScoredSortedSet) FirstScore(ctx context.Context) (v float64, ok bool, err error) {
 	r, err := o.call(ctx, 0x0b0a, "first_score")
 	return r.Float(), err == nil && !r.IsNil(), err
 }
 
-// LastScore: The highest score, nil when empty.
+// LastScore: The highest score, nil when empty. ok is false (and v 0) for nil.
 func (o *ScoredSortedSet) LastScore(ctx context.Context) (v float64, ok bool, err error) {
 	r, err := o.call(ctx, 0x0b0b, "last_score")
 	return r.Float(), err == nil && !r.IsNil(), err
