@@ -2748,6 +2748,85 @@ function RateLimiter:get_config()
 		keep_alive = v[4] ~= 0 and v[4] / 1000 or nil}
 end
 
+-- The set's and the scored sorted set's idiom (docs/grid.md): #s, and
+-- iteration by cursor pages (SSCAN, ZSCAN: memory stays one page; a
+-- member there for the whole iteration is seen) or, for a scored sorted
+-- set, in rank order by ZRANGE pages. The iterators raise the error of a
+-- failed page (a for loop has no other way to report one).
+local SET_PAGE = 500
+local Set = grid_factories.set
+
+local function size_or_error(self)
+	local n, m = self:size()
+	if n == nil then error(m, 3) end
+	return n
+end
+
+Set.__len = size_or_error
+
+--- s:members([page]) --> iterator over the members (SSCAN pages of
+-- page, default 500): for m in s:members() do ... end
+function Set:members(page)
+	return grid_scan(function(cursor) return self:scan(cursor, page or SET_PAGE) end)
+end
+
+--- pairs(s): member, true for each member (as a Lua set table).
+function Set:__pairs()
+	local it = self:members()
+	return function()
+		local m = it()
+		if m ~= nil then return m, true end
+	end, self, nil
+end
+
+local ScoredSortedSet = grid_factories.scored_sorted_set
+ScoredSortedSet.__len = size_or_error
+
+--- z:entries([page]) --> iterator of member, score (ZSCAN pages, in no
+-- particular order): for m, score in z:entries() do ... end
+function ScoredSortedSet:entries(page)
+	local it = grid_scan(function(cursor) return self:scan(cursor, page or SET_PAGE) end)
+	return function()
+		local e = it()
+		if e then return e[1], e[2] end
+	end
+end
+
+--- pairs(z): member, score for each member (as entries()).
+function ScoredSortedSet:__pairs()
+	return self:entries(), self, nil
+end
+
+--- z:in_order([reverse, [page]]) --> iterator of member, score in rank
+-- order (highest first if reverse) by ZRANGE pages; a change meanwhile
+-- can shift members across pages (one missed or seen twice).
+function ScoredSortedSet:in_order(reverse, page)
+	page = page or SET_PAGE
+	if math_type(page) ~= "integer" or page < 1 then
+		argerror(2, "in_order", "positive integer expected", 2)
+	end
+	local start, items, i, done = 0, {}, 0, false
+	return function()
+		while true do
+			i = i + 1
+			local e = items[i]
+			if e then return e[1], e[2] end
+			if done then return nil end
+			local got, m
+			if reverse then
+				got, m = self:entry_range(-start - page, -start - 1)
+			else
+				got, m = self:entry_range(start, start + page - 1)
+			end
+			if got == nil then error(m, 2) end
+			if reverse then
+				for k = 1, #got // 2 do got[k], got[#got - k + 1] = got[#got - k + 1], got[k] end
+			end
+			items, i, done, start = got, 0, #got < page, start + page
+		end
+	end
+end
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners
