@@ -589,9 +589,10 @@ static void many_values(void)
 		page = hl_value_at(v, 1);
 		HT_EQ(hl_value_len(page) % 2, 0);
 		for (i = 0; i < hl_value_len(page); i += 2) {
+			size_t klen = 0;
 			const char *k =
-			        hl_value_bytes(hl_value_at(page, i), &len);
-			if (len > 1 && k[0] == 'k' && k[1] != 0) {
+			        hl_value_bytes(hl_value_at(page, i), &klen);
+			if (klen > 1 && k[0] == 'k' && k[1] != 0) {
 				int n = atoi(k + 1);
 				if (n >= 0 && n < 1000 && !seen[n]++)
 					total++;

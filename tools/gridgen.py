@@ -17,9 +17,9 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPECS = os.path.join(ROOT, "core", "grid")
 
-ARG_TYPES = {"bytes", "i64", "f64", "ms", "bool", "bytes*"}
+ARG_TYPES = {"bytes", "i64", "f64", "ms", "bool", "bytes*", "bound", "scored*"}
 RESULTS = {"none", "bool", "i64", "f64", "bytes", "value", "list", "map", "scored",
-           "page:list", "page:map", "page:scored"}
+           "page:list", "page:map", "page:scored", "i64?", "f64?"}
 MODES = {"read", "idem", "once", "mark", "local"}
 
 # A "mark" operation's script runs inside this frame: the executor adds a
@@ -41,7 +41,7 @@ return hl_r
 
 
 def c_result(result):
-    return "HL_R_" + result.upper().replace(":", "_")
+    return "HL_R_" + result.upper().replace(":", "_").replace("?", "_OPT")
 
 
 class SpecError(Exception):
@@ -57,12 +57,12 @@ class Arg:
         self.optional = bool(opt)
         if self.type not in ARG_TYPES:
             raise SpecError("%s: unknown type %r" % (where, self.type))
-        if self.type == "bytes*" and (self.optional or self.default):
+        if self.type in ("bytes*", "scored*") and (self.optional or self.default):
             raise SpecError("%s: a list is neither optional nor defaulted" % where)
 
     @property
     def list(self):
-        return self.type == "bytes*"
+        return self.type in ("bytes*", "scored*")
 
 
 class Op:
@@ -155,7 +155,7 @@ def parse_raw(path):
             if kind.keys[0] != "%name":
                 raise SpecError("%s: the first key is %%name" % where)
         elif word == "op":
-            m = re.fullmatch(r"([a-z_][a-z0-9_]*)((?: +[^ >-][^ ]*)*?)(?: +-> +([a-z0-9:]+))?", rest)
+            m = re.fullmatch(r"([a-z_][a-z0-9_]*)((?: +[^ >-][^ ]*)*?)(?: +-> +([a-z0-9:]+\??))?", rest)
             if not m:
                 raise SpecError("%s: op <name> <arg>... [-> result]" % where)
             name, args, result = m.group(1), m.group(2).split(), m.group(3) or "none"
@@ -279,16 +279,20 @@ def c_params(op):
             p.append("const void *%s, size_t %s_len" % (a.name, a.name))
         elif a.type == "bytes*":
             p.append("const void *const *%s, const size_t *%s_lens, size_t %s_count" % (a.name, a.name, a.name))
+        elif a.type == "scored*":  # count pairs: a score and a member
+            p.append("const double *%s_scores, const void *const *%s, const size_t *%s_lens, size_t %s_count" % (
+                a.name, a.name, a.name, a.name))
         elif a.type in ("i64", "ms"):
             p.append("int64_t %s" % a.name)
-        elif a.type == "f64":
+        elif a.type in ("f64", "bound"):
             p.append("double %s" % a.name)
         elif a.type == "bool":
             p.append("int %s" % a.name)
     return p
 
 
-C_OUT = {"none": None, "bool": "int *out", "i64": "int64_t *out", "f64": "double *out"}
+C_OUT = {"none": None, "bool": "int *out", "i64": "int64_t *out", "f64": "double *out",
+         "i64?": "int64_t *out, int *found", "f64?": "double *out, int *found"}
 for _r in RESULTS - set(C_OUT):
     C_OUT[_r] = "hl_value **out"
 
@@ -309,7 +313,11 @@ def c_arg_doc(op):
             notes.append("%s may be NULL (absent)" % a.name)
         elif a.optional and a.type == "ms":
             notes.append("%s -1 when not given" % a.name)
+        elif a.type == "bound":
+            notes.append("%s may be -INFINITY or INFINITY" % a.name)
     out = {"none": "", "bool": "*out = 1 or 0. ", "i64": "*out (may be NULL). ",
+           "i64?": "*found = 1 and *out, or *found = 0 (nil) and *out = 0 (either may be NULL). ",
+           "f64?": "*found = 1 and *out, or *found = 0 (nil) and *out = 0 (either may be NULL). ",
            "f64": "*out (may be NULL). ", "bytes": "*out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). ",
            "value": "*out = a new value, the caller's to free (out may be NULL unless it reads). ",
            "list": "*out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. ",
@@ -430,7 +438,8 @@ def gen_c(kinds):
                 o.append("static const hl_argdef %s_args[] = {\n" % pre)
                 for a in op.args:
                     t = {"bytes": "HL_T_BYTES", "i64": "HL_T_I64", "f64": "HL_T_F64", "ms": "HL_T_MS",
-                         "bool": "HL_T_BOOL", "bytes*": "HL_T_LIST"}[a.type]
+                         "bool": "HL_T_BOOL", "bytes*": "HL_T_LIST", "bound": "HL_T_BOUND",
+                         "scored*": "HL_T_SCORED"}[a.type]
                     d = a.default or "0"
                     o.append("\t{\"%s\", %s, %d, %d, %s},\n" % (a.name, t, int(a.optional), int(a.default is not None), d))
                 o.append("};\n")
@@ -506,10 +515,17 @@ def gen_c(kinds):
                     o.append("\t" + arr + "[%d] = %s < 0 ? hl__arg_none() : hl__arg_int(%s);\n" % (i, a.name, a.name))
                 elif a.type in ("i64", "ms", "bool"):
                     o.append("\t" + arr + "[%d] = hl__arg_int(%s);\n" % (i, a.name))
-                elif a.type == "f64":
+                elif a.type in ("f64", "bound"):
                     o.append("\t" + arr + "[%d] = hl__arg_double(%s);\n" % (i, a.name))
             call = {"none": "hl__grid_none(obj", "bool": "hl__grid_bool(out, obj", "i64": "hl__grid_i64(out, obj",
-                    "f64": "hl__grid_f64(out, obj"}.get(op.result, "hl__grid_value(out, obj")
+                    "f64": "hl__grid_f64(out, obj", "i64?": "hl__grid_i64_opt(out, found, obj",
+                    "f64?": "hl__grid_f64_opt(out, found, obj"}.get(op.result, "hl__grid_value(out, obj")
+            if lst and lst.type == "scored*":
+                o.append("\tif ((rc = hl__arg_scored(&a, %s, %d, %s_scores, %s, %s_lens, %s_count)) != HL_OK)\n"
+                         "\t\treturn rc;\n" % ("f" if n else "NULL", n, lst.name, lst.name, lst.name, lst.name))
+                o.append("\trc = %s, %s, a, %d + 2 * %s_count);\n\tfree(a);\n\treturn rc;\n}\n\n" % (
+                    call, op.cname, n, lst.name))
+                continue
             if lst:
                 o.append("\tif ((rc = hl__arg_list(&a, %s, %d, %s, %s_lens, %s_count)) != HL_OK)\n"
                          "\t\treturn rc;\n" % ("f" if n else "NULL", n, lst.name, lst.name, lst.name))
@@ -523,8 +539,8 @@ def gen_c(kinds):
 # ---- docs ------------------------------------------------------------------
 
 def py_type(a):
-    return {"bytes": "bytes | str", "i64": "int", "f64": "float", "ms": "float (seconds)",
-            "bool": "bool", "bytes*": "list of bytes | str"}[a.type]
+    return {"bytes": "bytes | str", "i64": "int", "f64": "float", "ms": "float (seconds)", "bound": "float",
+            "bool": "bool", "bytes*": "list of bytes | str", "scored*": "pairs of member and score"}[a.type]
 
 
 def gen_doc(kinds):

@@ -22,13 +22,14 @@ def doc_text(op):
 # ---- Python ----------------------------------------------------------------
 
 PY_PARAM = {"bytes": "Value", "i64": "int", "f64": "float", "ms": "float", "bool": "bool",
-            "bytes*": "Value"}
+            "bytes*": "Value", "bound": "float", "scored*": "Any"}
 PY_RESULT = {"none": "None", "bool": "bool", "i64": "int", "f64": "float",
              "bytes": "Optional[bytes]", "value": "Any", "list": "list[Optional[bytes]]",
              "map": "dict[bytes, bytes]", "scored": "list[tuple[bytes, float]]",
              "page:list": "tuple[bytes, list[Optional[bytes]]]",
              "page:map": "tuple[bytes, list[tuple[bytes, bytes]]]",
-             "page:scored": "tuple[bytes, list[tuple[bytes, float]]]"}
+             "page:scored": "tuple[bytes, list[tuple[bytes, float]]]",
+             "i64?": "Optional[int]", "f64?": "Optional[float]"}
 # (builtin generics, Python 3.9: the kinds List, Set and Map would shadow
 # typing's names)
 # The Python form of a result of many values, from _take's lists.
@@ -50,6 +51,8 @@ def py_params(op):
         t = PY_PARAM[a.type]
         if a.type == "bytes*":
             out.append("*%s: %s" % (a.name, t))
+        elif a.type == "scored*":  # a dict of member: score, or (member, score) pairs
+            out.append("%s: %s" % (a.name, t))
         elif a.optional:
             out.append("%s: Optional[%s] = None" % (a.name, t))
         elif a.default is not None:
@@ -80,6 +83,8 @@ def py_conv(a):
         return [], ["_i64(%s, %r)" % (n, n)]
     if a.type == "f64":
         return [], ["_f64(%s, %r)" % (n, n)]
+    if a.type == "bound":  # a score range's end: may be infinite
+        return [], ["_f64(%s, %r, True)" % (n, n)]
     if a.type == "bool":
         return [], ["1 if %s else 0" % n]
     raise ValueError(a.type)
@@ -94,7 +99,7 @@ def py_class(k):
 def gen_python(kinds):
     idioms = [k for k in kinds if py_class(k) != k.goname]
     o = [PY_HEAD, "\nfrom typing import %sAny, Optional\n\n" % ("TYPE_CHECKING, " if idioms else ""),
-         "from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _take\n",
+         "from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _scored, _take\n",
          "from ._lowlevel import NULL, check, ffi, lib\n\n",
          "".join("if TYPE_CHECKING:\n    from ._grid_%s import %s\n\n" % (k.name, k.goname) for k in idioms),
          "__all__ = [%s]\n" % ", ".join('"%s"' % py_class(k) for k in kinds)]
@@ -107,17 +112,18 @@ def gen_python(kinds):
             if op.hand:
                 continue  # written by hand in the binding
             params = ["self"] + py_params(op)
-            if any(a.type == "bytes*" for a in op.args):
+            if any(a.type in ("bytes*", "scored*") for a in op.args):
                 # a list: the generic call (GridObject._call)
                 o.append("\n    def %s(%s) -> %s:\n" % (op.name, ", ".join(params), PY_RESULT[op.result]))
                 d = py_doc(op)
                 o.append('        """%s"""\n' % "\n        ".join(textwrap.wrap(d, 90)))
                 conv = {"none": "", "bool": "bool(%s)", "i64": "int(%s)", "f64": "float(%s)",
                         "bytes": "%s", "value": "%s", **PY_MANY}[op.result]
-                fixed = [a.name for a in op.args if a.type != "bytes*"]
-                lst = [a.name for a in op.args if a.type == "bytes*"][0]
-                callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(
-                    fixed + ["*[_bytes(x, %r) for x in %s]" % (lst, lst)]))
+                fixed = [a.name for a in op.args if not a.list]
+                lst = [a for a in op.args if a.list][0]
+                items = "*[_bytes(x, %r) for x in %s]" % (lst.name, lst.name) if lst.type == "bytes*" else \
+                    "*_scored(%s, %r)" % (lst.name, lst.name)
+                callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(fixed + [items]))
                 if op.result == "none":
                     o.append("        %s\n" % callexpr)
                 else:
@@ -137,8 +143,14 @@ def gen_python(kinds):
             if op.result == "none":
                 o.append("        check(%s(%s))\n" % (fn, ", ".join(["self._h"] + cargs)))
                 continue
-            ctype = {"bool": "int *", "i64": "int64_t *", "f64": "double *"}.get(op.result, "hl_value **")
+            ctype = {"bool": "int *", "i64": "int64_t *", "f64": "double *", "i64?": "int64_t *",
+                     "f64?": "double *"}.get(op.result, "hl_value **")
             o.append("        out = _out(%r)\n" % ctype)
+            if op.result in ("i64?", "f64?"):  # a number or nil
+                o.append("        found = _out('int *')\n")
+                o.append("        check(%s(%s))\n" % (fn, ", ".join(["out", "found", "self._h"] + cargs)))
+                o.append("        return %s(out[0]) if found[0] else None\n" % op.result[:-1].replace("i64", "int").replace("f64", "float"))
+                continue
             o.append("        check(%s(%s))\n" % (fn, ", ".join(["out", "self._h"] + cargs)))
             ret = {"bool": "bool(out[0])", "i64": "int(out[0])", "f64": "float(out[0])",
                    "bytes": "_take(out[0])", "value": "_take(out[0])"}.get(op.result) or \
@@ -163,7 +175,7 @@ def gen_python(kinds):
     if "ffi." not in out.split("__all__", 1)[1]:  # import only what is used
         out = out.replace("import NULL, check, ffi, lib", "import NULL, check, lib")
     body = out.split("__all__", 1)[1]
-    for name in ("_as_map", "_page", "_pairs"):
+    for name in ("_as_map", "_page", "_pairs", "_scored"):
         if not re.search(r"\b%s\b" % name, body):
             out = out.replace(", %s," % name, ",", 1).replace(", %s\n" % name, "\n", 1)
     return out
@@ -172,13 +184,14 @@ def gen_python(kinds):
 # ---- Go --------------------------------------------------------------------
 
 GO_PARAM = {"bytes": "[]byte", "i64": "int64", "f64": "float64", "ms": "time.Duration",
-            "bool": "bool", "bytes*": "...[]byte"}
+            "bool": "bool", "bytes*": "...[]byte", "bound": "float64", "scored*": "...ScoredEntry"}
 GO_RESULT = {"none": "error", "bool": "(bool, error)", "i64": "(int64, error)",
              "f64": "(float64, error)", "bytes": "([]byte, error)", "value": "(Value, error)",
              "list": "([][]byte, error)", "map": "(map[string][]byte, error)",
              "scored": "([]ScoredEntry, error)", "page:list": "(next []byte, page [][]byte, err error)",
              "page:map": "(next []byte, page []Entry, err error)",
-             "page:scored": "(next []byte, page []ScoredEntry, err error)"}
+             "page:scored": "(next []byte, page []ScoredEntry, err error)",
+             "i64?": "(v int64, ok bool, err error)", "f64?": "(v float64, ok bool, err error)"}
 
 
 def go_ident(name):
@@ -227,10 +240,14 @@ def gen_go(kinds):
                 elif a.type == "bytes*":
                     params.append("%s %s" % (nm, t))
                     args.append("argList(%s)..." % nm)
+                elif a.type == "scored*":
+                    params.append("%s %s" % (nm, t))
+                    args.append("argScored(%s)..." % nm)
                 else:
                     params.append("%s %s" % (nm, t))
                     args.append({"bytes": "argBytes(%s)", "i64": "argInt(%s)", "f64": "argFloat(%s)",
-                                 "ms": "argDuration(%s)", "bool": "argBool(%s)"}[a.type] % nm)
+                                 "ms": "argDuration(%s)", "bool": "argBool(%s)",
+                                 "bound": "argFloat(%s)"}[a.type] % nm)
             d = doc_text(op)
             notes = []
             for a in op.args:
@@ -244,6 +261,8 @@ def gen_go(kinds):
                 d += " A reply lost after it may have run is ErrInDoubt (never applied twice)."
             if op.result.startswith("page:"):
                 d += " One page: the next cursor (\"0\" after the last page) and its items."
+            if op.result in ("i64?", "f64?"):
+                d += " ok is false (and v 0) for nil."
             o.append("\n// %s: %s\n" % (camel(op.name), "\n// ".join(textwrap.wrap(d, 74))))
             call = "o.call(ctx, 0x%04x, \"%s\"%s)" % (op.number, op.name, "".join(", " + a for a in args)) \
                 if not any(a.endswith("...") for a in args) else \
@@ -258,6 +277,9 @@ def gen_go(kinds):
                 continue
             if op.result == "none":
                 o.append("\t_, err := %s\n\treturn err\n}\n" % call)
+            elif op.result in ("i64?", "f64?"):  # ok false: nil
+                o.append("\tr, err := %s\n\treturn r.%s(), err == nil && !r.IsNil(), err\n}\n" % (
+                    call, "Int" if op.result == "i64?" else "Float"))
             elif op.result.startswith("page:"):
                 o.append("\tv, err := %s\n\tif err != nil {\n\t\treturn nil, nil, err\n\t}\n"
                          "\tnext, items := v.page()\n\treturn next, items.%s(), nil\n}\n" % (
@@ -285,7 +307,7 @@ def gen_lua(kinds):
                 continue  # the grid section of hilock.lua
             names = [a.name for a in op.args]
             sig = "".join(
-                {"bytes": "b", "i64": "i", "f64": "d", "ms": "m", "bool": "t", "bytes*": "*"}[a.type]
+                {"bytes": "b", "i64": "i", "f64": "d", "ms": "m", "bool": "t", "bytes*": "*", "bound": "s", "scored*": "p"}[a.type]
                 + ("?" if a.optional or a.default is not None else "") for a in op.args)
             d = doc_text(op)
             o.append("\t--- %s:%s(%s): %s\n" % (k.name, op.name, ", ".join(names), d))

@@ -193,6 +193,16 @@ func argOptDuration(d time.Duration) arg {
 	}
 	return argDuration(d)
 }
+
+// argScored is entries as alternating scores and members (ZADD's order).
+func argScored(entries []ScoredEntry) []arg {
+	out := make([]arg, 0, 2*len(entries))
+	for _, e := range entries {
+		out = append(out, argFloat(e.Score), argBytes(e.Member))
+	}
+	return out
+}
+
 func argList(items [][]byte) []arg {
 	out := make([]arg, len(items))
 	for i, b := range items {

@@ -741,6 +741,270 @@ func (o *Map) RandomEntries(ctx context.Context, count int64) (map[string][]byte
 	return v.mapOf(), err
 }
 
+// Set is Redisson's RSet: A set of byte members under one key: add, remove, membership, random members and pops, bulk adds and removes in one round trip, and iteration by cursor (SSCAN), never one reply with the whole set.
+// Java side: StringCodec or ByteArrayCodec: redisson.getSet(name, StringCodec.INSTANCE).
+type Set struct{ object }
+
+// Set returns the set called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) Set(name string) *Set {
+	return &Set{newObject(c, 10, "set", name)}
+}
+
+// Add: Add value: true if it was not there. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Set) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0a00, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove value: true if it was there. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *Set) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0a01, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Contains: True if value is a member.
+func (o *Set) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0a02, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of members.
+func (o *Set) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0a03, "size")
+	return v.Int(), err
+}
+
+// AddAll: Add every value in one round trip: how many were not there (0 for none
+// given). A reply lost after it may have run is ErrInDoubt (never applied
+// twice).
+func (o *Set) AddAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0a04, "add_all", append([]arg{}, argList(values)...)...)
+	return v.Int(), err
+}
+
+// RemoveAll: Remove every value in one round trip: how many were there (0 for none
+// given). A reply lost after it may have run is ErrInDoubt (never applied
+// twice).
+func (o *Set) RemoveAll(ctx context.Context, values ...[]byte) (int64, error) {
+	v, err := o.call(ctx, 0x0a05, "remove_all", append([]arg{}, argList(values)...)...)
+	return v.Int(), err
+}
+
+// ContainsAll: True if every value is a member (SMISMEMBER; true for none given).
+func (o *Set) ContainsAll(ctx context.Context, values ...[]byte) (bool, error) {
+	v, err := o.call(ctx, 0x0a06, "contains_all", append([]arg{}, argList(values)...)...)
+	return v.Bool(), err
+}
+
+// Random: A random member, left in the set; nil when empty.
+func (o *Set) Random(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0a07, "random")
+	return v.Bytes(), err
+}
+
+// RandomMany: Up to count distinct random members, left in the set (a negative count:
+// -count members, maybe repeated, as SRANDMEMBER).
+func (o *Set) RandomMany(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0a08, "random_many", argInt(count))
+	return v.list(), err
+}
+
+// RemoveRandom: Take a random member out (SPOP): the member, nil when empty.
+func (o *Set) RemoveRandom(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0a09, "remove_random")
+	return v.Bytes(), err
+}
+
+// RemoveRandomMany: Take up to count random members out (SPOP count; count >= 0): the members.
+func (o *Set) RemoveRandomMany(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0a0a, "remove_random_many", argInt(count))
+	return v.list(), err
+}
+
+// Scan: One page of members from cursor ("0" to start); count is a hint. One page:
+// the next cursor ("0" after the last page) and its items.
+func (o *Set) Scan(ctx context.Context, cursor []byte, count int64) (next []byte, page [][]byte, err error) {
+	v, err := o.call(ctx, 0x0a0b, "scan", argBytes(cursor), argInt(count))
+	if err != nil {
+		return nil, nil, err
+	}
+	next, items := v.page()
+	return next, items.list(), nil
+}
+
+// ScoredSortedSet is Redisson's RScoredSortedSet: A sorted set of byte members with double scores under one key: adds, scores and ranks, first/last and polls from either end, ranges by rank and by score, and iteration by cursor (ZSCAN) or in rank order by pages. Scores are finite (NaN and the infinities are refused, as Redisson's add refuses them); a range by score may end at -inf or +inf.
+// Java side: StringCodec or ByteArrayCodec: redisson.getScoredSortedSet(name, StringCodec.INSTANCE).
+type ScoredSortedSet struct{ object }
+
+// ScoredSortedSet returns the scored sorted set called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) ScoredSortedSet(name string) *ScoredSortedSet {
+	return &ScoredSortedSet{newObject(c, 11, "scored_sorted_set", name)}
+}
+
+// Add: Add value with score, or set its score: true if it was not there. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *ScoredSortedSet) Add(ctx context.Context, score float64, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0b00, "add", argFloat(score), argBytes(value))
+	return v.Bool(), err
+}
+
+// TryAdd: Add value with score only if it is not there (ZADD NX): true if added. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *ScoredSortedSet) TryAdd(ctx context.Context, score float64, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0b01, "try_add", argFloat(score), argBytes(value))
+	return v.Bool(), err
+}
+
+// AddAll: Add members with their scores (or set their scores) in one round trip
+// (ZADD): how many were not there (0 for none given). A reply lost after it
+// may have run is ErrInDoubt (never applied twice).
+func (o *ScoredSortedSet) AddAll(ctx context.Context, entries ...ScoredEntry) (int64, error) {
+	v, err := o.call(ctx, 0x0b02, "add_all", append([]arg{}, argScored(entries)...)...)
+	return v.Int(), err
+}
+
+// AddScore: Add delta to value's score (0 if absent, then added): the new score. A
+// reply lost after it may have run is ErrInDoubt (never applied twice).
+func (o *ScoredSortedSet) AddScore(ctx context.Context, value []byte, delta float64) (float64, error) {
+	v, err := o.call(ctx, 0x0b03, "add_score", argBytes(value), argFloat(delta))
+	return v.Float(), err
+}
+
+// Remove: Remove value: true if it was there. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *ScoredSortedSet) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0b04, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// GetScore: The score of value, nil when it is not a member. ok is false (and v 0) for
+// nil.
+func (o *ScoredSortedSet) GetScore(ctx context.Context, value []byte) (v float64, ok bool, err error) {
+	r, err := o.call(ctx, 0x0b05, "get_score", argBytes(value))
+	return r.Float(), err == nil && !r.IsNil(), err
+}
+
+// Rank: The rank of value (0 for the lowest score), nil when it is not a member.
+// ok is false (and v 0) for nil.
+func (o *ScoredSortedSet) Rank(ctx context.Context, value []byte) (v int64, ok bool, err error) {
+	r, err := o.call(ctx, 0x0b06, "rank", argBytes(value))
+	return r.Int(), err == nil && !r.IsNil(), err
+}
+
+// RevRank: The rank of value from the end (0 for the highest score), nil when it is
+// not a member. ok is false (and v 0) for nil.
+func (o *ScoredSortedSet) RevRank(ctx context.Context, value []byte) (v int64, ok bool, err error) {
+	r, err := o.call(ctx, 0x0b07, "rev_rank", argBytes(value))
+	return r.Int(), err == nil && !r.IsNil(), err
+}
+
+// First: The member with the lowest score, nil when empty.
+func (o *ScoredSortedSet) First(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0b08, "first")
+	return v.Bytes(), err
+}
+
+// Last: The member with the highest score, nil when empty.
+func (o *ScoredSortedSet) Last(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0b09, "last")
+	return v.Bytes(), err
+}
+
+// FirstScore: The lowest score, nil when empty. ok is false (and v 0) for nil.
+func (o *ScoredSortedSet) FirstScore(ctx context.Context) (v float64, ok bool, err error) {
+	r, err := o.call(ctx, 0x0b0a, "first_score")
+	return r.Float(), err == nil && !r.IsNil(), err
+}
+
+// LastScore: The highest score, nil when empty. ok is false (and v 0) for nil.
+func (o *ScoredSortedSet) LastScore(ctx context.Context) (v float64, ok bool, err error) {
+	r, err := o.call(ctx, 0x0b0b, "last_score")
+	return r.Float(), err == nil && !r.IsNil(), err
+}
+
+// PollFirst: Take the member with the lowest score out: the member, nil when empty.
+func (o *ScoredSortedSet) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0b0c, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the member with the highest score out: the member, nil when empty.
+func (o *ScoredSortedSet) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0b0d, "poll_last")
+	return v.Bytes(), err
+}
+
+// PollFirstMany: Take up to count members with the lowest scores out: the members, lowest
+// first (none for count < 1).
+func (o *ScoredSortedSet) PollFirstMany(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0b0e, "poll_first_many", argInt(count))
+	return v.list(), err
+}
+
+// PollLastMany: Take up to count members with the highest scores out: the members, highest
+// first (none for count < 1).
+func (o *ScoredSortedSet) PollLastMany(ctx context.Context, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0b0f, "poll_last_many", argInt(count))
+	return v.list(), err
+}
+
+// ValueRange: The members from rank start to rank end, both included (negative: from the
+// end, -1 the last), lowest score first.
+func (o *ScoredSortedSet) ValueRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0b10, "value_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// EntryRange: The members with their scores from rank start to rank end, both included
+// (negative: from the end), lowest score first.
+func (o *ScoredSortedSet) EntryRange(ctx context.Context, start int64, end int64) ([]ScoredEntry, error) {
+	v, err := o.call(ctx, 0x0b11, "entry_range", argInt(start), argInt(end))
+	return v.scored(), err
+}
+
+// ValueRangeByScore: The members with a score from min to max (each end included unless its
+// flag says not; -inf and +inf allowed), lowest first, skipping offset and
+// at most count of them (-1: all).
+func (o *ScoredSortedSet) ValueRangeByScore(ctx context.Context, min float64, max float64, minInclusive bool, maxInclusive bool, offset int64, count int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0b12, "value_range_by_score", argFloat(min), argFloat(max), argBool(minInclusive), argBool(maxInclusive), argInt(offset), argInt(count))
+	return v.list(), err
+}
+
+// EntryRangeByScore: As value_range_by_score, with the scores.
+func (o *ScoredSortedSet) EntryRangeByScore(ctx context.Context, min float64, max float64, minInclusive bool, maxInclusive bool, offset int64, count int64) ([]ScoredEntry, error) {
+	v, err := o.call(ctx, 0x0b13, "entry_range_by_score", argFloat(min), argFloat(max), argBool(minInclusive), argBool(maxInclusive), argInt(offset), argInt(count))
+	return v.scored(), err
+}
+
+// Count: The number of members with a score from min to max (ends as in
+// value_range_by_score).
+func (o *ScoredSortedSet) Count(ctx context.Context, min float64, max float64, minInclusive bool, maxInclusive bool) (int64, error) {
+	v, err := o.call(ctx, 0x0b14, "count", argFloat(min), argFloat(max), argBool(minInclusive), argBool(maxInclusive))
+	return v.Int(), err
+}
+
+// Size: The number of members.
+func (o *ScoredSortedSet) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0b15, "size")
+	return v.Int(), err
+}
+
+// Scan: One page of members with their scores from cursor ("0" to start), in no
+// order; count is a hint. One page: the next cursor ("0" after the last
+// page) and its items.
+func (o *ScoredSortedSet) Scan(ctx context.Context, cursor []byte, count int64) (next []byte, page []ScoredEntry, err error) {
+	v, err := o.call(ctx, 0x0b16, "scan", argBytes(cursor), argInt(count))
+	if err != nil {
+		return nil, nil, err
+	}
+	next, items := v.page()
+	return next, items.scored(), nil
+}
+
 // List is Redisson's RList: A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
 // Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getList(name, StringCodec.INSTANCE).
 type List struct{ object }

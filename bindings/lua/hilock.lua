@@ -2430,7 +2430,8 @@ local function check_object(self, fname, level)
 end
 
 -- Check and convert the arguments against the op's signature (b bytes, i
--- integer, d number, m seconds, t boolean, ? optional, * the rest bytes).
+-- integer, d number, s number or +-inf, m seconds, t boolean, ? optional, * the
+-- rest bytes).
 local sub = string.sub
 local function grid_args(fname, sig, ...)
 	local args, n, pos = {}, select("#", ...), 1
@@ -2459,6 +2460,31 @@ local function grid_args(fname, sig, ...)
 				if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
 					argerror(pos, fname, "finite number expected", 3)
 				end
+				v = v + 0.0
+			elseif t == "p" then -- scored pairs: {member = score} or {{member, score}, ...}
+				if type(v) ~= "table" then argerror(pos, fname, "table expected, got " .. type(v), 3) end
+				local flat = {}
+				local function put(m, s)
+					if type(m) ~= "string" then argerror(pos, fname, "member: string expected, got " .. type(m), 3) end
+					if type(s) ~= "number" or s ~= s or s == huge or s == -huge then
+						argerror(pos, fname, "score: finite number expected", 3)
+					end
+					flat[#flat + 1] = s + 0.0
+					flat[#flat + 1] = m
+				end
+				if v[1] ~= nil then
+					for _, e in ipairs(v) do
+						if type(e) ~= "table" then argerror(pos, fname, "{member, score} pairs expected", 3) end
+						put(e[1], e[2])
+					end
+				else
+					for m, s in pairs(v) do put(m, s) end
+				end
+				if pos < n then argerror(pos + 1, fname, "too many arguments", 3) end
+				for k = 1, #flat do args[pos + k - 1] = flat[k] end
+				return args, pos - 1 + #flat -- the last argument
+			elseif t == "s" then -- a score range's end: may be infinite
+				if type(v) ~= "number" or v ~= v then argerror(pos, fname, "number expected", 3) end
 				v = v + 0.0
 			elseif t == "m" then
 				if type(v) ~= "number" or v <= 0 then argerror(pos, fname, "positive number of seconds expected", 3) end
@@ -2831,6 +2857,85 @@ List.__newindex = function(self, k, v)
 	if k == 0 then error("list index 0 is out of range (Lua indexes from 1)", 2) end
 	local ok, m = self:fast_set(lua_index(k), v)
 	if not ok then error(m, 2) end
+end
+
+-- The set's and the scored sorted set's idiom (docs/grid.md): #s, and
+-- iteration by cursor pages (SSCAN, ZSCAN: memory stays one page; a
+-- member there for the whole iteration is seen) or, for a scored sorted
+-- set, in rank order by ZRANGE pages. The iterators raise the error of a
+-- failed page (a for loop has no other way to report one).
+local SET_PAGE = 500
+local Set = grid_factories.set
+
+local function size_or_error(self)
+	local n, m = self:size()
+	if n == nil then error(m, 3) end
+	return n
+end
+
+Set.__len = size_or_error
+
+--- s:members([page]) --> iterator over the members (SSCAN pages of
+-- page, default 500): for m in s:members() do ... end
+function Set:members(page)
+	return grid_scan(function(cursor) return self:scan(cursor, page or SET_PAGE) end)
+end
+
+--- pairs(s): member, true for each member (as a Lua set table).
+function Set:__pairs()
+	local it = self:members()
+	return function()
+		local m = it()
+		if m ~= nil then return m, true end
+	end, self, nil
+end
+
+local ScoredSortedSet = grid_factories.scored_sorted_set
+ScoredSortedSet.__len = size_or_error
+
+--- z:entries([page]) --> iterator of member, score (ZSCAN pages, in no
+-- particular order): for m, score in z:entries() do ... end
+function ScoredSortedSet:entries(page)
+	local it = grid_scan(function(cursor) return self:scan(cursor, page or SET_PAGE) end)
+	return function()
+		local e = it()
+		if e then return e[1], e[2] end
+	end
+end
+
+--- pairs(z): member, score for each member (as entries()).
+function ScoredSortedSet:__pairs()
+	return self:entries(), self, nil
+end
+
+--- z:in_order([reverse, [page]]) --> iterator of member, score in rank
+-- order (highest first if reverse) by ZRANGE pages; a change meanwhile
+-- can shift members across pages (one missed or seen twice).
+function ScoredSortedSet:in_order(reverse, page)
+	page = page or SET_PAGE
+	if math_type(page) ~= "integer" or page < 1 then
+		argerror(2, "in_order", "positive integer expected", 2)
+	end
+	local start, items, i, done = 0, {}, 0, false
+	return function()
+		while true do
+			i = i + 1
+			local e = items[i]
+			if e then return e[1], e[2] end
+			if done then return nil end
+			local got, m
+			if reverse then
+				got, m = self:entry_range(-start - page, -start - 1)
+			else
+				got, m = self:entry_range(start, start + page - 1)
+			end
+			if got == nil then error(m, 2) end
+			if reverse then
+				for k = 1, #got // 2 do got[k], got[#got - k + 1] = got[#got - k + 1], got[k] end
+			end
+			items, i, done, start = got, 0, #got < page, start + page
+		end
+	end
 end
 
 -- Internals for tests --------------------------------------------------------

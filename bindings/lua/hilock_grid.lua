@@ -212,6 +212,82 @@ return function(G)
 	--- map:random_entries(count): Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+).
 	function Map:random_entries(...) return call(self, 0x0916, "random_entries", "i", "map", ...) end
 
+	-- set (Redisson RSet): A set of byte members under one key: add, remove, membership, random members and pops, bulk adds and removes in one round trip, and iteration by cursor (SSCAN), never one reply with the whole set.
+	local Set = new_kind("set", 10)
+	--- set:add(value): Add value: true if it was not there.
+	function Set:add(...) return call(self, 0x0a00, "add", "b", "bool", ...) end
+	--- set:remove(value): Remove value: true if it was there.
+	function Set:remove(...) return call(self, 0x0a01, "remove", "b", "bool", ...) end
+	--- set:contains(value): True if value is a member.
+	function Set:contains(...) return call(self, 0x0a02, "contains", "b", "bool", ...) end
+	--- set:size(): The number of members.
+	function Set:size(...) return call(self, 0x0a03, "size", "", "i64", ...) end
+	--- set:add_all(values): Add every value in one round trip: how many were not there (0 for none given).
+	function Set:add_all(...) return call(self, 0x0a04, "add_all", "*", "i64", ...) end
+	--- set:remove_all(values): Remove every value in one round trip: how many were there (0 for none given).
+	function Set:remove_all(...) return call(self, 0x0a05, "remove_all", "*", "i64", ...) end
+	--- set:contains_all(values): True if every value is a member (SMISMEMBER; true for none given).
+	function Set:contains_all(...) return call(self, 0x0a06, "contains_all", "*", "bool", ...) end
+	--- set:random(): A random member, left in the set; nil when empty.
+	function Set:random(...) return call(self, 0x0a07, "random", "", "bytes", ...) end
+	--- set:random_many(count): Up to count distinct random members, left in the set (a negative count: -count members, maybe repeated, as SRANDMEMBER).
+	function Set:random_many(...) return call(self, 0x0a08, "random_many", "i", "list", ...) end
+	--- set:remove_random(): Take a random member out (SPOP): the member, nil when empty.
+	function Set:remove_random(...) return call(self, 0x0a09, "remove_random", "", "bytes", ...) end
+	--- set:remove_random_many(count): Take up to count random members out (SPOP count; count >= 0): the members.
+	function Set:remove_random_many(...) return call(self, 0x0a0a, "remove_random_many", "i", "list", ...) end
+	--- set:scan(cursor, count): One page of members from cursor ("0" to start); count is a hint.
+	function Set:scan(...) return call(self, 0x0a0b, "scan", "bi?", "page:list", ...) end
+
+	-- scored_sorted_set (Redisson RScoredSortedSet): A sorted set of byte members with double scores under one key: adds, scores and ranks, first/last and polls from either end, ranges by rank and by score, and iteration by cursor (ZSCAN) or in rank order by pages. Scores are finite (NaN and the infinities are refused, as Redisson's add refuses them); a range by score may end at -inf or +inf.
+	local ScoredSortedSet = new_kind("scored_sorted_set", 11)
+	--- scored_sorted_set:add(score, value): Add value with score, or set its score: true if it was not there.
+	function ScoredSortedSet:add(...) return call(self, 0x0b00, "add", "db", "bool", ...) end
+	--- scored_sorted_set:try_add(score, value): Add value with score only if it is not there (ZADD NX): true if added.
+	function ScoredSortedSet:try_add(...) return call(self, 0x0b01, "try_add", "db", "bool", ...) end
+	--- scored_sorted_set:add_all(entries): Add members with their scores (or set their scores) in one round trip (ZADD): how many were not there (0 for none given).
+	function ScoredSortedSet:add_all(...) return call(self, 0x0b02, "add_all", "p", "i64", ...) end
+	--- scored_sorted_set:add_score(value, delta): Add delta to value's score (0 if absent, then added): the new score.
+	function ScoredSortedSet:add_score(...) return call(self, 0x0b03, "add_score", "bd", "f64", ...) end
+	--- scored_sorted_set:remove(value): Remove value: true if it was there.
+	function ScoredSortedSet:remove(...) return call(self, 0x0b04, "remove", "b", "bool", ...) end
+	--- scored_sorted_set:get_score(value): The score of value, nil when it is not a member.
+	function ScoredSortedSet:get_score(...) return call(self, 0x0b05, "get_score", "b", "f64?", ...) end
+	--- scored_sorted_set:rank(value): The rank of value (0 for the lowest score), nil when it is not a member.
+	function ScoredSortedSet:rank(...) return call(self, 0x0b06, "rank", "b", "i64?", ...) end
+	--- scored_sorted_set:rev_rank(value): The rank of value from the end (0 for the highest score), nil when it is not a member.
+	function ScoredSortedSet:rev_rank(...) return call(self, 0x0b07, "rev_rank", "b", "i64?", ...) end
+	--- scored_sorted_set:first(): The member with the lowest score, nil when empty.
+	function ScoredSortedSet:first(...) return call(self, 0x0b08, "first", "", "bytes", ...) end
+	--- scored_sorted_set:last(): The member with the highest score, nil when empty.
+	function ScoredSortedSet:last(...) return call(self, 0x0b09, "last", "", "bytes", ...) end
+	--- scored_sorted_set:first_score(): The lowest score, nil when empty.
+	function ScoredSortedSet:first_score(...) return call(self, 0x0b0a, "first_score", "", "f64?", ...) end
+	--- scored_sorted_set:last_score(): The highest score, nil when empty.
+	function ScoredSortedSet:last_score(...) return call(self, 0x0b0b, "last_score", "", "f64?", ...) end
+	--- scored_sorted_set:poll_first(): Take the member with the lowest score out: the member, nil when empty.
+	function ScoredSortedSet:poll_first(...) return call(self, 0x0b0c, "poll_first", "", "bytes", ...) end
+	--- scored_sorted_set:poll_last(): Take the member with the highest score out: the member, nil when empty.
+	function ScoredSortedSet:poll_last(...) return call(self, 0x0b0d, "poll_last", "", "bytes", ...) end
+	--- scored_sorted_set:poll_first_many(count): Take up to count members with the lowest scores out: the members, lowest first (none for count < 1).
+	function ScoredSortedSet:poll_first_many(...) return call(self, 0x0b0e, "poll_first_many", "i", "list", ...) end
+	--- scored_sorted_set:poll_last_many(count): Take up to count members with the highest scores out: the members, highest first (none for count < 1).
+	function ScoredSortedSet:poll_last_many(...) return call(self, 0x0b0f, "poll_last_many", "i", "list", ...) end
+	--- scored_sorted_set:value_range(start, end): The members from rank start to rank end, both included (negative: from the end, -1 the last), lowest score first.
+	function ScoredSortedSet:value_range(...) return call(self, 0x0b10, "value_range", "ii", "list", ...) end
+	--- scored_sorted_set:entry_range(start, end): The members with their scores from rank start to rank end, both included (negative: from the end), lowest score first.
+	function ScoredSortedSet:entry_range(...) return call(self, 0x0b11, "entry_range", "ii", "scored", ...) end
+	--- scored_sorted_set:value_range_by_score(min, max, min_inclusive, max_inclusive, offset, count): The members with a score from min to max (each end included unless its flag says not; -inf and +inf allowed), lowest first, skipping offset and at most count of them (-1: all).
+	function ScoredSortedSet:value_range_by_score(...) return call(self, 0x0b12, "value_range_by_score", "sst?t?i?i?", "list", ...) end
+	--- scored_sorted_set:entry_range_by_score(min, max, min_inclusive, max_inclusive, offset, count): As value_range_by_score, with the scores.
+	function ScoredSortedSet:entry_range_by_score(...) return call(self, 0x0b13, "entry_range_by_score", "sst?t?i?i?", "scored", ...) end
+	--- scored_sorted_set:count(min, max, min_inclusive, max_inclusive): The number of members with a score from min to max (ends as in value_range_by_score).
+	function ScoredSortedSet:count(...) return call(self, 0x0b14, "count", "sst?t?", "i64", ...) end
+	--- scored_sorted_set:size(): The number of members.
+	function ScoredSortedSet:size(...) return call(self, 0x0b15, "size", "", "i64", ...) end
+	--- scored_sorted_set:scan(cursor, count): One page of members with their scores from cursor ("0" to start), in no order; count is a hint.
+	function ScoredSortedSet:scan(...) return call(self, 0x0b16, "scan", "bi?", "page:scored", ...) end
+
 	-- list (Redisson RList): A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
 	local List = new_kind("list", 13)
 	--- list:add(value): Append value at the end (RPUSH): true.

@@ -55,7 +55,7 @@ function H.proxy()
 	local out = assert(io.popen(string.format("exec %s %s < %s", shq(H.FAULTPROXY), PORT, shq(fifo))))
 	local ctl = assert(io.open(fifo, "w"))
 	local port = assert((out:read("l") or ""):match("^port (%d+)$"), "faultproxy: no port")
-	local p = {url = "redis://127.0.0.1:" .. port .. "/0"}
+	local p = {url = "redis://127.0.0.1:" .. port .. "/0", fifo = fifo}
 	function p.cmd(c)
 		ctl:write(c, "\n")
 		ctl:flush()

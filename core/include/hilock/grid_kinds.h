@@ -13,6 +13,8 @@ enum {
 	HL_KIND_BLOOM_FILTER = 7,
 	HL_KIND_RATE_LIMITER = 8,
 	HL_KIND_MAP = 9,
+	HL_KIND_SET = 10,
+	HL_KIND_SCORED_SORTED_SET = 11,
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15
@@ -116,6 +118,41 @@ enum {
 	HL_OP_MAP_FAST_REPLACE = 0x0914,
 	HL_OP_MAP_RANDOM_KEYS = 0x0915,
 	HL_OP_MAP_RANDOM_ENTRIES = 0x0916,
+	HL_OP_SET_ADD = 0x0a00,
+	HL_OP_SET_REMOVE = 0x0a01,
+	HL_OP_SET_CONTAINS = 0x0a02,
+	HL_OP_SET_SIZE = 0x0a03,
+	HL_OP_SET_ADD_ALL = 0x0a04,
+	HL_OP_SET_REMOVE_ALL = 0x0a05,
+	HL_OP_SET_CONTAINS_ALL = 0x0a06,
+	HL_OP_SET_RANDOM = 0x0a07,
+	HL_OP_SET_RANDOM_MANY = 0x0a08,
+	HL_OP_SET_REMOVE_RANDOM = 0x0a09,
+	HL_OP_SET_REMOVE_RANDOM_MANY = 0x0a0a,
+	HL_OP_SET_SCAN = 0x0a0b,
+	HL_OP_SCORED_SORTED_SET_ADD = 0x0b00,
+	HL_OP_SCORED_SORTED_SET_TRY_ADD = 0x0b01,
+	HL_OP_SCORED_SORTED_SET_ADD_ALL = 0x0b02,
+	HL_OP_SCORED_SORTED_SET_ADD_SCORE = 0x0b03,
+	HL_OP_SCORED_SORTED_SET_REMOVE = 0x0b04,
+	HL_OP_SCORED_SORTED_SET_GET_SCORE = 0x0b05,
+	HL_OP_SCORED_SORTED_SET_RANK = 0x0b06,
+	HL_OP_SCORED_SORTED_SET_REV_RANK = 0x0b07,
+	HL_OP_SCORED_SORTED_SET_FIRST = 0x0b08,
+	HL_OP_SCORED_SORTED_SET_LAST = 0x0b09,
+	HL_OP_SCORED_SORTED_SET_FIRST_SCORE = 0x0b0a,
+	HL_OP_SCORED_SORTED_SET_LAST_SCORE = 0x0b0b,
+	HL_OP_SCORED_SORTED_SET_POLL_FIRST = 0x0b0c,
+	HL_OP_SCORED_SORTED_SET_POLL_LAST = 0x0b0d,
+	HL_OP_SCORED_SORTED_SET_POLL_FIRST_MANY = 0x0b0e,
+	HL_OP_SCORED_SORTED_SET_POLL_LAST_MANY = 0x0b0f,
+	HL_OP_SCORED_SORTED_SET_VALUE_RANGE = 0x0b10,
+	HL_OP_SCORED_SORTED_SET_ENTRY_RANGE = 0x0b11,
+	HL_OP_SCORED_SORTED_SET_VALUE_RANGE_BY_SCORE = 0x0b12,
+	HL_OP_SCORED_SORTED_SET_ENTRY_RANGE_BY_SCORE = 0x0b13,
+	HL_OP_SCORED_SORTED_SET_COUNT = 0x0b14,
+	HL_OP_SCORED_SORTED_SET_SIZE = 0x0b15,
+	HL_OP_SCORED_SORTED_SET_SCAN = 0x0b16,
 	HL_OP_LIST_ADD = 0x0d00,
 	HL_OP_LIST_ADD_ALL = 0x0d01,
 	HL_OP_LIST_GET = 0x0d02,
@@ -561,6 +598,163 @@ HL_EXTERN int hl_map_random_keys(hl_value **out, hl_object *obj, int64_t count);
  * Redis 6.2+). *out = a new HL_VALUE_ARRAY of keys and values, alternating,
  * the caller's to free. */
 HL_EXTERN int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count);
+
+/* ---- set (RSet) ---- */
+
+/* A set of byte members under one key: add, remove, membership, random
+ * members and pops, bulk adds and removes in one round trip, and iteration
+ * by cursor (SSCAN), never one reply with the whole set. */
+/* A new set object named name (hl_object_new). */
+HL_EXTERN int hl_set_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value: true if it was not there. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_set_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove value: true if it was there. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_set_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* True if value is a member. *out = 1 or 0. */
+HL_EXTERN int hl_set_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of members. *out (may be NULL). */
+HL_EXTERN int hl_set_size(int64_t *out, hl_object *obj);
+/* Add every value in one round trip: how many were not there (0 for none
+ * given). *out (may be NULL). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_set_add_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* Remove every value in one round trip: how many were there (0 for none
+ * given). *out (may be NULL). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_set_remove_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* True if every value is a member (SMISMEMBER; true for none given). *out =
+ * 1 or 0. */
+HL_EXTERN int hl_set_contains_all(int *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count);
+/* A random member, left in the set; nil when empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_set_random(hl_value **out, hl_object *obj);
+/* Up to count distinct random members, left in the set (a negative count:
+ * -count members, maybe repeated, as SRANDMEMBER). *out = a new
+ * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
+ * to free. */
+HL_EXTERN int hl_set_random_many(hl_value **out, hl_object *obj, int64_t count);
+/* Take a random member out (SPOP): the member, nil when empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_set_remove_random(hl_value **out, hl_object *obj);
+/* Take up to count random members out (SPOP count; count >= 0): the
+ * members. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_set_remove_random_many(hl_value **out, hl_object *obj, int64_t count);
+/* One page of members from cursor ("0" to start); count is a hint. *out = a
+ * new HL_VALUE_ARRAY: the next cursor (HL_VALUE_BYTES, "0" after the last
+ * page) and the page as for a list result, the caller's to free. */
+HL_EXTERN int hl_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
+
+/* ---- scored_sorted_set (RScoredSortedSet) ---- */
+
+/* A sorted set of byte members with double scores under one key: adds,
+ * scores and ranks, first/last and polls from either end, ranges by rank
+ * and by score, and iteration by cursor (ZSCAN) or in rank order by pages.
+ * Scores are finite (NaN and the infinities are refused, as Redisson's add
+ * refuses them); a range by score may end at -inf or +inf. */
+/* A new scored_sorted_set object named name (hl_object_new). */
+HL_EXTERN int hl_scored_sorted_set_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value with score, or set its score: true if it was not there. *out =
+ * 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_scored_sorted_set_add(int *out, hl_object *obj, double score, const void *value, size_t value_len);
+/* Add value with score only if it is not there (ZADD NX): true if added.
+ * *out = 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_scored_sorted_set_try_add(int *out, hl_object *obj, double score, const void *value, size_t value_len);
+/* Add members with their scores (or set their scores) in one round trip
+ * (ZADD): how many were not there (0 for none given). *out (may be NULL).
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_scored_sorted_set_add_all(int64_t *out, hl_object *obj, const double *entries_scores, const void *const *entries, const size_t *entries_lens, size_t entries_count);
+/* Add delta to value's score (0 if absent, then added): the new score. *out
+ * (may be NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_scored_sorted_set_add_score(double *out, hl_object *obj, const void *value, size_t value_len, double delta);
+/* Remove value: true if it was there. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_scored_sorted_set_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The score of value, nil when it is not a member. *found = 1 and *out, or
+ * *found = 0 (nil) and *out = 0 (either may be NULL). */
+HL_EXTERN int hl_scored_sorted_set_get_score(double *out, int *found, hl_object *obj, const void *value, size_t value_len);
+/* The rank of value (0 for the lowest score), nil when it is not a member.
+ * *found = 1 and *out, or *found = 0 (nil) and *out = 0 (either may be
+ * NULL). */
+HL_EXTERN int hl_scored_sorted_set_rank(int64_t *out, int *found, hl_object *obj, const void *value, size_t value_len);
+/* The rank of value from the end (0 for the highest score), nil when it is
+ * not a member. *found = 1 and *out, or *found = 0 (nil) and *out = 0
+ * (either may be NULL). */
+HL_EXTERN int hl_scored_sorted_set_rev_rank(int64_t *out, int *found, hl_object *obj, const void *value, size_t value_len);
+/* The member with the lowest score, nil when empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_scored_sorted_set_first(hl_value **out, hl_object *obj);
+/* The member with the highest score, nil when empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_scored_sorted_set_last(hl_value **out, hl_object *obj);
+/* The lowest score, nil when empty. *found = 1 and *out, or *found = 0
+ * (nil) and *out = 0 (either may be NULL). */
+HL_EXTERN int hl_scored_sorted_set_first_score(double *out, int *found, hl_object *obj);
+/* The highest score, nil when empty. *found = 1 and *out, or *found = 0
+ * (nil) and *out = 0 (either may be NULL). */
+HL_EXTERN int hl_scored_sorted_set_last_score(double *out, int *found, hl_object *obj);
+/* Take the member with the lowest score out: the member, nil when empty.
+ * *out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to
+ * free (out may be NULL unless it reads). Sent again after a lost reply
+ * with a request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_scored_sorted_set_poll_first(hl_value **out, hl_object *obj);
+/* Take the member with the highest score out: the member, nil when empty.
+ * *out = a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to
+ * free (out may be NULL unless it reads). Sent again after a lost reply
+ * with a request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_scored_sorted_set_poll_last(hl_value **out, hl_object *obj);
+/* Take up to count members with the lowest scores out: the members, lowest
+ * first (none for count < 1). *out = a new HL_VALUE_ARRAY of the values
+ * (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent again after a
+ * lost reply with a request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_scored_sorted_set_poll_first_many(hl_value **out, hl_object *obj, int64_t count);
+/* Take up to count members with the highest scores out: the members,
+ * highest first (none for count < 1). *out = a new HL_VALUE_ARRAY of the
+ * values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent again
+ * after a lost reply with a request marker: it runs once and answers as it
+ * did. */
+HL_EXTERN int hl_scored_sorted_set_poll_last_many(hl_value **out, hl_object *obj, int64_t count);
+/* The members from rank start to rank end, both included (negative: from
+ * the end, -1 the last), lowest score first. *out = a new HL_VALUE_ARRAY of
+ * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_scored_sorted_set_value_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The members with their scores from rank start to rank end, both included
+ * (negative: from the end), lowest score first. *out = a new HL_VALUE_ARRAY
+ * of members (HL_VALUE_BYTES) and scores (HL_VALUE_DOUBLE), alternating,
+ * the caller's to free. */
+HL_EXTERN int hl_scored_sorted_set_entry_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The members with a score from min to max (each end included unless its
+ * flag says not; -inf and +inf allowed), lowest first, skipping offset and
+ * at most count of them (-1: all). *out = a new HL_VALUE_ARRAY of the
+ * values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. min may be
+ * -INFINITY or INFINITY; max may be -INFINITY or INFINITY. */
+HL_EXTERN int hl_scored_sorted_set_value_range_by_score(hl_value **out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive, int64_t offset, int64_t count);
+/* As value_range_by_score, with the scores. *out = a new HL_VALUE_ARRAY of
+ * members (HL_VALUE_BYTES) and scores (HL_VALUE_DOUBLE), alternating, the
+ * caller's to free. min may be -INFINITY or INFINITY; max may be -INFINITY
+ * or INFINITY. */
+HL_EXTERN int hl_scored_sorted_set_entry_range_by_score(hl_value **out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive, int64_t offset, int64_t count);
+/* The number of members with a score from min to max (ends as in
+ * value_range_by_score). *out (may be NULL). min may be -INFINITY or
+ * INFINITY; max may be -INFINITY or INFINITY. */
+HL_EXTERN int hl_scored_sorted_set_count(int64_t *out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive);
+/* The number of members. *out (may be NULL). */
+HL_EXTERN int hl_scored_sorted_set_size(int64_t *out, hl_object *obj);
+/* One page of members with their scores from cursor ("0" to start), in no
+ * order; count is a hint. *out = a new HL_VALUE_ARRAY: the next cursor
+ * (HL_VALUE_BYTES, "0" after the last page) and the page as for a scored
+ * result, the caller's to free. */
+HL_EXTERN int hl_scored_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
 
 /* ---- list (RList) ---- */
 

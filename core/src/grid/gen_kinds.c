@@ -1138,6 +1138,443 @@ static const hl_opdef map_ops[] = {
 
 static const char *const map_keys[] = {NULL};
 
+/* ---- set ---- */
+
+static const hl_script_def set_script_add_all = {
+	"set.add_all", "8f0eaa40682a651ca484e0ed163c72bf16bc9e0f",
+	"local n = 0\n"
+	"for i = 1, #ARGV, 4000 do\n"
+	"  n = n + redis.call('sadd', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))\n"
+	"end\n"
+	"return n\n"
+	""};
+
+static const hl_script_def set_script_contains_all = {
+	"set.contains_all", "6d77b07b2960ff41a39110d99ab25e181a1160ee",
+	"for i = 1, #ARGV, 4000 do\n"
+	"  local r = redis.call('smismember', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))\n"
+	"  for _, v in ipairs(r) do\n"
+	"    if v == 0 then return 0 end\n"
+	"  end\n"
+	"end\n"
+	"return 1\n"
+	""};
+
+static const hl_script_def set_script_remove_all = {
+	"set.remove_all", "085eae88b9f3dfcc124269a0deb4c08cc365189a",
+	"local n = 0\n"
+	"for i = 1, #ARGV, 4000 do\n"
+	"  n = n + redis.call('srem', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))\n"
+	"end\n"
+	"return n\n"
+	""};
+
+static const hl_script_def set_script_remove_random_many_marked = {
+	"set.remove_random_many_marked", "31cce4faf3645a71b861654c1c1e8553b53dfa4f",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('spop', KEYS[1], ARGV[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def set_script_remove_random_marked = {
+	"set.remove_random_marked", "16e0de262b2b70fca5a989a3d45c18d929e2ede4",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('spop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_argdef set_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok set_add_toks[] = {
+	{HL_TOK_LIT, 4, "SADD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef set_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok set_remove_toks[] = {
+	{HL_TOK_LIT, 4, "SREM"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef set_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok set_contains_toks[] = {
+	{HL_TOK_LIT, 9, "SISMEMBER"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok set_size_toks[] = {
+	{HL_TOK_LIT, 5, "SCARD"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef set_add_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok set_add_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_argdef set_remove_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok set_remove_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_argdef set_contains_all_args[] = {
+	{"values", HL_T_LIST, 0, 0, 0},
+};
+static const hl_tok set_contains_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_tok set_random_toks[] = {
+	{HL_TOK_LIT, 11, "SRANDMEMBER"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef set_random_many_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok set_random_many_toks[] = {
+	{HL_TOK_LIT, 11, "SRANDMEMBER"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok set_remove_random_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef set_remove_random_many_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok set_remove_random_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef set_scan_args[] = {
+	{"cursor", HL_T_BYTES, 0, 0, 0},
+	{"count", HL_T_I64, 0, 1, 500},
+};
+static const hl_tok set_scan_toks[] = {
+	{HL_TOK_LIT, 5, "SSCAN"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_LIT, 5, "COUNT"},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef set_ops[] = {
+	{HL_OP_SET_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, set_add_args, NULL, 0, set_add_toks, 3, NULL},
+	{HL_OP_SET_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, set_remove_args, NULL, 0, set_remove_toks, 3, NULL},
+	{HL_OP_SET_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, set_contains_args, NULL, 0, set_contains_toks, 3, NULL},
+	{HL_OP_SET_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, set_size_toks, 2, NULL},
+	{HL_OP_SET_ADD_ALL, "add_all", HL_MODE_ONCE, HL_R_I64, 1, set_add_all_args, &set_script_add_all, 1, set_add_all_toks, 2, NULL},
+	{HL_OP_SET_REMOVE_ALL, "remove_all", HL_MODE_ONCE, HL_R_I64, 1, set_remove_all_args, &set_script_remove_all, 1, set_remove_all_toks, 2, NULL},
+	{HL_OP_SET_CONTAINS_ALL, "contains_all", HL_MODE_READ, HL_R_BOOL, 1, set_contains_all_args, &set_script_contains_all, 1, set_contains_all_toks, 2, NULL},
+	{HL_OP_SET_RANDOM, "random", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, set_random_toks, 2, NULL},
+	{HL_OP_SET_RANDOM_MANY, "random_many", HL_MODE_READ, HL_R_LIST, 1, set_random_many_args, NULL, 0, set_random_many_toks, 3, NULL},
+	{HL_OP_SET_REMOVE_RANDOM, "remove_random", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &set_script_remove_random_marked, 1, set_remove_random_toks, 1, NULL},
+	{HL_OP_SET_REMOVE_RANDOM_MANY, "remove_random_many", HL_MODE_MARK, HL_R_LIST, 1, set_remove_random_many_args, &set_script_remove_random_many_marked, 1, set_remove_random_many_toks, 2, NULL},
+	{HL_OP_SET_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_LIST, 2, set_scan_args, NULL, 0, set_scan_toks, 5, NULL},
+};
+
+static const char *const set_keys[] = {NULL};
+
+/* ---- scored_sorted_set ---- */
+
+static const hl_script_def scored_sorted_set_script_add_all = {
+	"scored_sorted_set.add_all", "c894ab8ec55d1d8bec3f239b55fe8b4741b08490",
+	"local n = 0\n"
+	"for i = 1, #ARGV, 4000 do\n"
+	"  n = n + redis.call('zadd', KEYS[1], unpack(ARGV, i, math.min(i + 3999, #ARGV)))\n"
+	"end\n"
+	"return n\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_count = {
+	"scored_sorted_set.count", "db2c2c0aba38a558f563c3d52956de7851c3543e",
+	"local function bound(v, inclusive)\n"
+	"  if inclusive == '0' then return '(' .. v end\n"
+	"  return v\n"
+	"end\n"
+	"return redis.call('zcount', KEYS[1], bound(ARGV[1], ARGV[3]), bound(ARGV[2], ARGV[4]))\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_first = {
+	"scored_sorted_set.first", "c23a5578afa425a0f70c17947106e98f7ea88e21",
+	"return redis.call('zrange', KEYS[1], ARGV[1], ARGV[1])[1]\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_first_score = {
+	"scored_sorted_set.first_score", "c381894c1314ad1736ad1cbf2f14a54eb68d184f",
+	"return redis.call('zrange', KEYS[1], ARGV[1], ARGV[1], 'withscores')[2]\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_poll_first_many_marked = {
+	"scored_sorted_set.poll_first_many_marked", "153094e7c18664fa360a3be4cdd4c31d9f505e77",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 1 then return {} end\n"
+	"local v = redis.call('zrange', KEYS[1], 0, n - 1)\n"
+	"if #v > 0 then redis.call('zremrangebyrank', KEYS[1], 0, n - 1) end\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_poll_last_many_marked = {
+	"scored_sorted_set.poll_last_many_marked", "d16f22c9fcc64545027c3c80432f72f4bfc621d7",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 1 then return {} end\n"
+	"local v = redis.call('zrevrange', KEYS[1], 0, n - 1)\n"
+	"if #v > 0 then redis.call('zremrangebyrank', KEYS[1], -n, -1) end\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_poll_marked = {
+	"scored_sorted_set.poll_marked", "5afb471278a2f814ee13629d5f343044cff4caa2",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local v = redis.call('zrange', KEYS[1], ARGV[1], ARGV[1])[1]\n"
+	"if v then redis.call('zremrangebyrank', KEYS[1], ARGV[1], ARGV[1]) end\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+static const hl_script_def scored_sorted_set_script_range_by_score = {
+	"scored_sorted_set.range_by_score", "c08de0fb522dd9615b6b06d74be8261df7919d5d",
+	"local function bound(v, inclusive)\n"
+	"  if inclusive == '0' then return '(' .. v end\n"
+	"  return v\n"
+	"end\n"
+	"local cmd = {'zrangebyscore', KEYS[1], bound(ARGV[1], ARGV[3]), bound(ARGV[2], ARGV[4])}\n"
+	"if ARGV[7] == '1' then cmd[#cmd + 1] = 'withscores' end\n"
+	"if ARGV[5] ~= '0' or ARGV[6] ~= '-1' then\n"
+	"  cmd[#cmd + 1] = 'limit'; cmd[#cmd + 1] = ARGV[5]; cmd[#cmd + 1] = ARGV[6]\n"
+	"end\n"
+	"return redis.call(unpack(cmd))\n"
+	""};
+
+static const hl_argdef scored_sorted_set_add_args[] = {
+	{"score", HL_T_F64, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_add_toks[] = {
+	{HL_TOK_LIT, 4, "ZADD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef scored_sorted_set_try_add_args[] = {
+	{"score", HL_T_F64, 0, 0, 0},
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_try_add_toks[] = {
+	{HL_TOK_LIT, 4, "ZADD"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "NX"},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef scored_sorted_set_add_all_args[] = {
+	{"entries", HL_T_SCORED, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_add_all_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIST, 0, NULL}};
+static const hl_argdef scored_sorted_set_add_score_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+	{"delta", HL_T_F64, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_add_score_toks[] = {
+	{HL_TOK_LIT, 7, "ZINCRBY"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_remove_toks[] = {
+	{HL_TOK_LIT, 4, "ZREM"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_get_score_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_get_score_toks[] = {
+	{HL_TOK_LIT, 6, "ZSCORE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_rank_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_rank_toks[] = {
+	{HL_TOK_LIT, 5, "ZRANK"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_rev_rank_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_rev_rank_toks[] = {
+	{HL_TOK_LIT, 8, "ZREVRANK"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok scored_sorted_set_first_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok scored_sorted_set_last_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_tok scored_sorted_set_first_score_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok scored_sorted_set_last_score_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_tok scored_sorted_set_poll_first_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok scored_sorted_set_poll_last_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_argdef scored_sorted_set_poll_first_many_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_poll_first_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_poll_last_many_args[] = {
+	{"count", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_poll_last_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef scored_sorted_set_value_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_value_range_toks[] = {
+	{HL_TOK_LIT, 6, "ZRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef scored_sorted_set_entry_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok scored_sorted_set_entry_range_toks[] = {
+	{HL_TOK_LIT, 6, "ZRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_LIT, 10, "WITHSCORES"}};
+static const hl_argdef scored_sorted_set_value_range_by_score_args[] = {
+	{"min", HL_T_BOUND, 0, 0, 0},
+	{"max", HL_T_BOUND, 0, 0, 0},
+	{"min_inclusive", HL_T_BOOL, 0, 1, 1},
+	{"max_inclusive", HL_T_BOOL, 0, 1, 1},
+	{"offset", HL_T_I64, 0, 1, 0},
+	{"count", HL_T_I64, 0, 1, -1},
+};
+static const hl_tok scored_sorted_set_value_range_by_score_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 2, NULL},
+	{HL_TOK_ARG, 3, NULL},
+	{HL_TOK_ARG, 4, NULL},
+	{HL_TOK_ARG, 5, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_argdef scored_sorted_set_entry_range_by_score_args[] = {
+	{"min", HL_T_BOUND, 0, 0, 0},
+	{"max", HL_T_BOUND, 0, 0, 0},
+	{"min_inclusive", HL_T_BOOL, 0, 1, 1},
+	{"max_inclusive", HL_T_BOOL, 0, 1, 1},
+	{"offset", HL_T_I64, 0, 1, 0},
+	{"count", HL_T_I64, 0, 1, -1},
+};
+static const hl_tok scored_sorted_set_entry_range_by_score_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 2, NULL},
+	{HL_TOK_ARG, 3, NULL},
+	{HL_TOK_ARG, 4, NULL},
+	{HL_TOK_ARG, 5, NULL},
+	{HL_TOK_LIT, 1, "1"}};
+static const hl_argdef scored_sorted_set_count_args[] = {
+	{"min", HL_T_BOUND, 0, 0, 0},
+	{"max", HL_T_BOUND, 0, 0, 0},
+	{"min_inclusive", HL_T_BOOL, 0, 1, 1},
+	{"max_inclusive", HL_T_BOOL, 0, 1, 1},
+};
+static const hl_tok scored_sorted_set_count_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL},
+	{HL_TOK_ARG, 2, NULL},
+	{HL_TOK_ARG, 3, NULL}};
+static const hl_tok scored_sorted_set_size_toks[] = {
+	{HL_TOK_LIT, 5, "ZCARD"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef scored_sorted_set_scan_args[] = {
+	{"cursor", HL_T_BYTES, 0, 0, 0},
+	{"count", HL_T_I64, 0, 1, 500},
+};
+static const hl_tok scored_sorted_set_scan_toks[] = {
+	{HL_TOK_LIT, 5, "ZSCAN"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_LIT, 5, "COUNT"},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef scored_sorted_set_ops[] = {
+	{HL_OP_SCORED_SORTED_SET_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 2, scored_sorted_set_add_args, NULL, 0, scored_sorted_set_add_toks, 4, NULL},
+	{HL_OP_SCORED_SORTED_SET_TRY_ADD, "try_add", HL_MODE_ONCE, HL_R_BOOL, 2, scored_sorted_set_try_add_args, NULL, 0, scored_sorted_set_try_add_toks, 5, NULL},
+	{HL_OP_SCORED_SORTED_SET_ADD_ALL, "add_all", HL_MODE_ONCE, HL_R_I64, 1, scored_sorted_set_add_all_args, &scored_sorted_set_script_add_all, 1, scored_sorted_set_add_all_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_ADD_SCORE, "add_score", HL_MODE_ONCE, HL_R_F64, 2, scored_sorted_set_add_score_args, NULL, 0, scored_sorted_set_add_score_toks, 4, NULL},
+	{HL_OP_SCORED_SORTED_SET_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, scored_sorted_set_remove_args, NULL, 0, scored_sorted_set_remove_toks, 3, NULL},
+	{HL_OP_SCORED_SORTED_SET_GET_SCORE, "get_score", HL_MODE_READ, HL_R_F64_OPT, 1, scored_sorted_set_get_score_args, NULL, 0, scored_sorted_set_get_score_toks, 3, NULL},
+	{HL_OP_SCORED_SORTED_SET_RANK, "rank", HL_MODE_READ, HL_R_I64_OPT, 1, scored_sorted_set_rank_args, NULL, 0, scored_sorted_set_rank_toks, 3, NULL},
+	{HL_OP_SCORED_SORTED_SET_REV_RANK, "rev_rank", HL_MODE_READ, HL_R_I64_OPT, 1, scored_sorted_set_rev_rank_args, NULL, 0, scored_sorted_set_rev_rank_toks, 3, NULL},
+	{HL_OP_SCORED_SORTED_SET_FIRST, "first", HL_MODE_READ, HL_R_BYTES, 0, NULL, &scored_sorted_set_script_first, 1, scored_sorted_set_first_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_LAST, "last", HL_MODE_READ, HL_R_BYTES, 0, NULL, &scored_sorted_set_script_first, 1, scored_sorted_set_last_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_FIRST_SCORE, "first_score", HL_MODE_READ, HL_R_F64_OPT, 0, NULL, &scored_sorted_set_script_first_score, 1, scored_sorted_set_first_score_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_LAST_SCORE, "last_score", HL_MODE_READ, HL_R_F64_OPT, 0, NULL, &scored_sorted_set_script_first_score, 1, scored_sorted_set_last_score_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &scored_sorted_set_script_poll_marked, 1, scored_sorted_set_poll_first_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &scored_sorted_set_script_poll_marked, 1, scored_sorted_set_poll_last_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_POLL_FIRST_MANY, "poll_first_many", HL_MODE_MARK, HL_R_LIST, 1, scored_sorted_set_poll_first_many_args, &scored_sorted_set_script_poll_first_many_marked, 1, scored_sorted_set_poll_first_many_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_POLL_LAST_MANY, "poll_last_many", HL_MODE_MARK, HL_R_LIST, 1, scored_sorted_set_poll_last_many_args, &scored_sorted_set_script_poll_last_many_marked, 1, scored_sorted_set_poll_last_many_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_VALUE_RANGE, "value_range", HL_MODE_READ, HL_R_LIST, 2, scored_sorted_set_value_range_args, NULL, 0, scored_sorted_set_value_range_toks, 4, NULL},
+	{HL_OP_SCORED_SORTED_SET_ENTRY_RANGE, "entry_range", HL_MODE_READ, HL_R_SCORED, 2, scored_sorted_set_entry_range_args, NULL, 0, scored_sorted_set_entry_range_toks, 5, NULL},
+	{HL_OP_SCORED_SORTED_SET_VALUE_RANGE_BY_SCORE, "value_range_by_score", HL_MODE_READ, HL_R_LIST, 6, scored_sorted_set_value_range_by_score_args, &scored_sorted_set_script_range_by_score, 1, scored_sorted_set_value_range_by_score_toks, 8, NULL},
+	{HL_OP_SCORED_SORTED_SET_ENTRY_RANGE_BY_SCORE, "entry_range_by_score", HL_MODE_READ, HL_R_SCORED, 6, scored_sorted_set_entry_range_by_score_args, &scored_sorted_set_script_range_by_score, 1, scored_sorted_set_entry_range_by_score_toks, 8, NULL},
+	{HL_OP_SCORED_SORTED_SET_COUNT, "count", HL_MODE_READ, HL_R_I64, 4, scored_sorted_set_count_args, &scored_sorted_set_script_count, 1, scored_sorted_set_count_toks, 5, NULL},
+	{HL_OP_SCORED_SORTED_SET_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, scored_sorted_set_size_toks, 2, NULL},
+	{HL_OP_SCORED_SORTED_SET_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_SCORED, 2, scored_sorted_set_scan_args, NULL, 0, scored_sorted_set_scan_toks, 5, NULL},
+};
+
+static const char *const scored_sorted_set_keys[] = {NULL};
+
 /* ---- list ---- */
 
 static const hl_script_def list_script_add_all = {
@@ -1639,11 +2076,13 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BLOOM_FILTER, "bloom_filter", 2, bloom_filter_keys, 11, bloom_filter_ops, NULL},
 	{HL_KIND_RATE_LIMITER, "rate_limiter", 5, rate_limiter_keys, 7, rate_limiter_ops, NULL},
 	{HL_KIND_MAP, "map", 1, map_keys, 23, map_ops, NULL},
+	{HL_KIND_SET, "set", 1, set_keys, 12, set_ops, NULL},
+	{HL_KIND_SCORED_SORTED_SET, "scored_sorted_set", 1, scored_sorted_set_keys, 23, scored_sorted_set_ops, NULL},
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
 };
-const size_t hl__grid_nkinds = 12;
+const size_t hl__grid_nkinds = 14;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -2375,6 +2814,279 @@ int hl_map_random_entries(hl_value **out, hl_object *obj, int64_t count)
 	hl_arg a[1];
 	a[0] = hl__arg_int(count);
 	return hl__grid_value(out, obj, HL_OP_MAP_RANDOM_ENTRIES, a, 1);
+}
+
+int hl_set_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_SET, name, name_len);
+}
+
+int hl_set_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SET_ADD, a, 1);
+}
+
+int hl_set_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SET_REMOVE, a, 1);
+}
+
+int hl_set_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SET_CONTAINS, a, 1);
+}
+
+int hl_set_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_SET_SIZE, NULL, 0);
+}
+
+int hl_set_add_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_SET_ADD_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_set_remove_all(int64_t *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_SET_REMOVE_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_set_contains_all(int *out, hl_object *obj, const void *const *values, const size_t *values_lens, size_t values_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_list(&a, NULL, 0, values, values_lens, values_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_bool(out, obj, HL_OP_SET_CONTAINS_ALL, a, 0 + values_count);
+	free(a);
+	return rc;
+}
+
+int hl_set_random(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SET_RANDOM, NULL, 0);
+}
+
+int hl_set_random_many(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SET_RANDOM_MANY, a, 1);
+}
+
+int hl_set_remove_random(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SET_REMOVE_RANDOM, NULL, 0);
+}
+
+int hl_set_remove_random_many(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SET_REMOVE_RANDOM_MANY, a, 1);
+}
+
+int hl_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(cursor, cursor_len);
+	a[1] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SET_SCAN, a, 2);
+}
+
+int hl_scored_sorted_set_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_SCORED_SORTED_SET, name, name_len);
+}
+
+int hl_scored_sorted_set_add(int *out, hl_object *obj, double score, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_double(score);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SCORED_SORTED_SET_ADD, a, 2);
+}
+
+int hl_scored_sorted_set_try_add(int *out, hl_object *obj, double score, const void *value, size_t value_len)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_double(score);
+	a[1] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SCORED_SORTED_SET_TRY_ADD, a, 2);
+}
+
+int hl_scored_sorted_set_add_all(int64_t *out, hl_object *obj, const double *entries_scores, const void *const *entries, const size_t *entries_lens, size_t entries_count)
+{
+	hl_arg *a = NULL;
+	int rc;
+	if ((rc = hl__arg_scored(&a, NULL, 0, entries_scores, entries, entries_lens, entries_count)) != HL_OK)
+		return rc;
+	rc = hl__grid_i64(out, obj, HL_OP_SCORED_SORTED_SET_ADD_ALL, a, 0 + 2 * entries_count);
+	free(a);
+	return rc;
+}
+
+int hl_scored_sorted_set_add_score(double *out, hl_object *obj, const void *value, size_t value_len, double delta)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(value, value_len);
+	a[1] = hl__arg_double(delta);
+	return hl__grid_f64(out, obj, HL_OP_SCORED_SORTED_SET_ADD_SCORE, a, 2);
+}
+
+int hl_scored_sorted_set_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SCORED_SORTED_SET_REMOVE, a, 1);
+}
+
+int hl_scored_sorted_set_get_score(double *out, int *found, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_f64_opt(out, found, obj, HL_OP_SCORED_SORTED_SET_GET_SCORE, a, 1);
+}
+
+int hl_scored_sorted_set_rank(int64_t *out, int *found, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64_opt(out, found, obj, HL_OP_SCORED_SORTED_SET_RANK, a, 1);
+}
+
+int hl_scored_sorted_set_rev_rank(int64_t *out, int *found, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_i64_opt(out, found, obj, HL_OP_SCORED_SORTED_SET_REV_RANK, a, 1);
+}
+
+int hl_scored_sorted_set_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_FIRST, NULL, 0);
+}
+
+int hl_scored_sorted_set_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_LAST, NULL, 0);
+}
+
+int hl_scored_sorted_set_first_score(double *out, int *found, hl_object *obj)
+{
+	return hl__grid_f64_opt(out, found, obj, HL_OP_SCORED_SORTED_SET_FIRST_SCORE, NULL, 0);
+}
+
+int hl_scored_sorted_set_last_score(double *out, int *found, hl_object *obj)
+{
+	return hl__grid_f64_opt(out, found, obj, HL_OP_SCORED_SORTED_SET_LAST_SCORE, NULL, 0);
+}
+
+int hl_scored_sorted_set_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_POLL_FIRST, NULL, 0);
+}
+
+int hl_scored_sorted_set_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_POLL_LAST, NULL, 0);
+}
+
+int hl_scored_sorted_set_poll_first_many(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_POLL_FIRST_MANY, a, 1);
+}
+
+int hl_scored_sorted_set_poll_last_many(hl_value **out, hl_object *obj, int64_t count)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_POLL_LAST_MANY, a, 1);
+}
+
+int hl_scored_sorted_set_value_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_VALUE_RANGE, a, 2);
+}
+
+int hl_scored_sorted_set_entry_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_ENTRY_RANGE, a, 2);
+}
+
+int hl_scored_sorted_set_value_range_by_score(hl_value **out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive, int64_t offset, int64_t count)
+{
+	hl_arg a[6];
+	a[0] = hl__arg_double(min);
+	a[1] = hl__arg_double(max);
+	a[2] = hl__arg_int(min_inclusive);
+	a[3] = hl__arg_int(max_inclusive);
+	a[4] = hl__arg_int(offset);
+	a[5] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_VALUE_RANGE_BY_SCORE, a, 6);
+}
+
+int hl_scored_sorted_set_entry_range_by_score(hl_value **out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive, int64_t offset, int64_t count)
+{
+	hl_arg a[6];
+	a[0] = hl__arg_double(min);
+	a[1] = hl__arg_double(max);
+	a[2] = hl__arg_int(min_inclusive);
+	a[3] = hl__arg_int(max_inclusive);
+	a[4] = hl__arg_int(offset);
+	a[5] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_ENTRY_RANGE_BY_SCORE, a, 6);
+}
+
+int hl_scored_sorted_set_count(int64_t *out, hl_object *obj, double min, double max, int min_inclusive, int max_inclusive)
+{
+	hl_arg a[4];
+	a[0] = hl__arg_double(min);
+	a[1] = hl__arg_double(max);
+	a[2] = hl__arg_int(min_inclusive);
+	a[3] = hl__arg_int(max_inclusive);
+	return hl__grid_i64(out, obj, HL_OP_SCORED_SORTED_SET_COUNT, a, 4);
+}
+
+int hl_scored_sorted_set_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_SCORED_SORTED_SET_SIZE, NULL, 0);
+}
+
+int hl_scored_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(cursor, cursor_len);
+	a[1] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_SCAN, a, 2);
 }
 
 int hl_list_new(hl_object **out, hl_client *client, const void *name,

@@ -30,7 +30,19 @@ typedef struct hl_tok {
 /* mark: sent again with a request marker (core/grid/README.md). */
 enum { HL_MODE_READ, HL_MODE_IDEM, HL_MODE_ONCE, HL_MODE_MARK, HL_MODE_LOCAL };
 /* Argument types. */
-enum { HL_T_BYTES, HL_T_I64, HL_T_F64, HL_T_MS, HL_T_BOOL, HL_T_LIST };
+/* bound: a double that may be infinite (a score range's end: "-inf",
+ * "+inf"). */
+/* scored: the rest are pairs of a score (finite) and a member (bytes). */
+enum {
+	HL_T_BYTES,
+	HL_T_I64,
+	HL_T_F64,
+	HL_T_MS,
+	HL_T_BOOL,
+	HL_T_LIST,
+	HL_T_BOUND,
+	HL_T_SCORED
+};
 /* Result types. */
 /* Result types. list: an array of bytes or nil; map: keys and values
  * alternating; scored: members and scores (doubles) alternating; page_*:
@@ -47,7 +59,9 @@ enum {
 	HL_R_SCORED,
 	HL_R_PAGE_LIST,
 	HL_R_PAGE_MAP,
-	HL_R_PAGE_SCORED
+	HL_R_PAGE_SCORED,
+	HL_R_I64_OPT, /* an integer or nil (a rank) */
+	HL_R_F64_OPT  /* a number or nil (a score) */
 };
 
 typedef struct hl_script_def {
@@ -132,6 +146,10 @@ hl_arg hl__arg_none(void);
  * free) for a typed call whose last argument is a list. */
 int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
                  const void *const *items, const size_t *lens, size_t count);
+/* The same for a list of scored pairs: score, member, score, member... */
+int hl__arg_scored(hl_arg **out, const hl_arg *fixed, size_t nfixed,
+                   const double *scores, const void *const *items,
+                   const size_t *lens, size_t count);
 
 /* The typed calls' bodies: run op and convert its value. */
 int hl__grid_none(hl_object *obj, int op, const hl_arg *a, size_t n);
@@ -142,6 +160,11 @@ int hl__grid_f64(double *out, hl_object *obj, int op, const hl_arg *a,
                  size_t n);
 int hl__grid_value(hl_value **out, hl_object *obj, int op, const hl_arg *a,
                    size_t n);
+/* A number or nil: *found 1 and *out, or 0 and 0 (either may be NULL). */
+int hl__grid_i64_opt(int64_t *out, int *found, hl_object *obj, int op,
+                     const hl_arg *a, size_t n);
+int hl__grid_f64_opt(double *out, int *found, hl_object *obj, int op,
+                     const hl_arg *a, size_t n);
 
 /* Run a script of a kind on call->obj's keys: EVALSHA, EVAL after
  * NOSCRIPT. argv are its keys then its arguments. */

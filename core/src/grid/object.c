@@ -410,6 +410,15 @@ int hl__grid_result(hl_gridcall *call, const hl_reply *r)
 			    strcmp(hl__reply_str(r), "0") != 0;
 		v = hl__value_int(i);
 		break;
+	case HL_R_I64_OPT:
+	case HL_R_F64_OPT:
+		if (t == HL_REPLY_NIL) {
+			v = hl__value_new(HL_VALUE_NIL);
+			break;
+		}
+		if (call->op->result == HL_R_F64_OPT)
+			goto f64;
+		/* fall through */
 	case HL_R_I64:
 		if (t == HL_REPLY_INTEGER)
 			i = hl__reply_int(r);
@@ -422,6 +431,7 @@ int hl__grid_result(hl_gridcall *call, const hl_reply *r)
 		v = hl__value_int(i);
 		break;
 	case HL_R_F64:
+	f64:
 		if (t == HL_REPLY_INTEGER)
 			d = (double)hl__reply_int(r);
 		else if (t == HL_REPLY_STRING &&
@@ -474,7 +484,8 @@ static int check_args(const hl_gridcall *call)
 	const hl_opdef *op = call->op;
 	char label[120];
 	unsigned i, fixed = op->nargs;
-	int list = op->nargs && op->args[op->nargs - 1].type == HL_T_LIST;
+	int list = op->nargs && (op->args[op->nargs - 1].type == HL_T_LIST ||
+	                         op->args[op->nargs - 1].type == HL_T_SCORED);
 	/* the label only for a message: a local operation (an adder's add)
 	 * makes no round trip, and formatting it would be most of its cost */
 #define LABEL hl__grid_label(call->obj, label, sizeof(label))
@@ -486,9 +497,18 @@ static int check_args(const hl_gridcall *call)
 	if (call->nargs && !call->args)
 		return hl__fail(HL_EINVAL, "%s: %s: args is NULL", LABEL,
 		                op->name);
+	if (list && op->args[fixed].type == HL_T_SCORED &&
+	    call->nargs > fixed && (call->nargs - fixed) % 2)
+		return hl__fail(
+		        HL_EINVAL,
+		        "%s: %s: %s: a score and a member for each entry, "
+		        "not %zu values",
+		        LABEL, op->name, op->args[fixed].name,
+		        call->nargs - fixed);
 	for (i = 0; i < call->nargs; i++) {
 		const hl_argdef *d = &op->args[i < fixed ? i : fixed];
 		const hl_arg *a = &call->args[i];
+		int score = d->type == HL_T_SCORED && (i - fixed) % 2 == 0;
 		if (a->type == HL_ARG_NONE) {
 			if (!d->optional && !d->has_default)
 				return hl__fail(HL_EINVAL,
@@ -496,9 +516,10 @@ static int check_args(const hl_gridcall *call)
 				                op->name, d->name);
 			continue;
 		}
-		switch (d->type) {
+		switch (score ? HL_T_F64 : d->type) {
 		case HL_T_BYTES:
 		case HL_T_LIST:
+		case HL_T_SCORED:
 			if (a->type != HL_ARG_BYTES)
 				goto type;
 			if (!a->bytes && a->len)
@@ -536,15 +557,28 @@ static int check_args(const hl_gridcall *call)
 				        "%s: %s: %s is not a finite number",
 				        LABEL, op->name, d->name);
 			break;
+		case HL_T_BOUND:
+			if (a->type != HL_ARG_DOUBLE && a->type != HL_ARG_INT)
+				goto type;
+			if (a->type == HL_ARG_DOUBLE && a->d != a->d)
+				return hl__fail(
+				        HL_EINVAL,
+				        "%s: %s: %s is NaN, not a number",
+				        LABEL, op->name, d->name);
+			break;
 		}
 		continue;
 	type:
-		return hl__fail(HL_EINVAL, "%s: %s: %s must be %s", LABEL,
-		                op->name, d->name,
-		                d->type == HL_T_BYTES || d->type == HL_T_LIST
-		                        ? "bytes"
-		                : d->type == HL_T_F64 ? "a number"
-		                                      : "an integer");
+		return hl__fail(
+		        HL_EINVAL, "%s: %s: %s must be %s", LABEL, op->name,
+		        d->name,
+		        (d->type == HL_T_BYTES || d->type == HL_T_LIST ||
+		         d->type == HL_T_SCORED) &&
+		                        !score
+		                ? "bytes"
+		        : d->type == HL_T_F64 || d->type == HL_T_BOUND || score
+		                ? "a number"
+		                : "an integer");
 	}
 	for (i = (unsigned)call->nargs; i < fixed; i++)
 		if (!op->args[i].optional && !op->args[i].has_default)
@@ -559,6 +593,8 @@ typedef struct expansion {
 	const char **argv;
 	size_t *lens;
 	char *buf, *mark;
+	char *sbuf; /* a scored list's scores */
+	size_t sused;
 	int argc, nkeys;
 } expansion;
 
@@ -608,6 +644,20 @@ static int expand(hl_gridcall *call, expansion *x)
 	x->nkeys = 0;
 	if (!x->argv || !x->lens || !x->buf)
 		return hl__fail(HL_ENOMEM, "out of memory");
+	if (op->nargs && op->args[op->nargs - 1].type == HL_T_SCORED) {
+		/* the scores' text: measured first (a big batch) */
+		size_t i, need = 1;
+		char tmp[HL_NUM_MAX];
+		for (i = op->nargs - 1; i < call->nargs; i++)
+			if (call->args[i].type == HL_ARG_DOUBLE)
+				need += hl__fmt_double(tmp, sizeof(tmp),
+				                       call->args[i].d) +
+				        1;
+			else if (call->args[i].type == HL_ARG_INT)
+				need += 22;
+		if (!(x->sbuf = malloc(need)))
+			return hl__fail(HL_ENOMEM, "out of memory");
+	}
 	for (t = 0; t < op->ntoks; t++) {
 		const hl_tok *k = &op->toks[t];
 		hl_arg a;
@@ -640,10 +690,20 @@ static int expand(hl_gridcall *call, expansion *x)
 		case HL_TOK_LIST: {
 			size_t i;
 			for (i = k->idx; i < call->nargs; i++) {
-				x->argv[x->argc] = call->args[i].bytes
-				                           ? call->args[i].bytes
-				                           : "";
-				x->lens[x->argc++] = call->args[i].len;
+				const hl_arg *li = &call->args[i];
+				if (li->type != HL_ARG_BYTES) { /* a score */
+					char *sn = x->sbuf + x->sused;
+					double d = li->type == HL_ARG_INT
+					                   ? (double)li->i
+					                   : li->d;
+					n = hl__fmt_double(sn, HL_NUM_MAX, d);
+					x->sused += n + 1;
+					x->argv[x->argc] = sn;
+					x->lens[x->argc++] = n;
+					continue;
+				}
+				x->argv[x->argc] = li->bytes ? li->bytes : "";
+				x->lens[x->argc++] = li->len;
 				if (t < op->nkeys) /* names of keys */
 					x->nkeys++;
 			}
@@ -660,11 +720,19 @@ static int expand(hl_gridcall *call, expansion *x)
 				x->argv[x->argc] = a.bytes ? a.bytes : "";
 				x->lens[x->argc++] = a.len;
 			} else {
-				if (op->args[k->idx].type == HL_T_F64) {
+				if (op->args[k->idx].type == HL_T_F64 ||
+				    op->args[k->idx].type == HL_T_BOUND) {
 					double d = a.type == HL_ARG_INT
 					                   ? (double)a.i
 					                   : a.d;
-					n = hl__fmt_double(num, HL_NUM_MAX, d);
+					if (d - d != 0) /* a bound: infinite */
+						n = (size_t)snprintf(
+						        num, HL_NUM_MAX, "%s",
+						        d > 0 ? "+inf"
+						              : "-inf");
+					else
+						n = hl__fmt_double(
+						        num, HL_NUM_MAX, d);
 				} else {
 					n = hl__fmt_i64(num, a.i);
 				}
@@ -731,6 +799,7 @@ static int run_op(hl_gridcall *call)
 	free(x.argv);
 	free(x.lens);
 	free(x.buf);
+	free(x.sbuf);
 	free(x.mark);
 	if (rc == HL_OK)
 		rc = hl__grid_result(call, r);
@@ -825,6 +894,34 @@ int hl__grid_f64(double *out, hl_object *obj, int op, const hl_arg *a, size_t n)
 	int rc = call_checked(&v, obj, op, a, n, -1, NULL);
 	if (rc == HL_OK && out)
 		*out = hl_value_double(v);
+	hl_value_free(v);
+	return rc;
+}
+
+int hl__grid_i64_opt(int64_t *out, int *found, hl_object *obj, int op,
+                     const hl_arg *a, size_t n)
+{
+	hl_value *v = NULL;
+	int rc = call_checked(&v, obj, op, a, n, -1, NULL);
+	int got = rc == HL_OK && hl_value_type(v) != HL_VALUE_NIL;
+	if (out)
+		*out = got ? hl_value_int(v) : 0;
+	if (found)
+		*found = got;
+	hl_value_free(v);
+	return rc;
+}
+
+int hl__grid_f64_opt(double *out, int *found, hl_object *obj, int op,
+                     const hl_arg *a, size_t n)
+{
+	hl_value *v = NULL;
+	int rc = call_checked(&v, obj, op, a, n, -1, NULL);
+	int got = rc == HL_OK && hl_value_type(v) != HL_VALUE_NIL;
+	if (out)
+		*out = got ? hl_value_double(v) : 0;
+	if (found)
+		*found = got;
 	hl_value_free(v);
 	return rc;
 }

@@ -366,6 +366,30 @@ int hl__arg_list(hl_arg **out, const hl_arg *fixed, size_t nfixed,
 	return HL_OK;
 }
 
+int hl__arg_scored(hl_arg **out, const hl_arg *fixed, size_t nfixed,
+                   const double *scores, const void *const *items,
+                   const size_t *lens, size_t count)
+{
+	size_t i;
+	*out = NULL;
+	if (count && (!scores || !items || !lens))
+		return hl__fail(HL_EINVAL, "a list of %zu entries is NULL",
+		                count);
+	if (count > ((size_t)1 << 23))
+		return hl__fail(HL_EINVAL,
+		                "a list of %zu entries: at most 2^23", count);
+	*out = malloc(sizeof(**out) * (nfixed + 2 * count + 1));
+	if (!*out)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	for (i = 0; i < nfixed; i++)
+		(*out)[i] = fixed[i];
+	for (i = 0; i < count; i++) {
+		(*out)[nfixed + 2 * i] = hl__arg_double(scores[i]);
+		(*out)[nfixed + 2 * i + 1] = hl__arg_bytes(items[i], lens[i]);
+	}
+	return HL_OK;
+}
+
 hl_value *hl__value_array(hl_value **items, size_t n)
 {
 	hl_value *v = hl__value_new(HL_VALUE_ARRAY);

@@ -56,6 +56,8 @@ from ._grid_rate_limiter import RateLimiter
 from ._grid_list import List
 from ._grid_queue import Deque, Queue
 from ._grid_map import Map
+from ._grid_scored_sorted_set import ScoredSortedSet
+from ._grid_set import Set
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -103,4 +105,6 @@ __all__ = [
     "Queue",
     "Deque",
     "Map",
+    "Set",
+    "ScoredSortedSet",
 ] + list(_grid_all)

@@ -42,13 +42,30 @@ def _i64(v: Any, what: str) -> int:
     return v
 
 
-def _f64(v: Any, what: str) -> float:
+def _f64(v: Any, what: str, inf: bool = False) -> float:
+    """v as a float: finite, or (inf, a score range's end) not NaN."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise TypeError("%s must be a number, not %s" % (what, type(v).__name__))
     f = float(v)
-    if math.isnan(f) or math.isinf(f):
-        raise E.InvalidArgumentError("%s must be a finite number, not %r" % (what, v))
+    if math.isnan(f) or (math.isinf(f) and not inf):
+        raise E.InvalidArgumentError("%s must be a %snumber, not %r" % (what, "" if inf else "finite ", v))
     return f
+
+
+def _scored(entries: Any, what: str) -> List[Any]:
+    """A dict of member: score, or (member, score) pairs, as the call's
+    alternating scores and members (ZADD's order)."""
+    if hasattr(entries, "items"):
+        entries = entries.items()
+    out: List[Any] = []
+    for e in entries:
+        try:
+            member, score = e
+        except (TypeError, ValueError):
+            raise TypeError("%s: each entry is (member, score), not %r" % (what, e)) from None
+        out.append(_f64(score, what + " score"))
+        out.append(_bytes(member, what + " member"))
+    return out
 
 
 def _ms(v: Any, what: str) -> int:

@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _take
+from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _scored, _take
 from ._lowlevel import NULL, check, lib
 
 if TYPE_CHECKING:
@@ -10,6 +10,12 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     from ._grid_map import Map
+
+if TYPE_CHECKING:
+    from ._grid_set import Set
+
+if TYPE_CHECKING:
+    from ._grid_scored_sorted_set import ScoredSortedSet
 
 if TYPE_CHECKING:
     from ._grid_list import List
@@ -20,7 +26,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_deque import Deque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "ListBase", "QueueBase", "DequeBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "ListBase", "QueueBase", "DequeBase"]
 
 
 class Bucket(GridObject):
@@ -723,6 +729,265 @@ class MapBase(GridObject):
         return _as_map(_take(out[0]))
 
 
+class SetBase(GridObject):
+    """A set of byte members under one key: add, remove, membership, random members and pops,
+    bulk adds and removes in one round trip, and iteration by cursor (SSCAN), never one reply
+    with the whole set.
+
+    Redisson: ``RSet``. Java side: StringCodec or ByteArrayCodec: ``redisson.getSet(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 10
+
+    def add(self, value: Value) -> bool:
+        """Add value: true if it was not there. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_set_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def remove(self, value: Value) -> bool:
+        """Remove value: true if it was there. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_set_remove(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def contains(self, value: Value) -> bool:
+        """True if value is a member."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_set_contains(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def size(self) -> int:
+        """The number of members."""
+        out = _out('int64_t *')
+        check(lib.hl_set_size(out, self._h))
+        return int(out[0])
+
+    def add_all(self, *values: Value) -> int:
+        """Add every value in one round trip: how many were not there (0 for none given). Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        return int(self._call(0x0a04, *[_bytes(x, 'values') for x in values]))
+
+    def remove_all(self, *values: Value) -> int:
+        """Remove every value in one round trip: how many were there (0 for none given). Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        return int(self._call(0x0a05, *[_bytes(x, 'values') for x in values]))
+
+    def contains_all(self, *values: Value) -> bool:
+        """True if every value is a member (SMISMEMBER; true for none given)."""
+        return bool(self._call(0x0a06, *[_bytes(x, 'values') for x in values]))
+
+    def random(self) -> Optional[bytes]:
+        """A random member, left in the set; None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_set_random(out, self._h))
+        return _take(out[0])
+
+    def random_many(self, count: int) -> list[Optional[bytes]]:
+        """Up to count distinct random members, left in the set (a negative count: -count members,
+        maybe repeated, as SRANDMEMBER)."""
+        out = _out('hl_value **')
+        check(lib.hl_set_random_many(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def remove_random(self) -> Optional[bytes]:
+        """Take a random member out (SPOP): the member, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_set_remove_random(out, self._h))
+        return _take(out[0])
+
+    def remove_random_many(self, count: int) -> list[Optional[bytes]]:
+        """Take up to count random members out (SPOP count; count >= 0): the members."""
+        out = _out('hl_value **')
+        check(lib.hl_set_remove_random_many(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[Optional[bytes]]]:
+        """One page of members from cursor ("0" to start); count is a hint."""
+        _bcursor = _bytes(cursor, 'cursor')
+        out = _out('hl_value **')
+        check(lib.hl_set_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count')))
+        return _page(_take(out[0]), None)
+
+
+class ScoredSortedSetBase(GridObject):
+    """A sorted set of byte members with double scores under one key: adds, scores and ranks,
+    first/last and polls from either end, ranges by rank and by score, and iteration by cursor
+    (ZSCAN) or in rank order by pages. Scores are finite (NaN and the infinities are refused,
+    as Redisson's add refuses them); a range by score may end at -inf or +inf.
+
+    Redisson: ``RScoredSortedSet``. Java side: StringCodec or ByteArrayCodec: ``redisson.getScoredSortedSet(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 11
+
+    def add(self, score: float, value: Value) -> bool:
+        """Add value with score, or set its score: true if it was not there. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_scored_sorted_set_add(out, self._h, _f64(score, 'score'), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def try_add(self, score: float, value: Value) -> bool:
+        """Add value with score only if it is not there (ZADD NX): true if added. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_scored_sorted_set_try_add(out, self._h, _f64(score, 'score'), _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def add_all(self, entries: Any) -> int:
+        """Add members with their scores (or set their scores) in one round trip (ZADD): how many
+        were not there (0 for none given). Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        return int(self._call(0x0b02, *_scored(entries, 'entries')))
+
+    def add_score(self, value: Value, delta: float) -> float:
+        """Add delta to value's score (0 if absent, then added): the new score. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('double *')
+        check(lib.hl_scored_sorted_set_add_score(out, self._h, _bvalue, len(_bvalue), _f64(delta, 'delta')))
+        return float(out[0])
+
+    def remove(self, value: Value) -> bool:
+        """Remove value: true if it was there. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_scored_sorted_set_remove(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def get_score(self, value: Value) -> Optional[float]:
+        """The score of value, None when it is not a member."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('double *')
+        found = _out('int *')
+        check(lib.hl_scored_sorted_set_get_score(out, found, self._h, _bvalue, len(_bvalue)))
+        return float(out[0]) if found[0] else None
+
+    def rank(self, value: Value) -> Optional[int]:
+        """The rank of value (0 for the lowest score), None when it is not a member."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        found = _out('int *')
+        check(lib.hl_scored_sorted_set_rank(out, found, self._h, _bvalue, len(_bvalue)))
+        return int(out[0]) if found[0] else None
+
+    def rev_rank(self, value: Value) -> Optional[int]:
+        """The rank of value from the end (0 for the highest score), None when it is not a member."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int64_t *')
+        found = _out('int *')
+        check(lib.hl_scored_sorted_set_rev_rank(out, found, self._h, _bvalue, len(_bvalue)))
+        return int(out[0]) if found[0] else None
+
+    def first(self) -> Optional[bytes]:
+        """The member with the lowest score, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_first(out, self._h))
+        return _take(out[0])
+
+    def last(self) -> Optional[bytes]:
+        """The member with the highest score, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_last(out, self._h))
+        return _take(out[0])
+
+    def first_score(self) -> Optional[float]:
+        """The lowest score, None when empty."""
+        out = _out('double *')
+        found = _out('int *')
+        check(lib.hl_scored_sorted_set_first_score(out, found, self._h))
+        return float(out[0]) if found[0] else None
+
+    def last_score(self) -> Optional[float]:
+        """The highest score, None when empty."""
+        out = _out('double *')
+        found = _out('int *')
+        check(lib.hl_scored_sorted_set_last_score(out, found, self._h))
+        return float(out[0]) if found[0] else None
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the member with the lowest score out: the member, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_poll_first(out, self._h))
+        return _take(out[0])
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the member with the highest score out: the member, None when empty."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_poll_last(out, self._h))
+        return _take(out[0])
+
+    def poll_first_many(self, count: int) -> list[Optional[bytes]]:
+        """Take up to count members with the lowest scores out: the members, lowest first (none for
+        count < 1)."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_poll_first_many(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def poll_last_many(self, count: int) -> list[Optional[bytes]]:
+        """Take up to count members with the highest scores out: the members, highest first (none for
+        count < 1)."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_poll_last_many(out, self._h, _i64(count, 'count')))
+        return _take(out[0])
+
+    def value_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The members from rank start to rank end, both included (negative: from the end, -1 the
+        last), lowest score first."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_value_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        return _take(out[0])
+
+    def entry_range(self, start: int, end: int) -> list[tuple[bytes, float]]:
+        """The members with their scores from rank start to rank end, both included (negative: from
+        the end), lowest score first."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_entry_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        return _pairs(_take(out[0]))
+
+    def value_range_by_score(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True, offset: int = 0, count: int = -1) -> list[Optional[bytes]]:
+        """The members with a score from min to max (each end included unless its flag says not; -inf
+        and +inf allowed), lowest first, skipping offset and at most count of them (-1: all)."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_value_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, _i64(offset, 'offset'), _i64(count, 'count')))
+        return _take(out[0])
+
+    def entry_range_by_score(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True, offset: int = 0, count: int = -1) -> list[tuple[bytes, float]]:
+        """As value_range_by_score, with the scores."""
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_entry_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, _i64(offset, 'offset'), _i64(count, 'count')))
+        return _pairs(_take(out[0]))
+
+    def count(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True) -> int:
+        """The number of members with a score from min to max (ends as in value_range_by_score)."""
+        out = _out('int64_t *')
+        check(lib.hl_scored_sorted_set_count(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0))
+        return int(out[0])
+
+    def size(self) -> int:
+        """The number of members."""
+        out = _out('int64_t *')
+        check(lib.hl_scored_sorted_set_size(out, self._h))
+        return int(out[0])
+
+    def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[tuple[bytes, float]]]:
+        """One page of members with their scores from cursor ("0" to start), in no order; count is a
+        hint."""
+        _bcursor = _bytes(cursor, 'cursor')
+        out = _out('hl_value **')
+        check(lib.hl_scored_sorted_set_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count')))
+        return _page(_take(out[0]), _pairs)
+
+
 class ListBase(GridObject):
     """A list of byte values under one key, in order: add, get and set by index, insert, remove
     by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes
@@ -1081,6 +1346,18 @@ class GridFactories:
         from ._grid_map import Map
 
         return Map(self, name)  # type: ignore[arg-type]
+
+    def set(self, name: Value) -> "Set":
+        """The set called ``name`` (Redisson ``RSet``). No round trip."""
+        from ._grid_set import Set
+
+        return Set(self, name)  # type: ignore[arg-type]
+
+    def scored_sorted_set(self, name: Value) -> "ScoredSortedSet":
+        """The scored sorted set called ``name`` (Redisson ``RScoredSortedSet``). No round trip."""
+        from ._grid_scored_sorted_set import ScoredSortedSet
+
+        return ScoredSortedSet(self, name)  # type: ignore[arg-type]
 
     def list(self, name: Value) -> "List":
         """The list called ``name`` (Redisson ``RList``). No round trip."""
