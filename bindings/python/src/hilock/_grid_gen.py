@@ -8,7 +8,10 @@ from ._lowlevel import NULL, check, lib
 if TYPE_CHECKING:
     from ._grid_rate_limiter import RateLimiter
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map"]
+if TYPE_CHECKING:
+    from ._grid_sorted_set import SortedSet
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "Map", "SortedSetBase"]
 
 
 class Bucket(GridObject):
@@ -575,6 +578,84 @@ class Map(GridObject):
         return _page(_take(out[0]), _pairs)
 
 
+class SortedSetBase(GridObject):
+    """A set of distinct values kept in Java's natural order of Strings (UTF-16 code-unit order,
+    as String.compareTo) in a Redis list, shared with Redisson's RSortedSet. Every write is
+    one script that finds the place by binary search inside Redis and changes the list at
+    once; while a Redisson writer holds the set's lock, it waits for the lock's release. A set
+    that a Java comparator orders (its comparator key is present) is refused by add, remove
+    and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8.
+    See docs/grid-sorted-set.md.
+
+    Redisson: ``RSortedSet``. Java side: StringCodec (natural order of String): ``redisson.getSortedSet(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 12
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place: true if added, false if it was there. Waits while a
+        Redisson writer holds the set's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def remove(self, value: Value) -> bool:
+        """Remove value: true if it was there. Waits while a Redisson writer holds the set's lock.
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_remove(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the set (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_contains(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def first(self) -> Optional[bytes]:
+        """The lowest value, None when the set is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_first(out, self._h))
+        return _take(out[0])
+
+    def last(self) -> Optional[bytes]:
+        """The highest value, None when the set is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_last(out, self._h))
+        return _take(out[0])
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the lowest value out: it, or None when the set is empty. Waits while a Redisson
+        writer holds the set's lock."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_poll_first(out, self._h))
+        return _take(out[0])
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the highest value out: it, or None when the set is empty. Waits while a Redisson
+        writer holds the set's lock."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_poll_last(out, self._h))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of values."""
+        out = _out('int64_t *')
+        check(lib.hl_sorted_set_size(out, self._h))
+        return int(out[0])
+
+    def range(self, start: int, stop: int) -> list[Optional[bytes]]:
+        """The values from index start to stop (both included; negative counts from the end), in
+        order."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_range(out, self._h, _i64(start, 'start'), _i64(stop, 'stop')))
+        return _take(out[0])
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -617,3 +698,9 @@ class GridFactories:
     def map(self, name: Value) -> Map:
         """The map called ``name`` (Redisson ``RMap``). No round trip."""
         return Map(self, name)  # type: ignore[arg-type]
+
+    def sorted_set(self, name: Value) -> "SortedSet":
+        """The sorted set called ``name`` (Redisson ``RSortedSet``). No round trip."""
+        from ._grid_sorted_set import SortedSet
+
+        return SortedSet(self, name)  # type: ignore[arg-type]
