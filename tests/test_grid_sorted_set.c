@@ -295,19 +295,19 @@ static void ops(void)
 	} while (strcmp(cursor, "0") != 0 && pages < 10);
 	HT_EQ(seen, 1500);
 	HT_EQ(pages, 2);
-	HT_OK(hl_sorted_set_range(&v, s, 1498, 5000));
+	HT_OK(hl_sorted_set_read_range(&v, s, 1498, 5000));
 	HT_EQ(hl_value_len(v), 2);
 	HT_CHECK(page_bytes_eq(v, 0, "k01498") &&
 	         page_bytes_eq(v, 1, "k01499"));
 	hl_value_free(v);
-	HT_OK(hl_sorted_set_range(&v, s, 5000, 6000)); /* out of range */
+	HT_OK(hl_sorted_set_read_range(&v, s, 5000, 6000)); /* out of range */
 	HT_EQ(hl_value_len(v), 0);
 	hl_value_free(v);
 	HT_OK(hl_sorted_set_contains(&ok, s, HT_S("k00777")));
 	HT_EQ(ok, 1);
 	HT_OK(hl_sorted_set_remove(&ok, s, HT_S("k00777")));
 	HT_EQ(ok, 1);
-	HT_OK(hl_sorted_set_range(&v, s, 776, 777));
+	HT_OK(hl_sorted_set_read_range(&v, s, 776, 777));
 	HT_CHECK(page_bytes_eq(v, 0, "k00776") &&
 	         page_bytes_eq(v, 1, "k00778"));
 	hl_value_free(v);

@@ -688,9 +688,9 @@ func (o *SortedSet) Size(ctx context.Context) (int64, error) {
 	return v.Int(), err
 }
 
-// Range: The values from index start to stop (both included; negative counts from
+// ReadRange: The values from index start to stop (both included; negative counts from
 // the end), in order.
-func (o *SortedSet) Range(ctx context.Context, start int64, stop int64) ([][]byte, error) {
-	v, err := o.call(ctx, 0x0c08, "range", argInt(start), argInt(stop))
+func (o *SortedSet) ReadRange(ctx context.Context, start int64, stop int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0c08, "read_range", argInt(start), argInt(stop))
 	return v.list(), err
 }

@@ -198,6 +198,6 @@ return function(G)
 	function SortedSet:poll_last(...) return call(self, 0x0c06, "poll_last", "", "bytes", ...) end
 	--- sorted_set:size(): The number of values.
 	function SortedSet:size(...) return call(self, 0x0c07, "size", "", "i64", ...) end
-	--- sorted_set:range(start, stop): The values from index start to stop (both included; negative counts from the end), in order.
-	function SortedSet:range(...) return call(self, 0x0c08, "range", "ii", "list", ...) end
+	--- sorted_set:read_range(start, stop): The values from index start to stop (both included; negative counts from the end), in order.
+	function SortedSet:read_range(...) return call(self, 0x0c08, "read_range", "ii", "list", ...) end
 end

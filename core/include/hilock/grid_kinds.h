@@ -105,7 +105,7 @@ enum {
 	HL_OP_SORTED_SET_POLL_FIRST = 0x0c05,
 	HL_OP_SORTED_SET_POLL_LAST = 0x0c06,
 	HL_OP_SORTED_SET_SIZE = 0x0c07,
-	HL_OP_SORTED_SET_RANGE = 0x0c08,
+	HL_OP_SORTED_SET_READ_RANGE = 0x0c08,
 	HL_OP_SORTED_SET_SCAN = 0x0c09
 };
 
@@ -501,7 +501,7 @@ HL_EXTERN int hl_sorted_set_size(int64_t *out, hl_object *obj);
 /* The values from index start to stop (both included; negative counts from
  * the end), in order. *out = a new HL_VALUE_ARRAY of the values
  * (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
-HL_EXTERN int hl_sorted_set_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop);
+HL_EXTERN int hl_sorted_set_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop);
 /* One page of count values in order from cursor ("0" to start; the cursor
  * is the next index). *out = a new HL_VALUE_ARRAY: the next cursor
  * (HL_VALUE_BYTES, "0" after the last page) and the page as for a list

@@ -1102,11 +1102,11 @@ static const hl_tok sorted_set_last_toks[] = {
 static const hl_tok sorted_set_size_toks[] = {
 	{HL_TOK_LIT, 4, "LLEN"},
 	{HL_TOK_KEY, 0, NULL}};
-static const hl_argdef sorted_set_range_args[] = {
+static const hl_argdef sorted_set_read_range_args[] = {
 	{"start", HL_T_I64, 0, 0, 0},
 	{"stop", HL_T_I64, 0, 0, 0},
 };
-static const hl_tok sorted_set_range_toks[] = {
+static const hl_tok sorted_set_read_range_toks[] = {
 	{HL_TOK_LIT, 6, "LRANGE"},
 	{HL_TOK_KEY, 0, NULL},
 	{HL_TOK_ARG, 0, NULL},
@@ -1129,7 +1129,7 @@ static const hl_opdef sorted_set_ops[] = {
 	{HL_OP_SORTED_SET_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__sorted_set_poll_first},
 	{HL_OP_SORTED_SET_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__sorted_set_poll_last},
 	{HL_OP_SORTED_SET_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, sorted_set_size_toks, 2, NULL},
-	{HL_OP_SORTED_SET_RANGE, "range", HL_MODE_READ, HL_R_LIST, 2, sorted_set_range_args, NULL, 0, sorted_set_range_toks, 4, NULL},
+	{HL_OP_SORTED_SET_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, sorted_set_read_range_args, NULL, 0, sorted_set_read_range_toks, 4, NULL},
 	{HL_OP_SORTED_SET_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_LIST, 2, sorted_set_scan_args, &hl__script_sorted_set_scan, 1, sorted_set_scan_toks, 3, NULL},
 };
 
@@ -1793,12 +1793,12 @@ int hl_sorted_set_size(int64_t *out, hl_object *obj)
 	return hl__grid_i64(out, obj, HL_OP_SORTED_SET_SIZE, NULL, 0);
 }
 
-int hl_sorted_set_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop)
+int hl_sorted_set_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop)
 {
 	hl_arg a[2];
 	a[0] = hl__arg_int(start);
 	a[1] = hl__arg_int(stop);
-	return hl__grid_value(out, obj, HL_OP_SORTED_SET_RANGE, a, 2);
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_READ_RANGE, a, 2);
 }
 
 int hl_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)

@@ -10,7 +10,7 @@
  *   - values hilock adds read back in String.compareTo order by Redisson,
  *     which finds each (contains) and refuses it again (add: false);
  *   - values Redisson adds are found and refused again by hilock, and
- *     hilock's range is Redisson's order;
+ *     hilock's read_range is Redisson's order;
  *   - both sides adding at once (Redisson's threads under its lock,
  *     hilock's scripts) leave one sorted list without duplicates, each
  *     value answered "added" once;
@@ -164,8 +164,8 @@ public class SortedSetInterop {
             want.append(i > 0 ? "," : "").append("b:").append(hex(expect.get(i)));
         }
         want.append("]");
-        String range = call(jname, "range", "i:0", "i:-1");
-        check("hilock's range is Redisson's order", want.toString().equals(range), range);
+        String range = call(jname, "read_range", "i:0", "i:-1");
+        check("hilock's read_range is Redisson's order", want.toString().equals(range), range);
 
         // both sides at once
         String mname = "ss:mix";

@@ -648,11 +648,11 @@ class SortedSetBase(GridObject):
         check(lib.hl_sorted_set_size(out, self._h))
         return int(out[0])
 
-    def range(self, start: int, stop: int) -> list[Optional[bytes]]:
+    def read_range(self, start: int, stop: int) -> list[Optional[bytes]]:
         """The values from index start to stop (both included; negative counts from the end), in
         order."""
         out = _out('hl_value **')
-        check(lib.hl_sorted_set_range(out, self._h, _i64(start, 'start'), _i64(stop, 'stop')))
+        check(lib.hl_sorted_set_read_range(out, self._h, _i64(start, 'start'), _i64(stop, 'stop')))
         return _take(out[0])
 
 
