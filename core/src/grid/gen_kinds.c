@@ -959,7 +959,7 @@ static const char *const map_keys[] = {NULL};
 /* ---- sorted_set ---- */
 
 const hl_script_def hl__script_sorted_set_poll = {
-	"sorted_set.poll", "b6c938b90669f59a3aa65f8eb7ef715adba89a03",
+	"sorted_set.poll", "4f6627056f5670cbe8f894fdaba90ed8d93d7cd7",
 	"-- KEYS: the list, the lock, the request marker. ARGV: the marker's\n"
 	"-- lifetime (ms), first or last. A resend of a poll that took a value\n"
 	"-- answers it again (the marker); {pttl} when the lock is held.\n"
@@ -968,7 +968,7 @@ const hl_script_def hl__script_sorted_set_poll = {
 	"local t = redis.call('type', KEYS[2]).ok\n"
 	"if t == 'hash' then return {redis.call('pttl', KEYS[2])} end\n"
 	"if t ~= 'none' then\n"
-	"  return redis.error_reply('HILOCK_LOCKTYPE ' .. KEYS[2] .. ' ' .. t)\n"
+	"  return redis.error_reply('HILOCK_LOCKTYPE ' .. t)\n"
 	"end\n"
 	"local v\n"
 	"if ARGV[2] == 'first' then\n"
@@ -999,11 +999,12 @@ const hl_script_def hl__script_sorted_set_scan = {
 	""};
 
 const hl_script_def hl__script_sorted_set_write = {
-	"sorted_set.write", "c9803a19febdc37628d8b00cb3b7eff659ddcca4",
+	"sorted_set.write", "84e7f655a87e854bada889ed5b5be09ea3c5d18d",
 	"-- KEYS: the list, the lock, the comparator, the comparator instance.\n"
 	"-- ARGV: what (add, remove, contains), the value. Answers 1 or 0; {pttl}\n"
-	"-- when the lock is held (nothing done); errors HILOCK_COMPARATOR and\n"
-	"-- HILOCK_LOCKTYPE for a set hilock must not change.\n"
+	"-- when the lock is held (nothing done); errors HILOCK_COMPARATOR <key\n"
+	"-- index> <class> and HILOCK_LOCKTYPE <type> for a set hilock must not\n"
+	"-- change.\n"
 	"local what, v = ARGV[1], ARGV[2]\n"
 	"for i = 3, 4 do\n"
 	"  local t = redis.call('type', KEYS[i]).ok\n"
@@ -1015,14 +1016,14 @@ const hl_script_def hl__script_sorted_set_write = {
 	"      c = 'a serialised Java comparator'\n"
 	"    end\n"
 	"    c = string.gsub(string.sub(c, 1, 200), '[%c]', '?')\n"
-	"    return redis.error_reply('HILOCK_COMPARATOR ' .. KEYS[i] .. ' ' .. c)\n"
+	"    return redis.error_reply('HILOCK_COMPARATOR ' .. i .. ' ' .. c)\n"
 	"  end\n"
 	"end\n"
 	"if what ~= 'contains' then\n"
 	"  local t = redis.call('type', KEYS[2]).ok\n"
 	"  if t == 'hash' then return {redis.call('pttl', KEYS[2])} end\n"
 	"  if t ~= 'none' then\n"
-	"    return redis.error_reply('HILOCK_LOCKTYPE ' .. KEYS[2] .. ' ' .. t)\n"
+	"    return redis.error_reply('HILOCK_LOCKTYPE ' .. t)\n"
 	"  end\n"
 	"end\n"
 	"-- Java's String.compareTo on UTF-8: byte order, except at the first\n"

@@ -84,28 +84,31 @@ static size_t utf8_invalid_at(const unsigned char *p, size_t len)
  * a lock key of another type (HL_EINVAL, clear), else as any op's. */
 static int script_failed(hl_gridcall *call, const hl_reply *r)
 {
-	char label[120], what[300];
+	char label[120], key[300];
+	const hl_object *o = call->obj;
 	const char *e = hl__reply_str(r);
 	size_t n = hl__reply_strlen(r);
-	hl__grid_label(call->obj, label, sizeof(label));
-	if (n > 18 && strncmp(e, "HILOCK_COMPARATOR ", 18) == 0) {
-		const char *key = e + 18, *sp = memchr(key, ' ', n - 18);
-		size_t klen = sp ? (size_t)(sp - key) : n - 18;
-		hl__printable(what, sizeof(what), key, klen);
+	hl__grid_label(o, label, sizeof(label));
+	if (n > 20 && strncmp(e, "HILOCK_COMPARATOR ", 18) == 0 &&
+	    (e[18] == '3' || e[18] == '4') && e[19] == ' ') {
+		unsigned i =
+		        (unsigned)(e[18] - '1'); /* the script's KEYS[i+1] */
+		hl__printable(key, sizeof(key), o->keys[i], o->key_lens[i]);
 		return hl__fail(
 		        HL_EINVAL,
 		        "%s: %s: the set is ordered by a Java comparator "
 		        "(%s holds %.200s): hilock keeps only the natural "
 		        "order of Strings and refuses to guess another",
-		        label, call->op->name, what,
-		        sp ? sp + 1 : "a comparator");
+		        label, call->op->name, key, e + 20);
 	}
-	if (n > 16 && strncmp(e, "HILOCK_LOCKTYPE ", 16) == 0)
+	if (n > 16 && strncmp(e, "HILOCK_LOCKTYPE ", 16) == 0) {
+		hl__printable(key, sizeof(key), o->keys[1], o->key_lens[1]);
 		return hl__fail(
 		        HL_EREDIS,
-		        "%s: %s: the set's lock key holds another type of "
-		        "value than an RLock hash (%.300s)",
-		        label, call->op->name, e + 16);
+		        "%s: %s: the set's lock key %s holds a %.40s, not "
+		        "an RLock hash",
+		        label, call->op->name, key, e + 16);
+	}
 	return hl__grid_result(call, r);
 }
 
