@@ -112,12 +112,24 @@ static int script_failed(hl_gridcall *call, const hl_reply *r)
 	return hl__grid_result(call, r);
 }
 
+/* The call's deadline passed while the lock was held. */
+static int lock_timeout(hl_gridcall *call)
+{
+	char label[120], key[300];
+	const hl_object *o = call->obj;
+	hl__printable(key, sizeof(key), o->keys[1], o->key_lens[1]);
+	return hl__fail(HL_ETIMEDOUT,
+	                "%s: %s: the set's lock %s is held (a Redisson "
+	                "writer) longer than the call's timeout",
+	                hl__grid_label(o, label, sizeof(label)), call->op->name,
+	                key);
+}
+
 /* Wait before attempt number attempt (1, 2...) while the lock is held
  * with pttl ms left: HL_OK, or why the call stops (the deadline gives
  * HL_ETIMEDOUT naming the lock). */
 static int pause_busy(hl_gridcall *call, int attempt, long long pttl)
 {
-	char label[120];
 	int64_t ms = (int64_t)1 << (attempt < 6 ? attempt - 1 : 6);
 	unsigned char r = 0;
 	int rc;
@@ -132,23 +144,12 @@ static int pause_busy(hl_gridcall *call, int attempt, long long pttl)
 	if (call->b->deadline_ms >= 0) {
 		int64_t left = hl__remaining(call->b->deadline_ms);
 		if (left <= 0)
-			return hl__fail(
-			        HL_ETIMEDOUT,
-			        "%s: %s: the set's lock %s is held (a Redisson "
-			        "writer) longer than the call's timeout",
-			        hl__grid_label(call->obj, label, sizeof(label)),
-			        call->op->name, call->obj->keys[1]);
+			return lock_timeout(call);
 		if (ms > left)
 			ms = left;
 	}
 	rc = hl__pause(call->obj->client, ms, call->b);
-	if (rc == HL_ETIMEDOUT)
-		return hl__fail(HL_ETIMEDOUT,
-		                "%s: %s: the set's lock %s is held (a Redisson "
-		                "writer) longer than the call's timeout",
-		                hl__grid_label(call->obj, label, sizeof(label)),
-		                call->op->name, call->obj->keys[1]);
-	return rc;
+	return rc == HL_ETIMEDOUT ? lock_timeout(call) : rc;
 }
 
 /* A busy answer ({pttl}): its PTTL in *pttl. */
