@@ -150,8 +150,8 @@ def parse_raw(path):
         elif word == "keys":
             kind.keys = rest.split()
             for k in kind.keys:
-                if k != "%name" and not re.fullmatch(r"\{name\}\S+", k):
-                    raise SpecError("%s: a key is %%name or {name}<suffix>" % where)
+                if k != "%name" and not re.fullmatch(r"\{name\}\S+|[^{}\s]+\{name\}", k):
+                    raise SpecError("%s: a key is %%name, {name}<suffix> or <prefix>{name}" % where)
             if kind.keys[0] != "%name":
                 raise SpecError("%s: the first key is %%name" % where)
         elif word == "op":
@@ -197,9 +197,10 @@ def finish(kind):
         if not o.mode:
             raise SpecError("%s: op %s has no mode line" % (o.where, o.name))
         check_template(kind, o)
-        if o.mode == "mark":
+        if o.mode == "mark" and o.template[0] != "custom":
+            # (custom C keeps its own marker, as the script frame below)
             if o.template[0] != "eval":
-                raise SpecError("%s: a mark op runs a script (eval)" % o.where)
+                raise SpecError("%s: a mark op runs a script (eval) or custom C" % o.where)
             src = kind.scripts[o.template[1]]
             o.template[1] += "_marked"
             kind.scripts[o.template[1]] = MARK_HEAD + src + MARK_TAIL
@@ -410,6 +411,16 @@ def script_cname(k, sname):
     return "%s_%s" % (script_prefix(k), sname)
 
 
+def c_key(key):
+    """A key in the C table: NULL for the name, the suffix of
+    {name}<suffix>, or <prefix>{name} as it is (Redisson's prefixName)."""
+    if key == "%name":
+        return "NULL"
+    if key.endswith("{name}"):
+        return c_str(key)
+    return c_str(key[len("{name}"):])
+
+
 def key_doc(key):
     return key.replace("%name", "name").replace("%client", "<client id>")
 
@@ -481,7 +492,7 @@ def gen_c(kinds):
                 op.cname, op.name, mode, res, len(op.args), args, script, nkeys, pre, ntoks))
         o.append("};\n\n")
         o.append("static const char *const %s_keys[] = {%s};\n\n" % (
-            k.name, ", ".join("NULL" if key == "%name" else c_str(key[len("{name}"):]) for key in k.keys)))
+            k.name, ", ".join(c_key(key) for key in k.keys)))
     o.append("const hl_kinddef hl__grid_kinds[] = {\n")
     for k in kinds:
         hooks = ", &hl__hooks_%s" % k.state if k.state else ", NULL"

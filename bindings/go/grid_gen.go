@@ -1005,6 +1005,78 @@ func (o *ScoredSortedSet) Scan(ctx context.Context, cursor []byte, count int64) 
 	return next, items.scored(), nil
 }
 
+// SortedSet is Redisson's RSortedSet: A set of distinct values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, shared with Redisson's RSortedSet. Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the set's lock, it waits for the lock's release. A set that a Java comparator orders (its comparator key is present) is refused by add, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-sorted-set.md.
+// Java side: StringCodec (natural order of String): redisson.getSortedSet(name, StringCodec.INSTANCE), never trySetComparator.
+type SortedSet struct{ object }
+
+// SortedSet returns the sorted set called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) SortedSet(name string) *SortedSet {
+	return &SortedSet{newObject(c, 12, "sorted_set", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place: true if added, false if it was
+// there. Waits while a Redisson writer holds the set's lock. A reply lost
+// after it may have run is ErrInDoubt (never applied twice).
+func (o *SortedSet) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0c00, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove value: true if it was there. Waits while a Redisson writer holds
+// the set's lock. A reply lost after it may have run is ErrInDoubt (never
+// applied twice).
+func (o *SortedSet) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0c01, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Contains: True if value is in the set (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *SortedSet) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x0c02, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// First: The lowest value, nil when the set is empty.
+func (o *SortedSet) First(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0c03, "first")
+	return v.Bytes(), err
+}
+
+// Last: The highest value, nil when the set is empty.
+func (o *SortedSet) Last(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0c04, "last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the lowest value out: it, or nil when the set is empty. Waits while a
+// Redisson writer holds the set's lock.
+func (o *SortedSet) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0c05, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the highest value out: it, or nil when the set is empty. Waits while
+// a Redisson writer holds the set's lock.
+func (o *SortedSet) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x0c06, "poll_last")
+	return v.Bytes(), err
+}
+
+// Size: The number of values.
+func (o *SortedSet) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x0c07, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to stop (both included; negative counts from
+// the end), in order.
+func (o *SortedSet) ReadRange(ctx context.Context, start int64, stop int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x0c08, "read_range", argInt(start), argInt(stop))
+	return v.list(), err
+}
+
 // List is Redisson's RList: A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
 // Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getList(name, StringCodec.INSTANCE).
 type List struct{ object }

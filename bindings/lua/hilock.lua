@@ -2938,6 +2938,45 @@ function ScoredSortedSet:in_order(reverse, page)
 	end
 end
 
+-- The sorted set's idiom (docs/grid-sorted-set.md): pages by index, an
+-- iterator in order, #ss.
+local SortedSet = grid_factories.sorted_set
+
+--- ss:scan([cursor [, count]]) --> next cursor, values | nil, message,
+-- code. One page of count values (default 1000) in order from cursor ("0",
+-- the default, to start; the cursor is the next index); "0" after the last.
+function SortedSet:scan(cursor, count)
+	return grid_call(self, 0x0c09, "scan", "bi?", "page:list", cursor or "0", count or 1000)
+end
+
+--- ss:values() --> an iterator over the values in order, lowest first, a
+-- page of 1000 per round trip: for v in ss:values() do ... end. It raises
+-- the error of a page that fails. By index, as Redisson's iterator: values
+-- added or removed meanwhile before the current page shift it.
+function SortedSet:values()
+	check_object(self, "sorted_set:values", 2)
+	return grid_scan(function(cursor) return self:scan(cursor, 1000) end)
+end
+
+-- #ss: the number of values (raises on failure: # has no other way).
+SortedSet.__len = function(self)
+	local n, m = self:size()
+	if n == nil then error(m, 2) end
+	return n
+end
+
+-- pairs(ss): index (1, 2...) and value, in order.
+SortedSet.__pairs = function(self)
+	local it, i = self:values(), 0
+	return function()
+		local v = it()
+		if v == nil then return nil end
+		i = i + 1
+		return i, v
+	end, self, nil
+end
+
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners

@@ -288,6 +288,27 @@ return function(G)
 	--- scored_sorted_set:scan(cursor, count): One page of members with their scores from cursor ("0" to start), in no order; count is a hint.
 	function ScoredSortedSet:scan(...) return call(self, 0x0b16, "scan", "bi?", "page:scored", ...) end
 
+	-- sorted_set (Redisson RSortedSet): A set of distinct values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, shared with Redisson's RSortedSet. Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the set's lock, it waits for the lock's release. A set that a Java comparator orders (its comparator key is present) is refused by add, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-sorted-set.md.
+	local SortedSet = new_kind("sorted_set", 12)
+	--- sorted_set:add(value): Add value (valid UTF-8) in its place: true if added, false if it was there. Waits while a Redisson writer holds the set's lock.
+	function SortedSet:add(...) return call(self, 0x0c00, "add", "b", "bool", ...) end
+	--- sorted_set:remove(value): Remove value: true if it was there. Waits while a Redisson writer holds the set's lock.
+	function SortedSet:remove(...) return call(self, 0x0c01, "remove", "b", "bool", ...) end
+	--- sorted_set:contains(value): True if value is in the set (a binary search in Redis; no lock, as Redisson's contains).
+	function SortedSet:contains(...) return call(self, 0x0c02, "contains", "b", "bool", ...) end
+	--- sorted_set:first(): The lowest value, nil when the set is empty.
+	function SortedSet:first(...) return call(self, 0x0c03, "first", "", "bytes", ...) end
+	--- sorted_set:last(): The highest value, nil when the set is empty.
+	function SortedSet:last(...) return call(self, 0x0c04, "last", "", "bytes", ...) end
+	--- sorted_set:poll_first(): Take the lowest value out: it, or nil when the set is empty. Waits while a Redisson writer holds the set's lock.
+	function SortedSet:poll_first(...) return call(self, 0x0c05, "poll_first", "", "bytes", ...) end
+	--- sorted_set:poll_last(): Take the highest value out: it, or nil when the set is empty. Waits while a Redisson writer holds the set's lock.
+	function SortedSet:poll_last(...) return call(self, 0x0c06, "poll_last", "", "bytes", ...) end
+	--- sorted_set:size(): The number of values.
+	function SortedSet:size(...) return call(self, 0x0c07, "size", "", "i64", ...) end
+	--- sorted_set:read_range(start, stop): The values from index start to stop (both included; negative counts from the end), in order.
+	function SortedSet:read_range(...) return call(self, 0x0c08, "read_range", "ii", "list", ...) end
+
 	-- list (Redisson RList): A list of byte values under one key, in order: add, get and set by index, insert, remove by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes count from 0; a negative index counts from the end (-1 is the last), as Redis's. An index out of range is an invalid argument naming it (HL_EINVAL), except for get, which answers nil.
 	local List = new_kind("list", 13)
 	--- list:add(value): Append value at the end (RPUSH): true.

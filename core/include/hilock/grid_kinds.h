@@ -15,6 +15,7 @@ enum {
 	HL_KIND_MAP = 9,
 	HL_KIND_SET = 10,
 	HL_KIND_SCORED_SORTED_SET = 11,
+	HL_KIND_SORTED_SET = 12,
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15
@@ -153,6 +154,16 @@ enum {
 	HL_OP_SCORED_SORTED_SET_COUNT = 0x0b14,
 	HL_OP_SCORED_SORTED_SET_SIZE = 0x0b15,
 	HL_OP_SCORED_SORTED_SET_SCAN = 0x0b16,
+	HL_OP_SORTED_SET_ADD = 0x0c00,
+	HL_OP_SORTED_SET_REMOVE = 0x0c01,
+	HL_OP_SORTED_SET_CONTAINS = 0x0c02,
+	HL_OP_SORTED_SET_FIRST = 0x0c03,
+	HL_OP_SORTED_SET_LAST = 0x0c04,
+	HL_OP_SORTED_SET_POLL_FIRST = 0x0c05,
+	HL_OP_SORTED_SET_POLL_LAST = 0x0c06,
+	HL_OP_SORTED_SET_SIZE = 0x0c07,
+	HL_OP_SORTED_SET_READ_RANGE = 0x0c08,
+	HL_OP_SORTED_SET_SCAN = 0x0c09,
 	HL_OP_LIST_ADD = 0x0d00,
 	HL_OP_LIST_ADD_ALL = 0x0d01,
 	HL_OP_LIST_GET = 0x0d02,
@@ -755,6 +766,62 @@ HL_EXTERN int hl_scored_sorted_set_size(int64_t *out, hl_object *obj);
  * (HL_VALUE_BYTES, "0" after the last page) and the page as for a scored
  * result, the caller's to free. */
 HL_EXTERN int hl_scored_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
+
+/* ---- sorted_set (RSortedSet) ---- */
+
+/* A set of distinct values kept in Java's natural order of Strings (UTF-16
+ * code-unit order, as String.compareTo) in a Redis list, shared with
+ * Redisson's RSortedSet. Every write is one script that finds the place by
+ * binary search inside Redis and changes the list at once; while a Redisson
+ * writer holds the set's lock, it waits for the lock's release. A set that
+ * a Java comparator orders (its comparator key is present) is refused by
+ * add, remove and contains (HL_EINVAL naming the key and the class). Values
+ * added must be valid UTF-8. See docs/grid-sorted-set.md. */
+/* A new sorted_set object named name (hl_object_new). */
+HL_EXTERN int hl_sorted_set_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place: true if added, false if it was
+ * there. Waits while a Redisson writer holds the set's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_sorted_set_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove value: true if it was there. Waits while a Redisson writer holds
+ * the set's lock. *out = 1 or 0. HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_sorted_set_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* True if value is in the set (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_sorted_set_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The lowest value, nil when the set is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_sorted_set_first(hl_value **out, hl_object *obj);
+/* The highest value, nil when the set is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_sorted_set_last(hl_value **out, hl_object *obj);
+/* Take the lowest value out: it, or nil when the set is empty. Waits while
+ * a Redisson writer holds the set's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_sorted_set_poll_first(hl_value **out, hl_object *obj);
+/* Take the highest value out: it, or nil when the set is empty. Waits while
+ * a Redisson writer holds the set's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_sorted_set_poll_last(hl_value **out, hl_object *obj);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_sorted_set_size(int64_t *out, hl_object *obj);
+/* The values from index start to stop (both included; negative counts from
+ * the end), in order. *out = a new HL_VALUE_ARRAY of the values
+ * (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_sorted_set_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop);
+/* One page of count values in order from cursor ("0" to start; the cursor
+ * is the next index). *out = a new HL_VALUE_ARRAY: the next cursor
+ * (HL_VALUE_BYTES, "0" after the last page) and the page as for a list
+ * result, the caller's to free. */
+HL_EXTERN int hl_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count);
 
 /* ---- list (RList) ---- */
 

@@ -25,6 +25,11 @@ int hl__rate_limiter_release(hl_gridcall *call);
 int hl__rate_limiter_set_rate(hl_gridcall *call);
 int hl__rate_limiter_try_acquire(hl_gridcall *call);
 int hl__rate_limiter_try_set_rate(hl_gridcall *call);
+int hl__sorted_set_add(hl_gridcall *call);
+int hl__sorted_set_contains(hl_gridcall *call);
+int hl__sorted_set_poll_first(hl_gridcall *call);
+int hl__sorted_set_poll_last(hl_gridcall *call);
+int hl__sorted_set_remove(hl_gridcall *call);
 
 extern const hl_kindhooks hl__hooks_adder;
 
@@ -1575,6 +1580,186 @@ static const hl_opdef scored_sorted_set_ops[] = {
 
 static const char *const scored_sorted_set_keys[] = {NULL};
 
+/* ---- sorted_set ---- */
+
+const hl_script_def hl__script_sorted_set_poll = {
+	"sorted_set.poll", "4f6627056f5670cbe8f894fdaba90ed8d93d7cd7",
+	"-- KEYS: the list, the lock, the request marker. ARGV: the marker's\n"
+	"-- lifetime (ms), first or last. A resend of a poll that took a value\n"
+	"-- answers it again (the marker); {pttl} when the lock is held.\n"
+	"local seen = redis.call('get', KEYS[3])\n"
+	"if seen then return seen end\n"
+	"local t = redis.call('type', KEYS[2]).ok\n"
+	"if t == 'hash' then return {redis.call('pttl', KEYS[2])} end\n"
+	"if t ~= 'none' then\n"
+	"  return redis.error_reply('HILOCK_LOCKTYPE ' .. t)\n"
+	"end\n"
+	"local v\n"
+	"if ARGV[2] == 'first' then\n"
+	"  v = redis.call('lpop', KEYS[1])\n"
+	"else\n"
+	"  v = redis.call('rpop', KEYS[1])\n"
+	"end\n"
+	"if v then redis.call('set', KEYS[3], v, 'px', ARGV[1]) end\n"
+	"return v\n"
+	""};
+
+const hl_script_def hl__script_sorted_set_scan = {
+	"sorted_set.scan", "9ea88dbef2e2eeb6381e60ba0000c5f526bf8411",
+	"-- ARGV: the cursor (the next index), the page's size.\n"
+	"local start, count = tonumber(ARGV[1]), tonumber(ARGV[2])\n"
+	"if not start or start < 0 or start ~= math.floor(start) then\n"
+	"  return redis.error_reply('ERR hilock: sorted set cursor must be an index (0 to start), not ' .. string.sub(ARGV[1], 1, 40))\n"
+	"end\n"
+	"if not count or count < 1 or count > 1000000 then\n"
+	"  return redis.error_reply('ERR hilock: sorted set page count must be 1 to 1000000')\n"
+	"end\n"
+	"local items = redis.call('lrange', KEYS[1], start, start + count - 1)\n"
+	"local nxt = '0'\n"
+	"if #items == count and redis.call('llen', KEYS[1]) > start + count then\n"
+	"  nxt = string.format('%d', start + count)\n"
+	"end\n"
+	"return {nxt, items}\n"
+	""};
+
+const hl_script_def hl__script_sorted_set_write = {
+	"sorted_set.write", "84e7f655a87e854bada889ed5b5be09ea3c5d18d",
+	"-- KEYS: the list, the lock, the comparator, the comparator instance.\n"
+	"-- ARGV: what (add, remove, contains), the value. Answers 1 or 0; {pttl}\n"
+	"-- when the lock is held (nothing done); errors HILOCK_COMPARATOR <key\n"
+	"-- index> <class> and HILOCK_LOCKTYPE <type> for a set hilock must not\n"
+	"-- change.\n"
+	"local what, v = ARGV[1], ARGV[2]\n"
+	"for i = 3, 4 do\n"
+	"  local t = redis.call('type', KEYS[i]).ok\n"
+	"  if t ~= 'none' then\n"
+	"    local c = 'a ' .. t\n"
+	"    if i == 3 and t == 'string' then\n"
+	"      c = string.match(redis.call('get', KEYS[i]), '^[^:]*')\n"
+	"    elseif i == 4 then\n"
+	"      c = 'a serialised Java comparator'\n"
+	"    end\n"
+	"    c = string.gsub(string.sub(c, 1, 200), '[%c]', '?')\n"
+	"    return redis.error_reply('HILOCK_COMPARATOR ' .. i .. ' ' .. c)\n"
+	"  end\n"
+	"end\n"
+	"if what ~= 'contains' then\n"
+	"  local t = redis.call('type', KEYS[2]).ok\n"
+	"  if t == 'hash' then return {redis.call('pttl', KEYS[2])} end\n"
+	"  if t ~= 'none' then\n"
+	"    return redis.error_reply('HILOCK_LOCKTYPE ' .. t)\n"
+	"  end\n"
+	"end\n"
+	"-- Java's String.compareTo on UTF-8: byte order, except at the first\n"
+	"-- byte that differs a character of U+E000..U+FFFF (lead byte 0xEE, 0xEF)\n"
+	"-- sorts after a supplementary one (lead 0xF0..0xF4): UTF-16 puts the\n"
+	"-- latter's surrogates (0xD800..) first. Ranks: 0x00..0xED, 0xF0..0xFF,\n"
+	"-- 0xEE, 0xEF, a total order on bytes for any input.\n"
+	"local byte, sub = string.byte, string.sub\n"
+	"local function cmp(a, b)\n"
+	"  if a == b then return 0 end\n"
+	"  local la, lb = #a, #b\n"
+	"  local n = la < lb and la or lb\n"
+	"  local i = 1\n"
+	"  while i + 63 <= n and sub(a, i, i + 63) == sub(b, i, i + 63) do i = i + 64 end\n"
+	"  while i <= n do\n"
+	"    local x, y = byte(a, i), byte(b, i)\n"
+	"    if x ~= y then\n"
+	"      if x >= 0xEE and y >= 0xEE then\n"
+	"        if x < 0xF0 then x = x + 0x20 end\n"
+	"        if y < 0xF0 then y = y + 0x20 end\n"
+	"      end\n"
+	"      return x < y and -1 or 1\n"
+	"    end\n"
+	"    i = i + 1\n"
+	"  end\n"
+	"  return la < lb and -1 or 1\n"
+	"end\n"
+	"local n = redis.call('llen', KEYS[1])\n"
+	"local lo, hi = 0, n - 1\n"
+	"while lo <= hi do\n"
+	"  local mid = math.floor((lo + hi) / 2)\n"
+	"  local c = cmp(v, redis.call('lindex', KEYS[1], mid))\n"
+	"  if c == 0 then\n"
+	"    if what == 'remove' then\n"
+	"      -- as Redisson: mark the index, remove the mark (from the nearer\n"
+	"      -- end); the mark is not UTF-8, so no value of a String can be it\n"
+	"      local mark = '\\255hilock-removed\\255'\n"
+	"      redis.call('lset', KEYS[1], mid, mark)\n"
+	"      redis.call('lrem', KEYS[1], mid < n / 2 and 1 or -1, mark)\n"
+	"      return 1\n"
+	"    end\n"
+	"    return what == 'contains' and 1 or 0\n"
+	"  elseif c < 0 then\n"
+	"    hi = mid - 1\n"
+	"  else\n"
+	"    lo = mid + 1\n"
+	"  end\n"
+	"end\n"
+	"if what ~= 'add' then return 0 end\n"
+	"if lo >= n then\n"
+	"  redis.call('rpush', KEYS[1], v)\n"
+	"elseif lo == 0 then\n"
+	"  redis.call('lpush', KEYS[1], v)\n"
+	"else\n"
+	"  redis.call('linsert', KEYS[1], 'before', redis.call('lindex', KEYS[1], lo), v)\n"
+	"end\n"
+	"return 1\n"
+	""};
+
+static const hl_argdef sorted_set_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef sorted_set_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef sorted_set_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok sorted_set_first_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok sorted_set_last_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_tok sorted_set_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef sorted_set_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"stop", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok sorted_set_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef sorted_set_scan_args[] = {
+	{"cursor", HL_T_BYTES, 0, 0, 0},
+	{"count", HL_T_I64, 0, 1, 1000},
+};
+static const hl_tok sorted_set_scan_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef sorted_set_ops[] = {
+	{HL_OP_SORTED_SET_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, sorted_set_add_args, NULL, 0, NULL, 0, hl__sorted_set_add},
+	{HL_OP_SORTED_SET_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, sorted_set_remove_args, NULL, 0, NULL, 0, hl__sorted_set_remove},
+	{HL_OP_SORTED_SET_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, sorted_set_contains_args, NULL, 0, NULL, 0, hl__sorted_set_contains},
+	{HL_OP_SORTED_SET_FIRST, "first", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, sorted_set_first_toks, 3, NULL},
+	{HL_OP_SORTED_SET_LAST, "last", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, sorted_set_last_toks, 3, NULL},
+	{HL_OP_SORTED_SET_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__sorted_set_poll_first},
+	{HL_OP_SORTED_SET_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__sorted_set_poll_last},
+	{HL_OP_SORTED_SET_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, sorted_set_size_toks, 2, NULL},
+	{HL_OP_SORTED_SET_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, sorted_set_read_range_args, NULL, 0, sorted_set_read_range_toks, 4, NULL},
+	{HL_OP_SORTED_SET_SCAN, "scan", HL_MODE_READ, HL_R_PAGE_LIST, 2, sorted_set_scan_args, &hl__script_sorted_set_scan, 1, sorted_set_scan_toks, 3, NULL},
+};
+
+static const char *const sorted_set_keys[] = {NULL, "redisson_sortedset_lock:{name}", "redisson_sortedset_comparator:{name}", "redisson_sortedset_comparator_instance:{name}"};
+
 /* ---- list ---- */
 
 static const hl_script_def list_script_add_all = {
@@ -2078,11 +2263,12 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_MAP, "map", 1, map_keys, 23, map_ops, NULL},
 	{HL_KIND_SET, "set", 1, set_keys, 12, set_ops, NULL},
 	{HL_KIND_SCORED_SORTED_SET, "scored_sorted_set", 1, scored_sorted_set_keys, 23, scored_sorted_set_ops, NULL},
+	{HL_KIND_SORTED_SET, "sorted_set", 4, sorted_set_keys, 10, sorted_set_ops, NULL},
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
 };
-const size_t hl__grid_nkinds = 14;
+const size_t hl__grid_nkinds = 15;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -3087,6 +3273,74 @@ int hl_scored_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor
 	a[0] = hl__arg_bytes(cursor, cursor_len);
 	a[1] = hl__arg_int(count);
 	return hl__grid_value(out, obj, HL_OP_SCORED_SORTED_SET_SCAN, a, 2);
+}
+
+int hl_sorted_set_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_SORTED_SET, name, name_len);
+}
+
+int hl_sorted_set_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SORTED_SET_ADD, a, 1);
+}
+
+int hl_sorted_set_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SORTED_SET_REMOVE, a, 1);
+}
+
+int hl_sorted_set_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_SORTED_SET_CONTAINS, a, 1);
+}
+
+int hl_sorted_set_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_FIRST, NULL, 0);
+}
+
+int hl_sorted_set_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_LAST, NULL, 0);
+}
+
+int hl_sorted_set_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_POLL_FIRST, NULL, 0);
+}
+
+int hl_sorted_set_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_POLL_LAST, NULL, 0);
+}
+
+int hl_sorted_set_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_SORTED_SET_SIZE, NULL, 0);
+}
+
+int hl_sorted_set_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t stop)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(stop);
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_READ_RANGE, a, 2);
+}
+
+int hl_sorted_set_scan(hl_value **out, hl_object *obj, const void *cursor, size_t cursor_len, int64_t count)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(cursor, cursor_len);
+	a[1] = hl__arg_int(count);
+	return hl__grid_value(out, obj, HL_OP_SORTED_SET_SCAN, a, 2);
 }
 
 int hl_list_new(hl_object **out, hl_client *client, const void *name,

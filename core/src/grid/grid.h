@@ -105,7 +105,8 @@ typedef struct hl_kinddef {
 	const char *name;
 	unsigned nkeys;
 	const char *const *suffixes; /* per key: NULL = the name, else the
-	                                suffix of {name}<suffix> */
+	                                suffix of {name}<suffix>, or
+	                                <prefix>{name} as it is */
 	unsigned nops;
 	const hl_opdef *ops;
 	const hl_kindhooks *hooks; /* NULL: no state */

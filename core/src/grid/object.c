@@ -74,14 +74,21 @@ static void object_destroy(hl_object *o)
 }
 
 /* {name}<suffix>; a suffix ending in %client ends in this client's id
- * instead (Redisson's PER_CLIENT keys). */
+ * instead (Redisson's PER_CLIENT keys). A "suffix" ending in {name} is
+ * <prefix>{name} (Redisson's prefixName). */
 static char *derive_key(hl_client *c, const char *suffix, const char *name,
                         size_t name_len, size_t *out_len)
 {
 	const char *mark = strstr(suffix, "%client");
 	const char *id = hl_client_id(c);
 	char buf[128];
-	size_t n;
+	size_t n = strlen(suffix);
+	if (n > 6 && n - 6 < sizeof(buf) &&
+	    strcmp(suffix + n - 6, "{name}") == 0) {
+		memcpy(buf, suffix, n - 6);
+		buf[n - 6] = '\0';
+		return hl__derive_name(buf, "", name, name_len, 0, out_len);
+	}
 	if (!mark)
 		return hl__derive_name("", suffix, name, name_len, 0, out_len);
 	n = (size_t)(mark - suffix);

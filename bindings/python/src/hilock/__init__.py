@@ -58,6 +58,7 @@ from ._grid_queue import Deque, Queue
 from ._grid_map import Map
 from ._grid_scored_sorted_set import ScoredSortedSet
 from ._grid_set import Set
+from ._grid_sorted_set import SortedSet
 from ._lowlevel import ffi as _ffi, lib as _lib
 
 __version__ = "0.1.0"
@@ -107,4 +108,5 @@ __all__ = [
     "Map",
     "Set",
     "ScoredSortedSet",
+    "SortedSet",
 ] + list(_grid_all)

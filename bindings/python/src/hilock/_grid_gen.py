@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from ._grid_scored_sorted_set import ScoredSortedSet
 
 if TYPE_CHECKING:
+    from ._grid_sorted_set import SortedSet
+
+if TYPE_CHECKING:
     from ._grid_list import List
 
 if TYPE_CHECKING:
@@ -26,7 +29,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_deque import Deque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "ListBase", "QueueBase", "DequeBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase"]
 
 
 class Bucket(GridObject):
@@ -988,6 +991,84 @@ class ScoredSortedSetBase(GridObject):
         return _page(_take(out[0]), _pairs)
 
 
+class SortedSetBase(GridObject):
+    """A set of distinct values kept in Java's natural order of Strings (UTF-16 code-unit order,
+    as String.compareTo) in a Redis list, shared with Redisson's RSortedSet. Every write is
+    one script that finds the place by binary search inside Redis and changes the list at
+    once; while a Redisson writer holds the set's lock, it waits for the lock's release. A set
+    that a Java comparator orders (its comparator key is present) is refused by add, remove
+    and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8.
+    See docs/grid-sorted-set.md.
+
+    Redisson: ``RSortedSet``. Java side: StringCodec (natural order of String): ``redisson.getSortedSet(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 12
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place: true if added, false if it was there. Waits while a
+        Redisson writer holds the set's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_add(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def remove(self, value: Value) -> bool:
+        """Remove value: true if it was there. Waits while a Redisson writer holds the set's lock.
+        Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_remove(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the set (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = _bytes(value, 'value')
+        out = _out('int *')
+        check(lib.hl_sorted_set_contains(out, self._h, _bvalue, len(_bvalue)))
+        return bool(out[0])
+
+    def first(self) -> Optional[bytes]:
+        """The lowest value, None when the set is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_first(out, self._h))
+        return _take(out[0])
+
+    def last(self) -> Optional[bytes]:
+        """The highest value, None when the set is empty."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_last(out, self._h))
+        return _take(out[0])
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the lowest value out: it, or None when the set is empty. Waits while a Redisson
+        writer holds the set's lock."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_poll_first(out, self._h))
+        return _take(out[0])
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the highest value out: it, or None when the set is empty. Waits while a Redisson
+        writer holds the set's lock."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_poll_last(out, self._h))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of values."""
+        out = _out('int64_t *')
+        check(lib.hl_sorted_set_size(out, self._h))
+        return int(out[0])
+
+    def read_range(self, start: int, stop: int) -> list[Optional[bytes]]:
+        """The values from index start to stop (both included; negative counts from the end), in
+        order."""
+        out = _out('hl_value **')
+        check(lib.hl_sorted_set_read_range(out, self._h, _i64(start, 'start'), _i64(stop, 'stop')))
+        return _take(out[0])
+
+
 class ListBase(GridObject):
     """A list of byte values under one key, in order: add, get and set by index, insert, remove
     by value and by index, index-of, ranges, trim and iteration in pages of LRANGE. Indexes
@@ -1358,6 +1439,12 @@ class GridFactories:
         from ._grid_scored_sorted_set import ScoredSortedSet
 
         return ScoredSortedSet(self, name)  # type: ignore[arg-type]
+
+    def sorted_set(self, name: Value) -> "SortedSet":
+        """The sorted set called ``name`` (Redisson ``RSortedSet``). No round trip."""
+        from ._grid_sorted_set import SortedSet
+
+        return SortedSet(self, name)  # type: ignore[arg-type]
 
     def list(self, name: Value) -> "List":
         """The list called ``name`` (Redisson ``RList``). No round trip."""
