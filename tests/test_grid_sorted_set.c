@@ -699,11 +699,12 @@ static void bad_input(void)
 	hl_value_bytes(v, &len);
 	HT_EQ(len, (size_t)1 << 20);
 	hl_value_free(v);
-	/* scan: a cursor that is no index, a count out of range */
-	HT_RC(hl_sorted_set_scan(&v, s, HT_S("x"), 10), HL_EREDIS);
+	/* scan: a cursor that is no index, a count out of range (the
+	 * script refuses them: invalid arguments) */
+	HT_RC(hl_sorted_set_scan(&v, s, HT_S("x"), 10), HL_EINVAL);
 	HT_CHECK(strstr(hl_error_last(), "cursor") != NULL);
-	HT_RC(hl_sorted_set_scan(&v, s, HT_S("-1"), 10), HL_EREDIS);
-	HT_RC(hl_sorted_set_scan(&v, s, HT_S("0"), 0), HL_EREDIS);
+	HT_RC(hl_sorted_set_scan(&v, s, HT_S("-1"), 10), HL_EINVAL);
+	HT_RC(hl_sorted_set_scan(&v, s, HT_S("0"), 0), HL_EINVAL);
 	HT_CHECK(strstr(hl_error_last(), "count") != NULL);
 	/* another type at the key */
 	ht_del(r, HT_S("grid:ss:bad"));
