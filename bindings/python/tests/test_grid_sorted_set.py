@@ -105,7 +105,7 @@ def test_bad_input(client, redis):
     assert redis.cmd("EXISTS", "py:ss:bad") == 0
     assert s.add(b"a\x00b") is True and s.add(b"") is True
     assert list(s) == [b"", b"a\x00b"]
-    with pytest.raises(hilock.RedisError, match="cursor"):
+    with pytest.raises(hilock.InvalidArgumentError, match="cursor"):
         s.scan(b"x")
     redis.cmd("DEL", "py:ss:bad")
     redis.cmd("SET", "py:ss:bad", "x")
