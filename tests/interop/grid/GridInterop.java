@@ -755,7 +755,8 @@ public class GridInterop {
 		check("rate_more: both see the same permits after setRate", "i:" + jk.availablePermits(), ap);
 	}
 
-	public static void main(String[] a) throws Exception {
+	/** Connects Redisson and starts the peer (CollectionsInterop too). */
+	static Process start(String[] a) throws Exception {
 		String version = a[0], peerPath = a[1], topo = a[2], addrs = a[3], url = a[4];
 		if (a.length > 5)
 			filter = a[5];
@@ -779,6 +780,22 @@ public class GridInterop {
 		String ready = pout.readLine();
 		if (!"ready".equals(ready))
 			throw new IllegalStateException("peer: " + ready);
+		return p;
+	}
+
+	/** Stops the peer and Redisson, prints the summary line and exits. */
+	static void finish(Process p, String what, long t0) throws Exception {
+		pin.write("quit\n");
+		pin.flush();
+		p.waitFor();
+		r.shutdown();
+		System.out.printf("%s%s: %d passed, %d failed (%d ms)%n", tag, what, passed, failed,
+		        (System.nanoTime() - t0) / 1000000);
+		System.exit(failed == 0 ? 0 : 1);
+	}
+
+	public static void main(String[] a) throws Exception {
+		Process p = start(a);
 		long t0 = System.nanoTime();
 		scenario("bucket_text", GridInterop::bucketText);
 		scenario("bucket_bytes", GridInterop::bucketBytes);
@@ -792,12 +809,6 @@ public class GridInterop {
 		scenario("bloom", GridInterop::bloom);
 		scenario("rate", GridInterop::rate);
 		scenario("rate_more", GridInterop::rateMore);
-		pin.write("quit\n");
-		pin.flush();
-		p.waitFor();
-		r.shutdown();
-		System.out.printf("%s: %d passed, %d failed (%d ms)%n", tag, passed, failed,
-		        (System.nanoTime() - t0) / 1000000);
-		System.exit(failed == 0 ? 0 : 1);
+		finish(p, "", t0);
 	}
 }

@@ -35,10 +35,16 @@
 #include <string.h>
 #include <time.h>
 
+#ifndef MAXTOK
 #define MAXTOK 4096
+#endif
 #define MAXOBJ 256
 
 static hl_client *client;
+#ifdef GRID_PEER_MORE
+/* more lines (collections_peer.c): 1 if tok[0] was one of them (answered) */
+static int GRID_PEER_MORE(char **tok, int ntok);
+#endif
 
 struct obj {
 	int kind;
@@ -148,11 +154,11 @@ struct call {
 static int parse_call(struct call *c, char **tok, int ntok)
 {
 	int kind, i;
+	c->nargs = 0; /* free_call after a failed parse frees nothing twice */
 	if (ntok < 3 || (kind = kind_of(tok[0])) < 0 ||
 	    (c->op = op_of(kind, tok[2])) < 0 ||
 	    !(c->o = get_obj(kind, tok[1])))
 		return -1;
-	c->nargs = 0;
 	for (i = 3; i < ntok; i++) {
 		hl_arg *a = &c->args[c->nargs++];
 		memset(a, 0, sizeof(*a));
@@ -396,6 +402,10 @@ int main(int argc, char **argv)
 			}
 			for (i = 0; i < n; i++)
 				free(r[i].log);
+#ifdef GRID_PEER_MORE
+		} else if (GRID_PEER_MORE(tok, ntok)) {
+			/* answered */
+#endif
 		} else {
 			printf("err EINVAL unknown line\n");
 		}

@@ -5,14 +5,22 @@
 # (StringCodec, ByteArrayCodec), atomic longs and doubles (LongCodec and
 # the stored number forms), bit sets, counters updated from both sides at
 # once, long and double adders, Bloom filters and one rate limiter shared
-# by both sides. GridInterop.java (one JVM per version) drives grid_peer.c
-# (a hilock process) and prints one line per check, then
-# "VERSION TOPOLOGY: N passed, N failed (T ms)".
+# by both sides; then the collections (CollectionsInterop.java: maps,
+# sets, scored sorted sets, sorted sets, lists, queues and deques, with
+# StringCodec and ByteArrayCodec: written by one side and read byte-exact
+# and in order by the other, races with one winner, concurrent adds,
+# producers and consumers on both sides, iteration of more than 1000).
+# GridInterop.java (one JVM per version) drives grid_peer.c (a hilock
+# process) and prints one line per check, then
+# "VERSION TOPOLOGY: N passed, N failed (T ms)"; CollectionsInterop.java
+# drives collections_peer.c and ends with
+# "VERSION TOPOLOGY collections: N passed, N failed (T ms)".
 #
 #   sh tests/interop/grid/run.sh [BUILD_DIR [FILTER [TOPOLOGIES]]]
 #
 # FILTER runs only the scenarios whose name starts with it (bucket,
-# atomic, bit_set, counters, adders, bloom, rate); TOPOLOGIES is single,
+# atomic, bit_set, counters, adders, bloom, rate; map, set, scored,
+# sorted, list, queue, deque); TOPOLOGIES is single,
 # cluster or single,cluster (the default). Needs java (17+), mvn
 # (Redisson and its dependencies in ~/.m2, fetched the first time), cc,
 # pkg-config, redis-server and redis-cli; the Cluster also needs the
@@ -37,6 +45,9 @@ export PKG_CONFIG_PATH
 # shellcheck disable=SC2046
 cc -std=c11 -O2 -Wall -Wextra -o "$out/grid_peer" "$here/grid_peer.c" \
 	$(pkg-config --cflags --libs hilock) -lpthread
+# shellcheck disable=SC2046
+cc -std=c11 -O2 -Wall -Wextra -o "$out/collections_peer" "$here/collections_peer.c" \
+	$(pkg-config --cflags --libs hilock) -lpthread
 
 # Redisson's classpath for each version (Maven only resolves it; offline
 # first), and the driver compiled against it.
@@ -50,7 +61,7 @@ for v in $versions; do
 	fi
 	mkdir -p "$out/classes-$v"
 	javac -d "$out/classes-$v" -cp "$(cat "$cp")" "$here/GridInterop.java" \
-		"$here/BloomVectors.java"
+		"$here/BloomVectors.java" "$here/CollectionsInterop.java"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-grid-interop.XXXXXX")
@@ -72,6 +83,11 @@ run() { # topology addresses url
 	for v in $versions; do
 		timeout 300 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" GridInterop \
 			"$v" "$out/grid_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
+		cat "$tmp/out"
+		summary="$summary$(tail -n 1 "$tmp/out")
+"
+		timeout 600 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" CollectionsInterop \
+			"$v" "$out/collections_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
 		cat "$tmp/out"
 		summary="$summary$(tail -n 1 "$tmp/out")
 "
