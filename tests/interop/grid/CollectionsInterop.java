@@ -293,10 +293,13 @@ public class CollectionsInterop extends GridInterop {
 			a.add(b("hilock"));
 		}
 		String[][] jr = new String[rounds][th];
-		send(line("multi every " + th + " 2", "map", name, "put_if_absent", a));
+		long t1 = System.currentTimeMillis() + 300;
+		send(line("multi every:" + t1 + ":" + STEP + " " + th + " 2", "map", name, "put_if_absent", a));
 		threads(th, t -> {
-			for (int k = 0; k < rounds; k++)
+			for (int k = 0; k < rounds; k++) {
+				pace(t1, k);
 				jr[k][t] = String.valueOf(jm.putIfAbsent("r" + k, "redisson"));
+			}
 		});
 		List<Object> hr = list(reply());
 		raceCheck("map race", rounds, th, hr, jr, k -> jm.get("r" + k), "nil", "null", "hilock", "redisson");
@@ -306,13 +309,31 @@ public class CollectionsInterop extends GridInterop {
 			a.add(b("f" + k));
 			a.add(b("hilock"));
 		}
-		send(line("multi every " + th + " 2", "map", name, "fast_put_if_absent", a));
+		long t2 = System.currentTimeMillis() + 300;
+		send(line("multi every:" + t2 + ":" + STEP + " " + th + " 2", "map", name, "fast_put_if_absent", a));
 		threads(th, t -> {
-			for (int k = 0; k < rounds; k++)
+			for (int k = 0; k < rounds; k++) {
+				pace(t2, k);
 				jr[k][t] = jm.fastPutIfAbsent("f" + k, "redisson") ? "true" : "false";
+			}
 		});
 		hr = list(reply());
 		raceCheck("map fast race", rounds, th, hr, jr, k -> jm.get("f" + k), "i:1", "true", "hilock", "redisson");
+	}
+
+	// races: round k starts on both sides when the wall clock reads
+	// start + k * STEP ms (the C threads would otherwise finish before
+	// the JVM's have started)
+	static final int STEP = 3;
+
+	static void pace(long start, int k) throws InterruptedException {
+		long due = start + (long) k * STEP, now;
+		while ((now = System.currentTimeMillis()) < due)
+			Thread.sleep(due - now);
+	}
+
+	static String str(Object o) {
+		return o == null ? "nil" : o.toString();
 	}
 
 	interface Final {
@@ -332,8 +353,8 @@ public class CollectionsInterop extends GridInterop {
 			List<Object> hk = (List<Object>) hr.get(k);
 			int hwins = 0, jwins = 0;
 			for (Object o : hk) {
-				hwins += hwin.equals(String.valueOf(o)) ? 1 : 0;
-				errs += String.valueOf(o).startsWith("E:") ? 1 : 0;
+				hwins += hwin.equals(str(o)) ? 1 : 0;
+				errs += str(o).startsWith("E:") ? 1 : 0;
 			}
 			for (String s : jr[k])
 				jwins += jwin.equals(s) ? 1 : 0;
@@ -455,10 +476,13 @@ public class CollectionsInterop extends GridInterop {
 		for (int k = 0; k < rounds; k++)
 			a.add(b("m" + k));
 		String[][] jr = new String[rounds][th];
-		send(line("multi every " + th + " 1", "set", name, "add", a));
+		long t1 = System.currentTimeMillis() + 300;
+		send(line("multi every:" + t1 + ":" + STEP + " " + th + " 1", "set", name, "add", a));
 		threads(th, t -> {
-			for (int k = 0; k < rounds; k++)
+			for (int k = 0; k < rounds; k++) {
+				pace(t1, k);
 				jr[k][t] = js.add("m" + k) ? "true" : "false";
+			}
 		});
 		List<Object> hr = list(reply());
 		raceCheck("set race (add)", rounds, th, hr, jr, k -> "x", "i:1", "true", "x", "x");
@@ -754,8 +778,10 @@ public class CollectionsInterop extends GridInterop {
 		List<String> jl = new ArrayList<>();
 		for (Iterator<String> it = jz.iterator(); it.hasNext();)
 			jl.add(b(it.next()));
-		List<String> hl = readSortedHl(name);
-		check("sorted iter: Redisson's iterator and hilock's pages give the same 1100, in order", jl, hl);
+		String res = call("iter sorted_set " + hex(name) + " scan 1000");
+		List<String> hl = strs(items(res));
+		check("sorted iter: Redisson's iterator and hilock's scan pages (" + pages(res) + ") give the same 1100, in order",
+		        jl, hl);
 		check("sorted iter: in Java's order", bs(want), hl);
 	}
 

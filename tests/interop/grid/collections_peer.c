@@ -3,13 +3,15 @@
  * CollectionsInterop.java), public API only: grid_peer.c's lines (call,
  * par, free ...; see there for ARG and RESULT) and three more:
  *
- *   multi spread|every THREADS ARITY KIND NAME OP ARG...
+ *   multi spread|every[:START:STEP] THREADS ARITY KIND NAME OP ARG...
  *       The ARGs, ARITY at a time, are the calls. spread: THREADS
  *       threads share them (call g by thread g % THREADS), RESULT is
  *       [r0,r1,...] in the calls' order. every: each thread makes every
  *       call, in order (so the threads race on each), RESULT is
  *       [[r0 of thread 0,r0 of thread 1,...],[r1...],...]. A failed
- *       call's r is E:<status name>.
+ *       call's r is E:<status name>. With START:STEP, call g waits
+ *       until the wall clock (CLOCK_REALTIME, ms) reads START + g * STEP,
+ *       so that another process pacing its calls alike races on each.
  *   pc PRODUCERS CONSUMERS IDLE_MS PUSHOPS POPOPS KIND NAME ARG...
  *       At once: PRODUCERS threads share the ARGs (one value a call,
  *       value g by thread g % PRODUCERS, PUSHOPS a comma list used by
@@ -57,6 +59,7 @@ static void print_result(const hl_value *v, int rc)
 struct multi {
 	struct call *c;
 	int every, threads, t;
+	long long start, step;
 	size_t arity, ncalls;
 	hl_value **res;
 	int *rcs;
@@ -75,6 +78,14 @@ static void *multi_run(void *arg)
 			at = g;
 		else
 			continue;
+		if (m->step > 0) {
+			long long due = m->start + (long long)g * m->step, now;
+			while ((now = now_ms()) < due) {
+				struct timespec ts = {0, (long)(due - now) *
+				                                 1000000L};
+				nanosleep(&ts, NULL);
+			}
+		}
 		m->rcs[at] =
 		        hl_object_call(&m->res[at], m->c->o, m->c->op,
 		                       &m->c->args[g * m->arity], m->arity);
@@ -86,13 +97,16 @@ static void multi_line(char **tok, int ntok)
 {
 	static struct call c;
 	struct multi m[64];
-	int every = strcmp(tok[1], "every") == 0, n = atoi(tok[2]), i;
+	int every = strncmp(tok[1], "every", 5) == 0, n = atoi(tok[2]), i;
+	long long start = 0, step = 0;
+	char *pace = strchr(tok[1], ':');
 	long arity = atol(tok[3]);
 	size_t ncalls, total, g;
 	hl_value **res;
 	int *rcs;
 	if (n < 1 || n > 64 || arity < 0 || arity > 16 ||
-	    (!every && strcmp(tok[1], "spread") != 0) ||
+	    (!every && strncmp(tok[1], "spread", 6) != 0) ||
+	    (pace && sscanf(pace, ":%lld:%lld", &start, &step) != 2) ||
 	    parse_call(&c, tok + 4, ntok - 4) != 0 ||
 	    (arity ? c.nargs % (size_t)arity : c.nargs)) {
 		printf("err EINVAL bad multi line\n");
@@ -106,6 +120,8 @@ static void multi_line(char **tok, int ntok)
 	for (i = 0; i < n; i++) {
 		m[i].c = &c;
 		m[i].every = every;
+		m[i].start = start;
+		m[i].step = step;
 		m[i].threads = n;
 		m[i].t = i;
 		m[i].arity = (size_t)arity;
