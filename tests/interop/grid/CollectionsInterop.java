@@ -557,6 +557,13 @@ public class CollectionsInterop extends GridInterop {
 		check("scored: hilock's entry_range = Redisson's entryRange (members, scores, order)", je, hes);
 		check("scored: hilock's value_range(2, 4) = Redisson's", bs(jz.valueRange(2, 4)),
 		        strs(list(hl("scored_sorted_set", name, "value_range", i(2), i(4)))));
+		check("scored: hilock's value_range_by_score(-2.25, 1.5) = Redisson's valueRange(-2.25, true, 1.5, true)",
+		        bs(jz.valueRange(-2.25, true, 1.5, true)),
+		        strs(list(hl("scored_sorted_set", name, "value_range_by_score", d(-2.25), d(1.5)))));
+		check("scored: exclusive ends (-1e300, 1e300) agree", bs(jz.valueRange(-1e300, false, 1e300, false)),
+		        strs(list(hl("scored_sorted_set", name, "value_range_by_score", d(-1e300), d(1e300), "i:0", "i:0"))));
+		check("scored: hilock's count(-inf, 0) = Redisson's count", i(jz.count(Double.NEGATIVE_INFINITY, true, 0, true)),
+		        hl("scored_sorted_set", name, "count", d(Double.NEGATIVE_INFINITY), d(0)));
 		check("scored: first agrees", b(jz.first()), hl("scored_sorted_set", name, "first"));
 		check("scored: last agrees", b(jz.last()), hl("scored_sorted_set", name, "last"));
 		check("scored: size agrees", i(jz.size()), hl("scored_sorted_set", name, "size"));
@@ -572,6 +579,9 @@ public class CollectionsInterop extends GridInterop {
 		check("scored: hilock's add of an existing member answers false and moves it", "i:0",
 		        hl("scored_sorted_set", name, "add", d(-5.5), b(m0)));
 		check("scored: Redisson reads the new score", -5.5, jz.getScore(m0));
+		String inf = peer("call scored_sorted_set " + hex(name) + " add d:Infinity " + b("inf"));
+		checkTrue("scored: hilock refuses an infinite score, as Redisson's add does", inf.startsWith("err "), inf);
+		check("scored: nothing added for it", false, jz.contains("inf"));
 		check("scored: hilock's get_score of a missing member", "nil", hl("scored_sorted_set", name, "get_score", b("?")));
 		check("scored: hilock's rank of a missing member", "nil", hl("scored_sorted_set", name, "rank", b("?")));
 		String first = jz.first(), last = jz.last();
@@ -583,6 +593,12 @@ public class CollectionsInterop extends GridInterop {
 		check("scored: hilock's remove of a Redisson member", "i:1", hl("scored_sorted_set", name, "remove", b("m4" + TEXTS[4])));
 		check("scored: Redisson's remove of a hilock member", true, jz.remove("m5" + TEXTS[5]));
 		check("scored: sizes agree after", i(jz.size()), hl("scored_sorted_set", name, "size"));
+		// many at once from each end
+		List<String> asc = new ArrayList<>(jz.valueRange(0, -1));
+		check("scored: hilock's poll_first_many(2) takes Redisson's first two", bs(asc.subList(0, 2)),
+		        strs(list(hl("scored_sorted_set", name, "poll_first_many", i(2)))));
+		check("scored: Redisson's pollLast(2) takes what hilock calls last", strs(list(hl("scored_sorted_set", name,
+		        "value_range", i(-2), i(-1)))), bs(new ArrayList<>(jz.pollLast(2))));
 		// equal scores: both order by the member's bytes
 		RScoredSortedSet<byte[]> jb = r.getScoredSortedSet(name + ":tie", ByteArrayCodec.INSTANCE);
 		byte[][] bin = binaries();
@@ -716,6 +732,25 @@ public class CollectionsInterop extends GridInterop {
 		}
 		check("sorted: hilock's add went ahead after the unlock", "i:1", reply());
 		check("sorted: Redisson reads it", true, jz.contains("during"));
+	}
+
+	static void sortedComparator(String name) throws Exception {
+		// a set Redisson orders with a comparator: hilock must refuse to
+		// write it (it cannot know the order), and leave it as it is
+		r.getKeys().delete("redisson_sortedset_comparator:{" + name + "}",
+		        "redisson_sortedset_comparator_instance:{" + name + "}");
+		RSortedSet<String> jz = r.getSortedSet(name, StringCodec.INSTANCE);
+		check("sorted comparator: Redisson's trySetComparator(reverseOrder)", true,
+		        jz.trySetComparator(Collections.reverseOrder()));
+		jz.add("a");
+		jz.add("c");
+		String reply = peer("call sorted_set " + hex(name) + " add " + b("b"));
+		checkTrue("sorted comparator: hilock's add refused with an error naming the comparator",
+		        reply.startsWith("err ") && reply.contains("omparator"), reply);
+		check("sorted comparator: Redisson's list unchanged", List.of("c", "a"), new ArrayList<>(jz.readAll()));
+		reply = peer("call sorted_set " + hex(name) + " remove " + b("a"));
+		checkTrue("sorted comparator: hilock's remove refused too", reply.startsWith("err "), reply);
+		check("sorted comparator: Redisson's list still unchanged", List.of("c", "a"), new ArrayList<>(jz.readAll()));
 	}
 
 	static List<String> readSortedHl(String name) throws Exception {
@@ -947,6 +982,13 @@ public class CollectionsInterop extends GridInterop {
 			polled.add(s);
 		check("queue: Redisson polls them all in order (hilock's last)", rest, polled);
 		check("queue: hilock's poll of the empty queue", "nil", hl("queue", name, "poll"));
+		for (String v : TEXTS)
+			jq.offer(v);
+		check("queue: hilock's poll_many(4) takes Redisson's first four in order", bs(Arrays.asList(TEXTS).subList(0, 4)),
+		        strs(list(hl("queue", name, "poll_many", i(4)))));
+		check("queue: Redisson's poll(3) takes the next three", Arrays.asList(TEXTS).subList(4, 7), jq.poll(3));
+		hl("queue", name, "poll_many", i(100));
+		check("queue: hilock's poll_many emptied it", 0, jq.size());
 		check("queue: hilock's peek of the empty queue", "nil", hl("queue", name, "peek"));
 		RQueue<byte[]> jb = r.getQueue(name + ":b", ByteArrayCodec.INSTANCE);
 		byte[][] bin = binaries();
@@ -1114,6 +1156,7 @@ public class CollectionsInterop extends GridInterop {
 		scenario("scored_concurrent", CollectionsInterop::scoredConcurrent);
 		scenario("scored_iter", CollectionsInterop::scoredIter);
 		scenario("sorted", CollectionsInterop::sortedSet);
+		scenario("sorted_comparator", CollectionsInterop::sortedComparator);
 		scenario("sorted_concurrent", CollectionsInterop::sortedConcurrent);
 		scenario("sorted_iter", CollectionsInterop::sortedIter);
 		scenario("list_text", CollectionsInterop::listText);
