@@ -293,7 +293,15 @@ public class CollectionsInterop extends GridInterop {
 			a.add(b("hilock"));
 		}
 		String[][] jr = new String[rounds][th];
-		long t1 = System.currentTimeMillis() + 300;
+		// warm up (scripts loaded, connections open, the JIT): a cold JVM
+		// falls behind the pace and never catches up
+		threads(th, t -> {
+			for (int k = 0; k < 100; k++) {
+				jm.putIfAbsent("warm" + t, "w");
+				jm.fastPutIfAbsent("warm" + t, "w");
+			}
+		});
+		long t1 = System.currentTimeMillis() + 500;
 		send(line("multi every:" + t1 + ":" + STEP + " " + th + " 2", "map", name, "put_if_absent", a));
 		threads(th, t -> {
 			for (int k = 0; k < rounds; k++) {
@@ -309,7 +317,7 @@ public class CollectionsInterop extends GridInterop {
 			a.add(b("f" + k));
 			a.add(b("hilock"));
 		}
-		long t2 = System.currentTimeMillis() + 300;
+		long t2 = System.currentTimeMillis() + 500;
 		send(line("multi every:" + t2 + ":" + STEP + " " + th + " 2", "map", name, "fast_put_if_absent", a));
 		threads(th, t -> {
 			for (int k = 0; k < rounds; k++) {
@@ -324,7 +332,7 @@ public class CollectionsInterop extends GridInterop {
 	// races: round k starts on both sides when the wall clock reads
 	// start + k * STEP ms (the C threads would otherwise finish before
 	// the JVM's have started)
-	static final int STEP = 3;
+	static final int STEP = 5;
 
 	static void pace(long start, int k) throws InterruptedException {
 		long due = start + (long) k * STEP, now;
@@ -476,7 +484,12 @@ public class CollectionsInterop extends GridInterop {
 		for (int k = 0; k < rounds; k++)
 			a.add(b("m" + k));
 		String[][] jr = new String[rounds][th];
-		long t1 = System.currentTimeMillis() + 300;
+		threads(th, t -> {
+			for (int k = 0; k < 100; k++)
+				js.add("warm" + t);
+		});
+		js.delete();
+		long t1 = System.currentTimeMillis() + 500;
 		send(line("multi every:" + t1 + ":" + STEP + " " + th + " 1", "set", name, "add", a));
 		threads(th, t -> {
 			for (int k = 0; k < rounds; k++) {
