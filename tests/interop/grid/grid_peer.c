@@ -273,7 +273,11 @@ static void *rate_run(void *arg)
 	while (now_ms() < r->until) {
 		int got = 0;
 		long long s = now_ms(), e;
-		if (hl_rate_limiter_try_acquire(&got, r->o, 1, 0) != HL_OK) {
+		int rc = hl_rate_limiter_try_acquire(&got, r->o, 1, 0);
+		if (rc != HL_OK) {
+			/* which error, for the report (the driver's stderr) */
+			fprintf(stderr, "grid_peer: try_acquire: %s %s\n",
+			        hl_status_name(rc), hl_error_last());
 			r->fails++;
 			continue;
 		}
