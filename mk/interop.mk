@@ -35,10 +35,13 @@ interop: build
 	sh tests/interop/run.sh "$(BUILD)" "$(INTEROP_FILTER)" "$(INTEROP_TOPOLOGIES)" "$(INTEROP_REDISSON)"
 
 # The data grid against Redisson 4.3.1 and 4.7.0 (tests/interop/grid: every
-# object, both ways, on a redis-server and a Redis Cluster; about a minute):
+# object, then every collection (maps, sets, scored and plain sorted sets,
+# lists, queues, deques), both ways, on a redis-server and a Redis Cluster;
+# about two minutes):
 #
 #   make interop-grid
 #   make interop-grid INTEROP_GRID_FILTER=bloom   # scenarios starting so
+#   make interop-grid INTEROP_GRID_FILTER=sorted  # (map, set, scored, list...)
 #   make interop-grid INTEROP_GRID_TOPOLOGIES=single
 INTEROP_GRID_FILTER ?=
 INTEROP_GRID_TOPOLOGIES ?= single,cluster
