@@ -219,6 +219,7 @@ static void *pc_run(void *arg)
 				last = now;
 				continue;
 			}
+			hl_value_free(v); /* a nil value */
 			pthread_mutex_lock(&pc_mu);
 			left = producers_left;
 			pthread_mutex_unlock(&pc_mu);
