@@ -881,6 +881,43 @@ public class CollectionsInterop extends GridInterop {
 		        strs(list(hl("list", name, "read_range", i(0), i(-1)))));
 		check("list: and it is the expected one", want, jl.readAll());
 		check("list: hilock's last_index_of = Redisson's", i(jl.lastIndexOf("h2")), hl("list", name, "last_index_of", b("h2")));
+		// out of range: both refuse what Redis's LSET refuses, both append at size
+		int n = jl.size();
+		String e = peer("call list " + hex(name) + " insert " + i(n + 2) + " " + b("past"));
+		boolean jrefused = false;
+		try {
+			jl.add(n + 2, "past");
+		} catch (RuntimeException x) {
+			jrefused = true;
+		}
+		checkTrue("list: an insert past the end refused by both (hilock, Redisson's add(index))",
+		        e.startsWith("err ") && jrefused, e + " / Redisson refused: " + jrefused);
+		e = peer("call list " + hex(name) + " set " + i(n + 5) + " " + b("q"));
+		jrefused = false;
+		try {
+			jl.set(n + 5, "q");
+		} catch (RuntimeException x) {
+			jrefused = true;
+		}
+		checkTrue("list: a set past the end refused by both", e.startsWith("err ") && jrefused,
+		        e + " / Redisson refused: " + jrefused);
+		e = peer("call list " + hex(name) + " remove_at " + i(n + 5));
+		jrefused = false;
+		try {
+			jl.remove(n + 5);
+		} catch (RuntimeException x) {
+			jrefused = true;
+		}
+		checkTrue("list: a remove_at past the end refused by both", e.startsWith("err ") && jrefused,
+		        e + " / Redisson refused: " + jrefused);
+		check("list: Redisson's get past the end is null too", null, jl.get(n + 5));
+		check("list: nothing changed by the refusals", want, jl.readAll());
+		hl("list", name, "insert", i(n), b("at end"));
+		jl.add(n + 1, "at end 2");
+		want.add("at end");
+		want.add("at end 2");
+		check("list: an insert at the size appends, on both sides", bs(want),
+		        strs(list(hl("list", name, "read_range", i(0), i(-1)))));
 		check("list: hilock's read_range(2, 4) = Redisson's range(2, 4)", bs(jl.range(2, 4)),
 		        strs(list(hl("list", name, "read_range", i(2), i(4)))));
 	}
