@@ -97,6 +97,64 @@ def test_common_and_generic(client, redis):
     assert repr(a) == "<hilock.AtomicLong 'py:generic'>"
 
 
+def test_typed_results_in_one_call(client, redis):
+    """The typed calls' one-call results (hilock_build.py's hlpy_g_
+    helpers): bytes of every size, held per thread, and each result type's
+    failure raising its error rather than reading as a value."""
+    b = client.bucket("py:one-call")
+    assert b.get() is None
+    b.set(b"")
+    assert b.get() == b""  # empty, not absent
+    # around the size copied out at once (the held value), NUL bytes kept
+    for n in (1, 65535, 65536, 65537, 1 << 20):
+        v = bytes(i * 7 % 256 for i in range(n))
+        b.set(v)
+        assert redis.cmd("STRLEN", "py:one-call") == n
+        assert b.get() == v
+        assert b.get_and_set(b"x") == v
+        assert b.get_and_delete() == b"x"
+    # each thread's bytes are its own (the held value is per thread)
+    errors = []
+
+    def reader(i):
+        mine = client.bucket("py:one-call:%d" % i)
+        v = (b"%d:" % i) * (i * 40 + 1)
+        mine.set(v)
+        for _ in range(100):
+            got = mine.get()
+            if got != v:
+                errors.append((i, len(got or b""), len(v)))
+                return
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    # the values that mean "read the status" are values when it is HL_OK
+    a = client.atomic_long("py:one-call:long")
+    a.set(-(1 << 63))
+    assert a.get() == -(1 << 63)
+    assert a.get_and_set(-(1 << 63) + 1) == -(1 << 63)
+    # a failure raises, with Redis's message, for every result type
+    redis.cmd("HSET", "py:one-call:hash", "f", "1")
+    with pytest.raises(hilock.RedisError, match="another type"):
+        client.bucket("py:one-call:hash").get()  # bytes
+    with pytest.raises(hilock.RedisError, match="another type"):
+        client.bucket("py:one-call:hash").compare_and_set("a", "b")  # bool
+    with pytest.raises(hilock.RedisError, match="another type"):
+        client.atomic_long("py:one-call:hash").get()  # i64
+    with pytest.raises(hilock.RedisError, match="another type"):
+        client.atomic_double("py:one-call:hash").get()  # f64
+    with pytest.raises(hilock.RedisError, match="another type"):
+        client.bit_set("py:one-call:hash").get(1)  # bool
+    # and a success after a failure is not taken for one
+    assert a.get() == -(1 << 63) + 1
+    assert client.atomic_double("py:one-call:double").add_and_get(1.5) == 1.5
+    assert b.get() is None
+
+
 def test_bad_input(client):
     with pytest.raises(hilock.InvalidArgumentError):
         client.bucket("")

@@ -82,6 +82,39 @@ def _take(v: Any) -> Any:
         lib.hl_value_free(v)
 
 
+# The typed calls' one-call results (hilock_build.py's hlpy_g_ helpers):
+# bytes are held for the calling thread until its next helper call, so
+# they are copied out (_unpack(_held(n), n)) with no call to free them;
+# _held(n) is NULL (and _unpack raises) if they are not those n bytes.
+_unpack = ffi.unpack
+_held = lib.hlpy_held_bytes
+
+
+def _status() -> None:
+    """Raise for the status of this thread's last helper call, if any (an
+    i64 of INT64_MIN or a NaN may be genuine)."""
+    check(lib.hlpy_grid_status())
+
+
+def _held_result(n: int) -> Any:
+    """A bytes helper's result other than a small value: n >= 0 a big one
+    (copied out and freed now), -1 nil, -2 an error, -3 another value."""
+    if n >= 0:
+        try:
+            return _unpack(_held(n), n)
+        finally:
+            lib.hlpy_held_drop()
+    if n == -1:
+        return None
+    if n == -2:
+        _status()
+        raise E.HilockError("a grid call failed with no status")  # not reached
+    try:
+        return _convert(lib.hlpy_held_value())
+    finally:
+        lib.hlpy_held_drop()
+
+
 def _arg(a: Any, v: Any) -> List[Any]:
     """Fill the hl_arg a from v; returns what must stay alive."""
     if v is None:

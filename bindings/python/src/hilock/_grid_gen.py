@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._grid import GridObject, Value, _bytes, _f64, _i64, _ms, _out, _take
+from ._grid import GridObject, Value, _bytes, _f64, _held, _held_result, _i64, _ms, _out, _status, _take, _unpack
 from ._lowlevel import NULL, check, lib
 
 if TYPE_CHECKING:
@@ -22,35 +22,36 @@ class Bucket(GridObject):
 
     def get(self) -> Optional[bytes]:
         """The value, or None when the key does not exist."""
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bucket_get(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def set(self, value: Value, ttl: Optional[float] = None) -> None:
         """Set the value; with ttl it expires then, without it any expiry is dropped (as Redisson's
         set)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bucket_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
 
     def try_set(self, value: Value, ttl: Optional[float] = None) -> bool:
         """Set the value only if the key does not exist: true if it was set. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bucket_try_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_try_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set_if_exists(self, value: Value, ttl: Optional[float] = None) -> bool:
         """Set the value only if the key exists: true if it was set. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bucket_set_if_exists(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_set_if_exists(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set_and_keep_ttl(self, value: Value) -> None:
         """Set the value and keep the key's expiry."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bucket_set_and_keep_ttl(self._h, _bvalue, len(_bvalue)))
 
     def compare_and_set(self, expect: Optional[Value] = None, update: Optional[Value] = None) -> bool:
@@ -59,31 +60,31 @@ class Bucket(GridObject):
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         _bexpect = None if expect is None else _bytes(expect, 'expect')
         _bupdate = None if update is None else _bytes(update, 'update')
-        out = _out('int *')
-        check(lib.hl_bucket_compare_and_set(out, self._h, NULL if _bexpect is None else _bexpect, 0 if _bexpect is None else len(_bexpect), NULL if _bupdate is None else _bupdate, 0 if _bupdate is None else len(_bupdate)))
-        return bool(out[0])
+        r = lib.hlpy_g_bucket_compare_and_set(self._h, NULL if _bexpect is None else _bexpect, 0 if _bexpect is None else len(_bexpect), NULL if _bupdate is None else _bupdate, 0 if _bupdate is None else len(_bupdate))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: Value, ttl: Optional[float] = None) -> Optional[bytes]:
         """Set the value (expiring after ttl if given) and return the old one, None if there was
         none. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get_and_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return _take(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_get_and_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def get_and_delete(self) -> Optional[bytes]:
         """Delete the key and return the value it had, None if none. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get_and_delete(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bucket_get_and_delete(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def size(self) -> int:
         """The value's length in bytes (0 when absent)."""
-        out = _out('int64_t *')
-        check(lib.hl_bucket_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bucket_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class AtomicLong(GridObject):
@@ -96,76 +97,86 @@ class AtomicLong(GridObject):
 
     def get(self) -> int:
         """The value; 0 when the key does not exist."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def set(self, value: int) -> None:
         """Set the value (drops any expiry, as Redisson's set)."""
-        check(lib.hl_atomic_long_set(self._h, _i64(value, 'value')))
+        check(lib.hl_atomic_long_set(self._h, value if type(value) is int and -0x8000000000000000 <= value <= 0x7fffffffffffffff else _i64(value, 'value')))
 
     def add_and_get(self, delta: int) -> int:
         """Add delta; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_add_and_get(out, self._h, _i64(delta, 'delta')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_add_and_get(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_add(self, delta: int) -> int:
         """Add delta; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_add(out, self._h, _i64(delta, 'delta')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_add(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def increment_and_get(self) -> int:
         """Add 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_increment_and_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_increment_and_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def decrement_and_get(self) -> int:
         """Subtract 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_decrement_and_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_decrement_and_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_increment(self) -> int:
         """Add 1; the value before. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_increment(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_increment(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_decrement(self) -> int:
         """Subtract 1; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_decrement(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_decrement(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def compare_and_set(self, expect: int, update: int) -> bool:
         """If the value is expect (an absent key counts as 0), make it update: true if it did. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_atomic_long_compare_and_set(out, self._h, _i64(expect, 'expect'), _i64(update, 'update')))
-        return bool(out[0])
+        r = lib.hlpy_g_atomic_long_compare_and_set(self._h, expect if type(expect) is int and -0x8000000000000000 <= expect <= 0x7fffffffffffffff else _i64(expect, 'expect'), update if type(update) is int and -0x8000000000000000 <= update <= 0x7fffffffffffffff else _i64(update, 'update'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: int) -> int:
         """Set the value; the value before (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_set(out, self._h, _i64(value, 'value')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_set(self._h, value if type(value) is int and -0x8000000000000000 <= value <= 0x7fffffffffffffff else _i64(value, 'value'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_delete(self) -> int:
         """Delete the key; the value it had (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_delete(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_delete(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class AtomicDouble(GridObject):
@@ -179,63 +190,71 @@ class AtomicDouble(GridObject):
 
     def get(self) -> float:
         """The value; 0 when the key does not exist."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def set(self, value: float) -> None:
         """Set the value (drops any expiry, as Redisson's set)."""
-        check(lib.hl_atomic_double_set(self._h, _f64(value, 'value')))
+        check(lib.hl_atomic_double_set(self._h, value if type(value) is float and value - value == 0.0 else _f64(value, 'value')))
 
     def add_and_get(self, delta: float) -> float:
         """Add delta; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_add_and_get(out, self._h, _f64(delta, 'delta')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_add_and_get(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def get_and_add(self, delta: float) -> float:
         """Add delta; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_add(out, self._h, _f64(delta, 'delta')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_add(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def increment_and_get(self) -> float:
         """Add 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_increment_and_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_increment_and_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def decrement_and_get(self) -> float:
         """Subtract 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_decrement_and_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_decrement_and_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def compare_and_set(self, expect: float, update: float) -> bool:
         """If the value equals expect as a number (an absent key counts as 0), make it update: true
         if it did. Raises OutcomeUnknown when its reply is lost after it may have run (never
         applied twice)."""
-        out = _out('int *')
-        check(lib.hl_atomic_double_compare_and_set(out, self._h, _f64(expect, 'expect'), _f64(update, 'update')))
-        return bool(out[0])
+        r = lib.hlpy_g_atomic_double_compare_and_set(self._h, expect if type(expect) is float and expect - expect == 0.0 else _f64(expect, 'expect'), update if type(update) is float and update - update == 0.0 else _f64(update, 'update'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: float) -> float:
         """Set the value; the value before (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_set(out, self._h, _f64(value, 'value')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_set(self._h, value if type(value) is float and value - value == 0.0 else _f64(value, 'value'))
+        if r != r:
+            _status()
+        return r
 
     def get_and_delete(self) -> float:
         """Delete the key; the value it had (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_delete(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_delete(self._h)
+        if r != r:
+            _status()
+        return r
 
 
 class BitSet(GridObject):
@@ -249,61 +268,66 @@ class BitSet(GridObject):
 
     def get(self, index: int) -> bool:
         """The bit at index (0 to 2^32-1); false beyond the end."""
-        out = _out('int *')
-        check(lib.hl_bit_set_get(out, self._h, _i64(index, 'index')))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_get(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set(self, index: int, value: bool = True) -> bool:
         """Set the bit at index to value (true if not given): its value before. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bit_set_set(out, self._h, _i64(index, 'index'), 1 if value else 0))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_set(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'), 1 if value else 0)
+        if r < 0:
+            check(r)
+        return r == 1
 
     def clear(self, index: int) -> bool:
         """Clear the bit at index: its value before. Raises OutcomeUnknown when its reply is lost
         after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bit_set_clear(out, self._h, _i64(index, 'index')))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_clear(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def cardinality(self) -> int:
         """The number of bits set."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_cardinality(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_cardinality(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def length(self) -> int:
         """The index of the highest bit set, plus 1 (0 when none is set)."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_length(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_length(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def size(self) -> int:
         """The bits the value holds: its length in bytes times 8."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def set_range(self, from_index: int, to_index: int, value: bool = True) -> None:
         """Set the bits from from_index up to (not including) to_index to value (true if not given),
         atomically, in one round trip."""
-        check(lib.hl_bit_set_set_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index'), 1 if value else 0))
+        check(lib.hl_bit_set_set_range(self._h, from_index if type(from_index) is int and -0x8000000000000000 <= from_index <= 0x7fffffffffffffff else _i64(from_index, 'from_index'), to_index if type(to_index) is int and -0x8000000000000000 <= to_index <= 0x7fffffffffffffff else _i64(to_index, 'to_index'), 1 if value else 0))
 
     def clear_range(self, from_index: int, to_index: int) -> None:
         """Clear the bits from from_index up to (not including) to_index, atomically, in one round
         trip."""
-        check(lib.hl_bit_set_clear_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index')))
+        check(lib.hl_bit_set_clear_range(self._h, from_index if type(from_index) is int and -0x8000000000000000 <= from_index <= 0x7fffffffffffffff else _i64(from_index, 'from_index'), to_index if type(to_index) is int and -0x8000000000000000 <= to_index <= 0x7fffffffffffffff else _i64(to_index, 'to_index')))
 
     def to_byte_array(self) -> Optional[bytes]:
         """The raw bytes (empty when the key does not exist)."""
-        out = _out('hl_value **')
-        check(lib.hl_bit_set_to_byte_array(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bit_set_to_byte_array(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def set_bytes(self, value: Value) -> None:
         """Replace the bits with these raw bytes (Redisson's set(BitSet) form)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bit_set_set_bytes(self._h, _bvalue, len(_bvalue)))
 
     def and_(self, *names: Value) -> None:
@@ -340,7 +364,7 @@ class LongAdder(GridObject):
 
     def add(self, delta: int) -> None:
         """Add delta to this object's local sum (no round trip)."""
-        check(lib.hl_long_adder_add(self._h, _i64(delta, 'delta')))
+        check(lib.hl_long_adder_add(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta')))
 
     def increment(self) -> None:
         """Add 1 to the local sum (no round trip)."""
@@ -354,9 +378,10 @@ class LongAdder(GridObject):
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_long_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
-        return int(out[0])
+        r = lib.hlpy_g_long_adder_sum(self._h, -1 if timeout is None else _ms(timeout, 'timeout'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def reset(self, timeout: Optional[float] = None) -> None:
         """Zero every listening client's local sums; waits for their answers as sum does. Raises
@@ -385,7 +410,7 @@ class DoubleAdder(GridObject):
 
     def add(self, delta: float) -> None:
         """Add delta to this object's local sum (no round trip)."""
-        check(lib.hl_double_adder_add(self._h, _f64(delta, 'delta')))
+        check(lib.hl_double_adder_add(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta')))
 
     def increment(self) -> None:
         """Add 1 to the local sum (no round trip)."""
@@ -399,9 +424,10 @@ class DoubleAdder(GridObject):
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_double_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
-        return float(out[0])
+        r = lib.hlpy_g_double_adder_sum(self._h, -1 if timeout is None else _ms(timeout, 'timeout'))
+        if r != r:
+            _status()
+        return r
 
     def reset(self, timeout: Optional[float] = None) -> None:
         """Zero every listening client's local sums; waits for their answers as sum does. Raises
@@ -432,18 +458,20 @@ class BloomFilter(GridObject):
         1), sized as Redisson sizes it: true if this call did, false if it was initialised already
         (its config is kept). Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bloom_filter_try_init(out, self._h, _i64(expected_insertions, 'expected_insertions'), _f64(false_probability, 'false_probability')))
-        return bool(out[0])
+        r = lib.hlpy_g_bloom_filter_try_init(self._h, expected_insertions if type(expected_insertions) is int and -0x8000000000000000 <= expected_insertions <= 0x7fffffffffffffff else _i64(expected_insertions, 'expected_insertions'), false_probability if type(false_probability) is float and false_probability - false_probability == 0.0 else _f64(false_probability, 'false_probability'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add(self, value: Value) -> bool:
         """Add value: true if one of its bits was not set before. Adding again leaves the same bits,
         so after an in-doubt failure it is safe to add again (but that call may answer false).
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bloom_filter_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bloom_filter_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many had a bit not set before. Raises
@@ -452,10 +480,11 @@ class BloomFilter(GridObject):
 
     def contains(self, value: Value) -> bool:
         """True if value may have been added (all its bits set); false if it was certainly not."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bloom_filter_contains(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bloom_filter_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def contains_all(self, *values: Value) -> int:
         """How many of the values may have been added, in one round trip."""
@@ -467,33 +496,38 @@ class BloomFilter(GridObject):
 
     def count(self) -> int:
         """The estimated number of values added (Redisson's formula over the bits set)."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_count(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_count(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_expected_insertions(self) -> int:
         """The expected insertions the filter was initialised with."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_expected_insertions(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_expected_insertions(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_false_probability(self) -> float:
         """The false probability the filter was initialised with."""
-        out = _out('double *')
-        check(lib.hl_bloom_filter_get_false_probability(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_bloom_filter_get_false_probability(self._h)
+        if r != r:
+            _status()
+        return r
 
     def get_size(self) -> int:
         """The filter's size in bits."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_hash_iterations(self) -> int:
         """The number of bits per value."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_hash_iterations(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_hash_iterations(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class RateLimiterBase(GridObject):
@@ -509,9 +543,10 @@ class RateLimiterBase(GridObject):
 
     def available_permits(self) -> int:
         """The permits free now (grants older than the interval given back)."""
-        out = _out('int64_t *')
-        check(lib.hl_rate_limiter_available_permits(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_rate_limiter_available_permits(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_config(self) -> Any:
         """The config: [rate, interval ms, mode (0 overall, 1 per client), keep-alive ms (0: none)]."""
@@ -522,7 +557,7 @@ class RateLimiterBase(GridObject):
     def release(self, permits: int = 1) -> None:
         """Give permits back (up to the rate), as Redisson's release. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        check(lib.hl_rate_limiter_release(self._h, _i64(permits, 'permits')))
+        check(lib.hl_rate_limiter_release(self._h, permits if type(permits) is int and -0x8000000000000000 <= permits <= 0x7fffffffffffffff else _i64(permits, 'permits')))
 
 
 class GridFactories:
