@@ -70,6 +70,8 @@ GRID_HELPERS_SOURCE = """
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 static _Thread_local int hlpy_grid_rc;
 static pthread_key_t hlpy_held_key;
@@ -124,6 +126,44 @@ static void hlpy_held_drop(void)
         hlpy_hold(NULL);
 }
 
+/* The generic call (hl_object_call) with its n arguments packed, so the
+ * binding makes no cdata per argument: types[i] an HL_ARG_*; an
+ * HL_ARG_INT's value is ints[i], an HL_ARG_DOUBLE's dbls[i], an
+ * HL_ARG_BYTES' the next lens[i] bytes of blob. The result as a bytes
+ * helper's (hlpy_grid_value). */
+static int64_t hlpy_grid_value(int rc, hl_value *v);
+
+static int64_t hlpy_call(hl_object *obj, int op, size_t n, const char *types,
+                         const int64_t *ints, const double *dbls,
+                         const char *blob, const size_t *lens)
+{
+        hl_arg small[16], *a = small;
+        hl_value *v = NULL;
+        size_t i, off = 0;
+        int rc;
+        if (n > 16 && !(a = malloc(n * sizeof(*a)))) {
+                hlpy_grid_rc = HL_ENOMEM;
+                return -2;
+        }
+        for (i = 0; i < n; i++) {
+                memset(&a[i], 0, sizeof(a[i]));
+                a[i].type = (unsigned char)types[i];
+                if (a[i].type == HL_ARG_INT) {
+                        a[i].i = ints[i];
+                } else if (a[i].type == HL_ARG_DOUBLE) {
+                        a[i].d = dbls[i];
+                } else if (a[i].type == HL_ARG_BYTES) {
+                        a[i].bytes = blob + off;
+                        a[i].len = lens[i];
+                        off += lens[i];
+                }
+        }
+        rc = hl_object_call(&v, obj, op, n ? a : NULL, n);
+        if (a != small)
+                free(a);
+        return hlpy_grid_value(rc, v);
+}
+
 static int hlpy_grid_bool(int rc, int v)
 {
         return rc != HL_OK ? rc : v != 0;
@@ -164,6 +204,8 @@ static int64_t hlpy_grid_value(int rc, hl_value *v)
 """
 GRID_HELPERS_BASE_CDEF = """
 int hlpy_grid_status(void);
+int64_t hlpy_call(hl_object *obj, int op, size_t n, const char *types, const int64_t *ints,
+                  const double *dbls, const char *blob, const size_t *lens);
 const hl_value *hlpy_held_value(void);
 const char *hlpy_held_bytes(int64_t n);
 void hlpy_held_drop(void);

@@ -1,6 +1,7 @@
 """The data grid's objects from Python: buckets, atomics, the common
 operations, values, errors, and a lost reply never applied twice."""
 
+import array
 import math
 import threading
 import time
@@ -153,6 +154,48 @@ def test_typed_results_in_one_call(client, redis):
     assert a.get() == -(1 << 63) + 1
     assert client.atomic_double("py:one-call:double").add_and_get(1.5) == 1.5
     assert b.get() is None
+
+
+def test_generic_call_packs_its_arguments(client, redis):
+    """The generic call's arguments, packed in a few arrays for one C
+    call (hlpy_call): every type, in any order, and batches of more than
+    the 16 it keeps on the stack."""
+    lib = hilock._lib
+    b = client.bucket("py:packed")
+    assert b._call(lib.HL_OP_BUCKET_SET, bytearray(b"a\x00b"), None) is None
+    assert redis.cmd("GET", "py:packed") == b"a\x00b"
+    assert b._call(lib.HL_OP_BUCKET_GET) == b"a\x00b"
+    assert b._call(lib.HL_OP_BUCKET_SET, "é", 30) is None  # str, an int ttl
+    assert 0 < redis.cmd("PTTL", "py:packed") <= 30
+    assert b._call(lib.HL_OP_BUCKET_GET_AND_DELETE) == "é".encode()
+    assert b._call(lib.HL_OP_BUCKET_GET) is None
+    d = client.atomic_double("py:packed:d")
+    assert d._call(lib.HL_OP_ATOMIC_DOUBLE_ADD_AND_GET, 1.5) == 1.5
+    s = client.bit_set("py:packed:s")
+    assert s._call(lib.HL_OP_BIT_SET_SET, 7, True) == 0
+    assert s._call(lib.HL_OP_BIT_SET_SET, 7, False) == 1
+    f = client.bloom_filter("py:packed:f")
+    assert f.try_init(1000, 0.01)
+    values = [b"v%03d" % i for i in range(60)] + ["s%d" % i for i in range(40)]
+    values[3] = b"nul\x00inside"
+    assert f.add_all(*values) == 100
+    assert f.contains_all(*values) == 100
+    assert f.contains_each(b"v001", b"absent-value-xyz") == [1, 0]
+    assert all(f.contains(v) for v in values)
+    # a memoryview's len counts items: its bytes are what is added
+    wide = memoryview(array.array("H", [1, 2]))
+    assert f._call(lib.HL_OP_BLOOM_FILTER_ADD_ALL, b"plain-1", wide) == 2
+    assert f.contains(wide.tobytes()) and f.contains(b"plain-1")
+    client.bit_set("py:packed:o").set(3)
+    s.set_range(0, 2)
+    s.or_("py:packed:o")
+    assert [s.get(i) for i in range(5)] == [True, True, False, True, False]
+    with pytest.raises(hilock.InvalidArgumentError):
+        s._call(lib.HL_OP_BIT_SET_GET, 1 << 64)
+    with pytest.raises(TypeError):
+        s._call(lib.HL_OP_BIT_SET_GET, object())
+    with pytest.raises(hilock.InvalidArgumentError):
+        s._call(lib.HL_OP_BIT_SET_GET, 1, 2, 3)  # too many
 
 
 def test_bad_input(client):
