@@ -1690,10 +1690,15 @@ def grid_cmd_text(cmds):
         if len(c) > 16:  # a batch: its first words and how many
             c = c[:12] + ["… (%d words)" % len(c)]
         for i, a in enumerate(c):
+            if a.startswith("… ("):
+                words.append(a)
+                continue
+            # bytes as \xHH (a rate limiter's grant id), not raw in the page
+            a = "".join(ch if " " <= ch <= "~" and ch not in "`|\\" else
+                        "\\x%02x" % ord(ch) for ch in a)
             if i == 1 and c[0].upper() == "EVALSHA":
                 a = a[:8] + "…"
-            words.append(a if a and (" " not in a or a.startswith("…"))
-                         else '"%s"' % a)
+            words.append(a if a and " " not in a else '"%s"' % a)
         out.append(" ".join(words))
     return "; ".join(out)
 
@@ -1796,10 +1801,6 @@ def render_grid(R):
     w("|---|---:|---:|%s" % ("---:|" * len(peers)))
     for r in G["rows"]:
         res = r["res"]
-        if r.get("missing"):
-            hp = hg = "not in hilock yet"
-        else:
-            hp, hg = cell(res.get("python")), cell(res.get("go"))
         n = len(r["args"]) if r["op"].endswith("_all") else 1
 
         def pcell(x):
@@ -1807,6 +1808,10 @@ def render_grid(R):
             if n > 1 and x:
                 c += ", %d values/s" % round(x["ops_per_s"] * n)
             return c
+        if r.get("missing"):
+            hp = hg = "not in hilock yet"
+        else:
+            hp, hg = pcell(res.get("python")), pcell(res.get("go"))
         w("| %s%s | %s | %s | %s |" % (
             "%s.%s" % (r["kind"], r["op"]),
             " (%d values a call)" % n if n > 1 else "", hp, hg, " | ".join(
