@@ -193,8 +193,9 @@ long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s)
 
 /* ---- the grid's floor: captured commands replayed ---- */
 
-#define CMDS_MAX     16
-#define CMD_ARGS_MAX 64
+#define CMDS_MAX 16
+/* a batch's command is long: a Bloom filter's 100 values are 700 words */
+#define CMD_ARGS_MAX 4096
 
 struct hlfloor_cmds {
 	redisContext *c;

@@ -51,11 +51,14 @@
  *                 the data grid: runs the last operation (the others are
  *                 set-ups) with a MONITOR watching; the commands it sent
  *                 go to FILE (the floor) and to stdout. ARG: b:TEXT,
- *                 x:HEX, i:N, f:X, - (left out)
+ *                 x:HEX, i:N, f:X, m:MODE (a rate limiter's mode by
+ *                 name), s:SECONDS (a duration), - (left out)
  *   hlbench URL grid-paired SECONDS FILE KIND NAME OP N ARG...
  *                 that floor (FILE replayed over raw hiredis) and
  *                 hl_object_call(), alternating
  *   hlbench URL grid-floor SECONDS FILE   that floor alone
+ *   hlbench URL grid-setup KIND NAME OP N ARG...   the set-ups alone (the
+ *                 state a peer's floor needs)
  *
  * The topologies (run.py's cluster, tls and failover groups start the
  * deployments; see bench/topo.py):
@@ -2782,13 +2785,17 @@ static int bench_latch_wake(int rounds, int waiters, int procs, int count)
  *
  * The operations come as KIND NAME then groups OP N ARG...: every group but
  * the last is a set-up (e.g. a bucket's set before its get), run once; the
- * last is measured. ARG: b:TEXT (bytes), x:HEX (bytes), i:N, f:X, or -
- * (an optional argument left out). The floor is what the operation sends,
- * captured once with MONITOR (grid-capture) and replayed over raw hiredis
- * (floor.c's hlfloor_cmds): the same command, or the same EVALSHA of the
- * same script with the same arguments. */
+ * last is measured. ARG: b:TEXT (bytes), x:HEX (bytes), i:N, f:X,
+ * m:overall or m:per_client (a rate limiter's mode: the bindings take it
+ * by name, C as its number), s:SECONDS (a duration: C takes
+ * milliseconds), or - (an optional argument left out). The floor is what the
+ * operation sends, captured once with MONITOR (grid-capture) and replayed over
+ * raw hiredis (floor.c's hlfloor_cmds): the same command, or the same EVALSHA
+ * of the same script with the same arguments. */
 
 #define GRID_ARGS_MAX 1024 /* a batch: a list argument's values */
+/* the words of one captured command (floor.c's CMD_ARGS_MAX) */
+#define GRID_CMD_ARGS_MAX 4096
 
 struct grid_op {
 	int op;
@@ -2847,6 +2854,13 @@ static void grid_arg(hl_arg *a, const char *s)
 	} else if (strncmp(s, "f:", 2) == 0) {
 		a->type = HL_ARG_DOUBLE;
 		a->d = atof(s + 2);
+	} else if (strcmp(s, "m:overall") == 0 ||
+	           strcmp(s, "m:per_client") == 0) {
+		a->type = HL_ARG_INT;
+		a->i = strcmp(s, "m:per_client") == 0;
+	} else if (strncmp(s, "s:", 2) == 0) {
+		a->type = HL_ARG_INT;
+		a->i = (int64_t)(atof(s + 2) * 1000.0 + 0.5);
 	} else {
 		fprintf(stderr, "hlbench: bad grid argument %s\n", s);
 		exit(2);
@@ -2990,14 +3004,20 @@ static int bench_grid_capture(const char *path, const char *kind,
 	       "\"commands\":[",
 	       kind, hl_op_name(ops[n - 1].op));
 	for (;;) {
-		char *av[64];
-		size_t lens[64];
+		/* a batch's command is long: a Bloom filter's add of 100
+		 * values sends 700 bit indexes */
+		static char *av[GRID_CMD_ARGS_MAX];
+		static size_t lens[GRID_CMD_ARGS_MAX];
 		int ac;
 		if (redisGetReply(mon, (void **)&r) != REDIS_OK || !r)
 			die_msg("grid-capture: the MONITOR connection failed");
 		ac = r->type == REDIS_REPLY_STATUS
-		             ? monitor_parse(r->str, av, lens, 64)
+		             ? monitor_parse(r->str, av, lens,
+		                             GRID_CMD_ARGS_MAX)
 		             : 0;
+		if (ac == GRID_CMD_ARGS_MAX)
+			die_msg("grid-capture: a command of too many "
+			        "arguments");
 		freeReplyObject(r);
 		if (ac >= 2 && strcasecmp(av[0], "ECHO") == 0 &&
 		    strcmp(av[1], marker) == 0) {
@@ -3153,6 +3173,23 @@ static int bench_grid_floor(double seconds, const char *floor_path)
 	return 0;
 }
 
+/* The set-ups alone (every group but the last): the state a peer's floor
+ * needs after the bench flushed Redis (a rate limiter's rate, a Bloom
+ * filter's config). */
+static int bench_grid_setup(const char *kind, const char *name, int argc,
+                            char **argv)
+{
+	hl_client *c = new_client(0, 0);
+	struct grid_op ops[8];
+	int n;
+	hl_object *obj = grid_open(c, kind, name, argc, argv, ops, &n);
+	printf("{\"scenario\":\"grid-setup\",\"kind\":\"%s\",\"setups\":%d}\n",
+	       kind, n - 1);
+	hl_object_free(obj);
+	hl_client_free(c);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *s;
@@ -3226,6 +3263,8 @@ int main(int argc, char **argv)
 	if (strcmp(s, "grid-paired") == 0 && argc >= 9)
 		return bench_grid_paired(atof(argv[3]), argv[4], argv[5],
 		                         argv[6], argc - 7, argv + 7);
+	if (strcmp(s, "grid-setup") == 0 && argc >= 7)
+		return bench_grid_setup(argv[3], argv[4], argc - 5, argv + 5);
 	if (strcmp(s, "grid-floor") == 0 && argc == 5)
 		return bench_grid_floor(atof(argv[3]), argv[4]);
 	fprintf(stderr, "hlbench: unknown scenario or wrong arguments\n");

@@ -1476,11 +1476,12 @@ GRID_BINDING_TARGET = 0.9
 GRID_MINUTES = 10            # the measurement time of grid
 GRID_VALUE = "b:" + "v" * 16
 GRID_INIT_BLOOM = ("try_init", ["i:100000", "f:0.01"])
-GRID_INIT_RATE = ("try_set_rate", ["b:overall", "i:1000000", "i:1"])
+GRID_INIT_RATE = ("try_set_rate", ["m:overall", "i:1000000", "s:1"])
 GRID_BATCH = 100
 GRID_BATCH_VALUES = ["b:v%03d" % i for i in range(GRID_BATCH)]
 # The operations: (kind, op, set-ups, args, peers). Arguments as hlbench's
-# grid scenarios take them (b:TEXT bytes, i:N, f:X, - left out); the
+# grid scenarios take them (b:TEXT bytes, i:N, f:X, m:MODE a rate
+# limiter's mode by name, s:SECONDS a duration, - left out); the
 # set-ups are operations of the same object run first (a bucket's set
 # before its get). hilock's rows appear once core/grid/<kind>.kind has the
 # operation; until then its peers run alone. A kind that lands plugs in
@@ -1503,8 +1504,12 @@ GRID_OPS = [
      ("redispy", "goredis", "redisson")),
     ("atomic_double", "add_and_get", [], ["f:1.5"],
      ("redispy", "goredis", "redisson")),
-    # the kinds that land later: their hooks (the arguments follow the
-    # issue's APIs; check them against the kind's spec when it lands)
+    # the arguments as core/grid/<kind>.kind has them: bit_set set
+    # index:i64 value:bool=1, get index:i64; bloom_filter try_init
+    # expected_insertions:i64 false_probability:f64, add and contains
+    # value:bytes; rate_limiter try_set_rate mode rate interval (the
+    # bindings' modes by name and seconds), try_acquire permits:i64=1
+    # timeout:i64=0 (one attempt)
     ("bit_set", "set", [], ["i:1000"], ("redisson",)),
     ("bit_set", "get", [("set", ["i:1000"])], ["i:1000"], ("redisson",)),
     ("bloom_filter", "add", [GRID_INIT_BLOOM], [GRID_VALUE],
@@ -1514,10 +1519,9 @@ GRID_OPS = [
     ("rate_limiter", "try_acquire", [GRID_INIT_RATE], [],
      ("limits", "redis_rate", "redisson")),
     # many values in one round trip (the issue: the Bloom filter's adds and
-    # checks must scale with the batch). The operations' names are a guess
-    # until the kind lands: a list argument (bytes* in its spec) takes the
-    # values as arguments of their own. Compare ops/s x GRID_BATCH with
-    # the single add's ops/s.
+    # checks must scale with the batch): add_all and contains_all take
+    # values:bytes* (a list: the values as arguments of their own).
+    # Compare ops/s x GRID_BATCH with the single add's ops/s.
     ("bloom_filter", "add_all", [GRID_INIT_BLOOM], GRID_BATCH_VALUES,
      ("redisson",)),
     ("bloom_filter", "contains_all", [GRID_INIT_BLOOM, ("add_all",
@@ -1630,20 +1634,28 @@ def run_grid(R, pieces, hb, url, secs, reps, attempt):
                     pieces.go("grid") + ["grid", "hilock", url, secs_s,
                                          floorlib, ff, kind, name] + groups,
                     120), reps)
+        def setup():
+            """hilock's set-ups of the row, which its floor needs (a rate
+            limiter's rate, a Bloom filter's config): Redis is flushed
+            before each attempt, and a peer skips set-ups of hilock's."""
+            if ff != "-" and setups:
+                run_json(hb + [url, "grid-setup", kind, name] + groups, 60)
+
         for peer in peers:
             pff = ff if floorlib else "-"
             if peer in ("redispy", "limits", "pottery"):
-                res[peer] = paired(key + peer, lambda: run_json(
+                res[peer] = paired(key + peer, lambda: setup() or run_json(
                     pieces.python_peer() + [url, peer, "grid", secs_s,
                                             floorlib or "-", pff, kind,
                                             name] + groups, 120), reps)
             elif peer in ("goredis", "redis_rate"):
-                res[peer] = paired(key + peer, lambda: run_json(
+                res[peer] = paired(key + peer, lambda: setup() or run_json(
                     pieces.go("grid") + ["grid", peer, url, secs_s,
                                          floorlib or "-", pff, kind, name] +
                     groups, 120), reps)
             elif peer == "redisson":
                 def java_run():
+                    setup()
                     runs = []
                     for _ in range(reps):
                         fl = []
@@ -1675,7 +1687,15 @@ def grid_cmd_text(cmds):
     out = []
     for c in cmds or []:
         words = []
+        if len(c) > 16:  # a batch: its first words and how many
+            c = c[:12] + ["… (%d words)" % len(c)]
         for i, a in enumerate(c):
+            if a.startswith("… ("):
+                words.append(a)
+                continue
+            # bytes as \xHH (a rate limiter's grant id), not raw in the page
+            a = "".join(ch if " " <= ch <= "~" and ch not in "`|\\" else
+                        "\\x%02x" % ord(ch) for ch in a)
             if i == 1 and c[0].upper() == "EVALSHA":
                 a = a[:8] + "…"
             words.append(a if a and " " not in a else '"%s"' % a)
@@ -1717,7 +1737,9 @@ def render_grid(R):
       "(C: `hl_object_call()`). Peers run the same way in their own "
       "process (raw redis-py and go-redis: the command, or for a "
       "compare-and-set a script of their own through `register_script` / "
-      "`NewScript`, EVALSHA); Redisson (StringCodec for the bucket) runs "
+      "`NewScript`, EVALSHA), after hilock's set-ups of the row, which "
+      "its floor needs (a rate limiter's rate, a Bloom filter's config); "
+      "Redisson (StringCodec for the bucket and the Bloom filter) runs "
       "in a JVM after a second of warm-up, against the mean of the floor "
       "run just before and just after it. Each cell: the ratio to the "
       "floor of its own process (higher is faster), and ops/s. On a loaded "
@@ -1779,10 +1801,6 @@ def render_grid(R):
     w("|---|---:|---:|%s" % ("---:|" * len(peers)))
     for r in G["rows"]:
         res = r["res"]
-        if r.get("missing"):
-            hp = hg = "not in hilock yet"
-        else:
-            hp, hg = cell(res.get("python")), cell(res.get("go"))
         n = len(r["args"]) if r["op"].endswith("_all") else 1
 
         def pcell(x):
@@ -1790,11 +1808,28 @@ def render_grid(R):
             if n > 1 and x:
                 c += ", %d values/s" % round(x["ops_per_s"] * n)
             return c
+        if r.get("missing"):
+            hp = hg = "not in hilock yet"
+        else:
+            hp, hg = pcell(res.get("python")), pcell(res.get("go"))
         w("| %s%s | %s | %s | %s |" % (
             "%s.%s" % (r["kind"], r["op"]),
             " (%d values a call)" % n if n > 1 else "", hp, hg, " | ".join(
                 pcell(res.get(p)) if p in res else "—" for p in peers)))
     w("")
+    kinds = {r["kind"] for r in G["rows"] if not r.get("missing")}
+    if "rate_limiter" in kinds:
+        w("The rate limiter runs a rate of 1,000,000 a second, hilock's and "
+          "its peers' alike, so no call is refused. Its floor replays one "
+          "captured `try_acquire`: the same grant id each time, which the "
+          "script takes, nearly every time, for a resend of a grant it "
+          "holds (it answers without taking a permit), so that floor does "
+          "less than an acquire and the rate limiter's ratios are low by "
+          "that difference.\n")
+    if "bloom_filter" in kinds:
+        w("A batch (`add_all`, `contains_all`: %d values in one call, one "
+          "script) against a single `add`: values/s is ops/s times %d.\n" % (
+              GRID_BATCH, GRID_BATCH))
     missing = sorted({r["kind"] for r in G["rows"] if r.get("missing")})
     if missing:
         w("Not in this hilock yet: %s. Their rows are ready in "

@@ -74,15 +74,19 @@ def py_conv(a):
             return ["_b%s = None if %s is None else _bytes(%s, %r)" % (n, n, n, n)], \
                    ["NULL if _b%s is None else _b%s" % (n, n),
                     "0 if _b%s is None else len(_b%s)" % (n, n)]
-        return ["_b%s = _bytes(%s, %r)" % (n, n, n)], ["_b%s" % n, "len(_b%s)" % n]
+        return ["_b%s = %s if type(%s) is bytes else _bytes(%s, %r)" % (n, n, n, n, n)], \
+               ["_b%s" % n, "len(_b%s)" % n]
     if a.type == "ms":
         if a.optional:
             return [], ["-1 if %s is None else _ms(%s, %r)" % (n, n, n)]
         return [], ["_ms(%s, %r)" % (n, n)]
+    # the common case checked inline, without a call: an int (not a bool)
+    # in range, a finite float (x - x is NaN for NaN and the infinities)
     if a.type == "i64":
-        return [], ["_i64(%s, %r)" % (n, n)]
+        return [], ["%s if type(%s) is int and -0x8000000000000000 <= %s <= 0x7fffffffffffffff "
+                    "else _i64(%s, %r)" % (n, n, n, n, n)]
     if a.type == "f64":
-        return [], ["_f64(%s, %r)" % (n, n)]
+        return [], ["%s if type(%s) is float and %s - %s == 0.0 else _f64(%s, %r)" % (n, n, n, n, n, n)]
     if a.type == "bound":  # a score range's end: may be infinite
         return [], ["_f64(%s, %r, True)" % (n, n)]
     if a.type == "bool":
@@ -96,10 +100,22 @@ def py_class(k):
     return k.goname + "Base" if k.idiom or any(op.hand for op in k.ops) else k.goname
 
 
+# The results the helpers give in one call (r): a bool as 0/1 or a negative
+# status; an i64 or f64 as itself, INT64_MIN or NaN meaning "read the
+# status"; bytes as their length (held for this thread: copied out with no
+# call to free them), or a negative for nil, an error or another value.
+PY_FAST = {
+    "bool": "        if r < 0:\n            check(r)\n        return r == 1\n",
+    "i64": "        if r == -9223372036854775808:\n            _status()\n        return r\n",
+    "f64": "        if r != r:\n            _status()\n        return r\n",
+    "bytes": "        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)\n",
+}
+
+
 def gen_python(kinds):
     idioms = [k for k in kinds if py_class(k) != k.goname]
     o = [PY_HEAD, "\nfrom typing import %sAny, Optional\n\n" % ("TYPE_CHECKING, " if idioms else ""),
-         "from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _scored, _take\n",
+         "from ._grid import GridObject, Value, _as_map, _bytes, _f64, _held, _held_result, _i64, _ms, _out, _page, _pairs, _scored, _status, _take, _unpack\n",
          "from ._lowlevel import NULL, check, ffi, lib\n\n",
          "".join("if TYPE_CHECKING:\n    from ._grid_%s import %s\n\n" % (k.name, k.goname) for k in idioms),
          "__all__ = [%s]\n" % ", ".join('"%s"' % py_class(k) for k in kinds)]
@@ -140,6 +156,10 @@ def gen_python(kinds):
             for line in pre:
                 o.append("        %s\n" % line)
             fn = "lib.hl_%s_%s" % (k.name, op.name)
+            if op.result in PY_FAST:  # one C call: hilock_build.py's hlpy_g_ helpers
+                o.append("        r = lib.hlpy_g_%s_%s(%s)\n" % (k.name, op.name, ", ".join(["self._h"] + cargs)))
+                o.append(PY_FAST[op.result])
+                continue
             if op.result == "none":
                 o.append("        check(%s(%s))\n" % (fn, ", ".join(["self._h"] + cargs)))
                 continue

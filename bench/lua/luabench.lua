@@ -44,6 +44,8 @@ if scenario == "grid" then
 				return string.char(tonumber(h, 16)) end))
 			elseif t == "i" then a[j] = math.tointeger(tonumber(v))
 			elseif t == "f" then a[j] = tonumber(v) + 0.0
+			elseif t == "m" then a[j] = v -- a rate limiter's mode by name
+			elseif t == "s" then a[j] = tonumber(v) -- seconds
 			else error("bad grid argument " .. s) end
 		end
 		ops[#ops + 1] = {op = op, n = n, a = a}

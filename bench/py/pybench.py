@@ -11,7 +11,8 @@ alternate with slices of its floor: FLOORFILE (the commands hilock sent
 for it, bench/floor.h's hlfloor_cmds) replayed by the C floor in this
 process; FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
 LIB: hilock, or a peer of GRID_PEERS (redispy: raw redis-py; limits; pottery).
-ARG: b:TEXT, x:HEX, i:N, f:X, - (None), as bench/hlbench.c takes them.
+ARG: b:TEXT, x:HEX, i:N, f:X, m:MODE, s:SECONDS, - (None), as
+bench/hlbench.c takes them.
 
 paired: the uncontended pairs in 100 ms slices that alternate, in this
 process, with slices of the raw-hiredis floor (FLOORLIB: libhlfloor, the C
@@ -165,8 +166,9 @@ def paired(url, lib, seconds, floorlib):
 # ---- the data grid ---------------------------------------------------------
 def grid_args(argv):
     """OP N ARG... groups -> [(op, [values])]."""
+    # m: a rate limiter's mode by name; s: a duration in seconds
     conv = {"b": lambda t: t.encode(), "x": bytes.fromhex, "i": int,
-            "f": float}
+            "f": float, "m": str, "s": float}
     ops, i = [], 0
     while i < len(argv):
         op, n = argv[i], int(argv[i + 1])

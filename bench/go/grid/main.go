@@ -10,7 +10,8 @@
 //
 // LIB: hilock, goredis, redis_rate. The last OP group is measured; those
 // before it set up (a peer skips a set-up it has no entry for). ARG:
-// b:TEXT, x:HEX, i:N, f:X, - (left out), as hlbench takes them.
+// b:TEXT, x:HEX, i:N, f:X, m:MODE (a rate limiter's mode by name),
+// s:SECONDS (a duration), - (left out), as hlbench takes them.
 // FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
 package main
 
@@ -73,9 +74,20 @@ type env struct {
 	rdb  *redis.Client
 }
 
-func (e *env) b(i int) []byte            { v, _ := e.a[i].([]byte); return v }
-func (e *env) i(i int) int64             { v, _ := e.a[i].(int64); return v }
-func (e *env) f(i int) float64           { v, _ := e.a[i].(float64); return v }
+func (e *env) b(i int) []byte          { v, _ := e.a[i].([]byte); return v }
+func (e *env) i(i int) int64           { v, _ := e.a[i].(int64); return v }
+func (e *env) f(i int) float64         { v, _ := e.a[i].(float64); return v }
+func (e *env) d(i int) time.Duration   { v, _ := e.a[i].(time.Duration); return v }
+func (e *env) m(i int) hilock.RateMode { v, _ := e.a[i].(hilock.RateMode); return v }
+
+// list is the arguments as a list argument's values (bytes).
+func (e *env) list() [][]byte {
+	out := make([][]byte, len(e.a))
+	for i := range e.a {
+		out[i] = e.b(i)
+	}
+	return out
+}
 func ignore[T any](_ T, err error) error { return err }
 
 // Scripts a go-redis user writes for what Redis has no command for (their
@@ -122,6 +134,42 @@ var ops = map[string]func(e *env) call{
 	"hilock atomic_double.add_and_get": func(e *env) call {
 		o, d := e.hl.AtomicDouble(e.name), e.f(0)
 		return func(ctx context.Context) error { return ignore(o.AddAndGet(ctx, d)) }
+	},
+	"hilock bit_set.set": func(e *env) call {
+		o, i := e.hl.BitSet(e.name), e.i(0)
+		return func(ctx context.Context) error { return ignore(o.Set(ctx, i, true)) }
+	},
+	"hilock bit_set.get": func(e *env) call {
+		o, i := e.hl.BitSet(e.name), e.i(0)
+		return func(ctx context.Context) error { return ignore(o.Get(ctx, i)) }
+	},
+	"hilock bloom_filter.try_init": func(e *env) call {
+		o, n, p := e.hl.BloomFilter(e.name), e.i(0), e.f(1)
+		return func(ctx context.Context) error { return ignore(o.TryInit(ctx, n, p)) }
+	},
+	"hilock bloom_filter.add": func(e *env) call {
+		o, v := e.hl.BloomFilter(e.name), e.b(0)
+		return func(ctx context.Context) error { return ignore(o.Add(ctx, v)) }
+	},
+	"hilock bloom_filter.contains": func(e *env) call {
+		o, v := e.hl.BloomFilter(e.name), e.b(0)
+		return func(ctx context.Context) error { return ignore(o.Contains(ctx, v)) }
+	},
+	"hilock bloom_filter.add_all": func(e *env) call {
+		o, vs := e.hl.BloomFilter(e.name), e.list()
+		return func(ctx context.Context) error { return ignore(o.AddAll(ctx, vs...)) }
+	},
+	"hilock bloom_filter.contains_all": func(e *env) call {
+		o, vs := e.hl.BloomFilter(e.name), e.list()
+		return func(ctx context.Context) error { return ignore(o.ContainsAll(ctx, vs...)) }
+	},
+	"hilock rate_limiter.try_set_rate": func(e *env) call {
+		o, m, n, d := e.hl.RateLimiter(e.name), e.m(0), e.i(1), e.d(2)
+		return func(ctx context.Context) error { return ignore(o.TrySetRate(ctx, m, n, d, 0)) }
+	},
+	"hilock rate_limiter.try_acquire": func(e *env) call {
+		o := e.hl.RateLimiter(e.name)
+		return func(ctx context.Context) error { return ignore(o.TryAcquire(ctx, 1, 0)) }
 	},
 
 	"goredis bucket.get": func(e *env) call {
@@ -209,6 +257,13 @@ func parseGroups(args []string) []group {
 			case s[0] == 'f':
 				x, _ := strconv.ParseFloat(s[2:], 64)
 				v = x
+			case s == "m:overall":
+				v = hilock.RateOverall
+			case s == "m:per_client":
+				v = hilock.RatePerClient
+			case s[0] == 's':
+				x, _ := strconv.ParseFloat(s[2:], 64)
+				v = time.Duration(x * float64(time.Second))
 			default:
 				die("bad argument %s", s)
 			}

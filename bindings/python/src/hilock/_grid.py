@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _errors as E
-from ._lowlevel import check, ffi, lib, ms
+from ._lowlevel import NULL, check, ffi, lib, ms
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -130,29 +130,89 @@ def _scan(fetch: Callable[[bytes], Tuple[bytes, List[Any]]]) -> Iterator[Any]:
             return
 
 
-def _arg(a: Any, v: Any) -> List[Any]:
-    """Fill the hl_arg a from v; returns what must stay alive."""
-    if v is None:
-        a.type = lib.HL_ARG_NONE
-        return []
-    if isinstance(v, bool):
-        a.type = lib.HL_ARG_INT
-        a.i = int(v)
-        return []
-    if isinstance(v, int):
-        a.type = lib.HL_ARG_INT
-        a.i = _i64(v, "argument")
-        return []
-    if isinstance(v, float):
-        a.type = lib.HL_ARG_DOUBLE
-        a.d = v
-        return []
-    b = _bytes(v, "argument")
-    buf = ffi.from_buffer(b)
-    a.type = lib.HL_ARG_BYTES
-    a.bytes = buf
-    a.len = len(b)
-    return [b, buf]
+# The typed calls' one-call results (hilock_build.py's hlpy_g_ helpers):
+# bytes are held for the calling thread until its next helper call, so
+# they are copied out (_unpack(_held(n), n)) with no call to free them;
+# _held(n) is NULL (and _unpack raises) if they are not those n bytes.
+_unpack = ffi.unpack
+_held = lib.hlpy_held_bytes
+
+
+def _status() -> None:
+    """Raise for the status of this thread's last helper call, if any (an
+    i64 of INT64_MIN or a NaN may be genuine)."""
+    check(lib.hlpy_grid_status())
+
+
+def _held_result(n: int) -> Any:
+    """A bytes helper's result other than a small value: n >= 0 a big one
+    (copied out and freed now), -1 nil, -2 an error, -3 another value."""
+    if n >= 0:
+        try:
+            return _unpack(_held(n), n)
+        finally:
+            lib.hlpy_held_drop()
+    if n == -1:
+        return None
+    if n == -2:
+        _status()
+        raise E.HilockError("a grid call failed with no status")  # not reached
+    try:
+        return _convert(lib.hlpy_held_value())
+    finally:
+        lib.hlpy_held_drop()
+
+
+_A_BYTES, _A_INT, _A_DOUBLE, _A_NONE = lib.HL_ARG_BYTES, lib.HL_ARG_INT, lib.HL_ARG_DOUBLE, lib.HL_ARG_NONE
+_BYTES_TYPE = bytes([_A_BYTES])
+
+
+def _packed_call(h: Any, op: int, args: Any) -> int:
+    """hl_object_call through hlpy_call: the arguments packed in a few
+    arrays (a batch of 100 values makes four cdata, not 200), the result
+    as a bytes helper's (_unpack(_held(r), r) or _held_result(r))."""
+    n = len(args)
+    if n > 1:  # a batch of values: all bytes, packed without a loop here
+        try:
+            blob = b"".join(args)
+        except TypeError:
+            pass  # not all bytes-like
+        else:
+            lens = list(map(len, args))
+            if sum(lens) == len(blob):  # (a memoryview's len may be items)
+                return lib.hlpy_call(h, op, n, _BYTES_TYPE * n, NULL, NULL, blob,
+                                     ffi.new("size_t[]", lens))
+    types = bytearray(n)
+    ints = dbls = None
+    parts, lens = [], [0] * n  # lens by position, as ints and dbls
+    for i, v in enumerate(args):
+        t = type(v)
+        if t is bytes:
+            types[i] = _A_BYTES
+            parts.append(v)
+            lens[i] = len(v)
+        elif v is None:
+            types[i] = _A_NONE
+        elif isinstance(v, int):  # a bool too, as 0 or 1
+            types[i] = _A_INT
+            if ints is None:
+                ints = [0] * n
+            ints[i] = int(v) if t is bool else int(_i64(v, "argument"))
+        elif isinstance(v, float):
+            types[i] = _A_DOUBLE
+            if dbls is None:
+                dbls = [0.0] * n
+            dbls[i] = float(v)
+        else:
+            b = _bytes(v, "argument")
+            types[i] = _A_BYTES
+            parts.append(b)
+            lens[i] = len(b)
+    return lib.hlpy_call(h, op, n, bytes(types),
+                         NULL if ints is None else ffi.new("int64_t[]", ints),
+                         NULL if dbls is None else ffi.new("double[]", dbls),
+                         b"".join(parts),
+                         NULL if not parts else ffi.new("size_t[]", lens))
 
 
 class GridObject:
@@ -222,14 +282,8 @@ class GridObject:
     def _call(self, op: int, *args: Any) -> Any:
         """The generic call: operation ``op`` (``HL_OP_*``) with ``args``
         (bytes/str, int, float, None for an optional one left out)."""
-        n = len(args)
-        cargs = ffi.new("hl_arg[]", max(n, 1))
-        keep = []
-        for i, v in enumerate(args):
-            keep += _arg(cargs[i], v)
-        out = ffi.new("hl_value **")
-        check(lib.hl_object_call(out, self._h, op, cargs, n))
-        return _take(out[0])
+        r = _packed_call(self._h, op, args)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def __repr__(self) -> str:
         return "<hilock.%s %r>" % (type(self).__name__, self._name)

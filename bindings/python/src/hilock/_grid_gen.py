@@ -2,7 +2,7 @@
 
 from typing import TYPE_CHECKING, Any, Optional
 
-from ._grid import GridObject, Value, _as_map, _bytes, _f64, _i64, _ms, _out, _page, _pairs, _scored, _take
+from ._grid import GridObject, Value, _as_map, _bytes, _f64, _held, _held_result, _i64, _ms, _out, _page, _pairs, _scored, _status, _take, _unpack
 from ._lowlevel import NULL, check, lib
 
 if TYPE_CHECKING:
@@ -43,35 +43,36 @@ class Bucket(GridObject):
 
     def get(self) -> Optional[bytes]:
         """The value, or None when the key does not exist."""
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bucket_get(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def set(self, value: Value, ttl: Optional[float] = None) -> None:
         """Set the value; with ttl it expires then, without it any expiry is dropped (as Redisson's
         set)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bucket_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
 
     def try_set(self, value: Value, ttl: Optional[float] = None) -> bool:
         """Set the value only if the key does not exist: true if it was set. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bucket_try_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_try_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set_if_exists(self, value: Value, ttl: Optional[float] = None) -> bool:
         """Set the value only if the key exists: true if it was set. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bucket_set_if_exists(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_set_if_exists(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set_and_keep_ttl(self, value: Value) -> None:
         """Set the value and keep the key's expiry."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bucket_set_and_keep_ttl(self._h, _bvalue, len(_bvalue)))
 
     def compare_and_set(self, expect: Optional[Value] = None, update: Optional[Value] = None) -> bool:
@@ -80,31 +81,31 @@ class Bucket(GridObject):
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
         _bexpect = None if expect is None else _bytes(expect, 'expect')
         _bupdate = None if update is None else _bytes(update, 'update')
-        out = _out('int *')
-        check(lib.hl_bucket_compare_and_set(out, self._h, NULL if _bexpect is None else _bexpect, 0 if _bexpect is None else len(_bexpect), NULL if _bupdate is None else _bupdate, 0 if _bupdate is None else len(_bupdate)))
-        return bool(out[0])
+        r = lib.hlpy_g_bucket_compare_and_set(self._h, NULL if _bexpect is None else _bexpect, 0 if _bexpect is None else len(_bexpect), NULL if _bupdate is None else _bupdate, 0 if _bupdate is None else len(_bupdate))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: Value, ttl: Optional[float] = None) -> Optional[bytes]:
         """Set the value (expiring after ttl if given) and return the old one, None if there was
         none. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get_and_set(out, self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl')))
-        return _take(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bucket_get_and_set(self._h, _bvalue, len(_bvalue), -1 if ttl is None else _ms(ttl, 'ttl'))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def get_and_delete(self) -> Optional[bytes]:
         """Delete the key and return the value it had, None if none. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        out = _out('hl_value **')
-        check(lib.hl_bucket_get_and_delete(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bucket_get_and_delete(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def size(self) -> int:
         """The value's length in bytes (0 when absent)."""
-        out = _out('int64_t *')
-        check(lib.hl_bucket_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bucket_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class AtomicLong(GridObject):
@@ -117,76 +118,86 @@ class AtomicLong(GridObject):
 
     def get(self) -> int:
         """The value; 0 when the key does not exist."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def set(self, value: int) -> None:
         """Set the value (drops any expiry, as Redisson's set)."""
-        check(lib.hl_atomic_long_set(self._h, _i64(value, 'value')))
+        check(lib.hl_atomic_long_set(self._h, value if type(value) is int and -0x8000000000000000 <= value <= 0x7fffffffffffffff else _i64(value, 'value')))
 
     def add_and_get(self, delta: int) -> int:
         """Add delta; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_add_and_get(out, self._h, _i64(delta, 'delta')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_add_and_get(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_add(self, delta: int) -> int:
         """Add delta; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_add(out, self._h, _i64(delta, 'delta')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_add(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def increment_and_get(self) -> int:
         """Add 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_increment_and_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_increment_and_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def decrement_and_get(self) -> int:
         """Subtract 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_decrement_and_get(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_decrement_and_get(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_increment(self) -> int:
         """Add 1; the value before. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_increment(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_increment(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_decrement(self) -> int:
         """Subtract 1; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_decrement(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_decrement(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def compare_and_set(self, expect: int, update: int) -> bool:
         """If the value is expect (an absent key counts as 0), make it update: true if it did. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_atomic_long_compare_and_set(out, self._h, _i64(expect, 'expect'), _i64(update, 'update')))
-        return bool(out[0])
+        r = lib.hlpy_g_atomic_long_compare_and_set(self._h, expect if type(expect) is int and -0x8000000000000000 <= expect <= 0x7fffffffffffffff else _i64(expect, 'expect'), update if type(update) is int and -0x8000000000000000 <= update <= 0x7fffffffffffffff else _i64(update, 'update'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: int) -> int:
         """Set the value; the value before (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_set(out, self._h, _i64(value, 'value')))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_set(self._h, value if type(value) is int and -0x8000000000000000 <= value <= 0x7fffffffffffffff else _i64(value, 'value'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_and_delete(self) -> int:
         """Delete the key; the value it had (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_atomic_long_get_and_delete(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_atomic_long_get_and_delete(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class AtomicDouble(GridObject):
@@ -200,63 +211,71 @@ class AtomicDouble(GridObject):
 
     def get(self) -> float:
         """The value; 0 when the key does not exist."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def set(self, value: float) -> None:
         """Set the value (drops any expiry, as Redisson's set)."""
-        check(lib.hl_atomic_double_set(self._h, _f64(value, 'value')))
+        check(lib.hl_atomic_double_set(self._h, value if type(value) is float and value - value == 0.0 else _f64(value, 'value')))
 
     def add_and_get(self, delta: float) -> float:
         """Add delta; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_add_and_get(out, self._h, _f64(delta, 'delta')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_add_and_get(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def get_and_add(self, delta: float) -> float:
         """Add delta; the value before. Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_add(out, self._h, _f64(delta, 'delta')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_add(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def increment_and_get(self) -> float:
         """Add 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_increment_and_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_increment_and_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def decrement_and_get(self) -> float:
         """Subtract 1; the new value. Raises OutcomeUnknown when its reply is lost after it may have
         run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_decrement_and_get(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_decrement_and_get(self._h)
+        if r != r:
+            _status()
+        return r
 
     def compare_and_set(self, expect: float, update: float) -> bool:
         """If the value equals expect as a number (an absent key counts as 0), make it update: true
         if it did. Raises OutcomeUnknown when its reply is lost after it may have run (never
         applied twice)."""
-        out = _out('int *')
-        check(lib.hl_atomic_double_compare_and_set(out, self._h, _f64(expect, 'expect'), _f64(update, 'update')))
-        return bool(out[0])
+        r = lib.hlpy_g_atomic_double_compare_and_set(self._h, expect if type(expect) is float and expect - expect == 0.0 else _f64(expect, 'expect'), update if type(update) is float and update - update == 0.0 else _f64(update, 'update'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_and_set(self, value: float) -> float:
         """Set the value; the value before (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_set(out, self._h, _f64(value, 'value')))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_set(self._h, value if type(value) is float and value - value == 0.0 else _f64(value, 'value'))
+        if r != r:
+            _status()
+        return r
 
     def get_and_delete(self) -> float:
         """Delete the key; the value it had (0 if absent). Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_atomic_double_get_and_delete(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_atomic_double_get_and_delete(self._h)
+        if r != r:
+            _status()
+        return r
 
 
 class BitSet(GridObject):
@@ -270,61 +289,66 @@ class BitSet(GridObject):
 
     def get(self, index: int) -> bool:
         """The bit at index (0 to 2^32-1); false beyond the end."""
-        out = _out('int *')
-        check(lib.hl_bit_set_get(out, self._h, _i64(index, 'index')))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_get(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def set(self, index: int, value: bool = True) -> bool:
         """Set the bit at index to value (true if not given): its value before. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bit_set_set(out, self._h, _i64(index, 'index'), 1 if value else 0))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_set(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'), 1 if value else 0)
+        if r < 0:
+            check(r)
+        return r == 1
 
     def clear(self, index: int) -> bool:
         """Clear the bit at index: its value before. Raises OutcomeUnknown when its reply is lost
         after it may have run (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bit_set_clear(out, self._h, _i64(index, 'index')))
-        return bool(out[0])
+        r = lib.hlpy_g_bit_set_clear(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def cardinality(self) -> int:
         """The number of bits set."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_cardinality(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_cardinality(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def length(self) -> int:
         """The index of the highest bit set, plus 1 (0 when none is set)."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_length(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_length(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def size(self) -> int:
         """The bits the value holds: its length in bytes times 8."""
-        out = _out('int64_t *')
-        check(lib.hl_bit_set_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bit_set_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def set_range(self, from_index: int, to_index: int, value: bool = True) -> None:
         """Set the bits from from_index up to (not including) to_index to value (true if not given),
         atomically, in one round trip."""
-        check(lib.hl_bit_set_set_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index'), 1 if value else 0))
+        check(lib.hl_bit_set_set_range(self._h, from_index if type(from_index) is int and -0x8000000000000000 <= from_index <= 0x7fffffffffffffff else _i64(from_index, 'from_index'), to_index if type(to_index) is int and -0x8000000000000000 <= to_index <= 0x7fffffffffffffff else _i64(to_index, 'to_index'), 1 if value else 0))
 
     def clear_range(self, from_index: int, to_index: int) -> None:
         """Clear the bits from from_index up to (not including) to_index, atomically, in one round
         trip."""
-        check(lib.hl_bit_set_clear_range(self._h, _i64(from_index, 'from_index'), _i64(to_index, 'to_index')))
+        check(lib.hl_bit_set_clear_range(self._h, from_index if type(from_index) is int and -0x8000000000000000 <= from_index <= 0x7fffffffffffffff else _i64(from_index, 'from_index'), to_index if type(to_index) is int and -0x8000000000000000 <= to_index <= 0x7fffffffffffffff else _i64(to_index, 'to_index')))
 
     def to_byte_array(self) -> Optional[bytes]:
         """The raw bytes (empty when the key does not exist)."""
-        out = _out('hl_value **')
-        check(lib.hl_bit_set_to_byte_array(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_bit_set_to_byte_array(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def set_bytes(self, value: Value) -> None:
         """Replace the bits with these raw bytes (Redisson's set(BitSet) form)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_bit_set_set_bytes(self._h, _bvalue, len(_bvalue)))
 
     def and_(self, *names: Value) -> None:
@@ -361,7 +385,7 @@ class LongAdder(GridObject):
 
     def add(self, delta: int) -> None:
         """Add delta to this object's local sum (no round trip)."""
-        check(lib.hl_long_adder_add(self._h, _i64(delta, 'delta')))
+        check(lib.hl_long_adder_add(self._h, delta if type(delta) is int and -0x8000000000000000 <= delta <= 0x7fffffffffffffff else _i64(delta, 'delta')))
 
     def increment(self) -> None:
         """Add 1 to the local sum (no round trip)."""
@@ -375,9 +399,10 @@ class LongAdder(GridObject):
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('int64_t *')
-        check(lib.hl_long_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
-        return int(out[0])
+        r = lib.hlpy_g_long_adder_sum(self._h, -1 if timeout is None else _ms(timeout, 'timeout'))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def reset(self, timeout: Optional[float] = None) -> None:
         """Zero every listening client's local sums; waits for their answers as sum does. Raises
@@ -406,7 +431,7 @@ class DoubleAdder(GridObject):
 
     def add(self, delta: float) -> None:
         """Add delta to this object's local sum (no round trip)."""
-        check(lib.hl_double_adder_add(self._h, _f64(delta, 'delta')))
+        check(lib.hl_double_adder_add(self._h, delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta')))
 
     def increment(self) -> None:
         """Add 1 to the local sum (no round trip)."""
@@ -420,9 +445,10 @@ class DoubleAdder(GridObject):
         """The sum of every listening client's local sums (this one's too): waits up to timeout
         (default 60 s, as Redisson's sum()) for their answers; a timeout if one does not answer.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        out = _out('double *')
-        check(lib.hl_double_adder_sum(out, self._h, -1 if timeout is None else _ms(timeout, 'timeout')))
-        return float(out[0])
+        r = lib.hlpy_g_double_adder_sum(self._h, -1 if timeout is None else _ms(timeout, 'timeout'))
+        if r != r:
+            _status()
+        return r
 
     def reset(self, timeout: Optional[float] = None) -> None:
         """Zero every listening client's local sums; waits for their answers as sum does. Raises
@@ -453,18 +479,20 @@ class BloomFilter(GridObject):
         1), sized as Redisson sizes it: true if this call did, false if it was initialised already
         (its config is kept). Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        out = _out('int *')
-        check(lib.hl_bloom_filter_try_init(out, self._h, _i64(expected_insertions, 'expected_insertions'), _f64(false_probability, 'false_probability')))
-        return bool(out[0])
+        r = lib.hlpy_g_bloom_filter_try_init(self._h, expected_insertions if type(expected_insertions) is int and -0x8000000000000000 <= expected_insertions <= 0x7fffffffffffffff else _i64(expected_insertions, 'expected_insertions'), false_probability if type(false_probability) is float and false_probability - false_probability == 0.0 else _f64(false_probability, 'false_probability'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add(self, value: Value) -> bool:
         """Add value: true if one of its bits was not set before. Adding again leaves the same bits,
         so after an in-doubt failure it is safe to add again (but that call may answer false).
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bloom_filter_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bloom_filter_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many had a bit not set before. Raises
@@ -473,10 +501,11 @@ class BloomFilter(GridObject):
 
     def contains(self, value: Value) -> bool:
         """True if value may have been added (all its bits set); false if it was certainly not."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_bloom_filter_contains(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bloom_filter_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def contains_all(self, *values: Value) -> int:
         """How many of the values may have been added, in one round trip."""
@@ -488,33 +517,38 @@ class BloomFilter(GridObject):
 
     def count(self) -> int:
         """The estimated number of values added (Redisson's formula over the bits set)."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_count(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_count(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_expected_insertions(self) -> int:
         """The expected insertions the filter was initialised with."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_expected_insertions(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_expected_insertions(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_false_probability(self) -> float:
         """The false probability the filter was initialised with."""
-        out = _out('double *')
-        check(lib.hl_bloom_filter_get_false_probability(out, self._h))
-        return float(out[0])
+        r = lib.hlpy_g_bloom_filter_get_false_probability(self._h)
+        if r != r:
+            _status()
+        return r
 
     def get_size(self) -> int:
         """The filter's size in bits."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_hash_iterations(self) -> int:
         """The number of bits per value."""
-        out = _out('int64_t *')
-        check(lib.hl_bloom_filter_get_hash_iterations(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_bloom_filter_get_hash_iterations(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
 
 class RateLimiterBase(GridObject):
@@ -530,9 +564,10 @@ class RateLimiterBase(GridObject):
 
     def available_permits(self) -> int:
         """The permits free now (grants older than the interval given back)."""
-        out = _out('int64_t *')
-        check(lib.hl_rate_limiter_available_permits(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_rate_limiter_available_permits(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_config(self) -> Any:
         """The config: [rate, interval ms, mode (0 overall, 1 per client), keep-alive ms (0: none)]."""
@@ -543,7 +578,7 @@ class RateLimiterBase(GridObject):
     def release(self, permits: int = 1) -> None:
         """Give permits back (up to the rate), as Redisson's release. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        check(lib.hl_rate_limiter_release(self._h, _i64(permits, 'permits')))
+        check(lib.hl_rate_limiter_release(self._h, permits if type(permits) is int and -0x8000000000000000 <= permits <= 0x7fffffffffffffff else _i64(permits, 'permits')))
 
 
 class MapBase(GridObject):
@@ -557,32 +592,30 @@ class MapBase(GridObject):
 
     def get(self, key: Value) -> Optional[bytes]:
         """The value of key, None when absent."""
-        _bkey = _bytes(key, 'key')
-        out = _out('hl_value **')
-        check(lib.hl_map_get(out, self._h, _bkey, len(_bkey)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        r = lib.hlpy_g_map_get(self._h, _bkey, len(_bkey))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def put(self, key: Value, value: Value) -> Optional[bytes]:
         """Set key to value: the value before, None if none. Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_map_put(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_put(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def remove(self, key: Value) -> Optional[bytes]:
         """Remove key: the value it had, None if none."""
-        _bkey = _bytes(key, 'key')
-        out = _out('hl_value **')
-        check(lib.hl_map_remove(out, self._h, _bkey, len(_bkey)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        r = lib.hlpy_g_map_remove(self._h, _bkey, len(_bkey))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def size(self) -> int:
         """The number of entries."""
-        out = _out('int64_t *')
-        check(lib.hl_map_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_map_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def get_all(self, *keys: Value) -> dict[bytes, bytes]:
         """The entries of the keys present, in one round trip (HMGET; none asked: no round trip)."""
@@ -591,78 +624,79 @@ class MapBase(GridObject):
     def scan(self, cursor: Value, count: int = 100, pattern: Optional[Value] = None) -> tuple[bytes, list[tuple[bytes, bytes]]]:
         """One page of entries from cursor ("0" to start), about count of them; with pattern (Redis's
         glob), only the keys that match it."""
-        _bcursor = _bytes(cursor, 'cursor')
+        _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')
         _bpattern = None if pattern is None else _bytes(pattern, 'pattern')
         out = _out('hl_value **')
-        check(lib.hl_map_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count'), NULL if _bpattern is None else _bpattern, 0 if _bpattern is None else len(_bpattern)))
+        check(lib.hl_map_scan(out, self._h, _bcursor, len(_bcursor), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count'), NULL if _bpattern is None else _bpattern, 0 if _bpattern is None else len(_bpattern)))
         return _page(_take(out[0]), _pairs)
 
     def put_if_absent(self, key: Value, value: Value) -> Optional[bytes]:
         """Set key to value unless it is present: None when it was set, else the value there (left as
         it is). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_map_put_if_absent(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_put_if_absent(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def fast_put(self, key: Value, value: Value) -> bool:
         """Set key to value: true if key was new, false if its value was replaced. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_fast_put(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_fast_put(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def fast_put_if_absent(self, key: Value, value: Value) -> bool:
         """Set key to value unless it is present: true if it was set. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_fast_put_if_absent(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_fast_put_if_absent(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def put_if_exists(self, key: Value, value: Value) -> Optional[bytes]:
         """Set key to value only if it is present: the value before, None (and nothing set) when
         absent. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_map_put_if_exists(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_put_if_exists(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def replace(self, key: Value, value: Value) -> Optional[bytes]:
         """Replace key's value if it is present: the value before, None (and nothing set) when
         absent. Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_map_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return _take(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_replace(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def replace_if(self, key: Value, old: Value, value: Value) -> bool:
         """Set key to value only if its value is old, byte for byte: true if it was. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bold = _bytes(old, 'old')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_replace_if(out, self._h, _bkey, len(_bkey), _bold, len(_bold), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bold = old if type(old) is bytes else _bytes(old, 'old')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_replace_if(self._h, _bkey, len(_bkey), _bold, len(_bold), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def remove_if(self, key: Value, value: Value) -> bool:
         """Remove key only if its value is value, byte for byte: true if it was. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_remove_if(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_remove_if(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def fast_remove(self, *keys: Value) -> int:
         """Remove the keys (HDEL, one round trip): how many were present (none given: 0, no round
@@ -672,63 +706,68 @@ class MapBase(GridObject):
 
     def contains_key(self, key: Value) -> bool:
         """True if key is present."""
-        _bkey = _bytes(key, 'key')
-        out = _out('int *')
-        check(lib.hl_map_contains_key(out, self._h, _bkey, len(_bkey)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        r = lib.hlpy_g_map_contains_key(self._h, _bkey, len(_bkey))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def value_size(self, key: Value) -> int:
         """The length in bytes of key's value, 0 when absent."""
-        _bkey = _bytes(key, 'key')
-        out = _out('int64_t *')
-        check(lib.hl_map_value_size(out, self._h, _bkey, len(_bkey)))
-        return int(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        r = lib.hlpy_g_map_value_size(self._h, _bkey, len(_bkey))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def add_and_get(self, key: Value, delta: float) -> float:
         """Add delta to the number at key (0 when absent): the sum. Kept as a decimal string, as
         Redisson's addAndGet on a StringCodec map. Raises OutcomeUnknown when its reply is lost
         after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        out = _out('double *')
-        check(lib.hl_map_add_and_get(out, self._h, _bkey, len(_bkey), _f64(delta, 'delta')))
-        return float(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        r = lib.hlpy_g_map_add_and_get(self._h, _bkey, len(_bkey), delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def set(self, key: Value, value: Value) -> None:
         """Set key to value, answering nothing (sent again after a lost reply: setting twice leaves
         the same)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_map_set(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
 
     def fast_put_if_exists(self, key: Value, value: Value) -> bool:
         """Set key to value only if it is present: true if it was. Raises OutcomeUnknown when its
         reply is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_fast_put_if_exists(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_fast_put_if_exists(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def fast_replace(self, key: Value, value: Value) -> bool:
         """Replace key's value if it is present: true if it was. Raises OutcomeUnknown when its reply
         is lost after it may have run (never applied twice)."""
-        _bkey = _bytes(key, 'key')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_map_fast_replace(out, self._h, _bkey, len(_bkey), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bkey = key if type(key) is bytes else _bytes(key, 'key')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_map_fast_replace(self._h, _bkey, len(_bkey), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def random_keys(self, count: int) -> list[Optional[bytes]]:
         """Up to count distinct keys picked at random (HRANDFIELD, Redis 6.2+; a negative count:
         -count keys that may repeat)."""
         out = _out('hl_value **')
-        check(lib.hl_map_random_keys(out, self._h, _i64(count, 'count')))
+        check(lib.hl_map_random_keys(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def random_entries(self, count: int) -> dict[bytes, bytes]:
         """Up to count distinct entries picked at random (HRANDFIELD WITHVALUES, Redis 6.2+)."""
         out = _out('hl_value **')
-        check(lib.hl_map_random_entries(out, self._h, _i64(count, 'count')))
+        check(lib.hl_map_random_entries(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _as_map(_take(out[0]))
 
 
@@ -745,31 +784,35 @@ class SetBase(GridObject):
     def add(self, value: Value) -> bool:
         """Add value: true if it was not there. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_set_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_set_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def remove(self, value: Value) -> bool:
         """Remove value: true if it was there. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_set_remove(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_set_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def contains(self, value: Value) -> bool:
         """True if value is a member."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_set_contains(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_set_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def size(self) -> int:
         """The number of members."""
-        out = _out('int64_t *')
-        check(lib.hl_set_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_set_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many were not there (0 for none given). Raises
@@ -787,34 +830,32 @@ class SetBase(GridObject):
 
     def random(self) -> Optional[bytes]:
         """A random member, left in the set; None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_set_random(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_set_random(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def random_many(self, count: int) -> list[Optional[bytes]]:
         """Up to count distinct random members, left in the set (a negative count: -count members,
         maybe repeated, as SRANDMEMBER)."""
         out = _out('hl_value **')
-        check(lib.hl_set_random_many(out, self._h, _i64(count, 'count')))
+        check(lib.hl_set_random_many(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def remove_random(self) -> Optional[bytes]:
         """Take a random member out (SPOP): the member, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_set_remove_random(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_set_remove_random(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def remove_random_many(self, count: int) -> list[Optional[bytes]]:
         """Take up to count random members out (SPOP count; count >= 0): the members."""
         out = _out('hl_value **')
-        check(lib.hl_set_remove_random_many(out, self._h, _i64(count, 'count')))
+        check(lib.hl_set_remove_random_many(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[Optional[bytes]]]:
         """One page of members from cursor ("0" to start); count is a hint."""
-        _bcursor = _bytes(cursor, 'cursor')
+        _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')
         out = _out('hl_value **')
-        check(lib.hl_set_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count')))
+        check(lib.hl_set_scan(out, self._h, _bcursor, len(_bcursor), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _page(_take(out[0]), None)
 
 
@@ -832,18 +873,20 @@ class ScoredSortedSetBase(GridObject):
     def add(self, score: float, value: Value) -> bool:
         """Add value with score, or set its score: true if it was not there. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_scored_sorted_set_add(out, self._h, _f64(score, 'score'), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_scored_sorted_set_add(self._h, score if type(score) is float and score - score == 0.0 else _f64(score, 'score'), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def try_add(self, score: float, value: Value) -> bool:
         """Add value with score only if it is not there (ZADD NX): true if added. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_scored_sorted_set_try_add(out, self._h, _f64(score, 'score'), _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_scored_sorted_set_try_add(self._h, score if type(score) is float and score - score == 0.0 else _f64(score, 'score'), _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add_all(self, entries: Any) -> int:
         """Add members with their scores (or set their scores) in one round trip (ZADD): how many
@@ -854,22 +897,24 @@ class ScoredSortedSetBase(GridObject):
     def add_score(self, value: Value, delta: float) -> float:
         """Add delta to value's score (0 if absent, then added): the new score. Raises OutcomeUnknown
         when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('double *')
-        check(lib.hl_scored_sorted_set_add_score(out, self._h, _bvalue, len(_bvalue), _f64(delta, 'delta')))
-        return float(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_scored_sorted_set_add_score(self._h, _bvalue, len(_bvalue), delta if type(delta) is float and delta - delta == 0.0 else _f64(delta, 'delta'))
+        if r != r:
+            _status()
+        return r
 
     def remove(self, value: Value) -> bool:
         """Remove value: true if it was there. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_scored_sorted_set_remove(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_scored_sorted_set_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def get_score(self, value: Value) -> Optional[float]:
         """The score of value, None when it is not a member."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         out = _out('double *')
         found = _out('int *')
         check(lib.hl_scored_sorted_set_get_score(out, found, self._h, _bvalue, len(_bvalue)))
@@ -877,7 +922,7 @@ class ScoredSortedSetBase(GridObject):
 
     def rank(self, value: Value) -> Optional[int]:
         """The rank of value (0 for the lowest score), None when it is not a member."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         out = _out('int64_t *')
         found = _out('int *')
         check(lib.hl_scored_sorted_set_rank(out, found, self._h, _bvalue, len(_bvalue)))
@@ -885,7 +930,7 @@ class ScoredSortedSetBase(GridObject):
 
     def rev_rank(self, value: Value) -> Optional[int]:
         """The rank of value from the end (0 for the highest score), None when it is not a member."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         out = _out('int64_t *')
         found = _out('int *')
         check(lib.hl_scored_sorted_set_rev_rank(out, found, self._h, _bvalue, len(_bvalue)))
@@ -893,15 +938,13 @@ class ScoredSortedSetBase(GridObject):
 
     def first(self) -> Optional[bytes]:
         """The member with the lowest score, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_scored_sorted_set_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def last(self) -> Optional[bytes]:
         """The member with the highest score, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_scored_sorted_set_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def first_score(self) -> Optional[float]:
         """The lowest score, None when empty."""
@@ -919,75 +962,75 @@ class ScoredSortedSetBase(GridObject):
 
     def poll_first(self) -> Optional[bytes]:
         """Take the member with the lowest score out: the member, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_poll_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_scored_sorted_set_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_last(self) -> Optional[bytes]:
         """Take the member with the highest score out: the member, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_poll_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_scored_sorted_set_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_first_many(self, count: int) -> list[Optional[bytes]]:
         """Take up to count members with the lowest scores out: the members, lowest first (none for
         count < 1)."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_poll_first_many(out, self._h, _i64(count, 'count')))
+        check(lib.hl_scored_sorted_set_poll_first_many(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def poll_last_many(self, count: int) -> list[Optional[bytes]]:
         """Take up to count members with the highest scores out: the members, highest first (none for
         count < 1)."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_poll_last_many(out, self._h, _i64(count, 'count')))
+        check(lib.hl_scored_sorted_set_poll_last_many(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def value_range(self, start: int, end: int) -> list[Optional[bytes]]:
         """The members from rank start to rank end, both included (negative: from the end, -1 the
         last), lowest score first."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_value_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_scored_sorted_set_value_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
         return _take(out[0])
 
     def entry_range(self, start: int, end: int) -> list[tuple[bytes, float]]:
         """The members with their scores from rank start to rank end, both included (negative: from
         the end), lowest score first."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_entry_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_scored_sorted_set_entry_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
         return _pairs(_take(out[0]))
 
     def value_range_by_score(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True, offset: int = 0, count: int = -1) -> list[Optional[bytes]]:
         """The members with a score from min to max (each end included unless its flag says not; -inf
         and +inf allowed), lowest first, skipping offset and at most count of them (-1: all)."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_value_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, _i64(offset, 'offset'), _i64(count, 'count')))
+        check(lib.hl_scored_sorted_set_value_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, offset if type(offset) is int and -0x8000000000000000 <= offset <= 0x7fffffffffffffff else _i64(offset, 'offset'), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
     def entry_range_by_score(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True, offset: int = 0, count: int = -1) -> list[tuple[bytes, float]]:
         """As value_range_by_score, with the scores."""
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_entry_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, _i64(offset, 'offset'), _i64(count, 'count')))
+        check(lib.hl_scored_sorted_set_entry_range_by_score(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0, offset if type(offset) is int and -0x8000000000000000 <= offset <= 0x7fffffffffffffff else _i64(offset, 'offset'), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _pairs(_take(out[0]))
 
     def count(self, min: float, max: float, min_inclusive: bool = True, max_inclusive: bool = True) -> int:
         """The number of members with a score from min to max (ends as in value_range_by_score)."""
-        out = _out('int64_t *')
-        check(lib.hl_scored_sorted_set_count(out, self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0))
-        return int(out[0])
+        r = lib.hlpy_g_scored_sorted_set_count(self._h, _f64(min, 'min', True), _f64(max, 'max', True), 1 if min_inclusive else 0, 1 if max_inclusive else 0)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def size(self) -> int:
         """The number of members."""
-        out = _out('int64_t *')
-        check(lib.hl_scored_sorted_set_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_scored_sorted_set_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[tuple[bytes, float]]]:
         """One page of members with their scores from cursor ("0" to start), in no order; count is a
         hint."""
-        _bcursor = _bytes(cursor, 'cursor')
+        _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')
         out = _out('hl_value **')
-        check(lib.hl_scored_sorted_set_scan(out, self._h, _bcursor, len(_bcursor), _i64(count, 'count')))
+        check(lib.hl_scored_sorted_set_scan(out, self._h, _bcursor, len(_bcursor), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _page(_take(out[0]), _pairs)
 
 
@@ -1009,63 +1052,63 @@ class SortedSetBase(GridObject):
         """Add value (valid UTF-8) in its place: true if added, false if it was there. Waits while a
         Redisson writer holds the set's lock. Raises OutcomeUnknown when its reply is lost after
         it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_sorted_set_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_sorted_set_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def remove(self, value: Value) -> bool:
         """Remove value: true if it was there. Waits while a Redisson writer holds the set's lock.
         Raises OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_sorted_set_remove(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_sorted_set_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def contains(self, value: Value) -> bool:
         """True if value is in the set (a binary search in Redis; no lock, as Redisson's contains)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_sorted_set_contains(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_sorted_set_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def first(self) -> Optional[bytes]:
         """The lowest value, None when the set is empty."""
-        out = _out('hl_value **')
-        check(lib.hl_sorted_set_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_sorted_set_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def last(self) -> Optional[bytes]:
         """The highest value, None when the set is empty."""
-        out = _out('hl_value **')
-        check(lib.hl_sorted_set_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_sorted_set_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_first(self) -> Optional[bytes]:
         """Take the lowest value out: it, or None when the set is empty. Waits while a Redisson
         writer holds the set's lock."""
-        out = _out('hl_value **')
-        check(lib.hl_sorted_set_poll_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_sorted_set_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_last(self) -> Optional[bytes]:
         """Take the highest value out: it, or None when the set is empty. Waits while a Redisson
         writer holds the set's lock."""
-        out = _out('hl_value **')
-        check(lib.hl_sorted_set_poll_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_sorted_set_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def size(self) -> int:
         """The number of values."""
-        out = _out('int64_t *')
-        check(lib.hl_sorted_set_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_sorted_set_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def read_range(self, start: int, stop: int) -> list[Optional[bytes]]:
         """The values from index start to stop (both included; negative counts from the end), in
         order."""
         out = _out('hl_value **')
-        check(lib.hl_sorted_set_read_range(out, self._h, _i64(start, 'start'), _i64(stop, 'stop')))
+        check(lib.hl_sorted_set_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), stop if type(stop) is int and -0x8000000000000000 <= stop <= 0x7fffffffffffffff else _i64(stop, 'stop')))
         return _take(out[0])
 
 
@@ -1084,10 +1127,11 @@ class ListBase(GridObject):
     def add(self, value: Value) -> bool:
         """Append value at the end (RPUSH): true. Raises OutcomeUnknown when its reply is lost after
         it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_list_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add_all(self, *values: Value) -> bool:
         """Append every value at the end, in order, in one round trip: true if the list changed
@@ -1097,101 +1141,105 @@ class ListBase(GridObject):
 
     def get(self, index: int) -> Optional[bytes]:
         """The value at index, None when the index is out of range."""
-        out = _out('hl_value **')
-        check(lib.hl_list_get(out, self._h, _i64(index, 'index')))
-        return _take(out[0])
+        r = lib.hlpy_g_list_get(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def set(self, index: int, value: Value) -> Optional[bytes]:
         """Replace the value at index: the value it had (Redisson's set: LINDEX then LSET in a
         script). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('hl_value **')
-        check(lib.hl_list_set(out, self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
-        return _take(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_set(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'), _bvalue, len(_bvalue))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def fast_set(self, index: int, value: Value) -> None:
         """Replace the value at index without reading the old one (LSET)."""
-        _bvalue = _bytes(value, 'value')
-        check(lib.hl_list_fast_set(self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_list_fast_set(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'), _bvalue, len(_bvalue)))
 
     def insert(self, index: int, value: Value) -> int:
         """Insert value before the element at index (index = size appends; Redisson's add(index,
         value): the tail moved with LRANGE, LTRIM and RPUSH in a script): the new size. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int64_t *')
-        check(lib.hl_list_insert(out, self._h, _i64(index, 'index'), _bvalue, len(_bvalue)))
-        return int(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_insert(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'), _bvalue, len(_bvalue))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def add_before(self, pivot: Value, value: Value) -> int:
         """Insert value before the first element equal to pivot: the new size, -1 if there is no such
         element (0 when the list does not exist). Raises OutcomeUnknown when its reply is lost
         after it may have run (never applied twice)."""
-        _bpivot = _bytes(pivot, 'pivot')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int64_t *')
-        check(lib.hl_list_add_before(out, self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue)))
-        return int(out[0])
+        _bpivot = pivot if type(pivot) is bytes else _bytes(pivot, 'pivot')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_add_before(self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def add_after(self, pivot: Value, value: Value) -> int:
         """Insert value after the first element equal to pivot: the new size, -1 if there is no such
         element (0 when the list does not exist). Raises OutcomeUnknown when its reply is lost
         after it may have run (never applied twice)."""
-        _bpivot = _bytes(pivot, 'pivot')
-        _bvalue = _bytes(value, 'value')
-        out = _out('int64_t *')
-        check(lib.hl_list_add_after(out, self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue)))
-        return int(out[0])
+        _bpivot = pivot if type(pivot) is bytes else _bytes(pivot, 'pivot')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_add_after(self._h, _bpivot, len(_bpivot), _bvalue, len(_bvalue))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def remove(self, value: Value, count: int = 1) -> bool:
         """Remove the first count elements equal to value (count < 0: the last -count; 0: all of
         them), LREM: true if one was removed. Raises OutcomeUnknown when its reply is lost after
         it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_list_remove(out, self._h, _bvalue, len(_bvalue), _i64(count, 'count')))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_remove(self._h, _bvalue, len(_bvalue), count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count'))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def remove_at(self, index: int) -> Optional[bytes]:
         """Remove the element at index and answer it (Redisson's: LSET it to DELETED_BY_REDISSON,
         then LREM 1 of that marker, so an element equal to that text nearer the head would go
         instead, as with Redisson)."""
-        out = _out('hl_value **')
-        check(lib.hl_list_remove_at(out, self._h, _i64(index, 'index')))
-        return _take(out[0])
+        r = lib.hlpy_g_list_remove_at(self._h, index if type(index) is int and -0x8000000000000000 <= index <= 0x7fffffffffffffff else _i64(index, 'index'))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def index_of(self, value: Value) -> int:
         """The index of the first element equal to value, -1 if none (a script over LRANGE pages, as
         Redisson)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int64_t *')
-        check(lib.hl_list_index_of(out, self._h, _bvalue, len(_bvalue)))
-        return int(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_index_of(self._h, _bvalue, len(_bvalue))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def last_index_of(self, value: Value) -> int:
         """The index of the last element equal to value, -1 if none."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int64_t *')
-        check(lib.hl_list_last_index_of(out, self._h, _bvalue, len(_bvalue)))
-        return int(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_list_last_index_of(self._h, _bvalue, len(_bvalue))
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def size(self) -> int:
         """The number of elements."""
-        out = _out('int64_t *')
-        check(lib.hl_list_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_list_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
         """The elements from index start to index end, both included (LRANGE: negative from the end;
         out of range is clipped)."""
         out = _out('hl_value **')
-        check(lib.hl_list_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_list_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
         return _take(out[0])
 
     def trim(self, start: int, end: int) -> None:
         """Keep only the elements from index start to index end, both included (LTRIM)."""
-        check(lib.hl_list_trim(self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_list_trim(self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
 
 
 class QueueBase(GridObject):
@@ -1208,59 +1256,59 @@ class QueueBase(GridObject):
     def offer(self, value: Value) -> bool:
         """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_queue_offer(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add(self, value: Value) -> bool:
         """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_queue_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_queue_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def peek(self) -> Optional[bytes]:
         """The head, None when the queue is empty (LINDEX 0)."""
-        out = _out('hl_value **')
-        check(lib.hl_queue_peek(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll(self) -> Optional[bytes]:
         """Take the head (LPOP): None when the queue is empty."""
-        out = _out('hl_value **')
-        check(lib.hl_queue_poll(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_many(self, limit: int) -> list[Optional[bytes]]:
         """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
         limit must be 0 or more. An empty answer keeps no request marker."""
         out = _out('hl_value **')
-        check(lib.hl_queue_poll_many(out, self._h, _i64(limit, 'limit')))
+        check(lib.hl_queue_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
         return _take(out[0])
 
     def size(self) -> int:
         """The number of elements."""
-        out = _out('int64_t *')
-        check(lib.hl_queue_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
         """The elements from index start to index end (0 is the head), both included, without taking
         them (LRANGE; iteration reads pages of it)."""
         out = _out('hl_value **')
-        check(lib.hl_queue_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
         return _take(out[0])
 
     def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
         """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
         when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
         {tag}a and {tag}b); another slot is refused before anything is sent."""
-        _bdest = _bytes(dest, 'dest')
-        out = _out('hl_value **')
-        check(lib.hl_queue_poll_last_and_offer_first_to(out, self._h, _bdest, len(_bdest)))
-        return _take(out[0])
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_queue_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
 class DequeBase(GridObject):
@@ -1276,111 +1324,109 @@ class DequeBase(GridObject):
     def offer(self, value: Value) -> bool:
         """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_deque_offer(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_deque_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def add(self, value: Value) -> bool:
         """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
         lost after it may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_deque_add(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_deque_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def peek(self) -> Optional[bytes]:
         """The head, None when the queue is empty (LINDEX 0)."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_peek(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll(self) -> Optional[bytes]:
         """Take the head (LPOP): None when the queue is empty."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_poll(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_many(self, limit: int) -> list[Optional[bytes]]:
         """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
         limit must be 0 or more. An empty answer keeps no request marker."""
         out = _out('hl_value **')
-        check(lib.hl_deque_poll_many(out, self._h, _i64(limit, 'limit')))
+        check(lib.hl_deque_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
         return _take(out[0])
 
     def size(self) -> int:
         """The number of elements."""
-        out = _out('int64_t *')
-        check(lib.hl_deque_size(out, self._h))
-        return int(out[0])
+        r = lib.hlpy_g_deque_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
 
     def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
         """The elements from index start to index end (0 is the head), both included, without taking
         them (LRANGE; iteration reads pages of it)."""
         out = _out('hl_value **')
-        check(lib.hl_deque_read_range(out, self._h, _i64(start, 'start'), _i64(end, 'end')))
+        check(lib.hl_deque_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
         return _take(out[0])
 
     def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
         """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
         when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
         {tag}a and {tag}b); another slot is refused before anything is sent."""
-        _bdest = _bytes(dest, 'dest')
-        out = _out('hl_value **')
-        check(lib.hl_deque_poll_last_and_offer_first_to(out, self._h, _bdest, len(_bdest)))
-        return _take(out[0])
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_deque_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def add_first(self, value: Value) -> None:
         """Add value at the head (LPUSH). Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_deque_add_first(self._h, _bvalue, len(_bvalue)))
 
     def add_last(self, value: Value) -> None:
         """Add value at the tail (RPUSH). Raises OutcomeUnknown when its reply is lost after it may
         have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_deque_add_last(self._h, _bvalue, len(_bvalue)))
 
     def offer_first(self, value: Value) -> bool:
         """Add value at the head (LPUSH): true. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_deque_offer_first(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_deque_offer_first(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def offer_last(self, value: Value) -> bool:
         """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
         may have run (never applied twice)."""
-        _bvalue = _bytes(value, 'value')
-        out = _out('int *')
-        check(lib.hl_deque_offer_last(out, self._h, _bvalue, len(_bvalue)))
-        return bool(out[0])
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_deque_offer_last(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
 
     def peek_first(self) -> Optional[bytes]:
         """The head, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_peek_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_peek_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def peek_last(self) -> Optional[bytes]:
         """The tail, None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_peek_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_peek_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_first(self) -> Optional[bytes]:
         """Take the head (LPOP): None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_poll_first(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def poll_last(self) -> Optional[bytes]:
         """Take the tail (RPOP): None when empty."""
-        out = _out('hl_value **')
-        check(lib.hl_deque_poll_last(out, self._h))
-        return _take(out[0])
+        r = lib.hlpy_g_deque_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
 class GridFactories:

@@ -91,6 +91,12 @@ class RateLimiter(RateLimiterBase):
     def try_acquire(self, permits: int = 1, timeout: Optional[float] = 0) -> bool:
         """Take ``permits``, waiting at most ``timeout`` seconds (0: one
         attempt, None: as long as it takes): True if taken."""
+        if timeout is not None:  # bounded: the blocking call, in one C call
+            r = lib.hlpy_g_rate_limiter_try_acquire(self._h, _i64(permits, "permits"),
+                                                    _timeout(timeout))
+            if r < 0:
+                check(r)
+            return r == 1
         return self.try_acquire_ex(permits, timeout)[0]
 
     def acquire(self, permits: int = 1) -> None:

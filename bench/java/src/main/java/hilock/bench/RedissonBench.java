@@ -798,7 +798,7 @@ public final class RedissonBench {
         System.out.println(b);
     }
 
-    /** A grid operation with its arguments (b:TEXT, i:N, f:X, -). */
+    /** A grid operation with its arguments (b:TEXT, i:N, f:X, m:MODE, s:SECONDS, -). */
     private static Runnable gridOp(RedissonClient c, String kind, String name, String op,
             String[] a) {
         switch (kind + "." + op) {
@@ -881,7 +881,9 @@ public final class RedissonBench {
                 RRateLimiter r = c.getRateLimiter(name);
                 long n = Long.parseLong(a[1].substring(2));
                 long secs = Long.parseLong(a[2].substring(2));
-                RateType t = a[0].equals("b:per_client") ? RateType.PER_CLIENT : RateType.OVERALL;
+                // m:overall or m:per_client; s:SECONDS
+                RateType t = a[0].substring(2).equals("per_client") ? RateType.PER_CLIENT
+                        : RateType.OVERALL;
                 return () -> r.trySetRate(t, n, java.time.Duration.ofSeconds(secs));
             }
             case "rate_limiter.try_acquire":
