@@ -578,6 +578,26 @@ static void many_values(void)
 	                 0 &&
 	         len == 3);
 	HT_CHECK(hl_value_type(hl_value_at(v, 3)) == HL_VALUE_BYTES);
+	{ /* the bindings' one-call conversion: lengths, then the bytes */
+		size_t gl[4] = {9, 9, 9, 9};
+		char buf[8] = "xxxxxxx";
+		HT_EQ(hl_value_gather(v, gl, NULL, 0), 6);
+		HT_CHECK(gl[0] == 2 && gl[1] == 1 && gl[2] == 3 && gl[3] == 0);
+		HT_EQ(hl_value_gather(v, NULL, buf, 5), 6); /* too small */
+		HT_CHECK(memcmp(buf, "xxxxxxx", 8) == 0);
+		HT_EQ(hl_value_gather(v, gl, buf, 6), 6);
+		HT_CHECK(memcmp(buf, "k1vk\0bx", 8) == 0);
+		HT_EQ(hl_value_gather(NULL, gl, buf, 8), 0);
+		HT_EQ(hl_value_gather(hl_value_at(v, 0), gl, buf, 8), 0);
+	}
+	hl_value_free(v);
+	HT_OK(hl_map_scan(&v, m, "0", 1, 10));
+	{ /* a page: the cursor is bytes, the items an array (not bytes) */
+		size_t gl[2] = {0, 0};
+		HT_EQ(hl_value_gather(v, gl, NULL, 0), gl[0]);
+		HT_CHECK(gl[0] >= 1 && gl[1] == (size_t)-1);
+		HT_EQ(hl_value_gather(hl_value_at(v, 1), NULL, NULL, 0) > 0, 1);
+	}
 	hl_value_free(v);
 	do {
 		const hl_value *page;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,16 +47,19 @@ hl_value *hl__value_double(double d)
 	return v;
 }
 
+/* The bytes live in the value's own allocation (one malloc a value: a
+ * page of a scan makes thousands); hl_value_free knows them by address. */
 hl_value *hl__value_bytes(const void *p, size_t len)
 {
-	hl_value *v = hl__value_new(HL_VALUE_BYTES);
+	hl_value *v;
+	if (len > SIZE_MAX - sizeof(*v) - 1)
+		return NULL;
+	v = malloc(sizeof(*v) + len + 1);
 	if (!v)
 		return NULL;
-	v->bytes = malloc(len + 1);
-	if (!v->bytes) {
-		free(v);
-		return NULL;
-	}
+	memset(v, 0, sizeof(*v));
+	v->type = HL_VALUE_BYTES;
+	v->bytes = (char *)(v + 1);
 	if (len)
 		memcpy(v->bytes, p, len);
 	v->bytes[len] = '\0';
@@ -150,6 +154,31 @@ const hl_value *hl_value_at(const hl_value *v, size_t i)
 	return v->items[i];
 }
 
+size_t hl_value_gather(const hl_value *v, size_t *lens, char *buf, size_t cap)
+{
+	size_t i, n = hl_value_len(v), total = 0;
+	for (i = 0; i < n; i++) {
+		const hl_value *e = v->items[i];
+		size_t len =
+		        e && e->type == HL_VALUE_BYTES ? e->len : (size_t)-1;
+		if (lens)
+			lens[i] = len;
+		if (len != (size_t)-1)
+			total += len;
+	}
+	if (buf && cap >= total) {
+		char *p = buf;
+		for (i = 0; i < n; i++) {
+			const hl_value *e = v->items[i];
+			if (e && e->type == HL_VALUE_BYTES && e->len) {
+				memcpy(p, e->bytes, e->len);
+				p += e->len;
+			}
+		}
+	}
+	return total;
+}
+
 void hl_value_free(hl_value *v)
 {
 	size_t i;
@@ -160,7 +189,8 @@ void hl_value_free(hl_value *v)
 			hl_value_free(v->items[i]);
 		free(v->items);
 	}
-	free(v->bytes);
+	if (v->bytes != (char *)(v + 1))
+		free(v->bytes);
 	free(v);
 }
 
