@@ -12,6 +12,13 @@ def test_get_all_values(client, redis):
     got = m.get_all("k1", "nope", b"k\x00b", "e")
     assert got == {b"k1": b"v1", b"k\x00b": b"", b"e": b"\x00\xff"}
     assert m.get_all("nope") == {}
+    # many bytes keys take the arguments' short path: NUL and empty keys too
+    many = [b"m\x00%d" % i for i in range(10)] + [b""]
+    redis.cmd("HSET", "py:values", *[x for k in many for x in (k, k + b"=")])
+    assert m.get_all(*many, b"absent") == {k: k + b"=" for k in many}
+    assert m.get_all(*many[:5], "k1", b"e") == dict(
+        [(k, k + b"=") for k in many[:5]] + [(b"k1", b"v1"), (b"e", b"\x00\xff")]
+    )
 
 
 def test_scan_pages_every_entry_once(client, redis):

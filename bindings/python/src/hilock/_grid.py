@@ -172,6 +172,23 @@ def _arg(a: Any, v: Any) -> List[Any]:
     return [b, buf]
 
 
+def _args(cargs: Any, args: Tuple[Any, ...]) -> List[Any]:
+    """Fill the hl_arg array cargs from args; returns what must stay alive.
+    Many bytes (a get_all's keys, a put_all's entries) take a short path:
+    the array is zeroed, and HL_ARG_BYTES is 0."""
+    if len(args) > 4 and all(type(v) is bytes for v in args):
+        keep = [ffi.from_buffer(v) for v in args]
+        for a, buf, v in zip(cargs, keep, args):
+            a.bytes = buf
+            a.len = len(v)
+        keep.append(args)
+        return keep
+    keep = []
+    for i, v in enumerate(args):
+        keep += _arg(cargs[i], v)
+    return keep
+
+
 class GridObject:
     """What every grid object has: its client and name, and ``delete``,
     ``exists``, ``expire``, ``clear_expire``, ``ttl``. Cheap to make: no
@@ -241,9 +258,7 @@ class GridObject:
         (bytes/str, int, float, None for an optional one left out)."""
         n = len(args)
         cargs = ffi.new("hl_arg[]", max(n, 1))
-        keep = []
-        for i, v in enumerate(args):
-            keep += _arg(cargs[i], v)
+        keep = _args(cargs, args)
         out = ffi.new("hl_value **")
         check(lib.hl_object_call(out, self._h, op, cargs, n))
         return _take(out[0])
