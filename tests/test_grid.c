@@ -562,7 +562,7 @@ static void many_values(void)
 	hl_object *m = obj(c, HL_KIND_MAP, "grid:many:m");
 	hl_value *v = NULL;
 	const void *keys[3] = {"k1", "nope", "k\0b"};
-	size_t lens[3] = {2, 4, 3}, len, i;
+	size_t lens[3] = {2, 4, 3}, len, clen = 0, i;
 	char cursor[32] = "0", field[16];
 	int seen[1000] = {0}, pages = 0, total = 0;
 
@@ -604,8 +604,8 @@ static void many_values(void)
 		const char *next;
 		HT_OK(hl_map_scan(&v, m, cursor, strlen(cursor), 50));
 		HT_EQ(hl_value_len(v), 2);
-		next = hl_value_bytes(hl_value_at(v, 0), &len);
-		HT_CHECK(len < sizeof cursor);
+		next = hl_value_bytes(hl_value_at(v, 0), &clen);
+		HT_CHECK(clen < sizeof cursor);
 		page = hl_value_at(v, 1);
 		HT_EQ(hl_value_len(page) % 2, 0);
 		for (i = 0; i < hl_value_len(page); i += 2) {
@@ -617,8 +617,9 @@ static void many_values(void)
 					total++;
 			}
 		}
-		memcpy(cursor, next, len);
-		cursor[len] = 0;
+		memcpy(cursor, next,
+		       clen); /* the cursor's length, not a key's */
+		cursor[clen] = 0;
 		hl_value_free(v);
 		pages++;
 	} while (strcmp(cursor, "0") != 0 && pages < 1000);

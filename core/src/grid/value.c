@@ -21,6 +21,7 @@ struct hl_value {
 	size_t len; /* bytes, or elements */
 	char *bytes;
 	hl_value **items;
+	int flat; /* an array whose items and bytes are in its allocation */
 };
 
 hl_value *hl__value_new(int type)
@@ -101,6 +102,77 @@ hl_value *hl__value_of_reply(const hl_reply *r)
 	default:
 		return hl__value_new(HL_VALUE_NIL);
 	}
+}
+
+int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
+                            const char *what)
+{
+	size_t i, n = hl__reply_len(r), bytes = 0, size;
+	hl_value *v, *e;
+	char *p;
+	*out = NULL;
+	for (i = 0; i < n; i++) {
+		const hl_reply *x = hl__reply_at(r, i);
+		int t = hl__reply_type(x);
+		if (t == HL_REPLY_ARRAY)
+			return 1;
+		if ((t == HL_REPLY_STRING || t == HL_REPLY_STATUS ||
+		     t == HL_REPLY_ERROR) &&
+		    !(scored && i % 2)) {
+			size_t len = hl__reply_strlen(x);
+			if (len > SIZE_MAX / 2 - bytes)
+				return hl__fail(HL_ENOMEM, "out of memory");
+			bytes += len + 1;
+		}
+	}
+	if (n > (SIZE_MAX / 2 - bytes) / (sizeof(*v) + sizeof(v)))
+		return hl__fail(HL_ENOMEM, "out of memory");
+	size = sizeof(*v) + n * (sizeof(v) + sizeof(*v)) + bytes;
+	v = malloc(size);
+	if (!v)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	memset(v, 0, sizeof(*v) + n * (sizeof(v) + sizeof(*v)));
+	v->type = HL_VALUE_ARRAY;
+	v->flat = 1;
+	v->items = (hl_value **)(void *)(v + 1);
+	e = (hl_value *)(void *)(v->items + n);
+	p = (char *)(e + n);
+	for (i = 0; i < n; i++, e++) {
+		const hl_reply *x = hl__reply_at(r, i);
+		int t = hl__reply_type(x);
+		v->items[i] = e;
+		if (scored && i % 2) {
+			int rc = HL_OK;
+			e->type = HL_VALUE_DOUBLE;
+			if (t == HL_REPLY_INTEGER)
+				e->d = (double)hl__reply_int(x);
+			else
+				rc = hl__parse_double(hl__reply_str(x),
+				                      hl__reply_strlen(x),
+				                      &e->d, what);
+			if (rc != HL_OK) {
+				free(v);
+				return rc;
+			}
+		} else if (t == HL_REPLY_INTEGER) {
+			e->type = HL_VALUE_INT;
+			e->i = hl__reply_int(x);
+		} else if (t == HL_REPLY_STRING || t == HL_REPLY_STATUS ||
+		           t == HL_REPLY_ERROR) {
+			e->type = HL_VALUE_BYTES;
+			e->len = hl__reply_strlen(x);
+			e->bytes = p;
+			if (e->len)
+				memcpy(p, hl__reply_str(x), e->len);
+			p[e->len] = '\0';
+			p += e->len + 1;
+		} else {
+			e->type = HL_VALUE_NIL;
+		}
+	}
+	v->len = n;
+	*out = v;
+	return HL_OK;
 }
 
 int hl_value_type(const hl_value *v)
@@ -184,6 +256,10 @@ void hl_value_free(hl_value *v)
 	size_t i;
 	if (!v)
 		return;
+	if (v->flat) {
+		free(v); /* the items and their bytes with it */
+		return;
+	}
 	if (v->type == HL_VALUE_ARRAY) {
 		for (i = 0; i < v->len; i++)
 			hl_value_free(v->items[i]);
