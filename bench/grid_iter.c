@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 static const char *g_url;
@@ -41,6 +42,15 @@ static double now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds of this process (every thread), user and system. */
+static double cpu(void)
+{
+	struct rusage u;
+	getrusage(RUSAGE_SELF, &u);
+	return (double)(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+	       (double)(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
 static long status_kb(const char *field)
@@ -176,14 +186,16 @@ static void fillset(const char *kind, const char *key, long n)
 }
 
 static void report(const char *mode, const char *lib, long count, long n,
-                   long pages, size_t bytes, double secs, long base)
+                   long pages, size_t bytes, double secs, long base,
+                   double cpu_s)
 {
 	printf("{\"mode\":\"%s\",\"lang\":\"c\",\"lib\":\"%s\",\"count\":%ld,"
 	       "\"entries\":%ld,\"pages\":%ld,\"bytes\":%zu,\"secs\":%.4f,"
 	       "\"entries_per_s\":%.0f,\"rss_base_kb\":%ld,"
-	       "\"rss_peak_kb\":%ld}\n",
+	       "\"rss_peak_kb\":%ld,\"cpu_s\":%.4f}\n",
 	       mode, lib, count, n, pages, bytes, secs,
-	       secs > 0 ? (double)n / secs : 0.0, base, status_kb("VmHWM"));
+	       secs > 0 ? (double)n / secs : 0.0, base, status_kb("VmHWM"),
+	       cpu_s);
 }
 
 static void iter_hilock(const char *name, long count)
@@ -193,7 +205,7 @@ static void iter_hilock(const char *name, long count)
 	long base = status_kb("VmHWM"), n = 0, pages = 0;
 	size_t bytes = 0, cl = 1, i, len;
 	char cursor[64] = "0";
-	double t0 = now();
+	double t0 = now(), c0 = cpu();
 	do {
 		hl_value *page = NULL;
 		const hl_value *items, *cur;
@@ -217,7 +229,8 @@ static void iter_hilock(const char *name, long count)
 		pages++;
 		hl_value_free(page);
 	} while (strcmp(cursor, "0") != 0);
-	report("iter", "hilock", count, n, pages, bytes, now() - t0, base);
+	report("iter", "hilock", count, n, pages, bytes, now() - t0, base,
+	       cpu() - c0);
 	hl_object_free(m);
 	hl_client_free(c);
 }
@@ -229,7 +242,7 @@ static void scan_raw(const char *cmd, const char *key, long count,
 	long base = status_kb("VmHWM"), n = 0, pages = 0, step;
 	size_t bytes = 0, i;
 	char cursor[64] = "0", cnt[24];
-	double t0 = now();
+	double t0 = now(), c0 = cpu();
 	step = strcmp(cmd, "SSCAN") == 0 ? 1 : 2;
 	snprintf(cnt, sizeof(cnt), "%ld", count);
 	do {
@@ -249,7 +262,8 @@ static void scan_raw(const char *cmd, const char *key, long count,
 		pages++;
 		freeReplyObject(r);
 	} while (strcmp(cursor, "0") != 0);
-	report("iter", lib, count, n, pages, bytes, now() - t0, base);
+	report("iter", lib, count, n, pages, bytes, now() - t0, base,
+	       cpu() - c0);
 	redisFree(c);
 }
 

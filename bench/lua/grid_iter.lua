@@ -40,16 +40,17 @@ elseif mode == "iter" then
 	local base = status_kb()
 	collectgarbage("collect")
 	local n, nbytes = 0, 0
-	local t0 = now()
+	local t0, c0 = now(), os.clock()
 	for e in hilock._grid_scan(function(cur) return m:scan(cur, count) end) do
 		n = n + 1
 		nbytes = nbytes + #e[1] + #e[2]
 	end
-	local secs = now() - t0
+	local secs, cpu_s = now() - t0, os.clock() - c0
 	print(string.format('{"mode":"iter","lang":"lua","lib":"hilock",' ..
 		'"count":%d,"entries":%d,"bytes":%d,"secs":%.4f,' ..
 		'"entries_per_s":%.0f,"rss_base_kb":%d,"rss_peak_kb":%d,' ..
-		'"clock":"%s"}', count, n, nbytes, secs, n / secs, base, status_kb(),
+		'"cpu_s":%.4f,"clock":"%s"}', count, n, nbytes, secs, n / secs, base,
+		status_kb(), cpu_s,
 		now == os.clock and "cpu" or "monotonic"))
 else
 	io.stderr:write("grid_iter.lua: modes base, iter\n")

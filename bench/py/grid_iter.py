@@ -51,7 +51,7 @@ def main():
         count = None if count == "-" else 0 if count == "all" else int(count)
         base = status_kb()
         n = nbytes = 0
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if lib == "hilock":
             from hilock._grid import _scan
             m = c.map(name)
@@ -68,6 +68,7 @@ def main():
                 n += 1
                 nbytes += len(k) + len(v)
         secs = time.perf_counter() - t0
+        out["cpu_s"] = round(time.process_time() - c0, 4)
         out.update(count=count or 0, entries=n, bytes=nbytes,
                    secs=round(secs, 4), entries_per_s=round(n / secs),
                    rss_base_kb=base, rss_peak_kb=status_kb())

@@ -19,6 +19,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	hilock "github.com/hilock/hilock/bindings/go"
@@ -44,6 +45,13 @@ func statusKB() int64 {
 		}
 	}
 	return -1
+}
+
+// cpuSecs is this process's CPU time (every thread), user and system.
+func cpuSecs() float64 {
+	var u syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return float64(u.Utime.Sec+u.Stime.Sec) + float64(u.Utime.Usec+u.Stime.Usec)/1e6
 }
 
 func timed(secs float64, fn func()) float64 {
@@ -81,6 +89,7 @@ func main() {
 		if err != nil {
 			die("%v", err)
 		}
+		opt.ReadTimeout = time.Minute // HGETALL of the whole map
 		rdb = redis.NewClient(opt)
 		defer rdb.Close()
 		if err := rdb.Ping(ctx).Err(); err != nil {
@@ -97,7 +106,7 @@ func main() {
 		all := os.Args[5] == "all"
 		base := statusKB()
 		n, nbytes := 0, 0
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuSecs()
 		if lib == "hilock" {
 			m := hl.Map(name)
 			cursor := []byte("0")
@@ -139,6 +148,7 @@ func main() {
 			}
 		}
 		secs := time.Since(t0).Seconds()
+		out["cpu_s"] = cpuSecs() - c0
 		out["count"], out["entries"], out["bytes"] = count, n, nbytes
 		out["secs"], out["entries_per_s"] = secs, float64(n)/secs
 		out["rss_base_kb"], out["rss_peak_kb"] = base, statusKB()
