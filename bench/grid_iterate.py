@@ -191,6 +191,8 @@ def main():
             rs.sort(key=lambda r: r["entries_per_s"])
             med = dict(rs[len(rs) // 2])
             med["all_entries_per_s"] = [r["entries_per_s"] for r in rs]
+            if all("cpu_s" in r for r in rs):
+                med["cpu_s"] = statistics.median(r["cpu_s"] for r in rs)
             med["rss_peak_kb"] = max(r["rss_peak_kb"] for r in rs)
             med["rss_base_kb"] = statistics.median(r["rss_base_kb"]
                                                    for r in rs)
@@ -208,6 +210,7 @@ def main():
                          ("ZSCAN", ZSET_KEY)):
             for c in C_COUNTS:
                 vals = []
+                redis.cmd("CONFIG", "RESETSTAT")
                 for _ in range(args.reps):
                     try:
                         vals.append(run_json([hg, url, "scan", cmd, key,
@@ -217,6 +220,12 @@ def main():
                 if vals:
                     R["scanfloor"]["%s/%d" % (cmd, c)] = \
                         statistics.median(vals)
+                    st = redis.info("commandstats").get(
+                        "cmdstat_" + cmd.lower(), "")
+                    for kv in st.split(","):
+                        if kv.startswith("usec_per_call="):
+                            R.setdefault("server_us", {})[
+                                "%s/%d" % (cmd, c)] = float(kv.split("=")[1])
 
         # bulk: get_all of N keys against N gets and HMGET
         bulk_rows = [("c/hilock", [hg, url, "bulk", "hilock", NAME]),
@@ -308,14 +317,18 @@ def render(R):
       "The base of a process that only imports the library and connects: " +
       ", ".join("%s %s" % (k, mb(v)) for k, v in sorted(base.items())) +
       ".\n")
-    w("| client | page (COUNT) | entries/s | peak RSS (growth) | vs |")
-    w("|---|---|---|---|---|")
+    w("Client CPU: the process's user and system time over the iteration "
+      "(median of the rounds), per entry: what the client costs, which the "
+      "shared machine moves less than the wall time (Lua: os.clock).\n")
+    w("| client | page (COUNT) | entries/s | client CPU ns/entry "
+      "| peak RSS (growth) | vs (entries/s) |")
+    w("|---|---|---|---|---|---|")
     ch = str(CHOSEN)
 
     def line(label, key, count, vs=None):
         r = row_of(key)
         if not r:
-            w("| %s | %s | not measured: %s | | |" % (
+            w("| %s | %s | not measured: %s | | | |" % (
                 label, count, R["notes"].get(key, "?")))
             return
         cmp = ""
@@ -327,8 +340,11 @@ def render(R):
                     parts.append("%s vs %s" % (ratio(
                         r["entries_per_s"], v["entries_per_s"]), vlabel))
             cmp = "; ".join(parts)
-        w("| %s | %s | %s | %s | %s |" % (
-            label, count, fmt_rate(r["entries_per_s"]), rss(r, None), cmp))
+        w("| %s | %s | %s | %s | %s | %s |" % (
+            label, count, fmt_rate(r["entries_per_s"]),
+            "%.0f" % (r["cpu_s"] / r["entries"] * 1e9)
+            if r.get("cpu_s") is not None and r.get("entries") else "-",
+            rss(r, None), cmp))
 
     line("C hilock `hl_map_scan`", "c/hilock/" + ch, ch,
          [("raw hiredis HSCAN", "c/hiredis/" + ch)])
@@ -374,8 +390,10 @@ def render(R):
       "hiredis floors of HSCAN, SSCAN and ZSCAN (1,000,000 fields or "
       "members each; a page of COUNT holds about COUNT entries).\n")
     w("| COUNT | C hilock | C HSCAN floor | hilock/floor | Python hilock "
-      "| SSCAN floor | ZSCAN floor |")
-    w("|---|---|---|---|---|---|---|")
+      "| SSCAN floor | ZSCAN floor | server us a page: HSCAN / SSCAN / "
+      "ZSCAN |")
+    w("|---|---|---|---|---|---|---|---|")
+    su = R.get("server_us", {})
     for c in C_COUNTS:
         h, f = row_of("c/hilock/%d" % c), row_of("c/hiredis/%d" % c)
         p = row_of("python/hilock/%d" % c)
@@ -383,11 +401,13 @@ def render(R):
 
         def g(x):
             return fmt_rate(x) if x else "-"
-        w("| %d | %s | %s | %s | %s | %s | %s |" % (
+        w("| %d | %s | %s | %s | %s | %s | %s | %s |" % (
             c, g(h and h["entries_per_s"]), g(f and f["entries_per_s"]),
             ratio(h and h["entries_per_s"], f and f["entries_per_s"]),
             g(p and p["entries_per_s"]), g(s.get("SSCAN/%d" % c)),
-            g(s.get("ZSCAN/%d" % c))))
+            g(s.get("ZSCAN/%d" % c)), " / ".join(
+                "%.0f" % su[k] if k in su else "-" for k in
+                ("HSCAN/%d" % c, "SSCAN/%d" % c, "ZSCAN/%d" % c))))
     w("")
 
     w("### Bulk reads: one round trip\n")
@@ -456,6 +476,24 @@ def findings(R):
             rat("go/hilock/" + ch, "go/goredis/" + ch),
             same_round("go/hilock/" + ch, "go/goredis/" + ch),
             rat("lua/hilock/" + ch, "c/hilock/" + ch)))
+    def cpu(k):
+        r = it.get(k)
+        return r["cpu_s"] / r["entries"] * 1e9 if r and r.get(
+            "cpu_s") is not None and r.get("entries") else None
+    cp = []
+    for label, a, b in (
+            ("C hilock %s ns an entry against the raw hiredis floor's %s",
+             "c/hilock/" + ch, "c/hiredis/" + ch),
+            ("Python hilock %s against redis-py's %s (hiredis parser, same "
+             "COUNT)", "python/hilock/" + ch, "python/redispy-hiredis/" + ch),
+            ("Go hilock %s against go-redis's %s (same COUNT)",
+             "go/hilock/" + ch, "go/goredis/" + ch)):
+        x, y = cpu(a), cpu(b)
+        if x and y:
+            cp.append(label % ("%.0f" % x, "%.0f" % y))
+    if cp:
+        out.append("Client CPU at a page of %s (the server's share is the "
+                   "same for all): " % ch + "; ".join(cp) + ".")
     grow = [(k, r["rss_peak_kb"] - r["rss_base_kb"]) for k, r in it.items()
             if not k.endswith("/all")]
     alls = [(k, r["rss_peak_kb"] - r["rss_base_kb"]) for k, r in it.items()
@@ -477,17 +515,18 @@ def findings(R):
                 cmd, b / a, CHOSEN, c / b))
     if parts:
         out.append(
-            "The page: the raw floors gain " + "; ".join(parts) + ". A "
-            "page of %d is where the gain levels off, while one HSCAN of "
-            "it keeps the server busy well under a millisecond: the default "
-            "this bench recommends for HSCAN, SSCAN and ZSCAN." % CHOSEN)
+            "The page: the raw floors gain " + "; ".join(parts) + ". "
+            "This bench's recommendation for HSCAN, SSCAN and ZSCAN: %d "
+            "(one HSCAN page of it kept the server busy %s us here; see "
+            "the table below)." % (CHOSEN, "%.0f" % R.get(
+                "server_us", {}).get("HSCAN/%d" % CHOSEN, 0)))
     out.append(
         "What hilock changed to get there: a binding converted a page "
         "element by element, several calls into C each (Python about 2.5 "
         "to 6.5 us an entry, more than the round trip; Go three cgo calls "
         "an element); `hl_value_gather` now hands over an array's lengths "
         "and bytes in one call (Python about 0.3 to 0.5 us an entry), a "
-        "bytes value is one allocation in C, and Python's many bytes "
+        "page's values are one allocation in C, and Python's many bytes "
         "arguments (a get_all's keys) take a short path.")
     b1, b1000 = B.get("c/hilock/1"), B.get("c/hilock/1000")
     p1000 = B.get("python/hilock/1000")
