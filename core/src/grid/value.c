@@ -21,7 +21,8 @@ struct hl_value {
 	size_t len; /* bytes, or elements */
 	char *bytes;
 	hl_value **items;
-	int flat; /* an array whose items and bytes are in its allocation */
+	void *blocks; /* an array whose items (and their bytes) live in these
+	               * blocks: a list, freed with it */
 };
 
 hl_value *hl__value_new(int type)
@@ -104,43 +105,70 @@ hl_value *hl__value_of_reply(const hl_reply *r)
 	}
 }
 
+/* A block of a flat array's items: the next block, then the items. Blocks
+ * stay under 32 KiB, so that freeing one never makes malloc consolidate
+ * and give pages back to the system (a page of a scan would fault them in
+ * again each time). */
+typedef union flat_block {
+	union flat_block *next;
+	int64_t align_i;
+	double align_d;
+} flat_block;
+#define FLAT_BLOCK 32000
+
+static void flat_free(void *blocks)
+{
+	flat_block *b = blocks;
+	while (b) {
+		flat_block *next = b->next;
+		free(b);
+		b = next;
+	}
+}
+
 int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
                             const char *what)
 {
-	size_t i, n = hl__reply_len(r), bytes = 0, size;
+	size_t i, n = hl__reply_len(r), room = 0;
 	hl_value *v, *e;
-	char *p;
+	char *p = NULL;
 	*out = NULL;
+	for (i = 0; i < n; i++)
+		if (hl__reply_type(hl__reply_at(r, i)) == HL_REPLY_ARRAY)
+			return 1;
+	v = hl__value_new(HL_VALUE_ARRAY);
+	if (!v || !(v->items = malloc(sizeof(*v->items) * (n ? n : 1)))) {
+		free(v);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
 	for (i = 0; i < n; i++) {
 		const hl_reply *x = hl__reply_at(r, i);
 		int t = hl__reply_type(x);
-		if (t == HL_REPLY_ARRAY)
-			return 1;
-		if ((t == HL_REPLY_STRING || t == HL_REPLY_STATUS ||
-		     t == HL_REPLY_ERROR) &&
-		    !(scored && i % 2)) {
-			size_t len = hl__reply_strlen(x);
-			if (len > SIZE_MAX / 2 - bytes)
-				return hl__fail(HL_ENOMEM, "out of memory");
-			bytes += len + 1;
+		int str = (t == HL_REPLY_STRING || t == HL_REPLY_STATUS ||
+		           t == HL_REPLY_ERROR) &&
+		          !(scored && i % 2);
+		size_t len = str ? hl__reply_strlen(x) : 0;
+		size_t need = sizeof(*e) + (str ? len + 1 : 0);
+		if (len > SIZE_MAX / 2)
+			goto nomem;
+		need = (need + sizeof(flat_block) - 1) / sizeof(flat_block) *
+		       sizeof(flat_block);
+		if (need > room) {
+			size_t size = need > FLAT_BLOCK ? need : FLAT_BLOCK;
+			flat_block *b = malloc(sizeof(*b) + size);
+			if (!b)
+				goto nomem;
+			b->next = v->blocks;
+			v->blocks = b;
+			p = (char *)(b + 1);
+			room = size;
 		}
-	}
-	if (n > (SIZE_MAX / 2 - bytes) / (sizeof(*v) + sizeof(v)))
-		return hl__fail(HL_ENOMEM, "out of memory");
-	size = sizeof(*v) + n * (sizeof(v) + sizeof(*v)) + bytes;
-	v = malloc(size);
-	if (!v)
-		return hl__fail(HL_ENOMEM, "out of memory");
-	memset(v, 0, sizeof(*v) + n * (sizeof(v) + sizeof(*v)));
-	v->type = HL_VALUE_ARRAY;
-	v->flat = 1;
-	v->items = (hl_value **)(void *)(v + 1);
-	e = (hl_value *)(void *)(v->items + n);
-	p = (char *)(e + n);
-	for (i = 0; i < n; i++, e++) {
-		const hl_reply *x = hl__reply_at(r, i);
-		int t = hl__reply_type(x);
+		e = (hl_value *)(void *)p;
+		p += need;
+		room -= need;
+		memset(e, 0, sizeof(*e));
 		v->items[i] = e;
+		v->len = i + 1;
 		if (scored && i % 2) {
 			int rc = HL_OK;
 			e->type = HL_VALUE_DOUBLE;
@@ -151,28 +179,28 @@ int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
 				                      hl__reply_strlen(x),
 				                      &e->d, what);
 			if (rc != HL_OK) {
-				free(v);
+				hl_value_free(v);
 				return rc;
 			}
 		} else if (t == HL_REPLY_INTEGER) {
 			e->type = HL_VALUE_INT;
 			e->i = hl__reply_int(x);
-		} else if (t == HL_REPLY_STRING || t == HL_REPLY_STATUS ||
-		           t == HL_REPLY_ERROR) {
+		} else if (str) {
 			e->type = HL_VALUE_BYTES;
-			e->len = hl__reply_strlen(x);
-			e->bytes = p;
-			if (e->len)
-				memcpy(p, hl__reply_str(x), e->len);
-			p[e->len] = '\0';
-			p += e->len + 1;
+			e->len = len;
+			e->bytes = (char *)(e + 1);
+			if (len)
+				memcpy(e->bytes, hl__reply_str(x), len);
+			e->bytes[len] = '\0';
 		} else {
 			e->type = HL_VALUE_NIL;
 		}
 	}
-	v->len = n;
 	*out = v;
 	return HL_OK;
+nomem:
+	hl_value_free(v);
+	return hl__fail(HL_ENOMEM, "out of memory");
 }
 
 int hl_value_type(const hl_value *v)
@@ -256,8 +284,10 @@ void hl_value_free(hl_value *v)
 	size_t i;
 	if (!v)
 		return;
-	if (v->flat) {
-		free(v); /* the items and their bytes with it */
+	if (v->blocks) {
+		flat_free(v->blocks); /* the items and their bytes */
+		free(v->items);
+		free(v);
 		return;
 	}
 	if (v->type == HL_VALUE_ARRAY) {
