@@ -525,9 +525,11 @@ def findings(R):
         "element by element, several calls into C each (Python about 2.5 "
         "to 6.5 us an entry, more than the round trip; Go three cgo calls "
         "an element); `hl_value_gather` now hands over an array's lengths "
-        "and bytes in one call (Python about 0.3 to 0.5 us an entry), a "
-        "page's values are one allocation in C, and Python's many bytes "
-        "arguments (a get_all's keys) take a short path.")
+        "and bytes in one call (Python about 0.3 to 0.5 us an entry); in C "
+        "a page's values are made in a few 32 KB blocks, which each thread "
+        "keeps for its next page (glibc gave a page's memory back to the "
+        "system at every page: a third of C's client CPU); and Python's "
+        "many bytes arguments (a get_all's keys) take a short path.")
     b1, b1000 = B.get("c/hilock/1"), B.get("c/hilock/1000")
     p1000 = B.get("python/hilock/1000")
     if b1 and b1000:
