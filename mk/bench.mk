@@ -38,3 +38,19 @@ bench: build bench-deps
 	@if [ -n "$(strip $(LANG_DEMO_DEPS))" ]; then \
 		$(MAKE) --no-print-directory $(LANG_DEMO_DEPS); fi
 	python3 bench/run.py --build $(BUILD) $(BENCH_ARGS)
+
+# `make bench-grid-iter`: the data grid at scale (issue 21 "Scale";
+# bench/grid_iterate.py, about 10 minutes on 2 cores): a 1,000,000-entry
+# hash on a redis-server of its own, iterated by HSCAN pages in C, Python,
+# Go and Lua beside redis-py's hscan_iter and go-redis's scan iterator
+# (entries/s and peak RSS), the page size (COUNT) swept, and get_all
+# batches against single gets and HMGET. It builds bench/go/griditer and a
+# venv with redis-py and hiredis under $(BUILD), and appends or replaces
+# its own section (12) of BENCHMARKS.md. GRID_ITER_ARGS passes options,
+# e.g. GRID_ITER_ARGS="--reps 1 --no-write".
+GRID_ITER_ARGS ?=
+
+.PHONY: bench-grid-iter
+
+bench-grid-iter: build bench-deps python-binding
+	python3 bench/grid_iterate.py --build $(BUILD) $(GRID_ITER_ARGS)

@@ -562,7 +562,7 @@ static void many_values(void)
 	hl_object *m = obj(c, HL_KIND_MAP, "grid:many:m");
 	hl_value *v = NULL;
 	const void *keys[3] = {"k1", "nope", "k\0b"};
-	size_t lens[3] = {2, 4, 3}, len, i;
+	size_t lens[3] = {2, 4, 3}, len, clen = 0, i;
 	char cursor[32] = "0", field[16];
 	int seen[1000] = {0}, pages = 0, total = 0;
 
@@ -578,14 +578,34 @@ static void many_values(void)
 	                 0 &&
 	         len == 3);
 	HT_CHECK(hl_value_type(hl_value_at(v, 3)) == HL_VALUE_BYTES);
+	{ /* the bindings' one-call conversion: lengths, then the bytes */
+		size_t gl[4] = {9, 9, 9, 9};
+		char buf[8] = "xxxxxxx";
+		HT_EQ(hl_value_gather(v, gl, NULL, 0), 6);
+		HT_CHECK(gl[0] == 2 && gl[1] == 1 && gl[2] == 3 && gl[3] == 0);
+		HT_EQ(hl_value_gather(v, NULL, buf, 5), 6); /* too small */
+		HT_CHECK(memcmp(buf, "xxxxxxx", 8) == 0);
+		HT_EQ(hl_value_gather(v, gl, buf, 6), 6);
+		HT_CHECK(memcmp(buf, "k1vk\0bx", 8) == 0);
+		HT_EQ(hl_value_gather(NULL, gl, buf, 8), 0);
+		HT_EQ(hl_value_gather(hl_value_at(v, 0), gl, buf, 8), 0);
+	}
+	hl_value_free(v);
+	HT_OK(hl_map_scan(&v, m, "0", 1, 10, NULL, 0));
+	{ /* a page: the cursor is bytes, the items an array (not bytes) */
+		size_t gl[2] = {0, 0};
+		HT_EQ(hl_value_gather(v, gl, NULL, 0), gl[0]);
+		HT_CHECK(gl[0] >= 1 && gl[1] == (size_t)-1);
+		HT_EQ(hl_value_gather(hl_value_at(v, 1), NULL, NULL, 0) > 0, 1);
+	}
 	hl_value_free(v);
 	do {
 		const hl_value *page;
 		const char *next;
 		HT_OK(hl_map_scan(&v, m, cursor, strlen(cursor), 50, NULL, 0));
 		HT_EQ(hl_value_len(v), 2);
-		next = hl_value_bytes(hl_value_at(v, 0), &len);
-		HT_CHECK(len < sizeof cursor);
+		next = hl_value_bytes(hl_value_at(v, 0), &clen);
+		HT_CHECK(clen < sizeof cursor);
 		page = hl_value_at(v, 1);
 		HT_EQ(hl_value_len(page) % 2, 0);
 		for (i = 0; i < hl_value_len(page); i += 2) {
@@ -598,8 +618,9 @@ static void many_values(void)
 					total++;
 			}
 		}
-		memcpy(cursor, next, len);
-		cursor[len] = 0;
+		memcpy(cursor, next,
+		       clen); /* the cursor's length, not a key's */
+		cursor[clen] = 0;
 		hl_value_free(v);
 		pages++;
 	} while (strcmp(cursor, "0") != 0 && pages < 1000);

@@ -1398,6 +1398,15 @@ HL_EXTERN const char *hl_value_bytes(const hl_value *v, size_t *out_len);
 HL_EXTERN size_t hl_value_len(const hl_value *v);
 /* Element i of an HL_VALUE_ARRAY, owned by the array; NULL out of range. */
 HL_EXTERN const hl_value *hl_value_at(const hl_value *v, size_t i);
+/* The elements of an HL_VALUE_ARRAY in one call, for bindings that convert
+ * many values (a page of a scan, a get_all): lens (NULL, or hl_value_len(v)
+ * entries) gets each element's length if it is HL_VALUE_BYTES, else
+ * (size_t)-1 (read that one with hl_value_at); and, when buf is not NULL
+ * and cap holds them all, the bytes of the HL_VALUE_BYTES elements are
+ * copied to buf one after the other. Returns the total of those lengths,
+ * so a first call with buf NULL sizes buf. 0 for any other type. */
+HL_EXTERN size_t hl_value_gather(const hl_value *v, size_t *lens, char *buf,
+                                 size_t cap);
 /* Free v (and its elements). NULL is fine. */
 HL_EXTERN void hl_value_free(hl_value *v);
 

@@ -192,6 +192,13 @@ hl_value *hl__value_of_reply(const hl_reply *r);
  * caller frees only the items vector); NULL when out of memory (the
  * items stay the caller's). */
 hl_value *hl__value_array_take(hl_value **items, size_t n);
+/* The elements of the array reply r as one array in one allocation (a page
+ * of a scan: no malloc an element): strings as bytes, integers, nil; with
+ * scored, the odd elements as doubles (what names them in a parse error).
+ * Returns HL_OK, an error (*out NULL), or 1 when an element is an array
+ * (nothing made: build it element by element). */
+int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
+                            const char *what);
 
 /* Numbers as Redisson writes them, and as any writer left them. */
 #define HL_NUM_MAX 400

@@ -329,6 +329,17 @@ static int items(hl_gridcall *call, const hl_reply *r, int shape,
 		return hl__fail(HL_EPROTOCOL, "%s: %s: an unexpected reply",
 		                hl__grid_label(call->obj, label, sizeof(label)),
 		                call->op->name);
+	{
+		/* one allocation for the page; element by element only when
+		 * an element is itself an array */
+		int rc = hl__value_flat_of_reply(
+		        out, r, shape == HL_R_SCORED,
+		        shape == HL_R_SCORED ? hl__grid_label(call->obj, label,
+		                                              sizeof(label))
+		                             : "");
+		if (rc != 1)
+			return rc;
+	}
 	n = hl__reply_len(r);
 	vs = calloc(n ? n : 1, sizeof(*vs));
 	if (!vs)
