@@ -9,7 +9,7 @@ import "context"
 
 // setPageSize is the COUNT hint of the SSCAN and ZSCAN pages, and the size
 // of RangeInOrder's pages.
-const setPageSize = 500
+const setPageSize = 1000
 
 // Range calls fn with every member of the set, page by page (SSCAN),
 // until fn returns false; memory stays one page whatever the size. As

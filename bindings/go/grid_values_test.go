@@ -39,7 +39,7 @@ func TestGridManyValues(t *testing.T) {
 	cursor, pages := []byte("0"), 0
 	bm := c.Map(big)
 	for {
-		next, page, err := bm.Scan(ctx, cursor, 100)
+		next, page, err := bm.Scan(ctx, cursor, 100, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2864,7 +2864,7 @@ end
 -- member there for the whole iteration is seen) or, for a scored sorted
 -- set, in rank order by ZRANGE pages. The iterators raise the error of a
 -- failed page (a for loop has no other way to report one).
-local SET_PAGE = 500
+local SET_PAGE = 1000
 local Set = grid_factories.set
 
 local function size_or_error(self)
@@ -2876,7 +2876,7 @@ end
 Set.__len = size_or_error
 
 --- s:members([page]) --> iterator over the members (SSCAN pages of
--- page, default 500): for m in s:members() do ... end
+-- page, default 1000): for m in s:members() do ... end
 function Set:members(page)
 	return grid_scan(function(cursor) return self:scan(cursor, page or SET_PAGE) end)
 end

@@ -972,7 +972,7 @@ static const hl_argdef map_get_all_args[] = {
 };
 static const hl_argdef map_scan_args[] = {
 	{"cursor", HL_T_BYTES, 0, 0, 0},
-	{"count", HL_T_I64, 0, 1, 100},
+	{"count", HL_T_I64, 0, 1, 1000},
 	{"pattern", HL_T_BYTES, 1, 0, 0},
 };
 static const hl_tok map_scan_toks[] = {
@@ -1262,7 +1262,7 @@ static const hl_tok set_remove_random_many_toks[] = {
 	{HL_TOK_ARG, 0, NULL}};
 static const hl_argdef set_scan_args[] = {
 	{"cursor", HL_T_BYTES, 0, 0, 0},
-	{"count", HL_T_I64, 0, 1, 500},
+	{"count", HL_T_I64, 0, 1, 1000},
 };
 static const hl_tok set_scan_toks[] = {
 	{HL_TOK_LIT, 5, "SSCAN"},
@@ -1543,7 +1543,7 @@ static const hl_tok scored_sorted_set_size_toks[] = {
 	{HL_TOK_KEY, 0, NULL}};
 static const hl_argdef scored_sorted_set_scan_args[] = {
 	{"cursor", HL_T_BYTES, 0, 0, 0},
-	{"count", HL_T_I64, 0, 1, 500},
+	{"count", HL_T_I64, 0, 1, 1000},
 };
 static const hl_tok scored_sorted_set_scan_toks[] = {
 	{HL_TOK_LIT, 5, "ZSCAN"},

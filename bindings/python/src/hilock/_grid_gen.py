@@ -621,7 +621,7 @@ class MapBase(GridObject):
         """The entries of the keys present, in one round trip (HMGET; none asked: no round trip)."""
         return _as_map(self._call(0x0904, *[_bytes(x, 'keys') for x in keys]))
 
-    def scan(self, cursor: Value, count: int = 100, pattern: Optional[Value] = None) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+    def scan(self, cursor: Value, count: int = 1000, pattern: Optional[Value] = None) -> tuple[bytes, list[tuple[bytes, bytes]]]:
         """One page of entries from cursor ("0" to start), about count of them; with pattern (Redis's
         glob), only the keys that match it."""
         _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')
@@ -851,7 +851,7 @@ class SetBase(GridObject):
         check(lib.hl_set_remove_random_many(out, self._h, count if type(count) is int and -0x8000000000000000 <= count <= 0x7fffffffffffffff else _i64(count, 'count')))
         return _take(out[0])
 
-    def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[Optional[bytes]]]:
+    def scan(self, cursor: Value, count: int = 1000) -> tuple[bytes, list[Optional[bytes]]]:
         """One page of members from cursor ("0" to start); count is a hint."""
         _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')
         out = _out('hl_value **')
@@ -1025,7 +1025,7 @@ class ScoredSortedSetBase(GridObject):
             _status()
         return r
 
-    def scan(self, cursor: Value, count: int = 500) -> tuple[bytes, list[tuple[bytes, float]]]:
+    def scan(self, cursor: Value, count: int = 1000) -> tuple[bytes, list[tuple[bytes, float]]]:
         """One page of members with their scores from cursor ("0" to start), in no order; count is a
         hint."""
         _bcursor = cursor if type(cursor) is bytes else _bytes(cursor, 'cursor')

@@ -28,7 +28,7 @@ class ScoredSortedSet(ScoredSortedSetBase):
     """
 
     #: the COUNT hint of the ZSCAN pages and the size of in_order's pages
-    page_size = 500
+    page_size = 1000
 
     def __len__(self) -> int:
         return self.size()

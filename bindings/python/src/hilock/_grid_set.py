@@ -31,7 +31,7 @@ class Set(SetBase, MutableSet):  # type: ignore[misc]
     """
 
     #: the COUNT hint of the SSCAN pages that iteration reads
-    page_size = 500
+    page_size = 1000
 
     def __contains__(self, value: Any) -> bool:
         if not isinstance(value, (bytes, bytearray, memoryview, str)):
