@@ -194,7 +194,7 @@ long long hlfloor_run(hlfloor *f, double seconds, double *elapsed_s)
 /* ---- the grid's floor: captured commands replayed ---- */
 
 #define CMDS_MAX     16
-#define CMD_ARGS_MAX 64
+#define CMD_ARGS_MAX 1100 /* a batch: HMGET of 1,000 keys */
 
 struct hlfloor_cmds {
 	redisContext *c;
@@ -202,6 +202,8 @@ struct hlfloor_cmds {
 	int argc[CMDS_MAX];
 	char *argv[CMDS_MAX][CMD_ARGS_MAX];
 	size_t lens[CMDS_MAX][CMD_ARGS_MAX];
+	int mark[CMDS_MAX]; /* the index of a request marker key, or 0 */
+	unsigned long long round;
 	char error[256];
 };
 
@@ -261,6 +263,13 @@ static int parse_cmd(hlfloor_cmds *f, char *line)
 	}
 	if (argc == 0)
 		return 0;
+	/* A "mark" operation's request marker (hilock_request:{name}:<32
+	 * hex>): hilock sends a new one with every call, so the floor must
+	 * too, or its replays would only read the first run's answer back. */
+	for (int i = 1; i < argc; i++)
+		if (f->lens[f->n][i] >= 15 + 16 &&
+		    strncmp(f->argv[f->n][i], "hilock_request:", 15) == 0)
+			f->mark[f->n] = i;
 	f->argc[f->n++] = argc;
 	return 0;
 }
@@ -304,6 +313,8 @@ hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
 		hlfloor_cmds_close(f);
 		return NULL;
 	}
+	/* markers of this process unlike those of another one before it */
+	f->round = (unsigned long long)(hlfloor_now() * 1e9);
 	return f;
 }
 
@@ -314,6 +325,15 @@ const char *hlfloor_cmds_error(const hlfloor_cmds *f)
 
 int hlfloor_cmds_once(hlfloor_cmds *f)
 {
+	f->round++;
+	for (int i = 0; i < f->n; i++) {
+		if (f->mark[i]) {
+			char *m = f->argv[i][f->mark[i]];
+			char hex[17];
+			snprintf(hex, sizeof(hex), "%016llx", f->round);
+			memcpy(m + f->lens[i][f->mark[i]] - 16, hex, 16);
+		}
+	}
 	for (int i = 0; i < f->n; i++)
 		if (redisAppendCommandArgv(f->c, f->argc[i],
 		                           (const char **)f->argv[i],

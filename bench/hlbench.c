@@ -2990,13 +2990,13 @@ static int bench_grid_capture(const char *path, const char *kind,
 	       "\"commands\":[",
 	       kind, hl_op_name(ops[n - 1].op));
 	for (;;) {
-		char *av[64];
-		size_t lens[64];
+		char *av[1100]; /* a batch: HMGET of 1,000 keys */
+		size_t lens[1100];
 		int ac;
 		if (redisGetReply(mon, (void **)&r) != REDIS_OK || !r)
 			die_msg("grid-capture: the MONITOR connection failed");
 		ac = r->type == REDIS_REPLY_STATUS
-		             ? monitor_parse(r->str, av, lens, 64)
+		             ? monitor_parse(r->str, av, lens, 1100)
 		             : 0;
 		freeReplyObject(r);
 		if (ac >= 2 && strcasecmp(av[0], "ECHO") == 0 &&
