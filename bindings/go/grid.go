@@ -139,6 +139,39 @@ static hlgo_lres hlgo_local(hl_object *o, int op, int nargs, int type,
 
 static int hlgo_value_type(const hl_value *v) { return hl_value_type(v); }
 static const hl_value *hlgo_value_at(const hl_value *v, size_t i) { return hl_value_at(v, i); }
+
+// An array's items in two cgo calls, not four per item: their types, the
+// numbers, and the bytes' lengths (the total is the answer); then every
+// item's bytes one after the other into buf.
+static size_t hlgo_value_items(const hl_value *v, size_t n, int *types,
+		size_t *lens, int64_t *ints, double *dbls) {
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		const hl_value *e = hl_value_at(v, i);
+		types[i] = hl_value_type(e);
+		lens[i] = 0;
+		if (types[i] == HL_VALUE_INT)
+			ints[i] = hl_value_int(e);
+		else if (types[i] == HL_VALUE_DOUBLE)
+			dbls[i] = hl_value_double(e);
+		else if (types[i] == HL_VALUE_BYTES) {
+			hl_value_bytes(e, &lens[i]);
+			total += lens[i];
+		}
+	}
+	return total;
+}
+static void hlgo_value_copy(const hl_value *v, size_t n, char *buf) {
+	for (size_t i = 0; i < n; i++) {
+		const hl_value *e = hl_value_at(v, i);
+		if (hl_value_type(e) == HL_VALUE_BYTES) {
+			size_t len;
+			const char *b = hl_value_bytes(e, &len);
+			memcpy(buf, b, len);
+			buf += len;
+		}
+	}
+}
 */
 import "C"
 
@@ -353,8 +386,40 @@ func goValue(p *C.hl_value) Value {
 	case int(C.HL_VALUE_ARRAY):
 		n := int(C.hl_value_len(p))
 		items := make([]Value, n)
+		if n == 0 {
+			return Value{kind: valueArray, items: items}
+		}
+		// The items' bytes share one Go buffer (each capped to its own
+		// length, so an append copies).
+		types := make([]C.int, n)
+		lens := make([]C.size_t, n)
+		ints := make([]C.int64_t, n)
+		dbls := make([]C.double, n)
+		total := int(C.hlgo_value_items(p, C.size_t(n), &types[0], &lens[0],
+			&ints[0], &dbls[0]))
+		var buf []byte
+		if total > 0 {
+			buf = make([]byte, total)
+			C.hlgo_value_copy(p, C.size_t(n), (*C.char)(unsafe.Pointer(&buf[0])))
+		}
+		off := 0
 		for i := 0; i < n; i++ {
-			items[i] = goValue(C.hlgo_value_at(p, C.size_t(i)))
+			switch int(types[i]) {
+			case int(C.HL_VALUE_INT):
+				items[i] = Value{kind: valueInt, i: int64(ints[i])}
+			case int(C.HL_VALUE_DOUBLE):
+				items[i] = Value{kind: valueFloat, f: float64(dbls[i])}
+			case int(C.HL_VALUE_BYTES):
+				l := int(lens[i])
+				if l == 0 {
+					items[i] = Value{kind: valueBytes, b: []byte{}}
+				} else {
+					items[i] = Value{kind: valueBytes, b: buf[off : off+l : off+l]}
+				}
+				off += l
+			case int(C.HL_VALUE_ARRAY):
+				items[i] = goValue(C.hlgo_value_at(p, C.size_t(i)))
+			}
 		}
 		return Value{kind: valueArray, items: items}
 	}
