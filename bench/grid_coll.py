@@ -67,9 +67,9 @@ COLL_OPS = [
      ("redispy", "goredis", "redisson"), ("zset", 1000), ""),
     ("sorted_set", "add", ["b:v0000500"], ("redisson",),
      ("list", SORTED_FILL),
-     "a value already there, in a set of %d: the binary search in one "
+     "a value already there, in a set of %s: the binary search in one "
      "script, no LINSERT (see bench/sorted_set for 50,000 new values)"
-     % SORTED_FILL),
+     % format(SORTED_FILL, ",")),
     ("list", "add", [V], ("redispy", "goredis", "pottery", "redisson"),
      None, "RPUSH: the list grows by the run's calls"),
     ("list", "get", ["i:500"], ("redispy", "goredis", "pottery", "redisson"),
@@ -79,7 +79,7 @@ COLL_OPS = [
     ("queue", "poll", [], ("redispy", "goredis", "pottery", "redisson"),
      ("list", POLL_FILL),
      "mark: a request marker key each call, the floor's too; the queue "
-     "holds %d elements before each process" % POLL_FILL),
+     "holds %s elements before each process" % format(POLL_FILL, ",")),
     ("deque", "poll_last", [], ("redispy", "goredis", "pottery", "redisson"),
      ("list", POLL_FILL), "mark, as the queue's poll"),
 ]
@@ -233,13 +233,17 @@ def render(R, rp):
     w("Measured by `%s` on %s UTC in %d s, on the shared 2-core VM while "
       "other work ran on it (other helpers' builds and tests): load average "
       "(1, 5, 15 min) %s at the start, %s at the end. Each figure is the "
-      "median of %d run(s) of %g s; only the ratios within one process "
+      "median of %d runs of %g s; only the ratios within one process "
       "mean much on this machine, the ops/s move with its load.%s\n" % (
           G.get("argv", "?"), G.get("date", "?"), G.get("duration_s", 0),
           " / ".join("%.2f" % x for x in G.get("load_start", [])) or "?",
           " / ".join("%.2f" % x for x in G.get("load_end", [])) or "?",
           G.get("reps", 1), G.get("secs", 0),
           (" Core: %s." % G["core"]) if G.get("core") else ""))
+    w("Reproduce: `make bench BENCH_ARGS=\"--only grid-coll\"` (about 30 "
+      "minutes on this machine; add `--quick` for one run of 1 s a row, "
+      "about 4). It replaces only this section (between its markers, at "
+      "the end of the page).\n")
     w("As section (11): the floor of an operation is what hilock sends for "
       "it, captured once with MONITOR and replayed over one raw hiredis "
       "connection (bench/floor.c), alternating in 100 ms slices with the "
@@ -250,10 +254,10 @@ def render(R, rp):
       "marker each round too (floor.c), so it pays what hilock pays. "
       "Before every process the driver fills the object (bench/grid_coll.py "
       "PREFILL): maps of 100 entries, sets of 100, scored sorted sets of "
-      "1,000, lists of 1,000, queues and deques of %d, a sorted set of "
-      "%d; a poll always takes an element. Each cell: the ratio to the "
+      "1,000, lists of 1,000, queues and deques of %s, a sorted set of "
+      "%s; a poll always takes an element. Each cell: the ratio to the "
       "floor of its own process (higher is faster), and ops/s.\n" % (
-          POLL_FILL, SORTED_FILL))
+          format(POLL_FILL, ","), format(SORTED_FILL, ",")))
 
     def cell(r, target=None):
         if not r:
@@ -314,6 +318,14 @@ def render(R, rp):
                 cell(res.get(p)) if p in res else "—" for p in peers),
             r.get("note", "")))
     w("")
+    w("The sorted set's add above finds a value already there (a binary "
+      "search of LINDEX calls in one script, no LINSERT): every call of a "
+      "row runs the same arguments. Adding new values is O(n) in Redis "
+      "for hilock and Redisson alike (LINSERT); 50,000 distinct adds, "
+      "hilock against Redisson's RSortedSet.add, are measured by "
+      "`sh bench/sorted_set/run.sh build 50000` (docs/grid-sorted-set.md, "
+      "Speed: hilock C 19-38 s, Redisson 86-151 s; its users measured "
+      "about 4 minutes).\n")
     w(COLL_END)
     return o
 
