@@ -203,6 +203,8 @@ struct hlfloor_cmds {
 	int argc[CMDS_MAX];
 	char *argv[CMDS_MAX][CMD_ARGS_MAX];
 	size_t lens[CMDS_MAX][CMD_ARGS_MAX];
+	int mark[CMDS_MAX]; /* the index of a request marker key, or 0 */
+	unsigned long long round;
 	char error[256];
 };
 
@@ -262,6 +264,13 @@ static int parse_cmd(hlfloor_cmds *f, char *line)
 	}
 	if (argc == 0)
 		return 0;
+	/* A "mark" operation's request marker (hilock_request:{name}:<32
+	 * hex>): hilock sends a new one with every call, so the floor must
+	 * too, or its replays would only read the first run's answer back. */
+	for (int i = 1; i < argc; i++)
+		if (f->lens[f->n][i] >= 15 + 16 &&
+		    strncmp(f->argv[f->n][i], "hilock_request:", 15) == 0)
+			f->mark[f->n] = i;
 	f->argc[f->n++] = argc;
 	return 0;
 }
@@ -305,6 +314,8 @@ hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
 		hlfloor_cmds_close(f);
 		return NULL;
 	}
+	/* markers of this process unlike those of another one before it */
+	f->round = (unsigned long long)(hlfloor_now() * 1e9);
 	return f;
 }
 
@@ -315,6 +326,15 @@ const char *hlfloor_cmds_error(const hlfloor_cmds *f)
 
 int hlfloor_cmds_once(hlfloor_cmds *f)
 {
+	f->round++;
+	for (int i = 0; i < f->n; i++) {
+		if (f->mark[i]) {
+			char *m = f->argv[i][f->mark[i]];
+			char hex[17];
+			snprintf(hex, sizeof(hex), "%016llx", f->round);
+			memcpy(m + f->lens[i][f->mark[i]] - 16, hex, 16);
+		}
+	}
 	for (int i = 0; i < f->n; i++)
 		if (redisAppendCommandArgv(f->c, f->argc[i],
 		                           (const char **)f->argv[i],

@@ -2118,7 +2118,8 @@ def main():
 
     try:
         pieces.prepare(lambda g: want(g) or (
-            "unc" in only and g in ("python", "go", "java")))
+            "unc" in only and g in ("python", "go", "java")) or (
+            g == "grid" and "grid-coll" in only))
         hb = None
         try:
             hb = pieces.hlbench()
@@ -2333,12 +2334,20 @@ def main():
                      1 if args.quick else REPS, attempt)
             R["grid"]["core"] = core_version(build)
 
+        # ---- the data grid's collections (bench/grid_coll.py) ----------
+        if hb and want("grid-coll"):
+            import grid_coll
+            grid_coll.run(R, sys.modules[__name__], pieces, hb, url, redis,
+                          1.0 if args.quick else 2.0,
+                          1 if args.quick else REPS, attempt)
+            R["grid_coll"]["core"] = core_version(build)
+
         # Only the lock family's groups or the synchronizers' (or both),
         # and a page to put them in: the other sections keep their
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
         own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
-            set(GRID_GROUPS)
+            set(GRID_GROUPS) | {"grid-coll"}
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
@@ -2362,7 +2371,7 @@ def main():
             if only else "") \
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-        for sec in ("family", "sync", "unc", "grid"):
+        for sec in ("family", "sync", "unc", "grid", "grid_coll"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
@@ -2372,7 +2381,8 @@ def main():
                 "-partial" if family_only + sync_only + unc_only +
                 grid_only > 1 else
                 "-family" if family_only else "-sync" if sync_only else
-                "-unc" if unc_only else "-grid" if grid_only else "",
+                "-unc" if unc_only else "-grid" if grid_only else
+                "-gridcoll" if only == {"grid-coll"} else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -2388,6 +2398,9 @@ def main():
                 page = splice_grid(page, R)
         else:
             page = render(R)
+        if R.get("grid_coll"):
+            import grid_coll
+            page = grid_coll.splice(page, R, sys.modules[__name__])
         with open(args.out, "w") as f:
             f.write(page)
         log("wrote", args.out, "in %d s" % R["duration_s"])

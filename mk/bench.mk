@@ -14,7 +14,8 @@
 # Analysis and Reproduce tail; BENCH_ARGS="--only grid" measures the data
 # grid's operations against their floors, beside raw redis-py and
 # go-redis, Redisson, limits, pottery and redis_rate, and replaces only
-# section (11).
+# section (11); BENCH_ARGS="--only grid-coll" the collections' operations
+# (bench/grid_coll.py), replacing only their section at the end.
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync and go-redis, a JDK and Maven for Redisson) are installed only by

@@ -236,6 +236,8 @@ GRID_PEERS = {
     ("pottery", "bloom_filter.contains"): lambda u, n, a: _pottery(
         u, n, a, "contains"),
 }
+# the collections' peers (bench/grid_coll.py, --only grid-coll)
+GRID_PEERS.update(__import__("grid_coll_peers").peers(_rp))
 
 
 def open_cmds_floor(floorlib, path, url):

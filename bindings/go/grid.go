@@ -139,6 +139,7 @@ static hlgo_lres hlgo_local(hl_object *o, int op, int nargs, int type,
 
 static int hlgo_value_type(const hl_value *v) { return hl_value_type(v); }
 static const hl_value *hlgo_value_at(const hl_value *v, size_t i) { return hl_value_at(v, i); }
+
 */
 import "C"
 

@@ -2441,8 +2441,11 @@ local function grid_args(fname, sig, ...)
 		local opt = sub(sig, i + 1, i + 1) == "?"
 		if opt then i = i + 1 end
 		if t == "*" then
+			-- one copy of the arguments: select(k, ...) in the loop
+			-- would copy them all for each (quadratic in a batch)
+			local all = {...}
 			for k = pos, n do
-				local v = select(k, ...)
+				local v = all[k]
 				if type(v) ~= "string" then argerror(k, fname, "string expected, got " .. type(v), 3) end
 				args[#args + 1] = v
 			end

@@ -888,8 +888,8 @@ public final class RedissonBench {
             }
             case "rate_limiter.try_acquire":
                 return c.getRateLimiter(name)::tryAcquire;
-            default:
-                return null;
+            default: // the collections (bench/grid_coll.py)
+                return GridCollOps.op(c, kind, name, op, a);
         }
     }
 
