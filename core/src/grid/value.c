@@ -6,6 +6,7 @@
  * (1, 1.5, 1.0E10, 1e+20, 0.1000000000000000055...).
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -422,13 +423,18 @@ size_t hl__fmt_double(char *buf, size_t cap, double d)
 		memcpy(buf, "0.0", 4);
 		return 3;
 	}
-	/* the shortest digits that read back as d: d = D.DDD x 10^e */
-	for (prec = 0; prec < 17; prec++) {
+	/* The shortest digits that read back as d: d = D.DDD x 10^e. A
+	 * normal double whose shortest form has at most 15 digits (DBL_DIG)
+	 * gives those digits, padded with zeros, at 15 (%.14e): so start
+	 * there, and try 16 and 17 only when 15 does not read back. A
+	 * subnormal has fewer digits of precision: it tries them all. */
+	for (prec = ad >= DBL_MIN ? DBL_DIG - 1 : 0; prec < 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
 		if (strtod(tmp, NULL) == d)
 			break;
 	}
-	snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
+	if (prec == 17)
+		snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
 	for (p = tmp; *p && *p != 'e'; p++)
 		if (*p >= '0' && *p <= '9')
 			digits[nd++] = *p;
