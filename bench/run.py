@@ -982,15 +982,24 @@ def splice_family(page, R):
 def with_tail(page):
     """The page with its hand-written tail (Analysis, Reproduce) made anew,
     and the lines pointing to the sections' own targets."""
+    # sections other benches own after the tail (<!-- X:begin --> ...
+    # <!-- X:end -->, e.g. bench/grid_iterate.py's): kept as they are
+    kept = []
+    cut = None
     if "\n## Analysis\n" in page:
-        page = page[:page.index("\n## Analysis\n") + 1]
+        cut = page.index("\n## Analysis\n") + 1
     elif "\n## Reproduce\n" in page:
-        page = page[:page.index("\n## Reproduce\n") + 1]
+        cut = page.index("\n## Reproduce\n") + 1
+    if cut is not None:
+        tail = page[cut:]
+        page = page[:cut]
+        kept = [m.group(0) for m in re.finditer(
+            r"<!-- ([a-z-]+):begin -->\n.*?<!-- \1:end -->\n", tail, flags=re.S)]
     page = page.rstrip("\n") + "\n"
     for line in (FAMILY_TARGETS_LINE, SYNC_TARGETS_LINE, GRID_TARGETS_LINE):
         if line.strip() not in page:
             page += line
-    return page + "\n".join(render_tail()) + "\n"
+    return page + "\n".join(render_tail()) + "\n" + "".join("\n" + k for k in kept)
 
 
 # --------------------------------------------------------------------------
