@@ -230,8 +230,8 @@ def render(R, rp):
         w(COLL_END)
         return o
     ct, bt = rp.GRID_C_TARGET, rp.GRID_BINDING_TARGET
-    w("Measured by `%s` on %s UTC in %d s, on the shared 2-core VM while "
-      "other work ran on it (other helpers' builds and tests): load average "
+    w("Measured by `%s` on %s UTC in %d s, on the 2-core VM (above a load "
+      "average of 2, other work competed for its cores): load average "
       "(1, 5, 15 min) %s at the start, %s at the end. Each figure is the "
       "median of %d runs of %g s; only the ratios within one process "
       "mean much on this machine, the ops/s move with its load.%s\n" % (
