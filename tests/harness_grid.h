@@ -1,6 +1,6 @@
 /*
- * Helpers of the grid's list-kind tests (test_grid_list.c,
- * test_grid_queue.c): a Redis list as one string, a value as a C string,
+ * Helpers of the grid's tests: a client whose replies the fault proxy can
+ * lose, a Redis list as one string or its length, a value as a C string,
  * and a call whose value is checked as one.
  */
 #ifndef HARNESS_GRID_H
@@ -9,6 +9,29 @@
 #include "harness.h"
 
 #include <string.h>
+
+/* A client on url (a fault proxy's) whose command timeout (250 ms) a
+ * proxy "delay 400" outlasts: the command lands, its reply is lost; it
+ * retries retry_attempts times, 50 ms apart. */
+static inline hl_client *ht_doubt_client(const char *url, int retry_attempts)
+{
+	hl_client_options o;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 250;
+	o.connect_timeout_ms = 1000;
+	o.retry_attempts = retry_attempts;
+	o.retry_delay_ms = 50;
+	return ht_client_url(url, &o);
+}
+
+/* 1 if the list at key has want elements. */
+static inline int llen_is(ht_redis *r, const char *key, long long want)
+{
+	redisReply *x = ht_raw(ht_raw_of(r), "LLEN %s", key);
+	int is = x->type == REDIS_REPLY_INTEGER && x->integer == want;
+	freeReplyObject(x);
+	return is;
+}
 
 /* The list at key joined by '|' (NUL as '0'); its length. */
 static inline long long raw_list(ht_redis *r, const char *key, char *buf,

@@ -6,6 +6,7 @@
  * operation twice, a cluster, and bad input.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <math.h>
@@ -407,17 +408,6 @@ static void generic(void)
 	hl_client_free(c);
 }
 
-static hl_client *doubt_client(ht_proxy *p)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	return ht_client_url(p->url, &o);
-}
-
 static int counted_once(void *arg)
 {
 	return ht_get_int(ht_raw_of(arg), "grid:doubt:n") == 1;
@@ -437,7 +427,7 @@ static void lost_reply_once(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *a = obj(c, HL_KIND_ATOMIC_LONG, "grid:doubt:n");
 	hl_object *b = obj(c, HL_KIND_BUCKET, "grid:doubt:b");
 	int64_t n = -1;
@@ -503,7 +493,7 @@ static void lost_reply_mark(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *m = obj(c, HL_KIND_MAP, "grid:mark:m");
 	hl_value *v = NULL;
 	const hl_value *tv = NULL;

@@ -5,6 +5,7 @@
  * other bitsets, a lost reply, a cluster, and bad input.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <stdlib.h>
@@ -178,7 +179,6 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client_options o;
 	hl_client *c;
 	hl_object *b;
 	int old = 7;
@@ -187,12 +187,7 @@ static void lost_reply(void)
 	hl_arg args[2];
 	int res = 0;
 
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	c = ht_client_url(p->url, &o);
+	c = ht_doubt_client(p->url, 20);
 	b = bits(c, "grid:doubt:bits");
 	HT_OK(hl_bit_set_cardinality(&n, b)); /* connected */
 	ht_proxy_cmd(p, "delay 400");

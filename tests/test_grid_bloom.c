@@ -7,6 +7,7 @@
  * and bad input.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <stdlib.h>
@@ -449,7 +450,6 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client_options o;
 	hl_client *c;
 	hl_object *f;
 	hl_task *t = NULL;
@@ -457,12 +457,7 @@ static void lost_reply(void)
 	long got[16];
 	int ok = 0, res = 0;
 
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	c = ht_client_url(p->url, &o);
+	c = ht_doubt_client(p->url, 20);
 	f = bloom(c, "grid:doubt:bloom");
 	HT_OK(hl_bloom_filter_try_init(&ok, f, 1000, 0.03));
 	/* the scripts cached, the config known (one round trip each) */

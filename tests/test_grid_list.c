@@ -176,25 +176,6 @@ static void many(void)
 	hl_client_free(c);
 }
 
-static hl_client *doubt_client(ht_proxy *p)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	return ht_client_url(p->url, &o);
-}
-
-static int llen_is(ht_redis *r, const char *key, long long want)
-{
-	redisReply *x = ht_raw(ht_raw_of(r), "LLEN %s", key);
-	int is = x->type == REDIS_REPLY_INTEGER && x->integer == want;
-	freeReplyObject(x);
-	return is;
-}
-
 static int three_left(void *arg)
 {
 	return llen_is(arg, "grid:list:lost", 3);
@@ -212,7 +193,7 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *l = list(c, "grid:list:lost");
 	const void *vals[4] = {"a", "b", "c", "d"};
 	size_t lens[4] = {1, 1, 1, 1};

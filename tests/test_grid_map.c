@@ -7,6 +7,7 @@
  * cluster name with a hash tag, and a Sentinel failover.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <math.h>
@@ -555,17 +556,6 @@ static void many(void)
 
 /* ---- lost replies ------------------------------------------------------ */
 
-static hl_client *doubt_client(ht_proxy *p)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	return ht_client_url(p->url, &o);
-}
-
 typedef struct field_is {
 	ht_redis *r;
 	const char *field, *value; /* value NULL: absent */
@@ -603,7 +593,7 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *m = map_of(c, "grid:map:lost");
 	hl_value *v = NULL;
 	const hl_value *tv = NULL;

@@ -146,25 +146,6 @@ static void deque_ops(void)
 	hl_client_free(c);
 }
 
-static hl_client *doubt_client(const char *url)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 40;
-	o.retry_delay_ms = 50;
-	return ht_client_url(url, &o);
-}
-
-static int llen_is(ht_redis *r, const char *key, long long want)
-{
-	redisReply *x = ht_raw(ht_raw_of(r), "LLEN %s", key);
-	int is = x->type == REDIS_REPLY_INTEGER && x->integer == want;
-	freeReplyObject(x);
-	return is;
-}
-
 static int two_left(void *arg)
 {
 	return llen_is(arg, "grid:q:lost", 2);
@@ -182,7 +163,7 @@ static void lost_poll(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p->url);
+	hl_client *c = ht_doubt_client(p->url, 40);
 	hl_object *q = queue(c, "grid:q:lost");
 	hl_object *d = deque(c, "grid:q:lost");
 	hl_object *e = queue(c, "grid:q:empty");
@@ -354,7 +335,7 @@ static void no_loss(void)
 	memset(&f, 0, sizeof f);
 	ht_del(r, HT_S("grid:q:flow"));
 	f.in = ht_client(r, 0);
-	f.out = doubt_client(p->url);
+	f.out = ht_doubt_client(p->url, 40);
 	for (i = 0; i < CONSUMERS; i++) {
 		cw[i].f = &f;
 		cw[i].id = i;
@@ -417,7 +398,7 @@ static void move(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p->url);
+	hl_client *c = ht_doubt_client(p->url, 40);
 	hl_object *q = queue(c, "grid:q:src");
 	const hl_value *tv = NULL;
 	hl_value *v = NULL;

@@ -6,6 +6,7 @@
  * per-client keys, the keep-alive, the task form, and bad input.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <signal.h>
@@ -402,17 +403,6 @@ static void tasks(void)
 
 /* ---- a lost reply ------------------------------------------------------- */
 
-static hl_client *doubt_client(ht_proxy *p)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	return ht_client_url(p->url, &o);
-}
-
 static int granted(void *arg)
 {
 	ht_redis *r = arg;
@@ -425,7 +415,7 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *o = limiter(c, "rl:doubt"), *w = limiter(c, "rl:warm");
 	hl_task *t = NULL;
 	int ok = 0, res = -1;

@@ -9,6 +9,7 @@
  * a key of another type, a cluster and a Sentinel failover.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <math.h>
@@ -220,17 +221,6 @@ static void set_many(void)
 	hl_client_free(c);
 }
 
-static hl_client *doubt_client(ht_proxy *p)
-{
-	hl_client_options o;
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	return ht_client_url(p->url, &o);
-}
-
 static int set_one_left(void *arg)
 {
 	return raw_int(arg, "SCARD %s", "gset:doubt") == 1;
@@ -251,7 +241,7 @@ static void set_lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *s = set_of(c, "gset:doubt");
 	const void *vals[2] = {"p", "q"};
 	size_t lens[2] = {1, 1}, len = 0;
@@ -579,7 +569,7 @@ static void zset_lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client *c = doubt_client(p);
+	hl_client *c = ht_doubt_client(p->url, 20);
 	hl_object *z = zset_of(c, "gset:zdoubt");
 	int ok = 0, res = 0;
 	double d = 0;

@@ -8,6 +8,7 @@
  * threads, a cluster, a failover and bad input.
  */
 #include "harness.h"
+#include "harness_grid.h"
 #include "harness_topo.h"
 
 #include <stdatomic.h>
@@ -523,7 +524,6 @@ static void lost_reply(void)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *p = ht_proxy_start(r->port);
-	hl_client_options o;
 	hl_client *c;
 	hl_object *s;
 	hl_task *t = NULL;
@@ -533,12 +533,7 @@ static void lost_reply(void)
 	size_t len = 0;
 	static rawlist l;
 
-	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
-	o.command_timeout_ms = 250;
-	o.connect_timeout_ms = 1000;
-	o.retry_attempts = 20;
-	o.retry_delay_ms = 50;
-	c = ht_client_url(p->url, &o);
+	c = ht_doubt_client(p->url, 20);
 	s = sset(c, "grid:ss:doubt");
 	HT_OK(hl_sorted_set_add(&ok, s, HT_S("a"))); /* scripts cached */
 	HT_OK(hl_sorted_set_poll_last(&v, s));
