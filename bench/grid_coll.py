@@ -98,16 +98,7 @@ def run(R, rp, pieces, hb, url, redis, secs, reps, attempt):
         floorlib = None
         G["no_floorlib"] = str(e)
 
-    def median_run(runs, floor_of):
-        rs = sorted((r["ops_per_s"] / floor_of(r), i)
-                    for i, r in enumerate(runs) if floor_of(r))
-        if not rs:
-            return dict(runs[0]) if runs else None
-        x, i = rs[len(rs) // 2]
-        res = dict(runs[i])
-        res["ratio"] = round(x, 3)
-        res["ratios"] = [round(y, 3) for y, _ in rs]
-        return res
+    median_run = rp.grid_median_run
 
     for kind, op, args, peers, prefill, note in COLL_OPS:
         name = "bench:grid:%s:%s" % (kind, op)
@@ -259,15 +250,7 @@ def render(R, rp):
       "floor of its own process (higher is faster), and ops/s.\n" % (
           format(POLL_FILL, ","), format(SORTED_FILL, ",")))
 
-    def cell(r, target=None):
-        if not r:
-            return "not measured"
-        s = "%d/s" % round(r["ops_per_s"])
-        if r.get("ratio") is not None:
-            s = "**%.2fx** (%s)" % (r["ratio"], s)
-            if target is not None:
-                s += " ✓" if r["ratio"] >= target else " ✗"
-        return s
+    cell = rp.grid_cell
 
     rows = [r for r in G["rows"] if not r.get("missing")]
     w("### hilock: C and the bindings (targets: C >= %.2fx, bindings >= "

@@ -1581,17 +1581,7 @@ def run_grid(R, pieces, hb, url, secs, reps, attempt):
         floorlib = None
         G["no_floorlib"] = str(e)
 
-    def median_run(runs, floor_of):
-        """The run of the median ratio, with every ratio."""
-        rs = sorted((r["ops_per_s"] / floor_of(r), i)
-                    for i, r in enumerate(runs) if floor_of(r))
-        if not rs:
-            return dict(runs[0]) if runs else None
-        x, i = rs[len(rs) // 2]
-        res = dict(runs[i])
-        res["ratio"] = round(x, 3)
-        res["ratios"] = [round(y, 3) for y, _ in rs]
-        return res
+    median_run = grid_median_run
 
     def paired(key, fn, n):
         def run():
@@ -1712,6 +1702,34 @@ def grid_cmd_text(cmds):
     return "; ".join(out)
 
 
+def grid_median_run(runs, floor_of):
+    """The run of the median ratio to its floor (floor_of(run): the
+    floor's ops/s), with every ratio (the grid's sections, (11) and
+    bench/grid_coll.py's)."""
+    rs = sorted((r["ops_per_s"] / floor_of(r), i)
+                for i, r in enumerate(runs) if floor_of(r))
+    if not rs:
+        return dict(runs[0]) if runs else None
+    x, i = rs[len(rs) // 2]
+    res = dict(runs[i])
+    res["ratio"] = round(x, 3)
+    res["ratios"] = [round(y, 3) for y, _ in rs]
+    return res
+
+
+def grid_cell(r, target=None):
+    """A grid table's cell: ratio to the floor and ops/s, marked against
+    target when one is given."""
+    if not r:
+        return "not measured"
+    s = "%d/s" % round(r["ops_per_s"])
+    if r.get("ratio") is not None:
+        s = "**%.2fx** (%s)" % (r["ratio"], s)
+        if target is not None:
+            s += " ✓" if r["ratio"] >= target else " ✗"
+    return s
+
+
 def render_grid(R):
     """Section (11), between GRID_BEGIN and GRID_END."""
     o = [GRID_BEGIN]
@@ -1755,15 +1773,7 @@ def render_grid(R):
       "machine the ratios move by ±10%% from run to run; the client CPU "
       "per operation below says what the library adds more steadily.\n")
 
-    def cell(r, target=None):
-        if not r:
-            return "not measured"
-        s = "%d/s" % round(r["ops_per_s"])
-        if r.get("ratio") is not None:
-            s = "**%.2fx** (%s)" % (r["ratio"], s)
-            if target is not None:
-                s += " ✓" if r["ratio"] >= target else " ✗"
-        return s
+    cell = grid_cell
 
     rows = [r for r in G["rows"] if not r.get("missing")]
     w("### hilock: C and the bindings (targets: C >= %.2fx, bindings >= "
