@@ -87,9 +87,20 @@ test: build python-binding
 	@$(MAKE) --no-print-directory -j2 HILOCK_PREBUILT=1 test-stream-a test-stream-b
 	@echo "make test: all suites passed"
 
+# Each suite is bounded (SUITE_BOUND seconds; the longest takes about 8
+# minutes on 2 cores) and stamped, so a hang fails naming its suite.
+SUITE_BOUND ?= 1500
+
 test-stream-a test-stream-b:
 	@for t in $(if $(filter test-stream-a,$@),$(TEST_STREAM_A),$(TEST_STREAM_B)); do \
-		$(MAKE) --no-print-directory HILOCK_PREBUILT=1 $$t || exit 1; done
+		echo "make $@: $$t started at $$(date -u +%T)"; start=$$(date +%s); rc=0; \
+		timeout -k 30 $(SUITE_BOUND) $(MAKE) --no-print-directory HILOCK_PREBUILT=1 $$t || rc=$$?; \
+		took=$$(( $$(date +%s) - start )); \
+		case $$rc in \
+		0) echo "make $@: $$t passed in $$took s";; \
+		124|137) echo "make $@: $$t did not end within $(SUITE_BOUND) s: stopped"; exit 1;; \
+		*) echo "make $@: $$t failed after $$took s"; exit 1;; \
+		esac; done
 	@echo "make $@ passed: $(if $(filter test-stream-a,$@),$(TEST_STREAM_A),$(TEST_STREAM_B))"
 
 demo: build $(LANG_DEMO_DEPS)

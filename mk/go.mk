@@ -55,7 +55,7 @@ test-go-system: build
 	cd bindings/go && $(GO_ENV) $(GO) test -c -tags hilock_system -o $(abspath $(BUILD))/go-system.test .
 	ldd $(BUILD)/go-system.test | grep -q 'libhilock\.so' || \
 		{ echo "go: -tags hilock_system did not link libhilock.so" >&2; exit 1; }
-	cd bindings/go && $(abspath $(BUILD))/go-system.test -test.count=1 \
+	cd bindings/go && $(abspath $(BUILD))/go-system.test -test.count=1 -test.timeout 2m \
 		-test.run '^(TestVersion|TestLockWireFormat|TestCoreSourcesCompiled)$$'
 
 # The example the demo runs: $(BUILD)/examples/go-contend.

@@ -13,16 +13,22 @@ trap 'rm -rf "$logs"' EXIT
 pids=""
 for c in $checks; do
 	[ -f "$here/check-$c.sh" ] || { echo "install-check: no check-$c.sh" >&2; exit 2; }
-	sh "$here/check-$c.sh" >"$logs/$c.log" 2>&1 &
+	# Each check is bounded: a hang fails, with its log, instead of
+	# holding `make test` silent until CI's own limit.
+	timeout -k 10 "${HILOCK_INSTALL_CHECK_BOUND:-900}" sh "$here/check-$c.sh" >"$logs/$c.log" 2>&1 &
 	pids="$pids $c:$!"
 done
 failed=""
 for cp in $pids; do
 	c=${cp%%:*}
-	if wait "${cp#*:}"; then
+	rc=0
+	wait "${cp#*:}" || rc=$?
+	if [ "$rc" = 0 ]; then
 		tail -n 1 "$logs/$c.log"
 	else
 		failed="$failed $c"
+		[ "$rc" != 124 ] && [ "$rc" != 137 ] ||
+			echo "---- install-check $c did not end within ${HILOCK_INSTALL_CHECK_BOUND:-900} s: stopped" >&2
 		echo "---- install-check $c FAILED; its log:" >&2
 		cat "$logs/$c.log" >&2
 	fi

@@ -140,15 +140,26 @@ without_tls() {
 
 cd "$here"
 rc=0
-"$LUA" "$here/test_hilock.lua" || rc=$?
-"$LUA" "$here/test_tasks.lua" || rc=$?
-"$LUA" "$here/test_sync.lua" || rc=$?
-"$LUA" "$here/test_grid_rate_limiter.lua" || rc=$?
-"$LUA" "$here/test_lease_end.lua" || rc=$?
-"$LUA" "$here/test_grid.lua" || rc=$?
-"$LUA" "$here/test_grid_adder.lua" || rc=$?
+# Every wait inside a test file is bounded; this stops a hang all the same,
+# and says which file hung instead of holding the whole run until CI's limit.
+lua_bound=${HILOCK_TEST_LUA_BOUND:-600}
+run_lua() {
+	_rc=0
+	timeout -k 10 "$lua_bound" "$LUA" "$@" || _rc=$?
+	if [ "$_rc" = 124 ] || [ "$_rc" = 137 ]; then
+		echo "not ok - $(basename "$1") did not end within $lua_bound s: stopped" >&2
+	fi
+	return "$_rc"
+}
+run_lua "$here/test_hilock.lua" || rc=$?
+run_lua "$here/test_tasks.lua" || rc=$?
+run_lua "$here/test_sync.lua" || rc=$?
+run_lua "$here/test_grid_rate_limiter.lua" || rc=$?
+run_lua "$here/test_lease_end.lua" || rc=$?
+run_lua "$here/test_grid.lua" || rc=$?
+run_lua "$here/test_grid_adder.lua" || rc=$?
 mkdir -p "$tmp/multi"
-HILOCK_TEST_MULTI_DIR="$tmp/multi" "$LUA" "$here/test_multi.lua" || rc=$?
+HILOCK_TEST_MULTI_DIR="$tmp/multi" run_lua "$here/test_multi.lua" || rc=$?
 faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}
 # The grid's kinds (grid_helpers.lua; their lost-reply tests need the
 # fault proxy and are left out without it).
@@ -156,7 +167,7 @@ mkdir -p "$tmp/grid"
 for t in test_grid_bit_set test_grid_bloom test_grid_list test_grid_map test_grid_set test_grid_sorted_set; do
 	HILOCK_TEST_GRID_DIR="$tmp/grid" \
 		HILOCK_FAULTPROXY="$([ -x "$faultproxy" ] && echo "$faultproxy")" \
-		"$LUA" "$here/$t.lua" || rc=$?
+		run_lua "$here/$t.lua" || rc=$?
 done
 if [ -x "$faultproxy" ]; then
 	mkdir -p "$tmp/faults" "$tmp/forkhelper"
@@ -172,10 +183,9 @@ if [ -x "$faultproxy" ]; then
 		cat "$tmp/forkhelper/cc.log" >&2
 		rc=1
 	fi
-	# every wait inside is bounded; timeout stops a hang all the same
 	HILOCK_FAULTPROXY="$faultproxy" HILOCK_TEST_FAULTS_DIR="$tmp/faults" \
 		HILOCK_TEST_FORKHELPER="$forkhelper" \
-		timeout -k 10 600 "$LUA" "$here/test_faults.lua" || rc=$?
+		run_lua "$here/test_faults.lua" || rc=$?
 else
 	echo "# skipped test_faults.lua: no $faultproxy (build with the C tests)"
 fi
@@ -185,7 +195,7 @@ if [ -n "$no_tls" ]; then
 elif start_tls; then
 	export HILOCK_TEST_TLS_URL="rediss://127.0.0.1:$tls_port/0"
 	export HILOCK_TEST_TLS_PORT="$tls_port" HILOCK_TEST_TLS_DIR="$tls"
-	"$LUA" "$here/test_tls.lua" || rc=$?
+	run_lua "$here/test_tls.lua" || rc=$?
 else
 	rc=1
 fi
@@ -195,7 +205,7 @@ if [ -n "${HILOCK_TOPO:-}" ] || [ -x "$build/tests/tools/hl_topo" ]; then
 		echo "run-tests: $HILOCK_TOPO is not an executable (make build)" >&2
 		rc=1
 	else
-		"$LUA" "$here/test_topology.lua" || rc=$?
+		run_lua "$here/test_topology.lua" || rc=$?
 	fi
 else
 	echo "# skipped test_topology.lua: no $build/tests/tools/hl_topo (build with the C tests)"

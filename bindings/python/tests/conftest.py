@@ -8,6 +8,7 @@ client below (the binding has no raw commands on purpose).
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
 import socket
@@ -21,6 +22,16 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+
+
+def _die_with_parent() -> None:
+    """In the forked child: SIGTERM it when pytest ends (Linux), also when
+    the per-test bound below ends pytest without its teardown."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+    except (OSError, AttributeError):
+        pass
 
 
 class Resp:
@@ -102,7 +113,7 @@ class RedisServer:
             self.proc = subprocess.Popen(
                 [exe, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
                  "--appendonly", "no", "--dir", self.dir, "--daemonize", "no"],
-                stdout=self.log, stderr=subprocess.STDOUT)
+                stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent)
             if self._wait_ready(10.0):
                 return
             self.stop()
@@ -134,6 +145,29 @@ class RedisServer:
                 self.proc.kill()
                 self.proc.wait(10)
         self.proc = None
+
+
+# Every wait in a test is bounded; this bound stops a hang all the same. A
+# test that runs longer gets every thread's stack printed and the run ends
+# (exit status 1), naming where it hung instead of holding `make test` until
+# CI's own limit. HILOCK_TEST_PY_BOUND changes it (seconds).
+TEST_BOUND = float(os.environ.get("HILOCK_TEST_PY_BOUND", "300"))
+_bound_err: List[int] = []
+
+
+def pytest_configure(config):  # type: ignore[no-untyped-def]
+    # A copy of stderr taken before the tests' output is captured: the
+    # stacks go to the terminal, not to a captured test's buffer.
+    _bound_err.append(os.dup(2))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):  # type: ignore[no-untyped-def]
+    faulthandler.dump_traceback_later(TEST_BOUND, exit=True, file=_bound_err[0])
+    try:
+        yield
+    finally:
+        faulthandler.cancel_dump_traceback_later()
 
 
 @pytest.fixture(scope="session")
