@@ -313,11 +313,17 @@ static void held_through_kill(struct late_topo *t, int master_port,
 	hl_lock_free(other);
 }
 
+/* The watchdog's lease outlasts the slowest failover these tests wait for
+ * (20 s: a Sentinel election can abort and retry after its failover
+ * delay): a lock held through the kill must survive it, not expire while
+ * the new master is being chosen. */
+#define LATE_LEASE_MS 30000
+
 static hl_client *sentinel_client(ht_sentinel *s)
 {
 	hl_client_options o;
 	char url[600];
-	ht_failover_options(&o, 6000);
+	ht_failover_options(&o, LATE_LEASE_MS);
 	ht_sentinel_url(s, url, sizeof url);
 	return ht_client_url(url, &o);
 }
@@ -386,7 +392,7 @@ static hl_client *cluster_client(ht_cluster *cl)
 {
 	hl_client_options o;
 	char url[600];
-	ht_failover_options(&o, 6000);
+	ht_failover_options(&o, LATE_LEASE_MS);
 	ht_cluster_url(cl, url, sizeof url);
 	return ht_client_url(url, &o);
 }
