@@ -16,6 +16,14 @@
  * lock key that is not a hash. add refuses a value that is not valid
  * UTF-8: a Java String under StringCodec cannot hold it, and Java would
  * compare what it decodes (U+FFFD), not the bytes.
+ *
+ * Redisson's RPriorityQueue and RPriorityDeque (priority_queue.kind,
+ * priority_deque.kind, docs/grid-priority-queue.md) are the same list
+ * under the same lock with duplicates allowed, and one comparator key (the
+ * suffix form {name}:redisson_sortedset_comparator): their operations
+ * below run the same scripts (write's "insert" adds after the equal
+ * values; a poll's "quick" answers nil for an empty list without looking
+ * at the lock, as Redisson 4.3.1's LLEN before it locks).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +41,11 @@ int hl__sorted_set_remove(hl_gridcall *call);
 int hl__sorted_set_contains(hl_gridcall *call);
 int hl__sorted_set_poll_first(hl_gridcall *call);
 int hl__sorted_set_poll_last(hl_gridcall *call);
+int hl__priority_queue_add(hl_gridcall *call);
+int hl__priority_queue_remove(hl_gridcall *call);
+int hl__priority_queue_contains(hl_gridcall *call);
+int hl__priority_queue_poll(hl_gridcall *call);
+int hl__priority_queue_poll_last(hl_gridcall *call);
 
 /* The longest pause between two attempts while the lock is held. */
 #define SS_PAUSE_MAX_MS 50
@@ -80,6 +93,12 @@ static size_t utf8_invalid_at(const unsigned char *p, size_t len)
 	return len;
 }
 
+/* What the object is called in messages: a set, or a (priority) queue. */
+static const char *noun(const hl_object *o)
+{
+	return o->kind->kind == HL_KIND_SORTED_SET ? "set" : "queue";
+}
+
 /* A script's error reply r as the caller's failure: a Java comparator or
  * a lock key of another type (HL_EINVAL, clear), else as any op's. */
 static int script_failed(hl_gridcall *call, const hl_reply *r)
@@ -90,24 +109,24 @@ static int script_failed(hl_gridcall *call, const hl_reply *r)
 	size_t n = hl__reply_strlen(r);
 	hl__grid_label(o, label, sizeof(label));
 	if (n > 20 && strncmp(e, "HILOCK_COMPARATOR ", 18) == 0 &&
-	    (e[18] == '3' || e[18] == '4') && e[19] == ' ') {
+	    e[18] >= '3' && e[18] < '1' + (int)o->nkeys && e[19] == ' ') {
 		unsigned i =
 		        (unsigned)(e[18] - '1'); /* the script's KEYS[i+1] */
 		hl__printable(key, sizeof(key), o->keys[i], o->key_lens[i]);
 		return hl__fail(
 		        HL_EINVAL,
-		        "%s: %s: the set is ordered by a Java comparator "
+		        "%s: %s: the %s is ordered by a Java comparator "
 		        "(%s holds %.200s): hilock keeps only the natural "
 		        "order of Strings and refuses to guess another",
-		        label, call->op->name, key, e + 20);
+		        label, call->op->name, noun(o), key, e + 20);
 	}
 	if (n > 16 && strncmp(e, "HILOCK_LOCKTYPE ", 16) == 0) {
 		hl__printable(key, sizeof(key), o->keys[1], o->key_lens[1]);
 		return hl__fail(
 		        HL_EREDIS,
-		        "%s: %s: the set's lock key %s holds a %.40s, not "
+		        "%s: %s: the %s's lock key %s holds a %.40s, not "
 		        "an RLock hash",
-		        label, call->op->name, key, e + 16);
+		        label, call->op->name, noun(o), key, e + 16);
 	}
 	return hl__grid_result(call, r);
 }
@@ -119,10 +138,10 @@ static int lock_timeout(hl_gridcall *call)
 	const hl_object *o = call->obj;
 	hl__printable(key, sizeof(key), o->keys[1], o->key_lens[1]);
 	return hl__fail(HL_ETIMEDOUT,
-	                "%s: %s: the set's lock %s is held (a Redisson "
+	                "%s: %s: the %s's lock %s is held (a Redisson "
 	                "writer) longer than the call's timeout",
 	                hl__grid_label(o, label, sizeof(label)), call->op->name,
-	                key);
+	                noun(o), key);
 }
 
 /* Wait before attempt number attempt (1, 2...) while the lock is held
@@ -200,22 +219,24 @@ static int set_bool(hl_gridcall *call, const hl_reply *r)
 	return HL_OK;
 }
 
+/* The write script on the object's keys (the sorted set's four, a
+ * priority queue's three) with what and the value. */
 static int write_op(hl_gridcall *call, const char *what, size_t what_len)
 {
 	const hl_object *o = call->obj;
-	const char *argv[6];
-	size_t lens[6];
+	const char *argv[HL_GRID_MAXKEYS + 2];
+	size_t lens[HL_GRID_MAXKEYS + 2];
 	hl_reply *r = NULL;
-	int rc, i;
-	for (i = 0; i < 4; i++) {
+	int rc, i, nk = (int)o->nkeys;
+	for (i = 0; i < nk; i++) {
 		argv[i] = o->keys[i];
 		lens[i] = o->key_lens[i];
 	}
-	argv[4] = what;
-	lens[4] = what_len;
-	argv[5] = call->args[0].bytes ? call->args[0].bytes : "";
-	lens[5] = call->args[0].len;
-	rc = run_until_free(call, &hl__script_sorted_set_write, 4, 2, argv,
+	argv[nk] = what;
+	lens[nk] = what_len;
+	argv[nk + 1] = call->args[0].bytes ? call->args[0].bytes : "";
+	lens[nk + 1] = call->args[0].len;
+	rc = run_until_free(call, &hl__script_sorted_set_write, nk, 2, argv,
 	                    lens, &r);
 	if (rc == HL_OK)
 		rc = set_bool(call, r);
@@ -223,7 +244,8 @@ static int write_op(hl_gridcall *call, const char *what, size_t what_len)
 	return rc;
 }
 
-int hl__sorted_set_add(hl_gridcall *call)
+/* HL_OK if the value to add is valid UTF-8, else why not. */
+static int check_utf8(hl_gridcall *call)
 {
 	char label[120];
 	size_t bad = utf8_invalid_at((const unsigned char *)call->args[0].bytes,
@@ -231,11 +253,18 @@ int hl__sorted_set_add(hl_gridcall *call)
 	if (bad < call->args[0].len)
 		return hl__fail(
 		        HL_EINVAL,
-		        "%s: add: the value is not valid UTF-8 (at byte "
+		        "%s: %s: the value is not valid UTF-8 (at byte "
 		        "%zu): a Java String (StringCodec) cannot hold "
 		        "it, so its place in natural order is undefined",
-		        hl__grid_label(call->obj, label, sizeof(label)), bad);
-	return write_op(call, "add", 3);
+		        hl__grid_label(call->obj, label, sizeof(label)),
+		        call->op->name, bad);
+	return HL_OK;
+}
+
+int hl__sorted_set_add(hl_gridcall *call)
+{
+	int rc = check_utf8(call);
+	return rc != HL_OK ? rc : write_op(call, "add", 3);
 }
 
 int hl__sorted_set_remove(hl_gridcall *call)
@@ -251,12 +280,12 @@ int hl__sorted_set_contains(hl_gridcall *call)
 /* A poll: the script keeps what it took under a request marker (as the
  * generated mark frame does), so a resend after a lost reply answers the
  * same; busy and empty answers change nothing and keep nothing. */
-static int poll_op(hl_gridcall *call, const char *end)
+static int poll_op(hl_gridcall *call, const char *end, const char *quick)
 {
 	const hl_object *o = call->obj;
 	const hl_conf *cf = &o->client->conf;
-	const char *argv[5];
-	size_t lens[5], n;
+	const char *argv[6];
+	size_t lens[6], n;
 	char id[33], num[HL_DEC_MAX], *mark;
 	hl_reply *r = NULL;
 	int rc;
@@ -281,7 +310,9 @@ static int poll_op(hl_gridcall *call, const char *end)
 	lens[3] = hl__fmt_i64(num, ms < 1000 ? 1000 : ms);
 	argv[4] = end;
 	lens[4] = strlen(end);
-	rc = run_until_free(call, &hl__script_sorted_set_poll, 3, 2, argv, lens,
+	argv[5] = quick;
+	lens[5] = strlen(quick);
+	rc = run_until_free(call, &hl__script_sorted_set_poll, 3, 3, argv, lens,
 	                    &r);
 	free(mark);
 	if (rc == HL_OK)
@@ -292,10 +323,38 @@ static int poll_op(hl_gridcall *call, const char *end)
 
 int hl__sorted_set_poll_first(hl_gridcall *call)
 {
-	return poll_op(call, "first");
+	return poll_op(call, "first", "");
 }
 
 int hl__sorted_set_poll_last(hl_gridcall *call)
 {
-	return poll_op(call, "last");
+	return poll_op(call, "last", "");
+}
+
+/* ---- the priority queue and deque -------------------------------------- */
+
+int hl__priority_queue_add(hl_gridcall *call)
+{
+	int rc = check_utf8(call);
+	return rc != HL_OK ? rc : write_op(call, "insert", 6);
+}
+
+int hl__priority_queue_remove(hl_gridcall *call)
+{
+	return write_op(call, "remove", 6);
+}
+
+int hl__priority_queue_contains(hl_gridcall *call)
+{
+	return write_op(call, "contains", 8);
+}
+
+int hl__priority_queue_poll(hl_gridcall *call)
+{
+	return poll_op(call, "first", "quick");
+}
+
+int hl__priority_queue_poll_last(hl_gridcall *call)
+{
+	return poll_op(call, "last", "quick");
 }
