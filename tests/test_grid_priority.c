@@ -753,6 +753,205 @@ static void bad_input(void)
 	hl_client_free(c);
 }
 
+/* ---- the blocking queue's take ------------------------------------------ */
+
+static hl_object *pbq(hl_client *c, const char *name)
+{
+	hl_object *o = NULL;
+	HT_OK(hl_priority_blocking_queue_new(&o, c, name, strlen(name)));
+	return o;
+}
+
+/* A take waits as a task that listens on the hilock-only channel: a hilock
+ * add wakes it at once (well inside the 250 ms back-off it has grown to);
+ * a raw RPUSH (a Java producer publishes nothing) is found by the
+ * back-off; poll_timeout answers nil after its timeout; a task's value is
+ * what it took. */
+static void take(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_client *p = ht_client(r, 0);
+	hl_object *q = pbq(c, "grid:pbq:take");
+	hl_object *adder = pq(p, "grid:pbq:take");
+	const char *chan = "hilock_priority_queue_channel:{grid:pbq:take}";
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	hl_value *v = NULL;
+	char buf[64];
+	int ok = 0, res = 0;
+	int64_t t0, took;
+
+	/* a value there: taken at once, blocking call */
+	HT_OK(hl_priority_queue_add(&ok, adder, HT_S("b")));
+	HT_OK(hl_priority_blocking_queue_take(&v, q));
+	HT_CHECK(bytes_eq(v, "b", 1));
+	hl_value_free(v);
+	/* empty: the task waits, subscribed, until a hilock add */
+	HT_OK(hl_object_call_start(&t, q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	ht_wait_waiting(c, 1);
+	HT_EQ(ht_numsub(r, HT_S(chan)), 1);
+	ht_sleep_ms(700); /* its back-off at its longest */
+	HT_EQ(hl_task_done(t), 0);
+	t0 = ht_now_ms();
+	HT_OK(hl_priority_queue_add(&ok, adder, HT_S("x")));
+	HT_OK(ht_task_result(t, &res, 10000));
+	took = ht_now_ms() - t0;
+	HT_CHECKF(took < 120 * ht_scale(), "woken after %lld ms",
+	          (long long)took);
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "x", 1));
+	hl_task_free(t);
+	HT_EQ(ht_exists(r, HT_S("grid:pbq:take")), 0);
+	/* a Java producer (RPUSH, no message): found by the back-off */
+	HT_OK(hl_object_call_start(&t, q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	ht_wait_waiting(c, 1);
+	ht_sleep_ms(500);
+	t0 = ht_now_ms();
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH grid:pbq:take j"));
+	HT_OK(ht_task_result(t, &res, 10000));
+	took = ht_now_ms() - t0;
+	HT_CHECKF(took < 1000 * ht_scale(), "found after %lld ms",
+	          (long long)took);
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "j", 1));
+	hl_task_free(t);
+	/* poll_timeout: nil once the time is up; a value at once */
+	t0 = ht_now_ms();
+	HT_OK(hl_priority_blocking_queue_poll_timeout(&v, q, 300));
+	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	HT_CHECK(ht_now_ms() - t0 >= 290);
+	HT_OK(hl_priority_queue_add(&ok, adder, HT_S("m")));
+	HT_OK(hl_priority_blocking_queue_poll_timeout(&v, q, 60000));
+	HT_CHECK(bytes_eq(v, "m", 1));
+	hl_value_free(v);
+	/* a call's own timeout bounds a take: nil, not an error */
+	HT_OK(hl_object_call_ex(&v, q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, NULL,
+	                        0, 200, NULL));
+	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	HT_EQ(raw_list(r, "grid:pbq:take", buf, sizeof buf), 0);
+	hl_object_free(q);
+	hl_object_free(adder);
+	hl_client_free(c);
+	hl_client_free(p);
+}
+
+/* This client's takers queue FIFO (one competes); each value goes to one
+ * taker; a taker cancelled while waiting takes nothing. */
+static void takers(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *q = pbq(c, "grid:pbq:takers");
+	hl_task *t[3] = {NULL, NULL, NULL};
+	const hl_value *tv = NULL;
+	char buf[64];
+	int ok = 0, res = 0, i;
+
+	for (i = 0; i < 3; i++)
+		HT_OK(hl_object_call_start(
+		        &t[i], q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, NULL, 0));
+	ht_wait_waiting(c, 3); /* the head; the others queue behind it */
+	hl_task_cancel(t[1]);
+	HT_RC(ht_task_result(t[1], &res, 10000), HL_EINTERRUPTED);
+	HT_OK(hl_priority_blocking_queue_put(&ok, q, HT_S("b")));
+	HT_OK(ht_task_result(t[0], &res, 10000)); /* the first came first */
+	HT_OK(hl_task_value(&tv, t[0]));
+	HT_CHECK(bytes_eq(tv, "b", 1));
+	HT_EQ(hl_task_done(t[2]), 0);
+	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("a")));
+	HT_OK(ht_task_result(t[2], &res, 10000));
+	HT_OK(hl_task_value(&tv, t[2]));
+	HT_CHECK(bytes_eq(tv, "a", 1));
+	HT_EQ(raw_list(r, "grid:pbq:takers", buf, sizeof buf), 0);
+	for (i = 0; i < 3; i++)
+		hl_task_free(t[i]);
+	/* a cancel that comes after the value was taken puts it back: a
+	 * task freed (cancelled) at once after an add finds either */
+	HT_OK(hl_priority_blocking_queue_put(&ok, q, HT_S("k")));
+	HT_OK(hl_object_call_start(&t[0], q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	hl_task_cancel(t[0]);
+	res = ht_task_result(t[0], &res, 10000);
+	if (res == HL_OK) { /* done before the cancel: it has "k" */
+		HT_OK(hl_task_value(&tv, t[0]));
+		HT_CHECK(bytes_eq(tv, "k", 1));
+		HT_EQ(raw_list(r, "grid:pbq:takers", buf, sizeof buf), 0);
+	} else { /* cancelled: "k" is in the queue (put back, or never
+		    taken) */
+		HT_EQ(res, HL_EINTERRUPTED);
+		HT_EQ(raw_list(r, "grid:pbq:takers", buf, sizeof buf), 1);
+		HT_STREQ(buf, "k");
+	}
+	hl_task_free(t[0]);
+	hl_object_free(q);
+	hl_client_free(c);
+}
+
+static int pbq_taken(void *arg)
+{
+	return llen_is(arg, "grid:pbq:doubt", 1);
+}
+
+/* A take whose reply is lost answers what it took; Redisson's lock held
+ * makes it wait, its release lets it take. */
+static void take_lost_and_locked(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = ht_doubt_client(p->url, 40);
+	hl_client *d = ht_client(r, 0);
+	hl_object *q = pbq(c, "grid:pbq:doubt");
+	hl_object *dq = pbq(d, "grid:pbq:doubt");
+	const char *lock = "redisson_sortedset_lock:{grid:pbq:doubt}";
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	hl_value *v = NULL;
+	char buf[64];
+	int ok = 0, res = 0;
+
+	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("z"))); /* scripts cached */
+	HT_OK(hl_priority_blocking_queue_take(&v, q));
+	hl_value_free(v);
+	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("b")));
+	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("a")));
+	ht_proxy_cmd(p, "delay 400");
+	HT_OK(hl_object_call_start(&t, q, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	HT_CHECK(ht_wait_until(pbq_taken, r, 10000)); /* it took "a" */
+	ht_sleep_ms(300);                             /* its reply lost */
+	ht_proxy_cmd(p, "delay 0");
+	HT_OK(ht_task_result(t, &res, 20000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "a", 1));
+	hl_task_free(t);
+	HT_EQ(raw_list(r, "grid:pbq:doubt", buf, sizeof buf), 1);
+	HT_STREQ(buf, "b");
+	/* Redisson's lock: the take waits, then takes */
+	hold_lock(r, lock, 30000);
+	HT_OK(hl_object_call_start(&t, dq, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	evals0 = ht_cmd_calls(r, "evalsha");
+	HT_CHECK(ht_wait_until(polled_thrice, r, 10000));
+	HT_EQ(hl_task_done(t), 0);
+	HT_EQ(raw_list(r, "grid:pbq:doubt", buf, sizeof buf), 1);
+	ht_del(r, HT_S(lock));
+	HT_OK(ht_task_result(t, &res, 10000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "b", 1));
+	hl_task_free(t);
+	hl_object_free(q);
+	hl_object_free(dq);
+	hl_client_free(c);
+	hl_client_free(d);
+	ht_proxy_stop(p);
+}
+
 HT_MAIN(HT_CASE(order), HT_CASE(duplicates), HT_CASE(empty), HT_CASE(deque),
         HT_CASE(redisson_lock), HT_CASE(comparator), HT_CASE(lost_reply),
-        HT_CASE(cluster), HT_CASE(bad_input))
+        HT_CASE(cluster), HT_CASE(bad_input), HT_CASE(take), HT_CASE(takers),
+        HT_CASE(take_lost_and_locked))

@@ -1538,3 +1538,91 @@ func (o *PriorityDeque) PollLast(ctx context.Context) ([]byte, error) {
 	v, err := o.call(ctx, 0x150b, "poll_last")
 	return v.Bytes(), err
 }
+
+// PriorityBlockingQueue is Redisson's RPriorityBlockingQueue: The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingQueue) with take and poll_timeout, which wait for a value. A wait is a task (no thread waits): it tries again after a bounded back-off (10 ms growing to 250 ms), and at once when a hilock process adds to the queue (a hilock-only channel); this client's waiters take in the order they came. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+// Java side: StringCodec (natural order of String): redisson.getPriorityBlockingQueue(name, StringCodec.INSTANCE), never trySetComparator.
+type PriorityBlockingQueue struct{ object }
+
+// PriorityBlockingQueue returns the priority blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) PriorityBlockingQueue(name string) *PriorityBlockingQueue {
+	return &PriorityBlockingQueue{newObject(c, 22, "priority_blocking_queue", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place, after the values equal to it: true.
+// Waits while a Redisson writer holds the queue's lock. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1600, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Offer: The same as add: true. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *PriorityBlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1601, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (the lowest value): it, or nil at once when the queue is
+// empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+// Redisson writer holds the queue's lock.
+func (o *PriorityBlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1602, "poll")
+	return v.Bytes(), err
+}
+
+// Peek: The head (the lowest value), nil when the queue is empty.
+func (o *PriorityBlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1603, "peek")
+	return v.Bytes(), err
+}
+
+// Contains: True if value is in the queue (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *PriorityBlockingQueue) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1604, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove one occurrence of value: true if there was one. Waits while a
+// Redisson writer holds the queue's lock. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1605, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of values.
+func (o *PriorityBlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1606, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to index end (0 is the head), both included,
+// in order, without taking them (LRANGE; iteration reads pages of it).
+func (o *PriorityBlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1607, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Put: The same as add (the queue has no bound): true. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Put(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1608, "put", argBytes(value))
+	return v.Bool(), err
+}
+
+// Take: Take the head (the lowest value), waiting as long as it takes (a call's
+// timeout, a cancel or a context bound it).
+func (o *PriorityBlockingQueue) Take(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1609, "take")
+	return v.Bytes(), err
+}
+
+// PollTimeout: Take the head, waiting at most timeout (1 ms or more; poll is the one
+// attempt): it, or nil when none came in time.
+func (o *PriorityBlockingQueue) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	v, err := o.call(ctx, 0x160a, "poll_timeout", argDuration(timeout))
+	return v.Bytes(), err
+}

@@ -441,4 +441,29 @@ return function(G)
 	function PriorityDeque:poll_first(...) return call(self, 0x150a, "poll_first", "", "bytes", ...) end
 	--- priority_deque:poll_last(): Take the tail (the highest value): it, or nil at once when the deque is empty. Waits while a Redisson writer holds the lock.
 	function PriorityDeque:poll_last(...) return call(self, 0x150b, "poll_last", "", "bytes", ...) end
+
+	-- priority_blocking_queue (Redisson RPriorityBlockingQueue): The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingQueue) with take and poll_timeout, which wait for a value. A wait is a task (no thread waits): it tries again after a bounded back-off (10 ms growing to 250 ms), and at once when a hilock process adds to the queue (a hilock-only channel); this client's waiters take in the order they came. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+	local PriorityBlockingQueue = new_kind("priority_blocking_queue", 22)
+	--- priority_blocking_queue:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:add(...) return call(self, 0x1600, "add", "b", "bool", ...) end
+	--- priority_blocking_queue:offer(value): The same as add: true.
+	function PriorityBlockingQueue:offer(...) return call(self, 0x1601, "offer", "b", "bool", ...) end
+	--- priority_blocking_queue:poll(): Take the head (the lowest value): it, or nil at once when the queue is empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:poll(...) return call(self, 0x1602, "poll", "", "bytes", ...) end
+	--- priority_blocking_queue:peek(): The head (the lowest value), nil when the queue is empty.
+	function PriorityBlockingQueue:peek(...) return call(self, 0x1603, "peek", "", "bytes", ...) end
+	--- priority_blocking_queue:contains(value): True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains).
+	function PriorityBlockingQueue:contains(...) return call(self, 0x1604, "contains", "b", "bool", ...) end
+	--- priority_blocking_queue:remove(value): Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:remove(...) return call(self, 0x1605, "remove", "b", "bool", ...) end
+	--- priority_blocking_queue:size(): The number of values.
+	function PriorityBlockingQueue:size(...) return call(self, 0x1606, "size", "", "i64", ...) end
+	--- priority_blocking_queue:read_range(start, end): The values from index start to index end (0 is the head), both included, in order, without taking them (LRANGE; iteration reads pages of it).
+	function PriorityBlockingQueue:read_range(...) return call(self, 0x1607, "read_range", "ii", "list", ...) end
+	--- priority_blocking_queue:put(value): The same as add (the queue has no bound): true.
+	function PriorityBlockingQueue:put(...) return call(self, 0x1608, "put", "b", "bool", ...) end
+	--- priority_blocking_queue:take(): Take the head (the lowest value), waiting as long as it takes (a call's timeout, a cancel or a context bound it).
+	function PriorityBlockingQueue:take(...) return call(self, 0x1609, "take", "", "bytes", ...) end
+	--- priority_blocking_queue:poll_timeout(timeout): Take the head, waiting at most timeout (1 ms or more; poll is the one attempt): it, or nil when none came in time.
+	function PriorityBlockingQueue:poll_timeout(...) return call(self, 0x160a, "poll_timeout", "m", "bytes", ...) end
 end

@@ -20,7 +20,8 @@ enum {
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15,
 	HL_KIND_PRIORITY_QUEUE = 20,
-	HL_KIND_PRIORITY_DEQUE = 21
+	HL_KIND_PRIORITY_DEQUE = 21,
+	HL_KIND_PRIORITY_BLOCKING_QUEUE = 22
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -224,7 +225,18 @@ enum {
 	HL_OP_PRIORITY_DEQUE_PEEK_FIRST = 0x1508,
 	HL_OP_PRIORITY_DEQUE_PEEK_LAST = 0x1509,
 	HL_OP_PRIORITY_DEQUE_POLL_FIRST = 0x150a,
-	HL_OP_PRIORITY_DEQUE_POLL_LAST = 0x150b
+	HL_OP_PRIORITY_DEQUE_POLL_LAST = 0x150b,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_ADD = 0x1600,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_OFFER = 0x1601,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL = 0x1602,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_PEEK = 0x1603,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_CONTAINS = 0x1604,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_REMOVE = 0x1605,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_SIZE = 0x1606,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_READ_RANGE = 0x1607,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_PUT = 0x1608,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE = 0x1609,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT = 0x160a
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -1143,5 +1155,66 @@ HL_EXTERN int hl_priority_deque_poll_first(hl_value **out, hl_object *obj);
  * unless it reads). Sent again after a lost reply with a request marker: it
  * runs once and answers as it did. */
 HL_EXTERN int hl_priority_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- priority_blocking_queue (RPriorityBlockingQueue) ---- */
+
+/* The priority queue (values in Java's natural order of Strings, the lowest
+ * at the head, shared with Redisson's RPriorityBlockingQueue) with take and
+ * poll_timeout, which wait for a value. A wait is a task (no thread waits):
+ * it tries again after a bounded back-off (10 ms growing to 250 ms), and at
+ * once when a hilock process adds to the queue (a hilock-only channel);
+ * this client's waiters take in the order they came. A take whose reply is
+ * lost answers what it took; one cancelled after taking puts the value
+ * back. See docs/grid-priority-queue.md. */
+/* A new priority_blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_priority_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place, after the values equal to it: true.
+ * Waits while a Redisson writer holds the queue's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The same as add: true. *out = 1 or 0. HL_EINDOUBT if its reply was lost
+ * after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value): it, or nil at once when the queue is
+ * empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+ * Redisson writer holds the queue's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* The head (the lowest value), nil when the queue is empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_priority_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* True if value is in the queue (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_priority_blocking_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove one occurrence of value: true if there was one. Waits while a
+ * Redisson writer holds the queue's lock. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_priority_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The values from index start to index end (0 is the head), both included,
+ * in order, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_priority_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The same as add (the queue has no bound): true. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_put(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value), waiting as long as it takes (a call's
+ * timeout, a cancel or a context bound it). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting at most timeout (1 ms or more; poll is the one
+ * attempt): it, or nil when none came in time. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
 
 #endif
