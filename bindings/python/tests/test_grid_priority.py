@@ -6,6 +6,7 @@ bad input."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 
@@ -166,3 +167,52 @@ def test_lost_replies(faultproxy, redis):  # noqa: F811
         assert q.poll() == b"a"
         t.join()
         assert redis.cmd("LRANGE", "py:pq:doubt", 0, -1) == [b"b", b"c"]
+
+
+# -- the priority blocking queue ---------------------------------------------
+
+
+def test_blocking_take_and_poll_timeout(client, other_client, redis):
+    q = client.priority_blocking_queue("py:pbq:take")
+    assert isinstance(q, hilock.PriorityBlockingQueue)
+    producer = other_client.priority_queue("py:pbq:take")
+    assert q.poll() is None  # no wait
+    t0 = time.monotonic()
+    assert q.poll(0.3) is None
+    assert time.monotonic() - t0 >= 0.28
+    got = []
+    t = threading.Thread(target=lambda: got.append(q.take()))
+    t.start()
+    deadline = time.monotonic() + 10
+    while redis.cmd("PUBSUB", "NUMSUB", "hilock_priority_queue_channel:{py:pbq:take}")[1] != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    producer.add("b")
+    t.join(10)
+    assert got == [b"b"]
+    assert q.put("z") is True and q.take() == b"z"  # there: at once
+    redis.cmd("RPUSH", "py:pbq:take", "j")  # a Java producer: no message
+    assert q.poll(5) == b"j"
+    assert len(q) == 0
+
+
+def test_blocking_asyncio(client, redis):
+    q = client.priority_blocking_queue("py:pbq:async")
+
+    async def main():  # type: ignore[no-untyped-def]
+        waiter = asyncio.ensure_future(q.take_async())
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+        await asyncio.get_running_loop().run_in_executor(None, q.add, "v")
+        assert await asyncio.wait_for(waiter, 10) == b"v"
+        assert await q.poll_async(0.2) is None
+        # a cancelled take takes nothing
+        w = asyncio.ensure_future(q.take_async())
+        await asyncio.sleep(0.1)
+        w.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await w
+        q.add("after")
+        assert redis.cmd("LRANGE", "py:pbq:async", 0, -1) == [b"after"]
+
+    asyncio.run(main())
