@@ -1612,17 +1612,3 @@ func (o *PriorityBlockingQueue) Put(ctx context.Context, value []byte) (bool, er
 	v, err := o.call(ctx, 0x1608, "put", argBytes(value))
 	return v.Bool(), err
 }
-
-// Take: Take the head (the lowest value), waiting as long as it takes (a call's
-// timeout, a cancel or a context bound it).
-func (o *PriorityBlockingQueue) Take(ctx context.Context) ([]byte, error) {
-	v, err := o.call(ctx, 0x1609, "take")
-	return v.Bytes(), err
-}
-
-// PollTimeout: Take the head, waiting at most timeout (1 ms or more; poll is the one
-// attempt): it, or nil when none came in time.
-func (o *PriorityBlockingQueue) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
-	v, err := o.call(ctx, 0x160a, "poll_timeout", argDuration(timeout))
-	return v.Bytes(), err
-}

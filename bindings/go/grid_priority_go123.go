@@ -18,3 +18,8 @@ func (o *PriorityQueue) Values(ctx context.Context) iter.Seq2[[]byte, error] {
 func (o *PriorityDeque) Values(ctx context.Context) iter.Seq2[[]byte, error] {
 	return rangeSeq(ctx, o.Range)
 }
+
+// Values is Range as an iterator (Go 1.23), as PriorityQueue.Values.
+func (o *PriorityBlockingQueue) Values(ctx context.Context) iter.Seq2[[]byte, error] {
+	return rangeSeq(ctx, o.Range)
+}

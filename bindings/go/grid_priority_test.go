@@ -236,3 +236,66 @@ func TestGridPriorityQueueLostReply(t *testing.T) {
 		t.Fatal("more than one taken")
 	}
 }
+
+// The blocking queue: Take waits as a task and a hilock add wakes it; ctx
+// ends a wait; PollTimeout answers nil after its timeout; a raw RPUSH (a
+// Java producer) is found by the back-off.
+func TestGridPriorityBlockingQueue(t *testing.T) {
+	ctx := context.Background()
+	c := connect(t)
+	r := newRedis(t)
+	name := uniqueName(t)
+	q := c.PriorityBlockingQueue(name)
+	producer := connect(t).PriorityQueue(name)
+	if v, err := q.PollTimeout(ctx, 200*time.Millisecond); v != nil || err != nil {
+		t.Fatalf("PollTimeout of empty: %q %v", v, err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, err := q.Take(ctx)
+		got <- fmt.Sprintf("%s %v", v, err)
+	}()
+	ch := "hilock_priority_queue_channel:{" + name + "}"
+	if !waitFor(10*time.Second, func() bool {
+		n, _ := r.do("PUBSUB", "NUMSUB", ch).([]interface{})
+		return len(n) == 2 && n[1] == int64(1)
+	}) {
+		t.Fatal("the take does not listen")
+	}
+	if _, err := producer.Add(ctx, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "b <nil>" {
+			t.Fatal(s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("take not woken")
+	}
+	// ctx ends a take
+	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	v, err := q.Take(tctx)
+	cancel()
+	if v != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Take past ctx: %q %v", v, err)
+	}
+	cctx, cancel2 := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); cancel2() }()
+	if v, err := q.Take(cctx); v != nil || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Take cancelled: %q %v", v, err)
+	}
+	r.do("RPUSH", name, "j")
+	if v, err := q.PollTimeout(ctx, 5*time.Second); string(v) != "j" || err != nil {
+		t.Fatalf("PollTimeout of a raw push: %q %v", v, err)
+	}
+	if ok, err := q.Put(ctx, []byte("z")); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if v, err := q.Take(ctx); string(v) != "z" || err != nil {
+		t.Fatalf("Take: %q %v", v, err)
+	}
+	if _, err := q.PollTimeout(ctx, 0); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("PollTimeout 0: %v", err)
+	}
+}

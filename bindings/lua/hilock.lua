@@ -2981,6 +2981,26 @@ SortedSet.__pairs = function(self)
 end
 
 
+-- The priority blocking queue's waits (docs/grid-priority-queue.md): a
+-- wait in the library (it tries again after a back-off of 10 ms growing to
+-- 250 ms, at once when a hilock process adds).
+local PriorityBlockingQueue = grid_factories.priority_blocking_queue
+for _, k in ipairs({"values", "__len", "__pairs"}) do
+	PriorityBlockingQueue[k] = grid_factories.priority_queue[k]
+end
+
+--- pbq:take() --> the head (the lowest value), waiting as long as it takes
+-- | nil, message, code
+function PriorityBlockingQueue:take()
+	return grid_call(self, 0x1609, "take", "", "bytes")
+end
+
+--- pbq:poll_timeout(seconds) --> the head, waiting at most seconds; nil
+-- when none came in time | nil, message, code
+function PriorityBlockingQueue:poll_timeout(seconds)
+	return grid_call(self, 0x160a, "poll_timeout", "m", "bytes", seconds)
+end
+
 -- Internals for tests --------------------------------------------------------
 M._core = core
 M._owners = owners

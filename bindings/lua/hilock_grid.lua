@@ -462,8 +462,4 @@ return function(G)
 	function PriorityBlockingQueue:read_range(...) return call(self, 0x1607, "read_range", "ii", "list", ...) end
 	--- priority_blocking_queue:put(value): The same as add (the queue has no bound): true.
 	function PriorityBlockingQueue:put(...) return call(self, 0x1608, "put", "b", "bool", ...) end
-	--- priority_blocking_queue:take(): Take the head (the lowest value), waiting as long as it takes (a call's timeout, a cancel or a context bound it).
-	function PriorityBlockingQueue:take(...) return call(self, 0x1609, "take", "", "bytes", ...) end
-	--- priority_blocking_queue:poll_timeout(timeout): Take the head, waiting at most timeout (1 ms or more; poll is the one attempt): it, or nil when none came in time.
-	function PriorityBlockingQueue:poll_timeout(...) return call(self, 0x160a, "poll_timeout", "m", "bytes", ...) end
 end

@@ -99,6 +99,21 @@ H.test("bad input: clear errors", function()
 	check(not pcall(function() return #q end), "# raises on failure")
 end)
 
+H.test("the blocking queue: take, poll_timeout, put", function()
+	local name = H.uname("pbq", "take")
+	local q = client:priority_blocking_queue(name)
+	local v, msg = q:poll_timeout(0.2)
+	check(v == nil and msg == nil, "nothing in time: nil, no message")
+	eq(q:put("b"), true, "put")
+	eq(q:add("a"), true, "add")
+	eq(#q, 2, "#")
+	eq(q:take(), "a", "take")
+	eq(q:take(), "b", "take")
+	redis("RPUSH", name, "c") -- a Java producer: found by the back-off
+	eq(q:poll_timeout(5), "c", "poll_timeout")
+	check(not pcall(q.poll_timeout, q, "x"), "a string timeout raises")
+end)
+
 if H.FAULTPROXY then
 	H.test("a poll whose reply is lost answers what it took", function()
 		local p = H.proxy()

@@ -1699,18 +1699,6 @@ class PriorityBlockingQueueBase(GridObject):
             check(r)
         return r == 1
 
-    def take(self) -> Optional[bytes]:
-        """Take the head (the lowest value), waiting as long as it takes (a call's timeout, a cancel
-        or a context bound it)."""
-        r = lib.hlpy_g_priority_blocking_queue_take(self._h)
-        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
-
-    def poll_timeout(self, timeout: float) -> Optional[bytes]:
-        """Take the head, waiting at most timeout (1 ms or more; poll is the one attempt): it, or
-        None when none came in time."""
-        r = lib.hlpy_g_priority_blocking_queue_poll_timeout(self._h, _ms(timeout, 'timeout'))
-        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
-
 
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-from ._grid import _convert, _ms
+from ._grid import _convert, _ms, _take
 from ._grid_gen import PriorityBlockingQueueBase
 from ._grid_priority_queue import PriorityQueue
 from ._lowlevel import check, error_for, ffi, lib
@@ -64,9 +64,12 @@ class PriorityBlockingQueue(PriorityBlockingQueueBase):
 
     def _wait(self, op: int, wait_ms: int) -> Optional[bytes]:
         if threading.current_thread() is not threading.main_thread():
+            out = ffi.new("hl_value **")  # the blocking call (GIL released)
             if op == _TAKE:
-                return super().take()
-            return super().poll_timeout(wait_ms / 1000.0)
+                check(lib.hl_priority_blocking_queue_take(out, self._h))
+            else:
+                check(lib.hl_priority_blocking_queue_poll_timeout(out, self._h, wait_ms))
+            return _take(out[0])  # type: ignore[no-any-return]
         out = ffi.new("hl_task **")
         check(self._starter(op, wait_ms)(out))
         t = ffi.gc(out[0], lib.hl_task_free)
@@ -89,10 +92,16 @@ class PriorityBlockingQueue(PriorityBlockingQueueBase):
         return _task_value(t)
 
     def take(self) -> bytes:  # type: ignore[override]
-        """Take the head (the lowest value), waiting as long as it takes."""
+        """Take the head (the lowest value), waiting as long as it takes (a
+        cancel or the client's close ends the wait)."""
         v = self._wait(_TAKE, -1)
         assert v is not None
         return v
+
+    def poll_timeout(self, timeout: float) -> Optional[bytes]:
+        """Take the head, waiting at most ``timeout`` seconds: None when
+        none came in time."""
+        return self._wait(_POLL_TIMEOUT, _ms(timeout, "timeout"))
 
     def poll(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
         """Take the head: without ``timeout`` at once (None when empty);
