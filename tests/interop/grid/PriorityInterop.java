@@ -5,7 +5,8 @@
 // sides add at once and keep one sorted list; hilock's writes wait while
 // Redisson holds redisson_sortedset_lock:{name}; a comparator set by Java
 // ({name}:redisson_sortedset_comparator) makes hilock refuse the queue;
-// producers and consumers on both sides take every value exactly once.
+// producers and consumers on both sides take every value exactly once; the
+// blocking queue's takes on each side get the other side's adds.
 //
 //   java PriorityInterop VERSION PEER TOPOLOGY ADDRESSES URL [FILTER]
 //
@@ -194,14 +195,88 @@ public class PriorityInterop extends CollectionsInterop {
 	}
 
 	/* Producers and consumers on both sides at once: every value taken
-	 * exactly once. */
+	 * exactly once, and each side took some. (Which side takes whose
+	 * values is the order's business: the lowest go first.) */
 	static void pc(String name) throws Exception {
 		RPriorityQueue<String> jq = r.getPriorityQueue(name, StringCodec.INSTANCE);
-		final int n = 400;
-		producersConsumers("priority producers/consumers", "priority_queue", name, "add,offer", "poll", t -> {
+		final int n = 400, jthreads = 2;
+		java.util.concurrent.ConcurrentLinkedQueue<String> jgot = new java.util.concurrent.ConcurrentLinkedQueue<>();
+		java.util.concurrent.atomic.AtomicInteger jleft = new java.util.concurrent.atomic.AtomicInteger(jthreads);
+		List<String> hvals = new ArrayList<>(), produced = new ArrayList<>();
+		for (int k = 0; k < n; k++) {
+			// both sides' values interleave in Java's order
+			String v = "v" + (k % 50) + (k % 10 == 0 ? "\u00e9" : "") + ":h" + k;
+			hvals.add(v);
+			produced.add(b(v));
+		}
+		for (int t = 0; t < jthreads; t++)
 			for (int k = 0; k < n / 2; k++)
-				jq.add("j" + t + ":" + k);
-		}, jq::poll, jq::poll, pcValues(n), 2);
+				produced.add(b("v" + (k % 50) + ":j" + t + ":" + k));
+		send("pc 2 2 1000 add,offer poll priority_queue " + hex(name) + " " + args(bs(hvals)));
+		threads(2 * jthreads, t -> {
+			if (t < jthreads) {
+				for (int k = 0; k < n / 2; k++)
+					jq.add("v" + (k % 50) + ":j" + t + ":" + k);
+				jleft.decrementAndGet();
+				return;
+			}
+			long last = System.currentTimeMillis(), start = last;
+			for (;;) {
+				String v = jq.poll();
+				long now = System.currentTimeMillis();
+				if (v != null) {
+					jgot.add(v);
+					last = now;
+					continue;
+				}
+				if ((jleft.get() == 0 && now - last > 1000) || now - start > 120000)
+					break;
+				Thread.sleep(1);
+			}
+		});
+		String res = reply();
+		String fails = res.substring(0, res.indexOf(' '));
+		List<String> hgot = strs(list(res.substring(res.indexOf(' ') + 1)));
+		List<String> all = new ArrayList<>(hgot);
+		for (String v : jgot)
+			all.add(b(v));
+		for (String v; (v = jq.poll()) != null;)
+			all.add(b(v));
+		check("priority producers/consumers: hilock's calls all answered", "0", fails);
+		check("priority producers/consumers: every value produced by either side taken exactly once ("
+		        + produced.size() + ")", sorted(produced), sorted(all));
+		checkTrue("priority producers/consumers: each side took some", !hgot.isEmpty() && !jgot.isEmpty(),
+		        "hilock took " + hgot.size() + ", Redisson " + jgot.size());
+	}
+
+	/* The blocking queue: hilock's take gets Redisson's add (found by its
+	 * back-off: Redisson publishes nothing), Redisson's take gets hilock's
+	 * put. */
+	static void blocking(String name) throws Exception {
+		org.redisson.api.RPriorityBlockingQueue<String> jq = r.getPriorityBlockingQueue(name, StringCodec.INSTANCE);
+		send("call priority_blocking_queue " + hex(name) + " take");
+		Thread.sleep(300);
+		long t0 = System.currentTimeMillis();
+		jq.add("x");
+		String got = reply();
+		long took = System.currentTimeMillis() - t0;
+		check("priority blocking: hilock's take gets Redisson's add", b("x"), got);
+		checkTrue("priority blocking: ... within the back-off (under 1 s)", took < 1000, took + " ms");
+		String[] jgot = new String[1];
+		Thread th = new Thread(() -> {
+			try {
+				jgot[0] = jq.take();
+			} catch (InterruptedException e) {
+				jgot[0] = e.toString();
+			}
+		});
+		th.start();
+		Thread.sleep(300);
+		check("priority blocking: hilock's put", "i:1", hl("priority_blocking_queue", name, "put", b("y")));
+		th.join(10000);
+		check("priority blocking: Redisson's take gets hilock's put", "y", jgot[0]);
+		check("priority blocking: hilock's poll_timeout of the empty queue", "nil",
+		        hl("priority_blocking_queue", name, "poll_timeout", i(200)));
 	}
 
 	public static void main(String[] a) throws Exception {
@@ -214,6 +289,7 @@ public class PriorityInterop extends CollectionsInterop {
 		scenario("priority_comparator", PriorityInterop::comparator);
 		scenario("priority_deque", PriorityInterop::deque);
 		scenario("priority_pc", PriorityInterop::pc);
+		scenario("priority_blocking", PriorityInterop::blocking);
 		finish(p, " priority", t0);
 	}
 }
