@@ -666,6 +666,27 @@ static void cluster(void)
 	rep = ht_node_cmd(lock_node, "EXISTS %s", ck);
 	HT_EQ(rep->integer, 0);
 	freeReplyObject(rep);
+	/* a take waits on the slot's channel: an add wakes it at once */
+	{
+		hl_object *b = NULL;
+		int64_t t0, took;
+		HT_OK(hl_priority_blocking_queue_new(&b, c, HT_S(name)));
+		HT_OK(hl_object_call_start(
+		        &t, b, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, NULL, 0));
+		ht_wait_waiting(c, 1);
+		ht_sleep_ms(700);
+		HT_EQ(hl_task_done(t), 0);
+		t0 = ht_now_ms();
+		HT_OK(hl_priority_queue_add(&ok, q, HT_S("w")));
+		HT_OK(ht_task_result(t, &res, 10000));
+		took = ht_now_ms() - t0;
+		HT_CHECKF(took < 120 * ht_scale(), "woken after %lld ms",
+		          (long long)took);
+		HT_OK(hl_task_value(&tv, t));
+		HT_CHECK(bytes_eq(tv, "w", 1));
+		hl_task_free(t);
+		hl_object_free(b);
+	}
 	hl_object_free(q);
 	hl_object_free(d);
 	hl_client_free(c);
@@ -914,7 +935,8 @@ static void take_lost_and_locked(void)
 	char buf[64];
 	int ok = 0, res = 0;
 
-	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("z"))); /* scripts cached */
+	HT_OK(hl_priority_blocking_queue_add(&ok, q,
+	                                     HT_S("z"))); /* scripts cached */
 	HT_OK(hl_priority_blocking_queue_take(&v, q));
 	hl_value_free(v);
 	HT_OK(hl_priority_blocking_queue_add(&ok, q, HT_S("b")));
