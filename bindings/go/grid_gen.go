@@ -1379,3 +1379,236 @@ func (o *Deque) PollLast(ctx context.Context) ([]byte, error) {
 	v, err := o.call(ctx, 0x0f0f, "poll_last")
 	return v.Bytes(), err
 }
+
+// PriorityQueue is Redisson's RPriorityQueue: A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's RPriorityQueue. Equal values are kept (a new one goes after the equal ones). Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the queue's lock (redisson_sortedset_lock:{name}) it waits for the release. A queue that a Java comparator orders is refused by add, offer, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-priority-queue.md.
+// Java side: StringCodec (natural order of String): redisson.getPriorityQueue(name, StringCodec.INSTANCE), never trySetComparator.
+type PriorityQueue struct{ object }
+
+// PriorityQueue returns the priority queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) PriorityQueue(name string) *PriorityQueue {
+	return &PriorityQueue{newObject(c, 20, "priority_queue", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place, after the values equal to it: true.
+// Waits while a Redisson writer holds the queue's lock. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *PriorityQueue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1400, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Offer: The same as add: true. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *PriorityQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1401, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (the lowest value): it, or nil at once when the queue is
+// empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+// Redisson writer holds the queue's lock.
+func (o *PriorityQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1402, "poll")
+	return v.Bytes(), err
+}
+
+// Peek: The head (the lowest value), nil when the queue is empty.
+func (o *PriorityQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1403, "peek")
+	return v.Bytes(), err
+}
+
+// Contains: True if value is in the queue (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *PriorityQueue) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1404, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove one occurrence of value: true if there was one. Waits while a
+// Redisson writer holds the queue's lock. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *PriorityQueue) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1405, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of values.
+func (o *PriorityQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1406, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to index end (0 is the head), both included,
+// in order, without taking them (LRANGE; iteration reads pages of it).
+func (o *PriorityQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1407, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PriorityDeque is Redisson's RPriorityDeque: The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityDeque), also read and taken at the tail. There is no add at either end: the order decides (Redisson throws Unsupported for addFirst, addLast, offerFirst and offerLast). See docs/grid-priority-queue.md.
+// Java side: StringCodec (natural order of String): redisson.getPriorityDeque(name, StringCodec.INSTANCE), never trySetComparator.
+type PriorityDeque struct{ object }
+
+// PriorityDeque returns the priority deque called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) PriorityDeque(name string) *PriorityDeque {
+	return &PriorityDeque{newObject(c, 21, "priority_deque", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place, after the values equal to it: true.
+// Waits while a Redisson writer holds the queue's lock. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *PriorityDeque) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1500, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Offer: The same as add: true. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *PriorityDeque) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1501, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (the lowest value): it, or nil at once when the queue is
+// empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+// Redisson writer holds the queue's lock.
+func (o *PriorityDeque) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1502, "poll")
+	return v.Bytes(), err
+}
+
+// Peek: The head (the lowest value), nil when the queue is empty.
+func (o *PriorityDeque) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1503, "peek")
+	return v.Bytes(), err
+}
+
+// Contains: True if value is in the queue (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *PriorityDeque) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1504, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove one occurrence of value: true if there was one. Waits while a
+// Redisson writer holds the queue's lock. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *PriorityDeque) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1505, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of values.
+func (o *PriorityDeque) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1506, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to index end (0 is the head), both included,
+// in order, without taking them (LRANGE; iteration reads pages of it).
+func (o *PriorityDeque) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1507, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PeekFirst: The head (the lowest value), nil when empty; as peek.
+func (o *PriorityDeque) PeekFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1508, "peek_first")
+	return v.Bytes(), err
+}
+
+// PeekLast: The tail (the highest value), nil when empty.
+func (o *PriorityDeque) PeekLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1509, "peek_last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the head (the lowest value): nil at once when empty; as poll.
+func (o *PriorityDeque) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x150a, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the tail (the highest value): it, or nil at once when the deque is
+// empty. Waits while a Redisson writer holds the lock.
+func (o *PriorityDeque) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x150b, "poll_last")
+	return v.Bytes(), err
+}
+
+// PriorityBlockingQueue is Redisson's RPriorityBlockingQueue: The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingQueue) with take and poll_timeout, which wait for a value. A wait is a task (no thread waits): it tries again after a bounded back-off (10 ms growing to 250 ms), and at once when a hilock process adds to the queue (a hilock-only channel); this client's waiters take in the order they came. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+// Java side: StringCodec (natural order of String): redisson.getPriorityBlockingQueue(name, StringCodec.INSTANCE), never trySetComparator.
+type PriorityBlockingQueue struct{ object }
+
+// PriorityBlockingQueue returns the priority blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) PriorityBlockingQueue(name string) *PriorityBlockingQueue {
+	return &PriorityBlockingQueue{newObject(c, 22, "priority_blocking_queue", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place, after the values equal to it: true.
+// Waits while a Redisson writer holds the queue's lock. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1600, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Offer: The same as add: true. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *PriorityBlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1601, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (the lowest value): it, or nil at once when the queue is
+// empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+// Redisson writer holds the queue's lock.
+func (o *PriorityBlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1602, "poll")
+	return v.Bytes(), err
+}
+
+// Peek: The head (the lowest value), nil when the queue is empty.
+func (o *PriorityBlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1603, "peek")
+	return v.Bytes(), err
+}
+
+// Contains: True if value is in the queue (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *PriorityBlockingQueue) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1604, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove one occurrence of value: true if there was one. Waits while a
+// Redisson writer holds the queue's lock. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1605, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of values.
+func (o *PriorityBlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1606, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to index end (0 is the head), both included,
+// in order, without taking them (LRANGE; iteration reads pages of it).
+func (o *PriorityBlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1607, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Put: The same as add (the queue has no bound): true. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingQueue) Put(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1608, "put", argBytes(value))
+	return v.Bool(), err
+}

@@ -2751,7 +2751,8 @@ function RateLimiter:get_config()
 		keep_alive = v[4] ~= 0 and v[4] / 1000 or nil}
 end
 
--- The list, queue and deque's idiom (docs/grid.md): #obj is the size
+-- The list, queue, deque, priority queue and priority deque's idiom
+-- (docs/grid.md; docs/grid-priority-queue.md): #obj is the size
 -- (LLEN); obj:values() iterates the elements from the head (read, not
 -- taken) in pages of 1000 (LRANGE), for a generic for; pairs(obj) gives
 -- 1-based index and element. A list also reads and writes by integer
@@ -2787,7 +2788,7 @@ local function list_pairs(self)
 	end, self, nil
 end
 
-for _, kname in ipairs({"list", "queue", "deque"}) do
+for _, kname in ipairs({"list", "queue", "deque", "priority_queue", "priority_deque"}) do
 	local K = grid_factories[kname]
 	--- obj:values() --> an iterator over the elements from the head
 	K.values = list_pages
@@ -2979,6 +2980,26 @@ SortedSet.__pairs = function(self)
 	end, self, nil
 end
 
+
+-- The priority blocking queue's waits (docs/grid-priority-queue.md): a
+-- wait in the library (it tries again after a back-off of 10 ms growing to
+-- 250 ms, at once when a hilock process adds).
+local PriorityBlockingQueue = grid_factories.priority_blocking_queue
+for _, k in ipairs({"values", "__len", "__pairs"}) do
+	PriorityBlockingQueue[k] = grid_factories.priority_queue[k]
+end
+
+--- pbq:take() --> the head (the lowest value), waiting as long as it takes
+-- | nil, message, code
+function PriorityBlockingQueue:take()
+	return grid_call(self, 0x1609, "take", "", "bytes")
+end
+
+--- pbq:poll_timeout(seconds) --> the head, waiting at most seconds; nil
+-- when none came in time | nil, message, code
+function PriorityBlockingQueue:poll_timeout(seconds)
+	return grid_call(self, 0x160a, "poll_timeout", "m", "bytes", seconds)
+end
 
 -- Internals for tests --------------------------------------------------------
 M._core = core

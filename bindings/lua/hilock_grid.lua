@@ -395,4 +395,71 @@ return function(G)
 	function Deque:poll_first(...) return call(self, 0x0f0e, "poll_first", "", "bytes", ...) end
 	--- deque:poll_last(): Take the tail (RPOP): nil when empty.
 	function Deque:poll_last(...) return call(self, 0x0f0f, "poll_last", "", "bytes", ...) end
+
+	-- priority_queue (Redisson RPriorityQueue): A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's RPriorityQueue. Equal values are kept (a new one goes after the equal ones). Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the queue's lock (redisson_sortedset_lock:{name}) it waits for the release. A queue that a Java comparator orders is refused by add, offer, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-priority-queue.md.
+	local PriorityQueue = new_kind("priority_queue", 20)
+	--- priority_queue:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.
+	function PriorityQueue:add(...) return call(self, 0x1400, "add", "b", "bool", ...) end
+	--- priority_queue:offer(value): The same as add: true.
+	function PriorityQueue:offer(...) return call(self, 0x1401, "offer", "b", "bool", ...) end
+	--- priority_queue:poll(): Take the head (the lowest value): it, or nil at once when the queue is empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's lock.
+	function PriorityQueue:poll(...) return call(self, 0x1402, "poll", "", "bytes", ...) end
+	--- priority_queue:peek(): The head (the lowest value), nil when the queue is empty.
+	function PriorityQueue:peek(...) return call(self, 0x1403, "peek", "", "bytes", ...) end
+	--- priority_queue:contains(value): True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains).
+	function PriorityQueue:contains(...) return call(self, 0x1404, "contains", "b", "bool", ...) end
+	--- priority_queue:remove(value): Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds the queue's lock.
+	function PriorityQueue:remove(...) return call(self, 0x1405, "remove", "b", "bool", ...) end
+	--- priority_queue:size(): The number of values.
+	function PriorityQueue:size(...) return call(self, 0x1406, "size", "", "i64", ...) end
+	--- priority_queue:read_range(start, end): The values from index start to index end (0 is the head), both included, in order, without taking them (LRANGE; iteration reads pages of it).
+	function PriorityQueue:read_range(...) return call(self, 0x1407, "read_range", "ii", "list", ...) end
+
+	-- priority_deque (Redisson RPriorityDeque): The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityDeque), also read and taken at the tail. There is no add at either end: the order decides (Redisson throws Unsupported for addFirst, addLast, offerFirst and offerLast). See docs/grid-priority-queue.md.
+	local PriorityDeque = new_kind("priority_deque", 21)
+	--- priority_deque:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.
+	function PriorityDeque:add(...) return call(self, 0x1500, "add", "b", "bool", ...) end
+	--- priority_deque:offer(value): The same as add: true.
+	function PriorityDeque:offer(...) return call(self, 0x1501, "offer", "b", "bool", ...) end
+	--- priority_deque:poll(): Take the head (the lowest value): it, or nil at once when the queue is empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's lock.
+	function PriorityDeque:poll(...) return call(self, 0x1502, "poll", "", "bytes", ...) end
+	--- priority_deque:peek(): The head (the lowest value), nil when the queue is empty.
+	function PriorityDeque:peek(...) return call(self, 0x1503, "peek", "", "bytes", ...) end
+	--- priority_deque:contains(value): True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains).
+	function PriorityDeque:contains(...) return call(self, 0x1504, "contains", "b", "bool", ...) end
+	--- priority_deque:remove(value): Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds the queue's lock.
+	function PriorityDeque:remove(...) return call(self, 0x1505, "remove", "b", "bool", ...) end
+	--- priority_deque:size(): The number of values.
+	function PriorityDeque:size(...) return call(self, 0x1506, "size", "", "i64", ...) end
+	--- priority_deque:read_range(start, end): The values from index start to index end (0 is the head), both included, in order, without taking them (LRANGE; iteration reads pages of it).
+	function PriorityDeque:read_range(...) return call(self, 0x1507, "read_range", "ii", "list", ...) end
+	--- priority_deque:peek_first(): The head (the lowest value), nil when empty; as peek.
+	function PriorityDeque:peek_first(...) return call(self, 0x1508, "peek_first", "", "bytes", ...) end
+	--- priority_deque:peek_last(): The tail (the highest value), nil when empty.
+	function PriorityDeque:peek_last(...) return call(self, 0x1509, "peek_last", "", "bytes", ...) end
+	--- priority_deque:poll_first(): Take the head (the lowest value): nil at once when empty; as poll.
+	function PriorityDeque:poll_first(...) return call(self, 0x150a, "poll_first", "", "bytes", ...) end
+	--- priority_deque:poll_last(): Take the tail (the highest value): it, or nil at once when the deque is empty. Waits while a Redisson writer holds the lock.
+	function PriorityDeque:poll_last(...) return call(self, 0x150b, "poll_last", "", "bytes", ...) end
+
+	-- priority_blocking_queue (Redisson RPriorityBlockingQueue): The priority queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingQueue) with take and poll_timeout, which wait for a value. A wait is a task (no thread waits): it tries again after a bounded back-off (10 ms growing to 250 ms), and at once when a hilock process adds to the queue (a hilock-only channel); this client's waiters take in the order they came. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+	local PriorityBlockingQueue = new_kind("priority_blocking_queue", 22)
+	--- priority_blocking_queue:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:add(...) return call(self, 0x1600, "add", "b", "bool", ...) end
+	--- priority_blocking_queue:offer(value): The same as add: true.
+	function PriorityBlockingQueue:offer(...) return call(self, 0x1601, "offer", "b", "bool", ...) end
+	--- priority_blocking_queue:poll(): Take the head (the lowest value): it, or nil at once when the queue is empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:poll(...) return call(self, 0x1602, "poll", "", "bytes", ...) end
+	--- priority_blocking_queue:peek(): The head (the lowest value), nil when the queue is empty.
+	function PriorityBlockingQueue:peek(...) return call(self, 0x1603, "peek", "", "bytes", ...) end
+	--- priority_blocking_queue:contains(value): True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains).
+	function PriorityBlockingQueue:contains(...) return call(self, 0x1604, "contains", "b", "bool", ...) end
+	--- priority_blocking_queue:remove(value): Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingQueue:remove(...) return call(self, 0x1605, "remove", "b", "bool", ...) end
+	--- priority_blocking_queue:size(): The number of values.
+	function PriorityBlockingQueue:size(...) return call(self, 0x1606, "size", "", "i64", ...) end
+	--- priority_blocking_queue:read_range(start, end): The values from index start to index end (0 is the head), both included, in order, without taking them (LRANGE; iteration reads pages of it).
+	function PriorityBlockingQueue:read_range(...) return call(self, 0x1607, "read_range", "ii", "list", ...) end
+	--- priority_blocking_queue:put(value): The same as add (the queue has no bound): true.
+	function PriorityBlockingQueue:put(...) return call(self, 0x1608, "put", "b", "bool", ...) end
 end

@@ -754,6 +754,10 @@ typedef struct hl_wait_spec {
 	 * when this one is done; the new task is then never delivered through
 	 * hl_client_task_next(). The parent may be of another client. */
 	struct hl_task *parent;
+	/* NULL, or: what the wait took, as the task's value (hl_task_value;
+	 * the task's from then on). Called with arg under wait_mu when the
+	 * wait ends acquired: short, no round trip. */
+	struct hl_value *(*value)(void *arg);
 } hl_wait_spec;
 
 /* One round trip (a release): run once on an executor thread. Not
@@ -856,6 +860,9 @@ void hl__task_holds_changed(hl_client *c);
  * busy. Returns its status (recorded for hl_error_last()) and *result;
  * frees t. */
 int hl__task_finish_blocking(struct hl_task *t, hl_cancel *cancel, int *result);
+/* The same, and *value (NULL: none) the task's value, the caller's. */
+int hl__task_finish_blocking_value(struct hl_task *t, hl_cancel *cancel,
+                                   int *result, struct hl_value **value);
 /* A subscription's generation changed (caller holds wait_mu). */
 void hl__task_sub_event(hl_sub *s);
 /* close or hl_client_interrupt(): stop the tasks pending now (caller

@@ -18,7 +18,10 @@ enum {
 	HL_KIND_SORTED_SET = 12,
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
-	HL_KIND_DEQUE = 15
+	HL_KIND_DEQUE = 15,
+	HL_KIND_PRIORITY_QUEUE = 20,
+	HL_KIND_PRIORITY_DEQUE = 21,
+	HL_KIND_PRIORITY_BLOCKING_QUEUE = 22
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -202,7 +205,38 @@ enum {
 	HL_OP_DEQUE_PEEK_FIRST = 0x0f0c,
 	HL_OP_DEQUE_PEEK_LAST = 0x0f0d,
 	HL_OP_DEQUE_POLL_FIRST = 0x0f0e,
-	HL_OP_DEQUE_POLL_LAST = 0x0f0f
+	HL_OP_DEQUE_POLL_LAST = 0x0f0f,
+	HL_OP_PRIORITY_QUEUE_ADD = 0x1400,
+	HL_OP_PRIORITY_QUEUE_OFFER = 0x1401,
+	HL_OP_PRIORITY_QUEUE_POLL = 0x1402,
+	HL_OP_PRIORITY_QUEUE_PEEK = 0x1403,
+	HL_OP_PRIORITY_QUEUE_CONTAINS = 0x1404,
+	HL_OP_PRIORITY_QUEUE_REMOVE = 0x1405,
+	HL_OP_PRIORITY_QUEUE_SIZE = 0x1406,
+	HL_OP_PRIORITY_QUEUE_READ_RANGE = 0x1407,
+	HL_OP_PRIORITY_DEQUE_ADD = 0x1500,
+	HL_OP_PRIORITY_DEQUE_OFFER = 0x1501,
+	HL_OP_PRIORITY_DEQUE_POLL = 0x1502,
+	HL_OP_PRIORITY_DEQUE_PEEK = 0x1503,
+	HL_OP_PRIORITY_DEQUE_CONTAINS = 0x1504,
+	HL_OP_PRIORITY_DEQUE_REMOVE = 0x1505,
+	HL_OP_PRIORITY_DEQUE_SIZE = 0x1506,
+	HL_OP_PRIORITY_DEQUE_READ_RANGE = 0x1507,
+	HL_OP_PRIORITY_DEQUE_PEEK_FIRST = 0x1508,
+	HL_OP_PRIORITY_DEQUE_PEEK_LAST = 0x1509,
+	HL_OP_PRIORITY_DEQUE_POLL_FIRST = 0x150a,
+	HL_OP_PRIORITY_DEQUE_POLL_LAST = 0x150b,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_ADD = 0x1600,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_OFFER = 0x1601,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL = 0x1602,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_PEEK = 0x1603,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_CONTAINS = 0x1604,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_REMOVE = 0x1605,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_SIZE = 0x1606,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_READ_RANGE = 0x1607,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_PUT = 0x1608,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE = 0x1609,
+	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT = 0x160a
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -1011,5 +1045,176 @@ HL_EXTERN int hl_deque_poll_first(hl_value **out, hl_object *obj);
  * Sent again after a lost reply with a request marker: it runs once and
  * answers as it did. */
 HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- priority_queue (RPriorityQueue) ---- */
+
+/* A queue of values kept in Java's natural order of Strings (UTF-16
+ * code-unit order, as String.compareTo) in a Redis list, the lowest at the
+ * head, shared with Redisson's RPriorityQueue. Equal values are kept (a new
+ * one goes after the equal ones). Every write is one script that finds the
+ * place by binary search inside Redis and changes the list at once; while a
+ * Redisson writer holds the queue's lock (redisson_sortedset_lock:{name})
+ * it waits for the release. A queue that a Java comparator orders is
+ * refused by add, offer, remove and contains (HL_EINVAL naming the key and
+ * the class). Values added must be valid UTF-8. See
+ * docs/grid-priority-queue.md. */
+/* A new priority_queue object named name (hl_object_new). */
+HL_EXTERN int hl_priority_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place, after the values equal to it: true.
+ * Waits while a Redisson writer holds the queue's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The same as add: true. *out = 1 or 0. HL_EINDOUBT if its reply was lost
+ * after it may have run. */
+HL_EXTERN int hl_priority_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value): it, or nil at once when the queue is
+ * empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+ * Redisson writer holds the queue's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_queue_poll(hl_value **out, hl_object *obj);
+/* The head (the lowest value), nil when the queue is empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_priority_queue_peek(hl_value **out, hl_object *obj);
+/* True if value is in the queue (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_priority_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove one occurrence of value: true if there was one. Waits while a
+ * Redisson writer holds the queue's lock. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_priority_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_priority_queue_size(int64_t *out, hl_object *obj);
+/* The values from index start to index end (0 is the head), both included,
+ * in order, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_priority_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+
+/* ---- priority_deque (RPriorityDeque) ---- */
+
+/* The priority queue (values in Java's natural order of Strings, the lowest
+ * at the head, shared with Redisson's RPriorityDeque), also read and taken
+ * at the tail. There is no add at either end: the order decides (Redisson
+ * throws Unsupported for addFirst, addLast, offerFirst and offerLast). See
+ * docs/grid-priority-queue.md. */
+/* A new priority_deque object named name (hl_object_new). */
+HL_EXTERN int hl_priority_deque_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place, after the values equal to it: true.
+ * Waits while a Redisson writer holds the queue's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_deque_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The same as add: true. *out = 1 or 0. HL_EINDOUBT if its reply was lost
+ * after it may have run. */
+HL_EXTERN int hl_priority_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value): it, or nil at once when the queue is
+ * empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+ * Redisson writer holds the queue's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_deque_poll(hl_value **out, hl_object *obj);
+/* The head (the lowest value), nil when the queue is empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_priority_deque_peek(hl_value **out, hl_object *obj);
+/* True if value is in the queue (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_priority_deque_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove one occurrence of value: true if there was one. Waits while a
+ * Redisson writer holds the queue's lock. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_priority_deque_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_priority_deque_size(int64_t *out, hl_object *obj);
+/* The values from index start to index end (0 is the head), both included,
+ * in order, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_priority_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The head (the lowest value), nil when empty; as peek. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_priority_deque_peek_first(hl_value **out, hl_object *obj);
+/* The tail (the highest value), nil when empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_priority_deque_peek_last(hl_value **out, hl_object *obj);
+/* Take the head (the lowest value): nil at once when empty; as poll. *out =
+ * a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_priority_deque_poll_first(hl_value **out, hl_object *obj);
+/* Take the tail (the highest value): it, or nil at once when the deque is
+ * empty. Waits while a Redisson writer holds the lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- priority_blocking_queue (RPriorityBlockingQueue) ---- */
+
+/* The priority queue (values in Java's natural order of Strings, the lowest
+ * at the head, shared with Redisson's RPriorityBlockingQueue) with take and
+ * poll_timeout, which wait for a value. A wait is a task (no thread waits):
+ * it tries again after a bounded back-off (10 ms growing to 250 ms), and at
+ * once when a hilock process adds to the queue (a hilock-only channel);
+ * this client's waiters take in the order they came. A take whose reply is
+ * lost answers what it took; one cancelled after taking puts the value
+ * back. See docs/grid-priority-queue.md. */
+/* A new priority_blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_priority_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place, after the values equal to it: true.
+ * Waits while a Redisson writer holds the queue's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The same as add: true. *out = 1 or 0. HL_EINDOUBT if its reply was lost
+ * after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value): it, or nil at once when the queue is
+ * empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+ * Redisson writer holds the queue's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* The head (the lowest value), nil when the queue is empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_priority_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* True if value is in the queue (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_priority_blocking_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove one occurrence of value: true if there was one. Waits while a
+ * Redisson writer holds the queue's lock. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_priority_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The values from index start to index end (0 is the head), both included,
+ * in order, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_priority_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The same as add (the queue has no bound): true. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_queue_put(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value), waiting as long as it takes (a call's
+ * timeout, a cancel or a context bound it). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting at most timeout (1 ms or more; poll is the one
+ * attempt): it, or nil when none came in time. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
 
 #endif

@@ -19,6 +19,13 @@ int hl__bloom_filter_try_init(hl_gridcall *call);
 int hl__map_fast_remove(hl_gridcall *call);
 int hl__map_get_all(hl_gridcall *call);
 int hl__map_put_all(hl_gridcall *call);
+int hl__priority_blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__priority_blocking_queue_take(hl_gridcall *call);
+int hl__priority_queue_add(hl_gridcall *call);
+int hl__priority_queue_contains(hl_gridcall *call);
+int hl__priority_queue_poll(hl_gridcall *call);
+int hl__priority_queue_poll_last(hl_gridcall *call);
+int hl__priority_queue_remove(hl_gridcall *call);
 int hl__rate_limiter_acquire(hl_gridcall *call);
 int hl__rate_limiter_available_permits(hl_gridcall *call);
 int hl__rate_limiter_release(hl_gridcall *call);
@@ -1583,12 +1590,16 @@ static const char *const scored_sorted_set_keys[] = {NULL};
 /* ---- sorted_set ---- */
 
 const hl_script_def hl__script_sorted_set_poll = {
-	"sorted_set.poll", "4f6627056f5670cbe8f894fdaba90ed8d93d7cd7",
+	"sorted_set.poll", "59eb1cdf05061485db0bae1a9020ba97b0ab7577",
 	"-- KEYS: the list, the lock, the request marker. ARGV: the marker's\n"
-	"-- lifetime (ms), first or last. A resend of a poll that took a value\n"
-	"-- answers it again (the marker); {pttl} when the lock is held.\n"
+	"-- lifetime (ms), first or last, and (a priority queue's) quick: nil at\n"
+	"-- once for an empty list, the lock unseen. A resend of a poll that took\n"
+	"-- a value answers it again (the marker); {pttl} when the lock is held.\n"
 	"local seen = redis.call('get', KEYS[3])\n"
 	"if seen then return seen end\n"
+	"if ARGV[3] == 'quick' and redis.call('llen', KEYS[1]) == 0 then\n"
+	"  return nil\n"
+	"end\n"
 	"local t = redis.call('type', KEYS[2]).ok\n"
 	"if t == 'hash' then return {redis.call('pttl', KEYS[2])} end\n"
 	"if t ~= 'none' then\n"
@@ -1623,14 +1634,18 @@ const hl_script_def hl__script_sorted_set_scan = {
 	""};
 
 const hl_script_def hl__script_sorted_set_write = {
-	"sorted_set.write", "84e7f655a87e854bada889ed5b5be09ea3c5d18d",
-	"-- KEYS: the list, the lock, the comparator, the comparator instance.\n"
-	"-- ARGV: what (add, remove, contains), the value. Answers 1 or 0; {pttl}\n"
-	"-- when the lock is held (nothing done); errors HILOCK_COMPARATOR <key\n"
-	"-- index> <class> and HILOCK_LOCKTYPE <type> for a set hilock must not\n"
-	"-- change.\n"
+	"sorted_set.write", "ec0c3af7ab6e39566eaf51a948881756689fc41e",
+	"-- KEYS: the list, the lock, the comparator, the comparator instance (the\n"
+	"-- priority queue's and deque's (priority_queue.kind): the list, the lock,\n"
+	"-- their comparator). ARGV: what (add, remove, contains; insert: add\n"
+	"-- after the equal values, a priority queue's), the value, and for an\n"
+	"-- insert optionally the publish command and a channel told of it (a\n"
+	"-- priority queue's takers, hilock's only). Answers 1 or\n"
+	"-- 0; {pttl} when the lock is held (nothing done); errors\n"
+	"-- HILOCK_COMPARATOR <key index> <class> and HILOCK_LOCKTYPE <type> for a\n"
+	"-- set hilock must not change.\n"
 	"local what, v = ARGV[1], ARGV[2]\n"
-	"for i = 3, 4 do\n"
+	"for i = 3, #KEYS do\n"
 	"  local t = redis.call('type', KEYS[i]).ok\n"
 	"  if t ~= 'none' then\n"
 	"    local c = 'a ' .. t\n"
@@ -1688,15 +1703,18 @@ const hl_script_def hl__script_sorted_set_write = {
 	"      redis.call('lset', KEYS[1], mid, mark)\n"
 	"      redis.call('lrem', KEYS[1], mid < n / 2 and 1 or -1, mark)\n"
 	"      return 1\n"
+	"    elseif what == 'insert' then\n"
+	"      lo = mid + 1 -- after the equal ones: on to the first greater\n"
+	"    else\n"
+	"      return what == 'contains' and 1 or 0\n"
 	"    end\n"
-	"    return what == 'contains' and 1 or 0\n"
 	"  elseif c < 0 then\n"
 	"    hi = mid - 1\n"
 	"  else\n"
 	"    lo = mid + 1\n"
 	"  end\n"
 	"end\n"
-	"if what ~= 'add' then return 0 end\n"
+	"if what ~= 'add' and what ~= 'insert' then return 0 end\n"
 	"if lo >= n then\n"
 	"  redis.call('rpush', KEYS[1], v)\n"
 	"elseif lo == 0 then\n"
@@ -1704,6 +1722,7 @@ const hl_script_def hl__script_sorted_set_write = {
 	"else\n"
 	"  redis.call('linsert', KEYS[1], 'before', redis.call('lindex', KEYS[1], lo), v)\n"
 	"end\n"
+	"if ARGV[4] then redis.call(ARGV[3], ARGV[4], 'add') end\n"
 	"return 1\n"
 	""};
 
@@ -2251,6 +2270,159 @@ static const hl_opdef deque_ops[] = {
 
 static const char *const deque_keys[] = {NULL};
 
+/* ---- priority_queue ---- */
+
+static const hl_argdef priority_queue_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_argdef priority_queue_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_queue_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef priority_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok priority_queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef priority_queue_ops[] = {
+	{HL_OP_PRIORITY_QUEUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, priority_queue_add_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_QUEUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, priority_queue_offer_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_queue_peek_toks, 3, NULL},
+	{HL_OP_PRIORITY_QUEUE_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, priority_queue_contains_args, NULL, 0, NULL, 0, hl__priority_queue_contains},
+	{HL_OP_PRIORITY_QUEUE_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, priority_queue_remove_args, NULL, 0, NULL, 0, hl__priority_queue_remove},
+	{HL_OP_PRIORITY_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, priority_queue_size_toks, 2, NULL},
+	{HL_OP_PRIORITY_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, priority_queue_read_range_args, NULL, 0, priority_queue_read_range_toks, 4, NULL},
+};
+
+static const char *const priority_queue_keys[] = {NULL, "redisson_sortedset_lock:{name}", ":redisson_sortedset_comparator"};
+
+/* ---- priority_deque ---- */
+
+static const hl_argdef priority_deque_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_deque_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_deque_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_argdef priority_deque_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_deque_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_deque_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef priority_deque_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok priority_deque_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_tok priority_deque_peek_first_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok priority_deque_peek_last_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+
+static const hl_opdef priority_deque_ops[] = {
+	{HL_OP_PRIORITY_DEQUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, priority_deque_add_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_DEQUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, priority_deque_offer_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_DEQUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_DEQUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_deque_peek_toks, 3, NULL},
+	{HL_OP_PRIORITY_DEQUE_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, priority_deque_contains_args, NULL, 0, NULL, 0, hl__priority_queue_contains},
+	{HL_OP_PRIORITY_DEQUE_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, priority_deque_remove_args, NULL, 0, NULL, 0, hl__priority_queue_remove},
+	{HL_OP_PRIORITY_DEQUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, priority_deque_size_toks, 2, NULL},
+	{HL_OP_PRIORITY_DEQUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, priority_deque_read_range_args, NULL, 0, priority_deque_read_range_toks, 4, NULL},
+	{HL_OP_PRIORITY_DEQUE_PEEK_FIRST, "peek_first", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_deque_peek_first_toks, 3, NULL},
+	{HL_OP_PRIORITY_DEQUE_PEEK_LAST, "peek_last", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_deque_peek_last_toks, 3, NULL},
+	{HL_OP_PRIORITY_DEQUE_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_DEQUE_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll_last},
+};
+
+static const char *const priority_deque_keys[] = {NULL, "redisson_sortedset_lock:{name}", ":redisson_sortedset_comparator"};
+
+/* ---- priority_blocking_queue ---- */
+
+static const hl_argdef priority_blocking_queue_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_blocking_queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_argdef priority_blocking_queue_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_queue_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_blocking_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef priority_blocking_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok priority_blocking_queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef priority_blocking_queue_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_queue_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+
+static const hl_opdef priority_blocking_queue_ops[] = {
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_queue_add_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_queue_offer_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_blocking_queue_peek_toks, 3, NULL},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, priority_blocking_queue_contains_args, NULL, 0, NULL, 0, hl__priority_queue_contains},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_queue_remove_args, NULL, 0, NULL, 0, hl__priority_queue_remove},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, priority_blocking_queue_size_toks, 2, NULL},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, priority_blocking_queue_read_range_args, NULL, 0, priority_blocking_queue_read_range_toks, 4, NULL},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_PUT, "put", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_queue_put_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_blocking_queue_take},
+	{HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, priority_blocking_queue_poll_timeout_args, NULL, 0, NULL, 0, hl__priority_blocking_queue_poll_timeout},
+};
+
+static const char *const priority_blocking_queue_keys[] = {NULL, "redisson_sortedset_lock:{name}", ":redisson_sortedset_comparator"};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
@@ -2267,8 +2439,11 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
+	{HL_KIND_PRIORITY_QUEUE, "priority_queue", 3, priority_queue_keys, 8, priority_queue_ops, NULL},
+	{HL_KIND_PRIORITY_DEQUE, "priority_deque", 3, priority_deque_keys, 12, priority_deque_ops, NULL},
+	{HL_KIND_PRIORITY_BLOCKING_QUEUE, "priority_blocking_queue", 3, priority_blocking_queue_keys, 11, priority_blocking_queue_ops, NULL},
 };
-const size_t hl__grid_nkinds = 15;
+const size_t hl__grid_nkinds = 18;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -3624,5 +3799,215 @@ int hl_deque_poll_first(hl_value **out, hl_object *obj)
 int hl_deque_poll_last(hl_value **out, hl_object *obj)
 {
 	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_priority_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_PRIORITY_QUEUE, name, name_len);
+}
+
+int hl_priority_queue_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_QUEUE_ADD, a, 1);
+}
+
+int hl_priority_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_QUEUE_OFFER, a, 1);
+}
+
+int hl_priority_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_QUEUE_POLL, NULL, 0);
+}
+
+int hl_priority_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_priority_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_QUEUE_CONTAINS, a, 1);
+}
+
+int hl_priority_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_QUEUE_REMOVE, a, 1);
+}
+
+int hl_priority_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_PRIORITY_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_priority_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_priority_deque_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_PRIORITY_DEQUE, name, name_len);
+}
+
+int hl_priority_deque_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_DEQUE_ADD, a, 1);
+}
+
+int hl_priority_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_DEQUE_OFFER, a, 1);
+}
+
+int hl_priority_deque_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_POLL, NULL, 0);
+}
+
+int hl_priority_deque_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_PEEK, NULL, 0);
+}
+
+int hl_priority_deque_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_DEQUE_CONTAINS, a, 1);
+}
+
+int hl_priority_deque_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_DEQUE_REMOVE, a, 1);
+}
+
+int hl_priority_deque_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_PRIORITY_DEQUE_SIZE, NULL, 0);
+}
+
+int hl_priority_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_READ_RANGE, a, 2);
+}
+
+int hl_priority_deque_peek_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_PEEK_FIRST, NULL, 0);
+}
+
+int hl_priority_deque_peek_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_PEEK_LAST, NULL, 0);
+}
+
+int hl_priority_deque_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_POLL_FIRST, NULL, 0);
+}
+
+int hl_priority_deque_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_priority_blocking_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_PRIORITY_BLOCKING_QUEUE, name, name_len);
+}
+
+int hl_priority_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_ADD, a, 1);
+}
+
+int hl_priority_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_OFFER, a, 1);
+}
+
+int hl_priority_blocking_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_POLL, NULL, 0);
+}
+
+int hl_priority_blocking_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_priority_blocking_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_CONTAINS, a, 1);
+}
+
+int hl_priority_blocking_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_REMOVE, a, 1);
+}
+
+int hl_priority_blocking_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_priority_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_priority_blocking_queue_put(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_PUT, a, 1);
+}
+
+int hl_priority_blocking_queue_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, NULL, 0);
+}
+
+int hl_priority_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT, a, 1);
 }
 

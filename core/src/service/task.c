@@ -72,6 +72,8 @@ struct hl_task {
 	char msg[HL_TASK_MSG_LEN];
 	hl_notify fd;    /* its own (hl_task_fd), not open until asked */
 	hl_value *value; /* K_CALL's value (hl_task_value), NULL: none */
+	/* K_WAIT: NULL, or what the wait took as its value (hl_wait_spec) */
+	hl_value *(*wait_value)(void *arg);
 	int once, attempted, outages, interruptible;
 	/* The attempt made just before it subscribed: when it began
 	 * (hl__now_us(); 0: none known) and the retry it answered. */
@@ -816,6 +818,8 @@ static void step_wait(hl_client *c, hl_task *t)
 			         stop_msg(HL_EINTERRUPTED));
 			return;
 		}
+		if (t->wait_value)
+			t->value = t->wait_value(t->arg);
 		complete(c, t, HL_OK, 1, NULL);
 		return;
 	}
@@ -1195,6 +1199,7 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 	}
 	t->parent = spec->parent;
 	t->ops.wait = spec->ops;
+	t->wait_value = spec->value;
 	t->arg = spec->arg;
 	t->deadline_ms = spec->deadline_ms;
 	t->io_deadline_ms = spec->io_deadline_ms;
@@ -1496,6 +1501,12 @@ static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
 
 int hl__task_finish_blocking(hl_task *t, hl_cancel *cancel, int *result)
 {
+	return hl__task_finish_blocking_value(t, cancel, result, NULL);
+}
+
+int hl__task_finish_blocking_value(hl_task *t, hl_cancel *cancel, int *result,
+                                   hl_value **value)
+{
 	hl_client *c = t->c;
 	char msg[HL_TASK_MSG_LEN];
 	int rc;
@@ -1504,6 +1515,10 @@ int hl__task_finish_blocking(hl_task *t, hl_cancel *cancel, int *result)
 	rc = t->status;
 	*result = t->result;
 	memcpy(msg, t->msg, sizeof(msg));
+	if (value) {
+		*value = t->value;
+		t->value = NULL;
+	}
 	pthread_mutex_unlock(&c->wait_mu);
 	hl_task_free(t);
 	if (rc != HL_OK)

@@ -9,18 +9,23 @@
 # sets, scored sorted sets, sorted sets, lists, queues and deques, with
 # StringCodec and ByteArrayCodec: written by one side and read byte-exact
 # and in order by the other, races with one winner, concurrent adds,
-# producers and consumers on both sides, iteration of more than 1000).
+# producers and consumers on both sides, iteration of more than 1000);
+# then the priority queue and deque (PriorityInterop.java: Java's String
+# order with duplicates both ways, adds from both sides at once, hilock
+# waiting for Redisson's lock, a Java comparator refused, producers and
+# consumers on both sides).
 # GridInterop.java (one JVM per version) drives grid_peer.c (a hilock
 # process) and prints one line per check, then
 # "VERSION TOPOLOGY: N passed, N failed (T ms)"; CollectionsInterop.java
 # drives collections_peer.c and ends with
-# "VERSION TOPOLOGY collections: N passed, N failed (T ms)".
+# "VERSION TOPOLOGY collections: N passed, N failed (T ms)", as
+# PriorityInterop.java ("... priority: ...").
 #
 #   sh tests/interop/grid/run.sh [BUILD_DIR [FILTER [TOPOLOGIES]]]
 #
 # FILTER runs only the scenarios whose name starts with it (bucket,
 # atomic, bit_set, counters, adders, bloom, rate; map, set, scored,
-# sorted, list, queue, deque); TOPOLOGIES is single,
+# sorted, list, queue, deque, priority); TOPOLOGIES is single,
 # cluster or single,cluster (the default). Needs java (17+), mvn
 # (Redisson and its dependencies in ~/.m2, fetched the first time), cc,
 # pkg-config, redis-server and redis-cli; the Cluster also needs the
@@ -61,7 +66,7 @@ for v in $versions; do
 	fi
 	mkdir -p "$out/classes-$v"
 	javac -d "$out/classes-$v" -cp "$(cat "$cp")" "$here/GridInterop.java" \
-		"$here/BloomVectors.java" "$here/CollectionsInterop.java"
+		"$here/BloomVectors.java" "$here/CollectionsInterop.java" "$here/PriorityInterop.java"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-grid-interop.XXXXXX")
@@ -87,6 +92,11 @@ run() { # topology addresses url
 		summary="$summary$(tail -n 1 "$tmp/out")
 "
 		timeout 600 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" CollectionsInterop \
+			"$v" "$out/collections_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
+		cat "$tmp/out"
+		summary="$summary$(tail -n 1 "$tmp/out")
+"
+		timeout 300 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" PriorityInterop \
 			"$v" "$out/collections_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
 		cat "$tmp/out"
 		summary="$summary$(tail -n 1 "$tmp/out")

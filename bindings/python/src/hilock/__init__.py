@@ -55,6 +55,8 @@ from ._grid_gen import __all__ as _grid_all
 from ._grid_rate_limiter import RateLimiter
 from ._grid_list import List
 from ._grid_queue import Deque, Queue
+from ._grid_priority_queue import PriorityDeque, PriorityQueue
+from ._grid_priority_blocking_queue import PriorityBlockingQueue
 from ._grid_map import Map
 from ._grid_scored_sorted_set import ScoredSortedSet
 from ._grid_set import Set
@@ -105,6 +107,9 @@ __all__ = [
     "List",
     "Queue",
     "Deque",
+    "PriorityQueue",
+    "PriorityDeque",
+    "PriorityBlockingQueue",
     "Map",
     "Set",
     "ScoredSortedSet",

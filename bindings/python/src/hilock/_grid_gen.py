@@ -29,7 +29,16 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_deque import Deque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase"]
+if TYPE_CHECKING:
+    from ._grid_priority_queue import PriorityQueue
+
+if TYPE_CHECKING:
+    from ._grid_priority_deque import PriorityDeque
+
+if TYPE_CHECKING:
+    from ._grid_priority_blocking_queue import PriorityBlockingQueue
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
 
 
 class Bucket(GridObject):
@@ -1429,6 +1438,268 @@ class DequeBase(GridObject):
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
+class PriorityQueueBase(GridObject):
+    """A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as
+    String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's
+    RPriorityQueue. Equal values are kept (a new one goes after the equal ones). Every write
+    is one script that finds the place by binary search inside Redis and changes the list at
+    once; while a Redisson writer holds the queue's lock (redisson_sortedset_lock:{name}) it
+    waits for the release. A queue that a Java comparator orders is refused by add, offer,
+    remove and contains (HL_EINVAL naming the key and the class). Values added must be valid
+    UTF-8. See docs/grid-priority-queue.md.
+
+    Redisson: ``RPriorityQueue``. Java side: StringCodec (natural order of String): ``redisson.getPriorityQueue(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 20
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a
+        Redisson writer holds the queue's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_queue_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer(self, value: Value) -> bool:
+        """The same as add: true. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (the lowest value): it, or None at once when the queue is empty (as Redisson
+        4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's
+        lock."""
+        r = lib.hlpy_g_priority_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek(self) -> Optional[bytes]:
+        """The head (the lowest value), None when the queue is empty."""
+        r = lib.hlpy_g_priority_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_queue_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remove(self, value: Value) -> bool:
+        """Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds
+        the queue's lock. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_queue_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def size(self) -> int:
+        """The number of values."""
+        r = lib.hlpy_g_priority_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The values from index start to index end (0 is the head), both included, in order, without
+        taking them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_priority_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+
+class PriorityDequeBase(GridObject):
+    """The priority queue (values in Java's natural order of Strings, the lowest at the head,
+    shared with Redisson's RPriorityDeque), also read and taken at the tail. There is no add
+    at either end: the order decides (Redisson throws Unsupported for addFirst, addLast,
+    offerFirst and offerLast). See docs/grid-priority-queue.md.
+
+    Redisson: ``RPriorityDeque``. Java side: StringCodec (natural order of String): ``redisson.getPriorityDeque(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 21
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a
+        Redisson writer holds the queue's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_deque_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer(self, value: Value) -> bool:
+        """The same as add: true. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_deque_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (the lowest value): it, or None at once when the queue is empty (as Redisson
+        4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's
+        lock."""
+        r = lib.hlpy_g_priority_deque_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek(self) -> Optional[bytes]:
+        """The head (the lowest value), None when the queue is empty."""
+        r = lib.hlpy_g_priority_deque_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_deque_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remove(self, value: Value) -> bool:
+        """Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds
+        the queue's lock. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_deque_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def size(self) -> int:
+        """The number of values."""
+        r = lib.hlpy_g_priority_deque_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The values from index start to index end (0 is the head), both included, in order, without
+        taking them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_priority_deque_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def peek_first(self) -> Optional[bytes]:
+        """The head (the lowest value), None when empty; as peek."""
+        r = lib.hlpy_g_priority_deque_peek_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek_last(self) -> Optional[bytes]:
+        """The tail (the highest value), None when empty."""
+        r = lib.hlpy_g_priority_deque_peek_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the head (the lowest value): None at once when empty; as poll."""
+        r = lib.hlpy_g_priority_deque_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the tail (the highest value): it, or None at once when the deque is empty. Waits
+        while a Redisson writer holds the lock."""
+        r = lib.hlpy_g_priority_deque_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+
+class PriorityBlockingQueueBase(GridObject):
+    """The priority queue (values in Java's natural order of Strings, the lowest at the head,
+    shared with Redisson's RPriorityBlockingQueue) with take and poll_timeout, which wait for
+    a value. A wait is a task (no thread waits): it tries again after a bounded back-off (10
+    ms growing to 250 ms), and at once when a hilock process adds to the queue (a hilock-only
+    channel); this client's waiters take in the order they came. A take whose reply is lost
+    answers what it took; one cancelled after taking puts the value back. See docs/grid-
+    priority-queue.md.
+
+    Redisson: ``RPriorityBlockingQueue``. Java side: StringCodec (natural order of String): ``redisson.getPriorityBlockingQueue(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 22
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a
+        Redisson writer holds the queue's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_queue_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer(self, value: Value) -> bool:
+        """The same as add: true. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (the lowest value): it, or None at once when the queue is empty (as Redisson
+        4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's
+        lock."""
+        r = lib.hlpy_g_priority_blocking_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek(self) -> Optional[bytes]:
+        """The head (the lowest value), None when the queue is empty."""
+        r = lib.hlpy_g_priority_blocking_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_queue_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remove(self, value: Value) -> bool:
+        """Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds
+        the queue's lock. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_queue_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def size(self) -> int:
+        """The number of values."""
+        r = lib.hlpy_g_priority_blocking_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The values from index start to index end (0 is the head), both included, in order, without
+        taking them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_priority_blocking_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def put(self, value: Value) -> bool:
+        """The same as add (the queue has no bound): true. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_queue_put(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -1509,3 +1780,21 @@ class GridFactories:
         from ._grid_deque import Deque
 
         return Deque(self, name)  # type: ignore[arg-type]
+
+    def priority_queue(self, name: Value) -> "PriorityQueue":
+        """The priority queue called ``name`` (Redisson ``RPriorityQueue``). No round trip."""
+        from ._grid_priority_queue import PriorityQueue
+
+        return PriorityQueue(self, name)  # type: ignore[arg-type]
+
+    def priority_deque(self, name: Value) -> "PriorityDeque":
+        """The priority deque called ``name`` (Redisson ``RPriorityDeque``). No round trip."""
+        from ._grid_priority_deque import PriorityDeque
+
+        return PriorityDeque(self, name)  # type: ignore[arg-type]
+
+    def priority_blocking_queue(self, name: Value) -> "PriorityBlockingQueue":
+        """The priority blocking queue called ``name`` (Redisson ``RPriorityBlockingQueue``). No round trip."""
+        from ._grid_priority_blocking_queue import PriorityBlockingQueue
+
+        return PriorityBlockingQueue(self, name)  # type: ignore[arg-type]
