@@ -344,7 +344,10 @@ def gen_header(kinds):
     for k in kinds:
         o.append("\n/* ---- %s (%s) ---- */\n\n" % (k.name, k.java))
         o.append(c_comment(k.doc))
-        if k.state:
+        if k.state == "delayed":
+            o.append("/* A new %s object named name (hl_object_new): this client's mover of the\n"
+                     " * name starts (or counts it) and subscribes in the background. */\n" % k.name)
+        elif k.state:
             o.append("/* A new %s object named name (hl_object_new): it subscribes, and waits\n"
                      " * until Redis confirmed it (HL_ETIMEDOUT if not). */\n" % k.name)
         else:
