@@ -36,7 +36,7 @@ interop: build
 
 # The data grid against Redisson 4.3.1 and 4.7.0 (tests/interop/grid: every
 # object, then every collection (maps, sets, scored and plain sorted sets,
-# lists, queues, deques), both ways, on a redis-server and a Redis Cluster;
+# lists, queues, deques, delayed queues), both ways, on a redis-server and a Redis Cluster;
 # about two minutes):
 #
 #   make interop-grid
