@@ -162,10 +162,10 @@ static int mover_step(void *arg, struct hl_task *self, int stop, int *done,
 			due_min(m, next);
 		} else {
 			/* Redis unreachable, or the script refused (a key of
-			 * another type): the poll tries again. */
+			 * another type): the poll tries again in a second (not
+			 * at the due time, which has passed: no busy loop), or
+			 * a reconnect's catch-up sooner. */
 			m->next_poll = hl__now_ms() + HL_DELAY_POLL_MS;
-			if (due != NO_DUE)
-				due_min(m, due);
 		}
 		now = hl__now_ms();
 		wall = wall_ms();
