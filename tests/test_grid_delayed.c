@@ -484,6 +484,77 @@ static void cluster(void)
 	ht_cluster_destroy(cl);
 }
 
+/* A Sentinel failover (kill -9 of the master) while elements wait: on the
+ * new master the mover (subscribed again there) delivers every element
+ * that reached it, each once; offers go on. */
+static void sentinel_failover(void)
+{
+	ht_sentinel *s = ht_sentinel_start(NULL);
+	hl_client_options o;
+	hl_client *c;
+	hl_object *d, *q = NULL;
+	hl_value *v = NULL;
+	char url[600];
+	int old, i, k, twice = 0;
+	int64_t n = 0;
+	static unsigned char seen[40];
+	ht_failover_options(&o, 6000);
+	ht_sentinel_url(s, url, sizeof url);
+	c = ht_client_url(url, &o);
+	d = dq(c, "gd:fo");
+	HT_OK(hl_queue_new(&q, c, HT_S("gd:fo")));
+	for (i = 0; i < 20; i++) {
+		char val[8];
+		snprintf(val, sizeof val, "%d", i);
+		HT_OK(hl_delayed_queue_offer(d, val, strlen(val),
+		                             3000 + 50 * i));
+	}
+	ht_sentinel_wait_synced(s, 10000);
+	old = ht_sentinel_kill_master(s);
+	ht_sentinel_wait_failover(s, old, 20000);
+	for (i = 20; i < 30; i++) {
+		char val[8];
+		int rc;
+		snprintf(val, sizeof val, "%d", i);
+		for (k = 0; k < 50; k++) {
+			rc = hl_delayed_queue_offer(d, val, strlen(val), 200);
+			if (rc == HL_OK)
+				break;
+			HT_CHECKF(rc != HL_EINDOUBT, "offer in doubt: %s",
+			          hl_error_last());
+			ht_sleep_ms(100);
+		}
+		HT_OK(rc);
+	}
+	for (k = 0; k < 1000 && n < 30; k++) {
+		if (hl_queue_size(&n, q) != HL_OK || n < 30)
+			ht_sleep_ms(20);
+	}
+	HT_EQ(n, 30);
+	memset(seen, 0, sizeof seen);
+	HT_OK(hl_queue_poll_many(&v, q, 100));
+	HT_EQ(hl_value_len(v), 30);
+	for (i = 0; i < (int)hl_value_len(v); i++) {
+		char buf[16];
+		size_t len = 0;
+		const char *p = hl_value_bytes(hl_value_at(v, (size_t)i), &len);
+		int x;
+		memcpy(buf, p, len < 15 ? len : 15);
+		buf[len < 15 ? len : 15] = '\0';
+		x = atoi(buf);
+		if (x >= 0 && x < 40 && seen[x]++)
+			twice++;
+	}
+	hl_value_free(v);
+	HT_EQ(twice, 0);
+	HT_OK(hl_delayed_queue_size(&n, d));
+	HT_EQ(n, 0);
+	hl_object_free(q);
+	hl_object_free(d);
+	hl_client_free(c);
+	ht_sentinel_destroy(s);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -527,4 +598,5 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(ops), HT_CASE(due_time), HT_CASE(order), HT_CASE(two_movers),
         HT_CASE(catch_up), HT_CASE(missed_message), HT_CASE(restart),
-        HT_CASE(lost_reply), HT_CASE(cluster), HT_CASE(bad_input))
+        HT_CASE(lost_reply), HT_CASE(cluster), HT_CASE(sentinel_failover),
+        HT_CASE(bad_input))
