@@ -312,7 +312,17 @@ static void catch_up(void)
 	HT_CHECKF(wall() - t0 < 800 * ht_scale(), "caught up after %lld ms",
 	          (long long)(wall() - t0));
 	HT_EQ(zcard(r, "redisson_delay_queue_timeout:{gd:catch}"), 0);
-	/* the last object gone, the mover stops: no SUBSCRIBE is left */
+	/* the last object gone, the mover stops: no SUBSCRIBE is left (once
+	 * it was there: it may still be on its way) */
+	{
+		int k;
+		for (k = 0; k < 500; k++) {
+			if (ht_numsub(r, HT_S("redisson_delay_queue_channel:{"
+			                      "gd:catch}")) == 1)
+				break;
+			ht_sleep_ms(10);
+		}
+	}
 	hl_object_free(d);
 	{
 		int k;
