@@ -2,7 +2,6 @@ package hilock
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -20,26 +19,9 @@ func (o *DelayedQueue) Offer(ctx context.Context, value []byte, delay time.Durat
 	return err
 }
 
-// Range calls fn with each waiting value in insertion order (read in
-// pages, not taken) until fn answers false.
-func (o *DelayedQueue) Range(ctx context.Context, fn func(value []byte) bool) error {
-	if fn == nil {
-		return errors.New("hilock: Range: fn is nil")
-	}
-	var at int64
-	for {
-		page, err := o.ReadRange(ctx, at, at+999)
-		if err != nil {
-			return err
-		}
-		for _, v := range page {
-			if !fn(v) {
-				return nil
-			}
-		}
-		if len(page) < 1000 {
-			return nil
-		}
-		at += 1000
-	}
+// Range calls fn with every waiting value in insertion order (read, not
+// taken), in pages of 1000, until fn returns false, a page fails or ctx
+// ends.
+func (o *DelayedQueue) Range(ctx context.Context, fn func(i int64, v []byte) bool) error {
+	return rangePages(ctx, o.ReadRange, fn)
 }

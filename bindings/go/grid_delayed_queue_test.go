@@ -66,7 +66,7 @@ func TestGridDelayedQueue(t *testing.T) {
 		}
 	}
 	var seen []string
-	if err := d.Range(ctx, func(v []byte) bool { seen = append(seen, string(v)); return true }); err != nil {
+	if err := d.Range(ctx, func(_ int64, v []byte) bool { seen = append(seen, string(v)); return true }); err != nil {
 		t.Fatal(err)
 	}
 	if len(seen) != 3 || seen[0] != "a" || seen[2] != "c" {
