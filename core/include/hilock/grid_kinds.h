@@ -1039,9 +1039,10 @@ HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
  * name starts (or counts it) and subscribes in the background. */
 HL_EXTERN int hl_delayed_queue_new(hl_object **out, hl_client *client,
 		const void *name, size_t name_len);
-/* Add value to move to the queue after delay ms (0 or more, at most 2^40),
- * Redisson's member format. A resend after a lost reply adds nothing twice
- * (a request marker). */
+/* Add value to move to the queue after delay ms (0 or more, at most 2^40;
+ * Python and Lua take seconds, Go a time.Duration), Redisson's member
+ * format. A resend after a lost reply adds nothing twice (a request
+ * marker). */
 HL_EXTERN int hl_delayed_queue_offer(hl_object *obj, const void *value, size_t value_len, int64_t delay);
 /* The number of elements still waiting (LLEN of the ordered list). *out
  * (may be NULL). */
