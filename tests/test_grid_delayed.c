@@ -604,6 +604,14 @@ static void bad_input(void)
 	HT_EQ(llen(r, "gd:bad"), 1);
 	hl_object_free(d);
 	hl_client_free(c);
+	/* the client freed (closed) before its open delayed queue: the
+	 * close stops the mover; the object goes later */
+	c = ht_client(r, 0);
+	d = dq(c, "gd:bad2");
+	ht_sleep_ms(50);
+	hl_client_free(c);
+	HT_RC(hl_delayed_queue_offer(d, "w", 1, 0), HL_ECLOSED);
+	hl_object_free(d);
 }
 
 HT_MAIN(HT_CASE(ops), HT_CASE(due_time), HT_CASE(order), HT_CASE(two_movers),
