@@ -470,6 +470,52 @@ static void lost_reply(void)
 	ht_proxy_stop(p);
 }
 
+/* The mover's transfers lose their replies (the fault proxy delays them
+ * past the command timeout) while elements come due: each is moved once
+ * all the same, and those due later still move when the replies flow. */
+static void mover_faults(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = ht_doubt_client(p->url, 2);
+	hl_object *d = dq(c, "gd:mf");
+	redisReply *x;
+	static unsigned char seen[40];
+	int64_t t0;
+	int i, twice = 0;
+	{
+		int64_t n = -1;
+		HT_OK(hl_delayed_queue_size(&n, d));
+		HT_EQ(n, 0);
+	}
+	t0 = wall();
+	for (i = 0; i < 30; i++) {
+		char v[8];
+		snprintf(v, sizeof v, "%d", i);
+		raw_offer(r, "gd:mf", v, t0 + 100 + 60 * i, i);
+	}
+	ht_proxy_cmd(p, "delay 400");
+	ht_sleep_ms(1200);
+	ht_proxy_cmd(p, "delay 0");
+	HT_CHECK(wait_llen(r, "gd:mf", 30, 10000));
+	ht_sleep_ms(300);
+	x = ht_raw(ht_raw_of(r), "LRANGE gd:mf 0 -1");
+	HT_EQ(x->elements, 30);
+	memset(seen, 0, sizeof seen);
+	for (i = 0; i < (int)x->elements; i++) {
+		int k = atoi(x->element[i]->str);
+		if (k >= 0 && k < 40 && seen[k]++)
+			twice++;
+	}
+	freeReplyObject(x);
+	HT_EQ(twice, 0);
+	HT_EQ(zcard(r, "redisson_delay_queue_timeout:{gd:mf}"), 0);
+	HT_EQ(llen(r, "redisson_delay_queue:{gd:mf}"), 0);
+	hl_object_free(d);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 static void cluster(void)
 {
 	ht_cluster *cl = ht_cluster_start(NULL);
@@ -616,5 +662,5 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(ops), HT_CASE(due_time), HT_CASE(order), HT_CASE(two_movers),
         HT_CASE(catch_up), HT_CASE(missed_message), HT_CASE(restart),
-        HT_CASE(lost_reply), HT_CASE(cluster), HT_CASE(sentinel_failover),
-        HT_CASE(bad_input))
+        HT_CASE(lost_reply), HT_CASE(mover_faults), HT_CASE(cluster),
+        HT_CASE(sentinel_failover), HT_CASE(bad_input))
