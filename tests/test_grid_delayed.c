@@ -534,6 +534,33 @@ static void cluster(void)
 	HT_EQ(n, 2);
 	TAKE_STR(hl_queue_poll(&tv_, q), "j2");
 	TAKE_STR(hl_queue_poll(&tv_, q), "j1");
+	/* Another client's mover hears an offer at once (the offer also
+	 * SPUBLISHes where movers subscribe sharded): not at its next
+	 * one-second poll. This one's mover is off (destroy). */
+	{
+		hl_client *m = ht_client_url(cl->url, NULL);
+		hl_object *dm = dq(m, "{user1}:jobs");
+		int round;
+		HT_OK(hl_delayed_queue_destroy(d));
+		ht_sleep_ms(300); /* m's subscription is up */
+		for (round = 0; round < 3; round++) {
+			int64_t t0 = wall(), took;
+			HT_OK(hl_delayed_queue_offer(d, "r", 1, 200));
+			for (i = 0, n = 0; i < 500 && n < 1; i++) {
+				HT_OK(hl_queue_size(&n, q));
+				if (n < 1)
+					ht_sleep_ms(5);
+			}
+			took = wall() - t0;
+			HT_EQ(n, 1);
+			HT_CHECKF(took >= 200 && took < 200 + 250 * ht_scale(),
+			          "round %d: moved after %lld ms (due at 200)",
+			          round, (long long)took);
+			TAKE_STR(hl_queue_poll(&tv_, q), "r");
+		}
+		hl_object_free(dm);
+		hl_client_free(m);
+	}
 	hl_object_free(q);
 	hl_object_free(d);
 	hl_client_free(c);

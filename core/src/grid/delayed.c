@@ -409,8 +409,8 @@ int hl__delayed_queue_offer(hl_gridcall *call)
 	const hl_conf *cf = &o->client->conf;
 	const hl_arg *v = &call->args[0];
 	int64_t delay = call->args[1].i, due, ttl;
-	const char *argv[8];
-	size_t lens[8], n;
+	const char *argv[9];
+	size_t lens[9], n;
 	char id[33], rnd[8], sdue[HL_DEC_MAX], sttl[HL_DEC_MAX], label[120];
 	char *w, *mark, *chan;
 	hl_reply *r = NULL;
@@ -471,7 +471,10 @@ int hl__delayed_queue_offer(hl_gridcall *call)
 	argv[6] = sttl;
 	lens[6] = hl__fmt_i64(sttl, ttl);
 	argv[7] = chan;
-	rc = hl__grid_eval(call, &hl__script_delayed_queue_offer, 3, 5, argv,
+	argv[8] = strcmp(hl__router_publish(o->client), "SPUBLISH") == 0 ? "1"
+	                                                                 : "0";
+	lens[8] = 1;
+	rc = hl__grid_eval(call, &hl__script_delayed_queue_offer, 3, 6, argv,
 	                   lens, &r);
 	free(mark);
 	free(chan);

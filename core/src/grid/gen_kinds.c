@@ -2278,16 +2278,20 @@ const hl_script_def hl__script_delayed_queue_contains = {
 	""};
 
 const hl_script_def hl__script_delayed_queue_offer = {
-	"delayed_queue.offer", "24ba557eeb369b06be13f7324772e342a14b0418",
+	"delayed_queue.offer", "137ee5268ca8655b1b79807c65c63858c31c32b7",
 	"-- KEYS: zset, ordered list, request marker; ARGV: due ms, 8 random bytes,\n"
-	"-- value, marker lifetime ms, channel\n"
+	"-- value, marker lifetime ms, channel, 1 to SPUBLISH too (a cluster where\n"
+	"-- hilock's movers subscribe sharded; Redisson's hear the PUBLISH)\n"
 	"if redis.call('exists', KEYS[3]) == 1 then return 0 end\n"
 	"local m = struct.pack('Bc0Lc0', 8, ARGV[2], string.len(ARGV[3]), ARGV[3])\n"
 	"redis.call('zadd', KEYS[1], ARGV[1], m)\n"
 	"redis.call('rpush', KEYS[2], m)\n"
 	"redis.call('set', KEYS[3], '1', 'px', ARGV[4])\n"
 	"local first = redis.call('zrange', KEYS[1], 0, 0)\n"
-	"if first[1] == m then redis.call('publish', ARGV[5], ARGV[1]) end\n"
+	"if first[1] == m then\n"
+	"  redis.call('publish', ARGV[5], ARGV[1])\n"
+	"  if ARGV[6] == '1' then redis.call('spublish', ARGV[5], ARGV[1]) end\n"
+	"end\n"
 	"return 1\n"
 	""};
 
