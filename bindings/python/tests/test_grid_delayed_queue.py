@@ -79,3 +79,16 @@ def test_bad_input(client):
     with pytest.raises(TypeError):
         d.offer(5, 1)
     assert len(d) == 0
+
+
+def test_two_movers_each_once(client, other_client):
+    a = client.delayed_queue("py:dq5")
+    b = other_client.delayed_queue("py:dq5")
+    for i in range(200):
+        (a if i % 2 else b).offer(str(i), (i * 7 % 300) / 1000.0)
+    q = client.queue("py:dq5")
+    assert _wait_len(q, 200, 15.0) == 200
+    time.sleep(0.3)  # a second copy would show now
+    got = q.poll_many(1000)
+    assert len(got) == 200 and len(set(got)) == 200
+    assert len(a) == 0 and len(b) == 0
