@@ -6,7 +6,9 @@
  * queue (no offers) moves what was offered before it started; a missed
  * message (elements added without PUBLISH) still moves by the fallback
  * poll; delivery after a server restart; a resend after a lost reply adds
- * nothing twice; bad input.
+ * nothing twice; transfers whose replies are lost move each element once;
+ * a cluster (another client's mover hears an offer at once); a Sentinel
+ * failover; bad input.
  */
 #include "harness.h"
 #include "harness_grid.h"
