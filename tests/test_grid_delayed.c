@@ -441,6 +441,7 @@ static void lost_reply(void)
 	ht_proxy *p = ht_proxy_start(r->port);
 	hl_client *c, *m = ht_client(r, 0);
 	hl_object *d, *dm = dq(m, "gd:lost");
+	hl_value *v = NULL;
 	offer_run o;
 	pthread_t t;
 	c = ht_doubt_client(p->url, 40);
@@ -465,8 +466,42 @@ static void lost_reply(void)
 	HT_EQ(llen(r, "gd:lost"), 1);
 	HT_EQ(zcard(r, "redisson_delay_queue_timeout:{gd:lost}"), 0);
 	HT_EQ(llen(r, "redisson_delay_queue:{gd:lost}"), 0);
+	/* a poll of the waiting part whose reply is lost answers, sent
+	 * again, the element it took (not the next one) */
+	hl_object_free(dm); /* no mover: they stay waiting */
+	{
+		hl_task *t = NULL;
+		const hl_value *tv = NULL;
+		char buf[32];
+		int res = 0;
+		HT_OK(hl_delayed_queue_offer(d, "p1", 2, 60000));
+		HT_OK(hl_delayed_queue_offer(d, "p2", 2, 60000));
+		HT_OK(hl_delayed_queue_poll(&v, d)); /* the script cached */
+		hl_value_free(v);
+		v = NULL;
+		HT_OK(hl_delayed_queue_offer(d, "p1", 2, 60000));
+		ht_proxy_cmd(p, "delay 400");
+		HT_OK(hl_object_call_start(&t, d, HL_OP_DELAYED_QUEUE_POLL,
+		                           NULL, 0));
+		{
+			int k; /* until it took one */
+			for (k = 0;
+			     k < 500 &&
+			     llen(r, "redisson_delay_queue:{gd:lost}") != 1;
+			     k++)
+				ht_sleep_ms(10);
+		}
+		HT_EQ(llen(r, "redisson_delay_queue:{gd:lost}"), 1);
+		ht_sleep_ms(300); /* its reply is lost: it is sent again */
+		ht_proxy_cmd(p, "delay 0");
+		HT_OK(ht_task_result(t, &res, 10000));
+		HT_OK(hl_task_value(&tv, t));
+		HT_STREQ(str(tv, buf, sizeof buf), "p2");
+		hl_task_free(t);
+		TAKE_STR(hl_delayed_queue_peek(&tv_, d), "p1");
+		HT_EQ(zcard(r, "redisson_delay_queue_timeout:{gd:lost}"), 1);
+	}
 	hl_object_free(d);
-	hl_object_free(dm);
 	hl_client_free(c);
 	hl_client_free(m);
 	ht_proxy_stop(p);
