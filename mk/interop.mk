@@ -36,8 +36,8 @@ interop: build
 
 # The data grid against Redisson 4.3.1 and 4.7.0 (tests/interop/grid: every
 # object, then every collection (maps, sets, scored and plain sorted sets,
-# lists, queues, deques; then priority queues and deques), both ways, on a
-# redis-server and a Redis Cluster; about two minutes):
+# lists, queues, deques; then priority queues and deques, delayed queues),
+# both ways, on a redis-server and a Redis Cluster; about two minutes):
 #
 #   make interop-grid
 #   make interop-grid INTEROP_GRID_FILTER=bloom   # scenarios starting so

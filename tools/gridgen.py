@@ -344,7 +344,10 @@ def gen_header(kinds):
     for k in kinds:
         o.append("\n/* ---- %s (%s) ---- */\n\n" % (k.name, k.java))
         o.append(c_comment(k.doc))
-        if k.state:
+        if k.state == "delayed":
+            o.append("/* A new %s object named name (hl_object_new): this client's mover of the\n"
+                     " * name starts (or counts it) and subscribes in the background. */\n" % k.name)
+        elif k.state:
             o.append("/* A new %s object named name (hl_object_new): it subscribes, and waits\n"
                      " * until Redis confirmed it (HL_ETIMEDOUT if not). */\n" % k.name)
         else:
@@ -581,7 +584,11 @@ def gen_doc(kinds):
         o.append("## %s (`%s`)\n\n%s\n\n" % (k.name, k.java, " ".join(k.doc)))
         o.append("- Keys: %s\n" % ", ".join("`%s`" % key_doc(key) for key in k.keys))
         o.append("- Java side: %s\n" % k.codec)
-        if k.state:
+        if k.state == "delayed":
+            o.append("- State in the client: making one starts (or counts in) the client's mover of the name, which\n"
+                     "  subscribes in the background. Free it when done (C `hl_object_free`, Go `Close`, Lua\n"
+                     "  `close`, Python `destroy` or dropping it): the last one stops the mover.\n")
+        elif k.state:
             o.append("- State in the client: making one subscribes and waits for Redis's confirmation, so it can\n"
                      "  fail (C `hl_%s_new`; Python `client.%s(name)` raises; Go `o, err := client.%s(name)`;\n"
                      "  Lua `client:%s(name)` may return nil, message, code). Free it when done (C `hl_object_free`,\n"

@@ -181,7 +181,11 @@ def gen_python(kinds):
     for k in kinds:
         ret = k.goname if py_class(k) == k.goname else '"%s"' % k.goname
         o.append("\n    def %s(self, name: Value) -> %s:\n" % (k.name, ret))
-        if k.state:
+        if k.state == "delayed":
+            o.append('        """The %s of the queue ``name`` (Redisson ``%s``): this client moves its\n'
+                     '        due elements while one is open. ``destroy()`` (or dropping it) ends that."""\n' % (
+                         k.name.replace("_", " "), k.java))
+        elif k.state:
             o.append('        """The %s called ``name`` (Redisson ``%s``): subscribes, and waits until\n'
                      '        Redis confirmed it. ``destroy()`` (or dropping it) ends its part in sums."""\n' % (
                          k.name.replace("_", " "), k.java))
@@ -230,9 +234,14 @@ def gen_go(kinds):
         o.append("\n// %s is Redisson's %s: %s\n// Java side: %s.\ntype %s struct{ object }\n" % (
             k.goname, k.java, " ".join(k.doc), k.codec.replace("`", ""), k.goname))
         if k.state:
-            o.append("\n// %s returns the %s called name (1 to 65536 bytes): it subscribes, and\n"
-                     "// waits until Redis confirmed it. Close it when done (it stops taking part).\n" % (
-                         k.goname, k.name.replace("_", " ")))
+            if k.state == "delayed":
+                o.append("\n// %s returns the %s of the queue name (1 to 65536 bytes): this client\n"
+                         "// moves its due elements while one is open. Close it when done.\n" % (
+                             k.goname, k.name.replace("_", " ")))
+            else:
+                o.append("\n// %s returns the %s called name (1 to 65536 bytes): it subscribes, and\n"
+                         "// waits until Redis confirmed it. Close it when done (it stops taking part).\n" % (
+                             k.goname, k.name.replace("_", " ")))
             o.append("func (c *Client) %s(name string) (*%s, error) {\n"
                      "\to, err := newStateObject(c, %d, \"%s\", name)\n"
                      "\tif err != nil {\n\t\treturn nil, err\n\t}\n"

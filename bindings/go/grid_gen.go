@@ -1380,6 +1380,79 @@ func (o *Deque) PollLast(ctx context.Context) ([]byte, error) {
 	return v.Bytes(), err
 }
 
+// DelayedQueue is Redisson's RDelayedQueue: Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order), then move to the queue name (read it with the queue kinds). Every client that has a delayed queue of the name open moves due elements, a consumer alone too: at once, when its subscription to redisson_delay_queue_channel:{name} is confirmed (also after a reconnect or a failover), at the due time a message or the last move named, and every second as a fallback. Each element moves once (one script), never before its time. Free the object (Go Close, Lua close) or destroy it when done: see docs/grid-delayed-queue.md.
+// Java side: the destination queue's: StringCodec or ByteArrayCodec: redisson.getDelayedQueue(redisson.getQueue(name, StringCodec.INSTANCE)).
+type DelayedQueue struct{ object }
+
+// DelayedQueue returns the delayed queue of the queue name (1 to 65536 bytes): this client
+// moves its due elements while one is open. Close it when done.
+func (c *Client) DelayedQueue(name string) (*DelayedQueue, error) {
+	o, err := newStateObject(c, 19, "delayed_queue", name)
+	if err != nil {
+		return nil, err
+	}
+	return &DelayedQueue{o}, nil
+}
+
+// Size: The number of elements still waiting (LLEN of the ordered list).
+func (o *DelayedQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1301, "size")
+	return v.Int(), err
+}
+
+// Peek: The first waiting element in insertion order, nil when none.
+func (o *DelayedQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1302, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the first waiting element (insertion order) before it is due: it
+// never reaches the queue. Nil when none.
+func (o *DelayedQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1303, "poll")
+	return v.Bytes(), err
+}
+
+// Contains: Whether value is waiting.
+func (o *DelayedQueue) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1304, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove the first waiting element equal to value: true if one was. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *DelayedQueue) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1305, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// ReadRange: The waiting values from index start to end (insertion order, both
+// included; iteration reads pages of it).
+func (o *DelayedQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1306, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// ReadAll: Every waiting value in insertion order (read in pages of 1000).
+func (o *DelayedQueue) ReadAll(ctx context.Context) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1307, "read_all")
+	return v.list(), err
+}
+
+// Clear: Delete every waiting element (not the queue's).
+func (o *DelayedQueue) Clear(ctx context.Context) error {
+	_, err := o.call(ctx, 0x1308, "clear")
+	return err
+}
+
+// Destroy: Stop this object's part in moving elements (the client's mover stops with
+// its last open delayed queue of the name); later operations still work.
+// Freeing the object does the same.
+func (o *DelayedQueue) Destroy(ctx context.Context) error {
+	_ = ctx
+	return o.local(0x1309, "destroy")
+}
+
 // PriorityQueue is Redisson's RPriorityQueue: A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's RPriorityQueue. Equal values are kept (a new one goes after the equal ones). Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the queue's lock (redisson_sortedset_lock:{name}) it waits for the release. A queue that a Java comparator orders is refused by add, offer, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-priority-queue.md.
 // Java side: StringCodec (natural order of String): redisson.getPriorityQueue(name, StringCodec.INSTANCE), never trySetComparator.
 type PriorityQueue struct{ object }

@@ -2796,6 +2796,29 @@ for _, kname in ipairs({"list", "queue", "deque", "priority_queue", "priority_de
 	K.__pairs = list_pairs
 end
 
+-- The delayed queue's idiom (docs/grid-delayed-queue.md): offer with the
+-- delay in seconds (0 or more); #dq and dq:values() over the elements still
+-- waiting, insertion order, in pages. The due elements move to the queue of
+-- the same name (client:queue(name)) while a delayed queue of it is open in
+-- some client; dq:close() (or the collector) ends this one's part.
+do
+	local DQ = grid_factories.delayed_queue
+	--- dq:offer(value, seconds) --> true | nil, message, code. seconds:
+	-- 0 or more (rounded up to ms; a negative one is refused by the
+	-- library). A resend after a lost reply adds nothing twice.
+	function DQ:offer(value, seconds)
+		if type(seconds) ~= "number" or seconds ~= seconds or seconds == huge or seconds == -huge then
+			argerror(2, "delayed_queue:offer", "finite number of seconds expected", 2)
+		end
+		local ms = math.tointeger(math.ceil(seconds * 1000))
+		if ms == nil then argerror(2, "delayed_queue:offer", "delay too long", 2) end
+		return grid_call(self, 0x1300, "offer", "bi", "none", value, ms)
+	end
+	DQ.values = list_pages
+	DQ.__len = list_len
+	DQ.__pairs = list_pairs
+end
+
 -- The map's idiom (docs/grid.md): put_all of a table or of keys and values
 -- alternating, and iteration by HSCAN pages (never one reply with the
 -- whole map): for k, v in m:pairs() do ... end, pairs(m), #m.

@@ -396,6 +396,27 @@ return function(G)
 	--- deque:poll_last(): Take the tail (RPOP): nil when empty.
 	function Deque:poll_last(...) return call(self, 0x0f0f, "poll_last", "", "bytes", ...) end
 
+	-- delayed_queue (Redisson RDelayedQueue): Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order), then move to the queue name (read it with the queue kinds). Every client that has a delayed queue of the name open moves due elements, a consumer alone too: at once, when its subscription to redisson_delay_queue_channel:{name} is confirmed (also after a reconnect or a failover), at the due time a message or the last move named, and every second as a fallback. Each element moves once (one script), never before its time. Free the object (Go Close, Lua close) or destroy it when done: see docs/grid-delayed-queue.md.
+	local DelayedQueue = new_kind("delayed_queue", 19, true)
+	--- delayed_queue:size(): The number of elements still waiting (LLEN of the ordered list).
+	function DelayedQueue:size(...) return call(self, 0x1301, "size", "", "i64", ...) end
+	--- delayed_queue:peek(): The first waiting element in insertion order, nil when none.
+	function DelayedQueue:peek(...) return call(self, 0x1302, "peek", "", "bytes", ...) end
+	--- delayed_queue:poll(): Take the first waiting element (insertion order) before it is due: it never reaches the queue. Nil when none.
+	function DelayedQueue:poll(...) return call(self, 0x1303, "poll", "", "bytes", ...) end
+	--- delayed_queue:contains(value): Whether value is waiting.
+	function DelayedQueue:contains(...) return call(self, 0x1304, "contains", "b", "bool", ...) end
+	--- delayed_queue:remove(value): Remove the first waiting element equal to value: true if one was.
+	function DelayedQueue:remove(...) return call(self, 0x1305, "remove", "b", "bool", ...) end
+	--- delayed_queue:read_range(start, end): The waiting values from index start to end (insertion order, both included; iteration reads pages of it).
+	function DelayedQueue:read_range(...) return call(self, 0x1306, "read_range", "ii", "list", ...) end
+	--- delayed_queue:read_all(): Every waiting value in insertion order (read in pages of 1000).
+	function DelayedQueue:read_all(...) return call(self, 0x1307, "read_all", "", "list", ...) end
+	--- delayed_queue:clear(): Delete every waiting element (not the queue's).
+	function DelayedQueue:clear(...) return call(self, 0x1308, "clear", "", "none", ...) end
+	--- delayed_queue:destroy(): Stop this object's part in moving elements (the client's mover stops with its last open delayed queue of the name); later operations still work. Freeing the object does the same.
+	function DelayedQueue:destroy(...) return call(self, 0x1309, "destroy", "", "none", ...) end
+
 	-- priority_queue (Redisson RPriorityQueue): A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's RPriorityQueue. Equal values are kept (a new one goes after the equal ones). Every write is one script that finds the place by binary search inside Redis and changes the list at once; while a Redisson writer holds the queue's lock (redisson_sortedset_lock:{name}) it waits for the release. A queue that a Java comparator orders is refused by add, offer, remove and contains (HL_EINVAL naming the key and the class). Values added must be valid UTF-8. See docs/grid-priority-queue.md.
 	local PriorityQueue = new_kind("priority_queue", 20)
 	--- priority_queue:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.

@@ -492,6 +492,13 @@ typedef struct hl_listener hl_listener;
 int hl__pubsub_listen(hl_listener **out, hl_client *c, const void *channel,
                       size_t len, hl_listen_fn fn, void (*done)(void *arg),
                       void *arg);
+/* The same, and active(arg) (NULL: none) runs under wait_mu whenever the
+ * subscription becomes active: confirmed at first, again after every
+ * reconnect or failover that made it anew, and at once when it is active
+ * already (a catch-up after a time nothing could be heard). */
+int hl__pubsub_listen_ex(hl_listener **out, hl_client *c, const void *channel,
+                         size_t len, hl_listen_fn fn, void (*active)(void *arg),
+                         void (*done)(void *arg), void *arg);
 void hl__pubsub_unlisten(hl_client *c, hl_listener *l);
 /* Wait within b until channel's subscription is active: HL_OK, or
  * HL_ETIMEDOUT (the message says so), or b's status. */
@@ -835,6 +842,13 @@ int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg);
 /* The same, caller holding wait_mu (a listener). */
 int hl__task_background_locked(hl_client *c, const hl_drive_ops *ops,
                                void *arg);
+/* The same, *out = the task (no reference: it stays valid under wait_mu
+ * until ops->free ran, which the caller notes under wait_mu). */
+int hl__task_background_out(hl_client *c, const hl_drive_ops *ops, void *arg,
+                            struct hl_task **out);
+/* Run t's step again soon (a long-lived background task told of news);
+ * caller holds t's client's wait_mu, t not freed. */
+void hl__task_kick_locked(struct hl_task *t);
 /* interruptible: hl_client_interrupt() since interrupt_gen (c's when the
  * call began) stops it; a close stops it anyway. */
 int hl__task_drive_start(struct hl_task **out, hl_client *c,

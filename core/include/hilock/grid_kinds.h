@@ -19,6 +19,7 @@ enum {
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15,
+	HL_KIND_DELAYED_QUEUE = 19,
 	HL_KIND_PRIORITY_QUEUE = 20,
 	HL_KIND_PRIORITY_DEQUE = 21,
 	HL_KIND_PRIORITY_BLOCKING_QUEUE = 22
@@ -206,6 +207,16 @@ enum {
 	HL_OP_DEQUE_PEEK_LAST = 0x0f0d,
 	HL_OP_DEQUE_POLL_FIRST = 0x0f0e,
 	HL_OP_DEQUE_POLL_LAST = 0x0f0f,
+	HL_OP_DELAYED_QUEUE_OFFER = 0x1300,
+	HL_OP_DELAYED_QUEUE_SIZE = 0x1301,
+	HL_OP_DELAYED_QUEUE_PEEK = 0x1302,
+	HL_OP_DELAYED_QUEUE_POLL = 0x1303,
+	HL_OP_DELAYED_QUEUE_CONTAINS = 0x1304,
+	HL_OP_DELAYED_QUEUE_REMOVE = 0x1305,
+	HL_OP_DELAYED_QUEUE_READ_RANGE = 0x1306,
+	HL_OP_DELAYED_QUEUE_READ_ALL = 0x1307,
+	HL_OP_DELAYED_QUEUE_CLEAR = 0x1308,
+	HL_OP_DELAYED_QUEUE_DESTROY = 0x1309,
 	HL_OP_PRIORITY_QUEUE_ADD = 0x1400,
 	HL_OP_PRIORITY_QUEUE_OFFER = 0x1401,
 	HL_OP_PRIORITY_QUEUE_POLL = 0x1402,
@@ -1045,6 +1056,60 @@ HL_EXTERN int hl_deque_poll_first(hl_value **out, hl_object *obj);
  * Sent again after a lost reply with a request marker: it runs once and
  * answers as it did. */
 HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- delayed_queue (RDelayedQueue) ---- */
+
+/* Values offered with a delay wait in redisson_delay_queue_timeout:{name}
+ * (a zset by due time, the client's wall clock in ms) and
+ * redisson_delay_queue:{name} (insertion order), then move to the queue
+ * name (read it with the queue kinds). Every client that has a delayed
+ * queue of the name open moves due elements, a consumer alone too: at once,
+ * when its subscription to redisson_delay_queue_channel:{name} is confirmed
+ * (also after a reconnect or a failover), at the due time a message or the
+ * last move named, and every second as a fallback. Each element moves once
+ * (one script), never before its time. Free the object (Go Close, Lua
+ * close) or destroy it when done: see docs/grid-delayed-queue.md. */
+/* A new delayed_queue object named name (hl_object_new): this client's mover of the
+ * name starts (or counts it) and subscribes in the background. */
+HL_EXTERN int hl_delayed_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value to move to the queue after delay ms (0 or more, at most 2^40;
+ * Python and Lua take seconds, Go a time.Duration), Redisson's member
+ * format. A resend after a lost reply adds nothing twice (a request
+ * marker). */
+HL_EXTERN int hl_delayed_queue_offer(hl_object *obj, const void *value, size_t value_len, int64_t delay);
+/* The number of elements still waiting (LLEN of the ordered list). *out
+ * (may be NULL). */
+HL_EXTERN int hl_delayed_queue_size(int64_t *out, hl_object *obj);
+/* The first waiting element in insertion order, nil when none. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_delayed_queue_peek(hl_value **out, hl_object *obj);
+/* Take the first waiting element (insertion order) before it is due: it
+ * never reaches the queue. Nil when none. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_delayed_queue_poll(hl_value **out, hl_object *obj);
+/* Whether value is waiting. *out = 1 or 0. */
+HL_EXTERN int hl_delayed_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove the first waiting element equal to value: true if one was. *out =
+ * 1 or 0. HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_delayed_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The waiting values from index start to end (insertion order, both
+ * included; iteration reads pages of it). *out = a new HL_VALUE_ARRAY of
+ * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. */
+HL_EXTERN int hl_delayed_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Every waiting value in insertion order (read in pages of 1000). *out = a
+ * new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_delayed_queue_read_all(hl_value **out, hl_object *obj);
+/* Delete every waiting element (not the queue's). */
+HL_EXTERN int hl_delayed_queue_clear(hl_object *obj);
+/* Stop this object's part in moving elements (the client's mover stops with
+ * its last open delayed queue of the name); later operations still work.
+ * Freeing the object does the same. No round trip. */
+HL_EXTERN int hl_delayed_queue_destroy(hl_object *obj);
 
 /* ---- priority_queue (RPriorityQueue) ---- */
 

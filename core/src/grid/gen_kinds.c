@@ -16,6 +16,9 @@ int hl__bloom_filter_contains_all(hl_gridcall *call);
 int hl__bloom_filter_contains_each(hl_gridcall *call);
 int hl__bloom_filter_count(hl_gridcall *call);
 int hl__bloom_filter_try_init(hl_gridcall *call);
+int hl__delayed_queue_destroy(hl_gridcall *call);
+int hl__delayed_queue_offer(hl_gridcall *call);
+int hl__delayed_queue_read_all(hl_gridcall *call);
 int hl__map_fast_remove(hl_gridcall *call);
 int hl__map_get_all(hl_gridcall *call);
 int hl__map_put_all(hl_gridcall *call);
@@ -39,6 +42,7 @@ int hl__sorted_set_poll_last(hl_gridcall *call);
 int hl__sorted_set_remove(hl_gridcall *call);
 
 extern const hl_kindhooks hl__hooks_adder;
+extern const hl_kindhooks hl__hooks_delayed;
 
 /* ---- bucket ---- */
 
@@ -2270,6 +2274,178 @@ static const hl_opdef deque_ops[] = {
 
 static const char *const deque_keys[] = {NULL};
 
+/* ---- delayed_queue ---- */
+
+const hl_script_def hl__script_delayed_queue_clear = {
+	"delayed_queue.clear", "abb5a00dedbfcc01dec51eac71c77a535403131c",
+	"redis.call('del', KEYS[1], KEYS[2])\n"
+	"return nil\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_contains = {
+	"delayed_queue.contains", "4e05cab0b92d2375d7db37ec42d489c1c96479fb",
+	"local n = redis.call('llen', KEYS[1])\n"
+	"local i = 0\n"
+	"while i < n do\n"
+	"  for _, m in ipairs(redis.call('lrange', KEYS[1], i, i + 999)) do\n"
+	"    local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"    if v == ARGV[1] then return 1 end\n"
+	"  end\n"
+	"  i = i + 1000\n"
+	"end\n"
+	"return 0\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_offer = {
+	"delayed_queue.offer", "137ee5268ca8655b1b79807c65c63858c31c32b7",
+	"-- KEYS: zset, ordered list, request marker; ARGV: due ms, 8 random bytes,\n"
+	"-- value, marker lifetime ms, channel, 1 to SPUBLISH too (a cluster where\n"
+	"-- hilock's movers subscribe sharded; Redisson's hear the PUBLISH)\n"
+	"if redis.call('exists', KEYS[3]) == 1 then return 0 end\n"
+	"local m = struct.pack('Bc0Lc0', 8, ARGV[2], string.len(ARGV[3]), ARGV[3])\n"
+	"redis.call('zadd', KEYS[1], ARGV[1], m)\n"
+	"redis.call('rpush', KEYS[2], m)\n"
+	"redis.call('set', KEYS[3], '1', 'px', ARGV[4])\n"
+	"local first = redis.call('zrange', KEYS[1], 0, 0)\n"
+	"if first[1] == m then\n"
+	"  redis.call('publish', ARGV[5], ARGV[1])\n"
+	"  if ARGV[6] == '1' then redis.call('spublish', ARGV[5], ARGV[1]) end\n"
+	"end\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_peek = {
+	"delayed_queue.peek", "5e0e2f76db2d523a787e7216054937688e86022a",
+	"local m = redis.call('lindex', KEYS[1], 0)\n"
+	"if not m then return nil end\n"
+	"local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"return v\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_poll = {
+	"delayed_queue.poll", "5c7d15b951d4c2277728b33d0b2e83e03de6de86",
+	"local m = redis.call('lpop', KEYS[2])\n"
+	"if not m then return nil end\n"
+	"redis.call('zrem', KEYS[1], m)\n"
+	"local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"return v\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_poll_marked = {
+	"delayed_queue.poll_marked", "bb79e95b89324cc4854758a5122600b466811a20",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local m = redis.call('lpop', KEYS[2])\n"
+	"if not m then return nil end\n"
+	"redis.call('zrem', KEYS[1], m)\n"
+	"local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_read_range = {
+	"delayed_queue.read_range", "1bdab6abfb53e1ee00c027a555f618f1f8143637",
+	"local out = {}\n"
+	"for i, m in ipairs(redis.call('lrange', KEYS[1], ARGV[1], ARGV[2])) do\n"
+	"  local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"  out[i] = v\n"
+	"end\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_remove = {
+	"delayed_queue.remove", "5f4e5ee63feca6dae444c9e4fc25bc8aeebe156d",
+	"local n = redis.call('llen', KEYS[2])\n"
+	"local i = 0\n"
+	"while i < n do\n"
+	"  for _, m in ipairs(redis.call('lrange', KEYS[2], i, i + 999)) do\n"
+	"    local _, v = struct.unpack('Bc0Lc0', m)\n"
+	"    if v == ARGV[1] then\n"
+	"      redis.call('lrem', KEYS[2], 1, m)\n"
+	"      redis.call('zrem', KEYS[1], m)\n"
+	"      return 1\n"
+	"    end\n"
+	"  end\n"
+	"  i = i + 1000\n"
+	"end\n"
+	"return 0\n"
+	""};
+
+const hl_script_def hl__script_delayed_queue_transfer = {
+	"delayed_queue.transfer", "9295c357fefc4db2beb84c758e29ff5be54bd282",
+	"-- KEYS: destination, zset, ordered list; ARGV: now ms, at most this many\n"
+	"local due = redis.call('zrangebyscore', KEYS[2], 0, ARGV[1], 'limit', 0, ARGV[2])\n"
+	"if #due > 0 then\n"
+	"  for _, m in ipairs(due) do\n"
+	"    local ok, _, v = pcall(struct.unpack, 'Bc0Lc0', m)\n"
+	"    if not ok then v = m end -- not a packed member: moved as it is\n"
+	"    redis.call('rpush', KEYS[1], v)\n"
+	"    redis.call('lrem', KEYS[3], 1, m)\n"
+	"  end\n"
+	"  redis.call('zrem', KEYS[2], unpack(due))\n"
+	"end\n"
+	"local nxt = redis.call('zrange', KEYS[2], 0, 0, 'withscores')\n"
+	"if nxt[2] then return nxt[2] end\n"
+	"return nil\n"
+	""};
+
+static const hl_argdef delayed_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+	{"delay", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok delayed_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 2, NULL}};
+static const hl_tok delayed_queue_peek_toks[] = {
+	{HL_TOK_KEY, 2, NULL}};
+static const hl_tok delayed_queue_poll_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_KEY, 2, NULL}};
+static const hl_argdef delayed_queue_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok delayed_queue_contains_toks[] = {
+	{HL_TOK_KEY, 2, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef delayed_queue_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok delayed_queue_remove_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_KEY, 2, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef delayed_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok delayed_queue_read_range_toks[] = {
+	{HL_TOK_KEY, 2, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_tok delayed_queue_clear_toks[] = {
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_KEY, 2, NULL}};
+
+static const hl_opdef delayed_queue_ops[] = {
+	{HL_OP_DELAYED_QUEUE_OFFER, "offer", HL_MODE_IDEM, HL_R_NONE, 2, delayed_queue_offer_args, NULL, 0, NULL, 0, hl__delayed_queue_offer},
+	{HL_OP_DELAYED_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, delayed_queue_size_toks, 2, NULL},
+	{HL_OP_DELAYED_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, &hl__script_delayed_queue_peek, 1, delayed_queue_peek_toks, 1, NULL},
+	{HL_OP_DELAYED_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_delayed_queue_poll_marked, 2, delayed_queue_poll_toks, 2, NULL},
+	{HL_OP_DELAYED_QUEUE_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, delayed_queue_contains_args, &hl__script_delayed_queue_contains, 1, delayed_queue_contains_toks, 2, NULL},
+	{HL_OP_DELAYED_QUEUE_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, delayed_queue_remove_args, &hl__script_delayed_queue_remove, 2, delayed_queue_remove_toks, 3, NULL},
+	{HL_OP_DELAYED_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, delayed_queue_read_range_args, &hl__script_delayed_queue_read_range, 1, delayed_queue_read_range_toks, 3, NULL},
+	{HL_OP_DELAYED_QUEUE_READ_ALL, "read_all", HL_MODE_READ, HL_R_LIST, 0, NULL, NULL, 0, NULL, 0, hl__delayed_queue_read_all},
+	{HL_OP_DELAYED_QUEUE_CLEAR, "clear", HL_MODE_IDEM, HL_R_NONE, 0, NULL, &hl__script_delayed_queue_clear, 2, delayed_queue_clear_toks, 2, NULL},
+	{HL_OP_DELAYED_QUEUE_DESTROY, "destroy", HL_MODE_LOCAL, HL_R_NONE, 0, NULL, NULL, 0, NULL, 0, hl__delayed_queue_destroy},
+};
+
+static const char *const delayed_queue_keys[] = {NULL, "redisson_delay_queue_timeout:{name}", "redisson_delay_queue:{name}"};
+
 /* ---- priority_queue ---- */
 
 static const hl_argdef priority_queue_add_args[] = {
@@ -2439,11 +2615,12 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
+	{HL_KIND_DELAYED_QUEUE, "delayed_queue", 3, delayed_queue_keys, 10, delayed_queue_ops, &hl__hooks_delayed},
 	{HL_KIND_PRIORITY_QUEUE, "priority_queue", 3, priority_queue_keys, 8, priority_queue_ops, NULL},
 	{HL_KIND_PRIORITY_DEQUE, "priority_deque", 3, priority_deque_keys, 12, priority_deque_ops, NULL},
 	{HL_KIND_PRIORITY_BLOCKING_QUEUE, "priority_blocking_queue", 3, priority_blocking_queue_keys, 11, priority_blocking_queue_ops, NULL},
 };
-const size_t hl__grid_nkinds = 18;
+const size_t hl__grid_nkinds = 19;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -3799,6 +3976,72 @@ int hl_deque_poll_first(hl_value **out, hl_object *obj)
 int hl_deque_poll_last(hl_value **out, hl_object *obj)
 {
 	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_delayed_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_DELAYED_QUEUE, name, name_len);
+}
+
+int hl_delayed_queue_offer(hl_object *obj, const void *value, size_t value_len, int64_t delay)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(value, value_len);
+	a[1] = hl__arg_int(delay);
+	return hl__grid_none(obj, HL_OP_DELAYED_QUEUE_OFFER, a, 2);
+}
+
+int hl_delayed_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_DELAYED_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_delayed_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DELAYED_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_delayed_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DELAYED_QUEUE_POLL, NULL, 0);
+}
+
+int hl_delayed_queue_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DELAYED_QUEUE_CONTAINS, a, 1);
+}
+
+int hl_delayed_queue_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_DELAYED_QUEUE_REMOVE, a, 1);
+}
+
+int hl_delayed_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_DELAYED_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_delayed_queue_read_all(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_DELAYED_QUEUE_READ_ALL, NULL, 0);
+}
+
+int hl_delayed_queue_clear(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_DELAYED_QUEUE_CLEAR, NULL, 0);
+}
+
+int hl_delayed_queue_destroy(hl_object *obj)
+{
+	return hl__grid_none(obj, HL_OP_DELAYED_QUEUE_DESTROY, NULL, 0);
 }
 
 int hl_priority_queue_new(hl_object **out, hl_client *client, const void *name,

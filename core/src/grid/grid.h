@@ -265,6 +265,14 @@ int hl__map_get_all(hl_gridcall *call);
 int hl__map_fast_remove(hl_gridcall *call);
 int hl__map_put_all(hl_gridcall *call);
 
+/* The delayed queue's scripts and custom operations (delayed.c). */
+extern const hl_script_def hl__script_delayed_queue_offer;
+extern const hl_script_def hl__script_delayed_queue_transfer;
+extern const hl_script_def hl__script_delayed_queue_read_range;
+int hl__delayed_queue_offer(hl_gridcall *call);
+int hl__delayed_queue_read_all(hl_gridcall *call);
+int hl__delayed_queue_destroy(hl_gridcall *call);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

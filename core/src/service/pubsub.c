@@ -65,6 +65,8 @@ struct hl_listener {
 	hl_sub *sub;
 	hl_listen_fn fn;
 	void (*done)(void *arg);
+	void (*active)(void *arg); /* NULL, or: the subscription became
+	                              active (hl__pubsub_listen_ex) */
 	void *arg;
 	int gone; /* unlistened: answers until Redis confirmed it */
 };
@@ -90,11 +92,19 @@ int hl__pubsub_listen(hl_listener **out, hl_client *c, const void *channel,
                       size_t len, hl_listen_fn fn, void (*done)(void *arg),
                       void *arg)
 {
+	return hl__pubsub_listen_ex(out, c, channel, len, fn, NULL, done, arg);
+}
+
+int hl__pubsub_listen_ex(hl_listener **out, hl_client *c, const void *channel,
+                         size_t len, hl_listen_fn fn, void (*active)(void *arg),
+                         void (*done)(void *arg), void *arg)
+{
 	hl_listener *l = calloc(1, sizeof(*l));
 	hl_sub *s;
 	if (!l)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	l->fn = fn;
+	l->active = active;
 	l->done = done;
 	l->arg = arg;
 	pthread_mutex_lock(&c->wait_mu);
@@ -121,6 +131,8 @@ int hl__pubsub_listen(hl_listener **out, hl_client *c, const void *channel,
 	s->no_linger = 0;
 	if (s->refs++ == 0)
 		hl__pubsub_kick(c);
+	if (active && s->state == HL_SUB_ACTIVE)
+		active(arg); /* active already (another listener's) */
 	pthread_mutex_unlock(&c->wait_mu);
 	*out = l;
 	return HL_OK;
@@ -426,10 +438,14 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 				      (size_t)hl__reply_strlen(m));
 	} else if (strcmp(kd, "subscribe") == 0) {
 		if (s->state == HL_SUB_PENDING) {
+			hl_listener *l;
 			s->state = HL_SUB_ACTIVE;
 			s->active_gen++;
 			/* Waiters retry now that no message can be missed. */
 			hl__pubsub_wake(s);
+			for (l = s->listeners; l; l = l->next)
+				if (l->active && !l->gone)
+					l->active(l->arg);
 		}
 	} else if (strcmp(kd, "unsubscribe") == 0) {
 		/* Ours, or the server's: a slot that moved to another node

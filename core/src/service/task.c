@@ -1315,7 +1315,7 @@ int hl__task_drive_start(hl_task **out, hl_client *c, const hl_drive_ops *ops,
 }
 
 static int background(hl_client *c, const hl_drive_ops *ops, void *arg,
-                      int locked)
+                      int locked, hl_task **out)
 {
 	hl_engine *e = c->engine;
 	/* blocking: never queued for hl_client_task_next() */
@@ -1336,6 +1336,8 @@ static int background(hl_client *c, const hl_drive_ops *ops, void *arg,
 	t->state = S_PARKED;
 	make_ready(e, t);
 	check_stopped(c, t);
+	if (out)
+		*out = t;
 	if (!locked)
 		pthread_mutex_unlock(&c->wait_mu);
 	return HL_OK;
@@ -1343,12 +1345,23 @@ static int background(hl_client *c, const hl_drive_ops *ops, void *arg,
 
 int hl__task_background(hl_client *c, const hl_drive_ops *ops, void *arg)
 {
-	return background(c, ops, arg, 0);
+	return background(c, ops, arg, 0, NULL);
 }
 
 int hl__task_background_locked(hl_client *c, const hl_drive_ops *ops, void *arg)
 {
-	return background(c, ops, arg, 1);
+	return background(c, ops, arg, 1, NULL);
+}
+
+int hl__task_background_out(hl_client *c, const hl_drive_ops *ops, void *arg,
+                            hl_task **out)
+{
+	return background(c, ops, arg, 1, out);
+}
+
+void hl__task_kick_locked(hl_task *t)
+{
+	kick(t->c, t);
 }
 
 void hl__task_ref(hl_task *t)

@@ -19,13 +19,15 @@
 # "VERSION TOPOLOGY: N passed, N failed (T ms)"; CollectionsInterop.java
 # drives collections_peer.c and ends with
 # "VERSION TOPOLOGY collections: N passed, N failed (T ms)", as
-# PriorityInterop.java ("... priority: ...").
+# PriorityInterop.java ("... priority: ..."); DelayedInterop.java (grid_peer.c
+# again) shares delayed queues with Redisson's RDelayedQueue: offered by one
+# side, moved by the other, both movers at once ("VERSION TOPOLOGY delayed: ...").
 #
 #   sh tests/interop/grid/run.sh [BUILD_DIR [FILTER [TOPOLOGIES]]]
 #
 # FILTER runs only the scenarios whose name starts with it (bucket,
 # atomic, bit_set, counters, adders, bloom, rate; map, set, scored,
-# sorted, list, queue, deque, priority); TOPOLOGIES is single,
+# sorted, list, queue, deque, priority; delayed); TOPOLOGIES is single,
 # cluster or single,cluster (the default). Needs java (17+), mvn
 # (Redisson and its dependencies in ~/.m2, fetched the first time), cc,
 # pkg-config, redis-server and redis-cli; the Cluster also needs the
@@ -66,7 +68,8 @@ for v in $versions; do
 	fi
 	mkdir -p "$out/classes-$v"
 	javac -d "$out/classes-$v" -cp "$(cat "$cp")" "$here/GridInterop.java" \
-		"$here/BloomVectors.java" "$here/CollectionsInterop.java" "$here/PriorityInterop.java"
+		"$here/BloomVectors.java" "$here/CollectionsInterop.java" "$here/PriorityInterop.java" \
+		"$here/DelayedInterop.java"
 done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hilock-grid-interop.XXXXXX")
@@ -98,6 +101,11 @@ run() { # topology addresses url
 "
 		timeout 300 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" PriorityInterop \
 			"$v" "$out/collections_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
+		cat "$tmp/out"
+		summary="$summary$(tail -n 1 "$tmp/out")
+"
+		timeout 300 java -cp "$out/classes-$v:$(cat "$out/cp-$v.txt")" DelayedInterop \
+			"$v" "$out/grid_peer" "$1" "$2" "$3" "$filter" >"$tmp/out" 2>&1 || status=1
 		cat "$tmp/out"
 		summary="$summary$(tail -n 1 "$tmp/out")
 "

@@ -53,6 +53,7 @@ from ._grid import GridObject
 from ._grid_gen import *  # noqa: F401,F403  (the grid's kinds)
 from ._grid_gen import __all__ as _grid_all
 from ._grid_rate_limiter import RateLimiter
+from ._grid_delayed_queue import DelayedQueue
 from ._grid_list import List
 from ._grid_queue import Deque, Queue
 from ._grid_priority_queue import PriorityDeque, PriorityQueue
@@ -104,6 +105,7 @@ __all__ = [
     "__version__",
     "GridObject",
     "RateLimiter",
+    "DelayedQueue",
     "List",
     "Queue",
     "Deque",

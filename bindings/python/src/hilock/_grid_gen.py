@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ._grid_deque import Deque
 
 if TYPE_CHECKING:
+    from ._grid_delayed_queue import DelayedQueue
+
+if TYPE_CHECKING:
     from ._grid_priority_queue import PriorityQueue
 
 if TYPE_CHECKING:
@@ -38,7 +41,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_priority_blocking_queue import PriorityBlockingQueue
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "DelayedQueueBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
 
 
 class Bucket(GridObject):
@@ -1438,6 +1441,79 @@ class DequeBase(GridObject):
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
+class DelayedQueueBase(GridObject):
+    """Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due
+    time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order),
+    then move to the queue name (read it with the queue kinds). Every client that has a
+    delayed queue of the name open moves due elements, a consumer alone too: at once, when its
+    subscription to redisson_delay_queue_channel:{name} is confirmed (also after a reconnect
+    or a failover), at the due time a message or the last move named, and every second as a
+    fallback. Each element moves once (one script), never before its time. Free the object (Go
+    Close, Lua close) or destroy it when done: see docs/grid-delayed-queue.md.
+
+    Redisson: ``RDelayedQueue``. Java side: the destination queue's: StringCodec or ByteArrayCodec: ``redisson.getDelayedQueue(redisson.getQueue(name, StringCodec.INSTANCE))``.
+    """
+
+    _kind = 19
+
+    def size(self) -> int:
+        """The number of elements still waiting (LLEN of the ordered list)."""
+        r = lib.hlpy_g_delayed_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def peek(self) -> Optional[bytes]:
+        """The first waiting element in insertion order, None when none."""
+        r = lib.hlpy_g_delayed_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll(self) -> Optional[bytes]:
+        """Take the first waiting element (insertion order) before it is due: it never reaches the
+        queue. Nil when none."""
+        r = lib.hlpy_g_delayed_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def contains(self, value: Value) -> bool:
+        """Whether value is waiting."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_delayed_queue_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remove(self, value: Value) -> bool:
+        """Remove the first waiting element equal to value: true if one was. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_delayed_queue_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The waiting values from index start to end (insertion order, both included; iteration
+        reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_delayed_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def read_all(self) -> list[Optional[bytes]]:
+        """Every waiting value in insertion order (read in pages of 1000)."""
+        out = _out('hl_value **')
+        check(lib.hl_delayed_queue_read_all(out, self._h))
+        return _take(out[0])
+
+    def clear(self) -> None:
+        """Delete every waiting element (not the queue's)."""
+        check(lib.hl_delayed_queue_clear(self._h))
+
+    def destroy(self) -> None:
+        """Stop this object's part in moving elements (the client's mover stops with its last open
+        delayed queue of the name); later operations still work. Freeing the object does the same."""
+        check(lib.hl_delayed_queue_destroy(self._h))
+
+
 class PriorityQueueBase(GridObject):
     """A queue of values kept in Java's natural order of Strings (UTF-16 code-unit order, as
     String.compareTo) in a Redis list, the lowest at the head, shared with Redisson's
@@ -1780,6 +1856,13 @@ class GridFactories:
         from ._grid_deque import Deque
 
         return Deque(self, name)  # type: ignore[arg-type]
+
+    def delayed_queue(self, name: Value) -> "DelayedQueue":
+        """The delayed queue of the queue ``name`` (Redisson ``RDelayedQueue``): this client moves its
+        due elements while one is open. ``destroy()`` (or dropping it) ends that."""
+        from ._grid_delayed_queue import DelayedQueue
+
+        return DelayedQueue(self, name)  # type: ignore[arg-type]
 
     def priority_queue(self, name: Value) -> "PriorityQueue":
         """The priority queue called ``name`` (Redisson ``RPriorityQueue``). No round trip."""

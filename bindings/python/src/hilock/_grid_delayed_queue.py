@@ -1,0 +1,43 @@
+"""The delayed queue's Python idiom (Redisson ``RDelayedQueue``):
+``offer(value, delay_seconds)`` with the delay in float seconds (0 or
+more), ``len`` and iteration over the elements still waiting (insertion
+order, read in pages). The due elements move to the queue ``name``: read
+them with ``client.queue(name)``. While a delayed queue of the name is
+open in this client, the client moves due elements (a consumer alone too):
+``docs/grid-delayed-queue.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ._grid import _bytes
+from ._grid_gen import DelayedQueueBase
+from ._grid_list import _pages
+from ._lowlevel import check, lib, ms
+
+__all__ = ["DelayedQueue"]
+
+
+class DelayedQueue(DelayedQueueBase):
+    """Redisson's ``RDelayedQueue`` on the destination queue ``name``:
+    values ``bytes`` (``str`` goes in as UTF-8) offered with a delay, moved
+    to the queue once each when due. Drop it or call ``destroy()`` to stop
+    this object's part in moving them."""
+
+    def offer(self, value: Any, delay_seconds: float) -> None:
+        """Add ``value`` to reach the queue after ``delay_seconds`` (0 or
+        more; rounded up to ms). A resend after a lost reply adds nothing
+        twice."""
+        b = _bytes(value, "value")
+        check(lib.hl_delayed_queue_offer(self._h, b, len(b), ms(delay_seconds, "delay_seconds")))
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The waiting values in insertion order, read in pages."""
+        return _pages(self.read_range)  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return "<hilock.DelayedQueue %r>" % (self._name,)
