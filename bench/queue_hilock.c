@@ -83,8 +83,9 @@ int hlq_built(void)
 
 const char *hlq_why(void)
 {
-	return "this libhilock has no hl_blocking_queue_* calls (the "
-	       "blocking_queue kind is not built)";
+	return "this libhilock has no hl_blocking_queue_new/offer/take as "
+	       "bench/queue_hilock.c calls them (the blocking_queue kind is "
+	       "not built, or its calls differ: adapt queue_hilock.c)";
 }
 
 void *hlq_open(const char *url, const char *name, char *err, size_t err_len)

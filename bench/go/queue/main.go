@@ -21,8 +21,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -190,7 +190,7 @@ func main() {
 	a := func(i int) float64 { x, _ := strconv.ParseFloat(os.Args[5+i], 64); return x }
 	out := map[string]interface{}{"lib": lib, "version": libVersion(lib)}
 	if lib == "hilock" && !hilockBuilt {
-		fmt.Fprintln(os.Stderr, "not built: this hilock Go binding has no Client.BlockingQueue (the kind is not built, or the build tag hilock_bq is off)")
+		fmt.Fprintln(os.Stderr, "not built: this hilock Go binding has no Client.BlockingQueue (the kind is not built; bench/grid_queue.py sets the build tag hilock_bq when bindings/go has it)")
 		os.Exit(3)
 	}
 	switch {
