@@ -54,7 +54,8 @@ ROWS = [
 ]
 DELAYED_ROWS = [
     ("hilock-python", "hilock Python delayed_queue", "pyhl", "hilock",
-     "offer(v, delay_seconds); the producer's process moves due elements"),
+     "offer(v, delay_seconds); the producer's process moves due elements "
+     "(its consumer: a raw BLPOP of the destination)"),
     ("redisson", "Redisson RDelayedQueue", "java", None,
      "the JVM holding the RDelayedQueue moves due elements"),
     ("rq", "rq enqueue_in", "py", "rq",

@@ -51,7 +51,9 @@ def redis_conn(url):
 
 class MiniRedis:
     """A few raw commands over a socket, for the hilock rows (they run in
-    the binding's venv, which has no redis-py): DEL, pipelined RPUSH."""
+    the binding's venv, which has no redis-py): DEL, pipelined RPUSH, and
+    BLPOP (the delayed queue's consumer: any client of its destination
+    list would do, so the row measures the mover alone)."""
 
     def __init__(self, url):
         import socket
@@ -77,6 +79,18 @@ class MiniRedis:
             if line[:1] == b"$" and int(line[1:]) >= 0:
                 self.f.read(int(line[1:]) + 2)
 
+    def blpop(self, name):
+        """BLPOP name 0: the value."""
+        self.s.sendall(b"*3\r\n$5\r\nBLPOP\r\n$%d\r\n%s\r\n$1\r\n0\r\n"
+                       % (len(name), name.encode()))
+        line = self.f.readline()
+        if line[:2] != b"*2":
+            raise RuntimeError("BLPOP: %r" % line)
+        for _ in range(2):
+            n = int(self.f.readline()[1:])
+            v = self.f.read(n + 2)[:-2]
+        return v
+
     def delete(self, name):
         self.pipeline([["DEL", name]])
 
@@ -88,12 +102,12 @@ class MiniRedis:
 # --------------------------------------------------------------------------
 # hilock: every call of the binding in this one place (names of issue 22)
 # --------------------------------------------------------------------------
-def hilock_client(url):
+def hilock_client(url, kind="blocking_queue"):
     import hilock
     c = hilock.Client(url)
-    if not hasattr(c, "blocking_queue"):
-        raise NotBuilt("this hilock Python binding has no "
-                       "client.blocking_queue (the kind is not built)")
+    if not hasattr(c, kind):
+        raise NotBuilt("this hilock Python binding has no client.%s "
+                       "(the kind is not built)" % kind)
     return c
 
 
@@ -103,10 +117,7 @@ def hilock_queue(url, name):
 
 
 def hilock_delayed(url, dest):
-    c = hilock_client(url)
-    if not hasattr(c, "delayed_queue"):
-        raise NotBuilt("this hilock Python binding has no "
-                       "client.delayed_queue (the kind is not built)")
+    c = hilock_client(url, "delayed_queue")
     dq = c.delayed_queue(dest)
     return lambda v, delay_ms: dq.offer(v, delay_ms / 1000.0), c
 
@@ -175,8 +186,9 @@ def drain_blocking(url, lib, name, m, c):
 
 def delayed_hilock(url, name, n, delay_ms, spacing):
     offer, _c = hilock_delayed(url, name)
-    MiniRedis(url).delete(name)
-    _, take = hilock_queue(url, name)
+    r = MiniRedis(url)
+    r.delete(name)
+    take = lambda: r.blpop(name)  # noqa: E731  (the destination: a list)
     late = []
 
     def consumer():
@@ -429,8 +441,9 @@ def main(argv):
     a = argv[5:]
     out = {"lib": lib, "version": version(lib)}
     try:
-        if lib == "hilock":
-            hilock_client(url)  # NotBuilt before anything starts
+        if lib == "hilock":  # NotBuilt before anything starts
+            hilock_client(url, "delayed_queue" if scen == "delayed"
+                          else "blocking_queue")
         if scen == "latency":
             n, gap = int(a[0]), float(a[1]) / 1000.0
             fn = {"rq": rq_latency, "arq": arq_latency}.get(lib)
