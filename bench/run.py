@@ -2073,7 +2073,8 @@ def main():
                          "section of --out; kinds,fair,rw alone only the lock "
                          "family's; sem,latch alone only the synchronizers'; "
                          "unc, scenario (1) of every language, only (1); "
-                         "grid alone only (11))")
+                         "grid alone only (11); grid-coll and grid-queue "
+                         "(bench/grid_queue.py) only their own sections)")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -2085,7 +2086,7 @@ def main():
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
         if R.get("family_only") or R.get("sync_only") or R.get("unc_only") \
-                or R.get("grid_only"):
+                or R.get("grid_only") or R.get("sections_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
@@ -2100,6 +2101,12 @@ def main():
                 page = splice_grid(page, R)
         else:
             page = render(R)
+        if R.get("grid_coll"):
+            import grid_coll
+            page = grid_coll.splice(page, R, sys.modules[__name__])
+        if R.get("grid_queue"):
+            import grid_queue
+            page = grid_queue.splice(page, R, sys.modules[__name__])
         with open(args.out, "w") as f:
             f.write(page)
         return 0
@@ -2361,12 +2368,19 @@ def main():
                           1 if args.quick else REPS, attempt)
             R["grid_coll"]["core"] = core_version(build)
 
+        # ---- the queues (bench/grid_queue.py) ---------------------------
+        if want("grid-queue"):
+            import grid_queue
+            grid_queue.run(R, sys.modules[__name__], pieces, build, url,
+                           args.quick, attempt)
+            R["grid_queue"]["core"] = core_version(build)
+
         # Only the lock family's groups or the synchronizers' (or both),
         # and a page to put them in: the other sections keep their
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
         own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
-            set(GRID_GROUPS) | {"grid-coll"}
+            set(GRID_GROUPS) | {"grid-coll", "grid-queue"}
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
@@ -2377,6 +2391,9 @@ def main():
         R["sync_only"] = sync_only
         R["unc_only"] = unc_only
         R["grid_only"] = grid_only
+        # only sections spliced in by their own modules (grid-coll,
+        # grid-queue): --render must not rewrite the rest of the page
+        R["sections_only"] = partial
         if partial and "redlock" in only:
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
@@ -2390,7 +2407,8 @@ def main():
             if only else "") \
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
-        for sec in ("family", "sync", "unc", "grid", "grid_coll"):
+        for sec in ("family", "sync", "unc", "grid", "grid_coll",
+                    "grid_queue"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
@@ -2401,7 +2419,8 @@ def main():
                 grid_only > 1 else
                 "-family" if family_only else "-sync" if sync_only else
                 "-unc" if unc_only else "-grid" if grid_only else
-                "-gridcoll" if only == {"grid-coll"} else "",
+                "-gridcoll" if only == {"grid-coll"} else
+                "-gridqueue" if only == {"grid-queue"} else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -2420,6 +2439,9 @@ def main():
         if R.get("grid_coll"):
             import grid_coll
             page = grid_coll.splice(page, R, sys.modules[__name__])
+        if R.get("grid_queue"):
+            import grid_queue
+            page = grid_queue.splice(page, R, sys.modules[__name__])
         with open(args.out, "w") as f:
             f.write(page)
         log("wrote", args.out, "in %d s" % R["duration_s"])

@@ -15,7 +15,14 @@
 # grid's operations against their floors, beside raw redis-py and
 # go-redis, Redisson, limits, pottery and redis_rate, and replaces only
 # section (11); BENCH_ARGS="--only grid-coll" the collections' operations
-# (bench/grid_coll.py), replacing only their section at the end.
+# (bench/grid_coll.py), replacing only their section at the end;
+# BENCH_ARGS="--only grid-queue" the queues (bench/grid_queue.py): a
+# blocking queue's hand-off latency and throughput with 1 and 16 consumers
+# against RPUSH + BLPOP through hiredis, redis-py, go-redis, Redisson, rq,
+# arq and asynq, and a delayed queue's due-time accuracy (rq, arq, asynq
+# and Redisson besides hilock), replacing only its own section (15). Its
+# Python peers go into BUILD/venv-bench-queue (pinned), asynq comes from
+# the Go module proxy (bench/go/queue, a module of its own).
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync and go-redis, a JDK and Maven for Redisson) are installed only by

@@ -47,6 +47,7 @@ import org.redisson.config.Config;
  *   java -jar hilock-bench-redisson.jar URL sem-contend SECONDS W threads CS_US PERMITS
  *   java -jar hilock-bench-redisson.jar URL latch-wake ROUNDS WAITERS COUNT
  *   java -jar hilock-bench-redisson.jar URL grid SECONDS KIND NAME OP N ARG...
+ *   java -jar hilock-bench-redisson.jar URL queue-latency|queue-drain|queue-delayed NAME ...
  * </pre>
  *
  * URL: redis://host:port[/db], or as hilock writes them,
@@ -64,7 +65,8 @@ import org.redisson.config.Config;
  * RAtomicLong, RAtomicDouble, RBitSet, RBloomFilter with StringCodec,
  * RRateLimiter) in a loop after a second of warm-up; the OP groups and ARG
  * as bench/hlbench.c's grid scenarios take them (the groups before the
- * last set up; one this class has no entry for is skipped).
+ * last set up; one this class has no entry for is skipped). queue-*: the
+ * blocking and delayed queues (QueueBench).
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -144,6 +146,8 @@ public final class RedissonBench {
             } else if (scenario.equals("grid")) {
                 grid(client, (long) (Double.parseDouble(args[2]) * 1e9), args[3], args[4],
                         java.util.Arrays.copyOfRange(args, 5, args.length));
+            } else if (scenario.startsWith("queue-")) {
+                QueueBench.run(client, scenario, java.util.Arrays.copyOfRange(args, 2, args.length));
             } else if (scenario.equals("latch-wake")) {
                 latchWake(client, url, Integer.parseInt(args[2]), Integer.parseInt(args[3]),
                         Integer.parseInt(args[4]));
