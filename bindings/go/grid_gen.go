@@ -1379,3 +1379,92 @@ func (o *Deque) PollLast(ctx context.Context) ([]byte, error) {
 	v, err := o.call(ctx, 0x0f0f, "poll_last")
 	return v.Bytes(), err
 }
+
+// BlockingQueue is Redisson's RBlockingQueue: A FIFO queue of byte values under one key (a Redis list, its head on the left) whose takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take moves the head into an in-flight list of its own (BLMOVE) and removes it from there once the answer reached the caller, so an element whose reply is lost on the wire, or whose taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getBlockingQueue(name, StringCodec.INSTANCE).
+type BlockingQueue struct{ object }
+
+// BlockingQueue returns the blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BlockingQueue(name string) *BlockingQueue {
+	return &BlockingQueue{newObject(c, 16, "blocking_queue", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1000, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1001, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *BlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1002, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *BlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1003, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *BlockingQueue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1004, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *BlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1005, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *BlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1006, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *BlockingQueue) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x1007, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// Put: Add value at the tail (RPUSH); a queue without bound never waits. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Put(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1008, "put", argBytes(value))
+	return err
+}
+
+// DrainTo: Take every element (or the first max of them), in order, in one script
+// (Redisson's drainTo): an empty answer keeps no marker.
+func (o *BlockingQueue) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x100b, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Recover: Give back to the head of the queue, in order, the in-flight elements of
+// takers whose lease ended (a killed process; every take does this first):
+// the number given back. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *BlockingQueue) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x100c, "recover")
+	return v.Int(), err
+}

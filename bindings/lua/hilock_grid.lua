@@ -395,4 +395,29 @@ return function(G)
 	function Deque:poll_first(...) return call(self, 0x0f0e, "poll_first", "", "bytes", ...) end
 	--- deque:poll_last(): Take the tail (RPOP): nil when empty.
 	function Deque:poll_last(...) return call(self, 0x0f0f, "poll_last", "", "bytes", ...) end
+
+	-- blocking_queue (Redisson RBlockingQueue): A FIFO queue of byte values under one key (a Redis list, its head on the left) whose takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take moves the head into an in-flight list of its own (BLMOVE) and removes it from there once the answer reached the caller, so an element whose reply is lost on the wire, or whose taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+	local BlockingQueue = new_kind("blocking_queue", 16)
+	--- blocking_queue:offer(value): Add value at the tail (RPUSH): true.
+	function BlockingQueue:offer(...) return call(self, 0x1000, "offer", "b", "bool", ...) end
+	--- blocking_queue:add(value): Add value at the tail (RPUSH): true, as offer.
+	function BlockingQueue:add(...) return call(self, 0x1001, "add", "b", "bool", ...) end
+	--- blocking_queue:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function BlockingQueue:peek(...) return call(self, 0x1002, "peek", "", "bytes", ...) end
+	--- blocking_queue:poll(): Take the head (LPOP): nil when the queue is empty.
+	function BlockingQueue:poll(...) return call(self, 0x1003, "poll", "", "bytes", ...) end
+	--- blocking_queue:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function BlockingQueue:poll_many(...) return call(self, 0x1004, "poll_many", "i", "list", ...) end
+	--- blocking_queue:size(): The number of elements.
+	function BlockingQueue:size(...) return call(self, 0x1005, "size", "", "i64", ...) end
+	--- blocking_queue:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function BlockingQueue:read_range(...) return call(self, 0x1006, "read_range", "ii", "list", ...) end
+	--- blocking_queue:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function BlockingQueue:poll_last_and_offer_first_to(...) return call(self, 0x1007, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+	--- blocking_queue:put(value): Add value at the tail (RPUSH); a queue without bound never waits.
+	function BlockingQueue:put(...) return call(self, 0x1008, "put", "b", "none", ...) end
+	--- blocking_queue:drain_to(max): Take every element (or the first max of them), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
+	function BlockingQueue:drain_to(...) return call(self, 0x100b, "drain_to", "i?", "list", ...) end
+	--- blocking_queue:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
+	function BlockingQueue:recover(...) return call(self, 0x100c, "recover", "", "i64", ...) end
 end

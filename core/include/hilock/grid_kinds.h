@@ -18,7 +18,8 @@ enum {
 	HL_KIND_SORTED_SET = 12,
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
-	HL_KIND_DEQUE = 15
+	HL_KIND_DEQUE = 15,
+	HL_KIND_BLOCKING_QUEUE = 16
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -202,7 +203,20 @@ enum {
 	HL_OP_DEQUE_PEEK_FIRST = 0x0f0c,
 	HL_OP_DEQUE_PEEK_LAST = 0x0f0d,
 	HL_OP_DEQUE_POLL_FIRST = 0x0f0e,
-	HL_OP_DEQUE_POLL_LAST = 0x0f0f
+	HL_OP_DEQUE_POLL_LAST = 0x0f0f,
+	HL_OP_BLOCKING_QUEUE_OFFER = 0x1000,
+	HL_OP_BLOCKING_QUEUE_ADD = 0x1001,
+	HL_OP_BLOCKING_QUEUE_PEEK = 0x1002,
+	HL_OP_BLOCKING_QUEUE_POLL = 0x1003,
+	HL_OP_BLOCKING_QUEUE_POLL_MANY = 0x1004,
+	HL_OP_BLOCKING_QUEUE_SIZE = 0x1005,
+	HL_OP_BLOCKING_QUEUE_READ_RANGE = 0x1006,
+	HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO = 0x1007,
+	HL_OP_BLOCKING_QUEUE_PUT = 0x1008,
+	HL_OP_BLOCKING_QUEUE_TAKE = 0x1009,
+	HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT = 0x100a,
+	HL_OP_BLOCKING_QUEUE_DRAIN_TO = 0x100b,
+	HL_OP_BLOCKING_QUEUE_RECOVER = 0x100c
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -1011,5 +1025,81 @@ HL_EXTERN int hl_deque_poll_first(hl_value **out, hl_object *obj);
  * Sent again after a lost reply with a request marker: it runs once and
  * answers as it did. */
 HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- blocking_queue (RBlockingQueue) ---- */
+
+/* A FIFO queue of byte values under one key (a Redis list, its head on the
+ * left) whose takers wait for an element: take waits without bound,
+ * poll_timeout up to a timeout. A take moves the head into an in-flight
+ * list of its own (BLMOVE) and removes it from there once the answer
+ * reached the caller, so an element whose reply is lost on the wire, or
+ * whose taker is killed, is delivered later (once) instead of lost: see
+ * docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers
+ * (BLPOP) share it. */
+/* A new blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true, as offer. *out = 1 or 0. HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when the queue is empty (LINDEX 0). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when the queue is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head, in order (Redisson's LPOP loop
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end (0 is the head), both
+ * included, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+ * answer it: nil when this one is empty. In a cluster dest must hash to the
+ * same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+ * before anything is sent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len);
+/* Add value at the tail (RPUSH); a queue without bound never waits.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_put(hl_object *obj, const void *value, size_t value_len);
+/* Take the head, waiting as long as it takes for one (BLMOVE into the
+ * taker's in-flight list, then an acknowledgement). Survives reconnects and
+ * failovers: it waits again on the new master. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout for one: nil when none came. *out =
+ * a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take every element (or the first max of them), in order, in one script
+ * (Redisson's drainTo): an empty answer keeps no marker. *out = a new
+ * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
+ * to free. Sent again after a lost reply with a request marker: it runs
+ * once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max);
+/* Give back to the head of the queue, in order, the in-flight elements of
+ * takers whose lease ended (a killed process; every take does this first):
+ * the number given back. *out (may be NULL). HL_EINDOUBT if its reply was
+ * lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_recover(int64_t *out, hl_object *obj);
 
 #endif

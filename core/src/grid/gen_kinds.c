@@ -9,6 +9,9 @@ int hl__adder_destroy(hl_gridcall *call);
 int hl__adder_increment(hl_gridcall *call);
 int hl__adder_reset(hl_gridcall *call);
 int hl__adder_sum(hl_gridcall *call);
+int hl__blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__blocking_queue_recover(hl_gridcall *call);
+int hl__blocking_queue_take(hl_gridcall *call);
 int hl__bloom_filter_add(hl_gridcall *call);
 int hl__bloom_filter_add_all(hl_gridcall *call);
 int hl__bloom_filter_contains(hl_gridcall *call);
@@ -2251,6 +2254,248 @@ static const hl_opdef deque_ops[] = {
 
 static const char *const deque_keys[] = {NULL};
 
+/* ---- blocking_queue ---- */
+
+const hl_script_def hl__script_blocking_queue_ack = {
+	"blocking_queue.ack", "fe1850b196c2b66678e644c457db96cbafd04a86",
+	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
+	"redis.call('del', KEYS[2])\n"
+	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_drain_to = {
+	"blocking_queue.drain_to", "2c096097d63c6f81407a63b7ec7f1b7d5418868f",
+	"local n = -1\n"
+	"if ARGV[1] == '1' then\n"
+	"  n = tonumber(ARGV[2])\n"
+	"  if n < 0 then return redis.error_reply('ERR hilock: max is ' .. ARGV[2] .. '; it must be 0 or more') end\n"
+	"end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_drain_to_marked = {
+	"blocking_queue.drain_to_marked", "11182216be611ce5b7b4a4e868e2fc07e61e2b1a",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = -1\n"
+	"if ARGV[1] == '1' then\n"
+	"  n = tonumber(ARGV[2])\n"
+	"  if n < 0 then return redis.error_reply('ERR hilock: max is ' .. ARGV[2] .. '; it must be 0 or more') end\n"
+	"end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll = {
+	"blocking_queue.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
+	"return redis.call('lpop', KEYS[1])\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to = {
+	"blocking_queue.poll_last_and_offer_first_to", "efe1c62d8c7e32c5d4adad9e99f1676eb1d4bdb3",
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to_marked = {
+	"blocking_queue.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_many = {
+	"blocking_queue.poll_many", "0a39a345ae644607d9b11261af67469df717c0fb",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_many_marked = {
+	"blocking_queue.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_marked = {
+	"blocking_queue.poll_marked", "d32653a5ee57890fd5cfa81d91ee7d7541c81146",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('lpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_prep = {
+	"blocking_queue.prep", "816f31d46ae73121d1f9ef10f03b8728117d3242",
+	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
+	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
+	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
+	"-- ''), how long that attempt's command may still land (ms).\n"
+	"local t = redis.call('time')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"if ARGV[4] ~= '' then\n"
+	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
+	"  redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"end\n"
+	"local moved = 0\n"
+	"local all = redis.call('hgetall', KEYS[2])\n"
+	"for i = 1, #all, 2 do\n"
+	"  local f = all[i]\n"
+	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
+	"    local k = ARGV[3] .. f\n"
+	"    while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
+	"    redis.call('hdel', KEYS[2], f)\n"
+	"  end\n"
+	"end\n"
+	"if ARGV[1] ~= '' then\n"
+	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
+	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
+	"  if mine then return {1, mine} end\n"
+	"end\n"
+	"return {0, moved}\n"
+	""};
+
+static const hl_argdef blocking_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_offer_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok blocking_queue_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_queue_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_queue_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef blocking_queue_poll_last_and_offer_first_to_args[] = {
+	{"dest", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_poll_last_and_offer_first_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_put_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef blocking_queue_drain_to_args[] = {
+	{"max", HL_T_I64, 1, 0, 0},
+};
+static const hl_tok blocking_queue_drain_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_PRESENT, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+
+static const hl_opdef blocking_queue_ops[] = {
+	{HL_OP_BLOCKING_QUEUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_queue_offer_args, NULL, 0, blocking_queue_offer_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_queue_add_args, NULL, 0, blocking_queue_add_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, blocking_queue_peek_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_blocking_queue_poll_marked, 1, blocking_queue_poll_toks, 1, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_poll_many_args, &hl__script_blocking_queue_poll_many_marked, 1, blocking_queue_poll_many_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, blocking_queue_size_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, blocking_queue_read_range_args, NULL, 0, blocking_queue_read_range_toks, 4, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, "poll_last_and_offer_first_to", HL_MODE_MARK, HL_R_BYTES, 1, blocking_queue_poll_last_and_offer_first_to_args, &hl__script_blocking_queue_poll_last_and_offer_first_to_marked, 2, blocking_queue_poll_last_and_offer_first_to_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_PUT, "put", HL_MODE_ONCE, HL_R_NONE, 1, blocking_queue_put_args, NULL, 0, blocking_queue_put_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
+	{HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_queue_poll_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
+	{HL_OP_BLOCKING_QUEUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_drain_to_args, &hl__script_blocking_queue_drain_to_marked, 1, blocking_queue_drain_to_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_RECOVER, "recover", HL_MODE_ONCE, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_recover},
+};
+
+static const char *const blocking_queue_keys[] = {NULL};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
@@ -2267,8 +2512,9 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
+	{HL_KIND_BLOCKING_QUEUE, "blocking_queue", 1, blocking_queue_keys, 13, blocking_queue_ops, NULL},
 };
-const size_t hl__grid_nkinds = 15;
+const size_t hl__grid_nkinds = 16;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -3624,5 +3870,93 @@ int hl_deque_poll_first(hl_value **out, hl_object *obj)
 int hl_deque_poll_last(hl_value **out, hl_object *obj)
 {
 	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_blocking_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_BLOCKING_QUEUE, name, name_len);
+}
+
+int hl_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_QUEUE_OFFER, a, 1);
+}
+
+int hl_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_QUEUE_ADD, a, 1);
+}
+
+int hl_blocking_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_blocking_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL, NULL, 0);
+}
+
+int hl_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_MANY, a, 1);
+}
+
+int hl_blocking_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_blocking_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(dest, dest_len);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, a, 1);
+}
+
+int hl_blocking_queue_put(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_QUEUE_PUT, a, 1);
+}
+
+int hl_blocking_queue_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0);
+}
+
+int hl_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(max);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_DRAIN_TO, a, 1);
+}
+
+int hl_blocking_queue_recover(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_QUEUE_RECOVER, NULL, 0);
 }
 

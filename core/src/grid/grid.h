@@ -261,6 +261,11 @@ int hl__map_get_all(hl_gridcall *call);
 int hl__map_fast_remove(hl_gridcall *call);
 int hl__map_put_all(hl_gridcall *call);
 
+/* The blocking queue's takes (blocking_queue.c). */
+int hl__blocking_queue_take(hl_gridcall *call);
+int hl__blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__blocking_queue_recover(hl_gridcall *call);
+
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
 

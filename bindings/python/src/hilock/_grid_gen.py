@@ -29,7 +29,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_deque import Deque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase"]
+if TYPE_CHECKING:
+    from ._grid_blocking_queue import BlockingQueue
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase"]
 
 
 class Bucket(GridObject):
@@ -1429,6 +1432,99 @@ class DequeBase(GridObject):
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
+class BlockingQueueBase(GridObject):
+    """A FIFO queue of byte values under one key (a Redis list, its head on the left) whose
+    takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take
+    moves the head into an in-flight list of its own (BLMOVE) and removes it from there once
+    the answer reached the caller, so an element whose reply is lost on the wire, or whose
+    taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-
+    queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+
+    Redisson: ``RBlockingQueue``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getBlockingQueue(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 16
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_queue_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        r = lib.hlpy_g_blocking_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        r = lib.hlpy_g_blocking_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_blocking_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_blocking_queue_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def put(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); a queue without bound never waits. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_queue_put(self._h, _bvalue, len(_bvalue)))
+
+    def drain_to(self, max: Optional[int] = None) -> list[Optional[bytes]]:
+        """Take every element (or the first max of them), in order, in one script (Redisson's
+        drainTo): an empty answer keeps no marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head of the queue, in order, the in-flight elements of takers whose lease
+        ended (a killed process; every take does this first): the number given back. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_blocking_queue_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -1509,3 +1605,9 @@ class GridFactories:
         from ._grid_deque import Deque
 
         return Deque(self, name)  # type: ignore[arg-type]
+
+    def blocking_queue(self, name: Value) -> "BlockingQueue":
+        """The blocking queue called ``name`` (Redisson ``RBlockingQueue``). No round trip."""
+        from ._grid_blocking_queue import BlockingQueue
+
+        return BlockingQueue(self, name)  # type: ignore[arg-type]
