@@ -719,6 +719,88 @@ static void restart(void)
 	ht_redis_destroy(r);
 }
 
+/* The task forms: 300 tasks waiting on one queue cost no thread and no
+ * connection each (Redis sees one blocked client: the queue's pump); each
+ * is answered in the order they began (FIFO), one element each. A
+ * poll_timeout task gives nil after its timeout; cancelled tasks end
+ * HL_EINTERRUPTED, the pump's wait ends, and later offers stay queued. */
+enum { NTASKS = 300 };
+
+static void tasks(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0), *p = ht_client(r, 0);
+	hl_object *q = bq(c, "bq:tasks"), *pq = bq(p, "bq:tasks");
+	static hl_task *t[NTASKS];
+	hl_arg a;
+	char buf[64], want[16];
+	int i, ok = 0, res = 0, threads;
+	int64_t t0;
+	const hl_value *tv = NULL;
+	threads = ht_threads_now();
+	for (i = 0; i < NTASKS; i++)
+		HT_OK(hl_object_call_start(&t[i], q, HL_OP_BLOCKING_QUEUE_TAKE,
+		                           NULL, 0));
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	ht_sleep_ms(200);
+	HT_EQ(blocked_clients(r), 1);
+	HT_CHECKF(ht_threads_now() <= threads + 3, "%d threads, %d before",
+	          ht_threads_now(), threads);
+	for (i = 0; i < NTASKS; i++) {
+		int n = snprintf(buf, sizeof buf, "%d", i);
+		HT_OK(hl_blocking_queue_put(pq, buf, (size_t)n));
+	}
+	for (i = 0; i < NTASKS; i++) {
+		HT_OK(ht_task_result(t[i], &res, 20000));
+		HT_OK(hl_task_value(&tv, t[i]));
+		snprintf(want, sizeof want, "%d", i);
+		HT_STREQ(str(tv, buf, sizeof buf), want);
+		hl_task_free(t[i]);
+	}
+	HT_EQ(ht_exists(r, HT_S("bq:tasks")), 0);
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	/* poll_timeout as a task: nil after about its timeout */
+	memset(&a, 0, sizeof a);
+	a.type = HL_ARG_INT;
+	a.i = 400;
+	t0 = ht_now_ms();
+	HT_OK(hl_object_call_start(&t[0], q, HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
+	                           &a, 1));
+	HT_OK(ht_task_result(t[0], &res, 10000));
+	HT_CHECK(ht_now_ms() - t0 >= 380);
+	HT_OK(hl_task_value(&tv, t[0]));
+	HT_CHECK(hl_value_type(tv) == HL_VALUE_NIL);
+	hl_task_free(t[0]);
+	/* cancelled: nothing taken for them */
+	for (i = 0; i < 3; i++)
+		HT_OK(hl_object_call_start(&t[i], q, HL_OP_BLOCKING_QUEUE_TAKE,
+		                           NULL, 0));
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	for (i = 0; i < 3; i++) {
+		hl_task_cancel(t[i]);
+		HT_RC(ht_task_result(t[i], &res, 10000), HL_EINTERRUPTED);
+		hl_task_free(t[i]);
+	}
+	HT_CHECK(ht_wait_until(none_blocked, r, 10000));
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "kept", 4));
+	ht_sleep_ms(100);
+	HT_EQ(raw_list(r, "bq:tasks", buf, sizeof buf), 1);
+	HT_STREQ(buf, "kept");
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
+	/* a client closed under waiting tasks: they end HL_ECLOSED */
+	HT_OK(hl_object_call_start(&t[0], pq, HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
+	                           &a, 1));
+	hl_object_free(q);
+	hl_object_free(pq);
+	hl_client_free(c);
+	hl_client_close(p);
+	HT_CHECK(ht_task_result(t[0], &res, 10000) != HL_OK ||
+	         hl_task_done(t[0]));
+	hl_task_free(t[0]);
+	hl_client_free(p);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -750,4 +832,5 @@ static void bad_input(void)
 HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
         HT_CASE(lost_reply), HT_CASE(kill9), HT_CASE(cancel),
         HT_CASE(redisson_compat), HT_CASE(many), HT_CASE(cluster),
-        HT_CASE(sentinel_failover), HT_CASE(restart), HT_CASE(bad_input))
+        HT_CASE(sentinel_failover), HT_CASE(restart), HT_CASE(tasks),
+        HT_CASE(bad_input))

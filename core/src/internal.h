@@ -840,6 +840,12 @@ int hl__task_drive_start(struct hl_task **out, hl_client *c,
  * wait_mu: the caller holds no wait_mu); the last one frees t. */
 void hl__task_ref(struct hl_task *t);
 void hl__task_unref(struct hl_task *t);
+/* Run a K_DRIVE task's step again soon (something it looks at changed;
+ * caller holds no wait_mu). */
+void hl__task_kick(struct hl_task *t);
+/* A K_DRIVE task's value for hl_task_value() (v taken; NULL: none), set
+ * by its step before it ends (caller holds no wait_mu). */
+void hl__task_drive_value(struct hl_task *t, struct hl_value *v);
 /* A drive task's own cancel flag: triggered when it is stopped, so that a
  * round trip its step makes (an attempt) is cut off. */
 hl_cancel *hl__task_cancel_flag(struct hl_task *t);

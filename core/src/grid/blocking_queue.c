@@ -323,60 +323,45 @@ static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
 	return rc;
 }
 
-/* A take: wait_ms -1 without bound. */
-static int take(hl_gridcall *call, int64_t wait_ms)
+/* Wait up to wait_ms (-1: without bound) for an element: HL_OK and *got
+ * (NULL: none came; this take's entry is gone) with the element still in
+ * flight under id (the caller acks or gives it back), or why not. */
+static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms,
+                     hl_value **got, char id[ID_LEN + 1])
 {
 	hl_object *o = call->obj;
 	hl_client *c = o->client;
 	int64_t lease = lease_ms(o), until, window = 0, backoff = 0;
-	char id[ID_LEN + 1], old[ID_LEN + 1] = "";
-	hl_value *got = NULL;
-	bq_keys k;
+	char old[ID_LEN + 1] = "";
 	int rc;
-	if (!call->out) {
-		char label[120];
-		return hl__fail(HL_EINVAL,
-		                "%s: %s: out is NULL (the element "
-		                "taken would be lost)",
-		                hl__grid_label(o, label, sizeof label),
-		                call->op->name);
-	}
-	if (wait_ms < -1)
-		return hl__fail(HL_EINVAL, "timeout is %lld: 0 or more",
-		                (long long)wait_ms);
-	if ((rc = keys_make(o, &k)) != HL_OK)
-		return rc;
+	*got = NULL;
 	hl__random_hex(id);
 	until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
 	for (;;) {
 		enum hl_sent sent = HL_SENT_NOTHING;
 		int64_t now, slice;
-		rc = prep(call, &k, id, old, window, &got, NULL);
+		rc = prep(call, k, id, old, window, got, NULL);
 		if (rc == HL_OK) {
 			old[0] = '\0';
 			backoff = 0;
-			if (got)
-				break;
+			if (*got)
+				return HL_OK;
 			now = hl__now_ms();
-			if (until >= 0 && now >= until) {
-				rc = ack(call, &k, id); /* leave: none taken */
-				*call->out = hl__value_new(HL_VALUE_NIL);
-				goto out;
-			}
+			if (until >= 0 && now >= until)
+				return ack(call, k, id); /* none taken */
 			slice = lease / 3;
 			if (until >= 0 && until - now < slice)
 				slice = until - now;
 			if (slice < 1)
 				slice = 1;
-			rc = move_one(call, &k, id, slice, &got, &sent);
-			if (rc == HL_OK && got)
-				break;
+			rc = move_one(call, k, id, slice, got, &sent);
+			if (rc == HL_OK && *got)
+				return HL_OK;
 			if (rc == HL_OK)
-				continue; /* a slice with nothing: renew, wait
-				           */
+				continue; /* none in this slice: renew, wait */
 			if (sent == HL_SENT_MAYBE) {
 				/* it may land: that id is given up */
-				memcpy(old, id, sizeof old);
+				memcpy(old, id, ID_LEN + 1);
 				window = slice +
 				         2 * c->conf.command_timeout_ms + 1000;
 				hl__random_hex(id);
@@ -386,32 +371,60 @@ static int take(hl_gridcall *call, int64_t wait_ms)
 				char msg[400];
 				snprintf(msg, sizeof msg, "%s",
 				         hl_error_last());
-				ack(call, &k, id);
-				rc = hl__fail(keep, "%s", msg);
-				goto out;
+				ack(call, k, id);
+				return hl__fail(keep, "%s", msg);
 			}
 		}
 		if (!transient(rc, call->b) && rc != HL_OK)
-			goto out; /* an entry left ends with its lease */
+			return rc; /* an entry left ends with its lease */
 		/* the wire failed: wait on, on the node there is now */
 		backoff = backoff ? backoff * 2 : c->conf.retry_delay_ms;
 		if (backoff < 20)
 			backoff = 20;
 		if (backoff > 1000)
 			backoff = 1000;
-		if (until >= 0 && hl__now_ms() + backoff > until + lease) {
-			goto out; /* poll_timeout: not reachable within it */
-		}
+		if (until >= 0 && hl__now_ms() + backoff > until + lease)
+			return rc; /* not reachable within the wait */
 		if ((rc = hl__pause(c, backoff, call->b)) != HL_OK)
-			goto out;
+			return rc;
 	}
-	/* got: the caller's once Redis knows (the ack is sent again until it
-	 * answers; when it never does, the element may come again after the
-	 * lease: at least once, see the docs) */
-	ack(call, &k, id);
-	*call->out = got;
-	rc = HL_OK;
-out:
+}
+
+static int check_wait(hl_gridcall *call, int64_t wait_ms)
+{
+	char label[120];
+	if (!call->out)
+		return hl__fail(HL_EINVAL,
+		                "%s: %s: out is NULL (the element "
+		                "taken would be lost)",
+		                hl__grid_label(call->obj, label, sizeof label),
+		                call->op->name);
+	if (wait_ms < -1)
+		return hl__fail(HL_EINVAL, "%s: %s: timeout is %lld: 0 or more",
+		                hl__grid_label(call->obj, label, sizeof label),
+		                call->op->name, (long long)wait_ms);
+	return HL_OK;
+}
+
+/* A take: wait_ms -1 without bound. */
+static int take(hl_gridcall *call, int64_t wait_ms)
+{
+	char id[ID_LEN + 1];
+	hl_value *got = NULL;
+	bq_keys k;
+	int rc = check_wait(call, wait_ms);
+	if (rc != HL_OK || (rc = keys_make(call->obj, &k)) != HL_OK)
+		return rc;
+	rc = take_core(call, &k, wait_ms, &got, id);
+	if (rc == HL_OK && got) {
+		/* the caller's once Redis knows (the ack is sent again until
+		 * it answers; when it never does, the element comes again
+		 * after the lease: at least once, see the docs) */
+		ack(call, &k, id);
+		*call->out = got;
+	} else if (rc == HL_OK) {
+		*call->out = hl__value_new(HL_VALUE_NIL);
+	}
 	keys_free(&k);
 	return rc;
 }
@@ -442,4 +455,404 @@ int hl__blocking_queue_recover(hl_gridcall *call)
 	if (rc == HL_OK && call->out && !(*call->out = hl__value_int(moved)))
 		rc = hl__fail(HL_ENOMEM, "out of memory");
 	return rc;
+}
+
+/* ---- the task forms: one taker per queue for the process's waiters ------
+ *
+ * A task waiting on a queue costs a record, not a thread or a connection:
+ * the waiters of one queue (on one client) queue in FIFO order behind one
+ * pump, a thread that runs one take at a time for them on one blocking
+ * connection and hands each element, still in flight, to the first of
+ * them. That waiter's task (a K_DRIVE task, run on an executor) acks it
+ * and answers it; a waiter cancelled or timed out first gives it back to
+ * the head (give_back), so a cancel loses nothing. When the last waiter
+ * leaves, the pump's wait is cut short (CLIENT UNBLOCK: anything it took
+ * meanwhile goes back to the head) and the pump ends. */
+
+extern const hl_script_def hl__script_blocking_queue_give_back;
+
+enum { W_WAITING, W_HANDED, W_FAILED, W_GONE, W_ACKED };
+
+typedef struct bq_pump bq_pump;
+
+typedef struct bq_waiter {
+	struct bq_waiter *next;
+	bq_pump *pump;
+	hl_task *task;
+	int64_t until; /* monotonic; -1: none */
+	int state;
+	hl_value *value; /* W_HANDED: in flight under id */
+	char id[ID_LEN + 1];
+	int status;
+	char msg[300];
+	atomic_int refs;
+} bq_waiter;
+
+struct bq_pump {
+	bq_pump *next;
+	hl_client *c;
+	hl_object *obj; /* the pump's copy */
+	bq_waiter *head, *tail;
+	hl_cancel *cancel; /* cuts the pump's wait short */
+	int nwaiting;
+	atomic_int refs;
+};
+
+static pthread_mutex_t pumps_mu = PTHREAD_MUTEX_INITIALIZER;
+static bq_pump *pumps;
+
+static void pump_unref(bq_pump *p)
+{
+	if (atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	hl_cancel_free(p->cancel);
+	hl_object_free(p->obj);
+	free(p);
+}
+
+static void waiter_unref(bq_waiter *w)
+{
+	if (atomic_fetch_sub(&w->refs, 1) != 1)
+		return;
+	hl_value_free(w->value);
+	if (w->pump)
+		pump_unref(w->pump);
+	free(w);
+}
+
+/* The pump's call (the take op's mode: its scripts sent again). */
+static void pump_call(bq_pump *p, hl_gridcall *call, hl_bound *b)
+{
+	memset(call, 0, sizeof(*call));
+	call->obj = p->obj;
+	call->op = hl__grid_op(HL_OP_BLOCKING_QUEUE_TAKE);
+	call->b = b;
+}
+
+/* Give an element in flight under id back to the head. */
+static void give_back(hl_gridcall *call, bq_keys *k, const char *id)
+{
+	const char *argv[4];
+	size_t lens[4];
+	hl_reply *r = NULL;
+	hl_gridcall own = *call;
+	hl_bound b;
+	const hl_conf *cf = &call->obj->client->conf;
+	hl__bound_plain(
+	        &b,
+	        hl__deadline((int64_t)(cf->retry_attempts + 1) *
+	                     (cf->command_timeout_ms + cf->retry_delay_ms)),
+	        NULL);
+	own.b = &b;
+	key_of(k, k->own, id);
+	argv[0] = call->obj->keys[0];
+	lens[0] = call->obj->key_lens[0];
+	argv[1] = k->hash;
+	lens[1] = k->hash_len;
+	argv[2] = k->own;
+	lens[2] = k->prefix_len + ID_LEN;
+	argv[3] = id;
+	lens[3] = ID_LEN;
+	/* when it fails, the entry's lease gives it back later */
+	hl__grid_eval(&own, &hl__script_blocking_queue_give_back, 3, 1, argv,
+	              lens, &r);
+	hl__reply_free(r);
+}
+
+static void *pump_main(void *arg)
+{
+	bq_pump *p = arg;
+	bq_keys k;
+	int keys_ok;
+	hl__thread_name("hl-bq-pump");
+	keys_ok = keys_make(p->obj, &k) == HL_OK;
+	for (;;) {
+		hl_gridcall call;
+		hl_bound b;
+		hl_value *got = NULL;
+		bq_waiter *w;
+		char id[ID_LEN + 1];
+		int rc;
+		pthread_mutex_lock(&pumps_mu);
+		if (!p->nwaiting || !keys_ok) {
+			bq_pump **pp;
+			for (pp = &pumps; *pp && *pp != p; pp = &(*pp)->next)
+				;
+			if (*pp)
+				*pp = p->next;
+			/* any waiter left (no memory for the keys) fails */
+			for (w = p->head; w; w = w->next) {
+				w->state = W_FAILED;
+				w->status = HL_ENOMEM;
+				snprintf(w->msg, sizeof w->msg,
+				         "out of memory");
+				hl__task_kick(w->task);
+			}
+			p->head = p->tail = NULL;
+			pthread_mutex_unlock(&pumps_mu);
+			break;
+		}
+		hl_cancel_reset(p->cancel);
+		pthread_mutex_unlock(&pumps_mu);
+		hl__bound_init(&b, p->c, -1, p->cancel, 0);
+		pump_call(p, &call, &b);
+		rc = take_core(&call, &k, -1, &got, id);
+		pthread_mutex_lock(&pumps_mu);
+		if (rc == HL_OK && got) {
+			for (w = p->head; w && w->state != W_WAITING;
+			     w = w->next)
+				;
+			if (w) {
+				w->state = W_HANDED;
+				w->value = got;
+				memcpy(w->id, id, sizeof id);
+				p->head = w->next;
+				if (!p->head)
+					p->tail = NULL;
+				w->next = NULL;
+				p->nwaiting--;
+				hl__task_kick(w->task);
+				got = NULL;
+			}
+		} else if (rc != HL_OK && rc != HL_EINTERRUPTED) {
+			/* the queue cannot be taken from (another type, a
+			 * closing client): every waiter is told */
+			for (w = p->head; w; w = w->next) {
+				w->state = W_FAILED;
+				w->status = rc;
+				snprintf(w->msg, sizeof w->msg, "%s",
+				         hl_error_last());
+				hl__task_kick(w->task);
+			}
+			p->head = p->tail = NULL;
+			p->nwaiting = 0;
+		}
+		pthread_mutex_unlock(&pumps_mu);
+		if (got) { /* nobody waits any more: back to the head */
+			give_back(&call, &k, id);
+			hl_value_free(got);
+		}
+	}
+	if (keys_ok)
+		keys_free(&k);
+	hl__client_leave(p->c);
+	pump_unref(p);
+	return NULL;
+}
+
+/* Take w out of its pump's line (pumps_mu held); the last one cuts the
+ * pump's wait short. */
+static void leave_line(bq_waiter *w)
+{
+	bq_pump *p = w->pump;
+	bq_waiter **pp;
+	for (pp = &p->head; *pp && *pp != w; pp = &(*pp)->next)
+		;
+	if (*pp) {
+		*pp = w->next;
+		if (p->tail == w) {
+			bq_waiter *t = p->head;
+			while (t && t->next)
+				t = t->next;
+			p->tail = t;
+		}
+		w->next = NULL;
+		p->nwaiting--;
+	}
+	if (!p->nwaiting)
+		hl_cancel_trigger(p->cancel);
+}
+
+static int waiter_step(void *arg, hl_task *self, int stop, int *done,
+                       int *result, int64_t *wake_ms)
+{
+	bq_waiter *w = arg;
+	bq_pump *p = w->pump;
+	int state;
+	*result = 0;
+	*done = 0;
+	pthread_mutex_lock(&pumps_mu);
+	state = w->state;
+	if (state == W_WAITING &&
+	    (stop != HL_OK || (w->until >= 0 && hl__now_ms() >= w->until))) {
+		leave_line(w);
+		w->state = state = W_GONE;
+	}
+	pthread_mutex_unlock(&pumps_mu);
+	if (state == W_WAITING) {
+		*wake_ms = w->until;
+		return HL_OK;
+	}
+	*done = 1;
+	if (state == W_FAILED)
+		return hl__fail(w->status, "%s", w->msg);
+	if (state == W_HANDED) {
+		hl_gridcall call;
+		hl_bound b;
+		bq_keys k;
+		int rc = keys_make(p->obj, &k);
+		if (rc != HL_OK)
+			return rc; /* its lease gives it back */
+		hl__bound_plain(&b, -1, NULL);
+		pump_call(p, &call, &b);
+		if (stop != HL_OK) {
+			give_back(&call, &k, w->id);
+			keys_free(&k);
+			hl_value_free(w->value);
+			w->value = NULL;
+			hl__task_drive_value(self, NULL);
+			return hl__fail(stop,
+			                "the take was %s; its element "
+			                "went back to the head",
+			                stop == HL_ECLOSED ? "closed"
+			                                   : "interrupted");
+		}
+		ack(&call, &k, w->id);
+		keys_free(&k);
+		{
+			/* kept, should a stop overtake this end (the
+			 * engine then runs the step again with it) */
+			size_t n = 0;
+			const char *bytes = hl_value_bytes(w->value, &n);
+			hl_value *keep = hl__value_bytes(bytes, n);
+			hl__task_drive_value(self, w->value);
+			w->value = keep;
+		}
+		w->state = W_ACKED;
+		return HL_OK;
+	}
+	if (state == W_ACKED && stop != HL_OK) {
+		/* answered, but the stop came first: back at the head */
+		const char *argv[3];
+		size_t lens[3], n = 0;
+		hl_reply *r = NULL;
+		hl_bound b;
+		hl__bound_plain(&b, hl__deadline(p->c->conf.command_timeout_ms),
+		                NULL);
+		argv[0] = "LPUSH";
+		lens[0] = 5;
+		argv[1] = p->obj->keys[0];
+		lens[1] = p->obj->key_lens[0];
+		argv[2] = w->value ? hl_value_bytes(w->value, &n) : NULL;
+		lens[2] = n;
+		if (w->value)
+			hl__command_ex(p->c, &r, 3, argv, lens, HL_CMD_WRITE,
+			               NULL, &b, NULL);
+		hl__reply_free(r);
+		hl__task_drive_value(self, NULL);
+		return hl__fail(stop,
+		                "the take was %s; its element went back "
+		                "to the head",
+		                stop == HL_ECLOSED ? "closed" : "interrupted");
+	}
+	/* gone: a timeout (nil) or a stop */
+	if (stop != HL_OK)
+		return hl__fail(stop, "the take was %s",
+		                stop == HL_ECLOSED ? "closed" : "interrupted");
+	hl__task_drive_value(self, hl__value_new(HL_VALUE_NIL));
+	return HL_OK;
+}
+
+static void waiter_free(void *arg)
+{
+	waiter_unref(arg);
+}
+
+static const hl_drive_ops waiter_ops = {waiter_step, NULL, waiter_free};
+
+int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
+                                  const hl_arg *args, size_t nargs)
+{
+	hl_client *c = obj->client;
+	bq_pump *p;
+	bq_waiter *w;
+	int64_t wait_ms = -1;
+	pthread_t th;
+	int rc, fresh = 0;
+	char label[120];
+	hl__grid_label(obj, label, sizeof label);
+	if (op == HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT) {
+		if (nargs != 1 || args[0].type != HL_ARG_INT || args[0].i < 0)
+			return hl__fail(HL_EINVAL,
+			                "%s: poll_timeout: timeout must be an "
+			                "integer, 0 ms or more",
+			                label);
+		wait_ms = args[0].i;
+	} else if (nargs) {
+		return hl__fail(HL_EINVAL, "%s: take takes no arguments",
+		                label);
+	}
+	if ((rc = hl__client_enter(c)) != HL_OK)
+		return rc;
+	if (!(w = calloc(1, sizeof(*w)))) {
+		hl__client_leave(c);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	w->until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
+	atomic_init(&w->refs, 2); /* the task's, the line's until taken */
+	pthread_mutex_lock(&pumps_mu);
+	for (p = pumps; p; p = p->next)
+		if (p->c == c && p->obj->name_len == obj->name_len &&
+		    memcmp(p->obj->name, obj->name, obj->name_len) == 0)
+			break;
+	if (!p) {
+		if (!(p = calloc(1, sizeof(*p))) ||
+		    hl_cancel_new(&p->cancel) != HL_OK ||
+		    !(p->obj = hl__grid_object_dup(obj))) {
+			if (p)
+				hl_cancel_free(p->cancel);
+			free(p);
+			pthread_mutex_unlock(&pumps_mu);
+			free(w);
+			hl__client_leave(c);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+		p->c = c;
+		atomic_init(&p->refs, 1); /* the thread's */
+		fresh = 1;
+	}
+	atomic_fetch_add(&p->refs, 1); /* w's */
+	w->pump = p;
+	rc = hl__task_drive_start(out, c, &waiter_ops, w, 1,
+	                          atomic_load(&c->interrupt_gen), 0);
+	if (rc != HL_OK) { /* w freed by it (one reference) */
+		if (fresh)
+			pump_unref(p);
+		pthread_mutex_unlock(&pumps_mu);
+		hl__client_leave(c);
+		return rc;
+	}
+	w->task = *out;
+	/* the line's reference is dropped when the task ends (free) */
+	atomic_fetch_sub(&w->refs, 1);
+	if (p->tail)
+		p->tail->next = w;
+	else
+		p->head = w;
+	p->tail = w;
+	p->nwaiting++;
+	if (fresh) {
+		/* the pump stays inside the client while it runs */
+		if (hl__client_enter(c) != HL_OK ||
+		    pthread_create(&th, NULL, pump_main, p) != 0) {
+			p->head = p->tail = NULL;
+			p->nwaiting = 0;
+			w->state = W_FAILED;
+			w->status = HL_ESYSTEM;
+			snprintf(w->msg, sizeof w->msg,
+			         "no thread for the queue's takes");
+			pthread_mutex_unlock(&pumps_mu);
+			hl__task_kick(w->task);
+			pump_unref(p);
+			hl__client_leave(c);
+			return HL_OK;
+		}
+		pthread_detach(th);
+		p->next = pumps;
+		pumps = p;
+	}
+	pthread_mutex_unlock(&pumps_mu);
+	hl__task_kick(w->task);
+	hl__client_leave(c);
+	return HL_OK;
 }

@@ -2314,6 +2314,16 @@ const hl_script_def hl__script_blocking_queue_drain_to_marked = {
 	"return hl_r\n"
 	""};
 
+const hl_script_def hl__script_blocking_queue_give_back = {
+	"blocking_queue.give_back", "a3a3cb0dc479fd13310a2fd08e843f982b0d4d0b",
+	"-- KEYS: the queue, the takers' hash, a take's in-flight list. ARGV: its\n"
+	"-- id. Its element back at the head (nobody received it); sent again, a\n"
+	"-- no-op.\n"
+	"redis.call('lmove', KEYS[3], KEYS[1], 'RIGHT', 'LEFT')\n"
+	"redis.call('hdel', KEYS[2], ARGV[1])\n"
+	"return 1\n"
+	""};
+
 const hl_script_def hl__script_blocking_queue_poll = {
 	"blocking_queue.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
 	"return redis.call('lpop', KEYS[1])\n"

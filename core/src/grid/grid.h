@@ -265,6 +265,11 @@ int hl__map_put_all(hl_gridcall *call);
 int hl__blocking_queue_take(hl_gridcall *call);
 int hl__blocking_queue_poll_timeout(hl_gridcall *call);
 int hl__blocking_queue_recover(hl_gridcall *call);
+/* hl_object_call_start() of a take or poll_timeout: a waiter in the line
+ * of the queue's pump (one blocking take for the client's waiters), not
+ * an executor blocked in it. */
+int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
+                                  const hl_arg *args, size_t nargs);
 
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);
