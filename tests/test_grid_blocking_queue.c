@@ -810,7 +810,7 @@ static void bad_input(void)
 	hl_arg a;
 	HT_RC(hl_blocking_queue_poll_timeout(&v, q, -5), HL_EINVAL);
 	HT_RC(hl_blocking_queue_take(NULL, q), HL_EINVAL);
-	HT_RC(hl_blocking_queue_drain_to(&v, q, -1), HL_EINVAL);
+	HT_RC(hl_blocking_queue_drain_to(&v, q, -2), HL_EINVAL);
 	HT_RC(hl_blocking_queue_put(q, NULL, 3), HL_EINVAL);
 	memset(&a, 0, sizeof a);
 	a.type = HL_ARG_BYTES;

@@ -1453,7 +1453,7 @@ func (o *BlockingQueue) Put(ctx context.Context, value []byte) error {
 	return err
 }
 
-// DrainTo: Take every element (or the first max of them), in order, in one script
+// DrainTo: Take the first max elements (max -1: every one), in order, in one script
 // (Redisson's drainTo): an empty answer keeps no marker.
 func (o *BlockingQueue) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
 	v, err := o.call(ctx, 0x100b, "drain_to", argInt(max))

@@ -416,7 +416,7 @@ return function(G)
 	function BlockingQueue:poll_last_and_offer_first_to(...) return call(self, 0x1007, "poll_last_and_offer_first_to", "b", "bytes", ...) end
 	--- blocking_queue:put(value): Add value at the tail (RPUSH); a queue without bound never waits.
 	function BlockingQueue:put(...) return call(self, 0x1008, "put", "b", "none", ...) end
-	--- blocking_queue:drain_to(max): Take every element (or the first max of them), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
+	--- blocking_queue:drain_to(max): Take the first max elements (max -1: every one), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
 	function BlockingQueue:drain_to(...) return call(self, 0x100b, "drain_to", "i?", "list", ...) end
 	--- blocking_queue:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
 	function BlockingQueue:recover(...) return call(self, 0x100c, "recover", "", "i64", ...) end

@@ -1090,7 +1090,7 @@ HL_EXTERN int hl_blocking_queue_take(hl_value **out, hl_object *obj);
  * may be NULL unless it reads). Sent again after a lost reply with a
  * request marker: it runs once and answers as it did. */
 HL_EXTERN int hl_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
-/* Take every element (or the first max of them), in order, in one script
+/* Take the first max elements (max -1: every one), in order, in one script
  * (Redisson's drainTo): an empty answer keeps no marker. *out = a new
  * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
  * to free. Sent again after a lost reply with a request marker: it runs

@@ -2265,12 +2265,9 @@ const hl_script_def hl__script_blocking_queue_ack = {
 	""};
 
 const hl_script_def hl__script_blocking_queue_drain_to = {
-	"blocking_queue.drain_to", "2c096097d63c6f81407a63b7ec7f1b7d5418868f",
-	"local n = -1\n"
-	"if ARGV[1] == '1' then\n"
-	"  n = tonumber(ARGV[2])\n"
-	"  if n < 0 then return redis.error_reply('ERR hilock: max is ' .. ARGV[2] .. '; it must be 0 or more') end\n"
-	"end\n"
+	"blocking_queue.drain_to", "c5d8b91c8a2bdbe0821d3a8cb4e2ca7efc163c49",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
 	"local out\n"
 	"if n < 0 then\n"
 	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
@@ -2286,17 +2283,14 @@ const hl_script_def hl__script_blocking_queue_drain_to = {
 	""};
 
 const hl_script_def hl__script_blocking_queue_drain_to_marked = {
-	"blocking_queue.drain_to_marked", "11182216be611ce5b7b4a4e868e2fc07e61e2b1a",
+	"blocking_queue.drain_to_marked", "1b3f26242d21ada64f463aa7142374a56cd14cf7",
 	"local hl_mark = table.remove(KEYS)\n"
 	"local hl_ttl = table.remove(ARGV)\n"
 	"local hl_seen = redis.call('get', hl_mark)\n"
 	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
 	"local hl_r = (function()\n"
-	"local n = -1\n"
-	"if ARGV[1] == '1' then\n"
-	"  n = tonumber(ARGV[2])\n"
-	"  if n < 0 then return redis.error_reply('ERR hilock: max is ' .. ARGV[2] .. '; it must be 0 or more') end\n"
-	"end\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
 	"local out\n"
 	"if n < 0 then\n"
 	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
@@ -2481,11 +2475,10 @@ static const hl_argdef blocking_queue_poll_timeout_args[] = {
 	{"timeout", HL_T_MS, 0, 0, 0},
 };
 static const hl_argdef blocking_queue_drain_to_args[] = {
-	{"max", HL_T_I64, 1, 0, 0},
+	{"max", HL_T_I64, 0, 1, -1},
 };
 static const hl_tok blocking_queue_drain_to_toks[] = {
 	{HL_TOK_KEY, 0, NULL},
-	{HL_TOK_PRESENT, 0, NULL},
 	{HL_TOK_ARG, 0, NULL}};
 
 static const hl_opdef blocking_queue_ops[] = {
@@ -2500,7 +2493,7 @@ static const hl_opdef blocking_queue_ops[] = {
 	{HL_OP_BLOCKING_QUEUE_PUT, "put", HL_MODE_ONCE, HL_R_NONE, 1, blocking_queue_put_args, NULL, 0, blocking_queue_put_toks, 3, NULL},
 	{HL_OP_BLOCKING_QUEUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
 	{HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_queue_poll_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
-	{HL_OP_BLOCKING_QUEUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_drain_to_args, &hl__script_blocking_queue_drain_to_marked, 1, blocking_queue_drain_to_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_drain_to_args, &hl__script_blocking_queue_drain_to_marked, 1, blocking_queue_drain_to_toks, 2, NULL},
 	{HL_OP_BLOCKING_QUEUE_RECOVER, "recover", HL_MODE_ONCE, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_recover},
 };
 

@@ -1508,8 +1508,8 @@ class BlockingQueueBase(GridObject):
         _bvalue = value if type(value) is bytes else _bytes(value, 'value')
         check(lib.hl_blocking_queue_put(self._h, _bvalue, len(_bvalue)))
 
-    def drain_to(self, max: Optional[int] = None) -> list[Optional[bytes]]:
-        """Take every element (or the first max of them), in order, in one script (Redisson's
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (max -1: every one), in order, in one script (Redisson's
         drainTo): an empty answer keeps no marker."""
         out = _out('hl_value **')
         check(lib.hl_blocking_queue_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))

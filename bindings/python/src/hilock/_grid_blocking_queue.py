@@ -1,0 +1,118 @@
+"""The blocking queue's Python idiom (Redisson ``RBlockingQueue``):
+``offer``/``put`` at the tail, ``take`` (waits as long as it takes),
+``poll(timeout=None)`` (no timeout: at once; else waits up to ``timeout``
+seconds), ``drain_to``, ``len`` and iteration (reads, does not take), and
+asyncio forms ``take_async`` / ``poll_async`` whose waits are libhilock
+tasks: any number of them wait on one blocking command of the client, no
+thread and no connection each.
+
+Nothing is lost: a take moves its element into an in-flight list and
+removes it there once the answer arrived; a lost reply, a killed process or
+a cancel gives it back (``docs/grid-blocking-queue.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterator, Optional
+
+from ._grid import _convert, _take
+from ._grid_gen import BlockingQueueBase
+from ._grid_list import _pages
+from ._lowlevel import check, error_for, ffi, lib, ms
+
+__all__ = ["BlockingQueue"]
+
+
+class BlockingQueue(BlockingQueueBase):
+    """Redisson's ``RBlockingQueue``: a FIFO of ``bytes`` (``str`` goes in
+    as UTF-8) on one Redis list, whose takers wait for elements."""
+
+    def take(self) -> bytes:
+        """Take the head, waiting as long as it takes for one."""
+        out = ffi.new("hl_value **")
+        check(lib.hl_blocking_queue_take(out, self._h))
+        return _take(out[0])  # type: ignore[no-any-return]
+
+    def poll(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
+        """Take the head: at once without a timeout (None when empty), else
+        waiting up to ``timeout`` seconds for one (None when none came)."""
+        if timeout is None or timeout == 0:
+            return super().poll()
+        out = ffi.new("hl_value **")
+        check(lib.hl_blocking_queue_poll_timeout(out, self._h, ms(timeout, "timeout")))
+        return _take(out[0])  # type: ignore[no-any-return]
+
+    def poll_timeout(self, timeout: float) -> Optional[bytes]:
+        """:meth:`poll` with a timeout (seconds)."""
+        return self.poll(timeout)
+
+    # -- asyncio -----------------------------------------------------------
+
+    async def _wait_async(self, op: int, wait_ms: int) -> Optional[bytes]:
+        client = self._client
+        hub = client._hub()
+        loop = asyncio.get_running_loop()
+        h = self._h
+        args = ffi.new("hl_arg[1]")
+        n = 0
+        if wait_ms >= 0:
+            args[0].type = lib.HL_ARG_INT
+            args[0].i = wait_ms
+            n = 1
+        t, fut = hub.start(lambda out: lib.hl_object_call_start(out, h, op, args, n))
+        from ._client import _settle
+
+        try:
+            (rc, _, detail), cancelled = await _settle(fut, lambda: lib.hl_task_cancel(t))
+            value: Any = None
+            if rc == 0:
+                vp = ffi.new("const hl_value **")
+                check(lib.hl_task_value(vp, t))
+                value = _convert(vp[0])
+            if cancelled is not None:
+                if value is not None:
+                    # taken just before the cancel: back at the head
+                    self._back(value)
+                raise cancelled
+            if rc:
+                raise error_for(rc, detail)
+            return value  # type: ignore[no-any-return]
+        finally:
+            hub.finish(t, loop)
+
+    def _back(self, value: bytes) -> None:
+        words = [b"LPUSH", self._key(), value]
+        argv = [ffi.new("char[]", w) for w in words]
+        check(lib.hl_client_command(ffi.NULL, self._client._ptr, 3, argv,
+                                    [len(w) for w in words], ffi.NULL, 0, 0))
+
+    def _key(self) -> bytes:
+        from ._client import _encode_name
+
+        return _encode_name(self._name)  # type: ignore[no-any-return]
+
+    async def take_async(self) -> bytes:
+        """:meth:`take` for asyncio: a libhilock task (no thread). Cancelling
+        the awaiting task cancels the wait; an element taken just before
+        goes back to the head."""
+        v = await self._wait_async(lib.HL_OP_BLOCKING_QUEUE_TAKE, -1)
+        assert v is not None
+        return v
+
+    async def poll_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """:meth:`poll` for asyncio (a wait with a timeout is a task)."""
+        if timeout is None or timeout == 0:
+            return super().poll()
+        return await self._wait_async(lib.HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
+                                      ms(timeout, "timeout"))
+
+    def __len__(self) -> int:
+        return self.size()
+
+    def __iter__(self) -> Iterator[bytes]:
+        """The elements from the head, read in pages (not taken)."""
+        return _pages(self.read_range)  # type: ignore[return-value]
+
+    def __repr__(self) -> str:
+        return "<hilock.%s %r>" % (type(self).__name__, self._name)
