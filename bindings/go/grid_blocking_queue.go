@@ -1,0 +1,148 @@
+package hilock
+
+// The blocking queue's waits (the generated type has the plain calls):
+// Take and PollTimeout are libhilock tasks in the queue's line (one
+// blocking command per queue and client, whatever the number of waiting
+// goroutines), so a waiting goroutine pins no OS thread and holds no
+// connection. Nothing is lost: docs/grid-blocking-queue.md.
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <hilock.h>
+#include "hlgo.h"
+
+// Start a take (wait_ms -1) or a poll with a timeout as a task whose data
+// is set before the call returns.
+static void hlgo_bq_start(hlgo_result *r, hl_task **out, hl_client *c,
+		const void *name, size_t name_len, int64_t wait_ms,
+		uint64_t data) {
+	hl_object *o = NULL;
+	hl_arg a;
+	int rc;
+	*out = NULL;
+	hlgo_reset(r);
+	if ((rc = hl_blocking_queue_new(&o, c, name, name_len)) != HL_OK) {
+		hlgo_fail(r, rc);
+		return;
+	}
+	memset(&a, 0, sizeof a);
+	a.type = HL_ARG_INT;
+	a.i = wait_ms;
+	if (wait_ms < 0)
+		rc = hl_object_call_start(out, o, HL_OP_BLOCKING_QUEUE_TAKE,
+		                          NULL, 0);
+	else
+		rc = hl_object_call_start(out, o,
+		                          HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
+		                          &a, 1);
+	if (rc == HL_OK)
+		hl_task_set_data(*out, data);
+	else
+		hlgo_fail(r, rc);
+	hl_object_free(o);
+}
+
+// The bytes a done task answered: its length, -1 for nil.
+static int64_t hlgo_bq_value(hl_task *t, const char **p) {
+	const hl_value *v = NULL;
+	size_t n = 0;
+	*p = NULL;
+	if (hl_task_value(&v, t) != HL_OK || hl_value_type(v) != HL_VALUE_BYTES)
+		return -1;
+	*p = hl_value_bytes(v, &n);
+	return (int64_t)n;
+}
+*/
+import "C"
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Take takes the head, waiting as long as ctx allows for one (a BLMOVE
+// into an in-flight list, acknowledged once the element arrived here). A
+// cancel of ctx loses nothing: an element taken just before it is
+// returned (with a nil error), else the wait ends with ctx.Err() and the
+// queue keeps its elements.
+func (o *BlockingQueue) Take(ctx context.Context) ([]byte, error) {
+	v, ok, err := o.wait(ctx, "take", -1)
+	if err == nil && !ok {
+		err = context.DeadlineExceeded
+	}
+	return v, err
+}
+
+// PollTimeout takes the head, waiting up to timeout (and ctx) for one: nil
+// with a nil error when none came in time. A cancel loses nothing (as
+// Take).
+func (o *BlockingQueue) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	if timeout < 0 {
+		return nil, invalid(o.what+" poll_timeout", "timeout must be 0 or more")
+	}
+	v, _, err := o.wait(ctx, "poll_timeout", durationMs(timeout))
+	return v, err
+}
+
+func (o *BlockingQueue) wait(ctx context.Context, opName string, waitMs int64) ([]byte, bool, error) {
+	defer runtime.KeepAlive(o)
+	op := o.what + " " + opName
+	if err := o.check(op); err != nil {
+		return nil, false, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, false, err
+	}
+	c := o.c
+	p, err := c.enter()
+	if err != nil {
+		return nil, false, err
+	}
+	name := o.name
+	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
+		var cr cResult
+		var t *C.hl_task
+		C.hlgo_bq_start(&cr, &t, p, unsafe.Pointer(&name[0]), C.size_t(len(name)),
+			C.int64_t(waitMs), C.uint64_t(data))
+		return t, syncResult(op, &cr)
+	})
+	c.mu.RUnlock()
+	if r0.err != nil {
+		return nil, false, r0.err
+	}
+	var d taskDone
+	select {
+	case d = <-ch:
+	case <-ctx.Done():
+		cancelTask(t)
+		d = <-ch
+	}
+	var out []byte
+	got := false
+	if d.status == statusOK {
+		var bp *C.char
+		if n := C.hlgo_bq_value(t, &bp); n >= 0 {
+			out = C.GoBytes(unsafe.Pointer(bp), C.int(n))
+			got = true
+		}
+	}
+	atomic.AddInt64(&c.tasks.pending, -1)
+	freeTask(t)
+	h.Delete()
+	if got || d.status == statusOK {
+		return out, got, nil
+	}
+	r := d.result(op)
+	if r.status == statusInterrupted && ctx.Err() != nil {
+		return nil, false, ctx.Err()
+	}
+	return nil, false, r.err
+}
