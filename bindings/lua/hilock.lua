@@ -2795,6 +2795,61 @@ for _, kname in ipairs({"list", "queue", "deque"}) do
 	K.__pairs = list_pairs
 end
 
+-- The blocking queue's idiom (docs/grid-blocking-queue.md): the queue's
+-- #, values() and pairs; take() waits as long as it takes, poll(timeout)
+-- waits up to timeout seconds (no timeout: at once); take_start() and
+-- poll_start(timeout) are the waits as tasks (no thread each: the client's
+-- waiters on a queue share one blocking command), whose result() is the
+-- element, or nil when none came. Nothing taken is lost: a lost reply, a
+-- killed process or a cancel gives the element back.
+local BlockingQueue = grid_factories.blocking_queue
+BlockingQueue.values = list_pages
+BlockingQueue.__len = list_len
+BlockingQueue.__pairs = list_pairs
+local bq_poll_now = BlockingQueue.poll
+
+--- bq:take() --> value | nil, message, code. Takes the head, waiting as
+-- long as it takes.
+function BlockingQueue:take()
+	return grid_call(self, 0x1009, "take", "", "bytes")
+end
+
+--- bq:poll([timeout]) --> value | nil | nil, message, code. Takes the
+-- head: at once without a timeout, else waiting up to timeout seconds
+-- (nil when none came).
+function BlockingQueue:poll(timeout)
+	if timeout == nil or timeout == 0 then return bq_poll_now(self) end
+	return grid_call(self, 0x100a, "poll", "m", "bytes", timeout)
+end
+
+local function bq_start(self, fname, wait_ms)
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code = core.bq_start(client._c, self._name, wait_ms, id)
+	if not ok then return nil, k, code end
+	local task = setmetatable({_k = k, _obj = self, _what = "blocking_queue " .. fname,
+		_client = client, _sync_result = function(t, rok, m, rcode)
+			if not rok then return pack(nil, m, rcode) end
+			return pack(core.task_bytes(t._k))
+		end}, Task)
+	client._tasks[id] = task
+	return task
+end
+
+--- bq:take_start() --> task | nil, message, code. take as a task.
+function BlockingQueue:take_start()
+	check_object(self, "take_start", 2)
+	return bq_start(self, "take", -1)
+end
+
+--- bq:poll_start(timeout) --> task | nil, message, code. poll(timeout)
+-- as a task (timeout in seconds, more than 0).
+function BlockingQueue:poll_start(timeout)
+	check_object(self, "poll_start", 2)
+	return bq_start(self, "poll", to_ms(timeout, "seconds", "poll_start", 2))
+end
+
 -- The map's idiom (docs/grid.md): put_all of a table or of keys and values
 -- alternating, and iteration by HSCAN pages (never one reply with the
 -- whole map): for k, v in m:pairs() do ... end, pairs(m), #m.

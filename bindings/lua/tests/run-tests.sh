@@ -153,7 +153,7 @@ faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}
 # The grid's kinds (grid_helpers.lua; their lost-reply tests need the
 # fault proxy and are left out without it).
 mkdir -p "$tmp/grid"
-for t in test_grid_bit_set test_grid_bloom test_grid_list test_grid_map test_grid_set test_grid_sorted_set; do
+for t in test_grid_bit_set test_grid_blocking_queue test_grid_bloom test_grid_list test_grid_map test_grid_set test_grid_sorted_set; do
 	HILOCK_TEST_GRID_DIR="$tmp/grid" \
 		HILOCK_FAULTPROXY="$([ -x "$faultproxy" ] && echo "$faultproxy")" \
 		"$LUA" "$here/$t.lua" || rc=$?
