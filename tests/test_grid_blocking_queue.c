@@ -285,6 +285,56 @@ static void lost_reply(void)
 	ht_proxy_stop(px);
 }
 
+/* The network black-holes a take's connection after its BLMOVE took an
+ * element (nothing flows either way, nothing is closed): the take gives
+ * that connection up, and once the network flows again it answers the
+ * element that waits in the in-flight list, once. */
+static void blackhole(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client_options o;
+	hl_client *c, *p = ht_client(r, 0);
+	hl_object *q, *pq = bq(p, "bq:hole");
+	static taker t;
+	pthread_t th;
+	char buf[64];
+	int ok = 0;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 250;
+	o.connect_timeout_ms = 500;
+	o.retry_attempts = 40;
+	o.retry_delay_ms = 50;
+	o.watchdog_timeout_ms = 900;
+	c = ht_client_url(px->url, &o);
+	q = bq(c, "bq:hole");
+	memset(&t, 0, sizeof t);
+	t.q = q;
+	t.timeout = -1;
+	th = ht_thread_start(take_run, &t);
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	ht_proxy_cmd(px, "blackhole on");
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "held", 4));
+	HT_CHECK(ht_wait_until(inflight_there, r, 10000));
+	ht_sleep_ms(1500); /* the take's wait (300 + 250 ms) broke */
+	HT_EQ(atomic_load(&t.done), 0);
+	ht_proxy_cmd(px, "blackhole off");
+	ht_proxy_cmd(px, "reset");
+	ht_thread_join(th, 20000);
+	HT_OK(t.rc);
+	HT_STREQ(t.got, "held");
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	HT_EQ(raw_list(r, "bq:hole", buf, sizeof buf), 0);
+	TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, q, 200), "(nil)");
+	gone_r = r;
+	HT_CHECK(ht_wait_until(takers_gone, q, 10000));
+	hl_object_free(q);
+	hl_object_free(pq);
+	hl_client_free(c);
+	hl_client_free(p);
+	ht_proxy_stop(px);
+}
+
 /* A taker process killed (kill -9) after its BLMOVE took an element and
  * before its answer came (the proxy holds it): another consumer gets the
  * element once the killed one's lease ended, at the head (before one
@@ -830,7 +880,7 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
-        HT_CASE(lost_reply), HT_CASE(kill9), HT_CASE(cancel),
-        HT_CASE(redisson_compat), HT_CASE(many), HT_CASE(cluster),
-        HT_CASE(sentinel_failover), HT_CASE(restart), HT_CASE(tasks),
-        HT_CASE(bad_input))
+        HT_CASE(lost_reply), HT_CASE(blackhole), HT_CASE(kill9),
+        HT_CASE(cancel), HT_CASE(redisson_compat), HT_CASE(many),
+        HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(restart),
+        HT_CASE(tasks), HT_CASE(bad_input))
