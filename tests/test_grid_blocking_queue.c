@@ -851,6 +851,59 @@ static void tasks(void)
 	hl_client_free(p);
 }
 
+/* The blocking deque (RBlockingDeque): takes at either end, an expired
+ * taker's element given back to the end it was taken from (the id of a
+ * take from the tail starts with r), a task form at the tail. */
+static void deque(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *d = NULL;
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	char buf[64];
+	int ok = 0, res = 0;
+	HT_OK(hl_blocking_deque_new(&d, c, HT_S("bq:deque")));
+	HT_OK(hl_blocking_deque_put_last(d, "b", 1));
+	HT_OK(hl_blocking_deque_put_first(d, "a", 1));
+	HT_OK(hl_blocking_deque_offer_last(&ok, d, "c", 1));
+	HT_OK(hl_blocking_deque_offer(&ok, d, "d", 1));
+	HT_EQ(raw_list(r, "bq:deque", buf, sizeof buf), 4);
+	HT_STREQ(buf, "a|b|c|d");
+	TAKE_STR(hl_blocking_deque_take_last(&tv_, d), "d");
+	TAKE_STR(hl_blocking_deque_take_first(&tv_, d), "a");
+	TAKE_STR(hl_blocking_deque_poll_last_timeout(&tv_, d, 100), "c");
+	TAKE_STR(hl_blocking_deque_take(&tv_, d), "b");
+	TAKE_STR(hl_blocking_deque_poll_last_timeout(&tv_, d, 100), "(nil)");
+	/* expired takers: one from the tail, one from the head */
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH bq:deque m"));
+	freeReplyObject(
+	        ht_raw(ht_raw_of(r),
+	               "HSET hilock_consumers:{bq:deque} rdead 1 hdead 1"));
+	freeReplyObject(ht_raw(ht_raw_of(r),
+	                       "RPUSH hilock_inflight:{bq:deque}:rdead tail"));
+	freeReplyObject(ht_raw(ht_raw_of(r),
+	                       "RPUSH hilock_inflight:{bq:deque}:hdead head"));
+	TAKE_STR(hl_blocking_deque_take_last(&tv_, d), "tail");
+	TAKE_STR(hl_blocking_deque_take_first(&tv_, d), "head");
+	TAKE_STR(hl_blocking_deque_take_last(&tv_, d), "m");
+	HT_EQ(keys_like(r, "hilock_*"), 0);
+	/* a task at the tail */
+	HT_OK(hl_object_call_start(&t, d, HL_OP_BLOCKING_DEQUE_TAKE_LAST, NULL,
+	                           0));
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH bq:deque x y"));
+	HT_OK(ht_task_result(t, &res, 10000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_STREQ(str(tv, buf, sizeof buf), "y");
+	hl_task_free(t);
+	HT_EQ(raw_list(r, "bq:deque", buf, sizeof buf), 1);
+	HT_STREQ(buf, "x");
+	ht_del(r, HT_S("bq:deque"));
+	hl_object_free(d);
+	hl_client_free(c);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -883,4 +936,4 @@ HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
         HT_CASE(lost_reply), HT_CASE(blackhole), HT_CASE(kill9),
         HT_CASE(cancel), HT_CASE(redisson_compat), HT_CASE(many),
         HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(restart),
-        HT_CASE(tasks), HT_CASE(bad_input))
+        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bad_input))

@@ -1468,3 +1468,158 @@ func (o *BlockingQueue) Recover(ctx context.Context) (int64, error) {
 	v, err := o.call(ctx, 0x100c, "recover")
 	return v.Int(), err
 }
+
+// BlockingDeque is Redisson's RBlockingDeque: A double-ended blocking queue of byte values under one key (a Redis list, its head on the left): the blocking queue's operations, the deque's adds, peeks and polls at either end, and takes that wait at either end. A take moves its element into an in-flight list of its own and acknowledges it, as the blocking queue's (an element taken from the tail and given back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP consumers share it.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getBlockingDeque(name, StringCodec.INSTANCE).
+type BlockingDeque struct{ object }
+
+// BlockingDeque returns the blocking deque called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BlockingDeque(name string) *BlockingDeque {
+	return &BlockingDeque{newObject(c, 17, "blocking_deque", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1100, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1101, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *BlockingDeque) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1102, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *BlockingDeque) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1103, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *BlockingDeque) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1104, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *BlockingDeque) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1105, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *BlockingDeque) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1106, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *BlockingDeque) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x1107, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// Put: Add value at the tail (RPUSH); a queue without bound never waits. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Put(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1108, "put", argBytes(value))
+	return err
+}
+
+// DrainTo: Take the first max elements (max -1: every one), in order, in one script
+// (Redisson's drainTo): an empty answer keeps no marker.
+func (o *BlockingDeque) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x110b, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Recover: Give back to the head of the queue, in order, the in-flight elements of
+// takers whose lease ended (a killed process; every take does this first):
+// the number given back. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *BlockingDeque) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x110c, "recover")
+	return v.Int(), err
+}
+
+// AddFirst: Add value at the head (LPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) AddFirst(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x110d, "add_first", argBytes(value))
+	return err
+}
+
+// AddLast: Add value at the tail (RPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) AddLast(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x110e, "add_last", argBytes(value))
+	return err
+}
+
+// OfferFirst: Add value at the head (LPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) OfferFirst(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x110f, "offer_first", argBytes(value))
+	return v.Bool(), err
+}
+
+// OfferLast: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) OfferLast(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1110, "offer_last", argBytes(value))
+	return v.Bool(), err
+}
+
+// PutFirst: Add value at the head (LPUSH); never waits. A reply lost after it may have
+// run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) PutFirst(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1111, "put_first", argBytes(value))
+	return err
+}
+
+// PutLast: Add value at the tail (RPUSH); never waits. A reply lost after it may have
+// run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) PutLast(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1112, "put_last", argBytes(value))
+	return err
+}
+
+// PeekFirst: The head, nil when empty.
+func (o *BlockingDeque) PeekFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1113, "peek_first")
+	return v.Bytes(), err
+}
+
+// PeekLast: The tail, nil when empty.
+func (o *BlockingDeque) PeekLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1114, "peek_last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the head (LPOP): nil when empty.
+func (o *BlockingDeque) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1115, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the tail (RPOP): nil when empty.
+func (o *BlockingDeque) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1116, "poll_last")
+	return v.Bytes(), err
+}

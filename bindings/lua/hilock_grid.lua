@@ -420,4 +420,49 @@ return function(G)
 	function BlockingQueue:drain_to(...) return call(self, 0x100b, "drain_to", "i?", "list", ...) end
 	--- blocking_queue:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
 	function BlockingQueue:recover(...) return call(self, 0x100c, "recover", "", "i64", ...) end
+
+	-- blocking_deque (Redisson RBlockingDeque): A double-ended blocking queue of byte values under one key (a Redis list, its head on the left): the blocking queue's operations, the deque's adds, peeks and polls at either end, and takes that wait at either end. A take moves its element into an in-flight list of its own and acknowledges it, as the blocking queue's (an element taken from the tail and given back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP consumers share it.
+	local BlockingDeque = new_kind("blocking_deque", 17)
+	--- blocking_deque:offer(value): Add value at the tail (RPUSH): true.
+	function BlockingDeque:offer(...) return call(self, 0x1100, "offer", "b", "bool", ...) end
+	--- blocking_deque:add(value): Add value at the tail (RPUSH): true, as offer.
+	function BlockingDeque:add(...) return call(self, 0x1101, "add", "b", "bool", ...) end
+	--- blocking_deque:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function BlockingDeque:peek(...) return call(self, 0x1102, "peek", "", "bytes", ...) end
+	--- blocking_deque:poll(): Take the head (LPOP): nil when the queue is empty.
+	function BlockingDeque:poll(...) return call(self, 0x1103, "poll", "", "bytes", ...) end
+	--- blocking_deque:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function BlockingDeque:poll_many(...) return call(self, 0x1104, "poll_many", "i", "list", ...) end
+	--- blocking_deque:size(): The number of elements.
+	function BlockingDeque:size(...) return call(self, 0x1105, "size", "", "i64", ...) end
+	--- blocking_deque:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function BlockingDeque:read_range(...) return call(self, 0x1106, "read_range", "ii", "list", ...) end
+	--- blocking_deque:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function BlockingDeque:poll_last_and_offer_first_to(...) return call(self, 0x1107, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+	--- blocking_deque:put(value): Add value at the tail (RPUSH); a queue without bound never waits.
+	function BlockingDeque:put(...) return call(self, 0x1108, "put", "b", "none", ...) end
+	--- blocking_deque:drain_to(max): Take the first max elements (max -1: every one), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
+	function BlockingDeque:drain_to(...) return call(self, 0x110b, "drain_to", "i?", "list", ...) end
+	--- blocking_deque:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
+	function BlockingDeque:recover(...) return call(self, 0x110c, "recover", "", "i64", ...) end
+	--- blocking_deque:add_first(value): Add value at the head (LPUSH).
+	function BlockingDeque:add_first(...) return call(self, 0x110d, "add_first", "b", "none", ...) end
+	--- blocking_deque:add_last(value): Add value at the tail (RPUSH).
+	function BlockingDeque:add_last(...) return call(self, 0x110e, "add_last", "b", "none", ...) end
+	--- blocking_deque:offer_first(value): Add value at the head (LPUSH): true.
+	function BlockingDeque:offer_first(...) return call(self, 0x110f, "offer_first", "b", "bool", ...) end
+	--- blocking_deque:offer_last(value): Add value at the tail (RPUSH): true.
+	function BlockingDeque:offer_last(...) return call(self, 0x1110, "offer_last", "b", "bool", ...) end
+	--- blocking_deque:put_first(value): Add value at the head (LPUSH); never waits.
+	function BlockingDeque:put_first(...) return call(self, 0x1111, "put_first", "b", "none", ...) end
+	--- blocking_deque:put_last(value): Add value at the tail (RPUSH); never waits.
+	function BlockingDeque:put_last(...) return call(self, 0x1112, "put_last", "b", "none", ...) end
+	--- blocking_deque:peek_first(): The head, nil when empty.
+	function BlockingDeque:peek_first(...) return call(self, 0x1113, "peek_first", "", "bytes", ...) end
+	--- blocking_deque:peek_last(): The tail, nil when empty.
+	function BlockingDeque:peek_last(...) return call(self, 0x1114, "peek_last", "", "bytes", ...) end
+	--- blocking_deque:poll_first(): Take the head (LPOP): nil when empty.
+	function BlockingDeque:poll_first(...) return call(self, 0x1115, "poll_first", "", "bytes", ...) end
+	--- blocking_deque:poll_last(): Take the tail (RPOP): nil when empty.
+	function BlockingDeque:poll_last(...) return call(self, 0x1116, "poll_last", "", "bytes", ...) end
 end

@@ -277,10 +277,11 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id)
 	return rc;
 }
 
-/* BLMOVE the head into this take's list, waiting up to slice_ms: HL_OK
- * and *got (NULL: nothing came), or why not (*sent: it may have landed). */
-static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
-                    int64_t slice_ms, hl_value **got, enum hl_sent *sent)
+/* BLMOVE the head (last: the tail) into this take's list, waiting up to
+ * slice_ms: HL_OK and *got (NULL: nothing came), or why not (*sent: it
+ * may have landed). */
+static int move_from(hl_gridcall *call, bq_keys *k, const char *id, int last,
+                     int64_t slice_ms, hl_value **got, enum hl_sent *sent)
 {
 	hl_object *o = call->obj;
 	const char *argv[6];
@@ -296,8 +297,8 @@ static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
 	lens[1] = o->key_lens[0];
 	argv[2] = k->own;
 	lens[2] = k->prefix_len + ID_LEN;
-	argv[3] = "LEFT";
-	lens[3] = 4;
+	argv[3] = last ? "RIGHT" : "LEFT";
+	lens[3] = last ? 5 : 4;
 	argv[4] = "RIGHT";
 	lens[4] = 5;
 	argv[5] = secs;
@@ -323,10 +324,25 @@ static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
 	return rc;
 }
 
+static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
+                    int64_t slice_ms, hl_value **got, enum hl_sent *sent)
+{
+	return move_from(call, k, id, id[0] == 'r', slice_ms, got, sent);
+}
+
+/* A take's id: 32 random hex; a take from the tail starts with 'r' (what
+ * it held goes back to the tail). */
+static void new_id(char id[ID_LEN + 1], int last)
+{
+	hl__random_hex(id);
+	if (last)
+		id[0] = 'r';
+}
+
 /* Wait up to wait_ms (-1: without bound) for an element: HL_OK and *got
  * (NULL: none came; this take's entry is gone) with the element still in
  * flight under id (the caller acks or gives it back), or why not. */
-static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms,
+static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
                      hl_value **got, char id[ID_LEN + 1])
 {
 	hl_object *o = call->obj;
@@ -335,7 +351,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms,
 	char old[ID_LEN + 1] = "";
 	int rc;
 	*got = NULL;
-	hl__random_hex(id);
+	new_id(id, last);
 	until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
 	for (;;) {
 		enum hl_sent sent = HL_SENT_NOTHING;
@@ -364,7 +380,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms,
 				memcpy(old, id, ID_LEN + 1);
 				window = slice +
 				         2 * c->conf.command_timeout_ms + 1000;
-				hl__random_hex(id);
+				new_id(id, last);
 			} else if (!transient(rc, call->b)) {
 				/* nothing taken: leave (best effort) */
 				int keep = rc;
@@ -407,7 +423,7 @@ static int check_wait(hl_gridcall *call, int64_t wait_ms)
 }
 
 /* A take: wait_ms -1 without bound. */
-static int take(hl_gridcall *call, int64_t wait_ms)
+static int take(hl_gridcall *call, int64_t wait_ms, int last)
 {
 	char id[ID_LEN + 1];
 	hl_value *got = NULL;
@@ -415,7 +431,7 @@ static int take(hl_gridcall *call, int64_t wait_ms)
 	int rc = check_wait(call, wait_ms);
 	if (rc != HL_OK || (rc = keys_make(call->obj, &k)) != HL_OK)
 		return rc;
-	rc = take_core(call, &k, wait_ms, &got, id);
+	rc = take_core(call, &k, wait_ms, last, &got, id);
 	if (rc == HL_OK && got) {
 		/* the caller's once Redis knows (the ack is sent again until
 		 * it answers; when it never does, the element comes again
@@ -431,16 +447,31 @@ static int take(hl_gridcall *call, int64_t wait_ms)
 
 int hl__blocking_queue_take(hl_gridcall *call)
 {
-	return take(call, -1);
+	return take(call, -1, 0);
 }
 
-int hl__blocking_queue_poll_timeout(hl_gridcall *call)
+int hl__blocking_queue_take_last(hl_gridcall *call)
+{
+	return take(call, -1, 1);
+}
+
+static int64_t timeout_arg(const hl_gridcall *call)
 {
 	const hl_arg *a = &call->args[0];
 	int64_t ms = a->type == HL_ARG_INT ? a->i : (int64_t)a->d;
 	if (a->type == HL_ARG_DOUBLE && !(a->d >= 0))
 		ms = -2;
-	return take(call, ms);
+	return ms;
+}
+
+int hl__blocking_queue_poll_timeout(hl_gridcall *call)
+{
+	return take(call, timeout_arg(call), 0);
+}
+
+int hl__blocking_queue_poll_last_timeout(hl_gridcall *call)
+{
+	return take(call, timeout_arg(call), 1);
 }
 
 int hl__blocking_queue_recover(hl_gridcall *call)
@@ -495,6 +526,7 @@ struct bq_pump {
 	bq_waiter *head, *tail;
 	hl_cancel *cancel; /* cuts the pump's wait short */
 	int nwaiting;
+	int last; /* takes from the tail */
 	atomic_int refs;
 };
 
@@ -596,7 +628,7 @@ static void *pump_main(void *arg)
 		pthread_mutex_unlock(&pumps_mu);
 		hl__bound_init(&b, p->c, -1, p->cancel, 0);
 		pump_call(p, &call, &b);
-		rc = take_core(&call, &k, -1, &got, id);
+		rc = take_core(&call, &k, -1, p->last, &got, id);
 		pthread_mutex_lock(&pumps_mu);
 		if (rc == HL_OK && got) {
 			for (w = p->head; w && w->state != W_WAITING;
@@ -770,11 +802,16 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	pthread_t th;
 	int rc, fresh = 0;
 	char label[120];
+	int last = op == HL_OP_BLOCKING_DEQUE_TAKE_LAST ||
+	           op == HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT;
 	hl__grid_label(obj, label, sizeof label);
-	if (op == HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT) {
+	if (op == HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT ||
+	    op == HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT ||
+	    op == HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT ||
+	    op == HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT) {
 		if (nargs != 1 || args[0].type != HL_ARG_INT || args[0].i < 0)
 			return hl__fail(HL_EINVAL,
-			                "%s: poll_timeout: timeout must be an "
+			                "%s: a poll: timeout must be an "
 			                "integer, 0 ms or more",
 			                label);
 		wait_ms = args[0].i;
@@ -792,7 +829,8 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	atomic_init(&w->refs, 2); /* the task's, the line's until taken */
 	pthread_mutex_lock(&pumps_mu);
 	for (p = pumps; p; p = p->next)
-		if (p->c == c && p->obj->name_len == obj->name_len &&
+		if (p->c == c && p->last == last &&
+		    p->obj->name_len == obj->name_len &&
 		    memcmp(p->obj->name, obj->name, obj->name_len) == 0)
 			break;
 	if (!p) {
@@ -808,6 +846,7 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 			return hl__fail(HL_ENOMEM, "out of memory");
 		}
 		p->c = c;
+		p->last = last;
 		atomic_init(&p->refs, 1); /* the thread's */
 		fresh = 1;
 	}
@@ -855,4 +894,21 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	hl__task_kick(w->task);
 	hl__client_leave(c);
 	return HL_OK;
+}
+
+int hl__blocking_queue_is_wait(int op)
+{
+	switch (op) {
+	case HL_OP_BLOCKING_QUEUE_TAKE:
+	case HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT:
+	case HL_OP_BLOCKING_DEQUE_TAKE:
+	case HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT:
+	case HL_OP_BLOCKING_DEQUE_TAKE_FIRST:
+	case HL_OP_BLOCKING_DEQUE_TAKE_LAST:
+	case HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT:
+	case HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT:
+		return 1;
+	default:
+		return 0;
+	}
 }

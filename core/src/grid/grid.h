@@ -265,6 +265,12 @@ int hl__map_put_all(hl_gridcall *call);
 int hl__blocking_queue_take(hl_gridcall *call);
 int hl__blocking_queue_poll_timeout(hl_gridcall *call);
 int hl__blocking_queue_recover(hl_gridcall *call);
+/* The blocking deque's takes at the tail (blocking_queue.c). */
+int hl__blocking_queue_take_last(hl_gridcall *call);
+int hl__blocking_queue_poll_last_timeout(hl_gridcall *call);
+/* 1 if op is a take or a poll with a timeout of either kind (a wait whose
+ * task form is hl__blocking_queue_call_start). */
+int hl__blocking_queue_is_wait(int op);
 /* hl_object_call_start() of a take or poll_timeout: a waiter in the line
  * of the queue's pump (one blocking take for the client's waiters), not
  * an executor blocked in it. */

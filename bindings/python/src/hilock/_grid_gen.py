@@ -32,7 +32,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_blocking_queue import BlockingQueue
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase"]
+if TYPE_CHECKING:
+    from ._grid_blocking_deque import BlockingDeque
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase"]
 
 
 class Bucket(GridObject):
@@ -1525,6 +1528,161 @@ class BlockingQueueBase(GridObject):
         return r
 
 
+class BlockingDequeBase(GridObject):
+    """A double-ended blocking queue of byte values under one key (a Redis list, its head on the
+    left): the blocking queue's operations, the deque's adds, peeks and polls at either end,
+    and takes that wait at either end. A take moves its element into an in-flight list of its
+    own and acknowledges it, as the blocking queue's (an element taken from the tail and given
+    back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP
+    consumers share it.
+
+    Redisson: ``RBlockingDeque``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getBlockingDeque(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 17
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        r = lib.hlpy_g_blocking_deque_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        r = lib.hlpy_g_blocking_deque_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_blocking_deque_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_blocking_deque_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def put(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); a queue without bound never waits. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put(self._h, _bvalue, len(_bvalue)))
+
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (max -1: every one), in order, in one script (Redisson's
+        drainTo): an empty answer keeps no marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head of the queue, in order, the in-flight elements of takers whose lease
+        ended (a killed process; every take does this first): the number given back. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_blocking_deque_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def add_first(self, value: Value) -> None:
+        """Add value at the head (LPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_add_first(self._h, _bvalue, len(_bvalue)))
+
+    def add_last(self, value: Value) -> None:
+        """Add value at the tail (RPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_add_last(self._h, _bvalue, len(_bvalue)))
+
+    def offer_first(self, value: Value) -> bool:
+        """Add value at the head (LPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer_first(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer_last(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer_last(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def put_first(self, value: Value) -> None:
+        """Add value at the head (LPUSH); never waits. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put_first(self._h, _bvalue, len(_bvalue)))
+
+    def put_last(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); never waits. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put_last(self._h, _bvalue, len(_bvalue)))
+
+    def peek_first(self) -> Optional[bytes]:
+        """The head, None when empty."""
+        r = lib.hlpy_g_blocking_deque_peek_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek_last(self) -> Optional[bytes]:
+        """The tail, None when empty."""
+        r = lib.hlpy_g_blocking_deque_peek_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when empty."""
+        r = lib.hlpy_g_blocking_deque_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the tail (RPOP): None when empty."""
+        r = lib.hlpy_g_blocking_deque_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -1611,3 +1769,9 @@ class GridFactories:
         from ._grid_blocking_queue import BlockingQueue
 
         return BlockingQueue(self, name)  # type: ignore[arg-type]
+
+    def blocking_deque(self, name: Value) -> "BlockingDeque":
+        """The blocking deque called ``name`` (Redisson ``RBlockingDeque``). No round trip."""
+        from ._grid_blocking_deque import BlockingDeque
+
+        return BlockingDeque(self, name)  # type: ignore[arg-type]
