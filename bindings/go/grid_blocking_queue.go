@@ -13,30 +13,26 @@ package hilock
 #include <hilock.h>
 #include "hlgo.h"
 
-// Start a take (wait_ms -1) or a poll with a timeout as a task whose data
-// is set before the call returns.
+// Start a take or a poll with a timeout (op, wait_ms: its timeout, -1 for
+// none) of a kind's object as a task whose data is set before the call
+// returns.
 static void hlgo_bq_start(hlgo_result *r, hl_task **out, hl_client *c,
-		const void *name, size_t name_len, int64_t wait_ms,
-		uint64_t data) {
+		int kind, const void *name, size_t name_len, int op,
+		int64_t wait_ms, uint64_t data) {
 	hl_object *o = NULL;
 	hl_arg a;
 	int rc;
 	*out = NULL;
 	hlgo_reset(r);
-	if ((rc = hl_blocking_queue_new(&o, c, name, name_len)) != HL_OK) {
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK) {
 		hlgo_fail(r, rc);
 		return;
 	}
 	memset(&a, 0, sizeof a);
 	a.type = HL_ARG_INT;
 	a.i = wait_ms;
-	if (wait_ms < 0)
-		rc = hl_object_call_start(out, o, HL_OP_BLOCKING_QUEUE_TAKE,
-		                          NULL, 0);
-	else
-		rc = hl_object_call_start(out, o,
-		                          HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
-		                          &a, 1);
+	rc = hl_object_call_start(out, o, op, wait_ms < 0 ? NULL : &a,
+	                          wait_ms < 0 ? 0 : 1);
 	if (rc == HL_OK)
 		hl_task_set_data(*out, data);
 	else
@@ -71,7 +67,11 @@ import (
 // returned (with a nil error), else the wait ends with ctx.Err() and the
 // queue keeps its elements.
 func (o *BlockingQueue) Take(ctx context.Context) ([]byte, error) {
-	v, ok, err := o.wait(ctx, "take", -1)
+	return takeOf(ctx, &o.object, 0x1009, "take")
+}
+
+func takeOf(ctx context.Context, o *object, op int, opName string) ([]byte, error) {
+	v, ok, err := waitOn(ctx, o, op, opName, -1)
 	if err == nil && !ok {
 		err = context.DeadlineExceeded
 	}
@@ -82,17 +82,23 @@ func (o *BlockingQueue) Take(ctx context.Context) ([]byte, error) {
 // with a nil error when none came in time. A cancel loses nothing (as
 // Take).
 func (o *BlockingQueue) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	return pollOf(ctx, &o.object, 0x100a, "poll_timeout", timeout)
+}
+
+func pollOf(ctx context.Context, o *object, op int, opName string, timeout time.Duration) ([]byte, error) {
 	if timeout < 0 {
-		return nil, invalid(o.what+" poll_timeout", "timeout must be 0 or more")
+		return nil, invalid(o.what+" "+opName, "timeout must be 0 or more")
 	}
-	v, _, err := o.wait(ctx, "poll_timeout", durationMs(timeout))
+	v, _, err := waitOn(ctx, o, op, opName, durationMs(timeout))
 	return v, err
 }
 
-func (o *BlockingQueue) wait(ctx context.Context, opName string, waitMs int64) ([]byte, bool, error) {
+// waitOn runs a take or a poll with a timeout (waitMs; -1 for a take) as a
+// task and waits for it, or for ctx.
+func waitOn(ctx context.Context, o *object, op int, opName string, waitMs int64) ([]byte, bool, error) {
 	defer runtime.KeepAlive(o)
-	op := o.what + " " + opName
-	if err := o.check(op); err != nil {
+	what := o.what + " " + opName
+	if err := o.check(what); err != nil {
 		return nil, false, err
 	}
 	if ctx == nil {
@@ -110,9 +116,9 @@ func (o *BlockingQueue) wait(ctx context.Context, opName string, waitMs int64) (
 	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
 		var cr cResult
 		var t *C.hl_task
-		C.hlgo_bq_start(&cr, &t, p, unsafe.Pointer(&name[0]), C.size_t(len(name)),
-			C.int64_t(waitMs), C.uint64_t(data))
-		return t, syncResult(op, &cr)
+		C.hlgo_bq_start(&cr, &t, p, C.int(o.kind), unsafe.Pointer(&name[0]), C.size_t(len(name)),
+			C.int(op), C.int64_t(waitMs), C.uint64_t(data))
+		return t, syncResult(what, &cr)
 	})
 	c.mu.RUnlock()
 	if r0.err != nil {
@@ -140,9 +146,42 @@ func (o *BlockingQueue) wait(ctx context.Context, opName string, waitMs int64) (
 	if got || d.status == statusOK {
 		return out, got, nil
 	}
-	r := d.result(op)
+	r := d.result(what)
 	if r.status == statusInterrupted && ctx.Err() != nil {
 		return nil, false, ctx.Err()
 	}
 	return nil, false, r.err
+}
+
+// Take takes the head, waiting as long as ctx allows (BlockingQueue.Take).
+func (o *BlockingDeque) Take(ctx context.Context) ([]byte, error) {
+	return takeOf(ctx, &o.object, 0x1109, "take")
+}
+
+// TakeFirst takes the head, waiting as long as ctx allows.
+func (o *BlockingDeque) TakeFirst(ctx context.Context) ([]byte, error) {
+	return takeOf(ctx, &o.object, 0x1117, "take_first")
+}
+
+// TakeLast takes the tail, waiting as long as ctx allows; what it held,
+// if given back, goes back to the tail.
+func (o *BlockingDeque) TakeLast(ctx context.Context) ([]byte, error) {
+	return takeOf(ctx, &o.object, 0x1118, "take_last")
+}
+
+// PollTimeout takes the head, waiting up to timeout: nil when none came.
+func (o *BlockingDeque) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	return pollOf(ctx, &o.object, 0x110a, "poll_timeout", timeout)
+}
+
+// PollFirstTimeout takes the head, waiting up to timeout: nil when none
+// came.
+func (o *BlockingDeque) PollFirstTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	return pollOf(ctx, &o.object, 0x1119, "poll_first_timeout", timeout)
+}
+
+// PollLastTimeout takes the tail, waiting up to timeout: nil when none
+// came.
+func (o *BlockingDeque) PollLastTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	return pollOf(ctx, &o.object, 0x111a, "poll_last_timeout", timeout)
 }

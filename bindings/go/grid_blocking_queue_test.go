@@ -156,3 +156,41 @@ func TestGridBlockingQueueRedissonPeers(t *testing.T) {
 		t.Fatalf("take %q %v", v, err)
 	}
 }
+
+// The blocking deque: takes at either end, a poll at the tail that times out.
+func TestGridBlockingDeque(t *testing.T) {
+	c := connect(t)
+	r := newRedis(t)
+	ctx := context.Background()
+	name := uniqueName(t)
+	d := c.BlockingDeque(name)
+	if err := d.PutLast(ctx, []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.PutFirst(ctx, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	r.do("RPUSH", name, "c")
+	if v, err := d.TakeLast(ctx); err != nil || string(v) != "c" {
+		t.Fatalf("take_last %q %v", v, err)
+	}
+	if v, err := d.TakeFirst(ctx); err != nil || string(v) != "a" {
+		t.Fatalf("take_first %q %v", v, err)
+	}
+	if v, err := d.PollLastTimeout(ctx, 200*time.Millisecond); err != nil || string(v) != "b" {
+		t.Fatalf("poll_last %q %v", v, err)
+	}
+	if v, err := d.PollLastTimeout(ctx, 200*time.Millisecond); err != nil || v != nil {
+		t.Fatalf("poll_last of nothing %q %v", v, err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		r.do("RPUSH", name, "x", "y")
+	}()
+	if v, err := d.TakeLast(ctx); err != nil || string(v) != "y" {
+		t.Fatalf("take_last woken %q %v", v, err)
+	}
+	if v, err := d.Take(ctx); err != nil || string(v) != "x" {
+		t.Fatalf("take %q %v", v, err)
+	}
+}

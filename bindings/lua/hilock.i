@@ -833,23 +833,21 @@ hl_rc hlua_rate_start(hlua_task **OUT_TASK, hl_client *client,
 /* The blocking queue's waits as tasks (its blocking forms go through
  * grid_call): a task in the queue's line; its element with task_bytes. */
 %{
-static int hlua_bq_start(hlua_task **out, hl_client *client,
-                         const void *name, size_t name_len, int64_t wait_ms,
-                         uint64_t data)
+static int hlua_bq_start(hlua_task **out, hl_client *client, int kind,
+                         const void *name, size_t name_len, int op,
+                         int64_t wait_ms, uint64_t data)
 {
 	hl_object *o = NULL;
 	hl_task *t = NULL;
 	hl_arg a;
-	int rc = hl_blocking_queue_new(&o, client, name, name_len);
+	int rc = hl_object_new(&o, client, kind, name, name_len);
 	if (rc != HL_OK)
 		return rc;
 	memset(&a, 0, sizeof a);
 	a.type = HL_ARG_INT;
 	a.i = wait_ms;
-	rc = hl_object_call_start(&t, o,
-	                          wait_ms < 0 ? HL_OP_BLOCKING_QUEUE_TAKE
-	                                      : HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
-	                          wait_ms < 0 ? NULL : &a, wait_ms < 0 ? 0 : 1);
+	rc = hl_object_call_start(&t, o, op, wait_ms < 0 ? NULL : &a,
+	                          wait_ms < 0 ? 0 : 1);
 	hl_object_free(o);
 	return hlua_task_adopt(out, rc, t, data);
 }
@@ -876,9 +874,9 @@ static int hlua_task_bytes(lua_State *L)
 }
 %}
 %rename(bq_start) hlua_bq_start;
-hl_rc hlua_bq_start(hlua_task **OUT_TASK, hl_client *client,
-                    const void *name, size_t name_len, int64_t wait_ms,
-                    uint64_t data);
+hl_rc hlua_bq_start(hlua_task **OUT_TASK, hl_client *client, int kind,
+                    const void *name, size_t name_len, int op,
+                    int64_t wait_ms, uint64_t data);
 %native(task_bytes) int hlua_task_bytes(lua_State *L);
 
 %inline %{

@@ -2803,32 +2803,15 @@ end
 -- element, or nil when none came. Nothing taken is lost: a lost reply, a
 -- killed process or a cancel gives the element back.
 local BlockingQueue = grid_factories.blocking_queue
-BlockingQueue.values = list_pages
-BlockingQueue.__len = list_len
-BlockingQueue.__pairs = list_pairs
-local bq_poll_now = BlockingQueue.poll
+local BlockingDeque = grid_factories.blocking_deque
 
---- bq:take() --> value | nil, message, code. Takes the head, waiting as
--- long as it takes.
-function BlockingQueue:take()
-	return grid_call(self, 0x1009, "take", "", "bytes")
-end
-
---- bq:poll([timeout]) --> value | nil | nil, message, code. Takes the
--- head: at once without a timeout, else waiting up to timeout seconds
--- (nil when none came).
-function BlockingQueue:poll(timeout)
-	if timeout == nil or timeout == 0 then return bq_poll_now(self) end
-	return grid_call(self, 0x100a, "poll", "m", "bytes", timeout)
-end
-
-local function bq_start(self, fname, wait_ms)
+local function bq_start(self, fname, op, wait_ms)
 	local client = self._client
 	client._task_seq = client._task_seq + 1
 	local id = client._task_seq
-	local ok, k, code = core.bq_start(client._c, self._name, wait_ms, id)
+	local ok, k, code = core.bq_start(client._c, self._kind, self._name, op, wait_ms, id)
 	if not ok then return nil, k, code end
-	local task = setmetatable({_k = k, _obj = self, _what = "blocking_queue " .. fname,
+	local task = setmetatable({_k = k, _obj = self, _what = fname,
 		_client = client, _sync_result = function(t, rok, m, rcode)
 			if not rok then return pack(nil, m, rcode) end
 			return pack(core.task_bytes(t._k))
@@ -2837,18 +2820,41 @@ local function bq_start(self, fname, wait_ms)
 	return task
 end
 
---- bq:take_start() --> task | nil, message, code. take as a task.
-function BlockingQueue:take_start()
-	check_object(self, "take_start", 2)
-	return bq_start(self, "take", -1)
+-- The waits of both kinds: name = {op of the take, op with a timeout,
+-- the poll without one}.
+local function bq_waits(K, ops)
+	K.values = list_pages
+	K.__len = list_len
+	K.__pairs = list_pairs
+	for name, w in pairs(ops) do
+		local take_op, timed_op, now = w[1], w[2], K[w[3]]
+		--- take / take_first / take_last() --> value | nil, message, code
+		K["take" .. name] = function(self)
+			return grid_call(self, take_op, "take" .. name, "", "bytes")
+		end
+		--- poll / poll_first / poll_last([timeout]) --> value | nil: at
+		-- once without a timeout, else waiting up to timeout seconds
+		K["poll" .. name] = function(self, timeout)
+			if timeout == nil or timeout == 0 then return now(self) end
+			return grid_call(self, timed_op, "poll" .. name, "m", "bytes", timeout)
+		end
+		--- take*_start() --> task: the take as a task (result(): the value)
+		K["take" .. name .. "_start"] = function(self)
+			check_object(self, "take" .. name .. "_start", 2)
+			return bq_start(self, "take" .. name, take_op, -1)
+		end
+		--- poll*_start(timeout) --> task: the poll with a timeout as a task
+		-- (result(): the value, or nil when none came)
+		K["poll" .. name .. "_start"] = function(self, timeout)
+			check_object(self, "poll" .. name .. "_start", 2)
+			return bq_start(self, "poll" .. name, timed_op,
+				to_ms(timeout, "seconds", "poll" .. name .. "_start", 2))
+		end
+	end
 end
-
---- bq:poll_start(timeout) --> task | nil, message, code. poll(timeout)
--- as a task (timeout in seconds, more than 0).
-function BlockingQueue:poll_start(timeout)
-	check_object(self, "poll_start", 2)
-	return bq_start(self, "poll", to_ms(timeout, "seconds", "poll_start", 2))
-end
+bq_waits(BlockingQueue, {[""] = {0x1009, 0x100a, "poll"}})
+bq_waits(BlockingDeque, {[""] = {0x1109, 0x110a, "poll"}, _first = {0x1117, 0x1119, "poll_first"},
+	_last = {0x1118, 0x111a, "poll_last"}})
 
 -- The map's idiom (docs/grid.md): put_all of a table or of keys and values
 -- alternating, and iteration by HSCAN pages (never one reply with the

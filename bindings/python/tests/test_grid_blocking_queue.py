@@ -139,3 +139,28 @@ def test_another_type(client, redis):
         q.take()
     with pytest.raises(hilock.HilockError):
         q.poll(0.1)
+
+
+def test_blocking_deque(client, redis):
+    d = client.blocking_deque("py:bd")
+    assert isinstance(d, hilock.BlockingDeque)
+    d.put_last("b")
+    d.put_first("a")
+    d.offer_last("c")
+    assert redis.cmd("LRANGE", "py:bd", 0, -1) == [b"a", b"b", b"c"]
+    assert d.take_last() == b"c"
+    assert d.take_first() == b"a"
+    assert d.poll_last(0.2) == b"b"
+    t0 = time.monotonic()
+    assert d.poll_last(0.3) is None and time.monotonic() - t0 >= 0.28
+    assert d.poll_first() is None
+
+    async def main() -> None:
+        t = asyncio.ensure_future(d.take_last_async())
+        await asyncio.sleep(0.2)
+        redis.cmd("RPUSH", "py:bd", "x", "y")
+        assert await asyncio.wait_for(t, 10) == b"y"
+        assert await d.poll_first_async(1) == b"x"
+
+    asyncio.run(main())
+    assert redis.cmd("KEYS", "hilock_*") == []

@@ -17,31 +17,44 @@ import asyncio
 from typing import Any, Iterator, Optional
 
 from ._grid import _convert, _take
-from ._grid_gen import BlockingQueueBase
+from ._grid_gen import BlockingDequeBase, BlockingQueueBase
 from ._grid_list import _pages
 from ._lowlevel import check, error_for, ffi, lib, ms
 
-__all__ = ["BlockingQueue"]
+__all__ = ["BlockingQueue", "BlockingDeque"]
 
 
 class BlockingQueue(BlockingQueueBase):
     """Redisson's ``RBlockingQueue``: a FIFO of ``bytes`` (``str`` goes in
     as UTF-8) on one Redis list, whose takers wait for elements."""
 
+    _TAKE = lib.HL_OP_BLOCKING_QUEUE_TAKE
+    _POLL_TIMEOUT = lib.HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT
+
+    def _wait(self, op: int, wait_ms: int) -> Optional[bytes]:
+        """A blocking take (wait_ms -1) or poll with a timeout."""
+        out = ffi.new("hl_value **")
+        args = ffi.new("hl_arg[1]")
+        n = 0
+        if wait_ms >= 0:
+            args[0].type = lib.HL_ARG_INT
+            args[0].i = wait_ms
+            n = 1
+        check(lib.hl_object_call(out, self._h, op, args, n))
+        return _take(out[0])  # type: ignore[no-any-return]
+
     def take(self) -> bytes:
         """Take the head, waiting as long as it takes for one."""
-        out = ffi.new("hl_value **")
-        check(lib.hl_blocking_queue_take(out, self._h))
-        return _take(out[0])  # type: ignore[no-any-return]
+        v = self._wait(self._TAKE, -1)
+        assert v is not None
+        return v
 
     def poll(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
         """Take the head: at once without a timeout (None when empty), else
         waiting up to ``timeout`` seconds for one (None when none came)."""
         if timeout is None or timeout == 0:
             return super().poll()
-        out = ffi.new("hl_value **")
-        check(lib.hl_blocking_queue_poll_timeout(out, self._h, ms(timeout, "timeout")))
-        return _take(out[0])  # type: ignore[no-any-return]
+        return self._wait(self._POLL_TIMEOUT, ms(timeout, "timeout"))
 
     def poll_timeout(self, timeout: float) -> Optional[bytes]:
         """:meth:`poll` with a timeout (seconds)."""
@@ -96,7 +109,7 @@ class BlockingQueue(BlockingQueueBase):
         """:meth:`take` for asyncio: a libhilock task (no thread). Cancelling
         the awaiting task cancels the wait; an element taken just before
         goes back to the head."""
-        v = await self._wait_async(lib.HL_OP_BLOCKING_QUEUE_TAKE, -1)
+        v = await self._wait_async(self._TAKE, -1)
         assert v is not None
         return v
 
@@ -104,8 +117,7 @@ class BlockingQueue(BlockingQueueBase):
         """:meth:`poll` for asyncio (a wait with a timeout is a task)."""
         if timeout is None or timeout == 0:
             return super().poll()
-        return await self._wait_async(lib.HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT,
-                                      ms(timeout, "timeout"))
+        return await self._wait_async(self._POLL_TIMEOUT, ms(timeout, "timeout"))
 
     def __len__(self) -> int:
         return self.size()
@@ -116,3 +128,79 @@ class BlockingQueue(BlockingQueueBase):
 
     def __repr__(self) -> str:
         return "<hilock.%s %r>" % (type(self).__name__, self._name)
+
+
+class BlockingDeque(BlockingDequeBase):
+    """Redisson's ``RBlockingDeque``: the blocking queue's operations, and
+    adds, peeks, polls and takes at either end (an element taken from the
+    tail and given back goes back to the tail)."""
+
+    _TAKE = lib.HL_OP_BLOCKING_DEQUE_TAKE
+    _POLL_TIMEOUT = lib.HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT
+    _wait = BlockingQueue._wait
+    take = BlockingQueue.take
+    poll_timeout = BlockingQueue.poll_timeout
+    _wait_async = BlockingQueue._wait_async
+    _back = BlockingQueue._back
+    _key = BlockingQueue._key
+    take_async = BlockingQueue.take_async
+    __len__ = BlockingQueue.__len__
+    __iter__ = BlockingQueue.__iter__
+    __repr__ = BlockingQueue.__repr__
+
+    def poll(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
+        """:meth:`BlockingQueue.poll` (the head)."""
+        return self.poll_first(timeout)
+
+    async def poll_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """:meth:`BlockingQueue.poll_async` (the head)."""
+        return await self.poll_first_async(timeout)
+
+    def take_first(self) -> bytes:
+        """Take the head, waiting as long as it takes."""
+        return self.take()
+
+    def take_last(self) -> bytes:
+        """Take the tail, waiting as long as it takes."""
+        v = self._wait(lib.HL_OP_BLOCKING_DEQUE_TAKE_LAST, -1)
+        assert v is not None
+        return v
+
+    def poll_first(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
+        """Take the head: at once without a timeout, else waiting up to
+        ``timeout`` seconds (None when none came)."""
+        if timeout is None or timeout == 0:
+            return super().poll_first()
+        return self._wait(lib.HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT, ms(timeout, "timeout"))
+
+    def poll_last(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
+        """Take the tail: at once without a timeout, else waiting up to
+        ``timeout`` seconds (None when none came)."""
+        if timeout is None or timeout == 0:
+            return super().poll_last()
+        return self._wait(lib.HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT, ms(timeout, "timeout"))
+
+    async def take_first_async(self) -> bytes:
+        """:meth:`take_first` for asyncio (a task, no thread)."""
+        return await self.take_async()
+
+    async def take_last_async(self) -> bytes:
+        """:meth:`take_last` for asyncio (a task, no thread). A cancel loses
+        nothing (an element taken just before goes back to the head)."""
+        v = await self._wait_async(lib.HL_OP_BLOCKING_DEQUE_TAKE_LAST, -1)
+        assert v is not None
+        return v
+
+    async def poll_first_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """:meth:`poll_first` for asyncio."""
+        if timeout is None or timeout == 0:
+            return super().poll_first()
+        return await self._wait_async(lib.HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT,
+                                      ms(timeout, "timeout"))
+
+    async def poll_last_async(self, timeout: Optional[float] = None) -> Optional[bytes]:
+        """:meth:`poll_last` for asyncio."""
+        if timeout is None or timeout == 0:
+            return super().poll_last()
+        return await self._wait_async(lib.HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT,
+                                      ms(timeout, "timeout"))
