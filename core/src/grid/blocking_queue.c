@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "grid.h"
 #include "prim/object.h"
@@ -526,7 +527,8 @@ struct bq_pump {
 	bq_waiter *head, *tail;
 	hl_cancel *cancel; /* cuts the pump's wait short */
 	int nwaiting;
-	int last; /* takes from the tail */
+	int last;  /* takes from the tail */
+	pid_t pid; /* its process's (a child's lookups skip a parent's) */
 	atomic_int refs;
 };
 
@@ -829,7 +831,7 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	atomic_init(&w->refs, 2); /* the task's, the line's until taken */
 	pthread_mutex_lock(&pumps_mu);
 	for (p = pumps; p; p = p->next)
-		if (p->c == c && p->last == last &&
+		if (p->c == c && p->last == last && p->pid == getpid() &&
 		    p->obj->name_len == obj->name_len &&
 		    memcmp(p->obj->name, obj->name, obj->name_len) == 0)
 			break;
@@ -847,6 +849,7 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 		}
 		p->c = c;
 		p->last = last;
+		p->pid = getpid();
 		atomic_init(&p->refs, 1); /* the thread's */
 		fresh = 1;
 	}
