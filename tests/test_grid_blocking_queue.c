@@ -904,6 +904,146 @@ static void deque(void)
 	hl_client_free(c);
 }
 
+/* The bounded queue (RBoundedBlockingQueue): Redisson's capacity key,
+ * offers that take a unit in the same script, takes and polls (of one and
+ * of many) that give units back and publish the new value (a raw
+ * subscriber sees it), puts that wait for room and wake on a give-back,
+ * as calls and as tasks; no capacity set is refused. */
+static hl_object *bbq(hl_client *c, const char *name)
+{
+	hl_object *o = NULL;
+	HT_OK(hl_bounded_blocking_queue_new(&o, c, name, strlen(name)));
+	return o;
+}
+
+static long long capacity(ht_redis *r)
+{
+	redisReply *x = ht_raw(ht_raw_of(r), "GET redisson_bqs:{bq:bounded}");
+	long long n = x->type == REDIS_REPLY_STRING ? atoll(x->str) : -1;
+	freeReplyObject(x);
+	return n;
+}
+
+typedef struct putter {
+	hl_object *q;
+	int rc;
+	atomic_int done;
+} putter;
+
+static void *put_run(void *arg)
+{
+	putter *p = arg;
+	p->rc = hl_bounded_blocking_queue_put(p->q, "c", 1);
+	atomic_store(&p->done, 1);
+	return NULL;
+}
+
+static int put_waits(void *arg)
+{
+	redisReply *x = ht_raw(ht_raw_of(arg), "PUBSUB NUMSUB %s",
+	                       "redisson_sc:redisson_bqs:{bq:bounded}");
+	int ok = x->type == REDIS_REPLY_ARRAY && x->elements == 2 &&
+	         x->element[1]->integer >= 1;
+	freeReplyObject(x);
+	return ok;
+}
+
+static void bounded(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *q = bbq(c, "bq:bounded");
+	redisContext *sub = ht_raw_new(r);
+	redisReply *x;
+	static putter pt;
+	pthread_t th;
+	hl_value *v = NULL;
+	hl_task *t = NULL;
+	hl_arg a[2];
+	char buf[64];
+	int ok = 0, res = 0;
+	int64_t n = 0, t0;
+	HT_RC(hl_bounded_blocking_queue_offer(&ok, q, "a", 1), HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "has not been set") != NULL);
+	HT_OK(hl_bounded_blocking_queue_try_set_capacity(&ok, q, 2));
+	HT_EQ(ok, 1);
+	HT_OK(hl_bounded_blocking_queue_try_set_capacity(&ok, q, 5));
+	HT_EQ(ok, 0);
+	HT_EQ(capacity(r), 2);
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "a", 1));
+	HT_EQ(ok, 1);
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "b", 1));
+	HT_EQ(ok, 1);
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "c", 1));
+	HT_EQ(ok, 0); /* full */
+	HT_OK(hl_bounded_blocking_queue_remaining_capacity(&n, q));
+	HT_EQ(n, 0);
+	t0 = ht_now_ms();
+	HT_OK(hl_bounded_blocking_queue_offer_timeout(&ok, q, "c", 1, 300));
+	HT_EQ(ok, 0);
+	HT_CHECK(ht_now_ms() - t0 >= 280);
+	/* a put waits for room; a take gives a unit back and publishes it */
+	x = redisCommand(sub,
+	                 "SUBSCRIBE redisson_sc:redisson_bqs:{bq:bounded}");
+	freeReplyObject(x);
+	memset(&pt, 0, sizeof pt);
+	pt.q = q;
+	th = ht_thread_start(put_run, &pt);
+	HT_CHECK(ht_wait_until(put_waits, r, 10000));
+	ht_sleep_ms(100);
+	HT_EQ(atomic_load(&pt.done), 0);
+	TAKE_STR(hl_bounded_blocking_queue_take(&tv_, q), "a");
+	HT_CHECK(redisGetReply(sub, (void **)&x) == REDIS_OK);
+	HT_CHECK(x->type == REDIS_REPLY_ARRAY && x->elements == 3);
+	HT_STREQ(x->element[2]->str, "1"); /* the value after the take */
+	freeReplyObject(x);
+	ht_thread_join(th, 10000);
+	HT_OK(pt.rc);
+	HT_EQ(raw_list(r, "bq:bounded", buf, sizeof buf), 2);
+	HT_STREQ(buf, "b|c");
+	HT_EQ(capacity(r), 0);
+	/* polls of one and of many give their units back (Redisson #2998) */
+	TAKE_STR(hl_bounded_blocking_queue_poll(&tv_, q), "b");
+	HT_EQ(capacity(r), 1);
+	HT_OK(hl_bounded_blocking_queue_poll_many(&v, q, 5));
+	HT_EQ(hl_value_len(v), 1);
+	hl_value_free(v);
+	HT_EQ(capacity(r), 2);
+	TAKE_STR(hl_bounded_blocking_queue_poll_timeout(&tv_, q, 100), "(nil)");
+	HT_EQ(capacity(r), 2);
+	/* as tasks: a put that waits, woken by a drain */
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "x", 1));
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "y", 1));
+	memset(a, 0, sizeof a);
+	a[0].type = HL_ARG_BYTES;
+	a[0].bytes = "z";
+	a[0].len = 1;
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, a,
+	                           1));
+	ht_sleep_ms(200);
+	HT_EQ(hl_task_done(t), 0);
+	HT_OK(hl_bounded_blocking_queue_drain_to(&v, q, -1));
+	HT_EQ(hl_value_len(v), 2);
+	hl_value_free(v);
+	HT_OK(ht_task_result(t, &res, 10000));
+	hl_task_free(t);
+	HT_EQ(raw_list(r, "bq:bounded", buf, sizeof buf), 1);
+	HT_STREQ(buf, "z");
+	HT_EQ(capacity(r), 1);
+	/* the task form of a take gives its unit back too */
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	HT_OK(ht_task_result(t, &res, 10000));
+	hl_task_free(t);
+	HT_EQ(capacity(r), 2);
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
+	redisFree(sub);
+	ht_del(r, HT_S("redisson_bqs:{bq:bounded}"));
+	hl_object_free(q);
+	hl_client_free(c);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -936,4 +1076,4 @@ HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
         HT_CASE(lost_reply), HT_CASE(blackhole), HT_CASE(kill9),
         HT_CASE(cancel), HT_CASE(redisson_compat), HT_CASE(many),
         HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(restart),
-        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bad_input))
+        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded), HT_CASE(bad_input))

@@ -1623,3 +1623,80 @@ func (o *BlockingDeque) PollLast(ctx context.Context) ([]byte, error) {
 	v, err := o.call(ctx, 0x1116, "poll_last")
 	return v.Bytes(), err
 }
+
+// BoundedBlockingQueue is Redisson's RBoundedBlockingQueue: A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back in the script that takes or acknowledges, and publishes the new value on redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+// Java side: StringCodec or ByteArrayCodec, also as the Java client's global codec (config.setCodec): Redisson decodes take() with it.
+type BoundedBlockingQueue struct{ object }
+
+// BoundedBlockingQueue returns the bounded blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BoundedBlockingQueue(name string) *BoundedBlockingQueue {
+	return &BoundedBlockingQueue{newObject(c, 18, "bounded_blocking_queue", name)}
+}
+
+// TrySetCapacity: Set the capacity if none is set (it is the remaining capacity, as
+// Redisson's): true if it was; the value is published. A reply lost after it
+// may have run is ErrInDoubt (never applied twice).
+func (o *BoundedBlockingQueue) TrySetCapacity(ctx context.Context, capacity int64) (bool, error) {
+	v, err := o.call(ctx, 0x1200, "try_set_capacity", argInt(capacity))
+	return v.Bool(), err
+}
+
+// RemainingCapacity: The remaining capacity (0 when none is set).
+func (o *BoundedBlockingQueue) RemainingCapacity(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1201, "remaining_capacity")
+	return v.Int(), err
+}
+
+// Offer: Add value at the tail if there is room (one unit of capacity taken in the
+// same script): true, or false when full. Fails when no capacity is set.
+// Sent again after a lost reply with a request marker: added once.
+func (o *BoundedBlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1202, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (LPOP) and give its unit back: nil when empty.
+func (o *BoundedBlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1207, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head and give their units back
+// (Redisson's poll(limit) does not: #2998).
+func (o *BoundedBlockingQueue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1208, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// DrainTo: Take the first max elements (-1: every one) and give their units back.
+func (o *BoundedBlockingQueue) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1209, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Peek: The head, nil when empty.
+func (o *BoundedBlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x120a, "peek")
+	return v.Bytes(), err
+}
+
+// Size: The number of elements.
+func (o *BoundedBlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x120b, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to end (0 is the head), not taken.
+func (o *BoundedBlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x120c, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Recover: Give back to the head the in-flight elements of takers whose lease ended:
+// the number given back (capacity unchanged: they are queued again). A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BoundedBlockingQueue) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x120d, "recover")
+	return v.Int(), err
+}

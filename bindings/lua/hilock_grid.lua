@@ -465,4 +465,27 @@ return function(G)
 	function BlockingDeque:poll_first(...) return call(self, 0x1115, "poll_first", "", "bytes", ...) end
 	--- blocking_deque:poll_last(): Take the tail (RPOP): nil when empty.
 	function BlockingDeque:poll_last(...) return call(self, 0x1116, "poll_last", "", "bytes", ...) end
+
+	-- bounded_blocking_queue (Redisson RBoundedBlockingQueue): A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back in the script that takes or acknowledges, and publishes the new value on redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+	local BoundedBlockingQueue = new_kind("bounded_blocking_queue", 18)
+	--- bounded_blocking_queue:try_set_capacity(capacity): Set the capacity if none is set (it is the remaining capacity, as Redisson's): true if it was; the value is published.
+	function BoundedBlockingQueue:try_set_capacity(...) return call(self, 0x1200, "try_set_capacity", "i", "bool", ...) end
+	--- bounded_blocking_queue:remaining_capacity(): The remaining capacity (0 when none is set).
+	function BoundedBlockingQueue:remaining_capacity(...) return call(self, 0x1201, "remaining_capacity", "", "i64", ...) end
+	--- bounded_blocking_queue:offer(value): Add value at the tail if there is room (one unit of capacity taken in the same script): true, or false when full. Fails when no capacity is set. Sent again after a lost reply with a request marker: added once.
+	function BoundedBlockingQueue:offer(...) return call(self, 0x1202, "offer", "b", "bool", ...) end
+	--- bounded_blocking_queue:poll(): Take the head (LPOP) and give its unit back: nil when empty.
+	function BoundedBlockingQueue:poll(...) return call(self, 0x1207, "poll", "", "bytes", ...) end
+	--- bounded_blocking_queue:poll_many(limit): Take up to limit elements from the head and give their units back (Redisson's poll(limit) does not: #2998).
+	function BoundedBlockingQueue:poll_many(...) return call(self, 0x1208, "poll_many", "i", "list", ...) end
+	--- bounded_blocking_queue:drain_to(max): Take the first max elements (-1: every one) and give their units back.
+	function BoundedBlockingQueue:drain_to(...) return call(self, 0x1209, "drain_to", "i?", "list", ...) end
+	--- bounded_blocking_queue:peek(): The head, nil when empty.
+	function BoundedBlockingQueue:peek(...) return call(self, 0x120a, "peek", "", "bytes", ...) end
+	--- bounded_blocking_queue:size(): The number of elements.
+	function BoundedBlockingQueue:size(...) return call(self, 0x120b, "size", "", "i64", ...) end
+	--- bounded_blocking_queue:read_range(start, end): The elements from index start to end (0 is the head), not taken.
+	function BoundedBlockingQueue:read_range(...) return call(self, 0x120c, "read_range", "ii", "list", ...) end
+	--- bounded_blocking_queue:recover(): Give back to the head the in-flight elements of takers whose lease ended: the number given back (capacity unchanged: they are queued again).
+	function BoundedBlockingQueue:recover(...) return call(self, 0x120d, "recover", "", "i64", ...) end
 end

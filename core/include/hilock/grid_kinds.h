@@ -20,7 +20,8 @@ enum {
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15,
 	HL_KIND_BLOCKING_QUEUE = 16,
-	HL_KIND_BLOCKING_DEQUE = 17
+	HL_KIND_BLOCKING_DEQUE = 17,
+	HL_KIND_BOUNDED_BLOCKING_QUEUE = 18
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -244,7 +245,21 @@ enum {
 	HL_OP_BLOCKING_DEQUE_TAKE_FIRST = 0x1117,
 	HL_OP_BLOCKING_DEQUE_TAKE_LAST = 0x1118,
 	HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT = 0x1119,
-	HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT = 0x111a
+	HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT = 0x111a,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_TRY_SET_CAPACITY = 0x1200,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_REMAINING_CAPACITY = 0x1201,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER = 0x1202,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT = 0x1203,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_PUT = 0x1204,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE = 0x1205,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT = 0x1206,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL = 0x1207,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_MANY = 0x1208,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_DRAIN_TO = 0x1209,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_PEEK = 0x120a,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_SIZE = 0x120b,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_READ_RANGE = 0x120c,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_RECOVER = 0x120d
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -1259,5 +1274,80 @@ HL_EXTERN int hl_blocking_deque_poll_first_timeout(hl_value **out, hl_object *ob
  * NULL unless it reads). Sent again after a lost reply with a request
  * marker: it runs once and answers as it did. */
 HL_EXTERN int hl_blocking_deque_poll_last_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+
+/* ---- bounded_blocking_queue (RBoundedBlockingQueue) ---- */
+
+/* A blocking queue with a capacity shared with Redisson's
+ * RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity.
+ * An offer takes one unit in the same script as its RPUSH; every take and
+ * poll (also of many, and drain_to) gives its units back in the script that
+ * takes or acknowledges, and publishes the new value on
+ * redisson_sc:redisson_bqs:{name}, so the capacity never drifts and
+ * Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's
+ * (docs/grid-blocking-queue.md). */
+/* A new bounded_blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_bounded_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Set the capacity if none is set (it is the remaining capacity, as
+ * Redisson's): true if it was; the value is published. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bounded_blocking_queue_try_set_capacity(int *out, hl_object *obj, int64_t capacity);
+/* The remaining capacity (0 when none is set). *out (may be NULL). */
+HL_EXTERN int hl_bounded_blocking_queue_remaining_capacity(int64_t *out, hl_object *obj);
+/* Add value at the tail if there is room (one unit of capacity taken in the
+ * same script): true, or false when full. Fails when no capacity is set.
+ * Sent again after a lost reply with a request marker: added once. *out = 1
+ * or 0. Sent again after a lost reply with a request marker: it runs once
+ * and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail, waiting up to timeout for room (woken by the
+ * capacity channel, and looking again every half second): true, or false
+ * when there was none in time. *out = 1 or 0. Sent again after a lost reply
+ * with a request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_offer_timeout(int *out, hl_object *obj, const void *value, size_t value_len, int64_t timeout);
+/* Add value at the tail, waiting as long as it takes for room. Sent again
+ * after a lost reply with a request marker: it runs once and answers as it
+ * did. */
+HL_EXTERN int hl_bounded_blocking_queue_put(hl_object *obj, const void *value, size_t value_len);
+/* Take the head, waiting as long as it takes; its unit of capacity is given
+ * back (and published) by the acknowledgement's script. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout: nil when none came. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the head (LPOP) and give its unit back: nil when empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head and give their units back
+ * (Redisson's poll(limit) does not: #2998). *out = a new HL_VALUE_ARRAY of
+ * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent
+ * again after a lost reply with a request marker: it runs once and answers
+ * as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* Take the first max elements (-1: every one) and give their units back.
+ * *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL),
+ * the caller's to free. Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max);
+/* The head, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_bounded_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_bounded_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The elements from index start to end (0 is the head), not taken. *out = a
+ * new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_bounded_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Give back to the head the in-flight elements of takers whose lease ended:
+ * the number given back (capacity unchanged: they are queued again). *out
+ * (may be NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bounded_blocking_queue_recover(int64_t *out, hl_object *obj);
 
 #endif

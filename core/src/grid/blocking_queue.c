@@ -34,6 +34,8 @@
 
 extern const hl_script_def hl__script_blocking_queue_prep;
 extern const hl_script_def hl__script_blocking_queue_ack;
+extern const hl_script_def hl__script_bounded_blocking_queue_ack_bounded;
+extern const hl_script_def hl__script_bounded_blocking_queue_offer_marked;
 
 #define ID_LEN 32
 
@@ -247,8 +249,8 @@ static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
  * caller's, or it took none); sent again until Redis answers. */
 static int ack(hl_gridcall *call, bq_keys *k, const char *id)
 {
-	const char *argv[3];
-	size_t lens[3];
+	const char *argv[4];
+	size_t lens[4];
 	hl_reply *r = NULL;
 	hl_gridcall own = *call;
 	hl_bound b;
@@ -268,10 +270,21 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id)
 	lens[0] = k->hash_len;
 	argv[1] = k->own;
 	lens[1] = k->prefix_len + ID_LEN;
-	argv[2] = id;
-	lens[2] = ID_LEN;
-	rc = hl__grid_eval(call, &hl__script_blocking_queue_ack, 2, 1, argv,
-	                   lens, &r);
+	if (call->obj->kind->kind == HL_KIND_BOUNDED_BLOCKING_QUEUE) {
+		/* its unit of capacity back, in the same script */
+		argv[2] = call->obj->keys[1];
+		lens[2] = call->obj->key_lens[1];
+		argv[3] = id;
+		lens[3] = ID_LEN;
+		rc = hl__grid_eval(
+		        call, &hl__script_bounded_blocking_queue_ack_bounded, 3,
+		        1, argv, lens, &r);
+	} else {
+		argv[2] = id;
+		lens[2] = ID_LEN;
+		rc = hl__grid_eval(call, &hl__script_blocking_queue_ack, 2, 1,
+		                   argv, lens, &r);
+	}
 	if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ERROR)
 		rc = wrong(call, r);
 	hl__reply_free(r);
@@ -808,6 +821,7 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	           op == HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT;
 	hl__grid_label(obj, label, sizeof label);
 	if (op == HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT ||
+	    op == HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT ||
 	    op == HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT ||
 	    op == HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT ||
 	    op == HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT) {
@@ -910,8 +924,215 @@ int hl__blocking_queue_is_wait(int op)
 	case HL_OP_BLOCKING_DEQUE_TAKE_LAST:
 	case HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT:
 	case HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT:
+	case HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE:
+	case HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT:
 		return 1;
 	default:
 		return 0;
 	}
+}
+
+/* ---- the bounded queue's offers that wait for room ----------------------
+ *
+ * A wait of the engine (as a semaphore's acquire): this client's waiters
+ * queue FIFO on the capacity key; the head runs the offer script (a unit
+ * of capacity and the RPUSH in one script, with a request marker: a
+ * resend after a lost reply adds nothing twice) and, when full, waits for
+ * a message on redisson_sc:redisson_bqs:{name} (what every give-back
+ * publishes, Redisson's too), looking again every half second anyway. A
+ * cancel that overtakes an offer which landed leaves the element queued
+ * (the call says interrupted). */
+
+#define BQ_RECHECK_MS 500
+
+typedef struct bqo_ctx {
+	hl_object *obj;
+	char *value;
+	size_t len;
+	char *mark, *channel;
+	size_t mark_len, channel_len;
+} bqo_ctx;
+
+static void bqo_free(void *arg)
+{
+	bqo_ctx *x = arg;
+	hl_object_free(x->obj);
+	free(x->value);
+	free(x->mark);
+	free(x->channel);
+	free(x);
+}
+
+static int bqo_attempt(void *arg, const hl_bound *b, int *acquired,
+                       int64_t *retry_ms)
+{
+	bqo_ctx *x = arg;
+	const hl_conf *cf = &x->obj->client->conf;
+	hl_gridcall call;
+	const char *argv[5];
+	size_t lens[5];
+	char ttl[24];
+	hl_reply *r = NULL;
+	int64_t ms = (int64_t)(cf->retry_attempts + 1) *
+	             (cf->command_timeout_ms + 2 * cf->retry_delay_ms);
+	int rc;
+	*acquired = 0;
+	*retry_ms = BQ_RECHECK_MS;
+	memset(&call, 0, sizeof(call));
+	call.obj = x->obj;
+	call.op = hl__grid_op(HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER);
+	call.b = b;
+	argv[0] = x->obj->keys[0];
+	lens[0] = x->obj->key_lens[0];
+	argv[1] = x->obj->keys[1];
+	lens[1] = x->obj->key_lens[1];
+	argv[2] = x->mark;
+	lens[2] = x->mark_len;
+	argv[3] = x->value;
+	lens[3] = x->len;
+	argv[4] = ttl;
+	lens[4] = hl__fmt_i64(ttl, ms < 1000 ? 1000 : ms);
+	rc = hl__grid_eval(&call,
+	                   &hl__script_bounded_blocking_queue_offer_marked, 3,
+	                   2, argv, lens, &r);
+	if (rc == HL_OK) {
+		int t = hl__reply_type(r);
+		if (t == HL_REPLY_ERROR) {
+			char label[120];
+			const char *e = hl__reply_str(r);
+			hl__grid_label(x->obj, label, sizeof label);
+			rc = strncmp(e, "ERR hilock: ", 12) == 0
+			             ? hl__fail(HL_EINVAL, "%s: offer: %.300s",
+			                        label, e + 12)
+			             : wrong(&call, r);
+		} else if (t == HL_REPLY_INTEGER && hl__reply_int(r) == 1) {
+			*acquired = 1;
+		}
+	}
+	hl__reply_free(r);
+	return rc;
+}
+
+static void bqo_undo(void *arg, const hl_bound *b)
+{
+	(void)arg; /* the element stays queued: nothing to take back safely */
+	(void)b;
+}
+
+static const hl_wait_ops bqo_ops = {bqo_attempt, bqo_undo, NULL, bqo_free};
+
+static int bqo_spec(hl_wait_spec *spec, hl_object *obj, const hl_arg *value,
+                    int64_t timeout_ms)
+{
+	hl_client *c = obj->client;
+	bqo_ctx *x = calloc(1, sizeof(*x));
+	size_t n = 0;
+	char id[33];
+	if (!x)
+		return hl__fail(HL_ENOMEM, "out of memory");
+	x->obj = hl__grid_object_dup(obj);
+	x->value = malloc(value->len + 1);
+	x->mark = hl__derive_name("hilock_request:", "", obj->name,
+	                          obj->name_len, 0, &n);
+	x->channel = malloc(obj->key_lens[1] + 13);
+	if (!x->obj || !x->value || !x->mark || !x->channel ||
+	    !(x->mark = realloc(x->mark, n + 34))) {
+		bqo_free(x);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	if (value->len)
+		memcpy(x->value, value->bytes, value->len);
+	x->len = value->len;
+	hl__random_hex(id);
+	x->mark[n] = ':';
+	memcpy(x->mark + n + 1, id, 32);
+	x->mark_len = n + 33;
+	memcpy(x->channel, "redisson_sc:", 12);
+	memcpy(x->channel + 12, obj->keys[1], obj->key_lens[1]);
+	x->channel_len = 12 + obj->key_lens[1];
+	memset(spec, 0, sizeof(*spec));
+	spec->ops = &bqo_ops;
+	spec->arg = x;
+	spec->gate = x->obj->keys[1];
+	spec->gate_len = x->obj->key_lens[1];
+	spec->channel = x->channel;
+	spec->channel_len = x->channel_len;
+	spec->deadline_ms = timeout_ms < 0 ? -1 : hl__deadline(timeout_ms);
+	spec->io_deadline_ms = hl__io_deadline(c, spec->deadline_ms);
+	spec->once = timeout_ms == 0;
+	spec->first = HL_WAIT_FRESH;
+	spec->interrupt_gen = atomic_load(&c->interrupt_gen);
+	return HL_OK;
+}
+
+static int bqo_check(hl_object *obj, const hl_arg *args, size_t nargs,
+                     int timed, int64_t *timeout_ms)
+{
+	char label[120];
+	hl__grid_label(obj, label, sizeof label);
+	if (nargs != (timed ? 2u : 1u) || args[0].type != HL_ARG_BYTES ||
+	    (!args[0].bytes && args[0].len))
+		return hl__fail(HL_EINVAL, "%s: %s: a value%s expected", label,
+		                timed ? "offer_timeout" : "put",
+		                timed ? " and a timeout" : "");
+	*timeout_ms = -1;
+	if (timed) {
+		if (args[1].type != HL_ARG_INT || args[1].i < 0)
+			return hl__fail(HL_EINVAL,
+			                "%s: offer_timeout: timeout must be an "
+			                "integer, 0 ms or more",
+			                label);
+		*timeout_ms = args[1].i;
+	}
+	return HL_OK;
+}
+
+static int bqo_wait(hl_gridcall *call, int timed)
+{
+	hl_object *obj = call->obj;
+	hl_wait_spec spec;
+	hl_task *t = NULL;
+	int64_t timeout_ms;
+	int rc, result = 0;
+	if ((rc = bqo_check(obj, call->args, call->nargs, timed,
+	                    &timeout_ms)) != HL_OK)
+		return rc;
+	if ((rc = bqo_spec(&spec, obj, &call->args[0], timeout_ms)) != HL_OK)
+		return rc;
+	spec.blocking = 1;
+	if ((rc = hl__task_wait_start(&t, obj->client, &spec)) == HL_OK)
+		rc = hl__task_finish_blocking(t, call->b->cancel, &result);
+	if (rc == HL_ETIMEDOUT) { /* no room in time */
+		rc = HL_OK;
+		result = 0;
+	}
+	if (rc == HL_OK && call->out && timed &&
+	    !(*call->out = hl__value_int(result != 0)))
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+	return rc;
+}
+
+int hl__bounded_queue_offer_timeout(hl_gridcall *call)
+{
+	return bqo_wait(call, 1);
+}
+
+int hl__bounded_queue_put(hl_gridcall *call)
+{
+	return bqo_wait(call, 0);
+}
+
+int hl__bounded_queue_call_start(hl_task **out, hl_object *obj, int op,
+                                 const hl_arg *args, size_t nargs)
+{
+	hl_wait_spec spec;
+	int64_t timeout_ms;
+	int timed = op == HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT, rc;
+	if ((rc = hl__client_enter(obj->client)) != HL_OK)
+		return rc;
+	if ((rc = bqo_check(obj, args, nargs, timed, &timeout_ms)) == HL_OK &&
+	    (rc = bqo_spec(&spec, obj, &args[0], timeout_ms)) == HL_OK)
+		rc = hl__task_wait_start(out, obj->client, &spec);
+	hl__client_leave(obj->client);
+	return rc;
 }

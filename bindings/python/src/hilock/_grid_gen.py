@@ -35,7 +35,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_blocking_deque import BlockingDeque
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase"]
+if TYPE_CHECKING:
+    from ._grid_bounded_blocking_queue import BoundedBlockingQueue
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase", "BoundedBlockingQueueBase"]
 
 
 class Bucket(GridObject):
@@ -1683,6 +1686,91 @@ class BlockingDequeBase(GridObject):
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
+class BoundedBlockingQueueBase(GridObject):
+    """A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue:
+    redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same
+    script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back
+    in the script that takes or acknowledges, and publishes the new value on
+    redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts
+    wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+
+    Redisson: ``RBoundedBlockingQueue``. Java side: StringCodec or ByteArrayCodec, also as the Java client's global codec (config.setCodec): Redisson decodes take() with it.
+    """
+
+    _kind = 18
+
+    def try_set_capacity(self, capacity: int) -> bool:
+        """Set the capacity if none is set (it is the remaining capacity, as Redisson's): true if it
+        was; the value is published. Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        r = lib.hlpy_g_bounded_blocking_queue_try_set_capacity(self._h, capacity if type(capacity) is int and -0x8000000000000000 <= capacity <= 0x7fffffffffffffff else _i64(capacity, 'capacity'))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remaining_capacity(self) -> int:
+        """The remaining capacity (0 when none is set)."""
+        r = lib.hlpy_g_bounded_blocking_queue_remaining_capacity(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail if there is room (one unit of capacity taken in the same script):
+        true, or false when full. Fails when no capacity is set. Sent again after a lost reply
+        with a request marker: added once."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bounded_blocking_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP) and give its unit back: None when empty."""
+        r = lib.hlpy_g_bounded_blocking_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head and give their units back (Redisson's poll(limit)
+        does not: #2998)."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (-1: every one) and give their units back."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when empty."""
+        r = lib.hlpy_g_bounded_blocking_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_bounded_blocking_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to end (0 is the head), not taken."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head the in-flight elements of takers whose lease ended: the number given
+        back (capacity unchanged: they are queued again). Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_bounded_blocking_queue_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -1775,3 +1863,9 @@ class GridFactories:
         from ._grid_blocking_deque import BlockingDeque
 
         return BlockingDeque(self, name)  # type: ignore[arg-type]
+
+    def bounded_blocking_queue(self, name: Value) -> "BoundedBlockingQueue":
+        """The bounded blocking queue called ``name`` (Redisson ``RBoundedBlockingQueue``). No round trip."""
+        from ._grid_bounded_blocking_queue import BoundedBlockingQueue
+
+        return BoundedBlockingQueue(self, name)  # type: ignore[arg-type]
