@@ -164,3 +164,40 @@ def test_blocking_deque(client, redis):
 
     asyncio.run(main())
     assert redis.cmd("KEYS", "hilock_*") == []
+
+
+def test_bounded_blocking_queue(client, redis):
+    q = client.bounded_blocking_queue("py:bbq")
+    assert isinstance(q, hilock.BoundedBlockingQueue)
+    with pytest.raises(hilock.InvalidArgumentError, match="has not been set"):
+        q.offer("a")
+    assert q.try_set_capacity(2) is True and q.try_set_capacity(9) is False
+    assert q.offer("a") and q.offer("b") and not q.offer("c")
+    assert q.remaining_capacity() == 0
+    t0 = time.monotonic()
+    assert q.offer("c", timeout=0.3) is False and time.monotonic() - t0 >= 0.28
+    done = []
+    t = threading.Thread(target=lambda: done.append(q.put("c")))
+    t.start()
+    time.sleep(0.2)
+    assert done == []
+    assert q.take() == b"a"  # a unit back, published: the put lands
+    t.join(10)
+    assert done == [None]
+    assert redis.cmd("LRANGE", "py:bbq", 0, -1) == [b"b", b"c"]
+    assert q.poll_many(5) == [b"b", b"c"]
+    assert q.remaining_capacity() == 2 == int(redis.cmd("GET", "redisson_bqs:{py:bbq}"))
+    assert q.poll(0.1) is None
+
+    async def main() -> None:
+        assert await q.offer_async("x", 1) is True
+        await q.put_async("y")
+        p = asyncio.ensure_future(q.put_async("z"))
+        await asyncio.sleep(0.2)
+        assert not p.done()
+        assert await q.take_async() == b"x"
+        await asyncio.wait_for(p, 10)
+
+    asyncio.run(main())
+    assert redis.cmd("LRANGE", "py:bbq", 0, -1) == [b"y", b"z"]
+    assert q.remaining_capacity() == 0

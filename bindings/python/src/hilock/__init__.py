@@ -55,7 +55,7 @@ from ._grid_gen import __all__ as _grid_all
 from ._grid_rate_limiter import RateLimiter
 from ._grid_list import List
 from ._grid_queue import Deque, Queue
-from ._grid_blocking_queue import BlockingDeque, BlockingQueue
+from ._grid_blocking_queue import BlockingDeque, BlockingQueue, BoundedBlockingQueue
 from ._grid_map import Map
 from ._grid_scored_sorted_set import ScoredSortedSet
 from ._grid_set import Set
@@ -107,6 +107,7 @@ __all__ = [
     "Queue",
     "BlockingQueue",
     "BlockingDeque",
+    "BoundedBlockingQueue",
     "Deque",
     "Map",
     "Set",

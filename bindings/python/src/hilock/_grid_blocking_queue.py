@@ -17,11 +17,12 @@ import asyncio
 from typing import Any, Iterator, Optional
 
 from ._grid import _convert, _take
-from ._grid_gen import BlockingDequeBase, BlockingQueueBase
+from ._grid import _bytes
+from ._grid_gen import BlockingDequeBase, BlockingQueueBase, BoundedBlockingQueueBase
 from ._grid_list import _pages
 from ._lowlevel import check, error_for, ffi, lib, ms
 
-__all__ = ["BlockingQueue", "BlockingDeque"]
+__all__ = ["BlockingQueue", "BlockingDeque", "BoundedBlockingQueue"]
 
 
 class BlockingQueue(BlockingQueueBase):
@@ -204,3 +205,79 @@ class BlockingDeque(BlockingDequeBase):
             return super().poll_last()
         return await self._wait_async(lib.HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT,
                                       ms(timeout, "timeout"))
+
+
+class BoundedBlockingQueue(BoundedBlockingQueueBase):
+    """Redisson's ``RBoundedBlockingQueue``: a blocking queue with a
+    capacity on Redisson's ``redisson_bqs:{name}`` (the remaining
+    capacity). ``try_set_capacity(k)``, ``offer(v, timeout=0)``,
+    ``put(v)``, ``take()``, ``poll(timeout=None)``,
+    ``remaining_capacity()``; every take and poll gives its capacity back in
+    the same script, and publishes it (Redisson's waiting puts wake)."""
+
+    _TAKE = lib.HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE
+    _POLL_TIMEOUT = lib.HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT
+    _wait = BlockingQueue._wait
+    take = BlockingQueue.take
+    poll = BlockingQueue.poll  # type: ignore[assignment]
+    poll_timeout = BlockingQueue.poll_timeout
+    _wait_async = BlockingQueue._wait_async
+    _back = BlockingQueue._back
+    _key = BlockingQueue._key
+    take_async = BlockingQueue.take_async
+    poll_async = BlockingQueue.poll_async
+    __len__ = BlockingQueue.__len__
+    __iter__ = BlockingQueue.__iter__
+    __repr__ = BlockingQueue.__repr__
+
+    def _offer_args(self, value: Any, wait_ms: int) -> Any:
+        b = value if type(value) is bytes else _bytes(value, "value")
+        keep = ffi.from_buffer(b)
+        args = ffi.new("hl_arg[2]")
+        args[0].type = lib.HL_ARG_BYTES
+        args[0].bytes = keep
+        args[0].len = len(b)
+        args[1].type = lib.HL_ARG_INT
+        args[1].i = wait_ms
+        return args, keep
+
+    def offer(self, value: Any, timeout: float = 0) -> bool:  # type: ignore[override]
+        """Add value at the tail if there is room: at once (timeout 0), or
+        waiting up to ``timeout`` seconds for room. True if added. Raises
+        when no capacity is set."""
+        if timeout == 0:
+            return super().offer(value)
+        args, keep = self._offer_args(value, ms(timeout, "timeout"))
+        out = ffi.new("hl_value **")
+        check(lib.hl_object_call(out, self._h, lib.HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT, args, 2))
+        del keep
+        return bool(_take(out[0]))
+
+    def put(self, value: Any) -> None:
+        """Add value at the tail, waiting as long as it takes for room."""
+        args, keep = self._offer_args(value, -1)
+        check(lib.hl_object_call(ffi.NULL, self._h, lib.HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, args, 1))
+        del keep
+
+    async def _offer_task(self, value: Any, op: int, n: int, wait_ms: int) -> bool:
+        args, keep = self._offer_args(value, wait_ms)
+        h = self._h
+        (rc, result, detail), cancelled = await self._client._await_task(
+            lambda out: lib.hl_object_call_start(out, h, op, args, n), cancellable=True)
+        del keep
+        if cancelled is not None:
+            raise cancelled
+        if rc:
+            raise error_for(rc, detail)
+        return bool(result)
+
+    async def offer_async(self, value: Any, timeout: float = 0) -> bool:
+        """:meth:`offer` for asyncio: a wait for room is a libhilock task."""
+        if timeout == 0:
+            return super().offer(value)
+        return await self._offer_task(value, lib.HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT, 2,
+                                      ms(timeout, "timeout"))
+
+    async def put_async(self, value: Any) -> None:
+        """:meth:`put` for asyncio (no thread waits)."""
+        await self._offer_task(value, lib.HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, 1, -1)
