@@ -194,3 +194,52 @@ func TestGridBlockingDeque(t *testing.T) {
 		t.Fatalf("take %q %v", v, err)
 	}
 }
+
+// The bounded queue: capacity on Redisson's key, a Put that waits for
+// room and lands once a Take gives a unit back; PollMany gives units back.
+func TestGridBoundedBlockingQueue(t *testing.T) {
+	c := connect(t)
+	r := newRedis(t)
+	ctx := context.Background()
+	name := uniqueName(t)
+	q := c.BoundedBlockingQueue(name)
+	if ok, err := q.TrySetCapacity(ctx, 2); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	for _, v := range []string{"a", "b"} {
+		if ok, err := q.Offer(ctx, []byte(v)); err != nil || !ok {
+			t.Fatal(v, ok, err)
+		}
+	}
+	if ok, err := q.OfferTimeout(ctx, []byte("c"), 200*time.Millisecond); err != nil || ok {
+		t.Fatalf("offer to a full queue: %v %v", ok, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- q.Put(ctx, []byte("c")) }()
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case err := <-done:
+		t.Fatalf("put returned on a full queue: %v", err)
+	default:
+	}
+	if v, err := q.Take(ctx); err != nil || string(v) != "a" {
+		t.Fatalf("take %q %v", v, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if v, err := q.PollMany(ctx, 5); err != nil || len(v) != 2 {
+		t.Fatalf("poll_many %q %v", v, err)
+	}
+	if n, err := q.RemainingCapacity(ctx); err != nil || n != 2 {
+		t.Fatalf("remaining %d %v", n, err)
+	}
+	if s, _ := r.str("GET", "redisson_bqs:{"+name+"}"); s != "2" {
+		t.Fatalf("capacity key %q", s)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if v, err := q.PollTimeout(cctx, 100*time.Millisecond); err != nil || v != nil {
+		t.Fatalf("poll of nothing %q %v", v, err)
+	}
+}
