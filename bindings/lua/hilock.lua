@@ -2856,6 +2856,25 @@ bq_waits(BlockingQueue, {[""] = {0x1009, 0x100a, "poll"}})
 bq_waits(BlockingDeque, {[""] = {0x1109, 0x110a, "poll"}, _first = {0x1117, 0x1119, "poll_first"},
 	_last = {0x1118, 0x111a, "poll_last"}})
 
+-- The bounded queue: the waits above, and offer(v [, timeout]) / put(v)
+-- that wait for room (woken by the capacity channel).
+local BoundedBlockingQueue = grid_factories.bounded_blocking_queue
+bq_waits(BoundedBlockingQueue, {[""] = {0x1205, 0x1206, "poll"}})
+local bbq_offer_now = BoundedBlockingQueue.offer
+
+--- bbq:offer(value [, timeout]) --> true | false | nil, message, code. Adds
+-- value if there is room: at once, or waiting up to timeout seconds.
+function BoundedBlockingQueue:offer(value, timeout)
+	if timeout == nil or timeout == 0 then return bbq_offer_now(self, value) end
+	return grid_call(self, 0x1203, "offer", "bm", "bool", value, timeout)
+end
+
+--- bbq:put(value) --> true | nil, message, code. Adds value, waiting as
+-- long as it takes for room.
+function BoundedBlockingQueue:put(value)
+	return grid_call(self, 0x1204, "put", "b", "none", value)
+end
+
 -- The map's idiom (docs/grid.md): put_all of a table or of keys and values
 -- alternating, and iteration by HSCAN pages (never one reply with the
 -- whole map): for k, v in m:pairs() do ... end, pairs(m), #m.
