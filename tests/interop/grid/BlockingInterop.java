@@ -15,7 +15,12 @@
  *     consumer: every element taken exactly once;
  *   - a hilock producer, Redisson consumers and a hilock consumer: the
  *     same;
- *   - no hilock key left once the takes ended.
+ *   - no hilock key left once the takes ended;
+ *   - the bounded queue: a capacity set by Redisson respected by hilock's
+ *     offers and the reverse; a Redisson put waiting for room wakes when
+ *     a hilock take gives a unit back (published), and a hilock put when
+ *     Redisson takes; producers on one side and consumers on the other
+ *     leave the capacity where it began.
  */
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -32,6 +37,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import org.redisson.Redisson;
 import org.redisson.api.RBlockingQueue;
+import org.redisson.api.RBoundedBlockingQueue;
 import org.redisson.api.RedissonClient;
 import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
@@ -108,10 +114,13 @@ public class BlockingInterop {
         check("peers ready", "ready".equals(p1.out.readLine()) && "ready".equals(p2.out.readLine()), "");
         Config cfg = new Config();
         cfg.useSingleServer().setAddress(a[2]);
+        // RBoundedBlockingQueue decodes take() with the global codec
+        cfg.setCodec(StringCodec.INSTANCE);
         RedissonClient r = Redisson.create(cfg);
         long t0 = System.currentTimeMillis();
         try {
             run(r, p1, p2);
+            bounded(r, p1, p2);
         } finally {
             r.shutdown();
             p1.p.destroy();
@@ -139,6 +148,87 @@ public class BlockingInterop {
         }
         check(what + ": every element once", twice == 0 && never == 0 && strange == 0,
                 "twice " + twice + ", never " + never + ", strange " + strange);
+    }
+
+    static String bcall(Peer p, String name, String op, String... args) throws Exception {
+        StringBuilder b = new StringBuilder("call bounded_blocking_queue ").append(hex(name)).append(' ').append(op);
+        for (String a : args) {
+            b.append(' ').append(a);
+        }
+        return p.line(b.toString());
+    }
+
+    static void bounded(RedissonClient r, Peer p1, Peer p2) throws Exception {
+        String name = "bbq:cap";
+        RBoundedBlockingQueue<String> q = r.getBoundedBlockingQueue(name, StringCodec.INSTANCE);
+        check("Redisson sets the capacity", q.trySetCapacity(3), "");
+        check("hilock sees it set", "ok i:0".equals(bcall(p1, name, "try_set_capacity", "i:9")), "");
+        boolean offered = true;
+        for (int i = 0; i < 3; i++) {
+            offered &= "ok i:1".equals(bcall(p1, name, "offer", "b:" + hex("h" + i)));
+        }
+        check("hilock offers up to the capacity", offered, "");
+        check("hilock's offer to a full queue: false", "ok i:0".equals(bcall(p1, name, "offer", "b:" + hex("x"))), "");
+        check("Redisson's offer to a full queue: false", !q.offer("x"), "");
+        final long[] putMs = {-1};
+        Thread put = new Thread(() -> {
+            try {
+                long t0 = System.currentTimeMillis();
+                q.put("j0");
+                putMs[0] = System.currentTimeMillis() - t0;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        put.start();
+        Thread.sleep(500);
+        String took = value(bcall(p2, name, "take"));
+        put.join(10000);
+        check("hilock's take: the head", "h0".equals(took), took);
+        check("Redisson's waiting put wakes on hilock's give-back", putMs[0] >= 0 && putMs[0] < 4000, putMs[0]);
+        // a hilock put waits; Redisson's take gives room
+        final String[] hput = new String[1];
+        Thread hp = new Thread(() -> {
+            try {
+                hput[0] = bcall(p2, name, "put", "b:" + hex("h3"));
+            } catch (Exception e) {
+                hput[0] = e.toString();
+            }
+        });
+        hp.start();
+        Thread.sleep(500);
+        check("hilock's put waits on a full queue", hput[0] == null, hput[0]);
+        String jt = q.take();
+        hp.join(10000);
+        check("Redisson's take: the head", "h1".equals(jt), jt);
+        check("hilock's waiting put lands after Redisson's take", "ok nil".equals(hput[0]), hput[0]);
+        check("the queue", List.of("h2", "j0", "h3").equals(q.readAll()), q.readAll());
+        check("no room: capacity 0 on both sides", q.remainingCapacity() == 0
+                && "ok i:0".equals(bcall(p1, name, "remaining_capacity")), q.remainingCapacity());
+        // drain by hilock (poll_many), Redisson producers then, hilock consumers
+        check("hilock's poll_many gives 3 units back", bcall(p1, name, "poll_many", "i:10").startsWith("ok [")
+                && q.remainingCapacity() == 3, q.remainingCapacity());
+        AtomicInteger got = new AtomicInteger();
+        Thread cons = new Thread(() -> {
+            try {
+                while (got.get() < 200) {
+                    if (value(bcall(p2, name, "poll_timeout", "i:2000")) == null) {
+                        break;
+                    }
+                    got.incrementAndGet();
+                }
+            } catch (Exception e) {
+                System.out.println("# hilock consumer: " + e);
+            }
+        });
+        cons.start();
+        for (int i = 0; i < 200; i++) {
+            q.put("p" + i);
+        }
+        cons.join(60000);
+        check("Redisson's puts through a 3-slot queue, hilock's takes: all 200", got.get() == 200, got.get());
+        check("the capacity is back where it began", q.remainingCapacity() == 3 && q.isEmpty(),
+                q.remainingCapacity());
     }
 
     static void run(RedissonClient r, Peer p1, Peer p2) throws Exception {
