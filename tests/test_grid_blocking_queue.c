@@ -1044,6 +1044,75 @@ static void bounded(void)
 	hl_client_free(c);
 }
 
+/* A bounded queue's offer and put whose replies are lost after they
+ * landed (the proxy holds them past the command timeout): each is sent
+ * again with its request marker and answers true, one element and one
+ * unit each. */
+static int one_in(void *arg)
+{
+	return llen_is(arg, "bq:blost", 1);
+}
+
+static int two_in(void *arg)
+{
+	return llen_is(arg, "bq:blost", 2);
+}
+
+static void bounded_lost(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client *c = ht_doubt_client(px->url, 40);
+	hl_object *q = NULL;
+	hl_task *t = NULL;
+	hl_value *v = NULL;
+	const hl_value *tv = NULL;
+	hl_arg a;
+	int ok = 0, res = 0;
+	HT_OK(hl_bounded_blocking_queue_new(&q, c, HT_S("bq:blost")));
+	HT_OK(hl_bounded_blocking_queue_try_set_capacity(&ok, q, 5));
+	/* the scripts cached (else the late first copy meets NOSCRIPT) */
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, q, "w", 1));
+	HT_OK(hl_bounded_blocking_queue_poll(&v, q));
+	hl_value_free(v);
+	memset(&a, 0, sizeof a);
+	a.type = HL_ARG_BYTES;
+	a.bytes = "o";
+	a.len = 1;
+	ht_proxy_cmd(px, "delay 400");
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER,
+	                           &a, 1));
+	HT_CHECK(ht_wait_until(one_in, r, 10000));
+	ht_sleep_ms(300);
+	ht_proxy_cmd(px, "delay 0");
+	HT_OK(ht_task_result(t, &res, 10000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_EQ(hl_value_int(tv), 1);
+	hl_task_free(t);
+	HT_CHECK(llen_is(r, "bq:blost", 1));
+	a.bytes = "p";
+	ht_proxy_cmd(px, "delay 400");
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, &a,
+	                           1));
+	HT_CHECK(ht_wait_until(two_in, r, 10000));
+	ht_sleep_ms(300);
+	ht_proxy_cmd(px, "delay 0");
+	HT_OK(ht_task_result(t, &res, 10000));
+	hl_task_free(t);
+	HT_CHECK(llen_is(r, "bq:blost", 2));
+	{
+		redisReply *x =
+		        ht_raw(ht_raw_of(r), "GET redisson_bqs:{bq:blost}");
+		HT_STREQ(x->str, "3");
+		freeReplyObject(x);
+	}
+	ht_del(r, HT_S("bq:blost"));
+	ht_del(r, HT_S("redisson_bqs:{bq:blost}"));
+	hl_object_free(q);
+	hl_client_free(c);
+	ht_proxy_stop(px);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -1076,4 +1145,5 @@ HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
         HT_CASE(lost_reply), HT_CASE(blackhole), HT_CASE(kill9),
         HT_CASE(cancel), HT_CASE(redisson_compat), HT_CASE(many),
         HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(restart),
-        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded), HT_CASE(bad_input))
+        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded), HT_CASE(bounded_lost),
+        HT_CASE(bad_input))
