@@ -264,7 +264,7 @@ static void lost_reply(void)
 	ht_proxy_cmd(px, "reset"); /* the reply is lost for good */
 	ht_proxy_cmd(px, "delay 0");
 	ht_thread_join(th, 20000);
-	HT_OK(t.rc);
+	HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
 	HT_STREQ(t.got, "only");
 	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
 	HT_EQ(raw_list(r, "bq:lost", buf, sizeof buf), 1);
@@ -305,7 +305,7 @@ static void blackhole(void)
 	o.connect_timeout_ms = 500;
 	o.retry_attempts = 40;
 	o.retry_delay_ms = 50;
-	o.watchdog_timeout_ms = 900;
+	o.watchdog_timeout_ms = 3000; /* slices of 1 s */
 	c = ht_client_url(px->url, &o);
 	q = bq(c, "bq:hole");
 	memset(&t, 0, sizeof t);
@@ -316,12 +316,12 @@ static void blackhole(void)
 	ht_proxy_cmd(px, "blackhole on");
 	HT_OK(hl_blocking_queue_offer(&ok, pq, "held", 4));
 	HT_CHECK(ht_wait_until(inflight_there, r, 10000));
-	ht_sleep_ms(1500); /* the take's wait (300 + 250 ms) broke */
-	HT_EQ(atomic_load(&t.done), 0);
+	ht_sleep_ms(2000); /* the take's wait (1000 + 250 ms) broke */
+	HT_CHECKF(!atomic_load(&t.done), "the take ended: %d %s", t.rc, t.err);
 	ht_proxy_cmd(px, "blackhole off");
 	ht_proxy_cmd(px, "reset");
 	ht_thread_join(th, 20000);
-	HT_OK(t.rc);
+	HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
 	HT_STREQ(t.got, "held");
 	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
 	HT_EQ(raw_list(r, "bq:hole", buf, sizeof buf), 0);
