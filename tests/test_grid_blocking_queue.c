@@ -693,6 +693,44 @@ static void cluster(void)
 		hl_object_free(q);
 	}
 	(void)a;
+	/* a take waiting through a failover and a kill -9 of the master of
+	 * its slot: it waits again on the new master and gets what is
+	 * offered there */
+	{
+		static taker t;
+		pthread_t th;
+		int slot = ht_cluster_slot_of(cl, HT_S("{user1}:jobs")), port;
+		hl_object *q = bq(c, "{user1}:jobs");
+		memset(&t, 0, sizeof t);
+		t.q = bq(c, "{user1}:jobs");
+		t.timeout = -1;
+		th = ht_thread_start(take_run, &t);
+		ht_sleep_ms(300);
+		port = ht_cluster_failover(cl,
+		                           ht_cluster_master_of_slot(cl, slot));
+		port = ht_cluster_kill_master(cl, port);
+		(void)port;
+		HT_CHECKF(!atomic_load(&t.done), "the take ended: %d %s (%s)",
+		          t.rc, t.err, t.got);
+		{
+			int k;
+			for (k = 0; k < 150 && !atomic_load(&t.done); k++) {
+				if (k % 10 == 0) {
+					hl_value *x = NULL; /* once, or again */
+					hl_blocking_queue_poll(&x, q);
+					hl_value_free(x);
+					hl_blocking_queue_offer(&ok, q, "after",
+					                        5);
+				}
+				ht_sleep_ms(100);
+			}
+		}
+		ht_thread_join(th, 30000);
+		HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
+		HT_STREQ(t.got, "after");
+		hl_object_free(t.q);
+		hl_object_free(q);
+	}
 	hl_client_free(c);
 	ht_cluster_destroy(cl);
 }

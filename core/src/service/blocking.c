@@ -241,7 +241,9 @@ static int blocking_once(hl_client *c, hl_reply **out, int argc,
 	return HL_OK; /* it took something before the unblock: the caller's */
 }
 
-/* A redirection or a cluster not ready: nothing ran, ask again where. */
+/* A redirection or a cluster not ready: nothing ran, ask again where.
+ * UNBLOCKED: the node stopped being a master while the command waited (a
+ * failover demoted it): nothing was taken. */
 static int misrouted(const hl_reply *r)
 {
 	const char *e;
@@ -251,7 +253,8 @@ static int misrouted(const hl_reply *r)
 	return strncmp(e, "MOVED", 5) == 0 || strncmp(e, "ASK", 3) == 0 ||
 	       strncmp(e, "TRYAGAIN", 8) == 0 ||
 	       strncmp(e, "CLUSTERDOWN", 11) == 0 ||
-	       strncmp(e, "READONLY", 8) == 0;
+	       strncmp(e, "READONLY", 8) == 0 ||
+	       strncmp(e, "UNBLOCKED", 9) == 0;
 }
 
 int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
