@@ -322,6 +322,15 @@ int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
                          const char **argv, const size_t *lens, const char *key,
                          size_t keylen, int64_t wait_ms, const hl_bound *b,
                          enum hl_sent *sent);
+/* hl__blocking_command; and when it fails with *sent HL_SENT_MAYBE on a
+ * broken connection (not a stop of b), *settled (may be NULL) = 1 if that
+ * connection was then killed on its node (CLIENT KILL ID): whatever it
+ * took, it took already; nothing it carried can run later. */
+int hl__blocking_command_ex(hl_client *c, hl_reply **out, int argc,
+                            const char **argv, const size_t *lens,
+                            const char *key, size_t keylen, int64_t wait_ms,
+                            const hl_bound *b, enum hl_sent *sent,
+                            int *settled);
 void hl__blocking_init(hl_client *c);
 /* Close the idle connections (no lock taken: at close, or in a child). */
 void hl__blocking_free(hl_client *c);

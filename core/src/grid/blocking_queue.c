@@ -295,7 +295,8 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id)
  * slice_ms: HL_OK and *got (NULL: nothing came), or why not (*sent: it
  * may have landed). */
 static int move_from(hl_gridcall *call, bq_keys *k, const char *id, int last,
-                     int64_t slice_ms, hl_value **got, enum hl_sent *sent)
+                     int64_t slice_ms, hl_value **got, enum hl_sent *sent,
+                     int *settled)
 {
 	hl_object *o = call->obj;
 	const char *argv[6];
@@ -319,8 +320,9 @@ static int move_from(hl_gridcall *call, bq_keys *k, const char *id, int last,
 	lens[5] = (size_t)snprintf(secs, sizeof secs, "%lld.%03lld",
 	                           (long long)(slice_ms / 1000),
 	                           (long long)(slice_ms % 1000));
-	rc = hl__blocking_command(o->client, &r, 6, argv, lens, o->keys[0],
-	                          o->key_lens[0], slice_ms, call->b, sent);
+	rc = hl__blocking_command_ex(o->client, &r, 6, argv, lens, o->keys[0],
+	                             o->key_lens[0], slice_ms, call->b, sent,
+	                             settled);
 	if (rc != HL_OK)
 		return rc;
 	if (hl__reply_type(r) == HL_REPLY_ERROR) {
@@ -339,9 +341,11 @@ static int move_from(hl_gridcall *call, bq_keys *k, const char *id, int last,
 }
 
 static int move_one(hl_gridcall *call, bq_keys *k, const char *id,
-                    int64_t slice_ms, hl_value **got, enum hl_sent *sent)
+                    int64_t slice_ms, hl_value **got, enum hl_sent *sent,
+                    int *settled)
 {
-	return move_from(call, k, id, id[0] == 'r', slice_ms, got, sent);
+	return move_from(call, k, id, id[0] == 'r', slice_ms, got, sent,
+	                 settled);
 }
 
 /* A take's id: 32 random hex; a take from the tail starts with 'r' (what
@@ -370,6 +374,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 	for (;;) {
 		enum hl_sent sent = HL_SENT_NOTHING;
 		int64_t now, slice;
+		int settled = 0;
 		rc = prep(call, k, id, old, window, got, NULL);
 		if (rc == HL_OK) {
 			old[0] = '\0';
@@ -384,7 +389,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 				slice = until - now;
 			if (slice < 1)
 				slice = 1;
-			rc = move_one(call, k, id, slice, got, &sent);
+			rc = move_one(call, k, id, slice, got, &sent, &settled);
 			if (rc == HL_OK && *got)
 				return HL_OK;
 			if (rc == HL_OK)
@@ -392,8 +397,13 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 			if (sent == HL_SENT_MAYBE) {
 				/* it may land: that id is given up */
 				memcpy(old, id, ID_LEN + 1);
-				window = slice +
-				         2 * c->conf.command_timeout_ms + 1000;
+				/* killed there (settled): nothing more can
+				 * land; else as long as that command may still
+				 * run */
+				window =
+				        settled ? 0
+				                : slice + 2 * c->conf.command_timeout_ms +
+				                          1000;
 				new_id(id, last);
 			} else if (!transient(rc, call->b)) {
 				/* nothing taken: leave (best effort) */

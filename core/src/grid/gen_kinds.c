@@ -2399,16 +2399,20 @@ const hl_script_def hl__script_blocking_queue_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_queue_prep = {
-	"blocking_queue.prep", "bfdd3004e9b43af9fa40e81852a3a7c08e4d02ca",
+	"blocking_queue.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
 	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
-	"-- ''), how long that attempt's command may still land (ms).\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
 	"local t = redis.call('time')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"if ARGV[4] ~= '' then\n"
 	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
-	"  redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  if tonumber(ARGV[5]) > 0 then -- it may still land: a lease that long\n"
+	"    redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  else -- settled (its connection killed there): nothing more can land\n"
+	"    redis.call('hdel', KEYS[2], ARGV[4])\n"
+	"  end\n"
 	"end\n"
 	"local moved = 0\n"
 	"local all = redis.call('hgetall', KEYS[2])\n"
@@ -2670,16 +2674,20 @@ const hl_script_def hl__script_blocking_deque_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_deque_prep = {
-	"blocking_deque.prep", "bfdd3004e9b43af9fa40e81852a3a7c08e4d02ca",
+	"blocking_deque.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
 	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
-	"-- ''), how long that attempt's command may still land (ms).\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
 	"local t = redis.call('time')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"if ARGV[4] ~= '' then\n"
 	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
-	"  redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  if tonumber(ARGV[5]) > 0 then -- it may still land: a lease that long\n"
+	"    redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  else -- settled (its connection killed there): nothing more can land\n"
+	"    redis.call('hdel', KEYS[2], ARGV[4])\n"
+	"  end\n"
 	"end\n"
 	"local moved = 0\n"
 	"local all = redis.call('hgetall', KEYS[2])\n"
