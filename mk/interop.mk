@@ -43,6 +43,7 @@ interop: build
 #   make interop-grid INTEROP_GRID_FILTER=bloom   # scenarios starting so
 #   make interop-grid INTEROP_GRID_FILTER=sorted  # (map, set, scored, list...,
 #                                                 #  priority)
+#   make interop-grid INTEROP_GRID_FILTER=blocking  # the blocking queue only
 #   make interop-grid INTEROP_GRID_TOPOLOGIES=single
 INTEROP_GRID_FILTER ?=
 INTEROP_GRID_TOPOLOGIES ?= single,cluster
@@ -54,3 +55,5 @@ interop-grid: build
 	@if ! command -v java >/dev/null 2>&1 || ! command -v mvn >/dev/null 2>&1; then \
 		APT_PACKAGES="$(INTEROP_APT_PACKAGES)" sh tools/install-deps.sh; fi
 	sh tests/interop/grid/run.sh "$(BUILD)" "$(INTEROP_GRID_FILTER)" "$(INTEROP_GRID_TOPOLOGIES)"
+	@# the blocking queue: both sides producing and taking at once
+	@case "$(INTEROP_GRID_FILTER)" in ""|block*) sh tests/interop/grid/blocking.sh "$(BUILD)";; esac

@@ -1380,6 +1380,327 @@ func (o *Deque) PollLast(ctx context.Context) ([]byte, error) {
 	return v.Bytes(), err
 }
 
+// BlockingQueue is Redisson's RBlockingQueue: A FIFO queue of byte values under one key (a Redis list, its head on the left) whose takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take moves the head into an in-flight list of its own (BLMOVE) and removes it from there once the answer reached the caller, so an element whose reply is lost on the wire, or whose taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getBlockingQueue(name, StringCodec.INSTANCE).
+type BlockingQueue struct{ object }
+
+// BlockingQueue returns the blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BlockingQueue(name string) *BlockingQueue {
+	return &BlockingQueue{newObject(c, 16, "blocking_queue", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1000, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1001, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *BlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1002, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *BlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1003, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *BlockingQueue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1004, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *BlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1005, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *BlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1006, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *BlockingQueue) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x1007, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// Put: Add value at the tail (RPUSH); a queue without bound never waits. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BlockingQueue) Put(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1008, "put", argBytes(value))
+	return err
+}
+
+// DrainTo: Take the first max elements (max -1: every one), in order, in one script
+// (Redisson's drainTo): an empty answer keeps no marker.
+func (o *BlockingQueue) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x100b, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Recover: Give back to the head of the queue, in order, the in-flight elements of
+// takers whose lease ended (a killed process; every take does this first):
+// the number given back. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *BlockingQueue) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x100c, "recover")
+	return v.Int(), err
+}
+
+// BlockingDeque is Redisson's RBlockingDeque: A double-ended blocking queue of byte values under one key (a Redis list, its head on the left): the blocking queue's operations, the deque's adds, peeks and polls at either end, and takes that wait at either end. A take moves its element into an in-flight list of its own and acknowledges it, as the blocking queue's (an element taken from the tail and given back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP consumers share it.
+// Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): redisson.getBlockingDeque(name, StringCodec.INSTANCE).
+type BlockingDeque struct{ object }
+
+// BlockingDeque returns the blocking deque called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BlockingDeque(name string) *BlockingDeque {
+	return &BlockingDeque{newObject(c, 17, "blocking_deque", name)}
+}
+
+// Offer: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1100, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Add: Add value at the tail (RPUSH): true, as offer. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1101, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Peek: The head, nil when the queue is empty (LINDEX 0).
+func (o *BlockingDeque) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1102, "peek")
+	return v.Bytes(), err
+}
+
+// Poll: Take the head (LPOP): nil when the queue is empty.
+func (o *BlockingDeque) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1103, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head, in order (Redisson's LPOP loop in
+// one script); limit must be 0 or more. An empty answer keeps no request
+// marker.
+func (o *BlockingDeque) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1104, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// Size: The number of elements.
+func (o *BlockingDeque) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1105, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to index end (0 is the head), both included,
+// without taking them (LRANGE; iteration reads pages of it).
+func (o *BlockingDeque) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1106, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// PollLastAndOfferFirstTo: Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+// answer it: nil when this one is empty. In a cluster dest must hash to the
+// same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+// before anything is sent.
+func (o *BlockingDeque) PollLastAndOfferFirstTo(ctx context.Context, dest []byte) ([]byte, error) {
+	v, err := o.call(ctx, 0x1107, "poll_last_and_offer_first_to", argBytes(dest))
+	return v.Bytes(), err
+}
+
+// Put: Add value at the tail (RPUSH); a queue without bound never waits. A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) Put(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1108, "put", argBytes(value))
+	return err
+}
+
+// DrainTo: Take the first max elements (max -1: every one), in order, in one script
+// (Redisson's drainTo): an empty answer keeps no marker.
+func (o *BlockingDeque) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x110b, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Recover: Give back to the head of the queue, in order, the in-flight elements of
+// takers whose lease ended (a killed process; every take does this first):
+// the number given back. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *BlockingDeque) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x110c, "recover")
+	return v.Int(), err
+}
+
+// AddFirst: Add value at the head (LPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) AddFirst(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x110d, "add_first", argBytes(value))
+	return err
+}
+
+// AddLast: Add value at the tail (RPUSH). A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) AddLast(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x110e, "add_last", argBytes(value))
+	return err
+}
+
+// OfferFirst: Add value at the head (LPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) OfferFirst(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x110f, "offer_first", argBytes(value))
+	return v.Bool(), err
+}
+
+// OfferLast: Add value at the tail (RPUSH): true. A reply lost after it may have run is
+// ErrInDoubt (never applied twice).
+func (o *BlockingDeque) OfferLast(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1110, "offer_last", argBytes(value))
+	return v.Bool(), err
+}
+
+// PutFirst: Add value at the head (LPUSH); never waits. A reply lost after it may have
+// run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) PutFirst(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1111, "put_first", argBytes(value))
+	return err
+}
+
+// PutLast: Add value at the tail (RPUSH); never waits. A reply lost after it may have
+// run is ErrInDoubt (never applied twice).
+func (o *BlockingDeque) PutLast(ctx context.Context, value []byte) error {
+	_, err := o.call(ctx, 0x1112, "put_last", argBytes(value))
+	return err
+}
+
+// PeekFirst: The head, nil when empty.
+func (o *BlockingDeque) PeekFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1113, "peek_first")
+	return v.Bytes(), err
+}
+
+// PeekLast: The tail, nil when empty.
+func (o *BlockingDeque) PeekLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1114, "peek_last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the head (LPOP): nil when empty.
+func (o *BlockingDeque) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1115, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the tail (RPOP): nil when empty.
+func (o *BlockingDeque) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1116, "poll_last")
+	return v.Bytes(), err
+}
+
+// BoundedBlockingQueue is Redisson's RBoundedBlockingQueue: A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back in the script that takes or acknowledges, and publishes the new value on redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+// Java side: StringCodec or ByteArrayCodec, also as the Java client's global codec (config.setCodec): Redisson decodes take() with it.
+type BoundedBlockingQueue struct{ object }
+
+// BoundedBlockingQueue returns the bounded blocking queue called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) BoundedBlockingQueue(name string) *BoundedBlockingQueue {
+	return &BoundedBlockingQueue{newObject(c, 18, "bounded_blocking_queue", name)}
+}
+
+// TrySetCapacity: Set the capacity if none is set (it is the remaining capacity, as
+// Redisson's): true if it was; the value is published. A reply lost after it
+// may have run is ErrInDoubt (never applied twice).
+func (o *BoundedBlockingQueue) TrySetCapacity(ctx context.Context, capacity int64) (bool, error) {
+	v, err := o.call(ctx, 0x1200, "try_set_capacity", argInt(capacity))
+	return v.Bool(), err
+}
+
+// RemainingCapacity: The remaining capacity (0 when none is set).
+func (o *BoundedBlockingQueue) RemainingCapacity(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1201, "remaining_capacity")
+	return v.Int(), err
+}
+
+// Offer: Add value at the tail if there is room (one unit of capacity taken in the
+// same script): true, or false when full. Fails when no capacity is set.
+// Sent again after a lost reply with a request marker: added once.
+func (o *BoundedBlockingQueue) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1202, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (LPOP) and give its unit back: nil when empty.
+func (o *BoundedBlockingQueue) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1207, "poll")
+	return v.Bytes(), err
+}
+
+// PollMany: Take up to limit elements from the head and give their units back
+// (Redisson's poll(limit) does not: #2998).
+func (o *BoundedBlockingQueue) PollMany(ctx context.Context, limit int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1208, "poll_many", argInt(limit))
+	return v.list(), err
+}
+
+// DrainTo: Take the first max elements (-1: every one) and give their units back.
+func (o *BoundedBlockingQueue) DrainTo(ctx context.Context, max int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1209, "drain_to", argInt(max))
+	return v.list(), err
+}
+
+// Peek: The head, nil when empty.
+func (o *BoundedBlockingQueue) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x120a, "peek")
+	return v.Bytes(), err
+}
+
+// Size: The number of elements.
+func (o *BoundedBlockingQueue) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x120b, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The elements from index start to end (0 is the head), not taken.
+func (o *BoundedBlockingQueue) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x120c, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Recover: Give back to the head the in-flight elements of takers whose lease ended:
+// the number given back (capacity unchanged: they are queued again). A reply
+// lost after it may have run is ErrInDoubt (never applied twice).
+func (o *BoundedBlockingQueue) Recover(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x120d, "recover")
+	return v.Int(), err
+}
+
 // DelayedQueue is Redisson's RDelayedQueue: Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order), then move to the queue name (read it with the queue kinds). Every client that has a delayed queue of the name open moves due elements, a consumer alone too: at once, when its subscription to redisson_delay_queue_channel:{name} is confirmed (also after a reconnect or a failover), at the due time a message or the last move named, and every second as a fallback. Each element moves once (one script), never before its time. Free the object (Go Close, Lua close) or destroy it when done: see docs/grid-delayed-queue.md.
 // Java side: the destination queue's: StringCodec or ByteArrayCodec: redisson.getDelayedQueue(redisson.getQueue(name, StringCodec.INSTANCE)).
 type DelayedQueue struct{ object }

@@ -830,6 +830,55 @@ hl_rc hlua_rate_start(hlua_task **OUT_TASK, hl_client *client,
                       const void *name, size_t name_len, int64_t permits,
                       int64_t wait_ms, uint64_t data);
 
+/* The blocking queue's waits as tasks (its blocking forms go through
+ * grid_call): a task in the queue's line; its element with task_bytes. */
+%{
+static int hlua_bq_start(hlua_task **out, hl_client *client, int kind,
+                         const void *name, size_t name_len, int op,
+                         int64_t wait_ms, uint64_t data)
+{
+	hl_object *o = NULL;
+	hl_task *t = NULL;
+	hl_arg a;
+	int rc = hl_object_new(&o, client, kind, name, name_len);
+	if (rc != HL_OK)
+		return rc;
+	memset(&a, 0, sizeof a);
+	a.type = HL_ARG_INT;
+	a.i = wait_ms;
+	rc = hl_object_call_start(&t, o, op, wait_ms < 0 ? NULL : &a,
+	                          wait_ms < 0 ? 0 : 1);
+	hl_object_free(o);
+	return hlua_task_adopt(out, rc, t, data);
+}
+
+/* core.task_bytes(task) --> the bytes a done task answered, or nil. */
+static int hlua_task_bytes(lua_State *L)
+{
+	hlua_task *k = NULL;
+	const hl_value *v = NULL;
+	size_t n = 0;
+	const char *p;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&k, SWIGTYPE_p_hlua_task,
+	                               0)) ||
+	    k == NULL || k->t == NULL)
+		return luaL_error(L, "task_bytes: a live task expected");
+	if (hl_task_value(&v, k->t) != HL_OK ||
+	    hl_value_type(v) != HL_VALUE_BYTES) {
+		lua_pushnil(L);
+		return 1;
+	}
+	p = hl_value_bytes(v, &n);
+	lua_pushlstring(L, p, n);
+	return 1;
+}
+%}
+%rename(bq_start) hlua_bq_start;
+hl_rc hlua_bq_start(hlua_task **OUT_TASK, hl_client *client, int kind,
+                    const void *name, size_t name_len, int op,
+                    int64_t wait_ms, uint64_t data);
+%native(task_bytes) int hlua_task_bytes(lua_State *L);
+
 %inline %{
 /* Wait until fd is readable, at most timeout_ms (-1: no limit): 1 if it is,
  * 0 if the time ran out, -1 on a poll error. For hosts with no event loop

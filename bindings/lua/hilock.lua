@@ -2819,6 +2819,86 @@ do
 	DQ.__pairs = list_pairs
 end
 
+-- The blocking queue's idiom (docs/grid-blocking-queue.md): the queue's
+-- #, values() and pairs; take() waits as long as it takes, poll(timeout)
+-- waits up to timeout seconds (no timeout: at once); take_start() and
+-- poll_start(timeout) are the waits as tasks (no thread each: the client's
+-- waiters on a queue share one blocking command), whose result() is the
+-- element, or nil when none came. Nothing taken is lost: a lost reply, a
+-- killed process or a cancel gives the element back.
+local BlockingQueue = grid_factories.blocking_queue
+local BlockingDeque = grid_factories.blocking_deque
+
+local function bq_start(self, fname, op, wait_ms)
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code = core.bq_start(client._c, self._kind, self._name, op, wait_ms, id)
+	if not ok then return nil, k, code end
+	local task = setmetatable({_k = k, _obj = self, _what = fname,
+		_client = client, _sync_result = function(t, rok, m, rcode)
+			if not rok then return pack(nil, m, rcode) end
+			return pack(core.task_bytes(t._k))
+		end}, Task)
+	client._tasks[id] = task
+	return task
+end
+
+-- The waits of both kinds: name = {op of the take, op with a timeout,
+-- the poll without one}.
+local function bq_waits(K, ops)
+	K.values = list_pages
+	K.__len = list_len
+	K.__pairs = list_pairs
+	for name, w in pairs(ops) do
+		local take_op, timed_op, now = w[1], w[2], K[w[3]]
+		--- take / take_first / take_last() --> value | nil, message, code
+		K["take" .. name] = function(self)
+			return grid_call(self, take_op, "take" .. name, "", "bytes")
+		end
+		--- poll / poll_first / poll_last([timeout]) --> value | nil: at
+		-- once without a timeout, else waiting up to timeout seconds
+		K["poll" .. name] = function(self, timeout)
+			if timeout == nil or timeout == 0 then return now(self) end
+			return grid_call(self, timed_op, "poll" .. name, "m", "bytes", timeout)
+		end
+		--- take*_start() --> task: the take as a task (result(): the value)
+		K["take" .. name .. "_start"] = function(self)
+			check_object(self, "take" .. name .. "_start", 2)
+			return bq_start(self, "take" .. name, take_op, -1)
+		end
+		--- poll*_start(timeout) --> task: the poll with a timeout as a task
+		-- (result(): the value, or nil when none came)
+		K["poll" .. name .. "_start"] = function(self, timeout)
+			check_object(self, "poll" .. name .. "_start", 2)
+			return bq_start(self, "poll" .. name, timed_op,
+				to_ms(timeout, "seconds", "poll" .. name .. "_start", 2))
+		end
+	end
+end
+bq_waits(BlockingQueue, {[""] = {0x1009, 0x100a, "poll"}})
+bq_waits(BlockingDeque, {[""] = {0x1109, 0x110a, "poll"}, _first = {0x1117, 0x1119, "poll_first"},
+	_last = {0x1118, 0x111a, "poll_last"}})
+
+-- The bounded queue: the waits above, and offer(v [, timeout]) / put(v)
+-- that wait for room (woken by the capacity channel).
+local BoundedBlockingQueue = grid_factories.bounded_blocking_queue
+bq_waits(BoundedBlockingQueue, {[""] = {0x1205, 0x1206, "poll"}})
+local bbq_offer_now = BoundedBlockingQueue.offer
+
+--- bbq:offer(value [, timeout]) --> true | false | nil, message, code. Adds
+-- value if there is room: at once, or waiting up to timeout seconds.
+function BoundedBlockingQueue:offer(value, timeout)
+	if timeout == nil or timeout == 0 then return bbq_offer_now(self, value) end
+	return grid_call(self, 0x1203, "offer", "bm", "bool", value, timeout)
+end
+
+--- bbq:put(value) --> true | nil, message, code. Adds value, waiting as
+-- long as it takes for room.
+function BoundedBlockingQueue:put(value)
+	return grid_call(self, 0x1204, "put", "b", "none", value)
+end
+
 -- The map's idiom (docs/grid.md): put_all of a table or of keys and values
 -- alternating, and iteration by HSCAN pages (never one reply with the
 -- whole map): for k, v in m:pairs() do ... end, pairs(m), #m.

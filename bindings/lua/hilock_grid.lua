@@ -396,6 +396,99 @@ return function(G)
 	--- deque:poll_last(): Take the tail (RPOP): nil when empty.
 	function Deque:poll_last(...) return call(self, 0x0f0f, "poll_last", "", "bytes", ...) end
 
+	-- blocking_queue (Redisson RBlockingQueue): A FIFO queue of byte values under one key (a Redis list, its head on the left) whose takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take moves the head into an in-flight list of its own (BLMOVE) and removes it from there once the answer reached the caller, so an element whose reply is lost on the wire, or whose taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+	local BlockingQueue = new_kind("blocking_queue", 16)
+	--- blocking_queue:offer(value): Add value at the tail (RPUSH): true.
+	function BlockingQueue:offer(...) return call(self, 0x1000, "offer", "b", "bool", ...) end
+	--- blocking_queue:add(value): Add value at the tail (RPUSH): true, as offer.
+	function BlockingQueue:add(...) return call(self, 0x1001, "add", "b", "bool", ...) end
+	--- blocking_queue:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function BlockingQueue:peek(...) return call(self, 0x1002, "peek", "", "bytes", ...) end
+	--- blocking_queue:poll(): Take the head (LPOP): nil when the queue is empty.
+	function BlockingQueue:poll(...) return call(self, 0x1003, "poll", "", "bytes", ...) end
+	--- blocking_queue:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function BlockingQueue:poll_many(...) return call(self, 0x1004, "poll_many", "i", "list", ...) end
+	--- blocking_queue:size(): The number of elements.
+	function BlockingQueue:size(...) return call(self, 0x1005, "size", "", "i64", ...) end
+	--- blocking_queue:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function BlockingQueue:read_range(...) return call(self, 0x1006, "read_range", "ii", "list", ...) end
+	--- blocking_queue:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function BlockingQueue:poll_last_and_offer_first_to(...) return call(self, 0x1007, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+	--- blocking_queue:put(value): Add value at the tail (RPUSH); a queue without bound never waits.
+	function BlockingQueue:put(...) return call(self, 0x1008, "put", "b", "none", ...) end
+	--- blocking_queue:drain_to(max): Take the first max elements (max -1: every one), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
+	function BlockingQueue:drain_to(...) return call(self, 0x100b, "drain_to", "i?", "list", ...) end
+	--- blocking_queue:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
+	function BlockingQueue:recover(...) return call(self, 0x100c, "recover", "", "i64", ...) end
+
+	-- blocking_deque (Redisson RBlockingDeque): A double-ended blocking queue of byte values under one key (a Redis list, its head on the left): the blocking queue's operations, the deque's adds, peeks and polls at either end, and takes that wait at either end. A take moves its element into an in-flight list of its own and acknowledges it, as the blocking queue's (an element taken from the tail and given back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP consumers share it.
+	local BlockingDeque = new_kind("blocking_deque", 17)
+	--- blocking_deque:offer(value): Add value at the tail (RPUSH): true.
+	function BlockingDeque:offer(...) return call(self, 0x1100, "offer", "b", "bool", ...) end
+	--- blocking_deque:add(value): Add value at the tail (RPUSH): true, as offer.
+	function BlockingDeque:add(...) return call(self, 0x1101, "add", "b", "bool", ...) end
+	--- blocking_deque:peek(): The head, nil when the queue is empty (LINDEX 0).
+	function BlockingDeque:peek(...) return call(self, 0x1102, "peek", "", "bytes", ...) end
+	--- blocking_deque:poll(): Take the head (LPOP): nil when the queue is empty.
+	function BlockingDeque:poll(...) return call(self, 0x1103, "poll", "", "bytes", ...) end
+	--- blocking_deque:poll_many(limit): Take up to limit elements from the head, in order (Redisson's LPOP loop in one script); limit must be 0 or more. An empty answer keeps no request marker.
+	function BlockingDeque:poll_many(...) return call(self, 0x1104, "poll_many", "i", "list", ...) end
+	--- blocking_deque:size(): The number of elements.
+	function BlockingDeque:size(...) return call(self, 0x1105, "size", "", "i64", ...) end
+	--- blocking_deque:read_range(start, end): The elements from index start to index end (0 is the head), both included, without taking them (LRANGE; iteration reads pages of it).
+	function BlockingDeque:read_range(...) return call(self, 0x1106, "read_range", "ii", "list", ...) end
+	--- blocking_deque:poll_last_and_offer_first_to(dest): Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: nil when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused before anything is sent.
+	function BlockingDeque:poll_last_and_offer_first_to(...) return call(self, 0x1107, "poll_last_and_offer_first_to", "b", "bytes", ...) end
+	--- blocking_deque:put(value): Add value at the tail (RPUSH); a queue without bound never waits.
+	function BlockingDeque:put(...) return call(self, 0x1108, "put", "b", "none", ...) end
+	--- blocking_deque:drain_to(max): Take the first max elements (max -1: every one), in order, in one script (Redisson's drainTo): an empty answer keeps no marker.
+	function BlockingDeque:drain_to(...) return call(self, 0x110b, "drain_to", "i?", "list", ...) end
+	--- blocking_deque:recover(): Give back to the head of the queue, in order, the in-flight elements of takers whose lease ended (a killed process; every take does this first): the number given back.
+	function BlockingDeque:recover(...) return call(self, 0x110c, "recover", "", "i64", ...) end
+	--- blocking_deque:add_first(value): Add value at the head (LPUSH).
+	function BlockingDeque:add_first(...) return call(self, 0x110d, "add_first", "b", "none", ...) end
+	--- blocking_deque:add_last(value): Add value at the tail (RPUSH).
+	function BlockingDeque:add_last(...) return call(self, 0x110e, "add_last", "b", "none", ...) end
+	--- blocking_deque:offer_first(value): Add value at the head (LPUSH): true.
+	function BlockingDeque:offer_first(...) return call(self, 0x110f, "offer_first", "b", "bool", ...) end
+	--- blocking_deque:offer_last(value): Add value at the tail (RPUSH): true.
+	function BlockingDeque:offer_last(...) return call(self, 0x1110, "offer_last", "b", "bool", ...) end
+	--- blocking_deque:put_first(value): Add value at the head (LPUSH); never waits.
+	function BlockingDeque:put_first(...) return call(self, 0x1111, "put_first", "b", "none", ...) end
+	--- blocking_deque:put_last(value): Add value at the tail (RPUSH); never waits.
+	function BlockingDeque:put_last(...) return call(self, 0x1112, "put_last", "b", "none", ...) end
+	--- blocking_deque:peek_first(): The head, nil when empty.
+	function BlockingDeque:peek_first(...) return call(self, 0x1113, "peek_first", "", "bytes", ...) end
+	--- blocking_deque:peek_last(): The tail, nil when empty.
+	function BlockingDeque:peek_last(...) return call(self, 0x1114, "peek_last", "", "bytes", ...) end
+	--- blocking_deque:poll_first(): Take the head (LPOP): nil when empty.
+	function BlockingDeque:poll_first(...) return call(self, 0x1115, "poll_first", "", "bytes", ...) end
+	--- blocking_deque:poll_last(): Take the tail (RPOP): nil when empty.
+	function BlockingDeque:poll_last(...) return call(self, 0x1116, "poll_last", "", "bytes", ...) end
+
+	-- bounded_blocking_queue (Redisson RBoundedBlockingQueue): A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back in the script that takes or acknowledges, and publishes the new value on redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+	local BoundedBlockingQueue = new_kind("bounded_blocking_queue", 18)
+	--- bounded_blocking_queue:try_set_capacity(capacity): Set the capacity if none is set (it is the remaining capacity, as Redisson's): true if it was; the value is published.
+	function BoundedBlockingQueue:try_set_capacity(...) return call(self, 0x1200, "try_set_capacity", "i", "bool", ...) end
+	--- bounded_blocking_queue:remaining_capacity(): The remaining capacity (0 when none is set).
+	function BoundedBlockingQueue:remaining_capacity(...) return call(self, 0x1201, "remaining_capacity", "", "i64", ...) end
+	--- bounded_blocking_queue:offer(value): Add value at the tail if there is room (one unit of capacity taken in the same script): true, or false when full. Fails when no capacity is set. Sent again after a lost reply with a request marker: added once.
+	function BoundedBlockingQueue:offer(...) return call(self, 0x1202, "offer", "b", "bool", ...) end
+	--- bounded_blocking_queue:poll(): Take the head (LPOP) and give its unit back: nil when empty.
+	function BoundedBlockingQueue:poll(...) return call(self, 0x1207, "poll", "", "bytes", ...) end
+	--- bounded_blocking_queue:poll_many(limit): Take up to limit elements from the head and give their units back (Redisson's poll(limit) does not: #2998).
+	function BoundedBlockingQueue:poll_many(...) return call(self, 0x1208, "poll_many", "i", "list", ...) end
+	--- bounded_blocking_queue:drain_to(max): Take the first max elements (-1: every one) and give their units back.
+	function BoundedBlockingQueue:drain_to(...) return call(self, 0x1209, "drain_to", "i?", "list", ...) end
+	--- bounded_blocking_queue:peek(): The head, nil when empty.
+	function BoundedBlockingQueue:peek(...) return call(self, 0x120a, "peek", "", "bytes", ...) end
+	--- bounded_blocking_queue:size(): The number of elements.
+	function BoundedBlockingQueue:size(...) return call(self, 0x120b, "size", "", "i64", ...) end
+	--- bounded_blocking_queue:read_range(start, end): The elements from index start to end (0 is the head), not taken.
+	function BoundedBlockingQueue:read_range(...) return call(self, 0x120c, "read_range", "ii", "list", ...) end
+	--- bounded_blocking_queue:recover(): Give back to the head the in-flight elements of takers whose lease ended: the number given back (capacity unchanged: they are queued again).
+	function BoundedBlockingQueue:recover(...) return call(self, 0x120d, "recover", "", "i64", ...) end
+
 	-- delayed_queue (Redisson RDelayedQueue): Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order), then move to the queue name (read it with the queue kinds). Every client that has a delayed queue of the name open moves due elements, a consumer alone too: at once, when its subscription to redisson_delay_queue_channel:{name} is confirmed (also after a reconnect or a failover), at the due time a message or the last move named, and every second as a fallback. Each element moves once (one script), never before its time. Free the object (Go Close, Lua close) or destroy it when done: see docs/grid-delayed-queue.md.
 	local DelayedQueue = new_kind("delayed_queue", 19, true)
 	--- delayed_queue:size(): The number of elements still waiting (LLEN of the ordered list).

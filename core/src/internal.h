@@ -322,6 +322,15 @@ int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
                          const char **argv, const size_t *lens, const char *key,
                          size_t keylen, int64_t wait_ms, const hl_bound *b,
                          enum hl_sent *sent);
+/* hl__blocking_command; and when it fails with *sent HL_SENT_MAYBE on a
+ * broken connection (not a stop of b), *settled (may be NULL) = 1 if that
+ * connection was then killed on its node (CLIENT KILL ID): whatever it
+ * took, it took already; nothing it carried can run later. */
+int hl__blocking_command_ex(hl_client *c, hl_reply **out, int argc,
+                            const char **argv, const size_t *lens,
+                            const char *key, size_t keylen, int64_t wait_ms,
+                            const hl_bound *b, enum hl_sent *sent,
+                            int *settled);
 void hl__blocking_init(hl_client *c);
 /* Close the idle connections (no lock taken: at close, or in a child). */
 void hl__blocking_free(hl_client *c);
@@ -858,6 +867,12 @@ int hl__task_drive_start(struct hl_task **out, hl_client *c,
  * wait_mu: the caller holds no wait_mu); the last one frees t. */
 void hl__task_ref(struct hl_task *t);
 void hl__task_unref(struct hl_task *t);
+/* Run a K_DRIVE task's step again soon (something it looks at changed;
+ * caller holds no wait_mu). */
+void hl__task_kick(struct hl_task *t);
+/* A K_DRIVE task's value for hl_task_value() (v taken; NULL: none), set
+ * by its step before it ends (caller holds no wait_mu). */
+void hl__task_drive_value(struct hl_task *t, struct hl_value *v);
 /* A drive task's own cancel flag: triggered when it is stopped, so that a
  * round trip its step makes (an attempt) is cut off. */
 hl_cancel *hl__task_cancel_flag(struct hl_task *t);

@@ -19,6 +19,9 @@ enum {
 	HL_KIND_LIST = 13,
 	HL_KIND_QUEUE = 14,
 	HL_KIND_DEQUE = 15,
+	HL_KIND_BLOCKING_QUEUE = 16,
+	HL_KIND_BLOCKING_DEQUE = 17,
+	HL_KIND_BOUNDED_BLOCKING_QUEUE = 18,
 	HL_KIND_DELAYED_QUEUE = 19,
 	HL_KIND_PRIORITY_QUEUE = 20,
 	HL_KIND_PRIORITY_DEQUE = 21,
@@ -207,6 +210,60 @@ enum {
 	HL_OP_DEQUE_PEEK_LAST = 0x0f0d,
 	HL_OP_DEQUE_POLL_FIRST = 0x0f0e,
 	HL_OP_DEQUE_POLL_LAST = 0x0f0f,
+	HL_OP_BLOCKING_QUEUE_OFFER = 0x1000,
+	HL_OP_BLOCKING_QUEUE_ADD = 0x1001,
+	HL_OP_BLOCKING_QUEUE_PEEK = 0x1002,
+	HL_OP_BLOCKING_QUEUE_POLL = 0x1003,
+	HL_OP_BLOCKING_QUEUE_POLL_MANY = 0x1004,
+	HL_OP_BLOCKING_QUEUE_SIZE = 0x1005,
+	HL_OP_BLOCKING_QUEUE_READ_RANGE = 0x1006,
+	HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO = 0x1007,
+	HL_OP_BLOCKING_QUEUE_PUT = 0x1008,
+	HL_OP_BLOCKING_QUEUE_TAKE = 0x1009,
+	HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT = 0x100a,
+	HL_OP_BLOCKING_QUEUE_DRAIN_TO = 0x100b,
+	HL_OP_BLOCKING_QUEUE_RECOVER = 0x100c,
+	HL_OP_BLOCKING_DEQUE_OFFER = 0x1100,
+	HL_OP_BLOCKING_DEQUE_ADD = 0x1101,
+	HL_OP_BLOCKING_DEQUE_PEEK = 0x1102,
+	HL_OP_BLOCKING_DEQUE_POLL = 0x1103,
+	HL_OP_BLOCKING_DEQUE_POLL_MANY = 0x1104,
+	HL_OP_BLOCKING_DEQUE_SIZE = 0x1105,
+	HL_OP_BLOCKING_DEQUE_READ_RANGE = 0x1106,
+	HL_OP_BLOCKING_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO = 0x1107,
+	HL_OP_BLOCKING_DEQUE_PUT = 0x1108,
+	HL_OP_BLOCKING_DEQUE_TAKE = 0x1109,
+	HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT = 0x110a,
+	HL_OP_BLOCKING_DEQUE_DRAIN_TO = 0x110b,
+	HL_OP_BLOCKING_DEQUE_RECOVER = 0x110c,
+	HL_OP_BLOCKING_DEQUE_ADD_FIRST = 0x110d,
+	HL_OP_BLOCKING_DEQUE_ADD_LAST = 0x110e,
+	HL_OP_BLOCKING_DEQUE_OFFER_FIRST = 0x110f,
+	HL_OP_BLOCKING_DEQUE_OFFER_LAST = 0x1110,
+	HL_OP_BLOCKING_DEQUE_PUT_FIRST = 0x1111,
+	HL_OP_BLOCKING_DEQUE_PUT_LAST = 0x1112,
+	HL_OP_BLOCKING_DEQUE_PEEK_FIRST = 0x1113,
+	HL_OP_BLOCKING_DEQUE_PEEK_LAST = 0x1114,
+	HL_OP_BLOCKING_DEQUE_POLL_FIRST = 0x1115,
+	HL_OP_BLOCKING_DEQUE_POLL_LAST = 0x1116,
+	HL_OP_BLOCKING_DEQUE_TAKE_FIRST = 0x1117,
+	HL_OP_BLOCKING_DEQUE_TAKE_LAST = 0x1118,
+	HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT = 0x1119,
+	HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT = 0x111a,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_TRY_SET_CAPACITY = 0x1200,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_REMAINING_CAPACITY = 0x1201,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER = 0x1202,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT = 0x1203,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_PUT = 0x1204,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE = 0x1205,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT = 0x1206,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL = 0x1207,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_MANY = 0x1208,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_DRAIN_TO = 0x1209,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_PEEK = 0x120a,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_SIZE = 0x120b,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_READ_RANGE = 0x120c,
+	HL_OP_BOUNDED_BLOCKING_QUEUE_RECOVER = 0x120d,
 	HL_OP_DELAYED_QUEUE_OFFER = 0x1300,
 	HL_OP_DELAYED_QUEUE_SIZE = 0x1301,
 	HL_OP_DELAYED_QUEUE_PEEK = 0x1302,
@@ -1056,6 +1113,287 @@ HL_EXTERN int hl_deque_poll_first(hl_value **out, hl_object *obj);
  * Sent again after a lost reply with a request marker: it runs once and
  * answers as it did. */
 HL_EXTERN int hl_deque_poll_last(hl_value **out, hl_object *obj);
+
+/* ---- blocking_queue (RBlockingQueue) ---- */
+
+/* A FIFO queue of byte values under one key (a Redis list, its head on the
+ * left) whose takers wait for an element: take waits without bound,
+ * poll_timeout up to a timeout. A take moves the head into an in-flight
+ * list of its own (BLMOVE) and removes it from there once the answer
+ * reached the caller, so an element whose reply is lost on the wire, or
+ * whose taker is killed, is delivered later (once) instead of lost: see
+ * docs/grid-blocking-queue.md. Redisson's producers (RPUSH) and consumers
+ * (BLPOP) share it. */
+/* A new blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true, as offer. *out = 1 or 0. HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when the queue is empty (LINDEX 0). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when the queue is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head, in order (Redisson's LPOP loop
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end (0 is the head), both
+ * included, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+ * answer it: nil when this one is empty. In a cluster dest must hash to the
+ * same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+ * before anything is sent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len);
+/* Add value at the tail (RPUSH); a queue without bound never waits.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_put(hl_object *obj, const void *value, size_t value_len);
+/* Take the head, waiting as long as it takes for one (BLMOVE into the
+ * taker's in-flight list, then an acknowledgement). Survives reconnects and
+ * failovers: it waits again on the new master. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout for one: nil when none came. *out =
+ * a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the first max elements (max -1: every one), in order, in one script
+ * (Redisson's drainTo): an empty answer keeps no marker. *out = a new
+ * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
+ * to free. Sent again after a lost reply with a request marker: it runs
+ * once and answers as it did. */
+HL_EXTERN int hl_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max);
+/* Give back to the head of the queue, in order, the in-flight elements of
+ * takers whose lease ended (a killed process; every take does this first):
+ * the number given back. *out (may be NULL). HL_EINDOUBT if its reply was
+ * lost after it may have run. */
+HL_EXTERN int hl_blocking_queue_recover(int64_t *out, hl_object *obj);
+
+/* ---- blocking_deque (RBlockingDeque) ---- */
+
+/* A double-ended blocking queue of byte values under one key (a Redis list,
+ * its head on the left): the blocking queue's operations, the deque's adds,
+ * peeks and polls at either end, and takes that wait at either end. A take
+ * moves its element into an in-flight list of its own and acknowledges it,
+ * as the blocking queue's (an element taken from the tail and given back
+ * goes back to the tail): see docs/grid-blocking-queue.md. Redisson's
+ * BLPOP/BRPOP consumers share it. */
+/* A new blocking_deque object named name (hl_object_new). */
+HL_EXTERN int hl_blocking_deque_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true, as offer. *out = 1 or 0. HL_EINDOUBT
+ * if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when the queue is empty (LINDEX 0). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_blocking_deque_peek(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when the queue is empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head, in order (Redisson's LPOP loop
+ * in one script); limit must be 0 or more. An empty answer keeps no request
+ * marker. *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES,
+ * HL_VALUE_NIL), the caller's to free. Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_blocking_deque_size(int64_t *out, hl_object *obj);
+/* The elements from index start to index end (0 is the head), both
+ * included, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_blocking_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and
+ * answer it: nil when this one is empty. In a cluster dest must hash to the
+ * same slot (a shared hash tag, {tag}a and {tag}b); another slot is refused
+ * before anything is sent. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len);
+/* Add value at the tail (RPUSH); a queue without bound never waits.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_put(hl_object *obj, const void *value, size_t value_len);
+/* Take the head, waiting as long as it takes for one (BLMOVE into the
+ * taker's in-flight list, then an acknowledgement). Survives reconnects and
+ * failovers: it waits again on the new master. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout for one: nil when none came. *out =
+ * a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the first max elements (max -1: every one), in order, in one script
+ * (Redisson's drainTo): an empty answer keeps no marker. *out = a new
+ * HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's
+ * to free. Sent again after a lost reply with a request marker: it runs
+ * once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_drain_to(hl_value **out, hl_object *obj, int64_t max);
+/* Give back to the head of the queue, in order, the in-flight elements of
+ * takers whose lease ended (a killed process; every take does this first):
+ * the number given back. *out (may be NULL). HL_EINDOUBT if its reply was
+ * lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_recover(int64_t *out, hl_object *obj);
+/* Add value at the head (LPUSH). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_blocking_deque_add_first(hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH). HL_EINDOUBT if its reply was lost after it
+ * may have run. */
+HL_EXTERN int hl_blocking_deque_add_last(hl_object *obj, const void *value, size_t value_len);
+/* Add value at the head (LPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_offer_first(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH): true. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_offer_last(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the head (LPUSH); never waits. HL_EINDOUBT if its reply was
+ * lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_put_first(hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail (RPUSH); never waits. HL_EINDOUBT if its reply was
+ * lost after it may have run. */
+HL_EXTERN int hl_blocking_deque_put_last(hl_object *obj, const void *value, size_t value_len);
+/* The head, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_blocking_deque_peek_first(hl_value **out, hl_object *obj);
+/* The tail, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_blocking_deque_peek_last(hl_value **out, hl_object *obj);
+/* Take the head (LPOP): nil when empty. *out = a new value (HL_VALUE_BYTES,
+ * or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_first(hl_value **out, hl_object *obj);
+/* Take the tail (RPOP): nil when empty. *out = a new value (HL_VALUE_BYTES,
+ * or HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads).
+ * Sent again after a lost reply with a request marker: it runs once and
+ * answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_last(hl_value **out, hl_object *obj);
+/* Take the head, waiting as long as it takes (as take). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_take_first(hl_value **out, hl_object *obj);
+/* Take the tail, waiting as long as it takes for one (BLMOVE RIGHT into the
+ * taker's in-flight list, then an acknowledgement). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_take_last(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout: nil when none came. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_first_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the tail, waiting up to timeout: nil when none came. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_blocking_deque_poll_last_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+
+/* ---- bounded_blocking_queue (RBoundedBlockingQueue) ---- */
+
+/* A blocking queue with a capacity shared with Redisson's
+ * RBoundedBlockingQueue: redisson_bqs:{name} holds the remaining capacity.
+ * An offer takes one unit in the same script as its RPUSH; every take and
+ * poll (also of many, and drain_to) gives its units back in the script that
+ * takes or acknowledges, and publishes the new value on
+ * redisson_sc:redisson_bqs:{name}, so the capacity never drifts and
+ * Redisson's waiting puts wake. Takes lose nothing, as the blocking queue's
+ * (docs/grid-blocking-queue.md). */
+/* A new bounded_blocking_queue object named name (hl_object_new). */
+HL_EXTERN int hl_bounded_blocking_queue_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Set the capacity if none is set (it is the remaining capacity, as
+ * Redisson's): true if it was; the value is published. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bounded_blocking_queue_try_set_capacity(int *out, hl_object *obj, int64_t capacity);
+/* The remaining capacity (0 when none is set). *out (may be NULL). */
+HL_EXTERN int hl_bounded_blocking_queue_remaining_capacity(int64_t *out, hl_object *obj);
+/* Add value at the tail if there is room (one unit of capacity taken in the
+ * same script): true, or false when full. Fails when no capacity is set.
+ * Sent again after a lost reply with a request marker: added once. *out = 1
+ * or 0. Sent again after a lost reply with a request marker: it runs once
+ * and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Add value at the tail, waiting up to timeout for room (woken by the
+ * capacity channel, and looking again every half second): true, or false
+ * when there was none in time. *out = 1 or 0. Sent again after a lost reply
+ * with a request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_offer_timeout(int *out, hl_object *obj, const void *value, size_t value_len, int64_t timeout);
+/* Add value at the tail, waiting as long as it takes for room. Sent again
+ * after a lost reply with a request marker: it runs once and answers as it
+ * did. */
+HL_EXTERN int hl_bounded_blocking_queue_put(hl_object *obj, const void *value, size_t value_len);
+/* Take the head, waiting as long as it takes; its unit of capacity is given
+ * back (and published) by the acknowledgement's script. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting up to timeout: nil when none came. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the head (LPOP) and give its unit back: nil when empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll(hl_value **out, hl_object *obj);
+/* Take up to limit elements from the head and give their units back
+ * (Redisson's poll(limit) does not: #2998). *out = a new HL_VALUE_ARRAY of
+ * the values (HL_VALUE_BYTES, HL_VALUE_NIL), the caller's to free. Sent
+ * again after a lost reply with a request marker: it runs once and answers
+ * as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit);
+/* Take the first max elements (-1: every one) and give their units back.
+ * *out = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL),
+ * the caller's to free. Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_bounded_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max);
+/* The head, nil when empty. *out = a new value (HL_VALUE_BYTES, or
+ * HL_VALUE_NIL), the caller's to free (out may be NULL unless it reads). */
+HL_EXTERN int hl_bounded_blocking_queue_peek(hl_value **out, hl_object *obj);
+/* The number of elements. *out (may be NULL). */
+HL_EXTERN int hl_bounded_blocking_queue_size(int64_t *out, hl_object *obj);
+/* The elements from index start to end (0 is the head), not taken. *out = a
+ * new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_bounded_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* Give back to the head the in-flight elements of takers whose lease ended:
+ * the number given back (capacity unchanged: they are queued again). *out
+ * (may be NULL). HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_bounded_blocking_queue_recover(int64_t *out, hl_object *obj);
 
 /* ---- delayed_queue (RDelayedQueue) ---- */
 

@@ -9,6 +9,11 @@ int hl__adder_destroy(hl_gridcall *call);
 int hl__adder_increment(hl_gridcall *call);
 int hl__adder_reset(hl_gridcall *call);
 int hl__adder_sum(hl_gridcall *call);
+int hl__blocking_queue_poll_last_timeout(hl_gridcall *call);
+int hl__blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__blocking_queue_recover(hl_gridcall *call);
+int hl__blocking_queue_take(hl_gridcall *call);
+int hl__blocking_queue_take_last(hl_gridcall *call);
 int hl__bloom_filter_add(hl_gridcall *call);
 int hl__bloom_filter_add_all(hl_gridcall *call);
 int hl__bloom_filter_contains(hl_gridcall *call);
@@ -16,6 +21,8 @@ int hl__bloom_filter_contains_all(hl_gridcall *call);
 int hl__bloom_filter_contains_each(hl_gridcall *call);
 int hl__bloom_filter_count(hl_gridcall *call);
 int hl__bloom_filter_try_init(hl_gridcall *call);
+int hl__bounded_queue_offer_timeout(hl_gridcall *call);
+int hl__bounded_queue_put(hl_gridcall *call);
 int hl__delayed_queue_destroy(hl_gridcall *call);
 int hl__delayed_queue_offer(hl_gridcall *call);
 int hl__delayed_queue_read_all(hl_gridcall *call);
@@ -2274,6 +2281,861 @@ static const hl_opdef deque_ops[] = {
 
 static const char *const deque_keys[] = {NULL};
 
+/* ---- blocking_queue ---- */
+
+const hl_script_def hl__script_blocking_queue_ack = {
+	"blocking_queue.ack", "fe1850b196c2b66678e644c457db96cbafd04a86",
+	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
+	"redis.call('del', KEYS[2])\n"
+	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_drain_to = {
+	"blocking_queue.drain_to", "c5d8b91c8a2bdbe0821d3a8cb4e2ca7efc163c49",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_drain_to_marked = {
+	"blocking_queue.drain_to_marked", "1b3f26242d21ada64f463aa7142374a56cd14cf7",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_give_back = {
+	"blocking_queue.give_back", "030698acda40c127c23c85eb0ab0100ea59220e1",
+	"-- KEYS: the queue, the takers' hash, a take's in-flight list. ARGV: its\n"
+	"-- id. Its element back where it was taken, the head (or the tail: an id\n"
+	"-- starting with r); nobody received it. Sent again, a no-op.\n"
+	"if string.sub(ARGV[1], 1, 1) == 'r' then -- taken from the tail\n"
+	"  redis.call('lmove', KEYS[3], KEYS[1], 'LEFT', 'RIGHT')\n"
+	"else\n"
+	"  redis.call('lmove', KEYS[3], KEYS[1], 'RIGHT', 'LEFT')\n"
+	"end\n"
+	"redis.call('hdel', KEYS[2], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll = {
+	"blocking_queue.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
+	"return redis.call('lpop', KEYS[1])\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to = {
+	"blocking_queue.poll_last_and_offer_first_to", "efe1c62d8c7e32c5d4adad9e99f1676eb1d4bdb3",
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to_marked = {
+	"blocking_queue.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_many = {
+	"blocking_queue.poll_many", "0a39a345ae644607d9b11261af67469df717c0fb",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_many_marked = {
+	"blocking_queue.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_poll_marked = {
+	"blocking_queue.poll_marked", "d32653a5ee57890fd5cfa81d91ee7d7541c81146",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('lpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_queue_prep = {
+	"blocking_queue.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
+	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
+	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
+	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
+	"local t = redis.call('time')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"if ARGV[4] ~= '' then\n"
+	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
+	"  if tonumber(ARGV[5]) > 0 then -- it may still land: a lease that long\n"
+	"    redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  else -- settled (its connection killed there): nothing more can land\n"
+	"    redis.call('hdel', KEYS[2], ARGV[4])\n"
+	"  end\n"
+	"end\n"
+	"local moved = 0\n"
+	"local all = redis.call('hgetall', KEYS[2])\n"
+	"for i = 1, #all, 2 do\n"
+	"  local f = all[i]\n"
+	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
+	"    local k = ARGV[3] .. f\n"
+	"    if string.sub(f, 1, 1) == 'r' then -- taken from the tail: back there\n"
+	"      while redis.call('lmove', k, KEYS[1], 'LEFT', 'RIGHT') do moved = moved + 1 end\n"
+	"    else\n"
+	"      while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
+	"    end\n"
+	"    redis.call('hdel', KEYS[2], f)\n"
+	"  end\n"
+	"end\n"
+	"if ARGV[1] ~= '' then\n"
+	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
+	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
+	"  if mine then return {1, mine} end\n"
+	"end\n"
+	"return {0, moved}\n"
+	""};
+
+static const hl_argdef blocking_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_offer_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok blocking_queue_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_queue_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_queue_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef blocking_queue_poll_last_and_offer_first_to_args[] = {
+	{"dest", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_poll_last_and_offer_first_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_queue_put_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_queue_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef blocking_queue_drain_to_args[] = {
+	{"max", HL_T_I64, 0, 1, -1},
+};
+static const hl_tok blocking_queue_drain_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+
+static const hl_opdef blocking_queue_ops[] = {
+	{HL_OP_BLOCKING_QUEUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_queue_offer_args, NULL, 0, blocking_queue_offer_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_queue_add_args, NULL, 0, blocking_queue_add_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, blocking_queue_peek_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_blocking_queue_poll_marked, 1, blocking_queue_poll_toks, 1, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_poll_many_args, &hl__script_blocking_queue_poll_many_marked, 1, blocking_queue_poll_many_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, blocking_queue_size_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, blocking_queue_read_range_args, NULL, 0, blocking_queue_read_range_toks, 4, NULL},
+	{HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, "poll_last_and_offer_first_to", HL_MODE_MARK, HL_R_BYTES, 1, blocking_queue_poll_last_and_offer_first_to_args, &hl__script_blocking_queue_poll_last_and_offer_first_to_marked, 2, blocking_queue_poll_last_and_offer_first_to_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_PUT, "put", HL_MODE_ONCE, HL_R_NONE, 1, blocking_queue_put_args, NULL, 0, blocking_queue_put_toks, 3, NULL},
+	{HL_OP_BLOCKING_QUEUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
+	{HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_queue_poll_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
+	{HL_OP_BLOCKING_QUEUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, blocking_queue_drain_to_args, &hl__script_blocking_queue_drain_to_marked, 1, blocking_queue_drain_to_toks, 2, NULL},
+	{HL_OP_BLOCKING_QUEUE_RECOVER, "recover", HL_MODE_ONCE, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_recover},
+};
+
+static const char *const blocking_queue_keys[] = {NULL};
+
+/* ---- blocking_deque ---- */
+
+const hl_script_def hl__script_blocking_deque_ack = {
+	"blocking_deque.ack", "fe1850b196c2b66678e644c457db96cbafd04a86",
+	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
+	"redis.call('del', KEYS[2])\n"
+	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_drain_to = {
+	"blocking_deque.drain_to", "c5d8b91c8a2bdbe0821d3a8cb4e2ca7efc163c49",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_drain_to_marked = {
+	"blocking_deque.drain_to_marked", "1b3f26242d21ada64f463aa7142374a56cd14cf7",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_give_back = {
+	"blocking_deque.give_back", "030698acda40c127c23c85eb0ab0100ea59220e1",
+	"-- KEYS: the queue, the takers' hash, a take's in-flight list. ARGV: its\n"
+	"-- id. Its element back where it was taken, the head (or the tail: an id\n"
+	"-- starting with r); nobody received it. Sent again, a no-op.\n"
+	"if string.sub(ARGV[1], 1, 1) == 'r' then -- taken from the tail\n"
+	"  redis.call('lmove', KEYS[3], KEYS[1], 'LEFT', 'RIGHT')\n"
+	"else\n"
+	"  redis.call('lmove', KEYS[3], KEYS[1], 'RIGHT', 'LEFT')\n"
+	"end\n"
+	"redis.call('hdel', KEYS[2], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll = {
+	"blocking_deque.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
+	"return redis.call('lpop', KEYS[1])\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_last = {
+	"blocking_deque.poll_last", "47fcf7151b978442e9cbc5fa605fa30f3770a194",
+	"return redis.call('rpop', KEYS[1])\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_last_and_offer_first_to = {
+	"blocking_deque.poll_last_and_offer_first_to", "efe1c62d8c7e32c5d4adad9e99f1676eb1d4bdb3",
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_last_and_offer_first_to_marked = {
+	"blocking_deque.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_last_marked = {
+	"blocking_deque.poll_last_marked", "a9d9a2b83d5d15b2e648cb4093ebe5471126bba5",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('rpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_many = {
+	"blocking_deque.poll_many", "0a39a345ae644607d9b11261af67469df717c0fb",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_many_marked = {
+	"blocking_deque.poll_many_marked", "48ef3cd2f9bfe20937c7b31c944fcfec0d027393",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_poll_marked = {
+	"blocking_deque.poll_marked", "d32653a5ee57890fd5cfa81d91ee7d7541c81146",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"return redis.call('lpop', KEYS[1])\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_blocking_deque_prep = {
+	"blocking_deque.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
+	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
+	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
+	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
+	"local t = redis.call('time')\n"
+	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
+	"if ARGV[4] ~= '' then\n"
+	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
+	"  if tonumber(ARGV[5]) > 0 then -- it may still land: a lease that long\n"
+	"    redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
+	"  else -- settled (its connection killed there): nothing more can land\n"
+	"    redis.call('hdel', KEYS[2], ARGV[4])\n"
+	"  end\n"
+	"end\n"
+	"local moved = 0\n"
+	"local all = redis.call('hgetall', KEYS[2])\n"
+	"for i = 1, #all, 2 do\n"
+	"  local f = all[i]\n"
+	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
+	"    local k = ARGV[3] .. f\n"
+	"    if string.sub(f, 1, 1) == 'r' then -- taken from the tail: back there\n"
+	"      while redis.call('lmove', k, KEYS[1], 'LEFT', 'RIGHT') do moved = moved + 1 end\n"
+	"    else\n"
+	"      while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
+	"    end\n"
+	"    redis.call('hdel', KEYS[2], f)\n"
+	"  end\n"
+	"end\n"
+	"if ARGV[1] ~= '' then\n"
+	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
+	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
+	"  if mine then return {1, mine} end\n"
+	"end\n"
+	"return {0, moved}\n"
+	""};
+
+static const hl_argdef blocking_deque_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_offer_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_add_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_deque_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok blocking_deque_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_deque_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_deque_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_deque_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_deque_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok blocking_deque_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef blocking_deque_poll_last_and_offer_first_to_args[] = {
+	{"dest", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_poll_last_and_offer_first_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_put_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef blocking_deque_drain_to_args[] = {
+	{"max", HL_T_I64, 0, 1, -1},
+};
+static const hl_tok blocking_deque_drain_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_add_first_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_add_first_toks[] = {
+	{HL_TOK_LIT, 5, "LPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_add_last_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_add_last_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_offer_first_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_offer_first_toks[] = {
+	{HL_TOK_LIT, 5, "LPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_offer_last_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_offer_last_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_put_first_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_put_first_toks[] = {
+	{HL_TOK_LIT, 5, "LPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef blocking_deque_put_last_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok blocking_deque_put_last_toks[] = {
+	{HL_TOK_LIT, 5, "RPUSH"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok blocking_deque_peek_first_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok blocking_deque_peek_last_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_tok blocking_deque_poll_first_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_tok blocking_deque_poll_last_toks[] = {
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef blocking_deque_poll_first_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef blocking_deque_poll_last_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+
+static const hl_opdef blocking_deque_ops[] = {
+	{HL_OP_BLOCKING_DEQUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_deque_offer_args, NULL, 0, blocking_deque_offer_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_deque_add_args, NULL, 0, blocking_deque_add_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, blocking_deque_peek_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_blocking_deque_poll_marked, 1, blocking_deque_poll_toks, 1, NULL},
+	{HL_OP_BLOCKING_DEQUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, blocking_deque_poll_many_args, &hl__script_blocking_deque_poll_many_marked, 1, blocking_deque_poll_many_toks, 2, NULL},
+	{HL_OP_BLOCKING_DEQUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, blocking_deque_size_toks, 2, NULL},
+	{HL_OP_BLOCKING_DEQUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, blocking_deque_read_range_args, NULL, 0, blocking_deque_read_range_toks, 4, NULL},
+	{HL_OP_BLOCKING_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO, "poll_last_and_offer_first_to", HL_MODE_MARK, HL_R_BYTES, 1, blocking_deque_poll_last_and_offer_first_to_args, &hl__script_blocking_deque_poll_last_and_offer_first_to_marked, 2, blocking_deque_poll_last_and_offer_first_to_toks, 2, NULL},
+	{HL_OP_BLOCKING_DEQUE_PUT, "put", HL_MODE_ONCE, HL_R_NONE, 1, blocking_deque_put_args, NULL, 0, blocking_deque_put_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
+	{HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_deque_poll_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
+	{HL_OP_BLOCKING_DEQUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, blocking_deque_drain_to_args, &hl__script_blocking_deque_drain_to_marked, 1, blocking_deque_drain_to_toks, 2, NULL},
+	{HL_OP_BLOCKING_DEQUE_RECOVER, "recover", HL_MODE_ONCE, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_recover},
+	{HL_OP_BLOCKING_DEQUE_ADD_FIRST, "add_first", HL_MODE_ONCE, HL_R_NONE, 1, blocking_deque_add_first_args, NULL, 0, blocking_deque_add_first_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_ADD_LAST, "add_last", HL_MODE_ONCE, HL_R_NONE, 1, blocking_deque_add_last_args, NULL, 0, blocking_deque_add_last_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_OFFER_FIRST, "offer_first", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_deque_offer_first_args, NULL, 0, blocking_deque_offer_first_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_OFFER_LAST, "offer_last", HL_MODE_ONCE, HL_R_BOOL, 1, blocking_deque_offer_last_args, NULL, 0, blocking_deque_offer_last_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_PUT_FIRST, "put_first", HL_MODE_ONCE, HL_R_NONE, 1, blocking_deque_put_first_args, NULL, 0, blocking_deque_put_first_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_PUT_LAST, "put_last", HL_MODE_ONCE, HL_R_NONE, 1, blocking_deque_put_last_args, NULL, 0, blocking_deque_put_last_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_PEEK_FIRST, "peek_first", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, blocking_deque_peek_first_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_PEEK_LAST, "peek_last", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, blocking_deque_peek_last_toks, 3, NULL},
+	{HL_OP_BLOCKING_DEQUE_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_blocking_deque_poll_marked, 1, blocking_deque_poll_first_toks, 1, NULL},
+	{HL_OP_BLOCKING_DEQUE_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_blocking_deque_poll_last_marked, 1, blocking_deque_poll_last_toks, 1, NULL},
+	{HL_OP_BLOCKING_DEQUE_TAKE_FIRST, "take_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
+	{HL_OP_BLOCKING_DEQUE_TAKE_LAST, "take_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take_last},
+	{HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT, "poll_first_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_deque_poll_first_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
+	{HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT, "poll_last_timeout", HL_MODE_MARK, HL_R_BYTES, 1, blocking_deque_poll_last_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_last_timeout},
+};
+
+static const char *const blocking_deque_keys[] = {NULL};
+
+/* ---- bounded_blocking_queue ---- */
+
+const hl_script_def hl__script_bounded_blocking_queue_ack_bounded = {
+	"bounded_blocking_queue.ack_bounded", "2d38cf17312a5033a3a11656d022ca5fec4c8ec2",
+	"-- KEYS: the takers' hash, this take's in-flight list, the capacity.\n"
+	"-- ARGV: its id. Its element is the caller's: its unit given back once\n"
+	"-- (sent again, the list is gone: no second unit).\n"
+	"if redis.call('del', KEYS[2]) == 1 then\n"
+	"  local left = redis.call('incrby', KEYS[3], 1)\n"
+	"  redis.call('publish', 'redisson_sc:' .. KEYS[3], left)\n"
+	"end\n"
+	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_drain_to = {
+	"bounded_blocking_queue.drain_to", "a106c5cdbe5d8ec634fc714e83deedae90539266",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"local left = redis.call('incrby', KEYS[2], #out)\n"
+	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_drain_to_marked = {
+	"bounded_blocking_queue.drain_to_marked", "a96f2bdda2a05d2810c5ff0ae6ba35411b504f0f",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
+	"local out\n"
+	"if n < 0 then\n"
+	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
+	"  redis.call('del', KEYS[1])\n"
+	"elseif n == 0 then\n"
+	"  out = {}\n"
+	"else\n"
+	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
+	"  redis.call('ltrim', KEYS[1], n, -1)\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"local left = redis.call('incrby', KEYS[2], #out)\n"
+	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_offer = {
+	"bounded_blocking_queue.offer", "4d0104d036c28ecee33cd357d420ed55fadfee36",
+	"local left = redis.call('get', KEYS[2])\n"
+	"if not left then return redis.error_reply('ERR hilock: capacity of queue ' .. KEYS[1] .. ' has not been set') end\n"
+	"if tonumber(left) < 1 then return false end -- full: no marker kept\n"
+	"redis.call('decrby', KEYS[2], 1)\n"
+	"redis.call('rpush', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_offer_marked = {
+	"bounded_blocking_queue.offer_marked", "4cc215c7fb6bf266b1af5e54e2da9ddc8ef7a76c",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local left = redis.call('get', KEYS[2])\n"
+	"if not left then return redis.error_reply('ERR hilock: capacity of queue ' .. KEYS[1] .. ' has not been set') end\n"
+	"if tonumber(left) < 1 then return false end -- full: no marker kept\n"
+	"redis.call('decrby', KEYS[2], 1)\n"
+	"redis.call('rpush', KEYS[1], ARGV[1])\n"
+	"return 1\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_poll = {
+	"bounded_blocking_queue.poll", "6a2777d86cec1fc78e6792ab1d08425b71713c74",
+	"local v = redis.call('lpop', KEYS[1])\n"
+	"if v then\n"
+	"  local left = redis.call('incrby', KEYS[2], 1)\n"
+	"  redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"end\n"
+	"return v\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_poll_many = {
+	"bounded_blocking_queue.poll_many", "ba2b8eb428774f251502fe0064b098beff0d7ba7",
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"local left = redis.call('incrby', KEYS[2], #out)\n"
+	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"return out\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_poll_many_marked = {
+	"bounded_blocking_queue.poll_many_marked", "2d05e2b4a64e48b692db2599b0184e221aa49227",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"local out = {}\n"
+	"for i = 1, n do\n"
+	"  local v = redis.call('lpop', KEYS[1])\n"
+	"  if not v then break end\n"
+	"  out[i] = v\n"
+	"end\n"
+	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
+	"local left = redis.call('incrby', KEYS[2], #out)\n"
+	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"return out\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_poll_marked = {
+	"bounded_blocking_queue.poll_marked", "287d21a6922148bc64143adce60339be6d5ef3a6",
+	"local hl_mark = table.remove(KEYS)\n"
+	"local hl_ttl = table.remove(ARGV)\n"
+	"local hl_seen = redis.call('get', hl_mark)\n"
+	"if hl_seen then return cmsgpack.unpack(hl_seen) end\n"
+	"local hl_r = (function()\n"
+	"local v = redis.call('lpop', KEYS[1])\n"
+	"if v then\n"
+	"  local left = redis.call('incrby', KEYS[2], 1)\n"
+	"  redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
+	"end\n"
+	"return v\n"
+	"end)()\n"
+	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
+	"return hl_r\n"
+	""};
+
+const hl_script_def hl__script_bounded_blocking_queue_try_set_capacity = {
+	"bounded_blocking_queue.try_set_capacity", "abaca04d6624f903383c37b67ee00d2b4b8ee783",
+	"if redis.call('exists', KEYS[2]) == 1 then return 0 end\n"
+	"local n = tonumber(ARGV[1])\n"
+	"if n == nil or n < 0 then return redis.error_reply('ERR hilock: capacity is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
+	"redis.call('set', KEYS[2], ARGV[1])\n"
+	"redis.call('publish', 'redisson_sc:' .. KEYS[2], ARGV[1])\n"
+	"return 1\n"
+	""};
+
+static const hl_argdef bounded_blocking_queue_try_set_capacity_args[] = {
+	{"capacity", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok bounded_blocking_queue_try_set_capacity_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok bounded_blocking_queue_remaining_capacity_toks[] = {
+	{HL_TOK_LIT, 3, "GET"},
+	{HL_TOK_KEY, 1, NULL}};
+static const hl_argdef bounded_blocking_queue_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok bounded_blocking_queue_offer_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef bounded_blocking_queue_offer_timeout_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef bounded_blocking_queue_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef bounded_blocking_queue_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_tok bounded_blocking_queue_poll_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_KEY, 1, NULL}};
+static const hl_argdef bounded_blocking_queue_poll_many_args[] = {
+	{"limit", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok bounded_blocking_queue_poll_many_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_argdef bounded_blocking_queue_drain_to_args[] = {
+	{"max", HL_T_I64, 0, 1, -1},
+};
+static const hl_tok bounded_blocking_queue_drain_to_toks[] = {
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_KEY, 1, NULL},
+	{HL_TOK_ARG, 0, NULL}};
+static const hl_tok bounded_blocking_queue_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok bounded_blocking_queue_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef bounded_blocking_queue_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok bounded_blocking_queue_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+
+static const hl_opdef bounded_blocking_queue_ops[] = {
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_TRY_SET_CAPACITY, "try_set_capacity", HL_MODE_ONCE, HL_R_BOOL, 1, bounded_blocking_queue_try_set_capacity_args, &hl__script_bounded_blocking_queue_try_set_capacity, 2, bounded_blocking_queue_try_set_capacity_toks, 3, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_REMAINING_CAPACITY, "remaining_capacity", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, bounded_blocking_queue_remaining_capacity_toks, 2, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER, "offer", HL_MODE_MARK, HL_R_BOOL, 1, bounded_blocking_queue_offer_args, &hl__script_bounded_blocking_queue_offer_marked, 2, bounded_blocking_queue_offer_toks, 3, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT, "offer_timeout", HL_MODE_MARK, HL_R_BOOL, 2, bounded_blocking_queue_offer_timeout_args, NULL, 0, NULL, 0, hl__bounded_queue_offer_timeout},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, "put", HL_MODE_MARK, HL_R_NONE, 1, bounded_blocking_queue_put_args, NULL, 0, NULL, 0, hl__bounded_queue_put},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_take},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, bounded_blocking_queue_poll_timeout_args, NULL, 0, NULL, 0, hl__blocking_queue_poll_timeout},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, &hl__script_bounded_blocking_queue_poll_marked, 2, bounded_blocking_queue_poll_toks, 2, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_MANY, "poll_many", HL_MODE_MARK, HL_R_LIST, 1, bounded_blocking_queue_poll_many_args, &hl__script_bounded_blocking_queue_poll_many_marked, 2, bounded_blocking_queue_poll_many_toks, 3, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_DRAIN_TO, "drain_to", HL_MODE_MARK, HL_R_LIST, 1, bounded_blocking_queue_drain_to_args, &hl__script_bounded_blocking_queue_drain_to_marked, 2, bounded_blocking_queue_drain_to_toks, 3, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, bounded_blocking_queue_peek_toks, 3, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, bounded_blocking_queue_size_toks, 2, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, bounded_blocking_queue_read_range_args, NULL, 0, bounded_blocking_queue_read_range_toks, 4, NULL},
+	{HL_OP_BOUNDED_BLOCKING_QUEUE_RECOVER, "recover", HL_MODE_ONCE, HL_R_I64, 0, NULL, NULL, 0, NULL, 0, hl__blocking_queue_recover},
+};
+
+static const char *const bounded_blocking_queue_keys[] = {NULL, "redisson_bqs:{name}"};
+
 /* ---- delayed_queue ---- */
 
 const hl_script_def hl__script_delayed_queue_clear = {
@@ -2615,12 +3477,15 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_LIST, "list", 1, list_keys, 15, list_ops, NULL},
 	{HL_KIND_QUEUE, "queue", 1, queue_keys, 8, queue_ops, NULL},
 	{HL_KIND_DEQUE, "deque", 1, deque_keys, 16, deque_ops, NULL},
+	{HL_KIND_BLOCKING_QUEUE, "blocking_queue", 1, blocking_queue_keys, 13, blocking_queue_ops, NULL},
+	{HL_KIND_BLOCKING_DEQUE, "blocking_deque", 1, blocking_deque_keys, 27, blocking_deque_ops, NULL},
+	{HL_KIND_BOUNDED_BLOCKING_QUEUE, "bounded_blocking_queue", 2, bounded_blocking_queue_keys, 14, bounded_blocking_queue_ops, NULL},
 	{HL_KIND_DELAYED_QUEUE, "delayed_queue", 3, delayed_queue_keys, 10, delayed_queue_ops, &hl__hooks_delayed},
 	{HL_KIND_PRIORITY_QUEUE, "priority_queue", 3, priority_queue_keys, 8, priority_queue_ops, NULL},
 	{HL_KIND_PRIORITY_DEQUE, "priority_deque", 3, priority_deque_keys, 12, priority_deque_ops, NULL},
 	{HL_KIND_PRIORITY_BLOCKING_QUEUE, "priority_blocking_queue", 3, priority_blocking_queue_keys, 11, priority_blocking_queue_ops, NULL},
 };
-const size_t hl__grid_nkinds = 19;
+const size_t hl__grid_nkinds = 22;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -3976,6 +4841,362 @@ int hl_deque_poll_first(hl_value **out, hl_object *obj)
 int hl_deque_poll_last(hl_value **out, hl_object *obj)
 {
 	return hl__grid_value(out, obj, HL_OP_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_blocking_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_BLOCKING_QUEUE, name, name_len);
+}
+
+int hl_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_QUEUE_OFFER, a, 1);
+}
+
+int hl_blocking_queue_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_QUEUE_ADD, a, 1);
+}
+
+int hl_blocking_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_blocking_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL, NULL, 0);
+}
+
+int hl_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_MANY, a, 1);
+}
+
+int hl_blocking_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_blocking_queue_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(dest, dest_len);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_LAST_AND_OFFER_FIRST_TO, a, 1);
+}
+
+int hl_blocking_queue_put(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_QUEUE_PUT, a, 1);
+}
+
+int hl_blocking_queue_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0);
+}
+
+int hl_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(max);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_QUEUE_DRAIN_TO, a, 1);
+}
+
+int hl_blocking_queue_recover(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_QUEUE_RECOVER, NULL, 0);
+}
+
+int hl_blocking_deque_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_BLOCKING_DEQUE, name, name_len);
+}
+
+int hl_blocking_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_DEQUE_OFFER, a, 1);
+}
+
+int hl_blocking_deque_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_DEQUE_ADD, a, 1);
+}
+
+int hl_blocking_deque_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_PEEK, NULL, 0);
+}
+
+int hl_blocking_deque_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL, NULL, 0);
+}
+
+int hl_blocking_deque_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_MANY, a, 1);
+}
+
+int hl_blocking_deque_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_DEQUE_SIZE, NULL, 0);
+}
+
+int hl_blocking_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_READ_RANGE, a, 2);
+}
+
+int hl_blocking_deque_poll_last_and_offer_first_to(hl_value **out, hl_object *obj, const void *dest, size_t dest_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(dest, dest_len);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_LAST_AND_OFFER_FIRST_TO, a, 1);
+}
+
+int hl_blocking_deque_put(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_DEQUE_PUT, a, 1);
+}
+
+int hl_blocking_deque_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_TAKE, NULL, 0);
+}
+
+int hl_blocking_deque_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_blocking_deque_drain_to(hl_value **out, hl_object *obj, int64_t max)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(max);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_DRAIN_TO, a, 1);
+}
+
+int hl_blocking_deque_recover(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BLOCKING_DEQUE_RECOVER, NULL, 0);
+}
+
+int hl_blocking_deque_add_first(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_DEQUE_ADD_FIRST, a, 1);
+}
+
+int hl_blocking_deque_add_last(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_DEQUE_ADD_LAST, a, 1);
+}
+
+int hl_blocking_deque_offer_first(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_DEQUE_OFFER_FIRST, a, 1);
+}
+
+int hl_blocking_deque_offer_last(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BLOCKING_DEQUE_OFFER_LAST, a, 1);
+}
+
+int hl_blocking_deque_put_first(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_DEQUE_PUT_FIRST, a, 1);
+}
+
+int hl_blocking_deque_put_last(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BLOCKING_DEQUE_PUT_LAST, a, 1);
+}
+
+int hl_blocking_deque_peek_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_PEEK_FIRST, NULL, 0);
+}
+
+int hl_blocking_deque_peek_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_PEEK_LAST, NULL, 0);
+}
+
+int hl_blocking_deque_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_FIRST, NULL, 0);
+}
+
+int hl_blocking_deque_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_blocking_deque_take_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_TAKE_FIRST, NULL, 0);
+}
+
+int hl_blocking_deque_take_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_TAKE_LAST, NULL, 0);
+}
+
+int hl_blocking_deque_poll_first_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT, a, 1);
+}
+
+int hl_blocking_deque_poll_last_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT, a, 1);
+}
+
+int hl_bounded_blocking_queue_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_BOUNDED_BLOCKING_QUEUE, name, name_len);
+}
+
+int hl_bounded_blocking_queue_try_set_capacity(int *out, hl_object *obj, int64_t capacity)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(capacity);
+	return hl__grid_bool(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_TRY_SET_CAPACITY, a, 1);
+}
+
+int hl_bounded_blocking_queue_remaining_capacity(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_REMAINING_CAPACITY, NULL, 0);
+}
+
+int hl_bounded_blocking_queue_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER, a, 1);
+}
+
+int hl_bounded_blocking_queue_offer_timeout(int *out, hl_object *obj, const void *value, size_t value_len, int64_t timeout)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_bytes(value, value_len);
+	a[1] = hl__arg_int(timeout);
+	return hl__grid_bool(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT, a, 2);
+}
+
+int hl_bounded_blocking_queue_put(hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_none(obj, HL_OP_BOUNDED_BLOCKING_QUEUE_PUT, a, 1);
+}
+
+int hl_bounded_blocking_queue_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_TAKE, NULL, 0);
+}
+
+int hl_bounded_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_bounded_blocking_queue_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_POLL, NULL, 0);
+}
+
+int hl_bounded_blocking_queue_poll_many(hl_value **out, hl_object *obj, int64_t limit)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(limit);
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_MANY, a, 1);
+}
+
+int hl_bounded_blocking_queue_drain_to(hl_value **out, hl_object *obj, int64_t max)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(max);
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_DRAIN_TO, a, 1);
+}
+
+int hl_bounded_blocking_queue_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_PEEK, NULL, 0);
+}
+
+int hl_bounded_blocking_queue_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_SIZE, NULL, 0);
+}
+
+int hl_bounded_blocking_queue_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_READ_RANGE, a, 2);
+}
+
+int hl_bounded_blocking_queue_recover(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_BOUNDED_BLOCKING_QUEUE_RECOVER, NULL, 0);
 }
 
 int hl_delayed_queue_new(hl_object **out, hl_client *client, const void *name,

@@ -272,6 +272,27 @@ extern const hl_script_def hl__script_delayed_queue_read_range;
 int hl__delayed_queue_offer(hl_gridcall *call);
 int hl__delayed_queue_read_all(hl_gridcall *call);
 int hl__delayed_queue_destroy(hl_gridcall *call);
+/* The blocking queue's takes (blocking_queue.c). */
+int hl__blocking_queue_take(hl_gridcall *call);
+int hl__blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__blocking_queue_recover(hl_gridcall *call);
+/* The blocking deque's takes at the tail (blocking_queue.c). */
+int hl__blocking_queue_take_last(hl_gridcall *call);
+int hl__blocking_queue_poll_last_timeout(hl_gridcall *call);
+/* 1 if op is a take or a poll with a timeout of either kind (a wait whose
+ * task form is hl__blocking_queue_call_start). */
+int hl__blocking_queue_is_wait(int op);
+/* The bounded queue's offers that wait for room (blocking_queue.c), and
+ * their task forms (a wait of the engine on the capacity channel). */
+int hl__bounded_queue_offer_timeout(hl_gridcall *call);
+int hl__bounded_queue_put(hl_gridcall *call);
+int hl__bounded_queue_call_start(hl_task **out, hl_object *obj, int op,
+                                 const hl_arg *args, size_t nargs);
+/* hl_object_call_start() of a take or poll_timeout: a waiter in the line
+ * of the queue's pump (one blocking take for the client's waiters), not
+ * an executor blocked in it. */
+int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
+                                  const hl_arg *args, size_t nargs);
 
 /* "kind "name"" for messages. */
 const char *hl__grid_label(const hl_object *o, char *buf, size_t len);

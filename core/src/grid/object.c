@@ -1128,6 +1128,11 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 	if (op == HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE ||
 	    op == HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT) /* a wait too */
 		return hl__priority_take_call_start(out, obj, op, args, nargs);
+	if (op == HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT ||
+	    op == HL_OP_BOUNDED_BLOCKING_QUEUE_PUT) /* a wait for room */
+		return hl__bounded_queue_call_start(out, obj, op, args, nargs);
+	if (hl__blocking_queue_is_wait(op)) /* a wait: in a line */
+		return hl__blocking_queue_call_start(out, obj, op, args, nargs);
 	for (i = 0; i < nargs; i++)
 		if (args[i].type == HL_ARG_BYTES)
 			total += args[i].len;

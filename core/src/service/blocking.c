@@ -121,14 +121,18 @@ static int write_all(hl_conn *conn, const hl_bound *b)
 	return HL_OK;
 }
 
-/* CLIENT UNBLOCK the connection's command, from a connection of its own
- * (the pool may be closing with the client): HL_OK when sent. */
-static int unblock(hl_client *c, const hl_addr *a, hl_conn *conn)
+/* CLIENT UNBLOCK (kill: CLIENT KILL ID) the connection's command, from a
+ * connection of its own (the pool may be closing with the client): HL_OK
+ * when Redis answered it (a kill: the connection is gone there now, so
+ * nothing it carried can run any more). */
+static int client_cmd(hl_client *c, const hl_addr *a, hl_conn *conn, int kill)
 {
 	const char *addr = NULL;
 	long long id = hl__conn_server_id(conn, &addr);
 	char ids[24];
-	const char *argv[3] = {"CLIENT", "UNBLOCK", ids};
+	const char *uargv[3] = {"CLIENT", "UNBLOCK", ids};
+	const char *kargv[4] = {"CLIENT", "KILL", "ID", ids};
+	const char **argv = kill ? kargv : uargv;
 	hl_conn *u = NULL;
 	hl_reply *r = NULL;
 	hl_bound b;
@@ -140,16 +144,35 @@ static int unblock(hl_client *c, const hl_addr *a, hl_conn *conn)
 	hl__bound_plain(&b, hl__deadline(c->conf.command_timeout_ms), NULL);
 	if ((rc = hl__router_connect(c, a, &u, &b)) != HL_OK)
 		return rc;
-	rc = hl__router_one(c, u, &r, 3, argv, &b);
+	rc = hl__router_one(c, u, &r, kill ? 4 : 3, argv, &b);
+	if (rc == HL_OK && kill && hl__reply_type(r) != HL_REPLY_INTEGER)
+		rc = hl__fail(HL_EPROTOCOL, "CLIENT KILL answered no count");
 	hl__reply_free(r);
 	hl__conn_free(u);
 	return rc;
 }
 
+static int unblock(hl_client *c, const hl_addr *a, hl_conn *conn)
+{
+	return client_cmd(c, a, conn, 0);
+}
+
+/* A broken connection whose command may still run (Redis may hold it
+ * blocked, or its bytes may be on the way): kill it there, so that what
+ * it took, if anything, is final. 1 if done. */
+static int settle_broken(hl_client *c, const hl_addr *a, hl_conn *conn,
+                         int *settled)
+{
+	if (!settled)
+		return 0;
+	*settled = client_cmd(c, a, conn, 1) == HL_OK;
+	return *settled;
+}
+
 static int blocking_once(hl_client *c, hl_reply **out, int argc,
                          const char **argv, const size_t *lens, const char *key,
                          size_t keylen, int64_t wait_ms, const hl_bound *b,
-                         enum hl_sent *sent)
+                         enum hl_sent *sent, int *settled)
 {
 	hl_addr node;
 	uint64_t epoch = 0;
@@ -182,6 +205,7 @@ static int blocking_once(hl_client *c, hl_reply **out, int argc,
 	}
 	if ((rc = write_all(conn, b)) != HL_OK) {
 		/* part of it may be out: it may run */
+		settle_broken(c, &node, conn, settled);
 		hl__conn_free(conn);
 		if (sent)
 			*sent = HL_SENT_MAYBE;
@@ -204,6 +228,7 @@ static int blocking_once(hl_client *c, hl_reply **out, int argc,
 	stop = rc;
 	if (stop != HL_EINTERRUPTED && stop != HL_ECLOSED &&
 	    !(stop == HL_ETIMEDOUT && b && hl__bound_check(b) != HL_OK)) {
+		settle_broken(c, &node, conn, settled);
 		hl__conn_free(conn);
 		return hl__fail_wrap(stop == HL_ETIMEDOUT ? HL_EIO : stop,
 		                     "%s: blocking %.40s", label, argv[0]);
@@ -241,7 +266,9 @@ static int blocking_once(hl_client *c, hl_reply **out, int argc,
 	return HL_OK; /* it took something before the unblock: the caller's */
 }
 
-/* A redirection or a cluster not ready: nothing ran, ask again where. */
+/* A redirection or a cluster not ready: nothing ran, ask again where.
+ * UNBLOCKED: the node stopped being a master while the command waited (a
+ * failover demoted it): nothing was taken. */
 static int misrouted(const hl_reply *r)
 {
 	const char *e;
@@ -251,7 +278,8 @@ static int misrouted(const hl_reply *r)
 	return strncmp(e, "MOVED", 5) == 0 || strncmp(e, "ASK", 3) == 0 ||
 	       strncmp(e, "TRYAGAIN", 8) == 0 ||
 	       strncmp(e, "CLUSTERDOWN", 11) == 0 ||
-	       strncmp(e, "READONLY", 8) == 0;
+	       strncmp(e, "READONLY", 8) == 0 ||
+	       strncmp(e, "UNBLOCKED", 9) == 0;
 }
 
 int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
@@ -259,10 +287,21 @@ int hl__blocking_command(hl_client *c, hl_reply **out, int argc,
                          size_t keylen, int64_t wait_ms, const hl_bound *b,
                          enum hl_sent *sent)
 {
+	return hl__blocking_command_ex(c, out, argc, argv, lens, key, keylen,
+	                               wait_ms, b, sent, NULL);
+}
+
+int hl__blocking_command_ex(hl_client *c, hl_reply **out, int argc,
+                            const char **argv, const size_t *lens,
+                            const char *key, size_t keylen, int64_t wait_ms,
+                            const hl_bound *b, enum hl_sent *sent, int *settled)
+{
 	int attempt, rc = HL_OK;
+	if (settled)
+		*settled = 0;
 	for (attempt = 0; attempt < 5; attempt++) {
 		rc = blocking_once(c, out, argc, argv, lens, key, keylen,
-		                   wait_ms, b, sent);
+		                   wait_ms, b, sent, settled);
 		if (rc != HL_OK || !misrouted(*out))
 			return rc;
 		hl__reply_free(*out);

@@ -1371,6 +1371,23 @@ void hl__task_ref(hl_task *t)
 	pthread_mutex_unlock(&t->c->wait_mu);
 }
 
+void hl__task_kick(hl_task *t)
+{
+	pthread_mutex_lock(&t->c->wait_mu);
+	kick(t->c, t);
+	pthread_mutex_unlock(&t->c->wait_mu);
+}
+
+void hl__task_drive_value(hl_task *t, hl_value *v)
+{
+	hl_value *old;
+	pthread_mutex_lock(&t->c->wait_mu);
+	old = t->value;
+	t->value = v;
+	pthread_mutex_unlock(&t->c->wait_mu);
+	hl_value_free(old);
+}
+
 hl_cancel *hl__task_cancel_flag(hl_task *t)
 {
 	return t->cancel;

@@ -58,6 +58,7 @@ from ._grid_list import List
 from ._grid_queue import Deque, Queue
 from ._grid_priority_queue import PriorityDeque, PriorityQueue
 from ._grid_priority_blocking_queue import PriorityBlockingQueue
+from ._grid_blocking_queue import BlockingDeque, BlockingQueue, BoundedBlockingQueue
 from ._grid_map import Map
 from ._grid_scored_sorted_set import ScoredSortedSet
 from ._grid_set import Set
@@ -108,6 +109,9 @@ __all__ = [
     "DelayedQueue",
     "List",
     "Queue",
+    "BlockingQueue",
+    "BlockingDeque",
+    "BoundedBlockingQueue",
     "Deque",
     "PriorityQueue",
     "PriorityDeque",

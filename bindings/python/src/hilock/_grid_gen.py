@@ -30,6 +30,15 @@ if TYPE_CHECKING:
     from ._grid_deque import Deque
 
 if TYPE_CHECKING:
+    from ._grid_blocking_queue import BlockingQueue
+
+if TYPE_CHECKING:
+    from ._grid_blocking_deque import BlockingDeque
+
+if TYPE_CHECKING:
+    from ._grid_bounded_blocking_queue import BoundedBlockingQueue
+
+if TYPE_CHECKING:
     from ._grid_delayed_queue import DelayedQueue
 
 if TYPE_CHECKING:
@@ -41,7 +50,7 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_priority_blocking_queue import PriorityBlockingQueue
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "DelayedQueueBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase", "BoundedBlockingQueueBase", "DelayedQueueBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
 
 
 class Bucket(GridObject):
@@ -1441,6 +1450,339 @@ class DequeBase(GridObject):
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
 
+class BlockingQueueBase(GridObject):
+    """A FIFO queue of byte values under one key (a Redis list, its head on the left) whose
+    takers wait for an element: take waits without bound, poll_timeout up to a timeout. A take
+    moves the head into an in-flight list of its own (BLMOVE) and removes it from there once
+    the answer reached the caller, so an element whose reply is lost on the wire, or whose
+    taker is killed, is delivered later (once) instead of lost: see docs/grid-blocking-
+    queue.md. Redisson's producers (RPUSH) and consumers (BLPOP) share it.
+
+    Redisson: ``RBlockingQueue``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getBlockingQueue(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 16
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_queue_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        r = lib.hlpy_g_blocking_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        r = lib.hlpy_g_blocking_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_blocking_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_blocking_queue_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def put(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); a queue without bound never waits. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_queue_put(self._h, _bvalue, len(_bvalue)))
+
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (max -1: every one), in order, in one script (Redisson's
+        drainTo): an empty answer keeps no marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_queue_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head of the queue, in order, the in-flight elements of takers whose lease
+        ended (a killed process; every take does this first): the number given back. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_blocking_queue_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+
+class BlockingDequeBase(GridObject):
+    """A double-ended blocking queue of byte values under one key (a Redis list, its head on the
+    left): the blocking queue's operations, the deque's adds, peeks and polls at either end,
+    and takes that wait at either end. A take moves its element into an in-flight list of its
+    own and acknowledges it, as the blocking queue's (an element taken from the tail and given
+    back goes back to the tail): see docs/grid-blocking-queue.md. Redisson's BLPOP/BRPOP
+    consumers share it.
+
+    Redisson: ``RBlockingDeque``. Java side: StringCodec or ByteArrayCodec (or a CompositeCodec of them): ``redisson.getBlockingDeque(name, StringCodec.INSTANCE)``.
+    """
+
+    _kind = 17
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def add(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true, as offer. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when the queue is empty (LINDEX 0)."""
+        r = lib.hlpy_g_blocking_deque_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when the queue is empty."""
+        r = lib.hlpy_g_blocking_deque_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head, in order (Redisson's LPOP loop in one script);
+        limit must be 0 or more. An empty answer keeps no request marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_blocking_deque_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to index end (0 is the head), both included, without taking
+        them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def poll_last_and_offer_first_to(self, dest: Value) -> Optional[bytes]:
+        """Move the tail of this queue to the head of the queue dest (RPOPLPUSH) and answer it: None
+        when this one is empty. In a cluster dest must hash to the same slot (a shared hash tag,
+        {tag}a and {tag}b); another slot is refused before anything is sent."""
+        _bdest = dest if type(dest) is bytes else _bytes(dest, 'dest')
+        r = lib.hlpy_g_blocking_deque_poll_last_and_offer_first_to(self._h, _bdest, len(_bdest))
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def put(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); a queue without bound never waits. Raises OutcomeUnknown
+        when its reply is lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put(self._h, _bvalue, len(_bvalue)))
+
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (max -1: every one), in order, in one script (Redisson's
+        drainTo): an empty answer keeps no marker."""
+        out = _out('hl_value **')
+        check(lib.hl_blocking_deque_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head of the queue, in order, the in-flight elements of takers whose lease
+        ended (a killed process; every take does this first): the number given back. Raises
+        OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_blocking_deque_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def add_first(self, value: Value) -> None:
+        """Add value at the head (LPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_add_first(self._h, _bvalue, len(_bvalue)))
+
+    def add_last(self, value: Value) -> None:
+        """Add value at the tail (RPUSH). Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_add_last(self._h, _bvalue, len(_bvalue)))
+
+    def offer_first(self, value: Value) -> bool:
+        """Add value at the head (LPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer_first(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer_last(self, value: Value) -> bool:
+        """Add value at the tail (RPUSH): true. Raises OutcomeUnknown when its reply is lost after it
+        may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_blocking_deque_offer_last(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def put_first(self, value: Value) -> None:
+        """Add value at the head (LPUSH); never waits. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put_first(self._h, _bvalue, len(_bvalue)))
+
+    def put_last(self, value: Value) -> None:
+        """Add value at the tail (RPUSH); never waits. Raises OutcomeUnknown when its reply is lost
+        after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        check(lib.hl_blocking_deque_put_last(self._h, _bvalue, len(_bvalue)))
+
+    def peek_first(self) -> Optional[bytes]:
+        """The head, None when empty."""
+        r = lib.hlpy_g_blocking_deque_peek_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek_last(self) -> Optional[bytes]:
+        """The tail, None when empty."""
+        r = lib.hlpy_g_blocking_deque_peek_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the head (LPOP): None when empty."""
+        r = lib.hlpy_g_blocking_deque_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the tail (RPOP): None when empty."""
+        r = lib.hlpy_g_blocking_deque_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+
+class BoundedBlockingQueueBase(GridObject):
+    """A blocking queue with a capacity shared with Redisson's RBoundedBlockingQueue:
+    redisson_bqs:{name} holds the remaining capacity. An offer takes one unit in the same
+    script as its RPUSH; every take and poll (also of many, and drain_to) gives its units back
+    in the script that takes or acknowledges, and publishes the new value on
+    redisson_sc:redisson_bqs:{name}, so the capacity never drifts and Redisson's waiting puts
+    wake. Takes lose nothing, as the blocking queue's (docs/grid-blocking-queue.md).
+
+    Redisson: ``RBoundedBlockingQueue``. Java side: StringCodec or ByteArrayCodec, also as the Java client's global codec (config.setCodec): Redisson decodes take() with it.
+    """
+
+    _kind = 18
+
+    def try_set_capacity(self, capacity: int) -> bool:
+        """Set the capacity if none is set (it is the remaining capacity, as Redisson's): true if it
+        was; the value is published. Raises OutcomeUnknown when its reply is lost after it may
+        have run (never applied twice)."""
+        r = lib.hlpy_g_bounded_blocking_queue_try_set_capacity(self._h, capacity if type(capacity) is int and -0x8000000000000000 <= capacity <= 0x7fffffffffffffff else _i64(capacity, 'capacity'))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remaining_capacity(self) -> int:
+        """The remaining capacity (0 when none is set)."""
+        r = lib.hlpy_g_bounded_blocking_queue_remaining_capacity(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def offer(self, value: Value) -> bool:
+        """Add value at the tail if there is room (one unit of capacity taken in the same script):
+        true, or false when full. Fails when no capacity is set. Sent again after a lost reply
+        with a request marker: added once."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_bounded_blocking_queue_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (LPOP) and give its unit back: None when empty."""
+        r = lib.hlpy_g_bounded_blocking_queue_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_many(self, limit: int) -> list[Optional[bytes]]:
+        """Take up to limit elements from the head and give their units back (Redisson's poll(limit)
+        does not: #2998)."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_poll_many(out, self._h, limit if type(limit) is int and -0x8000000000000000 <= limit <= 0x7fffffffffffffff else _i64(limit, 'limit')))
+        return _take(out[0])
+
+    def drain_to(self, max: int = -1) -> list[Optional[bytes]]:
+        """Take the first max elements (-1: every one) and give their units back."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_drain_to(out, self._h, max if type(max) is int and -0x8000000000000000 <= max <= 0x7fffffffffffffff else _i64(max, 'max')))
+        return _take(out[0])
+
+    def peek(self) -> Optional[bytes]:
+        """The head, None when empty."""
+        r = lib.hlpy_g_bounded_blocking_queue_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def size(self) -> int:
+        """The number of elements."""
+        r = lib.hlpy_g_bounded_blocking_queue_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The elements from index start to end (0 is the head), not taken."""
+        out = _out('hl_value **')
+        check(lib.hl_bounded_blocking_queue_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def recover(self) -> int:
+        """Give back to the head the in-flight elements of takers whose lease ended: the number given
+        back (capacity unchanged: they are queued again). Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        r = lib.hlpy_g_bounded_blocking_queue_recover(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+
 class DelayedQueueBase(GridObject):
     """Values offered with a delay wait in redisson_delay_queue_timeout:{name} (a zset by due
     time, the client's wall clock in ms) and redisson_delay_queue:{name} (insertion order),
@@ -1856,6 +2198,24 @@ class GridFactories:
         from ._grid_deque import Deque
 
         return Deque(self, name)  # type: ignore[arg-type]
+
+    def blocking_queue(self, name: Value) -> "BlockingQueue":
+        """The blocking queue called ``name`` (Redisson ``RBlockingQueue``). No round trip."""
+        from ._grid_blocking_queue import BlockingQueue
+
+        return BlockingQueue(self, name)  # type: ignore[arg-type]
+
+    def blocking_deque(self, name: Value) -> "BlockingDeque":
+        """The blocking deque called ``name`` (Redisson ``RBlockingDeque``). No round trip."""
+        from ._grid_blocking_deque import BlockingDeque
+
+        return BlockingDeque(self, name)  # type: ignore[arg-type]
+
+    def bounded_blocking_queue(self, name: Value) -> "BoundedBlockingQueue":
+        """The bounded blocking queue called ``name`` (Redisson ``RBoundedBlockingQueue``). No round trip."""
+        from ._grid_bounded_blocking_queue import BoundedBlockingQueue
+
+        return BoundedBlockingQueue(self, name)  # type: ignore[arg-type]
 
     def delayed_queue(self, name: Value) -> "DelayedQueue":
         """The delayed queue of the queue ``name`` (Redisson ``RDelayedQueue``): this client moves its
