@@ -973,7 +973,193 @@ static void take_lost_and_locked(void)
 	ht_proxy_stop(p);
 }
 
+/* ---- the blocking deque's takes at the tail ----------------------------- */
+
+static int pbd_taken(void *arg)
+{
+	return llen_is(arg, "grid:pbd:doubt", 1);
+}
+
+/* take_last answers the highest value (at once, or woken by a hilock add
+ * and by an add's message when two came at once); poll_last_timeout
+ * answers nil when its time is up; the takes at both ends share one line;
+ * a take_last whose reply is lost answers what it took; one cancelled
+ * while its attempt is unanswered puts what it took back. */
+static void deque_take_last(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *q = NULL, *adder = NULL;
+	const char *name = "grid:pbd:last";
+	const char *chan = "hilock_priority_queue_channel:{grid:pbd:last}";
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	hl_value *v = NULL;
+	hl_arg a;
+	char buf[64];
+	int ok = 0, res = 0;
+	int64_t t0, took;
+
+	HT_OK(hl_priority_blocking_deque_new(&q, c, HT_S(name)));
+	HT_OK(hl_priority_queue_new(&adder, c, HT_S(name)));
+	HT_OK(hl_priority_blocking_deque_put(&ok, q, HT_S("b")));
+	HT_OK(hl_priority_queue_add(&ok, adder, HT_S("c")));
+	HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("a")));
+	HT_OK(hl_priority_blocking_deque_take_last(&v, q));
+	HT_CHECK(bytes_eq(v, "c", 1));
+	hl_value_free(v);
+	HT_OK(hl_priority_blocking_deque_poll_last_timeout(&v, q, 60000));
+	HT_CHECK(bytes_eq(v, "b", 1));
+	hl_value_free(v);
+	HT_OK(hl_priority_blocking_deque_take_first(&v, q));
+	HT_CHECK(bytes_eq(v, "a", 1));
+	hl_value_free(v);
+	/* empty: a take_last task waits on the channel; a hilock add wakes it
+	 */
+	HT_OK(hl_object_call_start(
+	        &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL, 0));
+	ht_wait_waiting(c, 1);
+	HT_EQ(ht_numsub(r, HT_S(chan)), 1);
+	ht_sleep_ms(700); /* its back-off at its longest */
+	HT_EQ(hl_task_done(t), 0);
+	t0 = ht_now_ms();
+	HT_OK(hl_priority_queue_add(&ok, adder, HT_S("x")));
+	HT_OK(ht_task_result(t, &res, 10000));
+	took = ht_now_ms() - t0;
+	HT_CHECKF(took < 120 * ht_scale(), "woken after %lld ms",
+	          (long long)took);
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "x", 1));
+	hl_task_free(t);
+	/* two values and one message at once: the task takes the last */
+	HT_OK(hl_object_call_start(
+	        &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL, 0));
+	ht_wait_waiting(c, 1);
+	ht_sleep_ms(700);
+	HT_EQ(hl_task_done(t), 0);
+	t0 = ht_now_ms();
+	freeReplyObject(ht_raw(ht_raw_of(r), "EVAL %s 1 %s %s",
+	                       "redis.call('rpush', KEYS[1], 'a', 'y'); "
+	                       "return redis.call('publish', ARGV[1], 'add')",
+	                       name, chan));
+	HT_OK(ht_task_result(t, &res, 10000));
+	took = ht_now_ms() - t0;
+	HT_CHECKF(took < 120 * ht_scale(), "woken after %lld ms",
+	          (long long)took);
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "y", 1));
+	hl_task_free(t);
+	HT_EQ(raw_list(r, name, buf, sizeof buf), 1);
+	HT_STREQ(buf, "a");
+	/* the takes at both ends queue in one line: the first comes first */
+	HT_OK(hl_priority_blocking_deque_poll_first(&v, q));
+	hl_value_free(v);
+	{
+		hl_task *u = NULL;
+		HT_OK(hl_object_call_start(
+		        &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_FIRST, NULL,
+		        0));
+		HT_OK(hl_object_call_start(
+		        &u, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL,
+		        0));
+		ht_wait_waiting(c, 2);
+		HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("k")));
+		HT_OK(ht_task_result(t, &res, 10000));
+		HT_OK(hl_task_value(&tv, t));
+		HT_CHECK(bytes_eq(tv, "k", 1));
+		HT_EQ(hl_task_done(u), 0);
+		HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("l")));
+		HT_OK(ht_task_result(u, &res, 10000));
+		HT_OK(hl_task_value(&tv, u));
+		HT_CHECK(bytes_eq(tv, "l", 1));
+		hl_task_free(t);
+		hl_task_free(u);
+	}
+	/* poll_last_timeout: nil once the time is up */
+	t0 = ht_now_ms();
+	HT_OK(hl_priority_blocking_deque_poll_last_timeout(&v, q, 300));
+	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	HT_CHECK(ht_now_ms() - t0 >= 290);
+	/* bad input: a timed wait needs its timeout, a take none */
+	HT_RC(hl_object_call_start(
+	              &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT,
+	              NULL, 0),
+	      HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "poll_last_timeout") != NULL);
+	memset(&a, 0, sizeof a);
+	a.type = HL_ARG_INT;
+	a.i = 0;
+	HT_RC(hl_object_call_start(
+	              &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT,
+	              &a, 1),
+	      HL_EINVAL);
+	HT_RC(hl_object_call_start(
+	              &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, &a, 1),
+	      HL_EINVAL);
+	HT_CHECK(strstr(hl_error_last(), "take_last") != NULL);
+	HT_EQ(raw_list(r, name, buf, sizeof buf), 0);
+	hl_object_free(q);
+	hl_object_free(adder);
+	hl_client_free(c);
+}
+
+static void deque_take_last_lost(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client *c = ht_doubt_client(p->url, 40);
+	hl_object *q = NULL;
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	hl_value *v = NULL;
+	char buf[64];
+	int ok = 0, res = 0;
+
+	HT_OK(hl_priority_blocking_deque_new(&q, c, HT_S("grid:pbd:doubt")));
+	HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("z")));
+	HT_OK(hl_priority_blocking_deque_take_last(&v, q)); /* scripts cached */
+	hl_value_free(v);
+	HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("b")));
+	HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("a")));
+	ht_proxy_cmd(p, "delay 400");
+	HT_OK(hl_object_call_start(
+	        &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL, 0));
+	HT_CHECK(ht_wait_until(pbd_taken, r, 10000)); /* it took "b" */
+	ht_sleep_ms(300);                             /* its reply lost */
+	ht_proxy_cmd(p, "delay 0");
+	HT_OK(ht_task_result(t, &res, 20000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_CHECK(bytes_eq(tv, "b", 1));
+	hl_task_free(t);
+	HT_EQ(raw_list(r, "grid:pbd:doubt", buf, sizeof buf), 1);
+	HT_STREQ(buf, "a");
+	/* cancelled while its attempt's reply is lost: "b" comes back */
+	HT_OK(hl_priority_blocking_deque_add(&ok, q, HT_S("b")));
+	ht_proxy_cmd(p, "delay 400");
+	HT_OK(hl_object_call_start(
+	        &t, q, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL, 0));
+	HT_CHECK(ht_wait_until(pbd_taken, r, 10000)); /* it took "b" */
+	hl_task_cancel(t);
+	ht_proxy_cmd(p, "delay 0");
+	res = ht_task_result(t, &res, 20000);
+	if (res == HL_OK) { /* its answer came before the cancel */
+		HT_OK(hl_task_value(&tv, t));
+		HT_CHECK(bytes_eq(tv, "b", 1));
+		HT_EQ(raw_list(r, "grid:pbd:doubt", buf, sizeof buf), 1);
+	} else {
+		HT_EQ(res, HL_EINTERRUPTED);
+		HT_EQ(raw_list(r, "grid:pbd:doubt", buf, sizeof buf), 2);
+		HT_STREQ(buf, "a|b");
+	}
+	hl_task_free(t);
+	hl_object_free(q);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 HT_MAIN(HT_CASE(order), HT_CASE(duplicates), HT_CASE(empty), HT_CASE(deque),
         HT_CASE(redisson_lock), HT_CASE(comparator), HT_CASE(lost_reply),
         HT_CASE(cluster), HT_CASE(bad_input), HT_CASE(take), HT_CASE(takers),
-        HT_CASE(take_lost_and_locked))
+        HT_CASE(take_lost_and_locked), HT_CASE(deque_take_last),
+        HT_CASE(deque_take_last_lost))

@@ -2006,3 +2006,102 @@ func (o *PriorityBlockingQueue) Put(ctx context.Context, value []byte) (bool, er
 	v, err := o.call(ctx, 0x1608, "put", argBytes(value))
 	return v.Bool(), err
 }
+
+// PriorityBlockingDeque is Redisson's RPriorityBlockingDeque: The priority blocking queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingDeque), also read, taken and waited for at the tail: take_last and poll_last_timeout wait for the highest value as take waits for the lowest (a task: a bounded back-off, woken at once by a hilock add). There is no add at either end: the order decides. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+// Java side: StringCodec (natural order of String): redisson.getPriorityBlockingDeque(name, StringCodec.INSTANCE), never trySetComparator.
+type PriorityBlockingDeque struct{ object }
+
+// PriorityBlockingDeque returns the priority blocking deque called name (1 to 65536 bytes). It does not touch
+// Redis; a bad name or a closed client is reported by its methods.
+func (c *Client) PriorityBlockingDeque(name string) *PriorityBlockingDeque {
+	return &PriorityBlockingDeque{newObject(c, 23, "priority_blocking_deque", name)}
+}
+
+// Add: Add value (valid UTF-8) in its place, after the values equal to it: true.
+// Waits while a Redisson writer holds the queue's lock. A reply lost after
+// it may have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingDeque) Add(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1700, "add", argBytes(value))
+	return v.Bool(), err
+}
+
+// Offer: The same as add: true. A reply lost after it may have run is ErrInDoubt
+// (never applied twice).
+func (o *PriorityBlockingDeque) Offer(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1701, "offer", argBytes(value))
+	return v.Bool(), err
+}
+
+// Poll: Take the head (the lowest value): it, or nil at once when the queue is
+// empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+// Redisson writer holds the queue's lock.
+func (o *PriorityBlockingDeque) Poll(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1702, "poll")
+	return v.Bytes(), err
+}
+
+// Peek: The head (the lowest value), nil when the queue is empty.
+func (o *PriorityBlockingDeque) Peek(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x1703, "peek")
+	return v.Bytes(), err
+}
+
+// Contains: True if value is in the queue (a binary search in Redis; no lock, as
+// Redisson's contains).
+func (o *PriorityBlockingDeque) Contains(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1704, "contains", argBytes(value))
+	return v.Bool(), err
+}
+
+// Remove: Remove one occurrence of value: true if there was one. Waits while a
+// Redisson writer holds the queue's lock. A reply lost after it may have run
+// is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingDeque) Remove(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1705, "remove", argBytes(value))
+	return v.Bool(), err
+}
+
+// Size: The number of values.
+func (o *PriorityBlockingDeque) Size(ctx context.Context) (int64, error) {
+	v, err := o.call(ctx, 0x1706, "size")
+	return v.Int(), err
+}
+
+// ReadRange: The values from index start to index end (0 is the head), both included,
+// in order, without taking them (LRANGE; iteration reads pages of it).
+func (o *PriorityBlockingDeque) ReadRange(ctx context.Context, start int64, end int64) ([][]byte, error) {
+	v, err := o.call(ctx, 0x1707, "read_range", argInt(start), argInt(end))
+	return v.list(), err
+}
+
+// Put: The same as add (the queue has no bound): true. A reply lost after it may
+// have run is ErrInDoubt (never applied twice).
+func (o *PriorityBlockingDeque) Put(ctx context.Context, value []byte) (bool, error) {
+	v, err := o.call(ctx, 0x1708, "put", argBytes(value))
+	return v.Bool(), err
+}
+
+// PeekFirst: The head (the lowest value), nil when empty; as peek.
+func (o *PriorityBlockingDeque) PeekFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x170b, "peek_first")
+	return v.Bytes(), err
+}
+
+// PeekLast: The tail (the highest value), nil when empty.
+func (o *PriorityBlockingDeque) PeekLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x170c, "peek_last")
+	return v.Bytes(), err
+}
+
+// PollFirst: Take the head (the lowest value): nil at once when empty; as poll.
+func (o *PriorityBlockingDeque) PollFirst(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x170d, "poll_first")
+	return v.Bytes(), err
+}
+
+// PollLast: Take the tail (the highest value): it, or nil at once when the deque is
+// empty. Waits while a Redisson writer holds the lock.
+func (o *PriorityBlockingDeque) PollLast(ctx context.Context) ([]byte, error) {
+	v, err := o.call(ctx, 0x170e, "poll_last")
+	return v.Bytes(), err
+}

@@ -1,9 +1,10 @@
 package hilock
 
-// The priority blocking queue's waits (Take, PollTimeout): a libhilock
-// wait task (as a Mutex's acquire), so a waiting goroutine pins no OS
-// thread and ctx ends the wait; the task's value is what it took. The
-// design: docs/grid-priority-queue.md.
+// The priority blocking queue's and deque's waits (Take, PollTimeout,
+// TakeLast, PollLastTimeout...): a libhilock wait task (as a Mutex's
+// acquire), so a waiting goroutine pins no OS thread and ctx ends the
+// wait; the task's value is what it took. The design:
+// docs/grid-priority-queue.md.
 
 /*
 #include <stdint.h>
@@ -11,16 +12,18 @@ package hilock
 #include <hilock.h>
 #include "hlgo.h"
 
-// Start a take (wait_ms < 0: as long as it takes) or a poll_timeout as a
-// task whose data is set before the call returns.
-static void hlgo_pbq_start(hlgo_result *r, hl_task **out, hl_client *c,
-		const void *name, size_t name_len, int64_t wait_ms, uint64_t data) {
+// Start a wait of an object of kind as a task whose data is set before the
+// call returns: take_op when wait_ms < 0 (as long as it takes), else
+// timed_op (a timed poll at the same end) with wait_ms.
+static void hlgo_pbq_start(hlgo_result *r, hl_task **out, hl_client *c, int kind,
+		const void *name, size_t name_len, int take_op, int timed_op, int64_t wait_ms,
+		uint64_t data) {
 	hl_object *o = NULL;
 	hl_arg a;
 	int rc;
 	*out = NULL;
 	hlgo_reset(r);
-	if ((rc = hl_priority_blocking_queue_new(&o, c, name, name_len)) != HL_OK) {
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK) {
 		hlgo_fail(r, rc);
 		return;
 	}
@@ -28,9 +31,9 @@ static void hlgo_pbq_start(hlgo_result *r, hl_task **out, hl_client *c,
 	a.type = HL_ARG_INT;
 	a.i = wait_ms;
 	if (wait_ms < 0)
-		rc = hl_object_call_start(out, o, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE, NULL, 0);
+		rc = hl_object_call_start(out, o, take_op, NULL, 0);
 	else
-		rc = hl_object_call_start(out, o, HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT, &a, 1);
+		rc = hl_object_call_start(out, o, timed_op, &a, 1);
 	if (rc == HL_OK)
 		hl_task_set_data(*out, data);
 	else
@@ -62,9 +65,10 @@ import (
 	"unsafe"
 )
 
-// wait takes the head within waitMs (-1: as long as ctx allows): the
-// value, or nil when none came in time.
-func (o *PriorityBlockingQueue) wait(ctx context.Context, opName string, waitMs int64) ([]byte, error) {
+// priorityWait waits at one end of the priority blocking queue or deque
+// within waitMs (-1: as long as ctx allows; then takeOp, else timedOp, the
+// timed poll at that end): the value, or nil when none came in time.
+func (o *object) priorityWait(ctx context.Context, opName string, takeOp, timedOp int, waitMs int64) ([]byte, error) {
 	defer runtime.KeepAlive(o)
 	op := o.what + " " + opName
 	if err := o.check(op); err != nil {
@@ -86,8 +90,8 @@ func (o *PriorityBlockingQueue) wait(ctx context.Context, opName string, waitMs 
 	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
 		var cr cResult
 		var t *C.hl_task
-		C.hlgo_pbq_start(&cr, &t, p, unsafe.Pointer(&name[0]), C.size_t(len(name)),
-			C.int64_t(waitMs), C.uint64_t(data))
+		C.hlgo_pbq_start(&cr, &t, p, C.int(o.kind), unsafe.Pointer(&name[0]), C.size_t(len(name)),
+			C.int(takeOp), C.int(timedOp), C.int64_t(waitMs), C.uint64_t(data))
 		return t, syncResult(op, &cr)
 	})
 	c.mu.RUnlock()
@@ -147,7 +151,7 @@ func (o *PriorityBlockingQueue) wait(ctx context.Context, opName string, waitMs 
 // gives ctx.Err() (a value taken meanwhile goes back in the queue). A take
 // whose reply is lost answers what it took.
 func (o *PriorityBlockingQueue) Take(ctx context.Context) ([]byte, error) {
-	return o.wait(ctx, "take", -1)
+	return o.priorityWait(ctx, "take", 0x1609, 0x160a, -1)
 }
 
 // PollTimeout takes the head, waiting at most timeout (1 ms or more) and
@@ -157,12 +161,64 @@ func (o *PriorityBlockingQueue) PollTimeout(ctx context.Context, timeout time.Du
 	if timeout < time.Millisecond {
 		return nil, invalid(o.what+" poll_timeout", "timeout must be 1 ms or more")
 	}
-	return o.wait(ctx, "poll_timeout", durationMs(timeout))
+	return o.priorityWait(ctx, "poll_timeout", 0x1609, 0x160a, durationMs(timeout))
 }
 
 // Range calls fn with every value of the queue and its index, lowest
 // first (read, not taken), in pages of 1000 (LRANGE), as
 // PriorityQueue.Range.
 func (o *PriorityBlockingQueue) Range(ctx context.Context, fn func(i int64, v []byte) bool) error {
+	return rangePages(ctx, o.ReadRange, fn)
+}
+
+// Take takes the head (the lowest value), waiting as long as ctx allows,
+// as PriorityBlockingQueue.Take.
+func (o *PriorityBlockingDeque) Take(ctx context.Context) ([]byte, error) {
+	return o.priorityWait(ctx, "take", 0x1709, 0x170a, -1)
+}
+
+// PollTimeout takes the head, waiting at most timeout (1 ms or more), as
+// PriorityBlockingQueue.PollTimeout.
+func (o *PriorityBlockingDeque) PollTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	if timeout < time.Millisecond {
+		return nil, invalid(o.what+" poll_timeout", "timeout must be 1 ms or more")
+	}
+	return o.priorityWait(ctx, "poll_timeout", 0x1709, 0x170a, durationMs(timeout))
+}
+
+// TakeFirst is Take.
+func (o *PriorityBlockingDeque) TakeFirst(ctx context.Context) ([]byte, error) {
+	return o.priorityWait(ctx, "take_first", 0x170f, 0x1711, -1)
+}
+
+// TakeLast takes the tail (the highest value), waiting as long as ctx
+// allows (no OS thread waits), as Take at the other end: ctx ending first
+// gives ctx.Err() (a value taken meanwhile goes back in the deque); a
+// take whose reply is lost answers what it took.
+func (o *PriorityBlockingDeque) TakeLast(ctx context.Context) ([]byte, error) {
+	return o.priorityWait(ctx, "take_last", 0x1710, 0x1712, -1)
+}
+
+// PollFirstTimeout is PollTimeout.
+func (o *PriorityBlockingDeque) PollFirstTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	if timeout < time.Millisecond {
+		return nil, invalid(o.what+" poll_first_timeout", "timeout must be 1 ms or more")
+	}
+	return o.priorityWait(ctx, "poll_first_timeout", 0x170f, 0x1711, durationMs(timeout))
+}
+
+// PollLastTimeout takes the tail, waiting at most timeout (1 ms or more)
+// and as long as ctx allows: the value, or nil when none came within
+// timeout (context.DeadlineExceeded when ctx's deadline came first).
+func (o *PriorityBlockingDeque) PollLastTimeout(ctx context.Context, timeout time.Duration) ([]byte, error) {
+	if timeout < time.Millisecond {
+		return nil, invalid(o.what+" poll_last_timeout", "timeout must be 1 ms or more")
+	}
+	return o.priorityWait(ctx, "poll_last_timeout", 0x1710, 0x1712, durationMs(timeout))
+}
+
+// Range calls fn with every value of the deque and its index, lowest
+// first (read, not taken), as PriorityQueue.Range.
+func (o *PriorityBlockingDeque) Range(ctx context.Context, fn func(i int64, v []byte) bool) error {
 	return rangePages(ctx, o.ReadRange, fn)
 }

@@ -23,3 +23,8 @@ func (o *PriorityDeque) Values(ctx context.Context) iter.Seq2[[]byte, error] {
 func (o *PriorityBlockingQueue) Values(ctx context.Context) iter.Seq2[[]byte, error] {
 	return rangeSeq(ctx, o.Range)
 }
+
+// Values is Range as an iterator (Go 1.23), as PriorityQueue.Values.
+func (o *PriorityBlockingDeque) Values(ctx context.Context) iter.Seq2[[]byte, error] {
+	return rangeSeq(ctx, o.Range)
+}

@@ -299,3 +299,82 @@ func TestGridPriorityBlockingQueue(t *testing.T) {
 		t.Fatalf("PollTimeout 0: %v", err)
 	}
 }
+
+// The blocking deque: TakeLast answers the highest value (at once, or
+// woken by a hilock add); PollLastTimeout answers nil after its timeout;
+// a raw RPUSH is found by the back-off; ctx ends a TakeLast.
+func TestGridPriorityBlockingDeque(t *testing.T) {
+	ctx := context.Background()
+	c := connect(t)
+	r := newRedis(t)
+	name := uniqueName(t)
+	q := c.PriorityBlockingDeque(name)
+	producer := connect(t).PriorityQueue(name)
+	for _, v := range []string{"b", "c", "a"} {
+		if ok, err := q.Put(ctx, []byte(v)); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	if v, err := q.TakeLast(ctx); string(v) != "c" || err != nil {
+		t.Fatalf("TakeLast: %q %v", v, err)
+	}
+	if v, err := q.PollLastTimeout(ctx, 5*time.Second); string(v) != "b" || err != nil {
+		t.Fatalf("PollLastTimeout: %q %v", v, err)
+	}
+	if v, err := q.TakeFirst(ctx); string(v) != "a" || err != nil {
+		t.Fatalf("TakeFirst: %q %v", v, err)
+	}
+	t0 := time.Now()
+	if v, err := q.PollLastTimeout(ctx, 200*time.Millisecond); v != nil || err != nil {
+		t.Fatalf("PollLastTimeout of empty: %q %v", v, err)
+	}
+	if time.Since(t0) < 190*time.Millisecond {
+		t.Fatal("PollLastTimeout did not wait")
+	}
+	got := make(chan string, 1)
+	go func() {
+		v, err := q.TakeLast(ctx)
+		got <- fmt.Sprintf("%s %v", v, err)
+	}()
+	ch := "hilock_priority_queue_channel:{" + name + "}"
+	if !waitFor(10*time.Second, func() bool {
+		n, _ := r.do("PUBSUB", "NUMSUB", ch).([]interface{})
+		return len(n) == 2 && n[1] == int64(1)
+	}) {
+		t.Fatal("the take does not listen")
+	}
+	if _, err := producer.Add(ctx, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		if s != "x <nil>" {
+			t.Fatal(s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("take_last not woken")
+	}
+	tctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	v, err := q.TakeLast(tctx)
+	cancel()
+	if v != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("TakeLast past ctx: %q %v", v, err)
+	}
+	r.do("RPUSH", name, "a", "j")
+	if v, err := q.PollLastTimeout(ctx, 5*time.Second); string(v) != "j" || err != nil {
+		t.Fatalf("PollLastTimeout of a raw push: %q %v", v, err)
+	}
+	if v, err := q.Take(ctx); string(v) != "a" || err != nil {
+		t.Fatalf("Take: %q %v", v, err)
+	}
+	if _, err := q.PollLastTimeout(ctx, 0); !errors.Is(err, hilock.ErrInvalid) {
+		t.Fatalf("PollLastTimeout 0: %v", err)
+	}
+	n := 0
+	if err := q.Range(ctx, func(int64, []byte) bool { n++; return true }); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Fatalf("%d values left", n)
+	}
+}

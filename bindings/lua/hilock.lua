@@ -3084,25 +3084,52 @@ SortedSet.__pairs = function(self)
 end
 
 
--- The priority blocking queue's waits (docs/grid-priority-queue.md): a
--- wait in the library (it tries again after a back-off of 10 ms growing to
--- 250 ms, at once when a hilock process adds).
+-- The priority blocking queue's and deque's waits
+-- (docs/grid-priority-queue.md): a wait in the library (it tries again
+-- after a back-off of 10 ms growing to 250 ms, at once when a hilock
+-- process adds). take*() and poll*_timeout(seconds) block the caller;
+-- take*_start() and poll*_start(seconds) are the same waits as tasks
+-- (result(): the value, or nil when none came in time).
 local PriorityBlockingQueue = grid_factories.priority_blocking_queue
+local PriorityBlockingDeque = grid_factories.priority_blocking_deque
 for _, k in ipairs({"values", "__len", "__pairs"}) do
 	PriorityBlockingQueue[k] = grid_factories.priority_queue[k]
+	PriorityBlockingDeque[k] = grid_factories.priority_queue[k]
 end
 
---- pbq:take() --> the head (the lowest value), waiting as long as it takes
--- | nil, message, code
-function PriorityBlockingQueue:take()
-	return grid_call(self, 0x1609, "take", "", "bytes")
+-- name = {op of the take, op of the timed poll}: take<name>(),
+-- poll<name>_timeout(seconds), take<name>_start(), poll<name>_start(seconds).
+local function pq_waits(K, ops)
+	for name, w in pairs(ops) do
+		local take_op, timed_op = w[1], w[2]
+		local take, timed, poll = "take" .. name, "poll" .. name .. "_timeout", "poll" .. name
+		--- take / take_first / take_last() --> the value at that end,
+		-- waiting as long as it takes | nil, message, code
+		K[take] = function(self)
+			return grid_call(self, take_op, take, "", "bytes")
+		end
+		--- poll*_timeout(seconds) --> the value at that end, waiting at
+		-- most seconds; nil when none came in time | nil, message, code
+		K[timed] = function(self, seconds)
+			return grid_call(self, timed_op, timed, "m", "bytes", seconds)
+		end
+		--- take*_start() --> task: the take as a task (result(): the value)
+		K[take .. "_start"] = function(self)
+			check_object(self, take .. "_start", 2)
+			return bq_start(self, take, take_op, -1)
+		end
+		--- poll*_start(seconds) --> task: the timed poll as a task
+		-- (result(): the value, or nil when none came in time)
+		K[poll .. "_start"] = function(self, seconds)
+			check_object(self, poll .. "_start", 2)
+			return bq_start(self, timed, timed_op,
+				to_ms(seconds, "seconds", poll .. "_start", 2))
+		end
+	end
 end
-
---- pbq:poll_timeout(seconds) --> the head, waiting at most seconds; nil
--- when none came in time | nil, message, code
-function PriorityBlockingQueue:poll_timeout(seconds)
-	return grid_call(self, 0x160a, "poll_timeout", "m", "bytes", seconds)
-end
+pq_waits(PriorityBlockingQueue, {[""] = {0x1609, 0x160a}})
+pq_waits(PriorityBlockingDeque, {[""] = {0x1709, 0x170a}, _first = {0x170f, 0x1711},
+	_last = {0x1710, 0x1712}})
 
 -- Internals for tests --------------------------------------------------------
 M._core = core

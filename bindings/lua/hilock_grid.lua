@@ -576,4 +576,33 @@ return function(G)
 	function PriorityBlockingQueue:read_range(...) return call(self, 0x1607, "read_range", "ii", "list", ...) end
 	--- priority_blocking_queue:put(value): The same as add (the queue has no bound): true.
 	function PriorityBlockingQueue:put(...) return call(self, 0x1608, "put", "b", "bool", ...) end
+
+	-- priority_blocking_deque (Redisson RPriorityBlockingDeque): The priority blocking queue (values in Java's natural order of Strings, the lowest at the head, shared with Redisson's RPriorityBlockingDeque), also read, taken and waited for at the tail: take_last and poll_last_timeout wait for the highest value as take waits for the lowest (a task: a bounded back-off, woken at once by a hilock add). There is no add at either end: the order decides. A take whose reply is lost answers what it took; one cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+	local PriorityBlockingDeque = new_kind("priority_blocking_deque", 23)
+	--- priority_blocking_deque:add(value): Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingDeque:add(...) return call(self, 0x1700, "add", "b", "bool", ...) end
+	--- priority_blocking_deque:offer(value): The same as add: true.
+	function PriorityBlockingDeque:offer(...) return call(self, 0x1701, "offer", "b", "bool", ...) end
+	--- priority_blocking_deque:poll(): Take the head (the lowest value): it, or nil at once when the queue is empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingDeque:poll(...) return call(self, 0x1702, "poll", "", "bytes", ...) end
+	--- priority_blocking_deque:peek(): The head (the lowest value), nil when the queue is empty.
+	function PriorityBlockingDeque:peek(...) return call(self, 0x1703, "peek", "", "bytes", ...) end
+	--- priority_blocking_deque:contains(value): True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains).
+	function PriorityBlockingDeque:contains(...) return call(self, 0x1704, "contains", "b", "bool", ...) end
+	--- priority_blocking_deque:remove(value): Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds the queue's lock.
+	function PriorityBlockingDeque:remove(...) return call(self, 0x1705, "remove", "b", "bool", ...) end
+	--- priority_blocking_deque:size(): The number of values.
+	function PriorityBlockingDeque:size(...) return call(self, 0x1706, "size", "", "i64", ...) end
+	--- priority_blocking_deque:read_range(start, end): The values from index start to index end (0 is the head), both included, in order, without taking them (LRANGE; iteration reads pages of it).
+	function PriorityBlockingDeque:read_range(...) return call(self, 0x1707, "read_range", "ii", "list", ...) end
+	--- priority_blocking_deque:put(value): The same as add (the queue has no bound): true.
+	function PriorityBlockingDeque:put(...) return call(self, 0x1708, "put", "b", "bool", ...) end
+	--- priority_blocking_deque:peek_first(): The head (the lowest value), nil when empty; as peek.
+	function PriorityBlockingDeque:peek_first(...) return call(self, 0x170b, "peek_first", "", "bytes", ...) end
+	--- priority_blocking_deque:peek_last(): The tail (the highest value), nil when empty.
+	function PriorityBlockingDeque:peek_last(...) return call(self, 0x170c, "peek_last", "", "bytes", ...) end
+	--- priority_blocking_deque:poll_first(): Take the head (the lowest value): nil at once when empty; as poll.
+	function PriorityBlockingDeque:poll_first(...) return call(self, 0x170d, "poll_first", "", "bytes", ...) end
+	--- priority_blocking_deque:poll_last(): Take the tail (the highest value): it, or nil at once when the deque is empty. Waits while a Redisson writer holds the lock.
+	function PriorityBlockingDeque:poll_last(...) return call(self, 0x170e, "poll_last", "", "bytes", ...) end
 end

@@ -2,7 +2,8 @@
 -- RPriorityDeque) under the Lua binding: Java's String order with
 -- duplicates, add/poll/peek, #, the iterator over pages, the deque's ends,
 -- Redisson's lock waited for, the suffix-form comparator refused, bad
--- input, a lost poll reply.
+-- input, a lost poll reply; the blocking queue and deque: takes at both
+-- ends, blocking and as tasks, a lost take_last reply.
 local hilock = require "hilock"
 local H = require "grid_helpers"
 local eq, check, redis = H.eq, H.check, H.redis
@@ -114,7 +115,91 @@ H.test("the blocking queue: take, poll_timeout, put", function()
 	check(not pcall(q.poll_timeout, q, "x"), "a string timeout raises")
 end)
 
+local function listening(name)
+	local chan = "hilock_priority_queue_channel:{" .. name .. "}"
+	return H.wait(function() return redis("PUBSUB", "NUMSUB", chan) == chan .. "\n1" end, 10)
+end
+
+H.test("the blocking queue's takes as tasks: woken by an add; nil in time; cancel", function()
+	local name = H.uname("pbq", "tasks")
+	local q = client:priority_blocking_queue(name)
+	local other = assert(hilock.connect(H.URL))
+	local t = assert(q:take_start())
+	check(listening(name), "the take listens")
+	eq(t:done(), false, "waiting")
+	eq(other:priority_queue(name):add("w"), true)
+	eq(t:wait(10), true)
+	eq(t:result(), "w", "woken by the add")
+	t = assert(q:poll_start(0.3))
+	eq(t:wait(10), true)
+	eq(t:result(), nil, "nil after the timeout")
+	t = assert(q:take_start())
+	check(listening(name), "the take listens")
+	t:cancel()
+	eq(t:wait(10), true)
+	H.fails("HL_EINTERRUPTED", t:result())
+	eq(q:add("kept"), true)
+	eq(redis("LRANGE", name, "0", "-1"), "kept", "the cancelled take took nothing")
+	check(not pcall(q.poll_start, q, "x"), "a string timeout raises")
+	other:close()
+end)
+
+H.test("the blocking deque: take_last answers the highest, at once or woken", function()
+	local name = H.uname("pbd", "last")
+	local d = client:priority_blocking_deque(name)
+	check(d.add_first == nil and d.offer_last == nil, "no add at an end")
+	eq(d:put("b"), true)
+	eq(d:add("c"), true)
+	eq(d:add("a"), true)
+	eq(#d, 3, "#")
+	eq(d:peek_last(), "c")
+	eq(d:take_last(), "c", "take_last: the highest")
+	eq(d:poll_last_timeout(5), "b")
+	eq(d:take_first(), "a")
+	local v, msg = d:poll_last_timeout(0.2)
+	check(v == nil and msg == nil, "nothing in time: nil, no message")
+	local t = assert(d:take_last_start())
+	check(listening(name), "the take listens")
+	eq(d:add("x"), true)
+	eq(t:wait(10), true)
+	eq(t:result(), "x", "woken by the add")
+	redis("RPUSH", name, "a", "y") -- a Java producer: found by the back-off
+	t = assert(d:poll_last_start(5))
+	eq(t:wait(10), true)
+	eq(t:result(), "y", "the tail")
+	t = assert(d:poll_first_start(0.2))
+	eq(t:wait(10), true)
+	eq(t:result(), "a", "the head")
+	t = assert(d:take_start())
+	check(listening(name), "the take listens")
+	eq(d:add("h"), true)
+	eq(t:wait(10), true)
+	eq(t:result(), "h")
+	t = assert(d:poll_last_start(0.2))
+	eq(t:wait(10), true)
+	eq(t:result(), nil, "nil after the timeout")
+end)
+
 if H.FAULTPROXY then
+	H.test("a take_last whose reply is lost answers what it took", function()
+		local p = H.proxy()
+		local c = assert(hilock.connect(p.url, {command_timeout = 0.25, connect_timeout = 1,
+			retry_attempts = 40, retry_delay = 0.05}))
+		local name = H.uname("pbd", "doubt")
+		local d = c:priority_blocking_deque(name)
+		eq(d:add("z"), true)
+		eq(d:take_last(), "z") -- the script cached
+		eq(d:add("b"), true)
+		eq(d:add("a"), true)
+		p.cmd("delay 400")
+		p.later(0.6, "delay 0")
+		eq(d:take_last(), "b", "the take's answer")
+		p.settle()
+		eq(redis("LRANGE", name, "0", "-1"), "a", "only b taken")
+		c:close()
+		p.close()
+	end)
+
 	H.test("a poll whose reply is lost answers what it took", function()
 		local p = H.proxy()
 		local c = assert(hilock.connect(p.url, {command_timeout = 0.25, connect_timeout = 1,

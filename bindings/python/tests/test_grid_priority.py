@@ -216,3 +216,83 @@ def test_blocking_asyncio(client, redis):
         assert redis.cmd("LRANGE", "py:pbq:async", 0, -1) == [b"after"]
 
     asyncio.run(main())
+
+
+# -- the priority blocking deque ---------------------------------------------
+
+
+def test_blocking_deque_take_last(client, other_client, redis):
+    q = client.priority_blocking_deque("py:pbd:last")
+    assert isinstance(q, hilock.PriorityBlockingDeque)
+    assert not hasattr(q, "add_first") and not hasattr(q, "offer_last")
+    producer = other_client.priority_queue("py:pbd:last")
+    for v in ("b", "c", "a"):
+        assert q.put(v) is True
+    assert q.peek_last() == b"c"
+    assert q.take_last() == b"c"  # the last in order, at once
+    assert q.poll_last(5) == b"b"
+    assert q.take_first() == b"a"
+    assert q.poll_last() is None  # no wait
+    t0 = time.monotonic()
+    assert q.poll_last(0.3) is None
+    assert time.monotonic() - t0 >= 0.28
+    got = []
+    t = threading.Thread(target=lambda: got.append(q.take_last()))
+    t.start()
+    deadline = time.monotonic() + 10
+    while redis.cmd("PUBSUB", "NUMSUB", "hilock_priority_queue_channel:{py:pbd:last}")[1] != 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    producer.add("x")  # a hilock add wakes it
+    t.join(10)
+    assert got == [b"x"]
+    redis.cmd("RPUSH", "py:pbd:last", "a", "j")  # a Java producer: no message
+    assert q.poll_last(5) == b"j"
+    assert list(q) == [b"a"] and len(q) == 1
+    assert q.take() == b"a"
+    with pytest.raises(hilock.InvalidArgumentError):
+        q.poll_last(-1)
+
+
+def test_blocking_deque_asyncio(client, redis):
+    q = client.priority_blocking_deque("py:pbd:async")
+
+    async def main():  # type: ignore[no-untyped-def]
+        waiter = asyncio.ensure_future(q.take_last_async())
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+        await asyncio.get_running_loop().run_in_executor(None, q.add, "v")
+        assert await asyncio.wait_for(waiter, 10) == b"v"
+        assert await q.poll_last_async(0.2) is None
+        q.add("a")
+        q.add("b")
+        assert await q.take_last_async() == b"b"
+        assert await q.take_first_async() == b"a"
+        # a cancelled take takes nothing
+        w = asyncio.ensure_future(q.take_last_async())
+        await asyncio.sleep(0.1)
+        w.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await w
+        q.add("after")
+        assert redis.cmd("LRANGE", "py:pbd:async", 0, -1) == [b"after"]
+
+    asyncio.run(main())
+
+
+def test_blocking_deque_take_last_lost_reply(faultproxy, redis):  # noqa: F811
+    """A take_last whose reply is lost answers what it took."""
+    proxy = faultproxy()
+    with hilock.Client(proxy.url, command_timeout=0.25, connect_timeout=1.0,
+                       retry_attempts=40, retry_delay=0.05) as c:
+        q = c.priority_blocking_deque("py:pbd:doubt")
+        q.add("z")
+        assert q.take_last() == b"z"  # scripts cached
+        q.add("b")
+        q.add("a")
+        proxy.delay(400)
+        t = threading.Timer(0.6, proxy.delay, (0,))
+        t.start()
+        assert q.take_last() == b"b"
+        t.join()
+        assert redis.cmd("LRANGE", "py:pbd:doubt", 0, -1) == [b"a"]

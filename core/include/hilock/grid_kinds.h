@@ -25,7 +25,8 @@ enum {
 	HL_KIND_DELAYED_QUEUE = 19,
 	HL_KIND_PRIORITY_QUEUE = 20,
 	HL_KIND_PRIORITY_DEQUE = 21,
-	HL_KIND_PRIORITY_BLOCKING_QUEUE = 22
+	HL_KIND_PRIORITY_BLOCKING_QUEUE = 22,
+	HL_KIND_PRIORITY_BLOCKING_DEQUE = 23
 };
 
 /* The operations (hl_object_call): kind << 8 | index. */
@@ -304,7 +305,26 @@ enum {
 	HL_OP_PRIORITY_BLOCKING_QUEUE_READ_RANGE = 0x1607,
 	HL_OP_PRIORITY_BLOCKING_QUEUE_PUT = 0x1608,
 	HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE = 0x1609,
-	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT = 0x160a
+	HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT = 0x160a,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_ADD = 0x1700,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_OFFER = 0x1701,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL = 0x1702,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK = 0x1703,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_CONTAINS = 0x1704,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_REMOVE = 0x1705,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_SIZE = 0x1706,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_READ_RANGE = 0x1707,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_PUT = 0x1708,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE = 0x1709,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_TIMEOUT = 0x170a,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_FIRST = 0x170b,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_LAST = 0x170c,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST = 0x170d,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST = 0x170e,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_FIRST = 0x170f,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST = 0x1710,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT = 0x1711,
+	HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT = 0x1712
 };
 
 /* ---- bucket (RBucket) ---- */
@@ -1619,5 +1639,107 @@ HL_EXTERN int hl_priority_blocking_queue_take(hl_value **out, hl_object *obj);
  * unless it reads). Sent again after a lost reply with a request marker: it
  * runs once and answers as it did. */
 HL_EXTERN int hl_priority_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+
+/* ---- priority_blocking_deque (RPriorityBlockingDeque) ---- */
+
+/* The priority blocking queue (values in Java's natural order of Strings,
+ * the lowest at the head, shared with Redisson's RPriorityBlockingDeque),
+ * also read, taken and waited for at the tail: take_last and
+ * poll_last_timeout wait for the highest value as take waits for the lowest
+ * (a task: a bounded back-off, woken at once by a hilock add). There is no
+ * add at either end: the order decides. A take whose reply is lost answers
+ * what it took; one cancelled after taking puts the value back. See
+ * docs/grid-priority-queue.md. */
+/* A new priority_blocking_deque object named name (hl_object_new). */
+HL_EXTERN int hl_priority_blocking_deque_new(hl_object **out, hl_client *client,
+		const void *name, size_t name_len);
+/* Add value (valid UTF-8) in its place, after the values equal to it: true.
+ * Waits while a Redisson writer holds the queue's lock. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_deque_add(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The same as add: true. *out = 1 or 0. HL_EINDOUBT if its reply was lost
+ * after it may have run. */
+HL_EXTERN int hl_priority_blocking_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value): it, or nil at once when the queue is
+ * empty (as Redisson 4.3.1+, without waiting for the lock). Waits while a
+ * Redisson writer holds the queue's lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll(hl_value **out, hl_object *obj);
+/* The head (the lowest value), nil when the queue is empty. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). */
+HL_EXTERN int hl_priority_blocking_deque_peek(hl_value **out, hl_object *obj);
+/* True if value is in the queue (a binary search in Redis; no lock, as
+ * Redisson's contains). *out = 1 or 0. */
+HL_EXTERN int hl_priority_blocking_deque_contains(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Remove one occurrence of value: true if there was one. Waits while a
+ * Redisson writer holds the queue's lock. *out = 1 or 0. HL_EINDOUBT if its
+ * reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_deque_remove(int *out, hl_object *obj, const void *value, size_t value_len);
+/* The number of values. *out (may be NULL). */
+HL_EXTERN int hl_priority_blocking_deque_size(int64_t *out, hl_object *obj);
+/* The values from index start to index end (0 is the head), both included,
+ * in order, without taking them (LRANGE; iteration reads pages of it). *out
+ * = a new HL_VALUE_ARRAY of the values (HL_VALUE_BYTES, HL_VALUE_NIL), the
+ * caller's to free. */
+HL_EXTERN int hl_priority_blocking_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end);
+/* The same as add (the queue has no bound): true. *out = 1 or 0.
+ * HL_EINDOUBT if its reply was lost after it may have run. */
+HL_EXTERN int hl_priority_blocking_deque_put(int *out, hl_object *obj, const void *value, size_t value_len);
+/* Take the head (the lowest value), waiting as long as it takes (a call's
+ * timeout, a cancel or a context bound it). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_take(hl_value **out, hl_object *obj);
+/* Take the head, waiting at most timeout (1 ms or more; poll is the one
+ * attempt): it, or nil when none came in time. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* The head (the lowest value), nil when empty; as peek. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_priority_blocking_deque_peek_first(hl_value **out, hl_object *obj);
+/* The tail (the highest value), nil when empty. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). */
+HL_EXTERN int hl_priority_blocking_deque_peek_last(hl_value **out, hl_object *obj);
+/* Take the head (the lowest value): nil at once when empty; as poll. *out =
+ * a new value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out
+ * may be NULL unless it reads). Sent again after a lost reply with a
+ * request marker: it runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll_first(hl_value **out, hl_object *obj);
+/* Take the tail (the highest value): it, or nil at once when the deque is
+ * empty. Waits while a Redisson writer holds the lock. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll_last(hl_value **out, hl_object *obj);
+/* Take the head, waiting as long as it takes; as take. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_take_first(hl_value **out, hl_object *obj);
+/* Take the tail (the highest value), waiting as long as it takes (a call's
+ * timeout, a cancel or a context bound it). *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_take_last(hl_value **out, hl_object *obj);
+/* Take the head, waiting at most timeout; as poll_timeout. *out = a new
+ * value (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be
+ * NULL unless it reads). Sent again after a lost reply with a request
+ * marker: it runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll_first_timeout(hl_value **out, hl_object *obj, int64_t timeout);
+/* Take the tail, waiting at most timeout (1 ms or more; poll_last is the
+ * one attempt): it, or nil when none came in time. *out = a new value
+ * (HL_VALUE_BYTES, or HL_VALUE_NIL), the caller's to free (out may be NULL
+ * unless it reads). Sent again after a lost reply with a request marker: it
+ * runs once and answers as it did. */
+HL_EXTERN int hl_priority_blocking_deque_poll_last_timeout(hl_value **out, hl_object *obj, int64_t timeout);
 
 #endif

@@ -29,8 +29,10 @@ int hl__delayed_queue_read_all(hl_gridcall *call);
 int hl__map_fast_remove(hl_gridcall *call);
 int hl__map_get_all(hl_gridcall *call);
 int hl__map_put_all(hl_gridcall *call);
+int hl__priority_blocking_queue_poll_last_timeout(hl_gridcall *call);
 int hl__priority_blocking_queue_poll_timeout(hl_gridcall *call);
 int hl__priority_blocking_queue_take(hl_gridcall *call);
+int hl__priority_blocking_queue_take_last(hl_gridcall *call);
 int hl__priority_queue_add(hl_gridcall *call);
 int hl__priority_queue_contains(hl_gridcall *call);
 int hl__priority_queue_poll(hl_gridcall *call);
@@ -3461,6 +3463,81 @@ static const hl_opdef priority_blocking_queue_ops[] = {
 
 static const char *const priority_blocking_queue_keys[] = {NULL, "redisson_sortedset_lock:{name}", ":redisson_sortedset_comparator"};
 
+/* ---- priority_blocking_deque ---- */
+
+static const hl_argdef priority_blocking_deque_add_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_deque_offer_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_blocking_deque_peek_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_argdef priority_blocking_deque_contains_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_deque_remove_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_tok priority_blocking_deque_size_toks[] = {
+	{HL_TOK_LIT, 4, "LLEN"},
+	{HL_TOK_KEY, 0, NULL}};
+static const hl_argdef priority_blocking_deque_read_range_args[] = {
+	{"start", HL_T_I64, 0, 0, 0},
+	{"end", HL_T_I64, 0, 0, 0},
+};
+static const hl_tok priority_blocking_deque_read_range_toks[] = {
+	{HL_TOK_LIT, 6, "LRANGE"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_ARG, 0, NULL},
+	{HL_TOK_ARG, 1, NULL}};
+static const hl_argdef priority_blocking_deque_put_args[] = {
+	{"value", HL_T_BYTES, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_deque_poll_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_tok priority_blocking_deque_peek_first_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 1, "0"}};
+static const hl_tok priority_blocking_deque_peek_last_toks[] = {
+	{HL_TOK_LIT, 6, "LINDEX"},
+	{HL_TOK_KEY, 0, NULL},
+	{HL_TOK_LIT, 2, "-1"}};
+static const hl_argdef priority_blocking_deque_poll_first_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+static const hl_argdef priority_blocking_deque_poll_last_timeout_args[] = {
+	{"timeout", HL_T_MS, 0, 0, 0},
+};
+
+static const hl_opdef priority_blocking_deque_ops[] = {
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_ADD, "add", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_deque_add_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_OFFER, "offer", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_deque_offer_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL, "poll", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK, "peek", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_blocking_deque_peek_toks, 3, NULL},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_CONTAINS, "contains", HL_MODE_READ, HL_R_BOOL, 1, priority_blocking_deque_contains_args, NULL, 0, NULL, 0, hl__priority_queue_contains},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_REMOVE, "remove", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_deque_remove_args, NULL, 0, NULL, 0, hl__priority_queue_remove},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_SIZE, "size", HL_MODE_READ, HL_R_I64, 0, NULL, NULL, 0, priority_blocking_deque_size_toks, 2, NULL},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_READ_RANGE, "read_range", HL_MODE_READ, HL_R_LIST, 2, priority_blocking_deque_read_range_args, NULL, 0, priority_blocking_deque_read_range_toks, 4, NULL},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_PUT, "put", HL_MODE_ONCE, HL_R_BOOL, 1, priority_blocking_deque_put_args, NULL, 0, NULL, 0, hl__priority_queue_add},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE, "take", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_blocking_queue_take},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_TIMEOUT, "poll_timeout", HL_MODE_MARK, HL_R_BYTES, 1, priority_blocking_deque_poll_timeout_args, NULL, 0, NULL, 0, hl__priority_blocking_queue_poll_timeout},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_FIRST, "peek_first", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_blocking_deque_peek_first_toks, 3, NULL},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_LAST, "peek_last", HL_MODE_READ, HL_R_BYTES, 0, NULL, NULL, 0, priority_blocking_deque_peek_last_toks, 3, NULL},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST, "poll_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST, "poll_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_queue_poll_last},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_FIRST, "take_first", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_blocking_queue_take},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, "take_last", HL_MODE_MARK, HL_R_BYTES, 0, NULL, NULL, 0, NULL, 0, hl__priority_blocking_queue_take_last},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT, "poll_first_timeout", HL_MODE_MARK, HL_R_BYTES, 1, priority_blocking_deque_poll_first_timeout_args, NULL, 0, NULL, 0, hl__priority_blocking_queue_poll_timeout},
+	{HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT, "poll_last_timeout", HL_MODE_MARK, HL_R_BYTES, 1, priority_blocking_deque_poll_last_timeout_args, NULL, 0, NULL, 0, hl__priority_blocking_queue_poll_last_timeout},
+};
+
+static const char *const priority_blocking_deque_keys[] = {NULL, "redisson_sortedset_lock:{name}", ":redisson_sortedset_comparator"};
+
 const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_BUCKET, "bucket", 1, bucket_keys, 9, bucket_ops, NULL},
 	{HL_KIND_ATOMIC_LONG, "atomic_long", 1, atomic_long_keys, 11, atomic_long_ops, NULL},
@@ -3484,8 +3561,9 @@ const hl_kinddef hl__grid_kinds[] = {
 	{HL_KIND_PRIORITY_QUEUE, "priority_queue", 3, priority_queue_keys, 8, priority_queue_ops, NULL},
 	{HL_KIND_PRIORITY_DEQUE, "priority_deque", 3, priority_deque_keys, 12, priority_deque_ops, NULL},
 	{HL_KIND_PRIORITY_BLOCKING_QUEUE, "priority_blocking_queue", 3, priority_blocking_queue_keys, 11, priority_blocking_queue_ops, NULL},
+	{HL_KIND_PRIORITY_BLOCKING_DEQUE, "priority_blocking_deque", 3, priority_blocking_deque_keys, 19, priority_blocking_deque_ops, NULL},
 };
-const size_t hl__grid_nkinds = 22;
+const size_t hl__grid_nkinds = 23;
 
 int hl_bucket_new(hl_object **out, hl_client *client, const void *name,
 		size_t name_len)
@@ -5473,5 +5551,125 @@ int hl_priority_blocking_queue_poll_timeout(hl_value **out, hl_object *obj, int6
 	hl_arg a[1];
 	a[0] = hl__arg_int(timeout);
 	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_priority_blocking_deque_new(hl_object **out, hl_client *client, const void *name,
+		size_t name_len)
+{
+	return hl_object_new(out, client, HL_KIND_PRIORITY_BLOCKING_DEQUE, name, name_len);
+}
+
+int hl_priority_blocking_deque_add(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_ADD, a, 1);
+}
+
+int hl_priority_blocking_deque_offer(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_OFFER, a, 1);
+}
+
+int hl_priority_blocking_deque_poll(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL, NULL, 0);
+}
+
+int hl_priority_blocking_deque_peek(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK, NULL, 0);
+}
+
+int hl_priority_blocking_deque_contains(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_CONTAINS, a, 1);
+}
+
+int hl_priority_blocking_deque_remove(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_REMOVE, a, 1);
+}
+
+int hl_priority_blocking_deque_size(int64_t *out, hl_object *obj)
+{
+	return hl__grid_i64(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_SIZE, NULL, 0);
+}
+
+int hl_priority_blocking_deque_read_range(hl_value **out, hl_object *obj, int64_t start, int64_t end)
+{
+	hl_arg a[2];
+	a[0] = hl__arg_int(start);
+	a[1] = hl__arg_int(end);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_READ_RANGE, a, 2);
+}
+
+int hl_priority_blocking_deque_put(int *out, hl_object *obj, const void *value, size_t value_len)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_bytes(value, value_len);
+	return hl__grid_bool(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_PUT, a, 1);
+}
+
+int hl_priority_blocking_deque_take(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE, NULL, 0);
+}
+
+int hl_priority_blocking_deque_poll_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_TIMEOUT, a, 1);
+}
+
+int hl_priority_blocking_deque_peek_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_FIRST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_peek_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_PEEK_LAST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_poll_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_poll_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_take_first(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_FIRST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_take_last(hl_value **out, hl_object *obj)
+{
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST, NULL, 0);
+}
+
+int hl_priority_blocking_deque_poll_first_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT, a, 1);
+}
+
+int hl_priority_blocking_deque_poll_last_timeout(hl_value **out, hl_object *obj, int64_t timeout)
+{
+	hl_arg a[1];
+	a[0] = hl__arg_int(timeout);
+	return hl__grid_value(out, obj, HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT, a, 1);
 }
 

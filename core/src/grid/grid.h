@@ -249,10 +249,13 @@ int hl__rate_limiter_release(hl_gridcall *call);
  * (hl_rate_limiter_try_acquire_start), not an executor blocked in it. */
 int hl__rate_limiter_call_start(hl_task **out, hl_object *obj, int op,
                                 const hl_arg *args, size_t nargs);
-/* hl_object_call_start() of a priority blocking queue's take or
- * poll_timeout: a wait task whose value is what it took (sorted_set.c). */
+/* hl_object_call_start() of a priority blocking queue's or deque's take
+ * or timed poll: a wait task whose value is what it took (sorted_set.c). */
 int hl__priority_take_call_start(hl_task **out, hl_object *obj, int op,
                                  const hl_arg *args, size_t nargs);
+/* 1 if op is one of those waits (the priority blocking queue's and
+ * deque's takes and timed polls, at either end). */
+int hl__priority_is_wait(int op);
 
 /* Raw commands (hl_client_command and its kin): check argv and lens; and
  * the reply as the caller's value (an error reply is HL_EREDIS naming cmd),

@@ -1125,8 +1125,7 @@ int hl_object_call_start(hl_task **out, hl_object *obj, int op,
 	if (op == HL_OP_RATE_LIMITER_TRY_ACQUIRE ||
 	    op == HL_OP_RATE_LIMITER_ACQUIRE) /* a wait: a task of its own */
 		return hl__rate_limiter_call_start(out, obj, op, args, nargs);
-	if (op == HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE ||
-	    op == HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT) /* a wait too */
+	if (hl__priority_is_wait(op)) /* a wait too */
 		return hl__priority_take_call_start(out, obj, op, args, nargs);
 	if (op == HL_OP_BOUNDED_BLOCKING_QUEUE_OFFER_TIMEOUT ||
 	    op == HL_OP_BOUNDED_BLOCKING_QUEUE_PUT) /* a wait for room */

@@ -48,6 +48,8 @@ int hl__priority_queue_poll(hl_gridcall *call);
 int hl__priority_queue_poll_last(hl_gridcall *call);
 int hl__priority_blocking_queue_take(hl_gridcall *call);
 int hl__priority_blocking_queue_poll_timeout(hl_gridcall *call);
+int hl__priority_blocking_queue_take_last(hl_gridcall *call);
+int hl__priority_blocking_queue_poll_last_timeout(hl_gridcall *call);
 
 /* The longest pause between two attempts while the lock is held. */
 #define SS_PAUSE_MAX_MS 50
@@ -428,7 +430,9 @@ int hl__priority_queue_poll_last(hl_gridcall *call)
  * takers of a queue queue FIFO at its gate (only the first competes). A
  * take cancelled after its attempt took a value puts the value back; one
  * that ended with its last attempt unanswered looks for that attempt's
- * marker and puts back what it holds. */
+ * marker and puts back what it holds. The priority blocking deque's
+ * take_last and poll_last_timeout are the same wait at the tail (RPOP):
+ * one line and one channel per queue for the takes at both ends. */
 
 #define TAKE_IDLE_MIN_MS 10
 #define TAKE_IDLE_MAX_MS 250
@@ -437,6 +441,7 @@ int hl__priority_queue_poll_last(hl_gridcall *call)
 typedef struct take_ctx {
 	hl_object *obj;     /* a copy: the task's */
 	const hl_opdef *op; /* take or poll_timeout (its mode: mark) */
+	const char *end;    /* "first" (the head) or "last" (the tail) */
 	char *mark, *chan;  /* the marker key; the channel (also the gate) */
 	size_t mark_len, chan_len;
 	hl_value *got;  /* what an attempt took */
@@ -462,7 +467,7 @@ static int take_attempt(void *arg, const hl_bound *b, int *acquired,
 	call.obj = x->obj;
 	call.op = x->op;
 	call.b = b;
-	poll_argv(x->obj, x->mark, x->mark_len, TAKE_MARK_MIN_MS, "first",
+	poll_argv(x->obj, x->mark, x->mark_len, TAKE_MARK_MIN_MS, x->end,
 	          "quick", num, argv, lens);
 	x->pending = 1;
 	rc = hl__grid_eval(&call, &hl__script_sorted_set_poll, 3, 3, argv, lens,
@@ -590,8 +595,32 @@ static hl_value *take_value(void *arg)
 static const hl_wait_ops take_ops = {take_attempt, take_undo, take_give_up,
                                      take_free};
 
+/* 1 if op waits at the tail (the deque's take_last, poll_last_timeout). */
+static int take_at_tail(int op)
+{
+	return op == HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT;
+}
+
+/* 1 if op waits with a timeout (its one argument). */
+static int take_timed(int op)
+{
+	return op == HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_TIMEOUT ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_POLL_LAST_TIMEOUT;
+}
+
+int hl__priority_is_wait(int op)
+{
+	return take_timed(op) || op == HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_FIRST ||
+	       op == HL_OP_PRIORITY_BLOCKING_DEQUE_TAKE_LAST;
+}
+
 /* A wait spec of a new context for a take of obj within wait_ms (-1:
- * forever), op being take or poll_timeout. */
+ * forever), op being one of the takes or timed polls (at its end). */
 static int take_spec(hl_wait_spec *spec, const hl_object *obj, int op,
                      int64_t wait_ms)
 {
@@ -600,6 +629,7 @@ static int take_spec(hl_wait_spec *spec, const hl_object *obj, int op,
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	x->op = hl__grid_op(op);
+	x->end = take_at_tail(op) ? "last" : "first";
 	if (!(x->obj = hl__grid_object_dup(obj)) ||
 	    !(x->mark = new_marker(obj, &x->mark_len)) ||
 	    !(x->chan = take_channel(obj, &x->chan_len))) {
@@ -693,6 +723,16 @@ int hl__priority_blocking_queue_poll_timeout(hl_gridcall *call)
 	return take_blocking(call, call->args[0].i);
 }
 
+int hl__priority_blocking_queue_take_last(hl_gridcall *call)
+{
+	return take_blocking(call, -1);
+}
+
+int hl__priority_blocking_queue_poll_last_timeout(hl_gridcall *call)
+{
+	return take_blocking(call, call->args[0].i);
+}
+
 int hl__priority_take_call_start(hl_task **out, hl_object *obj, int op,
                                  const hl_arg *args, size_t nargs)
 {
@@ -701,18 +741,17 @@ int hl__priority_take_call_start(hl_task **out, hl_object *obj, int op,
 	int64_t wait_ms = -1;
 	int rc;
 	hl__grid_label(obj, label, sizeof(label));
-	if (op == HL_OP_PRIORITY_BLOCKING_QUEUE_POLL_TIMEOUT) {
+	if (take_timed(op)) {
 		if (nargs != 1 || args[0].type != HL_ARG_INT || args[0].i < 1 ||
 		    args[0].i > HL_TIME_MAX)
 			return hl__fail(HL_EINVAL,
-			                "%s: poll_timeout takes one argument, "
+			                "%s: %s takes one argument, "
 			                "the timeout: 1 ms to 2^40 ms",
-			                label);
+			                label, hl__grid_op(op)->name);
 		wait_ms = args[0].i;
 	} else if (nargs != 0) {
-		return hl__fail(HL_EINVAL,
-		                "%s: take takes no arguments, not %zu", label,
-		                nargs);
+		return hl__fail(HL_EINVAL, "%s: %s takes no arguments, not %zu",
+		                label, hl__grid_op(op)->name, nargs);
 	}
 	if ((rc = hl__client_enter(obj->client)) != HL_OK)
 		return rc;

@@ -279,6 +279,50 @@ public class PriorityInterop extends CollectionsInterop {
 		        hl("priority_blocking_queue", name, "poll_timeout", i(200)));
 	}
 
+	/* The blocking deque: Redisson's pollLast and takeLast see hilock's
+	 * order (the highest at the tail), hilock's take_last gets the highest
+	 * of Redisson's adds and waits for the next (found by its back-off),
+	 * Redisson's takeLast gets hilock's put. */
+	static void blockingDeque(String name) throws Exception {
+		org.redisson.api.RPriorityBlockingDeque<String> jq = r.getPriorityBlockingDeque(name, StringCodec.INSTANCE);
+		for (String v : new String[] {"b", "\u00e9", "a", "c"})
+			check("priority blocking deque: hilock's put " + v, "i:1", hl("priority_blocking_deque", name, "put", b(v)));
+		check("priority blocking deque: Redisson's peekLast", "\u00e9", jq.peekLast());
+		check("priority blocking deque: Redisson's pollLast of hilock's", "\u00e9", jq.pollLast());
+		check("priority blocking deque: Redisson's pollLast(timeout)", "c",
+		        jq.pollLast(1, java.util.concurrent.TimeUnit.SECONDS));
+		check("priority blocking deque: Redisson's takeLast", "b", jq.takeLast());
+		check("priority blocking deque: Redisson's pollFirst", "a", jq.pollFirst());
+		jq.add("m");
+		jq.add("n");
+		check("priority blocking deque: hilock's take_last of Redisson's adds", b("n"),
+		        hl("priority_blocking_deque", name, "take_last"));
+		check("priority blocking deque: hilock's poll_first", b("m"), hl("priority_blocking_deque", name, "poll_first"));
+		send("call priority_blocking_deque " + hex(name) + " take_last");
+		Thread.sleep(300);
+		long t0 = System.currentTimeMillis();
+		jq.add("x");
+		String got = reply();
+		long took = System.currentTimeMillis() - t0;
+		check("priority blocking deque: hilock's waiting take_last gets Redisson's add", b("x"), got);
+		checkTrue("priority blocking deque: ... within the back-off (under 1 s)", took < 1000, took + " ms");
+		String[] jgot = new String[1];
+		Thread th = new Thread(() -> {
+			try {
+				jgot[0] = jq.takeLast();
+			} catch (InterruptedException e) {
+				jgot[0] = e.toString();
+			}
+		});
+		th.start();
+		Thread.sleep(300);
+		check("priority blocking deque: hilock's put", "i:1", hl("priority_blocking_deque", name, "put", b("y")));
+		th.join(10000);
+		check("priority blocking deque: Redisson's takeLast gets hilock's put", "y", jgot[0]);
+		check("priority blocking deque: hilock's poll_last_timeout of the empty deque", "nil",
+		        hl("priority_blocking_deque", name, "poll_last_timeout", i(200)));
+	}
+
 	public static void main(String[] a) throws Exception {
 		Process p = start(a);
 		long t0 = System.nanoTime();
@@ -290,6 +334,7 @@ public class PriorityInterop extends CollectionsInterop {
 		scenario("priority_deque", PriorityInterop::deque);
 		scenario("priority_pc", PriorityInterop::pc);
 		scenario("priority_blocking", PriorityInterop::blocking);
+		scenario("priority_blocking_deque", PriorityInterop::blockingDeque);
 		finish(p, " priority", t0);
 	}
 }

@@ -58,6 +58,7 @@ from ._grid_list import List
 from ._grid_queue import Deque, Queue
 from ._grid_priority_queue import PriorityDeque, PriorityQueue
 from ._grid_priority_blocking_queue import PriorityBlockingQueue
+from ._grid_priority_blocking_deque import PriorityBlockingDeque
 from ._grid_blocking_queue import BlockingDeque, BlockingQueue, BoundedBlockingQueue
 from ._grid_map import Map
 from ._grid_scored_sorted_set import ScoredSortedSet
@@ -116,6 +117,7 @@ __all__ = [
     "PriorityQueue",
     "PriorityDeque",
     "PriorityBlockingQueue",
+    "PriorityBlockingDeque",
     "Map",
     "Set",
     "ScoredSortedSet",

@@ -50,7 +50,10 @@ if TYPE_CHECKING:
 if TYPE_CHECKING:
     from ._grid_priority_blocking_queue import PriorityBlockingQueue
 
-__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase", "BoundedBlockingQueueBase", "DelayedQueueBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase"]
+if TYPE_CHECKING:
+    from ._grid_priority_blocking_deque import PriorityBlockingDeque
+
+__all__ = ["Bucket", "AtomicLong", "AtomicDouble", "BitSet", "LongAdder", "DoubleAdder", "BloomFilter", "RateLimiterBase", "MapBase", "SetBase", "ScoredSortedSetBase", "SortedSetBase", "ListBase", "QueueBase", "DequeBase", "BlockingQueueBase", "BlockingDequeBase", "BoundedBlockingQueueBase", "DelayedQueueBase", "PriorityQueueBase", "PriorityDequeBase", "PriorityBlockingQueueBase", "PriorityBlockingDequeBase"]
 
 
 class Bucket(GridObject):
@@ -2118,6 +2121,113 @@ class PriorityBlockingQueueBase(GridObject):
         return r == 1
 
 
+class PriorityBlockingDequeBase(GridObject):
+    """The priority blocking queue (values in Java's natural order of Strings, the lowest at the
+    head, shared with Redisson's RPriorityBlockingDeque), also read, taken and waited for at
+    the tail: take_last and poll_last_timeout wait for the highest value as take waits for the
+    lowest (a task: a bounded back-off, woken at once by a hilock add). There is no add at
+    either end: the order decides. A take whose reply is lost answers what it took; one
+    cancelled after taking puts the value back. See docs/grid-priority-queue.md.
+
+    Redisson: ``RPriorityBlockingDeque``. Java side: StringCodec (natural order of String): ``redisson.getPriorityBlockingDeque(name, StringCodec.INSTANCE)``, never trySetComparator.
+    """
+
+    _kind = 23
+
+    def add(self, value: Value) -> bool:
+        """Add value (valid UTF-8) in its place, after the values equal to it: true. Waits while a
+        Redisson writer holds the queue's lock. Raises OutcomeUnknown when its reply is lost after
+        it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_deque_add(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def offer(self, value: Value) -> bool:
+        """The same as add: true. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_deque_offer(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def poll(self) -> Optional[bytes]:
+        """Take the head (the lowest value): it, or None at once when the queue is empty (as Redisson
+        4.3.1+, without waiting for the lock). Waits while a Redisson writer holds the queue's
+        lock."""
+        r = lib.hlpy_g_priority_blocking_deque_poll(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek(self) -> Optional[bytes]:
+        """The head (the lowest value), None when the queue is empty."""
+        r = lib.hlpy_g_priority_blocking_deque_peek(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def contains(self, value: Value) -> bool:
+        """True if value is in the queue (a binary search in Redis; no lock, as Redisson's contains)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_deque_contains(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def remove(self, value: Value) -> bool:
+        """Remove one occurrence of value: true if there was one. Waits while a Redisson writer holds
+        the queue's lock. Raises OutcomeUnknown when its reply is lost after it may have run
+        (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_deque_remove(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def size(self) -> int:
+        """The number of values."""
+        r = lib.hlpy_g_priority_blocking_deque_size(self._h)
+        if r == -9223372036854775808:
+            _status()
+        return r
+
+    def read_range(self, start: int, end: int) -> list[Optional[bytes]]:
+        """The values from index start to index end (0 is the head), both included, in order, without
+        taking them (LRANGE; iteration reads pages of it)."""
+        out = _out('hl_value **')
+        check(lib.hl_priority_blocking_deque_read_range(out, self._h, start if type(start) is int and -0x8000000000000000 <= start <= 0x7fffffffffffffff else _i64(start, 'start'), end if type(end) is int and -0x8000000000000000 <= end <= 0x7fffffffffffffff else _i64(end, 'end')))
+        return _take(out[0])
+
+    def put(self, value: Value) -> bool:
+        """The same as add (the queue has no bound): true. Raises OutcomeUnknown when its reply is
+        lost after it may have run (never applied twice)."""
+        _bvalue = value if type(value) is bytes else _bytes(value, 'value')
+        r = lib.hlpy_g_priority_blocking_deque_put(self._h, _bvalue, len(_bvalue))
+        if r < 0:
+            check(r)
+        return r == 1
+
+    def peek_first(self) -> Optional[bytes]:
+        """The head (the lowest value), None when empty; as peek."""
+        r = lib.hlpy_g_priority_blocking_deque_peek_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def peek_last(self) -> Optional[bytes]:
+        """The tail (the highest value), None when empty."""
+        r = lib.hlpy_g_priority_blocking_deque_peek_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_first(self) -> Optional[bytes]:
+        """Take the head (the lowest value): None at once when empty; as poll."""
+        r = lib.hlpy_g_priority_blocking_deque_poll_first(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def poll_last(self) -> Optional[bytes]:
+        """Take the tail (the highest value): it, or None at once when the deque is empty. Waits
+        while a Redisson writer holds the lock."""
+        r = lib.hlpy_g_priority_blocking_deque_poll_last(self._h)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+
 class GridFactories:
     """The client's grid objects (mixed into :class:`hilock.Client`)."""
 
@@ -2241,3 +2351,9 @@ class GridFactories:
         from ._grid_priority_blocking_queue import PriorityBlockingQueue
 
         return PriorityBlockingQueue(self, name)  # type: ignore[arg-type]
+
+    def priority_blocking_deque(self, name: Value) -> "PriorityBlockingDeque":
+        """The priority blocking deque called ``name`` (Redisson ``RPriorityBlockingDeque``). No round trip."""
+        from ._grid_priority_blocking_deque import PriorityBlockingDeque
+
+        return PriorityBlockingDeque(self, name)  # type: ignore[arg-type]

@@ -32,23 +32,25 @@ def _task_value(t: Any) -> Optional[bytes]:
     return _convert(out[0]) if out[0] != ffi.NULL else None  # type: ignore[no-any-return]
 
 
-class PriorityBlockingQueue(PriorityBlockingQueueBase):
-    """Redisson's ``RPriorityBlockingQueue`` under ``StringCodec``: the
-    priority queue (Java's String order, lowest first, duplicates kept)
-    whose ``take()`` waits for a value and ``poll(timeout)`` waits at most
-    ``timeout`` seconds (``poll()`` does not wait). In the main thread a
-    wait sleeps in ``select()`` on its task, so Ctrl-C cancels it; a value
-    taken just before such a cancel (or an asyncio cancel) goes back in the
-    queue. A take whose reply is lost answers what it took."""
+class _PriorityWaits:
+    """The waits of the priority blocking queue and deque (a take has
+    ``wait_ms`` -1, a timed poll its timeout), whatever the end: the ops
+    are the subclass's. ``_OP_TAKE`` and ``_OP_POLL_TIMEOUT`` wait at the
+    head."""
 
-    __len__ = PriorityQueue.__len__
-    __contains__ = PriorityQueue.__contains__
-    __iter__ = PriorityQueue.__iter__
-    __repr__ = PriorityQueue.__repr__
+    _OP_TAKE = _TAKE
+    _OP_POLL_TIMEOUT = _POLL_TIMEOUT
+    _h: Any
+    _client: Any
+    add: Callable[[Any], bool]  # the generated kind's
+
+    def _poll_now(self) -> Optional[bytes]:
+        """The generated poll (the next class's): at once."""
+        return super().poll()  # type: ignore[misc,no-any-return]
 
     def _starter(self, op: int, wait_ms: int) -> Callable[[Any], int]:
         h = self._h
-        if op == _TAKE:
+        if wait_ms < 0:  # a take
             return lambda out: lib.hl_object_call_start(out, h, op, ffi.NULL, 0)
         arg = ffi.new("hl_arg *")
         arg.type = lib.HL_ARG_INT
@@ -65,10 +67,13 @@ class PriorityBlockingQueue(PriorityBlockingQueueBase):
     def _wait(self, op: int, wait_ms: int) -> Optional[bytes]:
         if threading.current_thread() is not threading.main_thread():
             out = ffi.new("hl_value **")  # the blocking call (GIL released)
-            if op == _TAKE:
-                check(lib.hl_priority_blocking_queue_take(out, self._h))
+            if wait_ms < 0:
+                check(lib.hl_object_call(out, self._h, op, ffi.NULL, 0))
             else:
-                check(lib.hl_priority_blocking_queue_poll_timeout(out, self._h, wait_ms))
+                arg = ffi.new("hl_arg *")
+                arg.type = lib.HL_ARG_INT
+                arg.i = wait_ms
+                check(lib.hl_object_call(out, self._h, op, arg, 1))
             return _take(out[0])  # type: ignore[no-any-return]
         out = ffi.new("hl_task **")
         check(self._starter(op, wait_ms)(out))
@@ -94,22 +99,22 @@ class PriorityBlockingQueue(PriorityBlockingQueueBase):
     def take(self) -> bytes:  # type: ignore[override]
         """Take the head (the lowest value), waiting as long as it takes (a
         cancel or the client's close ends the wait)."""
-        v = self._wait(_TAKE, -1)
+        v = self._wait(self._OP_TAKE, -1)
         assert v is not None
         return v
 
     def poll_timeout(self, timeout: float) -> Optional[bytes]:
         """Take the head, waiting at most ``timeout`` seconds: None when
         none came in time."""
-        return self._wait(_POLL_TIMEOUT, _ms(timeout, "timeout"))
+        return self._wait(self._OP_POLL_TIMEOUT, _ms(timeout, "timeout"))
 
     def poll(self, timeout: Optional[float] = None) -> Optional[bytes]:  # type: ignore[override]
         """Take the head: without ``timeout`` at once (None when empty);
         with it, waiting at most ``timeout`` seconds (None when none came)."""
         if timeout is None:
-            return super().poll()
+            return self._poll_now()
         wait_ms = _ms(timeout, "timeout")
-        return self._wait(_POLL_TIMEOUT, wait_ms)
+        return self._wait(self._OP_POLL_TIMEOUT, wait_ms)
 
     # -- asyncio -----------------------------------------------------------
 
@@ -139,10 +144,25 @@ class PriorityBlockingQueue(PriorityBlockingQueueBase):
         """:meth:`take` for asyncio: the wait is a libhilock task (no
         thread); cancelling the awaiting task cancels it (a value it took
         goes back)."""
-        v = await self._await_value(_TAKE, -1)
+        v = await self._await_value(self._OP_TAKE, -1)
         assert v is not None
         return v
 
     async def poll_async(self, timeout: float) -> Optional[bytes]:
         """:meth:`poll` with a timeout, for asyncio."""
-        return await self._await_value(_POLL_TIMEOUT, _ms(timeout, "timeout"))
+        return await self._await_value(self._OP_POLL_TIMEOUT, _ms(timeout, "timeout"))
+
+
+class PriorityBlockingQueue(_PriorityWaits, PriorityBlockingQueueBase):  # type: ignore[misc]
+    """Redisson's ``RPriorityBlockingQueue`` under ``StringCodec``: the
+    priority queue (Java's String order, lowest first, duplicates kept)
+    whose ``take()`` waits for a value and ``poll(timeout)`` waits at most
+    ``timeout`` seconds (``poll()`` does not wait). In the main thread a
+    wait sleeps in ``select()`` on its task, so Ctrl-C cancels it; a value
+    taken just before such a cancel (or an asyncio cancel) goes back in the
+    queue. A take whose reply is lost answers what it took."""
+
+    __len__ = PriorityQueue.__len__
+    __contains__ = PriorityQueue.__contains__
+    __iter__ = PriorityQueue.__iter__
+    __repr__ = PriorityQueue.__repr__
