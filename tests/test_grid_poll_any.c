@@ -368,6 +368,54 @@ static void tasks(void)
 	hl_client_free(p);
 }
 
+/* The other kinds: a bounded queue's poll_from_any gives the capacity
+ * back (as a take), whether it waited or looked (timeout 0); a deque's
+ * takes its head. */
+static void kinds(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *b1 = NULL, *b2 = NULL, *d1 = NULL;
+	const char *other = "pq:b2";
+	size_t olen = 5;
+	hl_value *v = NULL;
+	char buf[64];
+	int ok = 0;
+	int64_t left = 0;
+	HT_OK(hl_bounded_blocking_queue_new(&b1, c, "pq:b1", 5));
+	HT_OK(hl_bounded_blocking_queue_new(&b2, c, "pq:b2", 5));
+	HT_OK(hl_bounded_blocking_queue_try_set_capacity(&ok, b2, 2));
+	HT_EQ(ok, 1);
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, b2, "e1", 2));
+	HT_OK(hl_bounded_blocking_queue_offer(&ok, b2, "e2", 2));
+	HT_OK(hl_bounded_blocking_queue_remaining_capacity(&left, b2));
+	HT_EQ(left, 0);
+	HT_OK(hl_blocking_queue_poll_from_any(&v, b1, &other, &olen, 1, 5000,
+	                                      NULL));
+	HT_STREQ(pair(v, buf, sizeof buf), "pq:b2=e1");
+	hl_value_free(v);
+	HT_OK(hl_blocking_queue_poll_from_any(&v, b1, &other, &olen, 1, 0,
+	                                      NULL));
+	HT_STREQ(pair(v, buf, sizeof buf), "pq:b2=e2");
+	hl_value_free(v);
+	HT_OK(hl_bounded_blocking_queue_remaining_capacity(&left, b2));
+	HT_EQ(left, 2);
+	other = "pq:d2";
+	HT_OK(hl_blocking_deque_new(&d1, c, "pq:d1", 5));
+	freeReplyObject(ht_raw(ht_raw_of(r), "RPUSH pq:d2 h t"));
+	HT_OK(hl_blocking_queue_poll_from_any(&v, d1, &other, &olen, 1, 5000,
+	                                      NULL));
+	HT_STREQ(pair(v, buf, sizeof buf), "pq:d2=h");
+	hl_value_free(v);
+	HT_EQ(raw_list(r, "pq:d2", buf, sizeof buf), 1);
+	HT_STREQ(buf, "t");
+	HT_CHECK(ht_wait_until(nothing_in_flight, r, 5000));
+	hl_object_free(b1);
+	hl_object_free(b2);
+	hl_object_free(d1);
+	hl_client_free(c);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -418,4 +466,4 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(wake), HT_CASE(timeout), HT_CASE(cluster), HT_CASE(cancel),
-        HT_CASE(both), HT_CASE(tasks), HT_CASE(bad_input))
+        HT_CASE(both), HT_CASE(tasks), HT_CASE(kinds), HT_CASE(bad_input))
