@@ -81,6 +81,54 @@ static int64_t hlgo_bq_value(hl_task *t, const char **p) {
 	*p = hl_value_bytes(v, &n);
 	return (int64_t)n;
 }
+
+// Start a poll from several queues (all of kind; others: the other names
+// one after another, lens their lengths) as a task whose data is set
+// before the call returns.
+static void hlgo_bq_any_start(hlgo_result *r, hl_task **out, hl_client *c,
+		int kind, const void *name, size_t name_len, const char *others,
+		const size_t *lens, size_t n, int64_t wait_ms, uint64_t data) {
+	hl_object *o = NULL;
+	const char **argv = NULL;
+	size_t i, at = 0;
+	int rc;
+	*out = NULL;
+	hlgo_reset(r);
+	if (n && !(argv = calloc(n, sizeof(*argv)))) {
+		hlgo_fail(r, HL_ENOMEM);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		argv[i] = others + at;
+		at += lens[i];
+	}
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) == HL_OK)
+		rc = hl_blocking_queue_poll_from_any_start(out, o, argv, lens, n,
+		                                           wait_ms);
+	if (rc == HL_OK)
+		hl_task_set_data(*out, data);
+	else
+		hlgo_fail(r, rc);
+	hl_object_free(o);
+	free(argv);
+}
+
+// The [name, element] a done poll from several queues answered: the
+// element's length (*p), the name's (*np, *nn); -1 for nil.
+static int64_t hlgo_bq_any_value(hl_task *t, const char **np, int64_t *nn,
+		const char **p) {
+	const hl_value *v = NULL;
+	size_t n = 0;
+	*p = *np = NULL;
+	*nn = 0;
+	if (hl_task_value(&v, t) != HL_OK || hl_value_type(v) != HL_VALUE_ARRAY ||
+	    hl_value_len(v) != 2)
+		return -1;
+	*np = hl_value_bytes(hl_value_at(v, 0), &n);
+	*nn = (int64_t)n;
+	*p = hl_value_bytes(hl_value_at(v, 1), &n);
+	return (int64_t)n;
+}
 */
 import "C"
 
@@ -288,4 +336,104 @@ func (o *BoundedBlockingQueue) offerWait(ctx context.Context, opName string, val
 		return false, r.err
 	}
 	return r.flag, nil
+}
+
+// PollFromAny takes the head of whichever of this queue and otherNames has
+// an element first (Redisson's pollFromAny; the queues may be in different
+// cluster slots), waiting up to timeout (0: one look at each; negative: as
+// long as ctx allows). It answers the queue's name and the element, or ""
+// and nil with a nil error when none came in time. Nothing is lost: a
+// queue that had an element too keeps it, and a cancel of ctx leaves every
+// element queued (an element taken just before it is returned, with a nil
+// error). Every queue's waiting goroutines share its one blocking command.
+func (o *BlockingQueue) PollFromAny(ctx context.Context, timeout time.Duration,
+	otherNames ...string) (string, []byte, error) {
+	return pollFromAny(ctx, &o.object, timeout, otherNames)
+}
+
+// PollFromAny takes the head of whichever queue has one first
+// (BlockingQueue.PollFromAny).
+func (o *BlockingDeque) PollFromAny(ctx context.Context, timeout time.Duration,
+	otherNames ...string) (string, []byte, error) {
+	return pollFromAny(ctx, &o.object, timeout, otherNames)
+}
+
+// PollFromAny takes the head of whichever queue has one first
+// (BlockingQueue.PollFromAny); the capacity is given back as by a take.
+func (o *BoundedBlockingQueue) PollFromAny(ctx context.Context, timeout time.Duration,
+	otherNames ...string) (string, []byte, error) {
+	return pollFromAny(ctx, &o.object, timeout, otherNames)
+}
+
+func pollFromAny(ctx context.Context, o *object, timeout time.Duration, others []string) (string, []byte, error) {
+	defer runtime.KeepAlive(o)
+	what := o.what + " poll_from_any"
+	if err := o.check(what); err != nil {
+		return "", nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return "", nil, err
+	}
+	waitMs := int64(-1)
+	if timeout >= 0 {
+		waitMs = durationMs(timeout)
+	}
+	var buf []byte // the names one after another (and a last byte)
+	lens := make([]C.size_t, len(others)+1)
+	for i, n := range others {
+		buf = append(buf, n...)
+		lens[i] = C.size_t(len(n))
+	}
+	buf = append(buf, 0)
+	c := o.c
+	p, err := c.enter()
+	if err != nil {
+		return "", nil, err
+	}
+	name := o.name
+	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
+		var cr cResult
+		var t *C.hl_task
+		C.hlgo_bq_any_start(&cr, &t, p, C.int(o.kind), unsafe.Pointer(&name[0]), C.size_t(len(name)),
+			(*C.char)(unsafe.Pointer(&buf[0])), &lens[0], C.size_t(len(others)),
+			C.int64_t(waitMs), C.uint64_t(data))
+		return t, syncResult(what, &cr)
+	})
+	c.mu.RUnlock()
+	if r0.err != nil {
+		return "", nil, r0.err
+	}
+	var d taskDone
+	select {
+	case d = <-ch:
+	case <-ctx.Done():
+		cancelTask(t)
+		d = <-ch
+	}
+	var out []byte
+	var from string
+	got := false
+	if d.status == statusOK {
+		var bp, np *C.char
+		var nn C.int64_t
+		if n := C.hlgo_bq_any_value(t, &np, &nn, &bp); n >= 0 {
+			out = C.GoBytes(unsafe.Pointer(bp), C.int(n))
+			from = string(C.GoBytes(unsafe.Pointer(np), C.int(nn)))
+			got = true
+		}
+	}
+	atomic.AddInt64(&c.tasks.pending, -1)
+	freeTask(t)
+	h.Delete()
+	if got || d.status == statusOK {
+		return from, out, nil
+	}
+	r := d.result(what)
+	if r.status == statusInterrupted && ctx.Err() != nil {
+		return "", nil, ctx.Err()
+	}
+	return "", nil, r.err
 }

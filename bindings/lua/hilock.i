@@ -879,6 +879,85 @@ hl_rc hlua_bq_start(hlua_task **OUT_TASK, hl_client *client, int kind,
                     int64_t wait_ms, uint64_t data);
 %native(task_bytes) int hlua_task_bytes(lua_State *L);
 
+/* Poll from several queues as a task: the other names packed as Lua's
+ * string.pack("s4") strings one after another; its answer with
+ * task_pair. */
+%{
+static int hlua_bq_any_start(hlua_task **out, hl_client *client, int kind,
+                             const void *name, size_t name_len,
+                             const void *packed, size_t packed_len,
+                             int64_t wait_ms, uint64_t data)
+{
+	hl_object *o = NULL;
+	hl_task *t = NULL;
+	const unsigned char *p = packed;
+	const char **argv = NULL;
+	size_t *lens = NULL, n = 0, at = 0, cap = packed_len / 4;
+	int rc = HL_OK;
+	if (cap && (!(argv = calloc(cap, sizeof(*argv))) ||
+	            !(lens = calloc(cap, sizeof(*lens))))) {
+		free(argv);
+		return HL_ENOMEM;
+	}
+	while (at + 4 <= packed_len) {
+		size_t l = (size_t)p[at] | (size_t)p[at + 1] << 8 |
+		           (size_t)p[at + 2] << 16 | (size_t)p[at + 3] << 24;
+		at += 4;
+		if (l > packed_len - at)
+			break;
+		argv[n] = (const char *)p + at;
+		lens[n++] = l;
+		at += l;
+	}
+	if (at != packed_len)
+		rc = HL_EINVAL;
+	if (rc == HL_OK)
+		rc = hl_object_new(&o, client, kind, name, name_len);
+	if (rc == HL_OK)
+		rc = hl_blocking_queue_poll_from_any_start(&t, o, argv, lens, n,
+		                                           wait_ms);
+	hl_object_free(o);
+	free(argv);
+	free(lens);
+	return hlua_task_adopt(out, rc, t, data);
+}
+
+/* core.task_pair(task) --> name, element a done poll from several queues
+ * answered, or nil. */
+static int hlua_task_pair(lua_State *L)
+{
+	hlua_task *k = NULL;
+	const hl_value *v = NULL;
+	size_t n = 0;
+	const char *p;
+	if (!SWIG_IsOK(SWIG_ConvertPtr(L, 1, (void **)&k, SWIGTYPE_p_hlua_task,
+	                               0)) ||
+	    k == NULL || k->t == NULL)
+		return luaL_error(L, "task_pair: a live task expected");
+	if (hl_task_value(&v, k->t) != HL_OK ||
+	    hl_value_type(v) != HL_VALUE_ARRAY || hl_value_len(v) != 2) {
+		lua_pushnil(L);
+		return 1;
+	}
+	p = hl_value_bytes(hl_value_at(v, 0), &n);
+	lua_pushlstring(L, p, n);
+	p = hl_value_bytes(hl_value_at(v, 1), &n);
+	lua_pushlstring(L, p, n);
+	return 2;
+}
+%}
+%typemap(in) (const void *packed, size_t packed_len) {
+	size_t len_ = 0;
+	$1 = (void *)luaL_checklstring(L, $input, &len_);
+	$2 = len_;
+}
+%rename(bq_any_start) hlua_bq_any_start;
+hl_rc hlua_bq_any_start(hlua_task **OUT_TASK, hl_client *client, int kind,
+                        const void *name, size_t name_len,
+                        const void *packed, size_t packed_len,
+                        int64_t wait_ms, uint64_t data);
+%native(task_pair) int hlua_task_pair(lua_State *L);
+
 %inline %{
 /* Wait until fd is readable, at most timeout_ms (-1: no limit): 1 if it is,
  * 0 if the time ran out, -1 on a poll error. For hosts with no event loop

@@ -2876,6 +2876,56 @@ local function bq_waits(K, ops)
 		end
 	end
 end
+--- q:poll_from_any_start(timeout, name2, ...) --> task: take the head of
+-- whichever of q and the named queues (same kind; any cluster slots) has
+-- one first, waiting up to timeout seconds (nil: as long as it takes; 0:
+-- one look at each); result(): name, element, or nil when none came.
+-- Nothing is lost: a queue that had one too keeps it; a cancel gives back.
+local function bq_any_start(self, timeout, ...)
+	check_object(self, "poll_from_any_start", 3)
+	local packed = {}
+	for i = 1, select("#", ...) do
+		local n = select(i, ...)
+		if type(n) ~= "string" then
+			argerror(i + 1, "poll_from_any", "queue name (string) expected", 3)
+		end
+		packed[i] = string.pack("<s4", n)
+	end
+	local ms = to_ms(timeout, "seconds", "poll_from_any", 3, -1)
+	local client = self._client
+	client._task_seq = client._task_seq + 1
+	local id = client._task_seq
+	local ok, k, code = core.bq_any_start(client._c, self._kind, self._name,
+		table.concat(packed), ms, id)
+	if not ok then return nil, k, code end
+	local task = setmetatable({_k = k, _obj = self, _what = "poll_from_any",
+		_client = client, _sync_result = function(t, rok, m, rcode)
+			if not rok then return pack(nil, m, rcode) end
+			return pack(core.task_pair(t._k))
+		end}, Task)
+	client._tasks[id] = task
+	return task
+end
+
+--- q:poll_from_any(timeout, name2, ...) --> name, element | nil | nil,
+-- message, code: poll_from_any_start's task, waited for (this thread).
+local function bq_any(self, timeout, ...)
+	local t, m, code = bq_any_start(self, timeout, ...)
+	if not t then return nil, m, code end
+	local ok, wm, wcode = t:wait()
+	if not ok then
+		t:close()
+		return nil, wm, wcode
+	end
+	local r = pack(t:result())
+	t:close()
+	return unpack(r, 1, r.n)
+end
+
+for _, K in ipairs({BlockingQueue, BlockingDeque, grid_factories.bounded_blocking_queue}) do
+	K.poll_from_any_start = bq_any_start
+	K.poll_from_any = bq_any
+end
 bq_waits(BlockingQueue, {[""] = {0x1009, 0x100a, "poll"}})
 bq_waits(BlockingDeque, {[""] = {0x1109, 0x110a, "poll"}, _first = {0x1117, 0x1119, "poll_first"},
 	_last = {0x1118, 0x111a, "poll_last"}})

@@ -1547,6 +1547,35 @@ HL_EXTERN int hl_client_command_node(hl_value **out, hl_client *client,
 
 #include "hilock/grid_kinds.h"
 
+/* Poll from several blocking queues (Redisson's pollFromAny, BLPOP k1 k2
+ * ...; docs/grid-blocking-queue.md): take the head of whichever of queue
+ * and the nothers queues named others (other_lens their lengths; any
+ * cluster slots; opened as queue's kind: HL_KIND_BLOCKING_QUEUE,
+ * _BLOCKING_DEQUE or _BOUNDED_BLOCKING_QUEUE) has an element first,
+ * waiting up to timeout_ms (0: no wait beyond one look of each queue's
+ * take; -1: without bound). *out = an HL_VALUE_ARRAY [queue name,
+ * element] (both bytes), or HL_VALUE_NIL when the time ran out. Nothing
+ * is lost: one element is taken, as a take takes it (in flight until
+ * acknowledged), and a queue that had one too keeps it; a cancel (cancel,
+ * may be NULL; hl_client_interrupt) ends the call HL_EINTERRUPTED with
+ * anything it took back at the head of its queue. Returns HL_OK,
+ * HL_EINVAL (bad kind, names or timeout), HL_EINTERRUPTED, HL_ECLOSED,
+ * HL_EFORKED, HL_EREDIS (a key of another type), HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_blocking_queue_poll_from_any(hl_value **out,
+                                              hl_object *queue,
+                                              const char *const *others,
+                                              const size_t *other_lens,
+                                              size_t nothers,
+                                              int64_t timeout_ms,
+                                              hl_cancel *cancel);
+/* Its non-blocking form: a task (see "Tasks") whose value
+ * (hl_task_value) is the blocking call's *out; hl_task_cancel gives back
+ * what it took. Any number of them cost no thread each: every queue's
+ * waiters share its one pump (one BLMOVE per queue and client). */
+HL_EXTERN int hl_blocking_queue_poll_from_any_start(
+        hl_task **out, hl_object *queue, const char *const *others,
+        const size_t *other_lens, size_t nothers, int64_t timeout_ms);
+
 /* The rate limiter's waits (docs/grid-rate-limiter.md). Take permits
  * (1 to 2^32-1, at most the rate), waiting up to timeout_ms (-1: as long
  * as it takes, 0: one attempt), sleeping between attempts the delay Redis

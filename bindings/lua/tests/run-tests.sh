@@ -164,7 +164,7 @@ faultproxy=${HILOCK_FAULTPROXY:-$build/tests/tools/faultproxy}
 # The grid's kinds (grid_helpers.lua; their lost-reply tests need the
 # fault proxy and are left out without it).
 mkdir -p "$tmp/grid"
-for t in test_grid_bit_set test_grid_blocking_queue test_grid_bloom test_grid_list test_grid_map test_grid_set test_grid_sorted_set test_grid_priority test_grid_delayed_queue; do
+for t in test_grid_bit_set test_grid_blocking_queue test_grid_bloom test_grid_list test_grid_map test_grid_set test_grid_sorted_set test_grid_priority test_grid_delayed_queue test_grid_poll_any; do
 	HILOCK_TEST_GRID_DIR="$tmp/grid" \
 		HILOCK_FAULTPROXY="$([ -x "$faultproxy" ] && echo "$faultproxy")" \
 		run_lua "$here/$t.lua" || rc=$?

@@ -541,6 +541,16 @@ typedef struct bq_waiter {
 	int status;
 	char msg[300];
 	atomic_int refs;
+	/* poll_from_any: one member per queue, each in its queue's line; the
+	 * lead (the first, the task's) holds the state of them all. A single
+	 * take is its own lead. */
+	struct bq_waiter *lead;
+	struct bq_waiter *sib; /* the lead's chain of the other members */
+	size_t index;          /* its queue's place in the call's names */
+	bq_pump *from;         /* lead: the pump whose take was handed */
+	int any;               /* lead: answers [queue name, element] */
+	hl_object **look;      /* timeout 0: one poll of each, in order */
+	size_t nlook;
 } bq_waiter;
 
 struct bq_pump {
@@ -569,12 +579,34 @@ static void pump_unref(bq_pump *p)
 
 static void waiter_unref(bq_waiter *w)
 {
+	bq_waiter *m, *n;
 	if (atomic_fetch_sub(&w->refs, 1) != 1)
 		return;
 	hl_value_free(w->value);
+	while (w->nlook)
+		hl_object_free(w->look[--w->nlook]);
+	free(w->look);
+	for (m = w->sib; m; m = n) { /* out of every line by now */
+		n = m->sib;
+		if (m->pump)
+			pump_unref(m->pump);
+		free(m);
+	}
 	if (w->pump)
 		pump_unref(w->pump);
 	free(w);
+}
+
+static void leave_line(bq_waiter *w);
+
+/* Every member of lead's call out of its line (pumps_mu held): once its
+ * state is no longer W_WAITING, no pump hands it anything. */
+static void group_leave(bq_waiter *lead)
+{
+	bq_waiter *m;
+	leave_line(lead);
+	for (m = lead->sib; m; m = m->sib)
+		leave_line(m);
 }
 
 /* The pump's call (the take op's mode: its scripts sent again). */
@@ -638,12 +670,16 @@ static void *pump_main(void *arg)
 			if (*pp)
 				*pp = p->next;
 			/* any waiter left (no memory for the keys) fails */
-			for (w = p->head; w; w = w->next) {
-				w->state = W_FAILED;
-				w->status = HL_ENOMEM;
-				snprintf(w->msg, sizeof w->msg,
-				         "out of memory");
-				hl__task_kick(w->task);
+			while ((w = p->head)) {
+				bq_waiter *l = w->lead;
+				if (l->state == W_WAITING) {
+					l->state = W_FAILED;
+					l->status = HL_ENOMEM;
+					snprintf(l->msg, sizeof l->msg,
+					         "out of memory");
+					hl__task_kick(l->task);
+				}
+				group_leave(l);
 			}
 			p->head = p->tail = NULL;
 			pthread_mutex_unlock(&pumps_mu);
@@ -656,30 +692,38 @@ static void *pump_main(void *arg)
 		rc = take_core(&call, &k, -1, p->last, &got, id);
 		pthread_mutex_lock(&pumps_mu);
 		if (rc == HL_OK && got) {
-			for (w = p->head; w && w->state != W_WAITING;
+			for (w = p->head; w && w->lead->state != W_WAITING;
 			     w = w->next)
 				;
 			if (w) {
-				w->state = W_HANDED;
-				w->value = got;
-				memcpy(w->id, id, sizeof id);
-				p->head = w->next;
-				if (!p->head)
-					p->tail = NULL;
-				w->next = NULL;
-				p->nwaiting--;
-				hl__task_kick(w->task);
+				/* the first in line wins it; a poll_from_any's
+				 * other members leave their lines at once, so
+				 * no other pump hands that call a second one */
+				bq_waiter *l = w->lead;
+				l->state = W_HANDED;
+				l->value = got;
+				l->from = p;
+				l->index = w->index;
+				memcpy(l->id, id, sizeof id);
+				group_leave(l);
+				hl__task_kick(l->task);
 				got = NULL;
 			}
 		} else if (rc != HL_OK && rc != HL_EINTERRUPTED) {
 			/* the queue cannot be taken from (another type, a
 			 * closing client): every waiter is told */
-			for (w = p->head; w; w = w->next) {
-				w->state = W_FAILED;
-				w->status = rc;
-				snprintf(w->msg, sizeof w->msg, "%s",
-				         hl_error_last());
-				hl__task_kick(w->task);
+			char msg[300];
+			snprintf(msg, sizeof msg, "%s", hl_error_last());
+			while ((w = p->head)) {
+				bq_waiter *l = w->lead;
+				if (l->state == W_WAITING) {
+					l->state = W_FAILED;
+					l->status = rc;
+					snprintf(l->msg, sizeof l->msg, "%s",
+					         msg);
+					hl__task_kick(l->task);
+				}
+				group_leave(l);
 			}
 			p->head = p->tail = NULL;
 			p->nwaiting = 0;
@@ -720,21 +764,75 @@ static void leave_line(bq_waiter *w)
 		hl_cancel_trigger(p->cancel);
 }
 
+static hl_value *any_pair(const hl_object *o, hl_value *v);
+
+/* poll_from_any with timeout 0: one poll of each queue, in order (the
+ * kind's poll: a lost reply is answered when sent again). */
+static int look_step(bq_waiter *w, hl_task *self, int stop)
+{
+	size_t i;
+	if (stop != HL_OK)
+		return hl__fail(stop, "the poll was %s",
+		                stop == HL_ECLOSED ? "closed" : "interrupted");
+	for (i = 0; i < w->nlook; i++) {
+		hl_object *o = w->look[i];
+		int k = o->kind->kind;
+		int op = k == HL_KIND_BLOCKING_DEQUE ? HL_OP_BLOCKING_DEQUE_POLL
+		         : k == HL_KIND_BOUNDED_BLOCKING_QUEUE
+		                 ? HL_OP_BOUNDED_BLOCKING_QUEUE_POLL
+		                 : HL_OP_BLOCKING_QUEUE_POLL;
+		hl_value *v = NULL;
+		int rc = hl_object_call(&v, o, op, NULL, 0);
+		if (rc != HL_OK)
+			return rc;
+		if (hl_value_type(v) == HL_VALUE_BYTES) {
+			hl_value *ans = any_pair(o, v);
+			if (!ans)
+				return hl__fail(HL_ENOMEM, "out of memory");
+			hl__task_drive_value(self, ans);
+			return HL_OK;
+		}
+		hl_value_free(v);
+	}
+	hl__task_drive_value(self, hl__value_new(HL_VALUE_NIL));
+	return HL_OK;
+}
+
+/* [name of o, v] (v taken); NULL when out of memory. */
+static hl_value *any_pair(const hl_object *o, hl_value *v)
+{
+	hl_value *two[2];
+	if (!v)
+		return NULL;
+	two[0] = hl__value_bytes(o->name, o->name_len);
+	two[1] = v;
+	if (!two[0]) {
+		hl_value_free(v);
+		return NULL;
+	}
+	return hl__value_array(two, 2);
+}
+
 static int waiter_step(void *arg, hl_task *self, int stop, int *done,
                        int *result, int64_t *wake_ms)
 {
 	bq_waiter *w = arg;
-	bq_pump *p = w->pump;
+	bq_pump *p;
 	int state;
 	*result = 0;
 	*done = 0;
+	if (w->look) {
+		*done = 1;
+		return look_step(w, self, stop);
+	}
 	pthread_mutex_lock(&pumps_mu);
 	state = w->state;
 	if (state == W_WAITING &&
 	    (stop != HL_OK || (w->until >= 0 && hl__now_ms() >= w->until))) {
-		leave_line(w);
+		group_leave(w);
 		w->state = state = W_GONE;
 	}
+	p = w->from ? w->from : w->pump;
 	pthread_mutex_unlock(&pumps_mu);
 	if (state == W_WAITING) {
 		*wake_ms = w->until;
@@ -767,13 +865,14 @@ static int waiter_step(void *arg, hl_task *self, int stop, int *done,
 		ack(&call, &k, w->id);
 		keys_free(&k);
 		{
-			/* kept, should a stop overtake this end (the
-			 * engine then runs the step again with it) */
+			/* w->value kept, should a stop overtake this end
+			 * (the engine then runs the step again with it) */
 			size_t n = 0;
 			const char *bytes = hl_value_bytes(w->value, &n);
-			hl_value *keep = hl__value_bytes(bytes, n);
-			hl__task_drive_value(self, w->value);
-			w->value = keep;
+			hl_value *ans = hl__value_bytes(bytes, n);
+			if (w->any) /* [queue name, element] */
+				ans = any_pair(p->obj, ans);
+			hl__task_drive_value(self, ans);
 		}
 		w->state = W_ACKED;
 		return HL_OK;
@@ -817,6 +916,34 @@ static void waiter_free(void *arg)
 
 static const hl_drive_ops waiter_ops = {waiter_step, NULL, waiter_free};
 
+/* The pump of obj's queue on c (pumps_mu held), or a new one (*fresh: not
+ * listed nor running yet; its one reference is the thread's); NULL when
+ * out of memory. */
+static bq_pump *pump_find(hl_client *c, hl_object *obj, int last, int *fresh)
+{
+	bq_pump *p;
+	*fresh = 0;
+	for (p = pumps; p; p = p->next)
+		if (p->c == c && p->last == last && p->pid == getpid() &&
+		    p->obj->name_len == obj->name_len &&
+		    memcmp(p->obj->name, obj->name, obj->name_len) == 0)
+			return p;
+	if (!(p = calloc(1, sizeof(*p))) ||
+	    hl_cancel_new(&p->cancel) != HL_OK ||
+	    !(p->obj = hl__grid_object_dup(obj))) {
+		if (p)
+			hl_cancel_free(p->cancel);
+		free(p);
+		return NULL;
+	}
+	p->c = c;
+	p->last = last;
+	p->pid = getpid();
+	atomic_init(&p->refs, 1); /* the thread's */
+	*fresh = 1;
+	return p;
+}
+
 int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
                                   const hl_arg *args, size_t nargs)
 {
@@ -852,30 +979,14 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	w->until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
+	w->lead = w;
 	atomic_init(&w->refs, 2); /* the task's, the line's until taken */
 	pthread_mutex_lock(&pumps_mu);
-	for (p = pumps; p; p = p->next)
-		if (p->c == c && p->last == last && p->pid == getpid() &&
-		    p->obj->name_len == obj->name_len &&
-		    memcmp(p->obj->name, obj->name, obj->name_len) == 0)
-			break;
-	if (!p) {
-		if (!(p = calloc(1, sizeof(*p))) ||
-		    hl_cancel_new(&p->cancel) != HL_OK ||
-		    !(p->obj = hl__grid_object_dup(obj))) {
-			if (p)
-				hl_cancel_free(p->cancel);
-			free(p);
-			pthread_mutex_unlock(&pumps_mu);
-			free(w);
-			hl__client_leave(c);
-			return hl__fail(HL_ENOMEM, "out of memory");
-		}
-		p->c = c;
-		p->last = last;
-		p->pid = getpid();
-		atomic_init(&p->refs, 1); /* the thread's */
-		fresh = 1;
+	if (!(p = pump_find(c, obj, last, &fresh))) {
+		pthread_mutex_unlock(&pumps_mu);
+		free(w);
+		hl__client_leave(c);
+		return hl__fail(HL_ENOMEM, "out of memory");
 	}
 	atomic_fetch_add(&p->refs, 1); /* w's */
 	w->pump = p;
@@ -921,6 +1032,231 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 	hl__task_kick(w->task);
 	hl__client_leave(c);
 	return HL_OK;
+}
+
+/* ---- poll from any of several queues ------------------------------------
+ *
+ * One waiter with a member in the line of every named queue's pump (each
+ * already runs one BLMOVE for its queue; the queues may be in different
+ * cluster slots). All lines are under pumps_mu: the first pump that has an
+ * element for a member hands it to the call and takes every other member
+ * out of its line in the same critical section, so a second pump's
+ * element goes to its next waiter or back to the head (give_back), never
+ * to this call. The rest is a take's: the element stays in flight until
+ * the call's task acks it; a cancel or a timeout before gives it back. */
+
+static int any_kind(int kind)
+{
+	return kind == HL_KIND_BLOCKING_QUEUE ||
+	       kind == HL_KIND_BLOCKING_DEQUE ||
+	       kind == HL_KIND_BOUNDED_BLOCKING_QUEUE;
+}
+
+static int any_start(hl_task **out, hl_object *queue, const char *const *others,
+                     const size_t *other_lens, size_t nothers,
+                     int64_t timeout_ms, int blocking)
+{
+	hl_client *c;
+	hl_object **objs = NULL;
+	bq_waiter **m = NULL, *lead;
+	bq_pump **ps = NULL;
+	int *fresh = NULL;
+	size_t n, i, j;
+	int rc = HL_OK, failed = 0, nomem = 0, owned = 0;
+	if (!out)
+		return hl__fail(HL_EINVAL, "poll_from_any: out is NULL");
+	*out = NULL;
+	if (!queue || !any_kind(queue->kind->kind))
+		return hl__fail(HL_EINVAL,
+		                "poll_from_any: queue is NULL or not a "
+		                "blocking queue, deque or bounded queue");
+	if (nothers && (!others || !other_lens))
+		return hl__fail(HL_EINVAL,
+		                "poll_from_any: others or other_lens is NULL");
+	if (nothers > 1000)
+		return hl__fail(HL_EINVAL,
+		                "poll_from_any: %zu queues: at most 1001",
+		                nothers + 1);
+	if (timeout_ms < -1)
+		return hl__fail(HL_EINVAL,
+		                "poll_from_any: timeout is %lld ms: 0 or more, "
+		                "or -1 (none)",
+		                (long long)timeout_ms);
+	c = queue->client;
+	if ((rc = hl__client_enter(c)) != HL_OK)
+		return rc;
+	n = nothers + 1;
+	objs = calloc(n, sizeof(*objs));
+	m = calloc(n, sizeof(*m));
+	ps = calloc(n, sizeof(*ps));
+	fresh = calloc(n, sizeof(*fresh));
+	if (!objs || !m || !ps || !fresh) {
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+		goto out;
+	}
+	objs[0] = queue;
+	for (i = 1; i < n && rc == HL_OK; i++) {
+		if (!others[i - 1] && other_lens[i - 1])
+			rc = hl__fail(HL_EINVAL,
+			              "poll_from_any: name %zu is NULL", i);
+		else
+			rc = hl_object_new(&objs[i], c, queue->kind->kind,
+			                   others[i - 1] ? others[i - 1] : "",
+			                   other_lens[i - 1]);
+	}
+	for (i = 0; i < n && rc == HL_OK; i++)
+		if (!(m[i] = calloc(1, sizeof(**m))))
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+	if (rc != HL_OK)
+		goto out;
+	lead = m[0];
+	lead->lead = lead;
+	lead->any = 1;
+	lead->until = timeout_ms < 0 ? -1 : hl__now_ms() + timeout_ms;
+	atomic_init(&lead->refs, 1); /* the task's */
+	if (timeout_ms == 0) {
+		/* no wait: one poll of each, on the task (no line) */
+		lead->look = objs;
+		lead->nlook = n;
+		objs = NULL;
+		for (i = 1; i < n; i++)
+			free(m[i]);
+		owned = 1;
+		if (!(lead->look[0] = hl__grid_object_dup(queue))) {
+			waiter_unref(lead);
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+			goto out;
+		}
+		rc = hl__task_drive_start(out, c, &waiter_ops, lead, 1,
+		                          atomic_load(&c->interrupt_gen),
+		                          blocking);
+		if (rc == HL_OK) {
+			lead->task = *out;
+			hl__task_kick(lead->task);
+		}
+		goto out;
+	}
+	for (i = 1; i < n; i++) {
+		m[i]->lead = lead;
+		m[i]->index = i;
+		m[i]->sib = lead->sib;
+		lead->sib = m[i];
+	}
+	pthread_mutex_lock(&pumps_mu);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < i; j++) /* a name twice: one member */
+			if (objs[j]->name_len == objs[i]->name_len &&
+			    memcmp(objs[j]->name, objs[i]->name,
+			           objs[i]->name_len) == 0)
+				break;
+		if (j < i)
+			continue;
+		if (!(ps[i] = pump_find(c, objs[i], 0, &fresh[i]))) {
+			rc = hl__fail(HL_ENOMEM, "out of memory");
+			nomem = 1;
+			break;
+		}
+		/* a fresh pump is found again for a later name only once
+		 * listed: names are deduplicated above */
+		atomic_fetch_add(&ps[i]->refs, 1); /* the member's */
+		m[i]->pump = ps[i];
+	}
+	if (rc == HL_OK)
+		rc = hl__task_drive_start(out, c, &waiter_ops, lead, 1,
+		                          atomic_load(&c->interrupt_gen),
+		                          blocking);
+	if (rc != HL_OK) {
+		for (i = 0; i < n; i++)
+			if (ps[i] && fresh[i])
+				pump_unref(ps[i]); /* the thread's: never ran */
+		pthread_mutex_unlock(&pumps_mu);
+		/* the waiter and its members (and their pumps' references)
+		 * go with the lead: drive_start freed it when it failed */
+		if (nomem)
+			waiter_unref(lead);
+		owned = 1;
+		goto out;
+	}
+	lead->task = *out;
+	for (i = 0; i < n; i++) {
+		bq_pump *p = ps[i];
+		if (!p)
+			continue;
+		if (p->tail)
+			p->tail->next = m[i];
+		else
+			p->head = m[i];
+		p->tail = m[i];
+		p->nwaiting++;
+	}
+	for (i = 0; i < n; i++) {
+		pthread_t th;
+		if (!ps[i] || !fresh[i])
+			continue;
+		if (!failed && hl__client_enter(c) == HL_OK) {
+			if (pthread_create(&th, NULL, pump_main, ps[i]) == 0) {
+				pthread_detach(th);
+				ps[i]->next = pumps;
+				pumps = ps[i];
+				continue;
+			}
+			hl__client_leave(c);
+		}
+		if (!failed) {
+			failed = 1;
+			lead->state = W_FAILED;
+			lead->status = HL_ESYSTEM;
+			snprintf(lead->msg, sizeof lead->msg,
+			         "no thread for the queue's takes");
+			group_leave(lead);
+		}
+		pump_unref(ps[i]); /* the thread's: it never ran */
+	}
+	pthread_mutex_unlock(&pumps_mu);
+	hl__task_kick(lead->task);
+	owned = 1; /* the members are the task's now */
+out:
+	if (m && !owned)
+		for (i = 0; i < n; i++)
+			free(m[i]);
+	if (objs)
+		for (i = 1; i < n; i++)
+			hl_object_free(objs[i]);
+	free(objs);
+	free(m);
+	free(ps);
+	free(fresh);
+	hl__client_leave(c);
+	return rc;
+}
+
+int hl_blocking_queue_poll_from_any_start(hl_task **out, hl_object *queue,
+                                          const char *const *others,
+                                          const size_t *other_lens,
+                                          size_t nothers, int64_t timeout_ms)
+{
+	return any_start(out, queue, others, other_lens, nothers, timeout_ms,
+	                 0);
+}
+
+int hl_blocking_queue_poll_from_any(hl_value **out, hl_object *queue,
+                                    const char *const *others,
+                                    const size_t *other_lens, size_t nothers,
+                                    int64_t timeout_ms, hl_cancel *cancel)
+{
+	hl_task *t = NULL;
+	int rc, result = 0;
+	if (!out)
+		return hl__fail(HL_EINVAL, "poll_from_any: out is NULL (the "
+		                           "element taken would be lost)");
+	*out = NULL;
+	rc = any_start(&t, queue, others, other_lens, nothers, timeout_ms, 1);
+	if (rc != HL_OK)
+		return rc;
+	rc = hl__task_finish_blocking_value(t, cancel, &result, out);
+	if (rc == HL_OK && !*out && !(*out = hl__value_new(HL_VALUE_NIL)))
+		rc = hl__fail(HL_ENOMEM, "out of memory");
+	return rc;
 }
 
 int hl__blocking_queue_is_wait(int op)

@@ -14,7 +14,7 @@ a cancel gives it back (``docs/grid-blocking-queue.md``).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple
 
 from ._grid import _convert, _take
 from ._grid import _bytes
@@ -120,6 +120,76 @@ class BlockingQueue(BlockingQueueBase):
             return super().poll()
         return await self._wait_async(self._POLL_TIMEOUT, ms(timeout, "timeout"))
 
+    # -- poll from several queues (Redisson's pollFromAny) ----------------
+
+    def _any_args(self, timeout: Optional[float], other_names: Any) -> Any:
+        from ._client import _encode_name
+
+        names = [_encode_name(n) for n in other_names]
+        keep = [ffi.new("char[]", n) for n in names]
+        lens = ffi.new("size_t[]", [len(n) for n in names] or [0])
+        argv = ffi.new("const char *[]", keep or [ffi.NULL])
+        wait_ms = -1 if timeout is None else ms(timeout, "timeout")
+        # the name as the caller gave it, by its bytes
+        by = {self._key(): self._name}
+        for raw, n in zip(names, other_names):
+            by.setdefault(raw, n)
+        return argv, lens, len(names), wait_ms, (keep, by)
+
+    @staticmethod
+    def _any_pair(v: Any, by: Any) -> Any:
+        if v is None:
+            return None
+        return (by.get(v[0], v[0]), v[1])
+
+    def poll_from_any(self, timeout: Optional[float], *other_names: Any) -> Optional[Tuple[Any, bytes]]:
+        """Take the head of whichever of this queue and ``other_names`` has
+        an element first (Redisson's ``pollFromAny``; the queues may be in
+        different cluster slots), waiting up to ``timeout`` seconds (None:
+        as long as it takes; 0: one look at each). Returns ``(name,
+        element)``, the name as given, or None when none came. Nothing is
+        lost: a queue that had an element too keeps it."""
+        argv, lens, n, wait_ms, (keep, by) = self._any_args(timeout, other_names)
+        out = ffi.new("hl_value **")
+        check(lib.hl_blocking_queue_poll_from_any(out, self._h, argv, lens, n, wait_ms, ffi.NULL))
+        del keep
+        return self._any_pair(_take(out[0]), by)  # type: ignore[no-any-return]
+
+    async def poll_from_any_async(self, timeout: Optional[float], *other_names: Any) -> Optional[Tuple[Any, bytes]]:
+        """:meth:`poll_from_any` for asyncio: a libhilock task (no thread;
+        each queue's waiters share one blocking command). Cancelling the
+        awaiting task cancels the wait; an element taken just before goes
+        back to the head of its queue."""
+        argv, lens, n, wait_ms, (keep, by) = self._any_args(timeout, other_names)
+        client = self._client
+        hub = client._hub()
+        loop = asyncio.get_running_loop()
+        h = self._h
+        t, fut = hub.start(lambda out: lib.hl_blocking_queue_poll_from_any_start(out, h, argv, lens, n, wait_ms))
+        from ._client import _settle
+
+        try:
+            (rc, _, detail), cancelled = await _settle(fut, lambda: lib.hl_task_cancel(t))
+            value: Any = None
+            if rc == 0:
+                vp = ffi.new("const hl_value **")
+                check(lib.hl_task_value(vp, t))
+                value = _convert(vp[0])
+            if cancelled is not None:
+                if value is not None:
+                    # taken just before the cancel: back at its head
+                    words = [b"LPUSH", value[0], value[1]]
+                    wv = [ffi.new("char[]", w) for w in words]
+                    check(lib.hl_client_command(ffi.NULL, client._ptr, 3, wv,
+                                                [len(w) for w in words], ffi.NULL, 0, 0))
+                raise cancelled
+            if rc:
+                raise error_for(rc, detail)
+            del keep
+            return self._any_pair(value, by)  # type: ignore[no-any-return]
+        finally:
+            hub.finish(t, loop)
+
     def __len__(self) -> int:
         return self.size()
 
@@ -145,6 +215,10 @@ class BlockingDeque(BlockingDequeBase):
     _back = BlockingQueue._back
     _key = BlockingQueue._key
     take_async = BlockingQueue.take_async
+    _any_args = BlockingQueue._any_args
+    _any_pair = BlockingQueue._any_pair
+    poll_from_any = BlockingQueue.poll_from_any
+    poll_from_any_async = BlockingQueue.poll_from_any_async
     __len__ = BlockingQueue.__len__
     __iter__ = BlockingQueue.__iter__
     __repr__ = BlockingQueue.__repr__
@@ -226,6 +300,10 @@ class BoundedBlockingQueue(BoundedBlockingQueueBase):
     _key = BlockingQueue._key
     take_async = BlockingQueue.take_async
     poll_async = BlockingQueue.poll_async
+    _any_args = BlockingQueue._any_args
+    _any_pair = BlockingQueue._any_pair
+    poll_from_any = BlockingQueue.poll_from_any
+    poll_from_any_async = BlockingQueue.poll_from_any_async
     __len__ = BlockingQueue.__len__
     __iter__ = BlockingQueue.__iter__
     __repr__ = BlockingQueue.__repr__
