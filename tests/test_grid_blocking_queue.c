@@ -198,6 +198,15 @@ static void poll_timeout(void)
 	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
 	HT_CHECK(ht_now_ms() - t0 < 3000);
 	hl_value_free(v);
+	/* a short timeout still looks once, also when the prep outlasted
+	 * it: an element there is answered */
+	{
+		int ok = 0;
+		HT_OK(hl_blocking_queue_offer(&ok, q, "here", 4));
+		TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, q, 1), "here");
+		TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, q, 1), "(nil)");
+		HT_EQ(keys_like(r, "hilock_*"), 0);
+	}
 	hl_object_free(q);
 	hl_client_free(c);
 }

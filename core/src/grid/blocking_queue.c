@@ -367,7 +367,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 	hl_client *c = o->client;
 	int64_t lease = lease_ms(o), until, window = 0, backoff = 0;
 	char old[ID_LEN + 1] = "";
-	int rc;
+	int rc, looked = 0;
 	*got = NULL;
 	new_id(id, last);
 	until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
@@ -382,13 +382,16 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 			if (*got)
 				return HL_OK;
 			now = hl__now_ms();
-			if (until >= 0 && now >= until)
+			/* a timed poll looks at the queue at least once, also
+			 * with a timeout of 0 or one spent on the prep */
+			if (until >= 0 && now >= until && looked)
 				return ack(call, k, id); /* none taken */
 			slice = lease / 3;
 			if (until >= 0 && until - now < slice)
 				slice = until - now;
 			if (slice < 1)
 				slice = 1;
+			looked = 1;
 			rc = move_one(call, k, id, slice, got, &sent, &settled);
 			if (rc == HL_OK && *got)
 				return HL_OK;
