@@ -181,9 +181,10 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
                 proxies[t].blackhole(False)
             time.sleep(0.4)
 
+        deadline = time.monotonic() + 90  # one bound for them all
         for tag, p in producers.items():
             try:
-                _, err = p.communicate(timeout=120)
+                _, err = p.communicate(timeout=max(1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 _, err = p.communicate()
@@ -206,10 +207,11 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
                 break
             time.sleep(0.2)
         open(stop, "w").close()
+        deadline = time.monotonic() + 30
         for tag in live:
             p = consumers[tag]
             try:
-                _, err = p.communicate(timeout=30)
+                _, err = p.communicate(timeout=max(1, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 _, err = p.communicate()
