@@ -315,7 +315,8 @@ func (o *BoundedBlockingQueue) offerWait(ctx context.Context, opName string, val
 		return false, err
 	}
 	name := o.name
-	buf := append([]byte{0}, value...)
+	// a copy with one byte more, so that &buf[0] exists for an empty value
+	buf := append(append(make([]byte, 0, len(value)+1), value...), 0)
 	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
 		var cr cResult
 		var t *C.hl_task
