@@ -299,6 +299,83 @@ static void lost_reply(void)
 	ht_proxy_stop(px);
 }
 
+/* A take's ack that reaches Redis after the take's lease ended, once
+ * another consumer already gave its element back (recover) and took it:
+ * that element is not the late take's any more, so it does not answer it
+ * (it would come twice); it takes the next one. The proxy delays both
+ * ways by 700 ms, longer than half the 600 ms lease, so the BLMOVE's
+ * reply and then the ack arrive after the lease; once for a blocking take and
+ * once for a take as a task (the queue's pump). */
+static int recovered(void *arg)
+{
+	int64_t n = 0;
+	HT_OK(hl_blocking_queue_recover(&n, arg));
+	return n > 0;
+}
+
+static void late_ack(void)
+{
+	ht_redis *r = ht_redis_default();
+	int round;
+	for (round = 0; round < 2; round++) {
+		ht_proxy *px = ht_proxy_start(r->port);
+		hl_client_options o;
+		hl_client *c, *p = ht_client(r, 0);
+		hl_object *q, *pq = bq(p, "bq:late");
+		static taker t;
+		pthread_t th = 0;
+		hl_task *task = NULL;
+		const hl_value *tv = NULL;
+		char got[64] = "";
+		int ok = 0, res = 0;
+		HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+		o.command_timeout_ms = 5000; /* no reply is lost: late */
+		o.watchdog_timeout_ms = 600; /* slices of 200 ms */
+		c = ht_client_url(px->url, &o);
+		q = bq(c, "bq:late");
+		if (round == 0) {
+			memset(&t, 0, sizeof t);
+			t.q = q;
+			t.timeout = -1;
+			th = ht_thread_start(take_run, &t);
+		} else {
+			HT_OK(hl_object_call_start(
+			        &task, q, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0));
+		}
+		HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+		ht_proxy_cmd(px, "delay 700");
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "x", 1));
+		HT_CHECK(ht_wait_until(inflight_there, r, 10000));
+		/* the late take's lease ends: another consumer gives x back
+		 * and takes it */
+		HT_CHECK(ht_wait_until(recovered, pq, 10000));
+		TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, pq, 2000), "x");
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "next", 4));
+		if (round == 0) {
+			ht_thread_join(th, 30000);
+			HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
+			snprintf(got, sizeof got, "%s", t.got);
+		} else {
+			HT_OK(ht_task_result(task, &res, 30000));
+			HT_OK(hl_task_value(&tv, task));
+			str(tv, got, sizeof got);
+			hl_task_free(task);
+		}
+		/* x went to the other consumer only */
+		HT_STREQ(got, "next");
+		ht_proxy_cmd(px, "delay 0");
+		HT_EQ(ht_exists(r, HT_S("bq:late")), 0);
+		gone_r = r;
+		HT_CHECK(ht_wait_until(takers_gone, pq, 10000));
+		HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+		hl_object_free(q);
+		hl_object_free(pq);
+		hl_client_free(c);
+		hl_client_free(p);
+		ht_proxy_stop(px);
+	}
+}
+
 /* The network black-holes a take's connection after its BLMOVE took an
  * element (nothing flows either way, nothing is closed): the take gives
  * that connection up, and once the network flows again it answers the
@@ -1194,8 +1271,8 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
-        HT_CASE(lost_reply), HT_CASE(blackhole), HT_CASE(kill9),
-        HT_CASE(cancel), HT_CASE(redisson_compat), HT_CASE(many),
-        HT_CASE(cluster), HT_CASE(sentinel_failover), HT_CASE(restart),
-        HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded), HT_CASE(bounded_lost),
-        HT_CASE(bad_input))
+        HT_CASE(lost_reply), HT_CASE(late_ack), HT_CASE(blackhole),
+        HT_CASE(kill9), HT_CASE(cancel), HT_CASE(redisson_compat),
+        HT_CASE(many), HT_CASE(cluster), HT_CASE(sentinel_failover),
+        HT_CASE(restart), HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded),
+        HT_CASE(bounded_lost), HT_CASE(bad_input))

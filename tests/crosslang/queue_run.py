@@ -32,8 +32,9 @@ The Go worker is $BUILD_DIR/tests/tools/hl_goqueue (mk/xlang.mk builds it
 with -tags hilock_system when go is installed); without it Go is left out
 (said in a TAP comment). Environment: REDIS_SERVER, LUA, HILOCK_XL_COUNT
 (elements per producer, 40), HILOCK_XL_HOLE (seconds of each black hole,
-1: shorter than the consumers' 3 s lease; with 4 a taker cut off past its
-lease can get an element that another taker got too).
+4: longer than the consumers' 3 s lease, so a taker cut off past its lease
+finds its element given back to another taker when its late ack lands, and
+must not answer it too).
 """
 import collections
 import os
@@ -171,7 +172,7 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
 
         # Faults on the live consumers' connections.
         live = [t for t in ctags if t != "victim"]
-        hole = float(os.environ.get("HILOCK_XL_HOLE", "1"))
+        hole = float(os.environ.get("HILOCK_XL_HOLE", "4"))
         for round_ in range(3):
             for t in live:
                 proxies[t].reset()

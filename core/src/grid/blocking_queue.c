@@ -245,17 +245,29 @@ static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
 	return rc;
 }
 
-/* Remove this take's in-flight list and entry (its element is the
- * caller's, or it took none); sent again until Redis answers. */
-static int ack(hl_gridcall *call, bq_keys *k, const char *id)
+/* The ack: this take's in-flight list and its entry go (the bounded
+ * queue's unit of capacity comes back in the same script). With gone
+ * (the take has an element), *gone = 1 when the ack found no list: the
+ * take's lease had ended (its ack came late: a network cut off longer
+ * than the lease) and another take gave the element back to the queue,
+ * so it is not this caller's and the take goes on. The ack is not sent
+ * again blindly: a resend of an ack whose reply was lost also finds no
+ * list (its first run removed it), so that answer counts as acked (the
+ * element the caller's; at least once, the documented case). */
+static int ack(hl_gridcall *call, bq_keys *k, const char *id, int *gone)
 {
 	const char *argv[4];
 	size_t lens[4];
 	hl_reply *r = NULL;
 	hl_gridcall own = *call;
+	hl_opdef once = *call->op;
 	hl_bound b;
 	const hl_conf *cf = &call->obj->client->conf;
-	int rc;
+	int rc, bounded =
+	                call->obj->kind->kind == HL_KIND_BOUNDED_BLOCKING_QUEUE;
+	int maybe = 0;
+	if (gone)
+		*gone = 0;
 	/* not cut short by the caller's cancel or deadline: the caller has
 	 * its element, or gave up waiting (the entry goes either way) */
 	hl__bound_plain(
@@ -263,6 +275,8 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id)
 	        hl__deadline((int64_t)(cf->retry_attempts + 1) *
 	                     (cf->command_timeout_ms + cf->retry_delay_ms)),
 	        NULL);
+	once.mode = HL_MODE_ONCE; /* a lost reply: HL_EINDOUBT, sent below */
+	own.op = &once;
 	own.b = &b;
 	call = &own;
 	key_of(k, k->own, id);
@@ -270,23 +284,40 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id)
 	lens[0] = k->hash_len;
 	argv[1] = k->own;
 	lens[1] = k->prefix_len + ID_LEN;
-	if (call->obj->kind->kind == HL_KIND_BOUNDED_BLOCKING_QUEUE) {
+	if (bounded) {
 		/* its unit of capacity back, in the same script */
 		argv[2] = call->obj->keys[1];
 		lens[2] = call->obj->key_lens[1];
 		argv[3] = id;
 		lens[3] = ID_LEN;
-		rc = hl__grid_eval(
-		        call, &hl__script_bounded_blocking_queue_ack_bounded, 3,
-		        1, argv, lens, &r);
 	} else {
 		argv[2] = id;
 		lens[2] = ID_LEN;
-		rc = hl__grid_eval(call, &hl__script_blocking_queue_ack, 2, 1,
-		                   argv, lens, &r);
 	}
-	if (rc == HL_OK && hl__reply_type(r) == HL_REPLY_ERROR)
-		rc = wrong(call, r);
+	for (;;) {
+		rc = bounded ? hl__grid_eval(
+		                       call,
+		                       &hl__script_bounded_blocking_queue_ack_bounded,
+		                       3, 1, argv, lens, &r)
+		             : hl__grid_eval(call,
+		                             &hl__script_blocking_queue_ack, 2,
+		                             1, argv, lens, &r);
+		if (rc == HL_OK) {
+			if (hl__reply_type(r) == HL_REPLY_ERROR)
+				rc = wrong(call, r);
+			else if (gone && !maybe &&
+			         hl__reply_type(r) == HL_REPLY_INTEGER &&
+			         hl__reply_int(r) == 0)
+				*gone = 1;
+			break;
+		}
+		if (rc == HL_EINDOUBT)
+			maybe = 1; /* it may have run: its answer is unknown */
+		if (!transient(rc, &b) ||
+		    hl__pause(call->obj->client, cf->retry_delay_ms, &b) !=
+		            HL_OK)
+			break;
+	}
 	hl__reply_free(r);
 	return rc;
 }
@@ -385,7 +416,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 			/* a timed poll looks at the queue at least once, also
 			 * with a timeout of 0 or one spent on the prep */
 			if (until >= 0 && now >= until && looked)
-				return ack(call, k, id); /* none taken */
+				return ack(call, k, id, NULL); /* none taken */
 			slice = lease / 3;
 			if (until >= 0 && until - now < slice)
 				slice = until - now;
@@ -414,7 +445,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 				char msg[400];
 				snprintf(msg, sizeof msg, "%s",
 				         hl_error_last());
-				ack(call, k, id);
+				ack(call, k, id, NULL);
 				return hl__fail(keep, "%s", msg);
 			}
 		}
@@ -455,19 +486,33 @@ static int take(hl_gridcall *call, int64_t wait_ms, int last)
 	char id[ID_LEN + 1];
 	hl_value *got = NULL;
 	bq_keys k;
+	int64_t until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
 	int rc = check_wait(call, wait_ms);
 	if (rc != HL_OK || (rc = keys_make(call->obj, &k)) != HL_OK)
 		return rc;
-	rc = take_core(call, &k, wait_ms, last, &got, id);
-	if (rc == HL_OK && got) {
+	for (;;) {
+		int gone = 0;
+		int64_t left = until < 0 ? -1 : until - hl__now_ms();
+		rc = take_core(call, &k, until < 0 || left > 0 ? left : 1, last,
+		               &got, id);
+		if (rc != HL_OK || !got)
+			break;
 		/* the caller's once Redis knows (the ack is sent again until
 		 * it answers; when it never does, the element comes again
 		 * after the lease: at least once, see the docs) */
-		ack(call, &k, id);
-		*call->out = got;
-	} else if (rc == HL_OK) {
-		*call->out = hl__value_new(HL_VALUE_NIL);
+		ack(call, &k, id, &gone);
+		if (!gone)
+			break;
+		/* its lease ended before the ack: given back, not ours */
+		hl_value_free(got);
+		got = NULL;
+		if (until >= 0 && hl__now_ms() >= until)
+			break;
 	}
+	if (rc == HL_OK && got)
+		*call->out = got;
+	else if (rc == HL_OK)
+		*call->out = hl__value_new(HL_VALUE_NIL);
 	keys_free(&k);
 	return rc;
 }
@@ -816,6 +861,62 @@ static hl_value *any_pair(const hl_object *o, hl_value *v)
 	return hl__value_array(two, 2);
 }
 
+static bq_pump *pump_find(hl_client *c, hl_object *obj, int last, int *fresh);
+static void *pump_main(void *arg);
+
+/* A single take's element that was not its own after all (its ack came
+ * after its lease, and another take gave the element back): the waiter
+ * goes back to the head of its queue's line, for the next element; a pump
+ * starts anew if its own ended meanwhile. HL_OK, or why not. */
+static int rejoin(bq_waiter *w)
+{
+	bq_pump *old = w->pump, *p;
+	hl_client *c = old->c;
+	pthread_t th;
+	int fresh = 0;
+	if (hl__client_enter(c) != HL_OK)
+		return hl__fail(HL_ECLOSED, "the client was closed");
+	pthread_mutex_lock(&pumps_mu);
+	if (!(p = pump_find(c, old->obj, old->last, &fresh))) {
+		pthread_mutex_unlock(&pumps_mu);
+		hl__client_leave(c);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	hl_value_free(w->value);
+	w->value = NULL;
+	w->from = NULL;
+	w->state = W_WAITING;
+	w->next = p->head;
+	p->head = w;
+	if (!p->tail)
+		p->tail = w;
+	p->nwaiting++;
+	if (fresh) {
+		if (hl__client_enter(c) != HL_OK ||
+		    pthread_create(&th, NULL, pump_main, p) != 0) {
+			p->head = p->tail = NULL;
+			p->nwaiting = 0;
+			pthread_mutex_unlock(&pumps_mu);
+			pump_unref(p);
+			hl__client_leave(c);
+			return hl__fail(HL_ESYSTEM,
+			                "no thread for the queue's takes");
+		}
+		pthread_detach(th);
+		p->next = pumps;
+		pumps = p;
+	}
+	if (p != old) {
+		atomic_fetch_add(&p->refs, 1); /* w's */
+		w->pump = p;
+	}
+	pthread_mutex_unlock(&pumps_mu);
+	if (p != old)
+		pump_unref(old);
+	hl__client_leave(c);
+	return HL_OK;
+}
+
 static int waiter_step(void *arg, hl_task *self, int stop, int *done,
                        int *result, int64_t *wake_ms)
 {
@@ -848,7 +949,7 @@ static int waiter_step(void *arg, hl_task *self, int stop, int *done,
 		hl_gridcall call;
 		hl_bound b;
 		bq_keys k;
-		int rc = keys_make(p->obj, &k);
+		int gone = 0, rc = keys_make(p->obj, &k);
 		if (rc != HL_OK)
 			return rc; /* its lease gives it back */
 		hl__bound_plain(&b, -1, NULL);
@@ -865,8 +966,20 @@ static int waiter_step(void *arg, hl_task *self, int stop, int *done,
 			                stop == HL_ECLOSED ? "closed"
 			                                   : "interrupted");
 		}
-		ack(&call, &k, w->id);
+		ack(&call, &k, w->id, &gone);
 		keys_free(&k);
+		if (gone && !w->any && !w->sib) {
+			/* its lease ended before the ack and another take
+			 * gave the element back: not this waiter's; it
+			 * waits on, first in line */
+			*done = 0;
+			if ((rc = rejoin(w)) != HL_OK) {
+				*done = 1;
+				return rc;
+			}
+			*wake_ms = w->until;
+			return HL_OK;
+		}
 		{
 			/* w->value kept, should a stop overtake this end
 			 * (the engine then runs the step again with it) */

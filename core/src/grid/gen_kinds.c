@@ -2286,11 +2286,13 @@ static const char *const deque_keys[] = {NULL};
 /* ---- blocking_queue ---- */
 
 const hl_script_def hl__script_blocking_queue_ack = {
-	"blocking_queue.ack", "fe1850b196c2b66678e644c457db96cbafd04a86",
+	"blocking_queue.ack", "7cebd1025d71bf382156195a151965890914d897",
 	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
-	"redis.call('del', KEYS[2])\n"
+	"-- 1 if the list was there (its element the caller's); 0 if not: none\n"
+	"-- taken, or the lease ended and another take gave the element back.\n"
+	"local had = redis.call('del', KEYS[2])\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
-	"return 1\n"
+	"return had\n"
 	""};
 
 const hl_script_def hl__script_blocking_queue_drain_to = {
@@ -2543,11 +2545,13 @@ static const char *const blocking_queue_keys[] = {NULL};
 /* ---- blocking_deque ---- */
 
 const hl_script_def hl__script_blocking_deque_ack = {
-	"blocking_deque.ack", "fe1850b196c2b66678e644c457db96cbafd04a86",
+	"blocking_deque.ack", "7cebd1025d71bf382156195a151965890914d897",
 	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
-	"redis.call('del', KEYS[2])\n"
+	"-- 1 if the list was there (its element the caller's); 0 if not: none\n"
+	"-- taken, or the lease ended and another take gave the element back.\n"
+	"local had = redis.call('del', KEYS[2])\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
-	"return 1\n"
+	"return had\n"
 	""};
 
 const hl_script_def hl__script_blocking_deque_drain_to = {
@@ -2892,16 +2896,18 @@ static const char *const blocking_deque_keys[] = {NULL};
 /* ---- bounded_blocking_queue ---- */
 
 const hl_script_def hl__script_bounded_blocking_queue_ack_bounded = {
-	"bounded_blocking_queue.ack_bounded", "2d38cf17312a5033a3a11656d022ca5fec4c8ec2",
+	"bounded_blocking_queue.ack_bounded", "b51277fd037cd009b95db9b80e864d2152008755",
 	"-- KEYS: the takers' hash, this take's in-flight list, the capacity.\n"
 	"-- ARGV: its id. Its element is the caller's: its unit given back once\n"
 	"-- (sent again, the list is gone: no second unit).\n"
-	"if redis.call('del', KEYS[2]) == 1 then\n"
+	"-- 1 if the list was there (its element the caller's); 0 if not.\n"
+	"local had = redis.call('del', KEYS[2])\n"
+	"if had == 1 then\n"
 	"  local left = redis.call('incrby', KEYS[3], 1)\n"
 	"  redis.call('publish', 'redisson_sc:' .. KEYS[3], left)\n"
 	"end\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
-	"return 1\n"
+	"return had\n"
 	""};
 
 const hl_script_def hl__script_bounded_blocking_queue_drain_to = {
