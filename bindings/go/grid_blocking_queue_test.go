@@ -75,6 +75,58 @@ func TestGridBlockingQueueOps(t *testing.T) {
 	}
 }
 
+// 16 goroutines, a client each, drain a filled queue with Take: every
+// take finds an element at once, so the queue's pump hands it and the task
+// can end while its start is still returning. That start once read its
+// freed waiter: bench's 16 Go consumers crashed there (SIGSEGV in
+// hl__task_kick) every run before the fix; this test takes the same path,
+// and every element must come exactly once.
+func TestGridBlockingQueueTakersOfAFilledQueue(t *testing.T) {
+	const takers, n = 16, 1600
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := connect(t)
+	q := p.BlockingQueue("go:bq:filled")
+	for i := 0; i < n; i++ {
+		if err := q.Put(ctx, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	var wg sync.WaitGroup
+	for g := 0; g < takers; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := connect(t)
+			bq := c.BlockingQueue("go:bq:filled")
+			for {
+				v, err := bq.PollTimeout(ctx, 300*time.Millisecond)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if v == nil {
+					return
+				}
+				mu.Lock()
+				seen[string(v)]++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != n {
+		t.Fatalf("%d distinct elements taken of %d", len(seen), n)
+	}
+	for v, k := range seen {
+		if k != 1 {
+			t.Fatalf("%q taken %d times", v, k)
+		}
+	}
+}
+
 // 100 goroutines take at once: one blocking command in Redis, FIFO, each
 // element once; a cancelled Take loses nothing.
 func TestGridBlockingQueueManyTakersAndCancel(t *testing.T) {

@@ -1135,7 +1135,7 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 			snprintf(w->msg, sizeof w->msg,
 			         "no thread for the queue's takes");
 			pthread_mutex_unlock(&pumps_mu);
-			hl__task_kick(w->task);
+			hl__task_kick(*out); /* not w->task: w may be gone */
 			pump_unref(p);
 			hl__client_leave(c);
 			return HL_OK;
@@ -1145,7 +1145,10 @@ int hl__blocking_queue_call_start(hl_task **out, hl_object *obj, int op,
 		pumps = p;
 	}
 	pthread_mutex_unlock(&pumps_mu);
-	hl__task_kick(w->task);
+	/* *out, not w->task: once the lock is let go a pump may hand w an
+	 * element, and its task end and free w, before this line runs (the
+	 * task itself is the caller's until hl_task_free) */
+	hl__task_kick(*out);
 	hl__client_leave(c);
 	return HL_OK;
 }
@@ -1329,8 +1332,8 @@ static int any_start(hl_task **out, hl_object *queue, const char *const *others,
 		pump_unref(ps[i]); /* the thread's: it never ran */
 	}
 	pthread_mutex_unlock(&pumps_mu);
-	hl__task_kick(lead->task);
-	owned = 1; /* the members are the task's now */
+	hl__task_kick(*out); /* not lead->task: see call_start */
+	owned = 1;           /* the members are the task's now */
 out:
 	if (m && !owned)
 		for (i = 0; i < n; i++)
