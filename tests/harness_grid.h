@@ -1,6 +1,7 @@
 /*
  * Helpers of the grid's tests: a client whose replies the fault proxy can
- * lose, a Redis list as one string or its length, a value as a C string,
+ * lose, a Redis list as one string or its length, a blocking queue, the
+ * blocked clients and the keys matching a pattern, a value as a C string,
  * and a call whose value is checked as one.
  */
 #ifndef HARNESS_GRID_H
@@ -8,6 +9,7 @@
 
 #include "harness.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* A client on url (a fault proxy's) whose command timeout (250 ms) a
@@ -50,6 +52,36 @@ static inline long long raw_list(ht_redis *r, const char *key, char *buf,
 	}
 	buf[used] = '\0';
 	freeReplyObject(rep);
+	return n;
+}
+
+/* A blocking queue (or fails the test). */
+static inline hl_object *bq(hl_client *c, const char *name)
+{
+	hl_object *o = NULL;
+	HT_OK(hl_blocking_queue_new(&o, c, name, strlen(name)));
+	return o;
+}
+
+/* Redis's blocked clients (INFO clients); -1 if not there. */
+static inline long blocked_clients(ht_redis *r)
+{
+	redisReply *x = ht_raw(ht_raw_of(r), "INFO clients");
+	const char *p = x->type == REDIS_REPLY_STRING
+	                        ? strstr(x->str, "blocked_clients:")
+	                        : NULL;
+	long n = p ? atol(p + 16) : -1;
+	freeReplyObject(x);
+	return n;
+}
+
+/* The number of keys matching pattern (KEYS; -1 on an error). */
+static inline long long keys_like(ht_redis *r, const char *pattern)
+{
+	redisReply *x = ht_raw(ht_raw_of(r), "KEYS %s", pattern);
+	long long n =
+	        x->type == REDIS_REPLY_ARRAY ? (long long)x->elements : -1;
+	freeReplyObject(x);
 	return n;
 }
 

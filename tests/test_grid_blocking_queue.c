@@ -20,38 +20,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static hl_object *bq(hl_client *c, const char *name)
-{
-	hl_object *o = NULL;
-	HT_OK(hl_blocking_queue_new(&o, c, name, strlen(name)));
-	return o;
-}
-
-/* Redis's blocked clients (INFO clients). */
-static long blocked_clients(ht_redis *r)
-{
-	redisReply *x = ht_raw(ht_raw_of(r), "INFO clients");
-	const char *p = x->type == REDIS_REPLY_STRING
-	                        ? strstr(x->str, "blocked_clients:")
-	                        : NULL;
-	long n = p ? atol(p + 16) : -1;
-	freeReplyObject(x);
-	return n;
-}
-
 static int one_blocked(void *arg)
 {
 	return blocked_clients(arg) >= 1;
-}
-
-/* The number of keys matching pattern. */
-static long long keys_like(ht_redis *r, const char *pattern)
-{
-	redisReply *x = ht_raw(ht_raw_of(r), "KEYS %s", pattern);
-	long long n =
-	        x->type == REDIS_REPLY_ARRAY ? (long long)x->elements : -1;
-	freeReplyObject(x);
-	return n;
 }
 
 /* After a recover (a lease that ended is given back), no takers left. */
