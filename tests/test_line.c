@@ -80,6 +80,26 @@ static int zscore(ht_redis *r, const char *key, const char *member,
 	return in;
 }
 
+/* The client id in an owner string "<client uuid>:<thread>". */
+static void client_of(const char *owner, char *buf, size_t len)
+{
+	size_t k = strcspn(owner, ":");
+	HT_CHECK(k < len);
+	memcpy(buf, owner, k);
+	buf[k] = '\0';
+}
+
+/* 1 and *score if the waiter owner has a place in the ZSET key: under
+ * its owner string, or under its client's id (a client's waiters of one
+ * lock may queue behind one another in the client and share a place). */
+static int place(ht_redis *r, const char *key, const char *owner,
+                 long long *score)
+{
+	char id[128];
+	client_of(owner, id, sizeof id);
+	return zscore(r, key, owner, score) || zscore(r, key, id, score);
+}
+
 /* The server's clock (TIME) in ms. */
 static long long redis_now_ms(ht_redis *r)
 {
@@ -122,9 +142,9 @@ static void wait_line(ht_redis *r, const names *n, long long want)
 /* Neither ZSET of the line has owner. */
 static void check_not_in_line(ht_redis *r, const names *n, const char *owner)
 {
-	HT_CHECKF(!zscore(r, n->line, owner, NULL), "%s still in %s", owner,
+	HT_CHECKF(!place(r, n->line, owner, NULL), "%s still in %s", owner,
 	          n->line);
-	HT_CHECKF(!zscore(r, n->timeout, owner, NULL), "%s still in %s", owner,
+	HT_CHECKF(!place(r, n->timeout, owner, NULL), "%s still in %s", owner,
 	          n->timeout);
 }
 
@@ -736,9 +756,9 @@ static void kill_one(const char *name, int victim)
 		wait_line(r, &n, i);
 	}
 	for (i = B; i <= D; i++) {
-		HT_CHECKF(zscore(r, n.line, sh->s[i].owner, &tickets[i]),
+		HT_CHECKF(place(r, n.line, sh->s[i].owner, &tickets[i]),
 		          "w%d not in the line", i);
-		HT_CHECK(zscore(r, n.timeout, sh->s[i].owner, NULL));
+		HT_CHECK(place(r, n.timeout, sh->s[i].owner, NULL));
 		HT_CHECK(tickets[i] >= 2);
 		if (i > B)
 			HT_CHECKF(tickets[i] > tickets[i - 1],
@@ -820,7 +840,7 @@ static void sigstop_head(void)
 	HT_CHECK(kill(pids[B], SIGSTOP) == 0);
 	t_stop = ht_now_ms();
 	/* B's deadline, on the local clock */
-	HT_CHECKF(zscore(r, n.timeout, sh->s[B].owner, &deadline),
+	HT_CHECKF(place(r, n.timeout, sh->s[B].owner, &deadline),
 	          "the head has no deadline");
 	rnow = redis_now_ms(r);
 	local_deadline = ht_now_ms() + (deadline - rnow);
@@ -849,7 +869,7 @@ static void sigstop_head(void)
 		          "C got the lock reserved for the stopped head");
 		/* a single attempt never takes a place */
 		check_not_in_line(r, &n, trier_owner);
-		HT_CHECK(zscore(r, n.line, sh->s[B].owner, NULL));
+		HT_CHECK(place(r, n.line, sh->s[B].owner, NULL));
 		tries++;
 		ht_sleep_ms(100);
 	}
@@ -926,7 +946,7 @@ static int in_line_or_done(void *arg)
 {
 	inline_pred *p = arg;
 	return atomic_load(&p->w->done) ||
-	       zscore(p->r, p->n->line, p->owner, NULL);
+	       place(p->r, p->n->line, p->owner, NULL);
 }
 
 static int line_keys_gone(void *arg)
@@ -965,9 +985,9 @@ static void leave_on_timeout(void)
 			HT_OK(hl_cancel_new(&w.cancel));
 		t = ht_thread_start(twait_main, &w);
 		HT_CHECK(ht_wait_until(in_line_or_done, &p, 5000));
-		HT_CHECKF(zscore(r, n.line, owner, NULL),
+		HT_CHECKF(place(r, n.line, owner, NULL),
 		          "the waiter never had a place in %s", n.line);
-		HT_CHECK(zscore(r, n.timeout, owner, NULL));
+		HT_CHECK(place(r, n.timeout, owner, NULL));
 		if (round == 1)
 			hl_cancel_trigger(w.cancel);
 		ht_thread_join(t, 10000);
@@ -977,7 +997,8 @@ static void leave_on_timeout(void)
 			HT_EQ(w.acquired, 0);
 			HT_RANGE(w.took, 300, 300 + 1000 * ht_scale());
 		} else {
-			HT_RC(w.rc, HL_EINTERRUPTED);
+			/* (its message is the waiter thread's) */
+			HT_EQ(w.rc, HL_EINTERRUPTED);
 			hl_cancel_free(w.cancel);
 		}
 		/* immediately: nothing else waits, so both keys are gone
@@ -1072,30 +1093,66 @@ static void keys_vanish(void)
 	hl_client_free(c);
 }
 
-/* The messages on the channel up to a marker the test publishes itself:
- * what the release before it published (Redis delivers in order). */
+typedef struct msg {
+	char channel[160];
+	char payload[32];
+} msg;
+
+/* A raw subscriber to the lock channel and to every place channel of the
+ * line (hilock_line:{name}:<client id>, where a release may tell the
+ * first in line its ticket). */
+static redisContext *sub_all(ht_redis *r, const names *n)
+{
+	redisContext *s = ht_sub_new(r, HT_S(n->channel));
+	redisReply *rep = ht_raw(s, "PSUBSCRIBE %s:*", n->line);
+	HT_CHECK(rep->type == REDIS_REPLY_ARRAY && rep->elements == 3);
+	freeReplyObject(rep);
+	return s;
+}
+
+/* The messages up to a marker the test publishes itself on the lock
+ * channel: what the release before it published (Redis delivers one
+ * connection's messages in the order they were published). */
 static int messages_until_marker(ht_redis *r, redisContext *sub, const names *n,
-                                 char out[][32], int max)
+                                 msg *out, int max)
 {
 	redisReply *rep = ht_raw(ht_raw_of(r), "PUBLISH %s marker", n->channel);
+	struct timeval tv = {5 * ht_scale(), 0};
 	int k = 0;
+
 	freeReplyObject(rep);
+	redisSetTimeout(sub, tv);
 	for (;;) {
-		char *m = ht_sub_next(sub, NULL, 0);
-		if (strcmp(m, "marker") == 0) {
-			free(m);
+		redisReply *m = NULL;
+		const redisReply *ch, *pl;
+		if (redisGetReply(sub, (void **)&m) != REDIS_OK || !m)
+			HT_FAIL("no pub/sub message within 5 s: %s",
+			        sub->errstr);
+		HT_CHECK(m->type == REDIS_REPLY_ARRAY && m->elements >= 3);
+		ch = m->element[m->elements - 2];
+		pl = m->element[m->elements - 1];
+		if (strcmp(pl->str, "marker") == 0 &&
+		    strcmp(ch->str, n->channel) == 0) {
+			freeReplyObject(m);
 			return k;
 		}
 		HT_CHECK(k < max);
-		snprintf(out[k++], 32, "%s", m);
-		free(m);
+		snprintf(out[k].channel, sizeof out[k].channel, "%s", ch->str);
+		snprintf(out[k].payload, sizeof out[k].payload, "%s", pl->str);
+		ht_note("published \"%s\" on %s", out[k].payload,
+		        out[k].channel);
+		k++;
+		freeReplyObject(m);
 	}
 }
 
-/* A release with a waiter in the line publishes the head's ticket (a
- * decimal >= 2, the waiter's ZSET score), and "0" as well since a
- * subscriber beyond the line's members listens (this test's own); with
- * an empty line it publishes "0" only. */
+/* A release with a waiter in the line tells the first in line its ticket
+ * (a decimal >= 2, the waiter's score in the line), once: on the lock
+ * channel (Redisson ignores values other than 0 and 1) or on the waiter's
+ * own place channel; and "0" once on the lock channel, for a Redisson
+ * waiter (this test's subscriber is one more listener than the line has
+ * places). Nothing else is published. With an empty line the release
+ * publishes "0" on the lock channel only, as Redisson's. */
 static void ticket_message(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -1103,8 +1160,9 @@ static void ticket_message(void)
 	hl_lock *la = ht_lock(a, "line:ticket"),
 	        *lb = ht_lock(b, "line:ticket");
 	names n = names_of("line:ticket");
-	redisContext *sub = ht_sub_new(r, HT_S(n.channel));
-	char msgs[8][32], owner[128];
+	redisContext *sub = sub_all(r, &n);
+	char owner[128], id[128], place_ch[300];
+	msg msgs[8];
 	long long ticket = -1;
 	int k, i, saw_ticket = 0, saw_zero = 0;
 	twait w;
@@ -1112,6 +1170,8 @@ static void ticket_message(void)
 
 	HT_OK(hl_lock_set_owner(lb, hl_owner_id_new()));
 	owner_of(lb, owner, sizeof owner);
+	client_of(owner, id, sizeof id);
+	snprintf(place_ch, sizeof place_ch, "%s:%s", n.line, id);
 	HT_OK(hl_lock_acquire(la, -1, NULL));
 	memset(&w, 0, sizeof w);
 	w.l = lb;
@@ -1119,23 +1179,26 @@ static void ticket_message(void)
 	w.hold = 1;
 	t = ht_thread_start(twait_main, &w);
 	wait_line(r, &n, 1);
-	HT_CHECK(zscore(r, n.line, owner, &ticket));
+	HT_CHECK(place(r, n.line, owner, &ticket));
 	HT_CHECK(ticket >= 2);
 	HT_OK(hl_lock_release(NULL, la));
 	k = messages_until_marker(r, sub, &n, msgs, 8);
 	for (i = 0; i < k; i++) {
 		char *end;
-		long long v = strtoll(msgs[i], &end, 10);
-		ht_note("release with a waiter published \"%s\"", msgs[i]);
-		HT_CHECKF(*msgs[i] && *end == '\0', "not a decimal: \"%s\"",
-		          msgs[i]);
-		if (v == 0)
+		long long v = strtoll(msgs[i].payload, &end, 10);
+		int on_lock = strcmp(msgs[i].channel, n.channel) == 0;
+		HT_CHECKF(msgs[i].payload[0] && *end == '\0',
+		          "not a decimal: \"%s\"", msgs[i].payload);
+		HT_CHECKF(on_lock || strcmp(msgs[i].channel, place_ch) == 0,
+		          "a message on %s, not the waiter's channel",
+		          msgs[i].channel);
+		if (v == 0 && on_lock)
 			saw_zero++;
 		else if (v == ticket)
 			saw_ticket++;
 		else
-			HT_FAIL("unexpected message \"%s\" (ticket %lld)",
-			        msgs[i], ticket);
+			HT_FAIL("unexpected message \"%s\" on %s (ticket %lld)",
+			        msgs[i].payload, msgs[i].channel, ticket);
 	}
 	HT_EQ(saw_ticket, 1);
 	HT_EQ(saw_zero, 1);
@@ -1149,7 +1212,8 @@ static void ticket_message(void)
 	HT_OK(w.rc);
 	k = messages_until_marker(r, sub, &n, msgs, 8);
 	HT_EQ(k, 1);
-	HT_STREQ(msgs[0], "0");
+	HT_STREQ(msgs[0].channel, n.channel);
+	HT_STREQ(msgs[0].payload, "0");
 	redisFree(sub);
 	hl_lock_free(la);
 	hl_lock_free(lb);
