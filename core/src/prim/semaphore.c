@@ -198,7 +198,8 @@ static void sem_free(void *arg)
 	free(x);
 }
 
-static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free};
+static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free,
+                                         NULL};
 
 /* A wait for n permits of s until deadline; *spec owns a new context. */
 static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
