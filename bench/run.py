@@ -1500,7 +1500,8 @@ COUNTS_DOC = (
     "the acquisitions made in it; *cmds / acq*: every command Redis "
     "counted in that window per acquisition, those the scripts ran "
     "inside Redis included (Redis counts a script's redis.call()s as "
-    "commands), but not %s" % ", ".join(
+    "commands), but not %s (nor their subcommands, e.g. CLIENT SETINFO)"
+    % ", ".join(
         c.upper() for c in NOT_COUNTED))
 
 
@@ -1614,7 +1615,9 @@ def per_acq(res, delta, acquisitions):
     res["cmdstats"] = delta
     if acquisitions:
         scripts = sum(delta.get(c, 0) for c in SCRIPT_CMDS)
-        cmds = sum(v for k, v in delta.items() if k not in NOT_COUNTED)
+        # Redis 7 counts subcommands apart: "client|setinfo"
+        cmds = sum(v for k, v in delta.items()
+                   if k.split("|")[0] not in NOT_COUNTED)
         if "scripts_per_acq" in res:
             res["scripts_per_acq_own"] = res["scripts_per_acq"]
         res["scripts_per_acq"] = scripts / acquisitions
