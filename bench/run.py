@@ -2423,7 +2423,9 @@ def main():
                          "unc, scenario (1) of every language, only (1); "
                          "grid alone only (11); grid-coll and grid-queue "
                          "(bench/grid_queue.py) only their own sections; "
-                         "random, section (16), alone only its own)")
+                         "random, section (16), alone only its own; "
+                         "contend, the contention rows of (2) of every "
+                         "language, only (2))")
     ap.add_argument("--random-workers", type=int, default=RANDOM_WORKERS,
                     help="group random: processes (default %(default)s)")
     ap.add_argument("--random-seconds", type=float, default=None,
@@ -2449,13 +2451,15 @@ def main():
                       for k, v in R["scale"].items()}
         if R.get("family_only") or R.get("sync_only") or R.get("unc_only") \
                 or R.get("grid_only") or R.get("sections_only") \
-                or R.get("random_only"):
+                or R.get("random_only") or R.get("contend_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
                 page = f.read()
             if R.get("unc_only"):
                 page = splice_uncontended(page, R)
+            if R.get("contend_only"):
+                page = splice_contend(page, R)
             if R.get("family_only"):
                 page = splice_family(page, R)
             if R.get("sync_only"):
@@ -2510,7 +2514,8 @@ def main():
 
     try:
         pieces.prepare(lambda g: want(g) or (
-            "unc" in only and g in ("python", "go", "java")) or (
+            ("unc" in only or "contend" in only) and
+            g in ("python", "go", "java")) or (
             g == "grid" and "grid-coll" in only))
         hb = None
         try:
@@ -2520,7 +2525,7 @@ def main():
         url = redis.url
 
         # ---- the floor -------------------------------------------------
-        if hb and want("floor"):
+        if hb and (want("floor") or "contend" in only):
             R["floor"] = attempt("floor", lambda: run_json(
                 hb + [url, "floor", str(secs)], 120))
 
@@ -2620,25 +2625,37 @@ def main():
                 R["contend"].append(res)
                 R["samples"][(key, mode, w)] = sf
 
+        def want2(g):
+            """The contention rows of (2) of g: also in group contend."""
+            return want(g) or "contend" in only
+
+        if "contend" in only:
+            R["contend_run"] = {"started": time.time(),
+                                "load_start": os.getloadavg()}
         for w in workers:
             for mode in ("threads", "processes"):
-                if hb and want("c"):
+                if hb and want2("c"):
                     contend("c/hilock", lambda: hb + [url], w, mode)
-                if want("python"):
+                if want2("python"):
                     contend("python/hilock", lambda: pieces.python_hilock()
                             + [url, "hilock"], w, mode)
                     contend("python/redispy", lambda: pieces.python_peer()
                             + [url, "redispy"], w, mode)
                     contend("python/pyredislock", lambda: pieces.python_peer()
                             + [url, "pyredislock"], w, mode)
-            if want("go"):
+            if want2("go"):
                 contend("go/hilock", lambda: pieces.go("hilock") + [url], w,
                         "goroutines")
                 contend("go/redsync", lambda: pieces.go("redsync") + [url], w,
                         "goroutines")
-            if want("java"):
+            if want2("java"):
                 contend("java/redisson", lambda: pieces.java() + [url], w,
                         "threads")
+        if R.get("contend_run"):
+            C = R["contend_run"]
+            C["load_end"] = os.getloadavg()
+            C["duration_s"] = round(time.time() - C.pop("started"))
+            C["core"] = core_version(build)
 
         # ---- (3) scale ---------------------------------------------------
         if hb and want("c"):
@@ -2757,7 +2774,7 @@ def main():
         # section is replaced as --only redlock does.)
         own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
             set(GRID_GROUPS) | set(RANDOM_GROUPS) | {"grid-coll",
-                                                     "grid-queue"}
+                                                     "grid-queue", "contend"}
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
@@ -2769,6 +2786,7 @@ def main():
         R["unc_only"] = unc_only
         R["grid_only"] = grid_only
         R["random_only"] = partial and bool(only & set(RANDOM_GROUPS))
+        R["contend_only"] = partial and "contend" in only
         # only sections spliced in by their own modules (grid-coll,
         # grid-queue): --render must not rewrite the rest of the page
         R["sections_only"] = partial
@@ -2776,8 +2794,8 @@ def main():
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
-        R["plot"] = "not drawn: some sections alone" if partial \
-            else plot(R, pieces, args.out)
+        R["plot"] = "not drawn: some sections alone" if partial and \
+            not R["contend_only"] else plot(R, pieces, args.out)
         R["quick"] = args.quick
         R["argv"] = "python3 bench/run.py --build <build>%s%s" % (
             " --quick" if args.quick else "",
@@ -2786,7 +2804,7 @@ def main():
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
         for sec in ("family", "sync", "unc", "grid", "grid_coll",
-                    "grid_queue", "random"):
+                    "grid_queue", "random", "contend_run"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
@@ -2799,7 +2817,8 @@ def main():
                 "-unc" if unc_only else "-grid" if grid_only else
                 "-gridcoll" if only == {"grid-coll"} else
                 "-gridqueue" if only == {"grid-queue"} else
-                "-random" if only == {"random"} else "",
+                "-random" if only == {"random"} else
+                "-contend" if only == {"contend"} else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -2807,6 +2826,8 @@ def main():
                 page = f.read()
             if unc_only:
                 page = splice_uncontended(page, R)
+            if R["contend_only"]:
+                page = splice_contend(page, R)
             if family_only:
                 page = splice_family(page, R)
             if sync_only:
@@ -3110,52 +3131,27 @@ def splice_uncontended(page, R):
     return with_tail("\n".join(lines))
 
 
-def render(R):
-    o = []
+CONTEND_BEGIN = "<!-- contend:begin -->"
+CONTEND_END = "<!-- contend:end -->"
+
+
+def render_contend(R):
+    """Section (2), between CONTEND_BEGIN and CONTEND_END: the page can
+    take a run of group contend alone (see splice_contend)."""
+    o = [CONTEND_BEGIN]
     w = o.append
-    v = R["versions"]
-    floor = R.get("floor") or {}
-    fpairs = floor.get("pairs_per_s")
-    rtt_us = floor.get("ping_rtt_us")
-    w("# Benchmarks\n")
-    w("Generated by `%s` (bench/run.py) on %s UTC in %d s. Every figure "
-      "stands next to a reference measured in the same run, as a ratio. "
-      "Scenario (1) repeats each binding three times, the others run "
-      "once: on a shared 2-core machine treat "
-      "differences under ~15%% as noise.%s\n" % (
-          R["argv"], R["date"],
-          R["duration_s"],
-          " **Quick mode: short runs, fewer worker counts.**" if R["quick"]
-          else ""))
-    w("## Machine and versions\n")
-    w("| | |\n|---|---|")
-    for k in ("machine", "redis", "hiredis", "openssl", "hilock", "python",
-              "redis-py", "python-redis-lock", "go", "redsync", "lua", "java",
-              "redisson"):
-        if k in v:
-            w("| %s | %s |" % (k, v[k]))
-    w("\nOne redis-server (started by the bench, `--save \"\" "
-      "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
-      "round trips are loopback round trips, and the server shares the two "
-      "cores with the clients. Section (7) starts deployments of its own "
-      "(a cluster, a TLS server, Sentinel).\n")
-
-    w("## The floor\n")
-    w("`hlbench floor`: a raw hiredis program, one connection, no library "
-      "logic, sending the core's own acquire and release scripts "
-      "(core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with "
-      "EVALSHA, and PING.\n")
-    if floor:
-        w("| reference | per second | one round trip |\n|---|---:|---:|")
-        w("| EVALSHA acquire + EVALSHA release (pair) | %s | %.1f µs per pair |"
-          % (fmt(fpairs), 1e6 / fpairs))
-        w("| PING | %s | %.1f µs |\n" % (fmt(floor["ping_per_s"]), rtt_us))
-    else:
-        w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
-
-    o.extend(render_uncontended(R))
-    w("")
+    rtt_us = (R.get("floor") or {}).get("ping_rtt_us")
     w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
+    C = R.get("contend_run")
+    if C:
+        w("Measured by `%s` on %s UTC in %d s; the other sections keep "
+          "the figures of their own run. Load average (1, 5, 15 min) %s "
+          "at the start, %s at the end. Core: %s.\n" % (
+              C.get("argv", "?"), C.get("date", "?"),
+              C.get("duration_s", 0),
+              " / ".join("%.2f" % x for x in C.get("load_start", [])),
+              " / ".join("%.2f" % x for x in C.get("load_end", [])),
+              C.get("core", "?")))
     w("W workers loop: acquire (wait timed), sleep %d µs, release. "
       "Threads share one client per process; processes have one client "
       "each; Go uses goroutines. Ideal = 1 / (1 ms + one PING round trip) "
@@ -3229,6 +3225,74 @@ def render(R):
     else:
         w("\nPlot %s\n" % R.get("plot"))
 
+    w(CONTEND_END)
+    w("")
+    return o
+
+
+def splice_contend(page, R):
+    """The page with section (2) replaced: between its markers, else from
+    its heading to the next section's."""
+    block = "\n".join(render_contend(R)).rstrip("\n") + "\n"
+    if CONTEND_BEGIN in page and CONTEND_END in page:
+        a = page.index(CONTEND_BEGIN)
+        b = page.index(CONTEND_END) + len(CONTEND_END)
+        return page[:a] + block.rstrip("\n") + page[b:]
+    head = "## (2) Contention"
+    if head in page and "\n## (3) " in page:
+        a = page.index(head)
+        b = page.index("\n## (3) ", a) + 1
+        return page[:a] + block + "\n" + page[b:]
+    return page.rstrip("\n") + "\n\n" + block
+
+
+def render(R):
+    o = []
+    w = o.append
+    v = R["versions"]
+    floor = R.get("floor") or {}
+    fpairs = floor.get("pairs_per_s")
+    rtt_us = floor.get("ping_rtt_us")
+    w("# Benchmarks\n")
+    w("Generated by `%s` (bench/run.py) on %s UTC in %d s. Every figure "
+      "stands next to a reference measured in the same run, as a ratio. "
+      "Scenario (1) repeats each binding three times, the others run "
+      "once: on a shared 2-core machine treat "
+      "differences under ~15%% as noise.%s\n" % (
+          R["argv"], R["date"],
+          R["duration_s"],
+          " **Quick mode: short runs, fewer worker counts.**" if R["quick"]
+          else ""))
+    w("## Machine and versions\n")
+    w("| | |\n|---|---|")
+    for k in ("machine", "redis", "hiredis", "openssl", "hilock", "python",
+              "redis-py", "python-redis-lock", "go", "redsync", "lua", "java",
+              "redisson"):
+        if k in v:
+            w("| %s | %s |" % (k, v[k]))
+    w("\nOne redis-server (started by the bench, `--save \"\" "
+      "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
+      "round trips are loopback round trips, and the server shares the two "
+      "cores with the clients. Section (7) starts deployments of its own "
+      "(a cluster, a TLS server, Sentinel).\n")
+
+    w("## The floor\n")
+    w("`hlbench floor`: a raw hiredis program, one connection, no library "
+      "logic, sending the core's own acquire and release scripts "
+      "(core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with "
+      "EVALSHA, and PING.\n")
+    if floor:
+        w("| reference | per second | one round trip |\n|---|---:|---:|")
+        w("| EVALSHA acquire + EVALSHA release (pair) | %s | %.1f µs per pair |"
+          % (fmt(fpairs), 1e6 / fpairs))
+        w("| PING | %s | %.1f µs |\n" % (fmt(floor["ping_per_s"]), rtt_us))
+    else:
+        w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
+
+    o.extend(render_uncontended(R))
+    w("")
+    ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
+    o.extend(render_contend(R))
     w("## (3) Scale: threads on distinct locks, one client\n")
     w("T threads each lock+unlock their own lock through one shared client "
       "(default pool: up to 32 command connections, opened as threads need "
@@ -3392,7 +3456,8 @@ def render_tail():
       "section (11) (limits and pottery go into BUILD/venv-bench, "
       "go-redis and redis_rate into bench/go's module); `--only random` "
       "for section (16) (`--random-seconds`, `--random-workers`, "
-      "`--random-max-hold-ms`, `--random-wait-ms`). "
+      "`--random-max-hold-ms`, `--random-wait-ms`); `--only contend` for "
+      "the contention rows of section (2), every language. "
       "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` (or `bench-results-family.json`, "
