@@ -866,6 +866,12 @@ static int kind_is_fair(int kind)
 	return kind == HL_LOCK_FAIR || kind == HL_LOCK_FAIR_NONREENTRANT;
 }
 
+/* The kinds whose waiters queue in hilock's line (core/src/prim/lock.c). */
+static int kind_in_line(int kind)
+{
+	return kind == HL_LOCK_REENTRANT || kind == HL_LOCK_NONREENTRANT;
+}
+
 static int kind_is_rw(int kind)
 {
 	return kind == HL_LOCK_READ || kind == HL_LOCK_WRITE;
@@ -916,6 +922,13 @@ static void kind_floor_init(struct kind_floor *k, redisContext *c, int kind,
 	} else if (kind == HL_LOCK_WRITE) {
 		acq = HL_SCRIPT_WRITE_ACQUIRE;
 		rel = HL_SCRIPT_WRITE_RELEASE;
+	} else if (kind_in_line(kind)) {
+		/* the default lock's waiting line (nobody waits here) */
+		acq = HL_SCRIPT_LINE_ACQUIRE;
+		rel = HL_SCRIPT_LINE_RELEASE;
+		derive_key(k->aux0, sizeof(k->aux0), "hilock_line:", name);
+		derive_key(k->aux1, sizeof(k->aux1),
+		           "hilock_line_timeout:", name);
 	}
 	load_sha(c, acq, k->acq);
 	load_sha(c, rel, k->rel);
@@ -933,7 +946,7 @@ static const char *wall_ms_str(char *buf)
 
 static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 {
-	const char *a[12], *u[14];
+	const char *a[16], *u[16];
 	char now[24];
 	int na = 0, nu = 0;
 	redisReply *r;
@@ -960,6 +973,15 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		na += (int)(sizeof(aa) / sizeof(aa[0]));
 	} else if (k->kind == HL_LOCK_WRITE) {
 		const char *aa[] = {"1", k->name, k->lease, k->field, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else if (kind_in_line(k->kind)) {
+		/* the client's id is the owner's first 36 characters */
+		static char id[37];
+		memcpy(id, k->owner, 36);
+		const char *aa[] = {"1", k->name, k->lease, k->owner,
+		                    "1", "1",     "3000",   "PUBLISH",
+		                    id,  k->aux0, k->aux1};
 		memcpy(a + na, aa, sizeof(aa));
 		na += (int)(sizeof(aa) / sizeof(aa[0]));
 	} else {
@@ -990,6 +1012,12 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		                    k->lease, k->field, "PUBLISH",  "1"};
 		memcpy(u + nu, uu, sizeof(uu));
 		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	} else if (kind_in_line(k->kind)) {
+		const char *uu[] = {"2",      k->name,  k->channel, "0",
+		                    k->lease, k->owner, "PUBLISH",  "1",
+		                    k->aux0,  k->aux1};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
 	} else {
 		/* the spin lock publishes nothing */
 		const char *uu[] = {
@@ -1001,8 +1029,9 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		nu += (int)(sizeof(uu) / sizeof(uu[0]));
 	}
 	r = raw_cmd(c, nu, u);
-	/* released: {1, subscribers the unlock message reached} */
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	/* released: {1, subscribers the unlock message reached} (and the
+	 * line's ticket told) */
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
 	    r->element[0]->integer != 1)
 		die_msg("kind floor: the release script did not release");
 	freeReplyObject(r);
