@@ -16,6 +16,7 @@
  */
 #include "internal.h"
 #include "prim/args.h"
+#include "prim/line.h"
 #include "prim/object.h"
 
 #include <errno.h>
@@ -51,11 +52,6 @@ static int in_line(int kind)
 {
 	return kind == HL_LOCK_REENTRANT || kind == HL_LOCK_NONREENTRANT;
 }
-
-/* How long a place in the line lasts unless its waiter renews it (by its
- * next attempt, at most half of it later): how long a waiter that died or
- * stopped holds up those behind it at most. */
-#define HL_LINE_LEASE_MS 3000
 
 /* What the last attempt on this thread said of the caller's place in the
  * line (a default lock's waiter): its ticket (0: none) and whether first. */
@@ -750,34 +746,12 @@ static void fair_give_up(hl_lock *lock, const char *owner, int64_t wait_ms)
 }
 
 /* A default lock's waiter stops waiting: its client leaves the line unless
- * another of its waiters queues for the name (and if it was first and the
- * lock is free, the next is told). Best effort within the
- * command timeout: a place left behind lapses with its lease. */
+ * another of its waiters queues for the name (and if it was first, the
+ * next is told). Best effort: a place left behind lapses. */
 static void line_give_up(hl_lock *lock)
 {
-	hl_client *c = lock->client;
-	script_args a;
-	hl_reply *r = NULL;
-	hl_bound b;
-	int others;
-	/* The place is the client's: another of its waiters for the name,
-	 * queued in its gate, keeps it. */
-	pthread_mutex_lock(&c->wait_mu);
-	others = hl__map_get(&c->gates, lock->name, lock->name_len) != NULL;
-	pthread_mutex_unlock(&c->wait_mu);
-	if (others)
-		return;
-	memset(&a, 0, sizeof(a));
-	arg(&a, lock->name, lock->name_len);
-	arg(&a, c->id, HL_UUID_LEN);
-	arg_str(&a, hl__router_publish(c));
-	arg(&a, lock->aux[0], lock->aux_len[0]);
-	arg(&a, lock->aux[1], lock->aux_len[1]);
-	/* the wait is over: its end is not held up by more than a grace */
-	hl__bound_init(&b, c, hl__now_ms() + HL_UNDO_GRACE_MS, NULL, 0);
-	if (hl__eval(c, &r, HL_SCRIPT_LINE_LEAVE, 1, a.n, a.v, a.len,
-	             HL_CMD_IDEMPOTENT | HL_CMD_WRITE, NULL, &b, NULL) == HL_OK)
-		hl__reply_free(r);
+	hl__line_leave(lock->client, lock->name, lock->name_len, lock->aux[0],
+	               lock->aux_len[0], lock->aux[1], lock->aux_len[1]);
 }
 
 int hl__check_lease(int64_t lease_ms)
@@ -816,19 +790,12 @@ static int64_t backoff_next(const hl_lock *lock, int64_t *delay, int failures)
 	return d;
 }
 
-/* The channel of this client's place in lock's line (<line key>:<client
- * id>), in *buf (freed by the caller). */
+/* The channel of this client's place in lock's line, in *buf (freed by the
+ * caller). */
 static int line_channel(const hl_lock *lock, char **buf, size_t *out_len)
 {
-	size_t n = lock->aux_len[0];
-	*buf = malloc(n + 1 + HL_UUID_LEN);
-	if (!*buf)
-		return hl__fail(HL_ENOMEM, "out of memory");
-	memcpy(*buf, lock->aux[0], n);
-	(*buf)[n] = ':';
-	memcpy(*buf + n + 1, lock->client->id, HL_UUID_LEN);
-	*out_len = n + 1 + HL_UUID_LEN;
-	return HL_OK;
+	return hl__line_channel(buf, out_len, lock->client, lock->aux[0],
+	                        lock->aux_len[0]);
 }
 
 /* The channel a waiter of lock listens on: the kind's; for the fair
@@ -879,17 +846,10 @@ typedef struct lock_ctx {
 	 * first attempt did not take the lock */
 	int count_stats, may_wait, attempts, got_first, acquired;
 	int64_t started_ms;
-	/* A default lock's waiter: its place in the line as its last attempt
-	 * answered (the subscriber reads it, see wait_wants) */
-	_Atomic int64_t ticket; /* 0: none known */
-	atomic_int place;       /* PLACE_* */
-	/* while first in line: its ear on the lock channel (Redisson's
-	 * releases), which passes the unlock message on to the wait */
-	hl_listener *ear;
-	int ops_line; /* waits with line_wait_ops */
+	/* A default lock's waiter (line_wait_ops): its place in the line */
+	int ops_line;
+	hl_line line;
 } lock_ctx;
-
-enum { PLACE_UNKNOWN = 0, PLACE_FIRST, PLACE_BEHIND };
 
 static char *dup_bytes(const char *p, size_t n)
 {
@@ -913,11 +873,10 @@ static void ctx_free(void *arg)
 		if (x->may_wait && !x->got_first)
 			hl__obs_waited(x->lock.client, x->started_ms);
 	}
+	/* The task is over: complete() frees it under wait_mu. */
+	hl__line_fini_locked(&x->line);
 	free(x->lock.name);
 	free(x->lock.channel);
-	/* The task is over: complete() frees it under wait_mu. */
-	if (x->ear)
-		hl__pubsub_unlisten_locked(x->lock.client, x->ear);
 	free(x->lock.aux[0]);
 	free(x->lock.aux[1]);
 	free(x->channel);
@@ -953,80 +912,9 @@ static lock_ctx *ctx_new(const hl_lock *lock, uint64_t owner_id, int64_t lease,
 	return x;
 }
 
-/* Keep what an attempt (this thread's last, status rc) said of x's place
- * in the line. */
-static void note_place(lock_ctx *x, int rc)
-{
-	if (rc != HL_OK)
-		return; /* not answered: as before */
-	atomic_store(&x->ticket, tl_ticket);
-	atomic_store(&x->place, tl_ticket == 0 ? PLACE_UNKNOWN
-	                        : tl_first     ? PLACE_FIRST
-	                                       : PLACE_BEHIND);
-}
-
-/* Whether a message on the lock channel is for this waiter of a default
- * lock: a ticket (2 and up: a release by hilock) is for the waiter that
- * holds it; Redisson's unlock message (or any other) for the first in
- * line and for a waiter that does not know its place, never for one that
- * knows it is behind (it is told by its ticket when its turn comes). */
 static int wait_wants(void *arg, const char *msg, size_t len)
 {
-	lock_ctx *x = arg;
-	int64_t n = 0, mine;
-	size_t i;
-	if (len == 0 || len > 18)
-		return 1;
-	for (i = 0; i < len; i++) {
-		if (msg[i] < '0' || msg[i] > '9')
-			return 1;
-		n = n * 10 + (msg[i] - '0');
-	}
-	if (n >= 2) {
-		mine = atomic_load(&x->ticket);
-		return mine == 0 || mine == n;
-	}
-	return atomic_load(&x->place) != PLACE_BEHIND;
-}
-
-/* The ear of the first in line: a message on the lock channel (Redisson's
- * unlock message, or hilock's: a release also sends it) goes on to the wait,
- * through its client's place's channel, where wait_wants() lets it in. */
-typedef struct line_ear {
-	hl_client *c;
-	size_t len;
-	char channel[]; /* the place's */
-} line_ear;
-
-static void ear_heard(void *arg, const char *msg, size_t len)
-{
-	line_ear *e = arg;
-	hl_sub *s = hl__map_get(&e->c->subs, e->channel, e->len);
-	if (s)
-		hl__pubsub_message(s, msg, len);
-}
-
-/* First in line: listen to the lock channel too; behind: not. */
-static void line_listen(lock_ctx *x)
-{
-	int first = atomic_load(&x->place) == PLACE_FIRST;
-	if (first && !x->ear) {
-		line_ear *e = malloc(sizeof(*e) + x->channel_len);
-		if (!e)
-			return; /* heard by its timer instead */
-		e->c = x->lock.client;
-		e->len = x->channel_len;
-		memcpy(e->channel, x->channel, x->channel_len);
-		if (hl__pubsub_listen(&x->ear, x->lock.client, x->lock.channel,
-		                      x->lock.channel_len, ear_heard, free,
-		                      e) != HL_OK) {
-			free(e);
-			x->ear = NULL;
-		}
-	} else if (!first && x->ear) {
-		hl__pubsub_unlisten(x->lock.client, x->ear);
-		x->ear = NULL;
-	}
+	return hl__line_wants(&((lock_ctx *)arg)->line, msg, len);
 }
 
 static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
@@ -1037,11 +925,8 @@ static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
 	int rc = attempt_op(&x->lock, x->owner_id, x->owner, x->lease, &x->ao,
 	                    b, acquired, &ttl, NULL);
 	x->last_rc = rc;
-	if (in_line(x->lock.kind) && x->ops_line) {
-		note_place(x, rc);
-		if (rc == HL_OK)
-			line_listen(x);
-	}
+	if (x->ops_line && rc == HL_OK)
+		hl__line_note(&x->line, tl_ticket, tl_first, 1);
 	if (++x->attempts == 1 && rc == HL_OK && *acquired)
 		x->got_first = 1;
 	if (rc == HL_OK && *acquired)
@@ -1104,11 +989,13 @@ static int wait_spec(hl_wait_spec *spec, const hl_lock *lock, uint64_t owner_id,
 	/* the caller's attempt just before, if any (HL_WAIT_TRIED) */
 	x->ops_line = spec->ops == &line_wait_ops;
 	if (x->ops_line) {
-		atomic_store(&x->ticket, tl_ticket);
-		atomic_store(&x->place, tl_ticket == 0 ? PLACE_UNKNOWN
-		                        : tl_first     ? PLACE_FIRST
-		                                       : PLACE_BEHIND);
-		line_listen(x);
+		if (hl__line_init(&x->line, lock->client, x->lock.aux[0],
+		                  x->lock.aux_len[0], x->lock.channel,
+		                  x->lock.channel_len) != HL_OK) {
+			ctx_free(x);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+		hl__line_note(&x->line, tl_ticket, tl_first, 1);
 	}
 	spec->arg = x;
 	/* A re-entry never queues: the owner already holds it. Nor does a
@@ -1191,7 +1078,7 @@ static int subscribed(hl_client *c, const hl_lock *lock)
 static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
                   int64_t ticket, int64_t rtt_us, int ours_at_send)
 {
-	char msg[24], *place = NULL;
+	char *place = NULL;
 	size_t place_len = 0;
 	uint64_t hash = hl__hash(lock->name, lock->name_len);
 	struct hl_handoff *slot;
@@ -1212,12 +1099,8 @@ static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
 	 * is this client. */
 	if (s)
 		hl__pubsub_message(s, "0", 1);
-	if (place) {
-		hl_sub *mine = hl__map_get(&c->subs, place, place_len);
-		snprintf(msg, sizeof(msg), "%lld", (long long)ticket);
-		if (mine)
-			hl__pubsub_message(mine, msg, strlen(msg));
-	}
+	if (place)
+		hl__line_tell_local_locked(c, place, place_len, ticket);
 	slot = handoff_slot(c, hash);
 	/* A waiter of the line has the lock kept for it; else, if others
 	 * listen (Redisson's waiters), let them have a go first. */

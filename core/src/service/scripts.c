@@ -774,22 +774,103 @@ static const char line_release_src[] =
 	"end\n"
 	"return {1, redis.call(ARGV[4], KEYS[2], ARGV[1]), t}\n";
 
-/* KEYS[1] lock name. ARGV[1] the client's id, ARGV[2] publish command,
- * ARGV[3] LINE, ARGV[4] DL. A client none of whose waiters waits any more leaves the line;
- * if it was first and the lock is free, the next first is told. 1 if it
- * had a place. */
+/* KEYS[1] the object (a lock, a semaphore). ARGV[1] the client's id,
+ * ARGV[2] publish command, ARGV[3] LINE, ARGV[4] DL. A client none of
+ * whose waiters waits any more leaves the line; if it was first, the next
+ * first is told (it tries, and finds out). 1 if it had a place. */
 static const char line_leave_src[] =
 	"local LINE, DL = ARGV[3], ARGV[4]\n"
 	"local h = redis.call('zrange', LINE, 0, 0)\n"
 	"if redis.call('zrem', LINE, ARGV[1]) == 0 then return 0 end\n"
 	"redis.call('zrem', DL, ARGV[1])\n"
-	"if h[1] == ARGV[1] and redis.call('exists', KEYS[1]) == 0 then\n"
+	"if h[1] == ARGV[1] then\n"
 	"  local n = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
 	"  if n[1] then\n"
 	"    " LINE_TELL("n", "ARGV[2]")
 	"  end\n"
 	"end\n"
 	"return 1\n";
+
+/* The semaphore's line (as the default lock's): KEYS[1] the counter,
+ * KEYS[2] the channel redisson_sc:{name}, KEYS[3] the request marker;
+ * ARGV[1] permits, ARGV[2] publish command, then ARGV[3] "1": a waiter,
+ * "0": one attempt, ARGV[4] the place's lease ms, ARGV[5] the client's id,
+ * ARGV[6] LINE, ARGV[7] DL, ARGV[8] the marker's lifetime. Permits go to
+ * the first in line (to anyone while the line is empty) when there are
+ * enough; the first that takes some and leaves some tells the next.
+ * Answers (a number, so that the marker keeps it for a resent copy): 1
+ * taken; 0 not, no place; -(2 x ticket + 1 if first) not, in line. */
+static const char sem_line_acquire_src[] =
+	ONCE_BEGIN
+	"  local LINE, DL = ARGV[6], ARGV[7]\n"
+	"  local n = tonumber(ARGV[1])\n"
+	"  local v = tonumber(redis.call('get', KEYS[1])) or 0\n"
+	"  local lined = redis.call('exists', LINE) == 1\n"
+	"  if not lined then\n"
+	"    if v >= n then\n"
+	"      redis.call('decrby', KEYS[1], n)\n"
+	"      return 1\n"
+	"    end\n"
+	"    if ARGV[3] ~= '1' then return 0 end\n"
+	"  end\n"
+	"  " LINE_NOW
+	"  local purged = 0\n"
+	"  if lined then\n"
+	"  " LINE_PURGE
+	"    purged = #gone\n"
+	"  end\n"
+	"  local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"  if (not h[1] or h[1] == ARGV[5]) and v >= n then\n"
+	"    redis.call('decrby', KEYS[1], n)\n"
+	"    if h[1] then\n"
+	"      redis.call('zrem', LINE, ARGV[5])\n"
+	"      redis.call('zrem', DL, ARGV[5])\n"
+	"      local nx = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"      if nx[1] and v > n then\n"
+	"        " LINE_TELL("nx", "ARGV[2]")
+	"      end\n"
+	"    end\n"
+	"    return 1\n"
+	"  end\n"
+	"  if ARGV[3] ~= '1' then return 0 end\n"
+	"  local lease = tonumber(ARGV[4])\n"
+	"  local mine = redis.call('zscore', LINE, ARGV[5])\n"
+	"  if not mine then\n"
+	"    local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"
+	"    mine = 2\n"
+	"    if last[2] then mine = tonumber(last[2]) + 1 end\n"
+	"    redis.call('zadd', LINE, mine, ARGV[5])\n"
+	"    if not h[1] then h = {ARGV[5], mine} end\n"
+	"  end\n"
+	"  redis.call('zadd', DL, now + lease, ARGV[5])\n"
+	"  redis.call('pexpire', LINE, lease)\n"
+	"  redis.call('pexpire', DL, lease)\n"
+	"  if purged > 0 and v > 0 and h[1] ~= ARGV[5] then\n"
+	"    " LINE_TELL("h", "ARGV[2]")
+	"  end\n"
+	"  local first = 0\n"
+	"  if h[1] == ARGV[5] then first = 1 end\n"
+	"  return -(2 * tonumber(mine) + first)\n"
+	ONCE_END;
+
+/* As sem_release_src (KEYS as above; ARGV[1] permits, ARGV[2] publish
+ * command, ARGV[3] LINE, ARGV[4] DL, ARGV[5] the marker's lifetime), and
+ * the first in line is told its turn. Returns the new count. */
+static const char sem_line_release_src[] =
+	ONCE_BEGIN
+	"  local LINE, DL = ARGV[3], ARGV[4]\n"
+	"  local v = redis.call('incrby', KEYS[1], ARGV[1])\n"
+	"  if redis.call('exists', LINE) == 1 then\n"
+	"  " LINE_NOW
+	"  " LINE_PURGE
+	"    local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"    if h[1] then\n"
+	"      " LINE_TELL("h", "ARGV[2]")
+	"    end\n"
+	"  end\n"
+	"  redis.call(ARGV[2], KEYS[2], v)\n"
+	"  return v\n"
+	ONCE_END;
 /* clang-format on */
 
 static const hl_script scripts[HL_SCRIPT_COUNT] = {
@@ -831,6 +912,8 @@ static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"line-acquire", line_acquire_src},
         {"line-release", line_release_src},
         {"line-leave", line_leave_src},
+        {"semaphore-line-acquire", sem_line_acquire_src},
+        {"semaphore-line-release", sem_line_release_src},
 };
 
 const hl_script *hl__script(enum hl_script_id id)
