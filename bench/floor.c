@@ -16,10 +16,14 @@
 #define FLOOR_OWNER "00000000-0000-4000-8000-000000000000:1"
 #define FLOOR_LEASE "30000" /* the core's default watchdog lease */
 
+/* The default lock's waiting line, hilock's own (its client id: the
+ * owner's first 36 characters). */
+#define FLOOR_CLIENT "00000000-0000-4000-8000-000000000000"
+
 struct hlfloor {
 	redisContext *c;
 	char acq[41], rel[41];
-	char *name, *channel;
+	char *name, *channel, *line, *deadlines;
 	char error[256];
 };
 
@@ -100,6 +104,8 @@ void hlfloor_close(hlfloor *f)
 		redisFree(f->c);
 	free(f->name);
 	free(f->channel);
+	free(f->line);
+	free(f->deadlines);
 	free(f);
 }
 
@@ -115,19 +121,24 @@ hlfloor *hlfloor_open(const char *url, const char *name, char *err,
 	}
 	f->name = strdup(name);
 	f->channel = malloc(sizeof(prefix) + n + 1);
-	if (!f->name || !f->channel) {
+	/* the floor's names have no braces: prefix{name} */
+	f->line = malloc(n + 32);
+	f->deadlines = malloc(n + 32);
+	if (!f->name || !f->channel || !f->line || !f->deadlines) {
 		snprintf(err, err_len, "out of memory");
 		hlfloor_close(f);
 		return NULL;
 	}
 	snprintf(f->channel, sizeof(prefix) + n + 1, "%s%s}", prefix, name);
+	snprintf(f->line, n + 32, "hilock_line:{%s}", name);
+	snprintf(f->deadlines, n + 32, "hilock_line_timeout:{%s}", name);
 	f->c = hlfloor_connect(url, err, err_len);
 	if (!f->c) {
 		hlfloor_close(f);
 		return NULL;
 	}
-	if (load_sha(f, HL_SCRIPT_ACQUIRE, f->acq) != 0 ||
-	    load_sha(f, HL_SCRIPT_RELEASE, f->rel) != 0) {
+	if (load_sha(f, HL_SCRIPT_LINE_ACQUIRE, f->acq) != 0 ||
+	    load_sha(f, HL_SCRIPT_LINE_RELEASE, f->rel) != 0) {
 		snprintf(err, err_len, "%s", f->error);
 		hlfloor_close(f);
 		return NULL;
@@ -148,12 +159,14 @@ const char *hlfloor_error(const hlfloor *f)
 int hlfloor_pair(hlfloor *f)
 {
 	/* the scripts set the hold count the caller will have */
-	const char *a[] = {"EVALSHA",   f->acq,      "1", f->name,
-	                   FLOOR_LEASE, FLOOR_OWNER, "1"};
+	const char *a[] = {"EVALSHA",   f->acq,      "1",          f->name,
+	                   FLOOR_LEASE, FLOOR_OWNER, "1",          "1",
+	                   "3000",      "PUBLISH",   FLOOR_CLIENT, f->line,
+	                   f->deadlines};
 	const char *u[] = {"EVALSHA",  f->rel, "2",         f->name,
 	                   f->channel, "0",    FLOOR_LEASE, FLOOR_OWNER,
-	                   "PUBLISH",  "1"};
-	redisReply *r = redisCommandArgv(f->c, 7, a, NULL);
+	                   "PUBLISH",  "1",    f->line,     f->deadlines};
+	redisReply *r = redisCommandArgv(f->c, 13, a, NULL);
 	int ok = r && r->type == REDIS_REPLY_ARRAY;
 	const char *broken = r ? "" : " (the connection failed)";
 	if (r)
@@ -163,9 +176,10 @@ int hlfloor_pair(hlfloor *f)
 		         "floor: the acquire script did not acquire%s", broken);
 		return -1;
 	}
-	r = redisCommandArgv(f->c, 10, u, NULL);
-	/* released: {1, subscribers the unlock message reached} */
-	ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+	r = redisCommandArgv(f->c, 12, u, NULL);
+	/* released: {1, subscribers the unlock message reached, the line's
+	 * ticket told} */
+	ok = r && r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
 	     r->element[0]->integer == 1;
 	broken = r ? "" : " (the connection failed)";
 	if (r)

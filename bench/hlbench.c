@@ -9,6 +9,13 @@
  *                                               KIND: reentrant (default),
  *                                               fair, ... (HL_LOCK_*)
  *   hlbench URL paired       SECONDS [LEASE_MS]  floor and hilock, alternating
+ *   hlbench URL random       SECONDS W MAX_HOLD_MS [WAIT_MS]
+ *                                               W processes (a client
+ *                                               each) loop acquire (wait
+ *                                               WAIT_MS, 20000 by default),
+ *                                               hold 0..MAX_HOLD_MS
+ *                                               (uniform), release: every
+ *                                               worker's waits and holds
  *   hlbench URL kind-paired  SECONDS KIND        the same for one lock kind
  *                                               (reentrant, fair, read,
  *                                               write, spin, fenced,
@@ -85,6 +92,10 @@
  *                 the first acquisition that Redis's new master granted
  *                 returned, and exits (see bench_failover)
  *
+ * HLBENCH_WINDOW in the environment (contend, sem-contend, random): "#window
+ * start" once every worker is ready, "#window end" once all are done, each
+ * waiting for a line on stdin (run.py reads INFO commandstats meanwhile).
+ *
  * The floor program sends the very scripts the core sends: it compiles the
  * core's private scripts.c (core/src/service/scripts.h) and loads them with
  * SCRIPT LOAD, so there is no second copy to drift.
@@ -146,6 +157,23 @@ static void die_msg(const char *what)
 {
 	fprintf(stderr, "hlbench: %s\n", what);
 	exit(1);
+}
+
+/* The measured window, for bench/run.py's Redis-side counters: with
+ * HLBENCH_WINDOW set, print "#window WHAT" and wait for a line on stdin
+ * (run.py reads INFO commandstats in between), so the counters cover
+ * exactly what the workers did from the start to the end of a run,
+ * neither the set-up nor the teardown. Without it: nothing. */
+static void window_mark(const char *what)
+{
+	char line[64];
+
+	if (getenv("HLBENCH_WINDOW") == NULL)
+		return;
+	printf("#window %s\n", what);
+	fflush(stdout);
+	if (fgets(line, sizeof(line), stdin) == NULL)
+		die_msg("window: stdin closed");
 }
 
 /* ---- raw hiredis helpers (the floor and the Redis-side counters) ------- */
@@ -593,6 +621,7 @@ static int bench_contend(double seconds, int workers, const char *mode,
 		sleep_us(1000);
 	if (atomic_load(&sh->ready) < workers)
 		die_msg("workers did not start");
+	window_mark("start");
 	sh->start_ns = now_ns();
 	sh->end_ns = sh->start_ns + (int64_t)(seconds * 1e9);
 	atomic_store(&sh->go, 1);
@@ -607,6 +636,7 @@ static int bench_contend(double seconds, int workers, const char *mode,
 			pthread_join(tids[i], NULL);
 	}
 	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
+	window_mark("end");
 
 	/* Merge the samples. */
 	long long total = 0, nwait = 0, nhand = 0, mn = -1, mx = 0;
@@ -647,17 +677,169 @@ static int bench_contend(double seconds, int workers, const char *mode,
 	       "\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,"
 	       "\"wait_p50_us\":%.0f,\"wait_p99_us\":%.0f,\"wait_max_us\":%.0f,"
 	       "\"handoff_p50_us\":%.0f,\"handoff_p99_us\":%.0f,"
-	       "\"fair_min\":%lld,\"fair_max\":%lld,\"violations\":%d}\n",
+	       "\"fair_min\":%lld,\"fair_max\":%lld,\"violations\":%d,"
+	       "\"acquisitions\":%lld}\n",
 	       hl_lock_kind_name(g_contend_kind), mode, workers, cs_us,
 	       total / elapsed, total ? cs_sum / 1000.0 / total : 0.0,
 	       pct(wv, nwait, 0.5), pct(wv, nwait, 0.99),
 	       nwait ? (double)wv[nwait - 1] : 0.0, pct(hv, nhand, 0.5),
-	       pct(hv, nhand, 0.99), mn, mx, atomic_load(&sh->violations));
+	       pct(hv, nhand, 0.99), mn, mx, atomic_load(&sh->violations),
+	       total);
 	free(wv);
 	free(hv);
 	free(tids);
 	free(targs);
 	hl_client_free(c);
+	int bad = atomic_load(&sh->violations) != 0;
+	munmap(sh, size);
+	return bad;
+}
+
+/* ---- random holds: W processes, timed acquires, random holds ----------- */
+
+#define RANDOM_MAX_SAMPLES 16384
+
+struct random_shared {
+	atomic_int ready;
+	atomic_int go;
+	atomic_int holders; /* must never exceed 1 */
+	atomic_int violations;
+	int64_t end_ns;
+	int64_t wait_ms;
+	int max_hold_ms;
+};
+
+struct random_worker {
+	long long acq;      /* acquisitions */
+	long long timeouts; /* acquires that gave up after wait_ms */
+	long long nwait;    /* wait samples (timed-out waits included) */
+	long long nhold;    /* hold intervals */
+	int32_t wait_us[RANDOM_MAX_SAMPLES];
+	int64_t hold_us[RANDOM_MAX_SAMPLES][2]; /* CLOCK_REALTIME µs */
+};
+
+static int64_t wall_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void random_loop(struct random_shared *sh, struct random_worker *w,
+                        unsigned seed)
+{
+	hl_client *c = new_client(0, 0);
+	hl_lock *l = new_lock(c, "bench:random");
+
+	atomic_fetch_add(&sh->ready, 1);
+	while (!atomic_load(&sh->go))
+		sleep_us(200);
+	for (;;) {
+		int64_t t0 = now_ns(), t1, a;
+		int got = 0, rc, hold_us;
+
+		if (t0 >= sh->end_ns)
+			break;
+		rc = hl_lock_try_acquire(&got, l, sh->wait_ms, g_lease_ms,
+		                         NULL);
+		if (rc != HL_OK)
+			die("hl_lock_try_acquire", rc);
+		t1 = now_ns();
+		if (w->nwait < RANDOM_MAX_SAMPLES)
+			w->wait_us[w->nwait++] = (int32_t)((t1 - t0) / 1000);
+		if (!got) {
+			w->timeouts++;
+			continue;
+		}
+		a = wall_us();
+		if (atomic_fetch_add(&sh->holders, 1) != 0)
+			atomic_fetch_add(&sh->violations, 1);
+		hold_us = (int)(rand_r(&seed) %
+		                ((unsigned)sh->max_hold_ms * 1000u + 1u));
+		sleep_us(hold_us);
+		w->acq++;
+		atomic_fetch_sub(&sh->holders, 1);
+		if (w->nhold < RANDOM_MAX_SAMPLES) {
+			w->hold_us[w->nhold][0] = a;
+			w->hold_us[w->nhold][1] = wall_us();
+			w->nhold++;
+		}
+		release(l);
+	}
+	hl_lock_free(l);
+	hl_client_free(c);
+}
+
+/* W processes, a client each, loop: acquire with a wait of WAIT_MS,
+ * hold a time drawn uniformly in 0..MAX_HOLD_MS, release, until SECONDS
+ * have passed (an acquire begun before then is waited for). Prints every
+ * worker's acquisitions, timeouts, waits and hold intervals (wall clock,
+ * so run.py checks mutual exclusion across any processes, and merges
+ * these with the other libraries' the same way). */
+static int bench_random(double seconds, int workers, int max_hold_ms,
+                        int64_t wait_ms)
+{
+	size_t size = sizeof(struct random_shared) +
+	              (size_t)workers * sizeof(struct random_worker);
+	struct random_shared *sh;
+	struct random_worker *ws;
+	int i, st;
+
+	if (workers < 1 || max_hold_ms < 0 || wait_ms < 0)
+		die_msg("random: bad arguments");
+	sh = mmap(NULL, size, PROT_READ | PROT_WRITE,
+	          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		die_msg("mmap failed");
+	ws = (struct random_worker *)(sh + 1);
+	sh->end_ns = INT64_MAX;
+	sh->wait_ms = wait_ms;
+	sh->max_hold_ms = max_hold_ms;
+	for (i = 0; i < workers; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			die_msg("fork failed");
+		if (pid == 0) {
+			random_loop(sh, &ws[i],
+			            (unsigned)getpid() ^ (unsigned)now_ns());
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 60000 && atomic_load(&sh->ready) < workers; i++)
+		sleep_us(1000);
+	if (atomic_load(&sh->ready) < workers)
+		die_msg("workers did not start");
+	window_mark("start");
+	int64_t t0 = now_ns();
+	sh->end_ns = t0 + (int64_t)(seconds * 1e9);
+	atomic_store(&sh->go, 1);
+	while (wait(&st) > 0)
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			die_msg("a worker process failed");
+	double elapsed = (double)(now_ns() - t0) / 1e9;
+	window_mark("end");
+	printf("{\"scenario\":\"random\",\"lang\":\"c\",\"lib\":\"hilock\","
+	       "\"mode\":\"processes\",\"workers\":%d,\"max_hold_ms\":%d,"
+	       "\"wait_ms\":%lld,\"elapsed_s\":%.3f,\"violations\":%d,"
+	       "\"per_worker\":[",
+	       workers, max_hold_ms, (long long)wait_ms, elapsed,
+	       atomic_load(&sh->violations));
+	for (i = 0; i < workers; i++) {
+		struct random_worker *w = &ws[i];
+		long long k;
+
+		printf("%s{\"acq\":%lld,\"timeouts\":%lld,\"waits_us\":[",
+		       i ? "," : "", w->acq, w->timeouts);
+		for (k = 0; k < w->nwait; k++)
+			printf("%s%d", k ? "," : "", w->wait_us[k]);
+		printf("],\"holds_us\":[");
+		for (k = 0; k < w->nhold; k++)
+			printf("%s[%lld,%lld]", k ? "," : "",
+			       (long long)w->hold_us[k][0],
+			       (long long)w->hold_us[k][1]);
+		printf("]}");
+	}
+	printf("]}\n");
 	int bad = atomic_load(&sh->violations) != 0;
 	munmap(sh, size);
 	return bad;
@@ -682,6 +864,12 @@ struct kind_floor {
 static int kind_is_fair(int kind)
 {
 	return kind == HL_LOCK_FAIR || kind == HL_LOCK_FAIR_NONREENTRANT;
+}
+
+/* The kinds whose waiters queue in hilock's line (core/src/prim/lock.c). */
+static int kind_in_line(int kind)
+{
+	return kind == HL_LOCK_REENTRANT || kind == HL_LOCK_NONREENTRANT;
 }
 
 static int kind_is_rw(int kind)
@@ -734,6 +922,13 @@ static void kind_floor_init(struct kind_floor *k, redisContext *c, int kind,
 	} else if (kind == HL_LOCK_WRITE) {
 		acq = HL_SCRIPT_WRITE_ACQUIRE;
 		rel = HL_SCRIPT_WRITE_RELEASE;
+	} else if (kind_in_line(kind)) {
+		/* the default lock's waiting line (nobody waits here) */
+		acq = HL_SCRIPT_LINE_ACQUIRE;
+		rel = HL_SCRIPT_LINE_RELEASE;
+		derive_key(k->aux0, sizeof(k->aux0), "hilock_line:", name);
+		derive_key(k->aux1, sizeof(k->aux1),
+		           "hilock_line_timeout:", name);
 	}
 	load_sha(c, acq, k->acq);
 	load_sha(c, rel, k->rel);
@@ -751,7 +946,7 @@ static const char *wall_ms_str(char *buf)
 
 static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 {
-	const char *a[12], *u[14];
+	const char *a[16], *u[16];
 	char now[24];
 	int na = 0, nu = 0;
 	redisReply *r;
@@ -778,6 +973,15 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		na += (int)(sizeof(aa) / sizeof(aa[0]));
 	} else if (k->kind == HL_LOCK_WRITE) {
 		const char *aa[] = {"1", k->name, k->lease, k->field, "1"};
+		memcpy(a + na, aa, sizeof(aa));
+		na += (int)(sizeof(aa) / sizeof(aa[0]));
+	} else if (kind_in_line(k->kind)) {
+		/* the client's id is the owner's first 36 characters */
+		static char id[37];
+		memcpy(id, k->owner, 36);
+		const char *aa[] = {"1", k->name, k->lease, k->owner,
+		                    "1", "1",     "3000",   "PUBLISH",
+		                    id,  k->aux0, k->aux1};
 		memcpy(a + na, aa, sizeof(aa));
 		na += (int)(sizeof(aa) / sizeof(aa[0]));
 	} else {
@@ -808,6 +1012,12 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		                    k->lease, k->field, "PUBLISH",  "1"};
 		memcpy(u + nu, uu, sizeof(uu));
 		nu += (int)(sizeof(uu) / sizeof(uu[0]));
+	} else if (kind_in_line(k->kind)) {
+		const char *uu[] = {"2",      k->name,  k->channel, "0",
+		                    k->lease, k->owner, "PUBLISH",  "1",
+		                    k->aux0,  k->aux1};
+		memcpy(u + nu, uu, sizeof(uu));
+		nu += (int)(sizeof(uu) / sizeof(uu[0]));
 	} else {
 		/* the spin lock publishes nothing */
 		const char *uu[] = {
@@ -819,8 +1029,9 @@ static void kind_floor_pair(redisContext *c, struct kind_floor *k)
 		nu += (int)(sizeof(uu) / sizeof(uu[0]));
 	}
 	r = raw_cmd(c, nu, u);
-	/* released: {1, subscribers the unlock message reached} */
-	if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+	/* released: {1, subscribers the unlock message reached} (and the
+	 * line's ticket told) */
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
 	    r->element[0]->integer != 1)
 		die_msg("kind floor: the release script did not release");
 	freeReplyObject(r);
@@ -2439,6 +2650,7 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 		sleep_us(1000);
 	if (atomic_load(&sh->ready) < workers)
 		die_msg("workers did not start");
+	window_mark("start");
 	/* the Redis side: scripts run (EVALSHA calls: 2 per acquisition at
 	 * best, one to take and one to give back) and the server's CPU */
 	ev0 = evalsha_calls(raw);
@@ -2458,6 +2670,7 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 	}
 	double elapsed = (double)(now_ns() - sh->start_ns) / 1e9;
 	ev1 = evalsha_calls(raw);
+	window_mark("end");
 	cpu1 = redis_cpu_s(raw);
 	/* the workers' CPU (the processes', or this one's with its threads;
 	 * the processes' start-up counts too, the threads' not) */
@@ -2493,14 +2706,14 @@ static int bench_sem_contend(double seconds, int workers, const char *mode,
 	       "\"wait_max_us\":%.0f,\"fair_min\":%lld,\"fair_max\":%lld,"
 	       "\"violations\":%d,\"available_after\":%lld,"
 	       "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f,"
-	       "\"client_cpu\":%.2f}\n",
+	       "\"client_cpu\":%.2f,\"acquisitions\":%lld}\n",
 	       mode, workers, permits, cs_us, total / elapsed,
 	       total ? cs_sum / 1000.0 / total : 0.0, cs_sum / 1e9 / elapsed,
 	       atomic_load(&sh->max_holders), pct(wv, nwait, 0.5),
 	       pct(wv, nwait, 0.99), nwait ? (double)wv[nwait - 1] : 0.0, mn,
 	       mx, atomic_load(&sh->violations), (long long)left,
 	       total ? (double)(ev1 - ev0) / (double)total : 0.0,
-	       (cpu1 - cpu0) / elapsed, ccpu / elapsed);
+	       (cpu1 - cpu0) / elapsed, ccpu / elapsed, total);
 	free(wv);
 	free(tids);
 	free(targs);
@@ -3217,6 +3430,9 @@ int main(int argc, char **argv)
 		return bench_contend(atof(argv[3]), atoi(argv[4]), argv[5],
 		                     atoi(argv[6]), argc >= 8 ? argv[7] : NULL);
 	}
+	if (strcmp(s, "random") == 0 && (argc == 6 || argc == 7))
+		return bench_random(atof(argv[3]), atoi(argv[4]), atoi(argv[5]),
+		                    argc == 7 ? atoll(argv[6]) : 20000);
 	if (strcmp(s, "paired") == 0 && (argc == 4 || argc == 5)) {
 		if (argc == 5)
 			g_lease_ms = atoll(argv[4]);

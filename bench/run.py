@@ -320,7 +320,10 @@ class Pieces:
                           ("grid", self.bench_venv),
                           ("grid", lambda: self.go("grid")),
                           ("grid", self.java),
-                          ("java", self.java)):
+                          ("java", self.java),
+                          ("random", self.bench_venv),
+                          ("random", lambda: self.go("redsync")),
+                          ("random", self.java)):
             if want(group) or (group == "java" and (
                     want("failover") or want("fair") or want("rw") or
                     want("sem") or want("latch"))):
@@ -658,7 +661,7 @@ def run_family(R, pieces, hb, url, secs, csecs, workers, reps, want,
             for key, kind, mode, cmd in rows:
                 r = attempt("family:fair:%s %s %s W=%d" % (key, kind, mode,
                                                           w),
-                            lambda: run_json(cmd + [
+                            lambda: run_counted(cmd + [
                                 "contend", str(csecs), str(w), mode,
                                 str(CS_US), "", kind], csecs + 120))
                 if r:
@@ -780,10 +783,11 @@ def render_family(R):
       "not fit on this machine; for a fair lock each thread is its own "
       "waiter in Redis's queue, as a process is), after a second of "
       "warm-up. Ideal = 1 / (1 ms + RTT) = %s acquisitions/s. *p99 "
-      "bound* is the target W x (1 ms + 2 RTT). Targets (hilock fair, "
-      "processes): throughput >= 0.8x ideal, wait p99 <= the bound.\n" % (
+      "bound* is the target W x (1 ms + 2 RTT). %s. Targets (hilock "
+      "fair, processes): throughput >= 0.8x ideal, wait p99 <= the "
+      "bound.\n" % (
           R.get("versions", {}).get("redisson", ""),
-          fmt(1e6 / (CS_US + rtt)) if rtt else "?"))
+          fmt(1e6 / (CS_US + rtt)) if rtt else "?", COUNTS_DOC))
     C = F.get("contend")
     ideal = 1e6 / (CS_US + rtt) if rtt else None
     if C is None:
@@ -791,9 +795,10 @@ def render_family(R):
     else:
         w("| library | lock | mode | W | acq/s | vs ideal | vs ideal, cs as "
           "slept | wait p50 | wait p99 | p99 bound | wait max | handoff "
-          "p50 | handoff p99 | fair min/max | cs |\n"
+          "p50 | handoff p99 | fair min/max | cs | scripts / acq | cmds / "
+          "acq |\n"
           "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-          "|---:|---:|")
+          "|---:|---:|---:|---:|")
         order = {("c/hilock", "fair", "processes"): 0,
                  ("c/hilock", "reentrant", "processes"): 1,
                  ("java/redisson", "fair", "threads"): 2,
@@ -802,7 +807,7 @@ def render_family(R):
                 (r["key"], r.get("kind"), r["mode"]), 9), r["workers"])):
             ideal_cs = 1e6 / (r["cs_mean_us"] + rtt) if rtt else None
             w("| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s "
-              "| %s | %d / %d | %s |" % (
+              "| %s | %d / %d | %s | %s |" % (
                   r["key"], r.get("kind"), r["mode"], r["workers"],
                   fmt(r["acq_per_s"]), ratio(r["acq_per_s"], ideal),
                   ratio(r["acq_per_s"], ideal_cs), us(r["wait_p50_us"]),
@@ -810,7 +815,7 @@ def render_family(R):
                   us(fair_bound_us(r["workers"], rtt)) if rtt else "-",
                   us(r["wait_max_us"]), us(r["handoff_p50_us"]),
                   us(r["handoff_p99_us"]), r["fair_min"], r["fair_max"],
-                  us(r["cs_mean_us"])))
+                  us(r["cs_mean_us"]), per_acq_cells(r)))
         bad = [r for r in C if r.get("violations")]
         if bad:
             w("\n**Mutual exclusion violated** in: " + ", ".join(
@@ -1092,7 +1097,7 @@ def run_sync(R, pieces, hb, url, secs, csecs, reps, quick, want, attempt):
             for w in ([4, 16] if quick else SEM_WORKERS):
                 for key, mode, cmd in rows:
                     r = attempt("sync:sem:%s %s W=%d" % (key, mode, w),
-                                lambda: run_json(cmd + [
+                                lambda: run_counted(cmd + [
                                     "sem-contend", str(csecs), str(w), mode,
                                     str(CS_US), str(SEM_PERMITS)],
                                     csecs + 120))
@@ -1244,8 +1249,7 @@ def render_sync(R):
       "(the section as really slept + RTT) instead. *held at once*: "
       "counted by the workers (the mean by Little's law, time held / "
       "elapsed, at most %d; the most at once, which must not exceed %d). "
-      "*scripts / acq*: EVALSHA calls Redis ran per acquisition (INFO "
-      "commandstats; 2 at best, one to take and one to give back: the "
+      "%s (scripts: 2 at best, one to take and one to give back: the "
       "rest are attempts that found no permit); *Redis CPU*: the server's "
       "user + system CPU over the run (INFO cpu), in cores; *client CPU*: "
       "the workers' (the W processes', or the one process's with its "
@@ -1259,7 +1263,7 @@ def render_sync(R):
           SEM_PERMITS, SEM_PERMITS, SEM_PERMITS,
           R.get("versions", {}).get("redisson", ""), SEM_PERMITS,
           fmt(ideal) if ideal else "?", SEM_PERMITS, SEM_PERMITS,
-          SEM_PERMITS, 1 if R.get("quick") else REPS,
+          SEM_PERMITS, COUNTS_DOC, 1 if R.get("quick") else REPS,
           "1.5" if R.get("quick") else "4", SEM_PERMITS,
           " and ".join(str(x) for x in SEM_TARGET_WORKERS)))
     C = S.get("contend")
@@ -1268,10 +1272,10 @@ def render_sync(R):
     else:
         w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept | "
           "held at once: mean | most | wait p50 | wait p99 | wait max | "
-          "fewest/most per worker | cs | scripts / acq | Redis CPU | client "
-          "CPU | all runs (acq/s) |\n"
+          "fewest/most per worker | cs | scripts / acq | cmds / acq | Redis "
+          "CPU | client CPU | all runs (acq/s) |\n"
           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-          "|---:|---:|---:|---|")
+          "|---:|---:|---:|---:|---|")
         order = {("c/hilock", "processes"): 0, ("c/hilock", "threads"): 1,
                  ("java/redisson", "threads"): 2}
         for r in sorted(C, key=lambda r: (r["workers"], order.get(
@@ -1284,9 +1288,7 @@ def render_sync(R):
                   ratio(r["acq_per_s"], ideal_cs), r["held_mean"],
                   r["held_max"], us(r["wait_p50_us"]), us(r["wait_p99_us"]),
                   us(r["wait_max_us"]), r["fair_min"], r["fair_max"],
-                  us(r["cs_mean_us"]),
-                  "%.1f" % r["scripts_per_acq"] if "scripts_per_acq" in r
-                  else "-",
+                  us(r["cs_mean_us"]), per_acq_cells(r),
                   "%.2f" % r["redis_cpu"] if "redis_cpu" in r else "-",
                   "%.2f" % r["client_cpu"] if "client_cpu" in r else "-",
                   " ".join(str(x) for x in r.get("runs", []))))
@@ -1471,6 +1473,360 @@ def splice_sync(page, R):
     page = splice_block(page, SYNC_BEGIN, SYNC_END,
                         "\n".join(render_sync(R)), after=FAMILY_END)
     return with_tail(page)
+
+
+# --------------------------------------------------------------------------
+# Redis-side counters per acquisition: every contention row runs in a
+# measured window (HLBENCH_WINDOW: the programs stop at "#window start"
+# and "#window end"), and run.py reads INFO commandstats at both ends.
+# The rows run one at a time against this run's own redis-server, which
+# no other program uses, so no two rows share a count.
+# --------------------------------------------------------------------------
+COUNTED = {"redis": None}    # main() sets it: the Redis object of the run
+SCRIPT_CMDS = ("eval", "evalsha", "eval_ro", "evalsha_ro", "fcall",
+               "fcall_ro")
+# left out of cmds/acq: connection and pub/sub bookkeeping, run.py's and
+# the programs' own INFO, and PUBLISH (a release's wake-up message, sent
+# from inside the scripts: Redis counts the commands a script runs too)
+NOT_COUNTED = ("info", "ping", "subscribe", "unsubscribe", "psubscribe",
+               "punsubscribe", "ssubscribe", "sunsubscribe", "publish",
+               "client", "hello", "select", "auth", "quit", "reset",
+               "command", "script", "readonly", "readwrite", "echo")
+COUNTS_DOC = (
+    "*scripts / acq*: the script calls Redis ran per acquisition "
+    "(INFO commandstats: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO, FCALL, "
+    "FCALL_RO), from the start of the measured run to the end of its "
+    "last worker (set-up, warm-up and teardown outside it), divided by "
+    "the acquisitions made in it; *cmds / acq*: every command Redis "
+    "counted in that window per acquisition, those the scripts ran "
+    "inside Redis included (Redis counts a script's redis.call()s as "
+    "commands), but not %s (nor their subcommands, e.g. CLIENT SETINFO)"
+    % ", ".join(
+        c.upper() for c in NOT_COUNTED))
+
+
+def commandstats(redis):
+    """{command: calls} of INFO commandstats."""
+    out = {}
+    for k, v in redis.info("commandstats").items():
+        if k.startswith("cmdstat_"):
+            m = re.search(r"calls=(\d+)", v)
+            if m:
+                out[k[len("cmdstat_"):]] = int(m.group(1))
+    return out
+
+
+def run_windowed(cmds, timeout, env=None, cwd=None):
+    """Run the programs cmds together (each a command line) with
+    HLBENCH_WINDOW set: once every one has printed "#window start" the
+    counters are read and all are let go; once every one has printed
+    "#window end" they are read again and all are let finish. Returns
+    ([each program's last JSON line], {command: calls in the window})."""
+    redis = COUNTED["redis"]
+    env = dict(env if env is not None else os.environ)
+    env["HLBENCH_WINDOW"] = "1"
+    for c in cmds:
+        log("$", " ".join(c))
+    lines = queue.Queue()
+    procs, errs, outs = [], [], [[] for _ in cmds]
+    deadline = time.time() + timeout
+
+    def reader(i, p):
+        for line in p.stdout:
+            lines.put((i, line.rstrip("\n")))
+        lines.put((i, None))
+
+    try:
+        for i, c in enumerate(cmds):
+            err = tempfile.TemporaryFile(mode="w+")
+            errs.append(err)
+            p = subprocess.Popen(c, stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=err,
+                                 env=env, cwd=cwd, text=True)
+            procs.append(p)
+            threading.Thread(target=reader, args=(i, p),
+                             daemon=True).start()
+
+        def why(i):
+            errs[i].seek(0)
+            err = (errs[i].read().strip().splitlines() or
+                   ["exit %s" % procs[i].poll()])[-1]
+            if procs[i].poll() == 0:
+                err = "ended without its window marks (no HLBENCH_WINDOW " \
+                      "support in this build?)"
+            return "failed: " + err[:200]
+
+        def until(mark):
+            seen = set()
+            while len(seen) < len(cmds):
+                left = deadline - time.time()
+                if left <= 0:
+                    raise NotMeasured("timed out after %d s" % timeout)
+                try:
+                    i, line = lines.get(timeout=min(left, 1.0))
+                except queue.Empty:
+                    continue
+                if line is None:
+                    procs[i].wait()
+                    if mark:
+                        raise NotMeasured(why(i))
+                    seen.add(i)
+                elif mark and line == "#window " + mark:
+                    seen.add(i)
+                elif line.startswith("{"):
+                    outs[i].append(line)
+
+        def go():
+            for p in procs:
+                p.stdin.write("go\n")
+                p.stdin.flush()
+
+        until("start")
+        c0 = commandstats(redis) if redis else {}
+        go()
+        until("end")
+        c1 = commandstats(redis) if redis else {}
+        go()
+        until(None)
+        res = []
+        for i, p in enumerate(procs):
+            if p.returncode != 0 or not outs[i]:
+                raise NotMeasured(why(i))
+            res.append(json.loads(outs[i][-1]))
+        delta = {k: v - c0.get(k, 0) for k, v in c1.items()
+                 if v - c0.get(k, 0) > 0}
+        if "info" in delta:      # run.py's own second INFO
+            delta["info"] -= 1
+        return res, delta
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for e in errs:
+            e.close()
+
+
+def per_acq(res, delta, acquisitions):
+    """res with the Redis-side counts of its window per acquisition."""
+    if COUNTED["redis"] is None:
+        return res
+    res["acquisitions"] = acquisitions
+    res["cmdstats"] = delta
+    if acquisitions:
+        scripts = sum(delta.get(c, 0) for c in SCRIPT_CMDS)
+        # Redis 7 counts subcommands apart: "client|setinfo"
+        cmds = sum(v for k, v in delta.items()
+                   if k.split("|")[0] not in NOT_COUNTED)
+        if "scripts_per_acq" in res:
+            res["scripts_per_acq_own"] = res["scripts_per_acq"]
+        res["scripts_per_acq"] = scripts / acquisitions
+        res["cmds_per_acq"] = cmds / acquisitions
+    return res
+
+
+def run_counted(cmd, timeout, env=None, cwd=None):
+    """One contention program in a measured window: its JSON with
+    scripts_per_acq and cmds_per_acq (it must print "acquisitions")."""
+    (res,), delta = run_windowed([cmd], timeout, env=env, cwd=cwd)
+    return per_acq(res, delta, res.get("acquisitions"))
+
+
+def per_acq_cells(r):
+    return "%s | %s" % (
+        "%.1f" % r["scripts_per_acq"] if "scripts_per_acq" in r else "-",
+        "%.1f" % r["cmds_per_acq"] if "cmds_per_acq" in r else "-")
+
+
+# --------------------------------------------------------------------------
+# (16) random holds across processes (group random; issue 19's first
+# target): W processes, a client each, timed acquires, random holds
+# --------------------------------------------------------------------------
+RANDOM_GROUPS = ("random",)
+RANDOM_WORKERS = 8
+RANDOM_SECONDS = 30.0        # --quick: RANDOM_QUICK_SECONDS
+RANDOM_QUICK_SECONDS = 6.0
+RANDOM_MAX_HOLD_MS = 600     # uniform in 0..600 ms: a mean of 300 ms
+RANDOM_WAIT_MS = 20000
+RANDOM_ROUNDS_TARGET = 4
+RANDOM_MINUTES = 5           # 6 libraries x (30 s + the last waits)
+RANDOM_BEGIN = "<!-- random-holds:begin -->"
+RANDOM_END = "<!-- random-holds:end -->"
+RANDOM_LIBS = [
+    ("c/hilock", "W processes of hlbench (fork), `hl_lock_try_acquire(wait "
+                 "20 s, watchdog)`"),
+    ("python/hilock", "W processes of pybench, `Client(url).lock(name)"
+                      ".acquire(timeout=20)`"),
+    ("python/redispy", "W processes, redis-py `Lock.acquire(blocking_timeout"
+                       "=20)` (polls every 0.1 s)"),
+    ("python/pyredislock", "W processes, python-redis-lock `Lock(expire=30, "
+                           "auto_renewal=True).acquire(timeout=20)`"),
+    ("go/redsync", "W processes of one goroutine each, redsync `Mutex."
+                   "LockContext` with a 20 s deadline (its default retry "
+                   "delay)"),
+    ("java/redisson", "W threads of one JVM (one client), Redisson "
+                      "`RLock.tryLock(20, SECONDS)` (the watchdog)"),
+]
+
+
+def random_cmds(pieces, hb, url, lib, secs, w, hold_ms, wait_ms):
+    """The command lines of one library's row (raises NotMeasured)."""
+    a = [str(secs), str(hold_ms), str(wait_ms)]
+    if lib == "c/hilock":
+        if not hb:
+            raise NotMeasured("hlbench is not built")
+        return [hb + [url, "random", str(secs), str(w), str(hold_ms),
+                      str(wait_ms)]]
+    if lib == "python/hilock":
+        return [pieces.python_hilock() + [url, "hilock", "random"] + a] * w
+    if lib in ("python/redispy", "python/pyredislock"):
+        return [pieces.python_peer() + [url, lib.split("/")[1], "random"] +
+                a] * w
+    if lib == "go/redsync":
+        return [pieces.go("redsync") + [url, "random", str(secs), "1",
+                                        str(hold_ms), str(wait_ms)]] * w
+    if lib == "java/redisson":
+        return [pieces.java() + [url, "random", str(secs), str(w),
+                                 str(hold_ms), str(wait_ms)]]
+    raise NotMeasured("unknown library " + lib)
+
+
+def merge_random(results, delta, lib, w):
+    """One row from its programs' per-worker waits and holds."""
+    workers = [pw for r in results for pw in r["per_worker"]]
+    waits = sorted(x for pw in workers for x in pw["waits_us"])
+    holds = sorted(tuple(h) for pw in workers for h in pw["holds_us"])
+    acq = sum(pw["acq"] for pw in workers)
+    # mutual exclusion across every process: each hold (wall clock, read
+    # after acquire returned and before release was called) starts after
+    # every earlier one ended
+    overlaps, last_end = 0, None
+    for a, b in holds:
+        if last_end is not None and a < last_end:
+            overlaps += 1
+        last_end = b if last_end is None else max(last_end, b)
+    hold_mean = (sum(b - a for a, b in holds) / len(holds)) if holds else 0
+    r = {"key": lib, "workers": len(workers), "acquisitions": acq,
+         "timeouts": sum(pw["timeouts"] for pw in workers),
+         "wait_max_us": waits[-1] if waits else 0,
+         "wait_p50_us": pstat(waits, 0.5) or 0,
+         "wait_p99_us": pstat(waits, 0.99) or 0,
+         "fair_min": min(pw["acq"] for pw in workers),
+         "fair_max": max(pw["acq"] for pw in workers),
+         "hold_mean_us": hold_mean,
+         "elapsed_s": max(x.get("elapsed_s", 0) for x in results),
+         "violations": overlaps + sum(x.get("violations", 0)
+                                      for x in results),
+         # W programs of one worker each: processes, whatever each ran
+         "mode": "processes" if len(results) > 1 else
+         results[0].get("mode")}
+    # a round: each of the others holding once, at the mean hold
+    r["rounds"] = r["wait_max_us"] / ((len(workers) - 1) * hold_mean) \
+        if hold_mean and len(workers) > 1 else None
+    return per_acq(r, delta, acq)
+
+
+def run_random(R, pieces, hb, url, secs, w, hold_ms, wait_ms, attempt):
+    """Group random, into R["random"]."""
+    Q = R["random"] = {"started": time.time(), "load_start": os.getloadavg(),
+                       "seconds": secs, "workers": w, "max_hold_ms": hold_ms,
+                       "wait_ms": wait_ms, "rows": []}
+    for lib, _ in RANDOM_LIBS:
+        def row(lib=lib):
+            cmds = random_cmds(pieces, hb, url, lib, secs, w, hold_ms,
+                               wait_ms)
+            res, delta = run_windowed(cmds, secs + 2 * wait_ms / 1000 + 180)
+            return merge_random(res, delta, lib, w)
+        r = attempt("random:" + lib, row)
+        if r:
+            Q["rows"].append(r)
+    Q["load_end"] = os.getloadavg()
+    Q["duration_s"] = round(time.time() - Q.pop("started"))
+
+
+def render_random(R):
+    """Section (16), between RANDOM_BEGIN and RANDOM_END."""
+    o = [RANDOM_BEGIN]
+    w = o.append
+    Q = R.get("random")
+    notes = R["notes"]
+    w("## (16) Random holds across processes\n")
+    if not Q:
+        w("not measured: not run (group random)\n")
+        w(RANDOM_END)
+        return o
+    W, hold = Q["workers"], Q["max_hold_ms"]
+    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+      "figures of their own run. The machine is the shared 2-core VM of "
+      "the rest of this page: load average (1, 5, 15 min) %s at the "
+      "start, %s at the end.%s\n" % (
+          Q.get("argv", R.get("argv", "?")), Q.get("date", R.get("date")),
+          Q.get("duration_s", 0),
+          " / ".join("%.2f" % x for x in Q.get("load_start", [])) or "?",
+          " / ".join("%.2f" % x for x in Q.get("load_end", [])) or "?",
+          (" Core: %s." % Q["core"]) if Q.get("core") else ""))
+    w("W = %d workers, one client each, loop for %g s: acquire with a wait "
+      "of %g s, hold a time drawn uniformly in 0..%d ms (mean %d ms), "
+      "release; an acquire begun before the end is waited for. Each "
+      "library as its documentation shows it:\n" % (
+          W, Q["seconds"], Q["wait_ms"] / 1000, hold, hold // 2))
+    for lib, how in RANDOM_LIBS:
+        w("- %s: %s" % (lib, how.replace("W ", "%d " % W, 1)))
+    w("\n*wait*: the time in the acquire call, timed-out calls included "
+      "(at the %g s wait); *timeouts*: acquires that gave up; *longest "
+      "wait, rounds*: the longest wait over one round of the others' "
+      "holds, (W - 1) x the mean hold as held (*mean hold*); *fewest / "
+      "most*: acquisitions of one worker. Mutual exclusion is checked "
+      "across the processes from the hold intervals (wall clock). %s. "
+      "Target (issue 19): no waiter waits more than %d rounds.\n" % (
+          Q["wait_ms"] / 1000, COUNTS_DOC, RANDOM_ROUNDS_TARGET))
+    # a run shorter than the target's rounds (and one more) cannot miss
+    # it: no verdict then
+    short = Q["seconds"] * 1000 < (RANDOM_ROUNDS_TARGET + 1) * (W - 1) * \
+        hold / 2
+    if short:
+        w("This run lasted %g s, less than %d rounds at the nominal mean "
+          "hold: the longest wait cannot exceed the target, so there is no "
+          "verdict.\n" % (Q["seconds"], RANDOM_ROUNDS_TARGET + 1))
+    w("| library | mode | acquisitions | timeouts | longest wait | rounds "
+      "| wait p50 | wait p99 | fewest / most | mean hold | scripts / acq "
+      "| cmds / acq | target |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    rows = {r["key"]: r for r in Q["rows"]}
+    for lib, _ in RANDOM_LIBS:
+        r = rows.get(lib)
+        if not r:
+            w("| %s | not measured: %s | | | | | | | | | | | |" % (
+                lib, notes.get("random:" + lib, "not run")))
+            continue
+        rounds = r.get("rounds")
+        w("| %s | %s | %d | %d | %s | %s | %s | %s | %d / %d | %s | %s | %s "
+          "|" % (
+              lib, "%d %s" % (r["workers"], r["mode"]), r["acquisitions"],
+              r["timeouts"], us(r["wait_max_us"]),
+              "%.1f" % rounds if rounds is not None else "-",
+              us(r["wait_p50_us"]), us(r["wait_p99_us"]), r["fair_min"],
+              r["fair_max"], us(r["hold_mean_us"]), per_acq_cells(r),
+              "-" if rounds is None or short else
+              "met" if rounds <= RANDOM_ROUNDS_TARGET and not r["timeouts"]
+              else "missed"))
+    bad = [r for r in Q["rows"] if r.get("violations")]
+    if bad:
+        w("\n**Mutual exclusion violated** in: " + ", ".join(
+            "%s (%d)" % (r["key"], r["violations"]) for r in bad))
+    w("")
+    w(RANDOM_END)
+    return o
+
+
+def splice_random(page, R):
+    """The page with section (16) replaced, or appended at the end."""
+    block = "\n".join(render_random(R)).rstrip("\n")
+    if RANDOM_BEGIN in page and RANDOM_END in page:
+        a = page.index(RANDOM_BEGIN)
+        b = page.index(RANDOM_END) + len(RANDOM_END)
+        return page[:a] + block + page[b:]
+    return page.rstrip("\n") + "\n\n" + block + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -2074,7 +2430,23 @@ def main():
                          "family's; sem,latch alone only the synchronizers'; "
                          "unc, scenario (1) of every language, only (1); "
                          "grid alone only (11); grid-coll and grid-queue "
-                         "(bench/grid_queue.py) only their own sections)")
+                         "(bench/grid_queue.py) only their own sections; "
+                         "random, section (16), alone only its own; "
+                         "contend, the contention rows of (2) of every "
+                         "language, only (2))")
+    ap.add_argument("--random-workers", type=int, default=RANDOM_WORKERS,
+                    help="group random: processes (default %(default)s)")
+    ap.add_argument("--random-seconds", type=float, default=None,
+                    help="group random: how long each library loops "
+                         "(default %g, --quick %g)" % (
+                             RANDOM_SECONDS, RANDOM_QUICK_SECONDS))
+    ap.add_argument("--random-max-hold-ms", type=int,
+                    default=RANDOM_MAX_HOLD_MS,
+                    help="group random: holds uniform in 0..this "
+                         "(default %(default)s)")
+    ap.add_argument("--random-wait-ms", type=int, default=RANDOM_WAIT_MS,
+                    help="group random: each acquire's wait "
+                         "(default %(default)s)")
     ap.add_argument("--out", default=os.path.join(ROOT, "BENCHMARKS.md"))
     ap.add_argument("--render", metavar="JSON",
                     help="only rewrite the page from BUILD/bench-results.json")
@@ -2086,13 +2458,16 @@ def main():
         R["scale"] = {(int(k) if k.isdigit() else k): v
                       for k, v in R["scale"].items()}
         if R.get("family_only") or R.get("sync_only") or R.get("unc_only") \
-                or R.get("grid_only") or R.get("sections_only"):
+                or R.get("grid_only") or R.get("sections_only") \
+                or R.get("random_only") or R.get("contend_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
                 page = f.read()
             if R.get("unc_only"):
                 page = splice_uncontended(page, R)
+            if R.get("contend_only"):
+                page = splice_contend(page, R)
             if R.get("family_only"):
                 page = splice_family(page, R)
             if R.get("sync_only"):
@@ -2107,6 +2482,8 @@ def main():
         if R.get("grid_queue"):
             import grid_queue
             page = grid_queue.splice(page, R, sys.modules[__name__])
+        if R.get("random"):
+            page = splice_random(page, R)
         with open(args.out, "w") as f:
             f.write(page)
         return 0
@@ -2127,6 +2504,7 @@ def main():
     pieces = Pieces(build, args.quick)
     redis = Redis()
     redis.start()
+    COUNTED["redis"] = redis
     log("redis-server on", redis.url)
     R = {"uncontended": {}, "contend": [], "scale": {}, "notes": {},
          "samples": {}, "topo": {}}
@@ -2144,7 +2522,8 @@ def main():
 
     try:
         pieces.prepare(lambda g: want(g) or (
-            "unc" in only and g in ("python", "go", "java")) or (
+            ("unc" in only or "contend" in only) and
+            g in ("python", "go", "java")) or (
             g == "grid" and "grid-coll" in only))
         hb = None
         try:
@@ -2154,7 +2533,7 @@ def main():
         url = redis.url
 
         # ---- the floor -------------------------------------------------
-        if hb and want("floor"):
+        if hb and (want("floor") or "contend" in only):
             R["floor"] = attempt("floor", lambda: run_json(
                 hb + [url, "floor", str(secs)], 120))
 
@@ -2246,7 +2625,7 @@ def main():
             """cmd(): the command line up to the scenario name."""
             sf = os.path.join(samples_dir, "%s-%s-%d.txt" % (
                 key.replace("/", "-"), mode, w))
-            res = attempt("%s/%s/%d" % (key, mode, w), lambda: run_json(
+            res = attempt("%s/%s/%d" % (key, mode, w), lambda: run_counted(
                 cmd() + ["contend", str(csecs), str(w), mode,
                          str(CS_US), sf], csecs + 90, env=env))
             if res:
@@ -2254,25 +2633,37 @@ def main():
                 R["contend"].append(res)
                 R["samples"][(key, mode, w)] = sf
 
+        def want2(g):
+            """The contention rows of (2) of g: also in group contend."""
+            return want(g) or "contend" in only
+
+        if "contend" in only:
+            R["contend_run"] = {"started": time.time(),
+                                "load_start": os.getloadavg()}
         for w in workers:
             for mode in ("threads", "processes"):
-                if hb and want("c"):
+                if hb and want2("c"):
                     contend("c/hilock", lambda: hb + [url], w, mode)
-                if want("python"):
+                if want2("python"):
                     contend("python/hilock", lambda: pieces.python_hilock()
                             + [url, "hilock"], w, mode)
                     contend("python/redispy", lambda: pieces.python_peer()
                             + [url, "redispy"], w, mode)
                     contend("python/pyredislock", lambda: pieces.python_peer()
                             + [url, "pyredislock"], w, mode)
-            if want("go"):
+            if want2("go"):
                 contend("go/hilock", lambda: pieces.go("hilock") + [url], w,
                         "goroutines")
                 contend("go/redsync", lambda: pieces.go("redsync") + [url], w,
                         "goroutines")
-            if want("java"):
+            if want2("java"):
                 contend("java/redisson", lambda: pieces.java() + [url], w,
                         "threads")
+        if R.get("contend_run"):
+            C = R["contend_run"]
+            C["load_end"] = os.getloadavg()
+            C["duration_s"] = round(time.time() - C.pop("started"))
+            C["core"] = core_version(build)
 
         # ---- (3) scale ---------------------------------------------------
         if hb and want("c"):
@@ -2375,12 +2766,23 @@ def main():
                            args.quick, attempt)
             R["grid_queue"]["core"] = core_version(build)
 
+        # ---- (16) random holds across processes ------------------------
+        if want("random"):
+            run_random(R, pieces, hb, url,
+                       args.random_seconds or (RANDOM_QUICK_SECONDS
+                                               if args.quick
+                                               else RANDOM_SECONDS),
+                       args.random_workers, args.random_max_hold_ms,
+                       args.random_wait_ms, attempt)
+            R["random"]["core"] = core_version(build)
+
         # Only the lock family's groups or the synchronizers' (or both),
         # and a page to put them in: the other sections keep their
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
         own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
-            set(GRID_GROUPS) | {"grid-coll", "grid-queue"}
+            set(GRID_GROUPS) | set(RANDOM_GROUPS) | {"grid-coll",
+                                                     "grid-queue", "contend"}
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
@@ -2391,6 +2793,8 @@ def main():
         R["sync_only"] = sync_only
         R["unc_only"] = unc_only
         R["grid_only"] = grid_only
+        R["random_only"] = partial and bool(only & set(RANDOM_GROUPS))
+        R["contend_only"] = partial and "contend" in only
         # only sections spliced in by their own modules (grid-coll,
         # grid-queue): --render must not rewrite the rest of the page
         R["sections_only"] = partial
@@ -2398,8 +2802,8 @@ def main():
             replace_redlock_section(args.out, R)
         R["versions"] = versions(redis, build, pieces)
         R["duration_s"] = round(time.time() - t_start)
-        R["plot"] = "not drawn: some sections alone" if partial \
-            else plot(R, pieces, args.out)
+        R["plot"] = "not drawn: some sections alone" if partial and \
+            not R["contend_only"] else plot(R, pieces, args.out)
         R["quick"] = args.quick
         R["argv"] = "python3 bench/run.py --build <build>%s%s" % (
             " --quick" if args.quick else "",
@@ -2408,7 +2812,7 @@ def main():
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
         for sec in ("family", "sync", "unc", "grid", "grid_coll",
-                    "grid_queue"):
+                    "grid_queue", "random", "contend_run"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
@@ -2420,7 +2824,9 @@ def main():
                 "-family" if family_only else "-sync" if sync_only else
                 "-unc" if unc_only else "-grid" if grid_only else
                 "-gridcoll" if only == {"grid-coll"} else
-                "-gridqueue" if only == {"grid-queue"} else "",
+                "-gridqueue" if only == {"grid-queue"} else
+                "-random" if only == {"random"} else
+                "-contend" if only == {"contend"} else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -2428,6 +2834,8 @@ def main():
                 page = f.read()
             if unc_only:
                 page = splice_uncontended(page, R)
+            if R["contend_only"]:
+                page = splice_contend(page, R)
             if family_only:
                 page = splice_family(page, R)
             if sync_only:
@@ -2442,6 +2850,8 @@ def main():
         if R.get("grid_queue"):
             import grid_queue
             page = grid_queue.splice(page, R, sys.modules[__name__])
+        if R.get("random"):
+            page = splice_random(page, R)
         with open(args.out, "w") as f:
             f.write(page)
         log("wrote", args.out, "in %d s" % R["duration_s"])
@@ -2729,6 +3139,121 @@ def splice_uncontended(page, R):
     return with_tail("\n".join(lines))
 
 
+CONTEND_BEGIN = "<!-- contend:begin -->"
+CONTEND_END = "<!-- contend:end -->"
+
+
+def render_contend(R):
+    """Section (2), between CONTEND_BEGIN and CONTEND_END: the page can
+    take a run of group contend alone (see splice_contend)."""
+    o = [CONTEND_BEGIN]
+    w = o.append
+    rtt_us = (R.get("floor") or {}).get("ping_rtt_us")
+    w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
+    C = R.get("contend_run")
+    if C:
+        w("Measured by `%s` on %s UTC in %d s; the other sections keep "
+          "the figures of their own run. Load average (1, 5, 15 min) %s "
+          "at the start, %s at the end. Core: %s.\n" % (
+              C.get("argv", "?"), C.get("date", "?"),
+              C.get("duration_s", 0),
+              " / ".join("%.2f" % x for x in C.get("load_start", [])),
+              " / ".join("%.2f" % x for x in C.get("load_end", [])),
+              C.get("core", "?")))
+    w("W workers loop: acquire (wait timed), sleep %d µs, release. "
+      "Threads share one client per process; processes have one client "
+      "each; Go uses goroutines. Ideal = 1 / (1 ms + one PING round trip) "
+      "= %s acquisitions/s. *wait* is the time in the acquire call; "
+      "*handoff* is from the holder calling unlock to the next holder "
+      "returning from acquire; *fair* is the fewest and the most "
+      "acquisitions of one worker. *cs* is the critical section as really "
+      "slept (nanosleep overshoots 1 ms by ~0.1 ms here); *vs ideal, cs as "
+      "slept* divides by 1 / (that + one round trip) instead. %s. "
+      "Target: "
+      "throughput >= 0.8x ideal; wait p99 >= 10x lower than "
+      "redis-py's Lock.\n" % (CS_US, fmt(1e6 / (CS_US + rtt_us)) if rtt_us
+                              else "?", COUNTS_DOC))
+    ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
+    w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept "
+      "| wait p50 | wait p99 | wait max "
+      "| handoff p50 | handoff p99 | fair min/max | cs | scripts / acq "
+      "| cmds / acq |\n"
+      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+      "|---:|---:|")
+    rows = sorted(R["contend"], key=lambda r: (r["key"], r["mode"],
+                                               r["workers"]))
+    for r in rows:
+        ideal_cs = 1e6 / (r["cs_mean_us"] + rtt_us) if rtt_us else None
+        w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d "
+          "| %s | %s |" % (
+            r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
+            ratio(r["acq_per_s"], ideal), ratio(r["acq_per_s"], ideal_cs),
+            us(r["wait_p50_us"]),
+            us(r["wait_p99_us"]), us(r["wait_max_us"]),
+            us(r["handoff_p50_us"]), us(r["handoff_p99_us"]),
+            r["fair_min"], r["fair_max"], us(r["cs_mean_us"]),
+            per_acq_cells(r)))
+    bad = [r for r in rows if r.get("violations")]
+    if bad:
+        w("\n**Mutual exclusion violated** in: " + ", ".join(
+            "%s %s W=%d (%d)" % (r["key"], r["mode"], r["workers"],
+                                 r["violations"]) for r in bad))
+    missing = sorted(k for k in R["notes"] if k.count("/") == 3 or
+                     (k.count("/") == 2 and k.split("/")[-1].isdigit()))
+    if missing:
+        w("\nNot measured:\n")
+        seen = set()
+        for k in missing:
+            lib = "/".join(k.split("/")[:2])
+            if lib in seen:
+                continue
+            seen.add(lib)
+            w("- %s: %s" % (lib, R["notes"][k]))
+    # wait p99 vs redis-py, per (mode, W)
+    by = {(r["key"], r["mode"], r["workers"]): r for r in rows}
+    comp = []
+    for (key, mode, wk), r in sorted(by.items()):
+        if key == "python/redispy":
+            continue
+        ref = by.get(("python/redispy", mode, wk)) or \
+            by.get(("python/redispy", "threads", wk))
+        if key.endswith("/hilock") and ref:
+            comp.append((key, mode, wk, r["wait_p99_us"], ref["wait_p99_us"]))
+    if comp:
+        w("\nWait p99 against redis-py's `Lock` at the same W (target: "
+          ">= 10x lower):\n")
+        w("| hilock | mode | W | wait p99 | redis-py p99 | lower by |\n"
+          "|---|---|---:|---:|---:|---:|")
+        for key, mode, wk, a, b in comp:
+            w("| %s | %s | %d | %s | %s | %s |" % (
+                key, mode, wk, us(a), us(b), ratio(b, max(a, 1))))
+    if R.get("plot", "").endswith(".png"):
+        w("\nWait-time distribution at 16 workers (threads, goroutines): "
+          "[%s](%s)\n" % (R["plot"], R["plot"]))
+    else:
+        w("\nPlot %s\n" % R.get("plot"))
+
+    w(CONTEND_END)
+    w("")
+    return o
+
+
+def splice_contend(page, R):
+    """The page with section (2) replaced: between its markers, else from
+    its heading to the next section's."""
+    block = "\n".join(render_contend(R)).rstrip("\n") + "\n"
+    if CONTEND_BEGIN in page and CONTEND_END in page:
+        a = page.index(CONTEND_BEGIN)
+        b = page.index(CONTEND_END) + len(CONTEND_END)
+        return page[:a] + block.rstrip("\n") + page[b:]
+    head = "## (2) Contention"
+    if head in page and "\n## (3) " in page:
+        a = page.index(head)
+        b = page.index("\n## (3) ", a) + 1
+        return page[:a] + block + "\n" + page[b:]
+    return page.rstrip("\n") + "\n\n" + block
+
+
 def render(R):
     o = []
     w = o.append
@@ -2774,76 +3299,8 @@ def render(R):
 
     o.extend(render_uncontended(R))
     w("")
-    w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
-    w("W workers loop: acquire (wait timed), sleep %d µs, release. "
-      "Threads share one client per process; processes have one client "
-      "each; Go uses goroutines. Ideal = 1 / (1 ms + one PING round trip) "
-      "= %s acquisitions/s. *wait* is the time in the acquire call; "
-      "*handoff* is from the holder calling unlock to the next holder "
-      "returning from acquire; *fair* is the fewest and the most "
-      "acquisitions of one worker. *cs* is the critical section as really "
-      "slept (nanosleep overshoots 1 ms by ~0.1 ms here); *vs ideal, cs as "
-      "slept* divides by 1 / (that + one round trip) instead. Target: "
-      "throughput >= 0.8x ideal; wait p99 >= 10x lower than "
-      "redis-py's Lock.\n" % (CS_US, fmt(1e6 / (CS_US + rtt_us)) if rtt_us
-                              else "?"))
     ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
-    w("| library | mode | W | acq/s | vs ideal | vs ideal, cs as slept "
-      "| wait p50 | wait p99 | wait max "
-      "| handoff p50 | handoff p99 | fair min/max | cs |\n"
-      "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    rows = sorted(R["contend"], key=lambda r: (r["key"], r["mode"],
-                                               r["workers"]))
-    for r in rows:
-        ideal_cs = 1e6 / (r["cs_mean_us"] + rtt_us) if rtt_us else None
-        w("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %d / %d "
-          "| %s |" % (
-            r["key"], r["mode"], r["workers"], fmt(r["acq_per_s"]),
-            ratio(r["acq_per_s"], ideal), ratio(r["acq_per_s"], ideal_cs),
-            us(r["wait_p50_us"]),
-            us(r["wait_p99_us"]), us(r["wait_max_us"]),
-            us(r["handoff_p50_us"]), us(r["handoff_p99_us"]),
-            r["fair_min"], r["fair_max"], us(r["cs_mean_us"])))
-    bad = [r for r in rows if r.get("violations")]
-    if bad:
-        w("\n**Mutual exclusion violated** in: " + ", ".join(
-            "%s %s W=%d (%d)" % (r["key"], r["mode"], r["workers"],
-                                 r["violations"]) for r in bad))
-    missing = sorted(k for k in R["notes"] if k.count("/") == 3 or
-                     (k.count("/") == 2 and k.split("/")[-1].isdigit()))
-    if missing:
-        w("\nNot measured:\n")
-        seen = set()
-        for k in missing:
-            lib = "/".join(k.split("/")[:2])
-            if lib in seen:
-                continue
-            seen.add(lib)
-            w("- %s: %s" % (lib, R["notes"][k]))
-    # wait p99 vs redis-py, per (mode, W)
-    by = {(r["key"], r["mode"], r["workers"]): r for r in rows}
-    comp = []
-    for (key, mode, wk), r in sorted(by.items()):
-        if key == "python/redispy":
-            continue
-        ref = by.get(("python/redispy", mode, wk)) or \
-            by.get(("python/redispy", "threads", wk))
-        if key.endswith("/hilock") and ref:
-            comp.append((key, mode, wk, r["wait_p99_us"], ref["wait_p99_us"]))
-    if comp:
-        w("\nWait p99 against redis-py's `Lock` at the same W (target: "
-          ">= 10x lower):\n")
-        w("| hilock | mode | W | wait p99 | redis-py p99 | lower by |\n"
-          "|---|---|---:|---:|---:|---:|")
-        for key, mode, wk, a, b in comp:
-            w("| %s | %s | %d | %s | %s | %s |" % (
-                key, mode, wk, us(a), us(b), ratio(b, max(a, 1))))
-    if R.get("plot", "").endswith(".png"):
-        w("\nWait-time distribution at 16 workers (threads, goroutines): "
-          "[%s](%s)\n" % (R["plot"], R["plot"]))
-    else:
-        w("\nPlot %s\n" % R.get("plot"))
-
+    o.extend(render_contend(R))
     w("## (3) Scale: threads on distinct locks, one client\n")
     w("T threads each lock+unlock their own lock through one shared client "
       "(default pool: up to 32 command connections, opened as threads need "
@@ -2992,8 +3449,8 @@ def render_tail():
       "bench/java) and runs `python3 bench/run.py --build BUILD`: about "
       "%d minutes of measurement on 2 cores (4 of them the topology "
       "groups of (7), %d the lock family's of (9), %d the "
-      "synchronizers' of (10), %d the data grid's of (11)), plus the first "
-      "downloads. "
+      "synchronizers' of (10), %d the data grid's of (11), %d the random "
+      "holds' of (16)), plus the first downloads. "
       "`--only floor,c,python,lua,go,java,cluster,tls,failover,redlock,"
       "kinds,fair,rw,sem,latch` runs a subset (e.g. `--only "
       "cluster,tls,failover`: the topologies alone; `--only redlock` "
@@ -3005,7 +3462,10 @@ def render_tail():
       "(10); `--only unc` does it for section (1), every language (and "
       "its rows of the Targets table); `--only grid` for the data grid's "
       "section (11) (limits and pottery go into BUILD/venv-bench, "
-      "go-redis and redis_rate into bench/go's module). "
+      "go-redis and redis_rate into bench/go's module); `--only random` "
+      "for section (16) (`--random-seconds`, `--random-workers`, "
+      "`--random-max-hold-ms`, `--random-wait-ms`); `--only contend` for "
+      "the contention rows of section (2), every language. "
       "`--quick` is a short "
       "smoke run (its page goes where `--out` says), and `--render "
       "BUILD/bench-results.json` (or `bench-results-family.json`, "
@@ -3020,8 +3480,9 @@ def render_tail():
       "module: redsync, go-redis, redis_rate, and the binding through a "
       "replace directive; bench/go/grid the grid's), "
       "bench/java/ (the Redisson driver).\n" % (
-          11 + FAMILY_MINUTES + SYNC_MINUTES + GRID_MINUTES, FAMILY_MINUTES,
-          SYNC_MINUTES, GRID_MINUTES))
+          11 + FAMILY_MINUTES + SYNC_MINUTES + GRID_MINUTES +
+          RANDOM_MINUTES, FAMILY_MINUTES, SYNC_MINUTES, GRID_MINUTES,
+          RANDOM_MINUTES))
     return o
 
 

@@ -223,11 +223,17 @@ static const char usage_inspect[] =
         "    lock's queue, first in line first (N: its deadline in Redis,\n"
         "    wall-clock, less this machine's time; below 0: a waiter that\n"
         "    died without leaving the queue, or clocks out of step);\n"
+        "  one \"in line: <client id> ticket=T deadline_in_ms=N\" line per\n"
+        "    hilock client in the default lock's line (hilock_line:{NAME}),\n"
+        "    first in line first (N: when its place lapses unless renewed,\n"
+        "    on Redis's clock);\n"
         "  waiters: a fair lock's queue length; else the clients subscribed\n"
         "    to the lock's channel (redisson_rwlock:{NAME} for an rwlock,\n"
         "    redisson_lock__channel:{NAME} else; a hilock client stays\n"
-        "    subscribed for about 1 s after its last waiter left); -1 for\n"
-        "    --kind spin, whose waiters poll.\n"
+        "    subscribed for about 1 s after its last waiter left), and the\n"
+        "    live places of the default lock's line (its first also\n"
+        "    listens to the channel: counted once); -1 for --kind spin,\n"
+        "    whose waiters poll.\n"
         "A grid object (Redisson's keys), after name and kind:\n"
         "  bucket: size (bytes), value (UTF-8 text) or value_hex, the first\n"
         "    1024 bytes (value_shown says so when there are more), ttl_ms;\n"
@@ -992,6 +998,8 @@ typedef struct names {
 	char *queue;     /* a fair lock's: redisson_lock_queue:{NAME} */
 	char *timeout;   /* its deadlines: redisson_lock_timeout:{NAME} */
 	char *token;     /* a fenced lock's: redisson_lock_token:{NAME} */
+	char *line;      /* the default lock's line: hilock_line:{NAME} */
+	char *linedl;    /* its deadlines: hilock_line_timeout:{NAME} */
 	char *config;    /* a Bloom filter's: {NAME}:config */
 	char *value;     /* a rate limiter's: {NAME}:value */
 	char *permits;   /* and {NAME}:permits */
@@ -1005,6 +1013,8 @@ static void names_init(names *n, const char *name)
 	n->queue = derived("redisson_lock_queue:", name, "");
 	n->timeout = derived("redisson_lock_timeout:", name, "");
 	n->token = derived("redisson_lock_token:", name, "");
+	n->line = derived("hilock_line:", name, "");
+	n->linedl = derived("hilock_line_timeout:", name, "");
 	n->config = derived("", name, ":config");
 	n->value = derived("", name, ":value");
 	n->permits = derived("", name, ":permits");
@@ -1018,6 +1028,8 @@ static void names_free(names *n)
 	free(n->queue);
 	free(n->timeout);
 	free(n->token);
+	free(n->line);
+	free(n->linedl);
 	free(n->config);
 	free(n->value);
 	free(n->permits);
@@ -1781,6 +1793,9 @@ typedef struct seen {
 	hl_value *queue;     /* LRANGE of the fair queue */
 	hl_value *deadlines; /* ZRANGE of the fair deadlines, WITHSCORES */
 	hl_value *token;     /* GET of the fenced token */
+	hl_value *line;      /* ZRANGE of the default lock's line, WITHSCORES */
+	hl_value *linedl;    /* ZRANGE of its deadlines, WITHSCORES */
+	double redis_ms;     /* Redis's TIME (the line's clock) */
 } seen;
 
 static void seen_free(seen *s)
@@ -1789,6 +1804,8 @@ static void seen_free(seen *s)
 	hl_value_free(s->queue);
 	hl_value_free(s->deadlines);
 	hl_value_free(s->token);
+	hl_value_free(s->line);
+	hl_value_free(s->linedl);
 }
 
 /* The hash NAME, when it is one (s->type read already). */
@@ -1825,6 +1842,24 @@ static int inspect_read(hl_client *c, const names *nm, seen *s)
 		return fail_hl(rc, "ZRANGE %s", nm->timeout);
 	if ((rc = rq(c, &s->token, NULL, "GET", nm->token, NULL)) != HL_OK)
 		return fail_hl(rc, "GET %s", nm->token);
+	/* The default lock's line (hilock's own; PROTOCOL "The waiting
+	 * line"): places in order, their deadlines on Redis's clock. */
+	if ((rc = rq(c, &s->line, NULL, "ZRANGE", nm->line, "0", "-1",
+	             "WITHSCORES", NULL)) != HL_OK)
+		return fail_hl(rc, "ZRANGE %s", nm->line);
+	if (hl_value_len(s->line) > 0) {
+		hl_value *t = NULL;
+		if ((rc = rq(c, &s->linedl, NULL, "ZRANGE", nm->linedl, "0",
+		             "-1", "WITHSCORES", NULL)) != HL_OK)
+			return fail_hl(rc, "ZRANGE %s", nm->linedl);
+		if ((rc = rq(c, &t, nm->line, "TIME", NULL)) != HL_OK)
+			return fail_hl(rc, "TIME");
+		if (hl_value_len(t) == 2)
+			s->redis_ms =
+			        strtod(vstr(hl_value_at(t, 0)), NULL) * 1000.0 +
+			        strtod(vstr(hl_value_at(t, 1)), NULL) / 1000.0;
+		hl_value_free(t);
+	}
 	return 0;
 }
 
@@ -1895,7 +1930,7 @@ static int inspect_lock(hl_client *c, const cli *o, const char *name,
                         const names *nm, seen *s)
 {
 	int rc, kind;
-	long long waiters = -1;
+	long long waiters = -1, lined = 0;
 	size_t i, queued = hl_value_len(s->queue);
 	int64_t now;
 
@@ -1919,9 +1954,28 @@ static int inspect_lock(hl_client *c, const cli *o, const char *name,
 			printf(" deadline_in_ms=none\n");
 	}
 
+	/* The default lock's line: hilock clients, first in line first,
+	 * each with its ticket and when its place lapses. */
+	for (i = 0; i + 1 < hl_value_len(s->line); i += 2) {
+		const hl_value *m = hl_value_at(s->line, i);
+		double deadline;
+		printf("in line: %s ticket=%s", vstr(m),
+		       vstr(hl_value_at(s->line, i + 1)));
+		if (zscore_in(s->linedl, vstr(m), vlen(m), &deadline)) {
+			printf(" deadline_in_ms=%lld\n",
+			       (long long)llround(deadline - s->redis_ms));
+			if (deadline >= s->redis_ms)
+				lined++;
+		} else {
+			printf(" deadline_in_ms=none\n");
+		}
+	}
+
 	/* Waiters: a fair lock's are its queue (each listens on a channel
 	 * of its own); a spin lock's poll and cannot be counted; the
-	 * others' are the subscribers of the kind's channel. */
+	 * others' are the subscribers of the kind's channel, and for the
+	 * default lock the clients in its line (of whom only the first
+	 * listens to the channel: counted once). */
 	if (is_fair_kind(kind))
 		waiters = (long long)queued;
 	else if (kind != HL_LOCK_SPIN &&
@@ -1929,6 +1983,8 @@ static int inspect_lock(hl_client *c, const cli *o, const char *name,
 	                  c, is_rw_kind(kind) ? nm->rwchannel : nm->channel,
 	                  &waiters)) != 0)
 		return rc;
+	if (lined > 0)
+		waiters = lined + (waiters > 1 ? waiters - 1 : 0);
 	printf("waiters: %lld\n", waiters);
 	return 0;
 }

@@ -310,6 +310,10 @@ static void inspect(void)
 	HAS(out, line);
 	HAS(out, "waiters: 1\n");
 	HAS(out, "ttl_ms: ");
+	/* the waiter (another process) has the first place in the line,
+	 * renewed every 1.5 s, lapsing 3 s after */
+	HAS(out, "in line: ");
+	HAS(out, " ticket=2 deadline_in_ms=");
 
 	HT_OK(hl_lock_release(NULL, l));
 	HT_OK(hl_lock_release(NULL, l));

@@ -58,6 +58,21 @@ static void wait_subscribed(ht_redis *r, long long n)
 	          ht_numsub(r, HT_S(CHANNEL)), n);
 }
 
+/* The default lock's line: clients waiting in it (each client has one
+ * place, whichever of its threads waits). */
+static long long lined(ht_redis *r)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "ZCARD hilock_line:{wake:lock}");
+	long long n = rep->type == REDIS_REPLY_INTEGER ? rep->integer : -1;
+	freeReplyObject(rep);
+	return n;
+}
+
+static int lined_2(void *arg)
+{
+	return lined(arg) == 2;
+}
+
 /* Holder on hc, one waiter on wc (maybe the same client); returns the
  * wake-up delay. How the lock is freed: 0 release, 1 force unlock. */
 static int64_t one_waiter(hl_client *hc, hl_client *wc, int how,
@@ -77,13 +92,20 @@ static int64_t one_waiter(hl_client *hc, hl_client *wc, int how,
 	t = ht_thread_start(wait_thread, &w);
 	wait_subscribed(r, 1);
 	if (measure_polling) {
-		long long before = ht_total_commands(r), after;
-		ht_sleep_ms(1500);
-		after = ht_total_commands(r);
-		ht_note("%lld commands in 1.5 s of waiting", after - before);
-		HT_CHECKF(after - before <= 8,
-		          "%lld commands while a waiter waited 1.5 s: polling?",
+		/* The waiter renews its place in the line every 1.5 s (a
+		 * script), and sends nothing else: in 3.2 s, at most 3 scripts
+		 * (2 renewals and one early by the load), where polling would
+		 * send dozens. */
+		long long before = ht_cmd_calls(r, "evalsha"), after;
+		ht_sleep_ms(3200);
+		after = ht_cmd_calls(r, "evalsha");
+		ht_note("%lld scripts in 3.2 s of waiting", after - before);
+		HT_CHECKF(after - before <= 3,
+		          "%lld scripts while a waiter waited 3.2 s: polling?",
 		          after - before);
+		HT_CHECKF(after - before >= 1,
+		          "no script in 3.2 s: the waiter's place in the line "
+		          "was not renewed");
 	} else {
 		ht_wait_waiting(wc, 1);
 	}
@@ -171,7 +193,11 @@ static void several_waiters(void)
 		w[i].overlap = &overlap;
 		t[i] = ht_thread_start(wait_thread, &w[i]);
 	}
-	wait_subscribed(r, 2);
+	/* two clients in line; only the first of them listens to the lock
+	 * channel, the other to its place's own */
+	HT_CHECKF(ht_wait_until(lined_2, r, 5000),
+	          "waiters never lined up (%lld in line)", lined(r));
+	wait_subscribed(r, 1);
 	ht_wait_waiting(c2, 2);
 	ht_wait_waiting(c3, 1);
 	for (i = 0; i < 3; i++)
@@ -468,6 +494,17 @@ static void wait_once(hl_client *hc, hl_client *wc, int kind, uint64_t owner)
 	hl_lock_free(h);
 }
 
+static int lock_channel_free(void *arg)
+{
+	return ht_numsub(arg, HT_S(CHANNEL)) == 0;
+}
+
+static int unsub_one_more(void *arg)
+{
+	return ht_cmd_calls(ht_redis_default(), "unsubscribe") ==
+	       *(long long *)arg + 1;
+}
+
 /* A subscription nobody waits on any more lingers for a while, so that a
  * client that waits again soon (a fair lock's waiter waits on a channel of
  * its own at every turn) needs no SUBSCRIBE and no UNSUBSCRIBE; and a wait
@@ -488,12 +525,25 @@ static void lingering_subscription(void)
 	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
 		long long ev, sub, unsub;
 		wait_once(hc, wc, kinds[i], owner); /* subscribes */
+		HT_CHECKF(ht_wait_until(lock_channel_free, r, 5000),
+		          "the lock channel still subscribed after the wait");
 		ev = ht_cmd_calls(r, "evalsha");
 		sub = ht_cmd_calls(r, "subscribe");
 		unsub = ht_cmd_calls(r, "unsubscribe");
 		wait_once(hc, wc, kinds[i], owner);
-		HT_EQ(ht_cmd_calls(r, "subscribe") - sub, 0);
-		HT_EQ(ht_cmd_calls(r, "unsubscribe") - unsub, 0);
+		if (kinds[i] == HL_LOCK_REENTRANT) {
+			/* its place's channel lingers; as first in line it
+			 * listens to the lock channel too (Redisson's
+			 * releases) while it waits, and no longer: one
+			 * SUBSCRIBE and one UNSUBSCRIBE of that one */
+			HT_EQ(ht_cmd_calls(r, "subscribe") - sub, 1);
+			HT_CHECKF(ht_wait_until(unsub_one_more, &unsub, 5000),
+			          "the lock channel still subscribed after "
+			          "the wait");
+		} else {
+			HT_EQ(ht_cmd_calls(r, "subscribe") - sub, 0);
+			HT_EQ(ht_cmd_calls(r, "unsubscribe") - unsub, 0);
+		}
 		/* the holder's acquire and release, the waiter's attempt,
 		 * acquire and release; on a machine so loaded that the
 		 * release crosses the waiter's first attempt, one attempt

@@ -3,6 +3,7 @@
     pybench.py URL LIB uncontended SECONDS
     pybench.py URL LIB paired SECONDS FLOORLIB
     pybench.py URL LIB contend SECONDS W MODE CS_US [SAMPLES_FILE]
+    pybench.py URL LIB random SECONDS MAX_HOLD_MS [WAIT_MS]
     pybench.py URL LIB grid SECONDS FLOORLIB FLOORFILE KIND NAME OP N ARG...
 
 grid: one operation of the data grid (the last OP group; the ones before
@@ -18,6 +19,17 @@ paired: the uncontended pairs in 100 ms slices that alternate, in this
 process, with slices of the raw-hiredis floor (FLOORLIB: libhlfloor, the C
 floor of bench/floor.c, loaded with ctypes), after 300 ms of each to warm
 up: both see the same load, as hlbench's paired scenario for C.
+
+random: one worker (this process, one client) loops acquire with a wait
+of WAIT_MS (20000 by default), hold a time drawn uniformly in
+0..MAX_HOLD_MS, release, for SECONDS (an acquire begun before then is
+waited for); bench/run.py starts W of these processes and merges their
+waits and hold intervals (wall clock).
+
+HLBENCH_WINDOW in the environment (contend, random): "#window start" once
+every worker is ready and "#window end" once all are done, each waiting
+for a line on stdin (bench/run.py reads INFO commandstats meanwhile), as
+bench/hlbench.c does.
 
 LIB: hilock (the cffi binding), redispy (redis-py's Lock), pyredislock
 (python-redis-lock). MODE: threads or processes. Prints one JSON object,
@@ -365,6 +377,14 @@ def work(url, lib, start, end_at, cs_s, last_release, holders, out):
     out.put((count, waits, handoffs, cs_sum, violations))
 
 
+def window_mark(what):
+    """See the module's docstring: the measured window for run.py."""
+    if os.environ.get("HLBENCH_WINDOW"):
+        print("#window " + what, flush=True)
+        if not sys.stdin.readline():
+            raise SystemExit("pybench: window: stdin closed")
+
+
 def pct(v, p):
     if not v:
         return 0
@@ -398,6 +418,7 @@ def contend(url, lib, seconds, workers, mode, cs_us, samples):
     for p in procs:
         p.start()
     start.wait(timeout=60)
+    window_mark("start")
     t0 = time.monotonic_ns()
     end_at.value = t0 + int(seconds * 1e9)
     start.wait(timeout=60)
@@ -408,6 +429,7 @@ def contend(url, lib, seconds, workers, mode, cs_us, samples):
     for p in procs:
         p.join(timeout=60)
     el = (time.monotonic_ns() - t0) / 1e9
+    window_mark("end")
     counts = [r[0] for r in results]
     waits = sorted(w for r in results for w in r[1])
     hand = sorted(h for r in results for h in r[2])
@@ -423,13 +445,59 @@ def contend(url, lib, seconds, workers, mode, cs_us, samples):
             "wait_max_us": waits[-1] if waits else 0,
             "handoff_p50_us": pct(hand, 0.5), "handoff_p99_us": pct(hand, 0.99),
             "fair_min": min(counts), "fair_max": max(counts),
-            "violations": sum(r[4] for r in results)}
+            "violations": sum(r[4] for r in results),
+            "acquisitions": total}
+
+
+def acquire_within(lib, lk, wait_s):
+    """One acquire with a wait of wait_s, as each library's documentation
+    shows it; True if acquired."""
+    if lib == "redispy":
+        return lk.acquire(blocking=True, blocking_timeout=wait_s)
+    if lib == "pyredislock":
+        return lk.acquire(blocking=True, timeout=wait_s)
+    return lk.acquire(timeout=wait_s)  # hilock
+
+
+def random_holds(url, lib, seconds, max_hold_ms, wait_ms):
+    """One worker of the random-holds scenario (see the docstring)."""
+    import random
+    lk = make_factory(url, lib)("bench:py:random")
+    acq = timeouts = 0
+    waits, holds = [], []
+    window_mark("start")
+    t_start = time.monotonic()
+    end = t_start + seconds
+    while True:
+        t0 = time.monotonic()
+        if t0 >= end:
+            break
+        got = acquire_within(lib, lk, wait_ms / 1000)
+        waits.append(int((time.monotonic() - t0) * 1e6))
+        if not got:
+            timeouts += 1
+            continue
+        a = time.time_ns() // 1000
+        time.sleep(random.uniform(0, max_hold_ms / 1000))
+        acq += 1
+        holds.append([a, time.time_ns() // 1000])
+        lk.release()
+    el = time.monotonic() - t_start
+    window_mark("end")
+    return {"scenario": "random", "lang": "python", "lib": lib,
+            "mode": "processes", "workers": 1, "max_hold_ms": max_hold_ms,
+            "wait_ms": wait_ms, "elapsed_s": round(el, 3), "violations": 0,
+            "per_worker": [{"acq": acq, "timeouts": timeouts,
+                            "waits_us": waits, "holds_us": holds}]}
 
 
 def main(argv):
     url, lib, scenario = argv[1], argv[2], argv[3]
     if scenario == "uncontended":
         res = uncontended(url, lib, float(argv[4]))
+    elif scenario == "random":
+        res = random_holds(url, lib, float(argv[4]), int(argv[5]),
+                           int(argv[6]) if len(argv) > 6 else 20000)
     elif scenario == "paired":
         res = paired(url, lib, float(argv[4]), argv[5])
     elif scenario == "contend":

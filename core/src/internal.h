@@ -450,9 +450,13 @@ typedef struct hl_sub {
 	                        reconnect or a failover) */
 	hl_dlist waiters;    /* the tasks waiting on it (task.c) */
 	struct hl_listener *listeners; /* payload listeners (pubsub.c) */
-	int no_linger;      /* its last listener went: unsubscribe at once */
-	int64_t woke_us;    /* hl__now_us() of the last hl__pubsub_wake()
-	                       (a message, becoming active, a reset) */
+	int no_linger;    /* its last listener went: unsubscribe at once */
+	int64_t woke_us;  /* hl__now_us() of the last hl__pubsub_wake()
+	                     (a message, becoming active, a reset) */
+	int64_t event_us; /* the same, not counting messages */
+	int64_t msg_us;   /* hl__now_us() of the last message, */
+	size_t msg_len;   /* its payload (the first bytes) */
+	char msg[24];
 	int64_t idle_since; /* monotonic ms when refs last fell to 0: an
 	                       active subscription nobody wants lingers for
 	                       HL_SUB_LINGER_MS (pubsub.c) */
@@ -477,6 +481,10 @@ void hl__pubsub_kick(hl_client *c);
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len);
 /* Wake the waiters of one subscription (caller holds wait_mu). */
 void hl__pubsub_wake(hl_sub *s);
+/* A message on s (msg, len): wake the waiters it is for (see
+ * hl_wait_ops.wants), every waiter if none of them chooses. Caller holds
+ * wait_mu. */
+void hl__pubsub_message(hl_sub *s, const char *msg, size_t len);
 /* Wake every waiter (close, interrupt): hl_client_interrupt() stops the
  * waits pending now, a close every one. */
 void hl__pubsub_wake_all(hl_client *c);
@@ -509,6 +517,8 @@ int hl__pubsub_listen_ex(hl_listener **out, hl_client *c, const void *channel,
                          size_t len, hl_listen_fn fn, void (*active)(void *arg),
                          void (*done)(void *arg), void *arg);
 void hl__pubsub_unlisten(hl_client *c, hl_listener *l);
+/* The same, the caller holding wait_mu. */
+void hl__pubsub_unlisten_locked(hl_client *c, hl_listener *l);
 /* Wait within b until channel's subscription is active: HL_OK, or
  * HL_ETIMEDOUT (the message says so), or b's status. */
 int hl__pubsub_listen_wait(hl_client *c, const void *channel, size_t len,
@@ -723,7 +733,12 @@ typedef struct hl_wait_ops {
 	 * attempt (deadline, cancel, interrupt, an error; not close). Called
 	 * once, on an executor thread, before the task completes. */
 	void (*give_up)(void *arg, const hl_bound *b);
-	void (*free)(void *arg);
+	void (*free)(void *arg); /* called under wait_mu */
+	/* NULL, or: whether a message on the wait's channel is for it (the
+	 * default lock's line names the waiter it wakes). Called under
+	 * wait_mu, on the subscriber's thread or a releaser's: short, and
+	 * it takes no mutex. A message nobody wants wakes nobody. */
+	int (*wants)(void *arg, const char *msg, size_t len);
 } hl_wait_ops;
 
 enum {
@@ -894,6 +909,10 @@ int hl__task_finish_blocking_value(struct hl_task *t, hl_cancel *cancel,
                                    int *result, struct hl_value **value);
 /* A subscription's generation changed (caller holds wait_mu). */
 void hl__task_sub_event(hl_sub *s);
+/* A message on s that some of its waiters choose (hl_wait_ops.wants):
+ * 0 if none of them does (the caller wakes them all), else 1 after waking
+ * those it is for. Caller holds wait_mu. */
+int hl__task_sub_message(hl_sub *s, const char *msg, size_t len);
 /* close or hl_client_interrupt(): stop the tasks pending now (caller
  * holds wait_mu, and bumped interrupt_gen or set closing). */
 void hl__task_stop_all(hl_client *c);

@@ -4,6 +4,19 @@
 //
 //	PROG URL uncontended SECONDS
 //	PROG URL contend SECONDS W goroutines CS_US [SAMPLES_FILE]
+//	PROG URL random SECONDS W MAX_HOLD_MS [WAIT_MS]
+//
+// random: W goroutines, each with its own Locker (which must be a
+// TimedLocker), loop acquire with a wait of WAIT_MS (20000 by default),
+// hold a time drawn uniformly in 0..MAX_HOLD_MS, release, for SECONDS (an
+// acquire begun before then is waited for); every worker's waits and hold
+// intervals (wall clock: bench/run.py merges processes and checks mutual
+// exclusion across them). run.py runs W processes of one goroutine each.
+//
+// HLBENCH_WINDOW in the environment (contend, random): "#window start"
+// once every worker is ready and "#window end" once all are done, each
+// waiting for a line on stdin (run.py reads INFO commandstats meanwhile),
+// as bench/hlbench.c does.
 //
 // HILOCK_BENCH_KILL=PID:PORT in the environment: a server goes down once
 // the program is connected (before the scenario), killed by PID; Main
@@ -11,8 +24,10 @@
 package harness
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"net"
 	"os"
 	"sort"
@@ -28,6 +43,24 @@ import (
 type Locker interface {
 	Lock() error
 	Unlock() error
+}
+
+// TimedLocker acquires with a bounded wait: false when the wait ran out.
+type TimedLocker interface {
+	LockWithin(wait time.Duration) (bool, error)
+}
+
+var stdin = bufio.NewReader(os.Stdin)
+
+// windowMark: see the package comment.
+func windowMark(what string) {
+	if os.Getenv("HLBENCH_WINDOW") == "" {
+		return
+	}
+	fmt.Println("#window " + what)
+	if _, err := stdin.ReadString('\n'); err != nil {
+		die(fmt.Errorf("window: stdin: %v", err))
+	}
 }
 
 // Factory makes a Locker for a name. It must be safe for concurrent use.
@@ -80,6 +113,17 @@ func Main(lib string, args []string, newLock Factory) {
 		w, _ := strconv.Atoi(args[3])
 		csUs, _ := strconv.Atoi(args[5])
 		contend(out, newLock, dur, w, args[4], csUs, args[6:])
+	case "random":
+		if len(args) < 5 {
+			die(fmt.Errorf("random needs SECONDS W MAX_HOLD_MS [WAIT_MS]"))
+		}
+		w, _ := strconv.Atoi(args[3])
+		maxHold, _ := strconv.Atoi(args[4])
+		waitMs := 20000
+		if len(args) > 5 {
+			waitMs, _ = strconv.Atoi(args[5])
+		}
+		random(out, newLock, dur, w, maxHold, waitMs)
 	default:
 		die(fmt.Errorf("unknown scenario %q", args[1]))
 	}
@@ -161,11 +205,13 @@ func contend(out map[string]interface{}, newLock Factory, dur time.Duration,
 			}
 		}(i)
 	}
+	windowMark("start")
 	t0 := time.Now()
 	end = t0.Add(dur)
 	close(start)
 	wg.Wait()
 	el := time.Since(t0).Seconds()
+	windowMark("end")
 	var all, hs []int64
 	var total, cs int64
 	mn, mx := int64(-1), int64(0)
@@ -215,4 +261,79 @@ func contend(out map[string]interface{}, newLock Factory, dur time.Duration,
 	out["fair_min"] = mn
 	out["fair_max"] = mx
 	out["violations"] = violations.Load()
+	out["acquisitions"] = total
+}
+
+type randomWorker struct {
+	Acq      int64      `json:"acq"`
+	Timeouts int64      `json:"timeouts"`
+	Waits    []int64    `json:"waits_us"`
+	Holds    [][2]int64 `json:"holds_us"`
+}
+
+func random(out map[string]interface{}, newLock Factory, dur time.Duration,
+	w, maxHoldMs, waitMs int) {
+	var (
+		holders    atomic.Int32
+		violations atomic.Int64
+		wg         sync.WaitGroup
+		start      = make(chan struct{})
+		end        time.Time
+	)
+	ws := make([]randomWorker, w)
+	for i := 0; i < w; i++ {
+		tl, ok := newLock("bench:go:random").(TimedLocker)
+		if !ok {
+			die(fmt.Errorf("random: this library has no timed acquire"))
+		}
+		wg.Add(1)
+		go func(i int, l TimedLocker) {
+			defer wg.Done()
+			me := &ws[i]
+			me.Waits, me.Holds = []int64{}, [][2]int64{}
+			rnd := rand.New(rand.NewSource(time.Now().UnixNano() + int64(i)))
+			<-start
+			for {
+				t0 := time.Now()
+				if t0.After(end) {
+					return
+				}
+				got, err := l.LockWithin(time.Duration(waitMs) * time.Millisecond)
+				if err != nil {
+					die(err)
+				}
+				me.Waits = append(me.Waits, time.Since(t0).Microseconds())
+				if !got {
+					me.Timeouts++
+					continue
+				}
+				a := time.Now().UnixMicro()
+				if holders.Add(1) != 1 {
+					violations.Add(1)
+				}
+				time.Sleep(time.Duration(rnd.Int63n(int64(maxHoldMs)*1000+1)) * time.Microsecond)
+				me.Acq++
+				holders.Add(-1)
+				me.Holds = append(me.Holds, [2]int64{a, time.Now().UnixMicro()})
+				if err := l.(Locker).Unlock(); err != nil {
+					die(err)
+				}
+			}
+		}(i, tl)
+	}
+	windowMark("start")
+	t0 := time.Now()
+	end = t0.Add(dur)
+	close(start)
+	wg.Wait()
+	el := time.Since(t0).Seconds()
+	windowMark("end")
+	out["scenario"] = "random"
+	out["mode"] = "goroutines"
+	out["workers"] = w
+	out["max_hold_ms"] = maxHoldMs
+	out["wait_ms"] = waitMs
+	out["elapsed_s"] = el
+	out["violations"] = violations.Load()
+	out["per_worker"] = ws
 }

@@ -11,9 +11,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"math"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/hilock/hilock/bench/go/harness"
 
@@ -26,6 +29,21 @@ import (
 type locker struct{ m *redsync.Mutex }
 
 func (l locker) Lock() error { return l.m.Lock() }
+
+// LockWithin: redsync's own bounded wait, LockContext with a deadline
+// (it keeps its retry delay between tries).
+func (l locker) LockWithin(wait time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	err := l.m.LockContext(ctx)
+	if err == nil {
+		return true, nil
+	}
+	if errors.Is(err, redsync.ErrFailed) || ctx.Err() != nil {
+		return false, nil
+	}
+	return false, err
+}
 
 func (l locker) Unlock() error {
 	_, err := l.m.Unlock()

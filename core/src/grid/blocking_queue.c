@@ -1484,7 +1484,8 @@ static void bqo_undo(void *arg, const hl_bound *b)
 	(void)b;
 }
 
-static const hl_wait_ops bqo_ops = {bqo_attempt, bqo_undo, NULL, bqo_free};
+static const hl_wait_ops bqo_ops = {bqo_attempt, bqo_undo, NULL, bqo_free,
+                                    NULL};
 
 static int bqo_spec(hl_wait_spec *spec, hl_object *obj, const hl_arg *value,
                     int64_t timeout_ms)

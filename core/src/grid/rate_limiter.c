@@ -266,7 +266,7 @@ static void rl_free(void *arg)
 }
 
 static const hl_wait_ops rl_wait_ops = {rl_attempt, rl_undo, rl_give_up,
-                                        rl_free};
+                                        rl_free, NULL};
 
 /* A wait spec of a new context for obj (inside its client). */
 static int wait_spec(hl_wait_spec *spec, const hl_object *obj, int64_t permits,

@@ -593,7 +593,7 @@ static hl_value *take_value(void *arg)
 }
 
 static const hl_wait_ops take_ops = {take_attempt, take_undo, take_give_up,
-                                     take_free};
+                                     take_free, NULL};
 
 /* 1 if op waits at the tail (the deque's take_last, poll_last_timeout). */
 static int take_at_tail(int op)

@@ -94,8 +94,8 @@ static int xs_call(const hl_named *o, int64_t *out, enum hl_script_id id,
 }
 
 /* Release the permits of ids (n raw ids), those that are out. */
-static void give_back_ids(const hl_named *o, const unsigned char *ids,
-                          size_t n, const hl_bound *b)
+static void give_back_ids(const hl_named *o, const unsigned char *ids, size_t n,
+                          const hl_bound *b)
 {
 	size_t i;
 	int64_t v;
@@ -219,7 +219,8 @@ static void xs_free(void *arg)
 	free(x);
 }
 
-static const hl_wait_ops xs_wait_ops = {xs_attempt, xs_undo, NULL, xs_free};
+static const hl_wait_ops xs_wait_ops = {xs_attempt, xs_undo, NULL, xs_free,
+                                        NULL};
 
 /* New random ids: into ids_out (n * 33 bytes: 32 hex and a NUL each) and
  * the context's raw bytes. */

@@ -197,7 +197,7 @@ static void latch_ctx_free(void *arg)
 }
 
 static const hl_wait_ops latch_wait_ops = {latch_attempt, latch_undo, NULL,
-                                           latch_ctx_free};
+                                           latch_ctx_free, NULL};
 
 static int wait_spec(hl_wait_spec *spec, const hl_latch *l, int64_t timeout_ms)
 {

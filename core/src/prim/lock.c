@@ -16,6 +16,7 @@
  */
 #include "internal.h"
 #include "prim/args.h"
+#include "prim/line.h"
 #include "prim/object.h"
 
 #include <errno.h>
@@ -44,6 +45,18 @@ static int is_rw(int kind)
 {
 	return kind == HL_LOCK_READ || kind == HL_LOCK_WRITE;
 }
+
+/* The default lock and its non-reentrant variant: RLock's hash, lease and
+ * messages, with waiters in hilock's line (scripts.c, docs/PROTOCOL.md). */
+static int in_line(int kind)
+{
+	return kind == HL_LOCK_REENTRANT || kind == HL_LOCK_NONREENTRANT;
+}
+
+/* What the last attempt on this thread said of the caller's place in the
+ * line (a default lock's waiter): its ticket (0: none) and whether first. */
+static _Thread_local int64_t tl_ticket;
+static _Thread_local int tl_first;
 
 static int is_reentrant(int kind)
 {
@@ -132,6 +145,9 @@ int hl_lock_new_kind(hl_lock **out, hl_client *client, int kind,
 		aux[0] = "redisson_lock_token:";
 	} else if (is_rw(kind)) {
 		aux[0] = "";
+	} else if (in_line(kind)) {
+		aux[0] = "hilock_line:";
+		aux[1] = "hilock_line_timeout:";
 	}
 	l = calloc(1, sizeof(*l));
 	if (l) {
@@ -288,6 +304,17 @@ static int release_script(hl_lock *lock, const char *owner, int64_t lease_ms,
 		arg(&a, a.field, hl__lock_field(a.field, lock, owner));
 		arg_str(&a, publish);
 		arg_str(&a, num(a.nums[1], count));
+	} else if (in_line(lock->kind)) {
+		id = HL_SCRIPT_LINE_RELEASE;
+		arg(&a, lock->channel, lock->channel_len);
+		a.nkeys = 2;
+		arg_str(&a, "0");
+		arg_str(&a, num(a.nums[0], lease_ms));
+		arg_str(&a, owner);
+		arg_str(&a, publish);
+		arg_str(&a, num(a.nums[1], count));
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		arg(&a, lock->aux[1], lock->aux_len[1]);
 	} else {
 		id = HL_SCRIPT_RELEASE;
 		arg(&a, lock->channel, lock->channel_len);
@@ -361,6 +388,8 @@ static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
 		a.nkeys = 2;
 	} else if (lock->kind == HL_LOCK_WRITE) {
 		id = HL_SCRIPT_WRITE_ACQUIRE;
+	} else if (in_line(lock->kind)) {
+		id = HL_SCRIPT_LINE_ACQUIRE;
 	}
 	arg_str(&a, num(a.nums[0], lease < 0 ? c->conf.watchdog_ms : lease));
 	if (lock->kind == HL_LOCK_WRITE)
@@ -378,6 +407,15 @@ static int acquire_script(hl_lock *lock, const char *owner, int64_t count,
 	arg_str(&a, num(a.nums[3], count));
 	if (is_fair(lock->kind))
 		arg_str(&a, ao->enqueue ? "1" : "0");
+	if (in_line(lock->kind)) {
+		/* a waiter takes a place; a single attempt does not */
+		arg_str(&a, ao->enqueue ? "1" : "0");
+		arg_str(&a, num(a.nums[1], HL_LINE_LEASE_MS));
+		arg_str(&a, hl__router_publish(c));
+		arg(&a, c->id, HL_UUID_LEN); /* the client's place */
+		arg(&a, lock->aux[0], lock->aux_len[0]);
+		arg(&a, lock->aux[1], lock->aux_len[1]);
+	}
 	rc = hl__eval(c, r, id, a.nkeys, a.n, a.v, a.len,
 	              HL_CMD_IDEMPOTENT | HL_CMD_WRITE, sent, b, replicated);
 	free(a.owned);
@@ -406,6 +444,8 @@ static int attempt(hl_lock *lock, const char *owner, hl_op *op, int64_t lease,
 again:
 	*acquired = 0;
 	*dirty = 0;
+	tl_ticket = 0;
+	tl_first = 0;
 	rc = acquire_script(lock, owner, op->count + 1, lease, ao, b,
 	                    &replicated, &sent, &r);
 	if (rc != HL_OK) {
@@ -416,8 +456,16 @@ again:
 		                    : rc;
 	}
 	*sent_ms = hl__tl_sent_ms;
-	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) >= 1 &&
-	    hl__reply_type(hl__reply_at(r, 0)) == HL_REPLY_INTEGER) {
+	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) == 3 &&
+	    in_line(lock->kind)) {
+		/* taken (or kept for the first in line): how long to wait at
+		 * most, the caller's place */
+		*ttl = hl__reply_int(hl__reply_at(r, 0));
+		tl_ticket = hl__reply_int(hl__reply_at(r, 1));
+		tl_first = hl__reply_int(hl__reply_at(r, 2)) == 1;
+	} else if (hl__reply_type(r) == HL_REPLY_ARRAY &&
+	           hl__reply_len(r) >= 1 &&
+	           hl__reply_type(hl__reply_at(r, 0)) == HL_REPLY_INTEGER) {
 		*acquired = 1;
 		if (hl__reply_len(r) >= 2)
 			op->token = hl__reply_int(hl__reply_at(r, 1));
@@ -620,7 +668,10 @@ static int attempt_op(hl_lock *lock, uint64_t owner_id, const char *owner,
 	hl_op op;
 	int64_t sent_ms = 0;
 	int dirty = 0;
-	int rc = hl__op_begin(&op, c, lock, owner_id, b);
+	int rc;
+	tl_ticket = 0;
+	tl_first = 0;
+	rc = hl__op_begin(&op, c, lock, owner_id, b);
 	if (rc != HL_OK)
 		return rc;
 	if (reentry)
@@ -694,6 +745,15 @@ static void fair_give_up(hl_lock *lock, const char *owner, int64_t wait_ms)
 		hl__reply_free(r);
 }
 
+/* A default lock's waiter stops waiting: its client leaves the line unless
+ * another of its waiters queues for the name (and if it was first, the
+ * next is told). Best effort: a place left behind lapses. */
+static void line_give_up(hl_lock *lock)
+{
+	hl__line_leave(lock->client, lock->name, lock->name_len, lock->aux[0],
+	               lock->aux_len[0], lock->aux[1], lock->aux_len[1]);
+}
+
 int hl__check_lease(int64_t lease_ms)
 {
 	if (lease_ms == 0 || lease_ms < -1 || lease_ms > HL_TIME_MAX)
@@ -730,9 +790,18 @@ static int64_t backoff_next(const hl_lock *lock, int64_t *delay, int failures)
 	return d;
 }
 
-/* The channel a waiter of lock listens on: the kind's, or for the fair
- * lock its own (channel:<owner>), in *buf (freed by the caller). NULL
- * *out_len 0: none (the spin lock). */
+/* The channel of this client's place in lock's line, in *buf (freed by the
+ * caller). */
+static int line_channel(const hl_lock *lock, char **buf, size_t *out_len)
+{
+	return hl__line_channel(buf, out_len, lock->client, lock->aux[0],
+	                        lock->aux_len[0]);
+}
+
+/* The channel a waiter of lock listens on: the kind's; for the fair
+ * lock its own (channel:<owner>); for the default lock its client's place
+ * (the first in line also hears the kind's: see wait_attempt()), in *buf
+ * (freed by the caller). NULL *out_len 0: none (the spin lock). */
 static int wait_channel(const hl_lock *lock, const char *owner, char **buf,
                         size_t *out_len)
 {
@@ -741,6 +810,8 @@ static int wait_channel(const hl_lock *lock, const char *owner, char **buf,
 	*out_len = 0;
 	if (lock->kind == HL_LOCK_SPIN)
 		return HL_OK;
+	if (in_line(lock->kind))
+		return line_channel(lock, buf, out_len);
 	*buf = malloc(lock->channel_len + 1 + olen);
 	if (!*buf)
 		return hl__fail(HL_ENOMEM, "out of memory");
@@ -775,6 +846,9 @@ typedef struct lock_ctx {
 	 * first attempt did not take the lock */
 	int count_stats, may_wait, attempts, got_first, acquired;
 	int64_t started_ms;
+	/* A default lock's waiter (line_wait_ops): its place in the line */
+	int ops_line;
+	hl_line line;
 } lock_ctx;
 
 static char *dup_bytes(const char *p, size_t n)
@@ -799,6 +873,8 @@ static void ctx_free(void *arg)
 		if (x->may_wait && !x->got_first)
 			hl__obs_waited(x->lock.client, x->started_ms);
 	}
+	/* The task is over: complete() frees it under wait_mu. */
+	hl__line_fini_locked(&x->line);
 	free(x->lock.name);
 	free(x->lock.channel);
 	free(x->lock.aux[0]);
@@ -836,6 +912,11 @@ static lock_ctx *ctx_new(const hl_lock *lock, uint64_t owner_id, int64_t lease,
 	return x;
 }
 
+static int wait_wants(void *arg, const char *msg, size_t len)
+{
+	return hl__line_wants(&((lock_ctx *)arg)->line, msg, len);
+}
+
 static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
                         int64_t *retry_ms)
 {
@@ -844,6 +925,8 @@ static int wait_attempt(void *arg, const hl_bound *b, int *acquired,
 	int rc = attempt_op(&x->lock, x->owner_id, x->owner, x->lease, &x->ao,
 	                    b, acquired, &ttl, NULL);
 	x->last_rc = rc;
+	if (x->ops_line && rc == HL_OK)
+		hl__line_note(&x->line, tl_ticket, tl_first, 1);
 	if (++x->attempts == 1 && rc == HL_OK && *acquired)
 		x->got_first = 1;
 	if (rc == HL_OK && *acquired)
@@ -868,19 +951,26 @@ static void wait_undo(void *arg, const hl_bound *b)
 }
 
 /* A fair lock's waiter that did not get it leaves the queue, so those
- * behind it need not wait out its deadline. */
+ * behind it need not wait out its deadline; a default lock's leaves the
+ * line. */
 static void wait_give_up(void *arg, const hl_bound *b)
 {
 	lock_ctx *x = arg;
 	(void)b;
-	if (x->last_rc != HL_EDEADLK)
+	if (x->last_rc == HL_EDEADLK)
+		return;
+	if (in_line(x->lock.kind))
+		line_give_up(&x->lock);
+	else
 		fair_give_up(&x->lock, x->owner, x->ao.fair_wait_ms);
 }
 
 static const hl_wait_ops lock_wait_ops = {wait_attempt, wait_undo, NULL,
-                                          ctx_free};
+                                          ctx_free, NULL};
 static const hl_wait_ops fair_wait_ops = {wait_attempt, wait_undo, wait_give_up,
-                                          ctx_free};
+                                          ctx_free, NULL};
+static const hl_wait_ops line_wait_ops = {wait_attempt, wait_undo, wait_give_up,
+                                          ctx_free, wait_wants};
 
 /* A wait for lock as owner_id (local: the holds it has already). *spec
  * owns a new context (freed by the engine, even if the start fails). */
@@ -893,7 +983,20 @@ static int wait_spec(hl_wait_spec *spec, const hl_lock *lock, uint64_t owner_id,
 	memset(spec, 0, sizeof(*spec));
 	spec->ops = is_fair(lock->kind) && local == 0 && ao->enqueue
 	                    ? &fair_wait_ops
+	            : in_line(lock->kind) && local == 0 && ao->enqueue
+	                    ? &line_wait_ops
 	                    : &lock_wait_ops;
+	/* the caller's attempt just before, if any (HL_WAIT_TRIED) */
+	x->ops_line = spec->ops == &line_wait_ops;
+	if (x->ops_line) {
+		if (hl__line_init(&x->line, lock->client, x->lock.aux[0],
+		                  x->lock.aux_len[0], x->lock.channel,
+		                  x->lock.channel_len) != HL_OK) {
+			ctx_free(x);
+			return hl__fail(HL_ENOMEM, "out of memory");
+		}
+		hl__line_note(&x->line, tl_ticket, tl_first, 1);
+	}
 	spec->arg = x;
 	/* A re-entry never queues: the owner already holds it. Nor does a
 	 * fair lock's waiter: each takes its own place in Redis's queue. */
@@ -969,14 +1072,21 @@ static int subscribed(hl_client *c, const hl_lock *lock)
 }
 
 /* The lock is free: wake our own waiters, note whether others listen.
- * ours_at_send: subscribed() when the release went out. */
+ * receivers: of the unlock message; ticket: the one the release announced
+ * (0: none, the unlock message only); ours_at_send: subscribed() when the
+ * release went out. */
 static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
-                  int64_t rtt_us, int ours_at_send)
+                  int64_t ticket, int64_t rtt_us, int ours_at_send)
 {
+	char *place = NULL;
+	size_t place_len = 0;
 	uint64_t hash = hl__hash(lock->name, lock->name_len);
 	struct hl_handoff *slot;
 	hl_sub *s;
 	int ours;
+	if (ticket != 0 && in_line(lock->kind) &&
+	    line_channel(lock, &place, &place_len) != HL_OK)
+		place = NULL; /* our waiter hears it from Redis instead */
 	pthread_mutex_lock(&c->wait_mu);
 	s = hl__map_get(&c->subs, lock->channel, lock->channel_len);
 	/* Our own subscription counts among the receivers if the server
@@ -984,10 +1094,17 @@ static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
 	 * confirmation of an UNSUBSCRIBE that Redis ran after the message
 	 * can arrive before the release's reply). */
 	ours = ours_at_send || (s && s->state != HL_SUB_NONE);
+	/* Our own waiters hear what others do, without the round trip: the
+	 * unlock message, and the ticket told to the first in line, if that
+	 * is this client. */
 	if (s)
-		hl__pubsub_wake(s);
+		hl__pubsub_message(s, "0", 1);
+	if (place)
+		hl__line_tell_local_locked(c, place, place_len, ticket);
 	slot = handoff_slot(c, hash);
-	if (receivers > ours) {
+	/* A waiter of the line has the lock kept for it; else, if others
+	 * listen (Redisson's waiters), let them have a go first. */
+	if (ticket == 0 && receivers > ours) {
 		int64_t hold = 2 * rtt_us + 50;
 		slot->hash = hash;
 		slot->until_us =
@@ -997,6 +1114,7 @@ static void freed(hl_client *c, const hl_lock *lock, int64_t receivers,
 		slot->until_us = 0;
 	}
 	pthread_mutex_unlock(&c->wait_mu);
+	free(place);
 }
 
 /* Microseconds this client should hold back before acquiring name (0:
@@ -1076,6 +1194,8 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 	 * stale-waiter timeout; a single attempt does not join the queue. */
 	ao.fair_wait_ms = wait_ms > 0 ? wait_ms : c->conf.fair_wait_ms;
 	ao.enqueue = wait_ms != 0;
+	tl_ticket = 0;
+	tl_first = 0;
 	local = hl__hold_peek(c, lock, owner_id, NULL);
 	if (local == 0 && !is_fair(lock->kind)) {
 		/* Someone of this process already waits: queue behind. A
@@ -1143,6 +1263,10 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 	if (is_fair(lock->kind) && !acquired && local == 0 && wait_ms != 0 &&
 	    !waited && rc != HL_EDEADLK && rc != HL_ECLOSED)
 		fair_give_up(lock, owner, ao.fair_wait_ms);
+	/* as the default lock's waiter leaves the line */
+	if (in_line(lock->kind) && !acquired && local == 0 && wait_ms != 0 &&
+	    !waited && rc != HL_EDEADLK && rc != HL_ECLOSED && tl_ticket != 0)
+		line_give_up(lock);
 	/* The wait ended inside a round trip that Redis did not answer in
 	 * time: not acquired, as far as anyone can tell (an acquire that
 	 * lands later is not this caller's: it is never renewed, and the
@@ -1252,7 +1376,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 	char owner[HL_OWNER_MAX], label[80];
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
-	int64_t receivers = 0, t0, rtt_us, result = -2;
+	int64_t receivers = 0, ticket = 0, t0, rtt_us, result = -2;
 	int rc, final, replicated = -1, ours, lost_reply = 0;
 	hl_bound b;
 	hl_op op;
@@ -1311,11 +1435,13 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		if (hl__reply_type(r) == HL_REPLY_INTEGER) {
 			result = hl__reply_int(r);
 		} else if (hl__reply_type(r) == HL_REPLY_ARRAY &&
-		           hl__reply_len(r) == 2 &&
+		           hl__reply_len(r) >= 2 &&
 		           hl__reply_type(hl__reply_at(r, 1)) ==
 		                   HL_REPLY_INTEGER) {
 			result = 1;
 			receivers = hl__reply_int(hl__reply_at(r, 1));
+			if (hl__reply_len(r) >= 3)
+				ticket = hl__reply_int(hl__reply_at(r, 2));
 		} else if (hl__reply_type(r) == HL_REPLY_ARRAY &&
 		           hl__reply_len(r) == 1) {
 			result = 2; /* this owner's holds are over; others
@@ -1360,7 +1486,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 				snprintf(ends, sizeof(ends), "by its lease");
 			hl__op_gone(c, &op);
 			if (result == 1 && !is_fair(lock->kind))
-				freed(c, lock, receivers, rtt_us, ours);
+				freed(c, lock, receivers, ticket, rtt_us, ours);
 			rc = hl__fail(
 			        HL_EINDOUBT,
 			        "releasing \"%s\": it ran on the master, but "
@@ -1380,7 +1506,7 @@ static int release_owner(int *out_released, hl_lock *lock, uint64_t owner_id,
 		/* The fair lock wakes its next waiter itself, on that
 		 * waiter's own channel. */
 		if (result == 1 && !is_fair(lock->kind))
-			freed(c, lock, receivers, rtt_us, ours);
+			freed(c, lock, receivers, ticket, rtt_us, ours);
 		if (out_released)
 			*out_released = 1;
 	} else if (result == 0) {
@@ -1504,6 +1630,8 @@ int hl__lock_try_acquire_start_as(hl_task **out, hl_lock *lock,
 	 * single attempt does not join its queue */
 	ao.fair_wait_ms = wait_ms > 0 ? wait_ms : c->conf.fair_wait_ms;
 	ao.enqueue = wait_ms != 0;
+	tl_ticket = 0;
+	tl_first = 0;
 	local = hl__hold_peek(c, lock, owner_id, NULL);
 	if (local == 0 && !is_fair(lock->kind)) {
 		/* a handoff holds the first attempt back (the engine queues it

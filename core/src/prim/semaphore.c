@@ -5,12 +5,17 @@
  * this client's waiters queue FIFO per name and only the first competes;
  * a message wakes it.
  *
+ * Across processes, waiters queue in hilock's line beside Redisson's state
+ * (prim/line.h, docs/PROTOCOL.md): permits go to the first in line, and a
+ * release wakes one waiting process, not all of them.
+ *
  * Permits have no owner in Redis. The client counts the permits it took
  * and has not given back, and refuses to give back more (HL_ENOTHELD):
  * permits released twice would let more holders in than the semaphore
  * allows. hl_semaphore_add_permits() changes the number of permits on
  * purpose.
  */
+#include "prim/line.h"
 #include "prim/object.h"
 
 #include <stdio.h>
@@ -80,6 +85,72 @@ void hl__permits_free_all(hl_client *c)
  * a request marker (a new one, or the one of id when id is not NULL);
  * ARGV n, the publish command, the marker's lifetime. *sent (may be NULL)
  * as hl__command's. */
+/* The semaphore's line: its two keys (hilock_line:{name} and
+ * hilock_line_timeout:{name}). */
+typedef struct sem_line {
+	char *line, *dl;
+	size_t line_len, dl_len;
+} sem_line;
+
+static int line_keys(sem_line *k, const hl_named *o)
+{
+	k->line = hl__derive_name("hilock_line:", "", o->name, o->name_len, 0,
+	                          &k->line_len);
+	k->dl = hl__derive_name("hilock_line_timeout:", "", o->name,
+	                        o->name_len, 0, &k->dl_len);
+	if (k->line && k->dl)
+		return HL_OK;
+	free(k->line);
+	free(k->dl);
+	k->line = k->dl = NULL;
+	return hl__fail(HL_ENOMEM, "out of memory");
+}
+
+static void line_keys_free(sem_line *k)
+{
+	free(k->line);
+	free(k->dl);
+}
+
+/* An acquire in the line: whether it waits (takes a place) or is one
+ * attempt. */
+enum { LINE_NONE = 0, LINE_ONCE, LINE_WAIT, LINE_RELEASE };
+
+static int sem_call_id(const hl_named *o, int64_t *out, enum hl_script_id id,
+                       int64_t n, const char *marker_id, const hl_bound *b,
+                       int *replicated, enum hl_sent *sent, const char *doing);
+
+/* One of the line's scripts (how: LINE_*): the classic one's keys and
+ * arguments, and the line's before the marker's lifetime. */
+static int sem_call_line(const hl_named *o, int64_t *out, enum hl_script_id id,
+                         int64_t n, const sem_line *k, int how,
+                         const char *marker_id, const hl_bound *b,
+                         int *replicated, enum hl_sent *sent, const char *doing)
+{
+	script_args a;
+	int rc;
+	memset(&a, 0, sizeof(a));
+	arg(&a, o->name, o->name_len);
+	arg(&a, o->channel, o->channel_len);
+	rc = marker_id ? hl__object_marker_id(&a, o, marker_id)
+	               : hl__object_marker(&a, o);
+	if (rc != HL_OK)
+		return rc;
+	a.nkeys = 3;
+	arg_str(&a, num(a.nums[0], n));
+	arg_str(&a, hl__router_publish(o->client));
+	if (how == LINE_ONCE || how == LINE_WAIT) {
+		arg_str(&a, how == LINE_WAIT ? "1" : "0");
+		arg_str(&a, num(a.nums[1], HL_LINE_LEASE_MS));
+		arg(&a, o->client->id, HL_UUID_LEN);
+	}
+	arg(&a, k->line, k->line_len);
+	arg(&a, k->dl, k->dl_len);
+	arg_str(&a, hl__object_marker_ttl(&a, o));
+	return hl__object_eval(o, out, id, &a, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
+	                       b, replicated, sent, doing);
+}
+
 static int sem_call_id(const hl_named *o, int64_t *out, enum hl_script_id id,
                        int64_t n, const char *marker_id, const hl_bound *b,
                        int *replicated, enum hl_sent *sent, const char *doing)
@@ -120,7 +191,8 @@ static int give_back(const hl_named *o, int64_t n, const hl_bound *b)
  * attempt cut short (its wait ended, a cancel, the network) after it may
  * have run is taken back through its request marker: the permits go back
  * if it took them, and a copy still on its way can no longer take any. */
-static int take(const hl_named *o, int64_t n, const hl_bound *b, int *acquired)
+static int take(const hl_named *o, int64_t n, const sem_line *k, int how,
+                const hl_bound *b, int *acquired, int64_t *answer)
 {
 	hl_client *c = o->client;
 	char marker[33];
@@ -132,8 +204,10 @@ static int take(const hl_named *o, int64_t n, const hl_bound *b, int *acquired)
 		sent = HL_SENT_NOTHING;
 		*acquired = 0;
 		hl__random_hex(marker);
-		rc = sem_call_id(o, &v, HL_SCRIPT_SEM_ACQUIRE, n, marker, b,
-		                 &replicated, &sent, "acquiring permits of");
+		rc = sem_call_line(o, &v, HL_SCRIPT_SEM_LINE_ACQUIRE, n, k, how,
+		                   marker, b, &replicated, &sent,
+		                   "acquiring permits of");
+		*answer = rc == HL_OK ? v : 0;
 		if (rc != HL_OK && sent != HL_SENT_NOTHING &&
 		    rc != HL_ECLOSED) {
 			int64_t undone;
@@ -174,14 +248,41 @@ static int take(const hl_named *o, int64_t n, const hl_bound *b, int *acquired)
 typedef struct sem_ctx {
 	hl_named *o;
 	int64_t n;
+	int how; /* LINE_WAIT or LINE_ONCE */
+	sem_line keys;
+	hl_line line; /* LINE_WAIT */
 } sem_ctx;
 
 static int sem_attempt(void *arg, const hl_bound *b, int *acquired,
                        int64_t *retry_ms)
 {
 	sem_ctx *x = arg;
-	*retry_ms = -1; /* a release publishes the new count */
-	return take(x->o, x->n, b, acquired);
+	int64_t answer = 0;
+	int rc = take(x->o, x->n, &x->keys, x->how, b, acquired, &answer);
+	*retry_ms = -1; /* a release tells the first, publishes the count */
+	if (rc == HL_OK && x->how == LINE_WAIT) {
+		/* -(2 x ticket + first): in line, renewed by the next attempt
+		 */
+		int64_t t = answer < 0 ? -answer : 0;
+		hl__line_note(&x->line, t / 2, t % 2 == 1, 1);
+		if (answer < 0)
+			*retry_ms = HL_LINE_LEASE_MS / 2;
+	}
+	return rc;
+}
+
+static int sem_wants(void *arg, const char *msg, size_t len)
+{
+	return hl__line_wants(&((sem_ctx *)arg)->line, msg, len);
+}
+
+/* The wait ended without the permits: the client leaves the line. */
+static void sem_give_up(void *arg, const hl_bound *b)
+{
+	sem_ctx *x = arg;
+	(void)b;
+	hl__line_leave(x->o->client, x->o->name, x->o->name_len, x->keys.line,
+	               x->keys.line_len, x->keys.dl, x->keys.dl_len);
 }
 
 static void sem_undo(void *arg, const hl_bound *b)
@@ -194,11 +295,16 @@ static void sem_undo(void *arg, const hl_bound *b)
 static void sem_free(void *arg)
 {
 	sem_ctx *x = arg;
+	hl__line_fini_locked(&x->line); /* the engine frees it under wait_mu */
+	line_keys_free(&x->keys);
 	hl__object_dup_free(x->o);
 	free(x);
 }
 
-static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free};
+static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free,
+                                         NULL};
+static const hl_wait_ops sem_line_ops = {sem_attempt, sem_undo, sem_give_up,
+                                         sem_free, sem_wants};
 
 /* A wait for n permits of s until deadline; *spec owns a new context. */
 static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
@@ -212,7 +318,24 @@ static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
 	x->n = n;
-	hl__object_wait_spec(spec, x->o, &sem_wait_ops, x, 1, wait_ms);
+	/* a wait takes a place in the line; one attempt does not */
+	x->how = wait_ms != 0 ? LINE_WAIT : LINE_ONCE;
+	if (line_keys(&x->keys, x->o) != HL_OK ||
+	    (x->how == LINE_WAIT &&
+	     hl__line_init(&x->line, x->o->client, x->keys.line,
+	                   x->keys.line_len, x->o->channel,
+	                   x->o->channel_len) != HL_OK)) {
+		sem_free(x); /* no ear yet: wait_mu is not needed */
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	hl__object_wait_spec(
+	        spec, x->o, x->how == LINE_WAIT ? &sem_line_ops : &sem_wait_ops,
+	        x, 1, wait_ms);
+	if (x->how == LINE_WAIT) {
+		/* it hears its turn on its client's place's channel */
+		spec->channel = x->line.channel;
+		spec->channel_len = x->line.channel_len;
+	}
 	return HL_OK;
 }
 
@@ -321,8 +444,17 @@ int hl_semaphore_release(hl_semaphore *sem, int64_t permits)
 		              (long long)held_get(&sem->o), (long long)permits);
 		goto out;
 	}
-	rc = sem_call_id(&sem->o, &v, HL_SCRIPT_SEM_RELEASE, permits, NULL,
-	                 NULL, NULL, &sent, "releasing permits of");
+	{
+		sem_line k;
+		if ((rc = line_keys(&k, &sem->o)) != HL_OK) {
+			held_add(&sem->o, permits);
+			goto out;
+		}
+		rc = sem_call_line(&sem->o, &v, HL_SCRIPT_SEM_LINE_RELEASE,
+		                   permits, &k, LINE_RELEASE, NULL, NULL, NULL,
+		                   &sent, "releasing permits of");
+		line_keys_free(&k);
+	}
 	if (rc == HL_OK || (rc == HL_ECLOSED && sent != HL_SENT_NOTHING))
 		;
 	else if (sent == HL_SENT_NOTHING)

@@ -19,11 +19,29 @@ void hl__pubsub_kick(hl_client *c)
 	hl__notify_set(&c->sub_wake);
 }
 
-void hl__pubsub_wake(hl_sub *s)
+static void wake(hl_sub *s, int64_t now)
 {
 	s->gen++;
-	s->woke_us = hl__now_us();
+	s->woke_us = now;
 	hl__task_sub_event(s); /* its parked waiters try again */
+}
+
+void hl__pubsub_wake(hl_sub *s)
+{
+	s->event_us = hl__now_us();
+	wake(s, s->event_us);
+}
+
+void hl__pubsub_message(hl_sub *s, const char *msg, size_t len)
+{
+	/* Kept, for a wait that subscribes just after it (see subscribe() in
+	 * task.c). A message its waiters filter leaves the generation alone:
+	 * it is not news to the others. */
+	s->msg_us = hl__now_us();
+	s->msg_len = len < sizeof(s->msg) ? len : sizeof(s->msg);
+	memcpy(s->msg, msg, s->msg_len);
+	if (!hl__task_sub_message(s, msg, len))
+		wake(s, s->msg_us);
 }
 
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len)
@@ -140,10 +158,18 @@ int hl__pubsub_listen_ex(hl_listener **out, hl_client *c, const void *channel,
 
 void hl__pubsub_unlisten(hl_client *c, hl_listener *l)
 {
-	hl_sub *s;
 	if (!l)
 		return;
 	pthread_mutex_lock(&c->wait_mu);
+	hl__pubsub_unlisten_locked(c, l);
+	pthread_mutex_unlock(&c->wait_mu);
+}
+
+void hl__pubsub_unlisten_locked(hl_client *c, hl_listener *l)
+{
+	hl_sub *s;
+	if (!l)
+		return;
 	s = l->sub;
 	l->gone = 1;
 	if (--s->refs == 0) {
@@ -153,7 +179,6 @@ void hl__pubsub_unlisten(hl_client *c, hl_listener *l)
 			listeners_prune(s, 0);
 		hl__pubsub_kick(c);
 	}
-	pthread_mutex_unlock(&c->wait_mu);
 }
 
 int hl__pubsub_listen_wait(hl_client *c, const void *channel, size_t len,
@@ -431,7 +456,11 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 		if (m && hl__reply_type(m) == HL_REPLY_STRING &&
 		    strcmp(hl__reply_str(m), "0") == 0)
 			s->zero_gen++;
-		hl__pubsub_wake(s);
+		if (m && hl__reply_type(m) == HL_REPLY_STRING)
+			hl__pubsub_message(s, hl__reply_str(m),
+			                   (size_t)hl__reply_strlen(m));
+		else
+			hl__pubsub_wake(s);
 		if (m && hl__reply_type(m) == HL_REPLY_STRING)
 			for (l = s->listeners; l; l = l->next)
 				l->fn(l->arg, hl__reply_str(m),

@@ -632,6 +632,247 @@ static const char latch_delete_src[] =
         "end\n"
         "return 0\n";
 
+/* ---- the default lock's waiting line (hilock's own, beside RLock) ---------
+ * The reentrant and non-reentrant locks keep RLock's hash, lease and
+ * unlock message, and their waiters queue in a line of hilock's own, so
+ * that a release wakes one waiter instead of all of them (docs/PROTOCOL.md,
+ * "The waiting line"). LINE, the line: a sorted set, client id -> ticket
+ * (2 upwards, in order of arrival; a client's waiters for a name queue in
+ * its own gate, and the first of them uses the client's one place); DL,
+ * the places' deadlines: a sorted set, client id -> ms (Redis TIME). Both
+ * are in the lock's slot, passed as arguments, not KEYS: a script that
+ * declares keys that do not exist is refused while its slot migrates
+ * (TRYAGAIN), and a lock must stay usable then. A client's own channel is
+ * LINE .. ':' .. its id: the ticket that wakes it comes there, so a release
+ * wakes one process, not every one that waits. A place lapses at its
+ * deadline (its waiter stopped renewing it: gone, stopped, cut off); every
+ * script that reads the line drops lapsed places first. */
+/* clang-format off */
+#define LINE_NOW                                                               \
+	"local tm = redis.call('time')\n"                                      \
+	"local now = tonumber(tm[1]) * 1000 + "                                \
+	"math.floor(tonumber(tm[2]) / 1000)\n"
+#define LINE_PURGE                                                             \
+	"local gone = redis.call('zrangebyscore', DL, '-inf', now)\n"    \
+	"for i = 1, #gone do\n"                                                \
+	"  redis.call('zrem', LINE, gone[i])\n"                             \
+	"  redis.call('zrem', DL, gone[i])\n"                             \
+	"end\n"
+/* Tell the first in line (h: {client, ticket}) that the lock is free: its
+ * ticket on its own channel (ARGV[PUB] the publish command). */
+#define LINE_TELL(H, PUB)                                                      \
+	"redis.call(" PUB ", LINE .. ':' .. " H "[1], " H "[2])\n"
+
+/* ARGV[1] lease ms, ARGV[2] owner, ARGV[3] hold count once acquired,
+ * ARGV[4] "1": a waiter, which takes (or renews) its client's place in the
+ * line when it does not get the lock, "0": one attempt, which does not;
+ * ARGV[5] the place's lease ms, ARGV[6] publish command, ARGV[7] the
+ * client's id, ARGV[8] LINE, ARGV[9] DL; KEYS[1] the lock. A free lock
+ * goes to the line's first (or to anyone while
+ * the line is empty); a re-entry always. Acquired: {hold count}. Not: {ms
+ * to wait at most (a waiter: at most half its place's lease, by when it
+ * renews it), its ticket (0: no place), 1 if first in line}. A free lock
+ * whose first place lapsed here is announced to the next first: nobody
+ * else would wake it. */
+static const char line_acquire_src[] =
+	"local LINE, DL = ARGV[8], ARGV[9]\n"
+	"local held = redis.call('exists', KEYS[1]) == 1\n"
+	"if held and redis.call('hexists', KEYS[1], ARGV[2]) == 1 then\n"
+	"  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+	"  return {tonumber(ARGV[3])}\n"
+	"end\n"
+	"local lined = redis.call('exists', LINE) == 1\n"
+	"if not held and not lined then\n"
+	"  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+	"  return {tonumber(ARGV[3])}\n"
+	"end\n"
+	LINE_NOW
+	"local purged = 0\n"
+	"if lined then\n"
+	LINE_PURGE
+	"  purged = #gone\n"
+	"end\n"
+	"local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"if not held and (not h[1] or h[1] == ARGV[7]) then\n"
+	"  if h[1] then\n"
+	"    redis.call('zrem', LINE, ARGV[7])\n"
+	"    redis.call('zrem', DL, ARGV[7])\n"
+	"  end\n"
+	"  redis.call('hset', KEYS[1], ARGV[2], ARGV[3])\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[1])\n"
+	"  return {tonumber(ARGV[3])}\n"
+	"end\n"
+	"local lease = tonumber(ARGV[5])\n"
+	"local mine = redis.call('zscore', LINE, ARGV[7])\n"
+	"if ARGV[4] == '1' then\n"
+	"  if not mine then\n"
+	"    local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"
+	"    mine = 2\n"
+	"    if last[2] then mine = tonumber(last[2]) + 1 end\n"
+	"    redis.call('zadd', LINE, mine, ARGV[7])\n"
+	"    if not h[1] then h = {ARGV[7], mine} end\n"
+	"  end\n"
+	"  redis.call('zadd', DL, now + lease, ARGV[7])\n"
+	"  redis.call('pexpire', LINE, lease)\n"
+	"  redis.call('pexpire', DL, lease)\n"
+	"end\n"
+	"local wait\n"
+	"if held then\n"
+	"  wait = redis.call('pttl', KEYS[1])\n"
+	"  if wait < 0 then wait = lease end\n"
+	"else\n"
+	"  local d = redis.call('zscore', DL, h[1])\n"
+	"  wait = d and tonumber(d) - now or 1\n"
+	"  if purged > 0 then\n"
+	"    " LINE_TELL("h", "ARGV[6]")
+	"  end\n"
+	"end\n"
+	"if ARGV[4] == '1' and wait > math.floor(lease / 2) then\n"
+	"  wait = math.floor(lease / 2)\n"
+	"end\n"
+	"if wait < 1 then wait = 1 end\n"
+	"local first = 0\n"
+	"if h[1] == ARGV[7] then first = 1 end\n"
+	"return {wait, tonumber(mine) or 0, first}\n";
+
+/* KEYS[1] lock name, KEYS[2] channel. ARGV[1] unlock message ("0"),
+ * ARGV[2] lease ms, ARGV[3] owner, ARGV[4] publish command, ARGV[5] the
+ * owner's hold count before this release (0: unknown), ARGV[6] LINE,
+ * ARGV[7] DL. As release_src, and a release
+ * that frees the lock also tells the first in line (its ticket, on its
+ * client's channel). The unlock message goes out as Redisson's does, for
+ * Redisson's waiters and hilock's first in line, which listens there too.
+ * Released: {1, receivers of the unlock message, the ticket told (0:
+ * none)}. */
+static const char line_release_src[] =
+	"local LINE, DL = ARGV[6], ARGV[7]\n"
+	"local v = redis.call('hget', KEYS[1], ARGV[3])\n"
+	"if not v then\n"
+	"  return -1\n"
+	"end\n"
+	"local n = tonumber(ARGV[5])\n"
+	"if n == 0 then\n"
+	"  n = tonumber(v)\n"
+	"end\n"
+	"if n > 1 then\n"
+	"  redis.call('hset', KEYS[1], ARGV[3], n - 1)\n"
+	"  redis.call('pexpire', KEYS[1], ARGV[2])\n"
+	"  return 0\n"
+	"end\n"
+	"redis.call('del', KEYS[1])\n"
+	"local t = 0\n"
+	"if redis.call('exists', LINE) == 1 then\n"
+	LINE_NOW
+	LINE_PURGE
+	"  local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"  if h[1] then\n"
+	"    " LINE_TELL("h", "ARGV[4]")
+	"    t = tonumber(h[2])\n"
+	"  end\n"
+	"end\n"
+	"return {1, redis.call(ARGV[4], KEYS[2], ARGV[1]), t}\n";
+
+/* KEYS[1] the object (a lock, a semaphore). ARGV[1] the client's id,
+ * ARGV[2] publish command, ARGV[3] LINE, ARGV[4] DL. A client none of
+ * whose waiters waits any more leaves the line; if it was first, the next
+ * first is told (it tries, and finds out). 1 if it had a place. */
+static const char line_leave_src[] =
+	"local LINE, DL = ARGV[3], ARGV[4]\n"
+	"local h = redis.call('zrange', LINE, 0, 0)\n"
+	"if redis.call('zrem', LINE, ARGV[1]) == 0 then return 0 end\n"
+	"redis.call('zrem', DL, ARGV[1])\n"
+	"if h[1] == ARGV[1] then\n"
+	"  local n = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"  if n[1] then\n"
+	"    " LINE_TELL("n", "ARGV[2]")
+	"  end\n"
+	"end\n"
+	"return 1\n";
+
+/* The semaphore's line (as the default lock's): KEYS[1] the counter,
+ * KEYS[2] the channel redisson_sc:{name}, KEYS[3] the request marker;
+ * ARGV[1] permits, ARGV[2] publish command, then ARGV[3] "1": a waiter,
+ * "0": one attempt, ARGV[4] the place's lease ms, ARGV[5] the client's id,
+ * ARGV[6] LINE, ARGV[7] DL, ARGV[8] the marker's lifetime. Permits go to
+ * the first in line (to anyone while the line is empty) when there are
+ * enough; the first that takes some and leaves some tells the next.
+ * Answers (a number, so that the marker keeps it for a resent copy): 1
+ * taken; 0 not, no place; -(2 x ticket + 1 if first) not, in line. */
+static const char sem_line_acquire_src[] =
+	ONCE_BEGIN
+	"  local LINE, DL = ARGV[6], ARGV[7]\n"
+	"  local n = tonumber(ARGV[1])\n"
+	"  local v = tonumber(redis.call('get', KEYS[1])) or 0\n"
+	"  local lined = redis.call('exists', LINE) == 1\n"
+	"  if not lined then\n"
+	"    if v >= n then\n"
+	"      redis.call('decrby', KEYS[1], n)\n"
+	"      return 1\n"
+	"    end\n"
+	"    if ARGV[3] ~= '1' then return 0 end\n"
+	"  end\n"
+	"  " LINE_NOW
+	"  local purged = 0\n"
+	"  if lined then\n"
+	"  " LINE_PURGE
+	"    purged = #gone\n"
+	"  end\n"
+	"  local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"  if (not h[1] or h[1] == ARGV[5]) and v >= n then\n"
+	"    redis.call('decrby', KEYS[1], n)\n"
+	"    if h[1] then\n"
+	"      redis.call('zrem', LINE, ARGV[5])\n"
+	"      redis.call('zrem', DL, ARGV[5])\n"
+	"      local nx = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"      if nx[1] and v > n then\n"
+	"        " LINE_TELL("nx", "ARGV[2]")
+	"      end\n"
+	"    end\n"
+	"    return 1\n"
+	"  end\n"
+	"  if ARGV[3] ~= '1' then return 0 end\n"
+	"  local lease = tonumber(ARGV[4])\n"
+	"  local mine = redis.call('zscore', LINE, ARGV[5])\n"
+	"  if not mine then\n"
+	"    local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"
+	"    mine = 2\n"
+	"    if last[2] then mine = tonumber(last[2]) + 1 end\n"
+	"    redis.call('zadd', LINE, mine, ARGV[5])\n"
+	"    if not h[1] then h = {ARGV[5], mine} end\n"
+	"  end\n"
+	"  redis.call('zadd', DL, now + lease, ARGV[5])\n"
+	"  redis.call('pexpire', LINE, lease)\n"
+	"  redis.call('pexpire', DL, lease)\n"
+	"  if purged > 0 and v > 0 and h[1] ~= ARGV[5] then\n"
+	"    " LINE_TELL("h", "ARGV[2]")
+	"  end\n"
+	"  local first = 0\n"
+	"  if h[1] == ARGV[5] then first = 1 end\n"
+	"  return -(2 * tonumber(mine) + first)\n"
+	ONCE_END;
+
+/* As sem_release_src (KEYS as above; ARGV[1] permits, ARGV[2] publish
+ * command, ARGV[3] LINE, ARGV[4] DL, ARGV[5] the marker's lifetime), and
+ * the first in line is told its turn. Returns the new count. */
+static const char sem_line_release_src[] =
+	ONCE_BEGIN
+	"  local LINE, DL = ARGV[3], ARGV[4]\n"
+	"  local v = redis.call('incrby', KEYS[1], ARGV[1])\n"
+	"  if redis.call('exists', LINE) == 1 then\n"
+	"  " LINE_NOW
+	"  " LINE_PURGE
+	"    local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"    if h[1] then\n"
+	"      " LINE_TELL("h", "ARGV[2]")
+	"    end\n"
+	"  end\n"
+	"  redis.call(ARGV[2], KEYS[2], v)\n"
+	"  return v\n"
+	ONCE_END;
+/* clang-format on */
+
 static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"acquire", acquire_src},
         {"release", release_src},
@@ -668,6 +909,11 @@ static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"latch-try-set", latch_try_set_src},
         {"latch-count-down", latch_count_down_src},
         {"latch-delete", latch_delete_src},
+        {"line-acquire", line_acquire_src},
+        {"line-release", line_release_src},
+        {"line-leave", line_leave_src},
+        {"semaphore-line-acquire", sem_line_acquire_src},
+        {"semaphore-line-release", sem_line_release_src},
 };
 
 const hl_script *hl__script(enum hl_script_id id)

@@ -1,7 +1,7 @@
 /*
- * The Lua scripts of the lock family (scripts.c), one section per kind. Private, but free of the
- * core's other internals, so that bench/ can compile scripts.c and its
- * floor program sends the very same scripts.
+ * The Lua scripts of the lock family (scripts.c), one section per kind.
+ * Private, but free of the core's other internals, so that bench/ can compile
+ * scripts.c and its floor program sends the very same scripts.
  */
 #ifndef HL_SCRIPTS_H
 #define HL_SCRIPTS_H
@@ -42,6 +42,11 @@ enum hl_script_id {
 	HL_SCRIPT_LATCH_TRY_SET,
 	HL_SCRIPT_LATCH_COUNT_DOWN,
 	HL_SCRIPT_LATCH_DELETE,
+	HL_SCRIPT_LINE_ACQUIRE,
+	HL_SCRIPT_LINE_RELEASE,
+	HL_SCRIPT_LINE_LEAVE,
+	HL_SCRIPT_SEM_LINE_ACQUIRE,
+	HL_SCRIPT_SEM_LINE_RELEASE,
 	HL_SCRIPT_COUNT
 };
 

@@ -90,6 +90,8 @@ struct hl_task {
 	                cond is signalled instead (one thread switch less
 	                per wake-up) */
 	int kicked;  /* K_DRIVE: something happened while its step ran */
+	int chosen;  /* K_WAIT: a message for it (hl_wait_ops.wants) came
+	                while its attempt ran */
 	uint64_t interrupt_gen;
 	int64_t deadline_ms, io_deadline_ms;
 	int64_t wake_ms; /* the timer (-1: none) */
@@ -378,10 +380,22 @@ static void park_after(hl_client *c, hl_task *t, int64_t retry);
  *   is slow to come (the subscriber reconnecting).
  * - An active subscription (another waiter's, or one that lingers after an
  *   earlier wait) that was active before the last attempt began and has
- *   had no message since: that attempt's "taken" still stands, and any
- *   release after it will wake the wait. It parks as after any attempt.
+ *   had no message since (none for this wait, if it filters them): that
+ *   attempt's "taken" still stands, and any release after it will wake
+ *   the wait. It parks as after any attempt.
  * - Otherwise (a message came, or the subscription became active, since
  *   the attempt; or no attempt is known): attempt now. */
+static int missed(hl_task *t)
+{
+	hl_sub *s = t->sub;
+	if (!t->ops.wait->wants)
+		return s->woke_us >= t->tried_us;
+	/* a message it filters out does not concern it */
+	return s->event_us >= t->tried_us ||
+	       (s->msg_us >= t->tried_us &&
+	        t->ops.wait->wants(t->arg, s->msg, s->msg_len));
+}
+
 static int subscribe(hl_client *c, hl_task *t)
 {
 	int rc = HL_OK;
@@ -398,7 +412,7 @@ static int subscribe(hl_client *c, hl_task *t)
 		park(c->engine, t, wake);
 		return HL_OK;
 	}
-	if (t->sub && t->tried_us > 0 && t->sub->woke_us < t->tried_us) {
+	if (t->sub && t->tried_us > 0 && !missed(t)) {
 		count_waiting(c, t);
 		park_after(c, t, t->tried_retry_ms);
 		return HL_OK;
@@ -659,6 +673,29 @@ void hl__task_sub_event(hl_sub *s)
 	}
 }
 
+int hl__task_sub_message(hl_sub *s, const char *msg, size_t len)
+{
+	hl_dlink *l;
+	int filtered = 0;
+	for (l = s->waiters.head; l && !filtered; l = l->next) {
+		hl_task *t = TASK_OF(l, sub_link);
+		filtered = t->kind == K_WAIT && t->ops.wait->wants;
+	}
+	if (!filtered)
+		return 0;
+	for (l = s->waiters.head; l; l = l->next) {
+		hl_task *t = TASK_OF(l, sub_link);
+		if (t->kind == K_WAIT && t->ops.wait->wants &&
+		    !t->ops.wait->wants(t->arg, msg, len))
+			continue;
+		if (t->state == S_PARKED)
+			make_ready(t->c->engine, t);
+		else
+			t->chosen = 1; /* seen when its attempt returns */
+	}
+	return 1;
+}
+
 int hl__gate_busy(hl_client *c, const void *name, size_t len)
 {
 	return hl__map_get(&c->gates, name, len) != NULL;
@@ -783,6 +820,7 @@ static void step_wait(hl_client *c, hl_task *t)
 		return;
 	}
 	gen = t->sub ? t->sub->gen : 0;
+	t->chosen = 0;
 	active = t->sub ? t->sub->state == HL_SUB_ACTIVE : !t->channel;
 	bound_for(c, t, &b);
 	t->attempted = 1;
@@ -875,7 +913,7 @@ static void step_wait(hl_client *c, hl_task *t)
 			finish_wait(c, t, rc, 0, hl_error_last());
 		return;
 	}
-	if (t->sub && t->sub->gen != gen) {
+	if (t->sub && (t->sub->gen != gen || t->chosen)) {
 		make_ready(e, t); /* a message came while we tried */
 		return;
 	}
@@ -1192,7 +1230,9 @@ int hl__task_wait_start(hl_task **out, hl_client *c, const hl_wait_spec *spec)
 		hl__task_ref(spec->parent);
 	t = task_new(c, K_WAIT, spec->blocking || spec->parent);
 	if (!t) {
+		pthread_mutex_lock(&c->wait_mu); /* as complete() frees it */
 		spec->ops->free(spec->arg);
+		pthread_mutex_unlock(&c->wait_mu);
 		if (spec->parent)
 			hl__task_unref(spec->parent);
 		return hl__fail(HL_ENOMEM, "out of memory");

@@ -41,6 +41,7 @@ import org.redisson.config.Config;
  * <pre>
  *   java -jar hilock-bench-redisson.jar URL uncontended SECONDS
  *   java -jar hilock-bench-redisson.jar URL contend SECONDS W threads CS_US [FILE [KIND]]
+ *   java -jar hilock-bench-redisson.jar URL random SECONDS W MAX_HOLD_MS [WAIT_MS]
  *   java -jar hilock-bench-redisson.jar URL readers SECONDS R threads CS_US
  *   java -jar hilock-bench-redisson.jar URL failover PREFIX WAIT_MS
  *   java -jar hilock-bench-redisson.jar URL sem-uncontended SECONDS
@@ -66,7 +67,15 @@ import org.redisson.config.Config;
  * RRateLimiter) in a loop after a second of warm-up; the OP groups and ARG
  * as bench/hlbench.c's grid scenarios take them (the groups before the
  * last set up; one this class has no entry for is skipped). queue-*: the
- * blocking and delayed queues (QueueBench).
+ * blocking and delayed queues (QueueBench). random: W threads, each
+ * its own waiter of one RLock, loop tryLock(WAIT_MS, ms) (the watchdog),
+ * hold 0..MAX_HOLD_MS (uniform), unlock, as hlbench's random scenario
+ * (every worker's waits and hold intervals, wall clock).
+ *
+ * HLBENCH_WINDOW in the environment (contend, sem-contend, random):
+ * "#window start" once every worker is ready (after the warm-up) and
+ * "#window end" once all are done, each waiting for a line on stdin
+ * (bench/run.py reads INFO commandstats meanwhile), as hlbench does.
  */
 public final class RedissonBench {
     private RedissonBench() {}
@@ -76,6 +85,21 @@ public final class RedissonBench {
             return 0;
         }
         return v.get((int) (p * (v.size() - 1) + 0.5));
+    }
+
+    private static final BufferedReader STDIN =
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+
+    /** The measured window for bench/run.py (see the class comment). */
+    private static void windowMark(String what) throws IOException {
+        if (System.getenv("HLBENCH_WINDOW") == null) {
+            return;
+        }
+        System.out.println("#window " + what);
+        System.out.flush();
+        if (STDIN.readLine() == null) {
+            throw new IOException("window: stdin closed");
+        }
     }
 
     private static Config config(String url) {
@@ -131,6 +155,10 @@ public final class RedissonBench {
                 contend(client, durNs, Integer.parseInt(args[3]), args[4],
                         Integer.parseInt(args[5]), args.length > 6 ? args[6] : null,
                         args.length > 7 ? args[7] : "reentrant");
+            } else if (scenario.equals("random")) {
+                random(client, (long) (Double.parseDouble(args[2]) * 1e9),
+                        Integer.parseInt(args[3]), Integer.parseInt(args[4]),
+                        args.length > 5 ? Long.parseLong(args[5]) : 20000L);
             } else if (scenario.equals("readers")) {
                 long durNs = (long) (Double.parseDouble(args[2]) * 1e9);
                 readers(client, durNs, Integer.parseInt(args[3]), args[4],
@@ -324,6 +352,7 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
+        windowMark("start");
         long t0 = System.nanoTime();
         end[0] = t0 + durNs;
         start.await();
@@ -331,6 +360,7 @@ public final class RedissonBench {
             t.join();
         }
         double el = (System.nanoTime() - t0) / 1e9;
+        windowMark("end");
         List<Long> all = new ArrayList<>();
         List<Long> hs = new ArrayList<>();
         long total = 0;
@@ -360,10 +390,10 @@ public final class RedissonBench {
                 + "\"kind\":\"%s\",\"mode\":\"%s\",\"workers\":%d,\"cs_us\":%d,\"acq_per_s\":%.1f,"
                 + "\"cs_mean_us\":%.1f,\"wait_p50_us\":%d,\"wait_p99_us\":%d,"
                 + "\"wait_max_us\":%d,\"handoff_p50_us\":%d,\"handoff_p99_us\":%d,"
-                + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d}%n",
+                + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"acquisitions\":%d}%n",
                 kind, mode, w, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
                 pct(all, 0.5), pct(all, 0.99), all.isEmpty() ? 0 : all.get(all.size() - 1),
-                pct(hs, 0.5), pct(hs, 0.99), mn, mx, violations.get());
+                pct(hs, 0.5), pct(hs, 0.99), mn, mx, violations.get(), total);
     }
 
     /**
@@ -555,6 +585,7 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
+        windowMark("start");
         double[] c0 = serverCounters(url);
         long p0 = processCpuNs();
         long t0 = System.nanoTime();
@@ -566,6 +597,7 @@ public final class RedissonBench {
         double el = (System.nanoTime() - t0) / 1e9;
         double[] c1 = serverCounters(url);
         long p1 = processCpuNs();
+        windowMark("end");
         List<Long> all = new ArrayList<>();
         long total = 0;
         long cs = 0;
@@ -585,12 +617,106 @@ public final class RedissonBench {
                 + "\"cs_us\":%d,\"acq_per_s\":%.1f,\"cs_mean_us\":%.1f,\"held_mean\":%.2f,"
                 + "\"held_max\":%d,\"wait_p50_us\":%d,\"wait_p99_us\":%d,\"wait_max_us\":%d,"
                 + "\"fair_min\":%d,\"fair_max\":%d,\"violations\":%d,\"available_after\":%d,"
-                + "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f,\"client_cpu\":%.2f}%n",
+                + "\"scripts_per_acq\":%.2f,\"redis_cpu\":%.2f,\"client_cpu\":%.2f,"
+                + "\"acquisitions\":%d}%n",
                 mode, w, permits, csUs, total / el, total > 0 ? cs / 1000.0 / total : 0.0,
                 cs / 1e9 / el, maxHolders.get(), pct(all, 0.5), pct(all, 0.99),
                 all.isEmpty() ? 0 : all.get(all.size() - 1), mn, mx, violations.get(), left,
                 total > 0 ? (c1[0] - c0[0]) / total : 0.0, (c1[1] - c0[1]) / el,
-                (p1 - p0) / 1e9 / el);
+                (p1 - p0) / 1e9 / el, total);
+    }
+
+    private static long wallUs() {
+        java.time.Instant t = java.time.Instant.now();
+        return t.getEpochSecond() * 1_000_000L + t.getNano() / 1000;
+    }
+
+    /**
+     * hlbench's random scenario with W threads of this JVM, each its own
+     * waiter: tryLock(WAIT_MS, ms) with the watchdog, a hold drawn
+     * uniformly in 0..MAX_HOLD_MS, unlock, for SECONDS (an acquire begun
+     * before then is waited for). No warm-up: a new process as a user
+     * starts it.
+     */
+    private static void random(RedissonClient client, long durNs, int w, int maxHoldMs,
+                               long waitMs) throws Exception {
+        final AtomicInteger holders = new AtomicInteger();
+        final AtomicInteger violations = new AtomicInteger();
+        final CyclicBarrier start = new CyclicBarrier(w + 1);
+        final long[] acq = new long[w];
+        final long[] timeouts = new long[w];
+        final List<List<Long>> waits = new ArrayList<>();
+        final List<List<long[]>> holds = new ArrayList<>();
+        final long[] end = new long[1];
+        Thread[] threads = new Thread[w];
+        for (int i = 0; i < w; i++) {
+            waits.add(new ArrayList<>());
+            holds.add(new ArrayList<>());
+            final int me = i;
+            threads[i] = new Thread(() -> {
+                RLock lock = client.getLock("bench:java:random");
+                java.util.Random rnd = new java.util.Random(System.nanoTime() + me);
+                try {
+                    start.await();
+                    for (;;) {
+                        long t0 = System.nanoTime();
+                        if (t0 >= end[0]) {
+                            break;
+                        }
+                        boolean got = lock.tryLock(waitMs, TimeUnit.MILLISECONDS);
+                        waits.get(me).add((System.nanoTime() - t0) / 1000);
+                        if (!got) {
+                            timeouts[me]++;
+                            continue;
+                        }
+                        long a = wallUs();
+                        if (holders.incrementAndGet() != 1) {
+                            violations.incrementAndGet();
+                        }
+                        LockSupport.parkNanos(
+                                (long) (rnd.nextDouble() * (maxHoldMs * 1000L + 1)) * 1000L);
+                        acq[me]++;
+                        holders.decrementAndGet();
+                        holds.get(me).add(new long[] {a, wallUs()});
+                        lock.unlock();
+                    }
+                } catch (Exception e) {
+                    throw new RuntimeException(e);
+                }
+            });
+            threads[i].start();
+        }
+        windowMark("start");
+        long t0 = System.nanoTime();
+        end[0] = t0 + durNs;
+        start.await();
+        for (Thread t : threads) {
+            t.join();
+        }
+        double el = (System.nanoTime() - t0) / 1e9;
+        windowMark("end");
+        StringBuilder sb = new StringBuilder();
+        sb.append(String.format(Locale.ROOT, "{\"scenario\":\"random\",\"lang\":\"java\","
+                + "\"lib\":\"redisson\",\"mode\":\"threads\",\"workers\":%d,"
+                + "\"max_hold_ms\":%d,\"wait_ms\":%d,\"elapsed_s\":%.3f,\"violations\":%d,"
+                + "\"per_worker\":[", w, maxHoldMs, waitMs, el, violations.get()));
+        for (int i = 0; i < w; i++) {
+            sb.append(i > 0 ? "," : "").append("{\"acq\":").append(acq[i])
+                    .append(",\"timeouts\":").append(timeouts[i]).append(",\"waits_us\":[");
+            List<Long> wv = waits.get(i);
+            for (int k = 0; k < wv.size(); k++) {
+                sb.append(k > 0 ? "," : "").append(wv.get(k));
+            }
+            sb.append("],\"holds_us\":[");
+            List<long[]> hv = holds.get(i);
+            for (int k = 0; k < hv.size(); k++) {
+                sb.append(k > 0 ? "," : "").append('[').append(hv.get(k)[0]).append(',')
+                        .append(hv.get(k)[1]).append(']');
+            }
+            sb.append("]}");
+        }
+        sb.append("]}");
+        System.out.println(sb);
     }
 
     /**

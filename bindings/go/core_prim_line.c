@@ -1,0 +1,3 @@
+//go:build cgo && !hilock_system
+
+#include "../../core/src/prim/line.c"
