@@ -3,14 +3,15 @@
  * process has its own client (forked before it makes one), so the
  * in-process gate plays no part.
  *
- * On Redis, beside Redisson's keys (docs: the line protocol):
- *   hilock_line:{name}          ZSET owner -> ticket (2, 3, ... by arrival)
- *   hilock_line_timeout:{name}  ZSET owner -> deadline (ms, Redis TIME)
- * both with a PEXPIRE of the line lease (3000 ms). A waiter re-attempts
- * (and so refreshes its place) at least every 1500 ms; a free lock is
- * reserved for the live head; a hilock release that frees the lock
- * publishes the head's ticket (and "0" as well when more subscribers
- * listened than the line has members), "0" alone when the line is empty.
+ * On Redis, beside Redisson's keys (docs/PROTOCOL.md, "The waiting line"):
+ *   hilock_line:{name}          ZSET client id -> ticket (2, 3, ...)
+ *   hilock_line_timeout:{name}  ZSET client id -> deadline (ms, Redis TIME)
+ *   hilock_line:{name}:<id>     the client's channel: its ticket = its turn
+ * both keys with a PEXPIRE of the place's lease (3000 ms). A waiter
+ * renews its place by attempting again at most 1500 ms later; a free lock
+ * is kept for the live first in line, even from a single attempt; a
+ * release that frees the lock tells the first its ticket on its channel
+ * and publishes "0" on the lock channel, as Redisson's.
  *
  * The parent process never makes a client before its last fork(): the
  * children are forked from a process without threads, so the cases need
@@ -89,15 +90,15 @@ static void client_of(const char *owner, char *buf, size_t len)
 	buf[k] = '\0';
 }
 
-/* 1 and *score if the waiter owner has a place in the ZSET key: under
- * its owner string, or under its client's id (a client's waiters of one
- * lock may queue behind one another in the client and share a place). */
+/* 1 and *score if the waiter owner has a place in the ZSET key: its
+ * client's (a client's waiters of one lock queue in the client, and the
+ * first of them waits in Redis for all of them). */
 static int place(ht_redis *r, const char *key, const char *owner,
                  long long *score)
 {
 	char id[128];
 	client_of(owner, id, sizeof id);
-	return zscore(r, key, owner, score) || zscore(r, key, id, score);
+	return zscore(r, key, id, score);
 }
 
 /* The server's clock (TIME) in ms. */
@@ -1147,12 +1148,10 @@ static int messages_until_marker(ht_redis *r, redisContext *sub, const names *n,
 }
 
 /* A release with a waiter in the line tells the first in line its ticket
- * (a decimal >= 2, the waiter's score in the line), once: on the lock
- * channel (Redisson ignores values other than 0 and 1) or on the waiter's
- * own place channel; and "0" once on the lock channel, for a Redisson
- * waiter (this test's subscriber is one more listener than the line has
- * places). Nothing else is published. With an empty line the release
- * publishes "0" on the lock channel only, as Redisson's. */
+ * (a decimal >= 2, the waiter's score in the line) once, on the waiter's
+ * client's channel, and publishes "0" once on the lock channel (for
+ * Redisson's waiters). Nothing else is published. With an empty line the
+ * release publishes "0" on the lock channel only, as Redisson's. */
 static void ticket_message(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -1194,7 +1193,7 @@ static void ticket_message(void)
 		          msgs[i].channel);
 		if (v == 0 && on_lock)
 			saw_zero++;
-		else if (v == ticket)
+		else if (v == ticket && !on_lock)
 			saw_ticket++;
 		else
 			HT_FAIL("unexpected message \"%s\" on %s (ticket %lld)",
