@@ -1220,7 +1220,55 @@ static void ticket_message(void)
 	hl_client_free(b);
 }
 
+/* The non-reentrant lock queues in the same line: a waiter takes a place,
+ * the release tells it its ticket, and the line is gone afterwards. */
+static void nonreentrant(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *a = ht_client(r, 0), *b = ht_client(r, 0);
+	hl_lock *la = NULL, *lb = NULL;
+	names n = names_of("line:nonre");
+	redisContext *sub = sub_all(r, &n);
+	char owner[128], id[128], place_ch[300];
+	msg msgs[8];
+	long long ticket = -1;
+	int k, i, told = 0;
+	twait w;
+	pthread_t t;
+
+	HT_OK(hl_lock_new_kind(&la, a, HL_LOCK_NONREENTRANT, HT_S(n.lock)));
+	HT_OK(hl_lock_new_kind(&lb, b, HL_LOCK_NONREENTRANT, HT_S(n.lock)));
+	HT_OK(hl_lock_set_owner(lb, hl_owner_id_new()));
+	owner_of(lb, owner, sizeof owner);
+	client_of(owner, id, sizeof id);
+	snprintf(place_ch, sizeof place_ch, "%s:%s", n.line, id);
+	HT_OK(hl_lock_acquire(la, -1, NULL));
+	memset(&w, 0, sizeof w);
+	w.l = lb;
+	w.wait_ms = 20000;
+	t = ht_thread_start(twait_main, &w);
+	wait_line(r, &n, 1);
+	HT_CHECK(place(r, n.line, owner, &ticket));
+	HT_OK(hl_lock_release(NULL, la));
+	ht_thread_join(t, 10000);
+	HT_OK(w.rc);
+	HT_EQ(w.acquired, 1);
+	k = messages_until_marker(r, sub, &n, msgs, 8);
+	for (i = 0; i < k; i++)
+		if (strcmp(msgs[i].channel, place_ch) == 0 &&
+		    atoll(msgs[i].payload) == ticket)
+			told++;
+	HT_EQ(told, 1);
+	HT_EQ(ht_exists(r, HT_S(n.line)), 0);
+	HT_EQ(ht_exists(r, HT_S(n.timeout)), 0);
+	redisFree(sub);
+	hl_lock_free(la);
+	hl_lock_free(lb);
+	hl_client_free(a);
+	hl_client_free(b);
+}
+
 HT_MAIN(HT_CASE(no_herd), HT_CASE(random_holds),
         HT_CASE(redisson_waiter_served), HT_CASE(kill_head),
         HT_CASE(kill_behind), HT_CASE(sigstop_head), HT_CASE(leave_on_timeout),
-        HT_CASE(keys_vanish), HT_CASE(ticket_message))
+        HT_CASE(keys_vanish), HT_CASE(ticket_message), HT_CASE(nonreentrant))
