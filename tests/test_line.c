@@ -478,6 +478,123 @@ static void no_herd(void)
 	munmap(sh, sizeof(*sh));
 }
 
+/* ---- 1b. the semaphore: no herd either --------------------------------- */
+
+/* Loops take one permit (10 s wait) / 1 ms / give it back until told to
+ * stop; counts how many are inside at once (never more than the permits). */
+static atomic_int *g_inside, *g_most_inside;
+
+static void role_sem_loop(const role *ro)
+{
+	slot *s = &ro->sh->s[ro->i];
+	hl_client *c = ht_client(ro->r, 0);
+	hl_semaphore *sem;
+	int64_t until;
+
+	HT_OK(hl_semaphore_new(&sem, c, ro->name, strlen(ro->name)));
+	atomic_store(&s->state, 1);
+	wait_flag(&ro->sh->go, 30000);
+	until = ht_now_ms() + g_loop_ms;
+	while (ht_now_ms() < until) {
+		int acquired = 0, in;
+		int rc = hl_semaphore_try_acquire(&acquired, sem, 1,
+		                                  ro->wait_ms, NULL);
+		if (rc != HL_OK || !acquired) {
+			if (rc != HL_OK)
+				s->errors++;
+			else
+				s->timeouts++;
+			ht_note("p%d: %s", ro->i,
+			        rc != HL_OK ? hl_error_last() : "timed out");
+			break;
+		}
+		in = atomic_fetch_add(g_inside, 1) + 1;
+		if (in > atomic_load(g_most_inside))
+			atomic_store(g_most_inside, in);
+		ht_sleep_ms(1);
+		atomic_fetch_sub(g_inside, 1);
+		s->got++;
+		if (hl_semaphore_release(sem, 1) != HL_OK) {
+			s->errors++;
+			break;
+		}
+	}
+	atomic_store(&s->state, 3);
+	hl_semaphore_free(sem);
+	hl_client_free(c);
+}
+
+/* 8 processes on a semaphore of 2 permits, 1.5 s. A release tells the
+ * first in line only (a herd costs one attempt per waiting process):
+ * about 3 scripts per acquisition, every process served, never more than
+ * 2 inside, and the line gone at the end. */
+static void semaphore_no_herd(void)
+{
+	enum { P = 8 };
+	ht_redis *r = ht_redis_default();
+	shared *sh = shared_new();
+	names n = names_of("line:sem");
+	role base = {r, sh, 0, "line:sem", NULL, 10000, 1};
+	hl_client *c;
+	hl_semaphore *sem;
+	atomic_int *counters =
+	        mmap(NULL, 2 * sizeof(atomic_int), PROT_READ | PROT_WRITE,
+	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[P];
+	long long s0, s1, total = 0;
+	int i, set = 0, min_got = 1 << 30, max_got = 0;
+	double per;
+	int64_t left = -1;
+
+	HT_CHECK(counters != MAP_FAILED);
+	atomic_init(&counters[0], 0);
+	atomic_init(&counters[1], 0);
+	g_inside = &counters[0];
+	g_most_inside = &counters[1];
+	g_loop_ms = 1500;
+	/* the processes first: no client of this process before a fork */
+	spawn_loops(pids, P, role_sem_loop, &base);
+	c = ht_client(r, 0);
+	HT_OK(hl_semaphore_new(&sem, c, HT_S("line:sem")));
+	HT_OK(hl_semaphore_try_set_permits(&set, sem, 2));
+	HT_EQ(set, 1);
+	s0 = scripts_run(r);
+	atomic_store(&sh->go, 1);
+	for (i = 0; i < P; i++)
+		reap(pids[i], 30000);
+	s1 = scripts_run(r);
+	for (i = 0; i < P; i++) {
+		slot *s = &sh->s[i];
+		total += s->got;
+		if (s->got < min_got)
+			min_got = s->got;
+		if (s->got > max_got)
+			max_got = s->got;
+		HT_CHECKF(s->timeouts == 0 && s->errors == 0,
+		          "p%d: %d timeouts, %d errors", i, s->timeouts,
+		          s->errors);
+	}
+	per = total ? (double)(s1 - s0) / (double)total : 0;
+	ht_note("%lld acquisitions, %lld scripts (%.2f per acquisition), "
+	        "fewest/most %d/%d, at most %d inside",
+	        total, s1 - s0, per, min_got, max_got,
+	        atomic_load(g_most_inside));
+	HT_CHECKF(min_got >= 1, "a process never got a permit in 1.5 s");
+	HT_CHECKF(atomic_load(g_most_inside) <= 2, "%d inside a semaphore of 2",
+	          atomic_load(g_most_inside));
+	HT_CHECKF(per <= 4.0,
+	          "%.2f scripts per acquisition: every release woke the herd?",
+	          per);
+	/* every permit back, the line gone */
+	HT_OK(hl_semaphore_available(&left, sem));
+	HT_EQ(left, 2);
+	HT_CHECK(zcard(r, n.line) == 0);
+	hl_semaphore_free(sem);
+	hl_client_free(c);
+	munmap(counters, 2 * sizeof(atomic_int));
+	munmap(sh, sizeof(*sh));
+}
+
 /* ---- 2. random holds ----------------------------------------------------- */
 
 /* 8 processes, 10 acquisitions each, holds of 0..40 ms, 20 s waits.
@@ -1268,7 +1385,7 @@ static void nonreentrant(void)
 	hl_client_free(b);
 }
 
-HT_MAIN(HT_CASE(no_herd), HT_CASE(random_holds),
+HT_MAIN(HT_CASE(no_herd), HT_CASE(semaphore_no_herd), HT_CASE(random_holds),
         HT_CASE(redisson_waiter_served), HT_CASE(kill_head),
         HT_CASE(kill_behind), HT_CASE(sigstop_head), HT_CASE(leave_on_timeout),
         HT_CASE(keys_vanish), HT_CASE(ticket_message), HT_CASE(nonreentrant))
