@@ -39,7 +39,7 @@ VALKEY_ENV = REDIS_SERVER=$(VALKEY_SERVER) HILOCK_FAULTPROXY=$(abspath $(BUILD))
 LANG_TESTS += test-valkey
 
 # The C cases of the leg (a ctest -R regex; VALKEY_C_TESTS=. for all).
-VALKEY_C_TESTS ?= ^((status|client|lock|wake|lost|restart|badinput|url_secrets|fencing|undo|kinds|sync|task|replicas|cli)\.|watchdog\.(keeps_alive|stops_after_release|lease_expires|abandon|close_stops|many_locks)$$|sentinel\.(finds_master|credentials|kill_master|replica_url|tls)$$|cluster\.(spread|kinds|bad_names|tls|wake|migrate|failover)$$|tls\.[a-z_]+$$)
+VALKEY_C_TESTS ?= ^((status|client|lock|line|wake|lost|restart|badinput|url_secrets|fencing|undo|kinds|sync|task|replicas|cli)\.|watchdog\.(keeps_alive|stops_after_release|lease_expires|abandon|close_stops|many_locks)$$|sentinel\.(finds_master|credentials|kill_master|replica_url|tls)$$|cluster\.(spread|kinds|bad_names|tls|wake|migrate|failover)$$|tls\.[a-z_]+$$)
 
 .PHONY: valkey test-valkey test-valkey-c test-valkey-python test-valkey-go test-valkey-lua \
 	valkey-run-c valkey-run-python valkey-run-go valkey-run-lua
