@@ -320,17 +320,21 @@ func waitFor(limit time.Duration, cond func() bool) bool {
 	}
 }
 
-// waitSubscribers waits until n clients subscribe to the lock's channel:
-// the event that shows a waiter is asleep in the library.
+// waitSubscribers waits until n clients wait for the default lock name in
+// Redis: each has a place in its line (hilock_line:{name}), and the first
+// of them listens to the lock's channel; the event that shows the waiters
+// are asleep in the library.
 func waitSubscribers(t testing.TB, r *redis, name string, n int64) {
 	t.Helper()
 	ch := lockChannel(name)
+	line := "hilock_line:" + strings.TrimPrefix(ch, "redisson_lock__channel:")
 	ok := waitFor(10*time.Second, func() bool {
 		v := r.do("PUBSUB", "NUMSUB", ch).([]interface{})
-		return len(v) == 2 && v[1].(int64) >= n
+		places, _ := r.do("ZCARD", line).(int64)
+		return len(v) == 2 && v[1].(int64) >= 1 && places >= n
 	})
 	if !ok {
-		t.Fatalf("no waiter subscribed to %s", ch)
+		t.Fatalf("no %d waiters in %s (and on %s)", n, line, ch)
 	}
 }
 
