@@ -2185,6 +2185,7 @@ struct sync_floor {
 	const char *what; /* semaphore | expsem | latch */
 	char sha[2][41];
 	char name[64], channel[128], aux[128], marker_ttl[24];
+	char line[128], dl[128]; /* the semaphore's waiting line */
 	char marker[200];
 	size_t marker_prefix;
 	uint64_t rng;
@@ -2237,10 +2238,14 @@ static void sync_floor_init(struct sync_floor *f, redisContext *c,
 	f->rng = (uint64_t)now_ns() | 1;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	if (strcmp(what, "semaphore") == 0) {
-		ids[0] = HL_SCRIPT_SEM_ACQUIRE;
-		ids[1] = HL_SCRIPT_SEM_RELEASE;
+		/* the line's scripts, as the core sends them (nobody in line)
+		 */
+		ids[0] = HL_SCRIPT_SEM_LINE_ACQUIRE;
+		ids[1] = HL_SCRIPT_SEM_LINE_RELEASE;
 		derive_key(f->channel, sizeof(f->channel),
 		           "redisson_sc:", name);
+		derive_key(f->line, sizeof(f->line), "hilock_line:", name);
+		derive_key(f->dl, sizeof(f->dl), "hilock_line_timeout:", name);
 	} else if (strcmp(what, "expsem") == 0) {
 		ids[0] = HL_SCRIPT_PSEM_ACQUIRE;
 		ids[1] = HL_SCRIPT_PSEM_RELEASE;
@@ -2285,17 +2290,33 @@ static void sync_floor_pair(redisContext *c, struct sync_floor *f)
 {
 	redisReply *r;
 	if (strcmp(f->what, "semaphore") == 0) {
-		const char *a[] = {"EVALSHA", f->sha[0],  "3",
-		                   f->name,   f->channel, NULL,
-		                   "1",       "PUBLISH",  f->marker_ttl};
+		/* acquire: a waiter (takes a place if it must wait), the
+		 * place's lease, the client's id, the line's keys */
+		const char *a[] = {"EVALSHA",
+		                   f->sha[0],
+		                   "3",
+		                   f->name,
+		                   f->channel,
+		                   NULL,
+		                   "1",
+		                   "PUBLISH",
+		                   "1",
+		                   "3000",
+		                   "00000000-0000-4000-8000-000000000000",
+		                   f->line,
+		                   f->dl,
+		                   f->marker_ttl};
+		const char *u[] = {"EVALSHA", f->sha[1],    "3",
+		                   f->name,   f->channel,   NULL,
+		                   "1",       "PUBLISH",    f->line,
+		                   f->dl,     f->marker_ttl};
 		a[5] = floor_marker(f);
-		r = raw_cmd(c, 9, a);
+		r = raw_cmd(c, 14, a);
 		if (reply_int(r, "semaphore floor acquire") != 1)
 			die_msg("semaphore floor: no permit");
 		freeReplyObject(r);
-		a[1] = f->sha[1];
-		a[5] = floor_marker(f);
-		r = raw_cmd(c, 9, a);
+		u[5] = floor_marker(f);
+		r = raw_cmd(c, 11, u);
 		reply_int(r, "semaphore floor release");
 		freeReplyObject(r);
 	} else if (strcmp(f->what, "expsem") == 0) {

@@ -800,7 +800,7 @@ static int line_channel(const hl_lock *lock, char **buf, size_t *out_len)
 
 /* The channel a waiter of lock listens on: the kind's; for the fair
  * lock its own (channel:<owner>); for the default lock its client's place
- * (the first in line also hears the kind's: see wait_attempt()), in *buf
+ * (the first in line also hears the kind's: prim/line.c), in *buf
  * (freed by the caller). NULL *out_len 0: none (the spin lock). */
 static int wait_channel(const hl_lock *lock, const char *owner, char **buf,
                         size_t *out_len)
