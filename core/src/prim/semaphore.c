@@ -81,10 +81,6 @@ void hl__permits_free_all(hl_client *c)
 
 /* ---- scripts ------------------------------------------------------------- */
 
-/* One of the semaphore's scripts with n: KEYS the counter, the channel and
- * a request marker (a new one, or the one of id when id is not NULL);
- * ARGV n, the publish command, the marker's lifetime. *sent (may be NULL)
- * as hl__command's. */
 /* The semaphore's line: its two keys (hilock_line:{name} and
  * hilock_line_timeout:{name}). */
 typedef struct sem_line {
@@ -112,16 +108,15 @@ static void line_keys_free(sem_line *k)
 	free(k->dl);
 }
 
-/* An acquire in the line: whether it waits (takes a place) or is one
- * attempt. */
+/* How a script goes with the line: not at all, an acquire that is one
+ * attempt, an acquire that waits (takes a place), a release. */
 enum { LINE_NONE = 0, LINE_ONCE, LINE_WAIT, LINE_RELEASE };
 
-static int sem_call_id(const hl_named *o, int64_t *out, enum hl_script_id id,
-                       int64_t n, const char *marker_id, const hl_bound *b,
-                       int *replicated, enum hl_sent *sent, const char *doing);
-
-/* One of the line's scripts (how: LINE_*): the classic one's keys and
- * arguments, and the line's before the marker's lifetime. */
+/* One of the semaphore's scripts with n: KEYS the counter, the channel and
+ * a request marker (a new one, or the one of id when id is not NULL);
+ * ARGV n, the publish command, the line's arguments (how: LINE_*; none
+ * for LINE_NONE), the marker's lifetime. *sent (may be NULL) as
+ * hl__command's. */
 static int sem_call_line(const hl_named *o, int64_t *out, enum hl_script_id id,
                          int64_t n, const sem_line *k, int how,
                          const char *marker_id, const hl_bound *b,
@@ -144,32 +139,22 @@ static int sem_call_line(const hl_named *o, int64_t *out, enum hl_script_id id,
 		arg_str(&a, num(a.nums[1], HL_LINE_LEASE_MS));
 		arg(&a, o->client->id, HL_UUID_LEN);
 	}
-	arg(&a, k->line, k->line_len);
-	arg(&a, k->dl, k->dl_len);
+	if (how != LINE_NONE) {
+		arg(&a, k->line, k->line_len);
+		arg(&a, k->dl, k->dl_len);
+	}
 	arg_str(&a, hl__object_marker_ttl(&a, o));
 	return hl__object_eval(o, out, id, &a, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
 	                       b, replicated, sent, doing);
 }
 
+/* A script of the semaphore without the line (see sem_call_line). */
 static int sem_call_id(const hl_named *o, int64_t *out, enum hl_script_id id,
                        int64_t n, const char *marker_id, const hl_bound *b,
                        int *replicated, enum hl_sent *sent, const char *doing)
 {
-	script_args a;
-	int rc;
-	memset(&a, 0, sizeof(a));
-	arg(&a, o->name, o->name_len);
-	arg(&a, o->channel, o->channel_len);
-	rc = marker_id ? hl__object_marker_id(&a, o, marker_id)
-	               : hl__object_marker(&a, o);
-	if (rc != HL_OK)
-		return rc;
-	a.nkeys = 3;
-	arg_str(&a, num(a.nums[0], n));
-	arg_str(&a, hl__router_publish(o->client));
-	arg_str(&a, hl__object_marker_ttl(&a, o));
-	return hl__object_eval(o, out, id, &a, HL_CMD_WRITE | HL_CMD_IDEMPOTENT,
-	                       b, replicated, sent, doing);
+	return sem_call_line(o, out, id, n, NULL, LINE_NONE, marker_id, b,
+	                     replicated, sent, doing);
 }
 
 static int sem_call(const hl_named *o, int64_t *out, enum hl_script_id id,

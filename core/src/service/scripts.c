@@ -36,6 +36,27 @@ static const char acquire_src[] =
         "end\n"
         "return redis.call('pttl', KEYS[1])\n";
 
+/* The reentrant lock's release up to the delete (KEYS[1] lock name;
+ * ARGV[2] lease ms, ARGV[3] owner, ARGV[5] the owner's hold count before
+ * this release, 0: unknown, one less than Redis has): not held by owner,
+ * -1; still held, 0 (its lease renewed); else the key is deleted and the
+ * script goes on. */
+#define RELEASE_HOLD                                                           \
+	"local v = redis.call('hget', KEYS[1], ARGV[3])\n"                     \
+	"if not v then\n"                                                      \
+	"  return -1\n"                                                        \
+	"end\n"                                                                \
+	"local n = tonumber(ARGV[5])\n"                                        \
+	"if n == 0 then\n"                                                     \
+	"  n = tonumber(v)\n"                                                  \
+	"end\n"                                                                \
+	"if n > 1 then\n"                                                      \
+	"  redis.call('hset', KEYS[1], ARGV[3], n - 1)\n"                      \
+	"  redis.call('pexpire', KEYS[1], ARGV[2])\n"                          \
+	"  return 0\n"                                                         \
+	"end\n"                                                                \
+	"redis.call('del', KEYS[1])\n"
+
 /* KEYS[1] lock name, KEYS[2] channel. ARGV[1] unlock message ("0"; empty
  * for the spin lock, which publishes nothing), ARGV[2] lease ms, ARGV[3]
  * owner, ARGV[4] publish command, ARGV[5] the owner's hold count before
@@ -43,24 +64,10 @@ static const char acquire_src[] =
  * -1. Still held (reentrant): 0. Released: {1, number of subscribers the
  * message reached}. */
 static const char release_src[] =
-        "local v = redis.call('hget', KEYS[1], ARGV[3])\n"
-        "if not v then\n"
-        "  return -1\n"
-        "end\n"
-        "local n = tonumber(ARGV[5])\n"
-        "if n == 0 then\n"
-        "  n = tonumber(v)\n"
-        "end\n"
-        "if n > 1 then\n"
-        "  redis.call('hset', KEYS[1], ARGV[3], n - 1)\n"
-        "  redis.call('pexpire', KEYS[1], ARGV[2])\n"
-        "  return 0\n"
-        "end\n"
-        "redis.call('del', KEYS[1])\n"
-        "if ARGV[1] == '' then\n"
-        "  return {1, 0}\n"
-        "end\n"
-        "return {1, redis.call(ARGV[4], KEYS[2], ARGV[1])}\n";
+        RELEASE_HOLD "if ARGV[1] == '' then\n"
+                     "  return {1, 0}\n"
+                     "end\n"
+                     "return {1, redis.call(ARGV[4], KEYS[2], ARGV[1])}\n";
 
 /* KEYS[1] lock name, KEYS[2] channel. ARGV[1] message (empty: publish
  * nothing, the spin lock), ARGV[2] publish command. 1 if the lock
@@ -748,20 +755,7 @@ static const char line_acquire_src[] =
  * none)}. */
 static const char line_release_src[] =
 	"local LINE, DL = ARGV[6], ARGV[7]\n"
-	"local v = redis.call('hget', KEYS[1], ARGV[3])\n"
-	"if not v then\n"
-	"  return -1\n"
-	"end\n"
-	"local n = tonumber(ARGV[5])\n"
-	"if n == 0 then\n"
-	"  n = tonumber(v)\n"
-	"end\n"
-	"if n > 1 then\n"
-	"  redis.call('hset', KEYS[1], ARGV[3], n - 1)\n"
-	"  redis.call('pexpire', KEYS[1], ARGV[2])\n"
-	"  return 0\n"
-	"end\n"
-	"redis.call('del', KEYS[1])\n"
+	RELEASE_HOLD
 	"local t = 0\n"
 	"if redis.call('exists', LINE) == 1 then\n"
 	LINE_NOW
