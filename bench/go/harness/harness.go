@@ -53,6 +53,21 @@ type TimedLocker interface {
 var stdin = bufio.NewReader(os.Stdin)
 
 // windowMark: see the package comment.
+// runWindow is the measured run: the window opens (HLBENCH_WINDOW), the
+// workers waiting on start go until *end, now + dur; the seconds it took,
+// once every worker ended and the window closed.
+func runWindow(start chan struct{}, wg *sync.WaitGroup, end *time.Time,
+	dur time.Duration) float64 {
+	windowMark("start")
+	t0 := time.Now()
+	*end = t0.Add(dur)
+	close(start)
+	wg.Wait()
+	el := time.Since(t0).Seconds()
+	windowMark("end")
+	return el
+}
+
 func windowMark(what string) {
 	if os.Getenv("HLBENCH_WINDOW") == "" {
 		return
@@ -205,13 +220,7 @@ func contend(out map[string]interface{}, newLock Factory, dur time.Duration,
 			}
 		}(i)
 	}
-	windowMark("start")
-	t0 := time.Now()
-	end = t0.Add(dur)
-	close(start)
-	wg.Wait()
-	el := time.Since(t0).Seconds()
-	windowMark("end")
+	el := runWindow(start, &wg, &end, dur)
 	var all, hs []int64
 	var total, cs int64
 	mn, mx := int64(-1), int64(0)
@@ -321,13 +330,7 @@ func random(out map[string]interface{}, newLock Factory, dur time.Duration,
 			}
 		}(i, tl)
 	}
-	windowMark("start")
-	t0 := time.Now()
-	end = t0.Add(dur)
-	close(start)
-	wg.Wait()
-	el := time.Since(t0).Seconds()
-	windowMark("end")
+	el := runWindow(start, &wg, &end, dur)
 	out["scenario"] = "random"
 	out["mode"] = "goroutines"
 	out["workers"] = w

@@ -91,6 +91,23 @@ public final class RedissonBench {
             new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
 
     /** The measured window for bench/run.py (see the class comment). */
+    /* The measured run: the window opens (HLBENCH_WINDOW), the workers,
+     * waiting at start, go until end[0], t0 + durNs; the seconds it took,
+     * once every worker ended and the window closed. */
+    private static double runWindow(Thread[] threads, CyclicBarrier start, long[] end,
+            long durNs) throws Exception {
+        windowMark("start");
+        long t0 = System.nanoTime();
+        end[0] = t0 + durNs;
+        start.await();
+        for (Thread t : threads) {
+            t.join();
+        }
+        double el = (System.nanoTime() - t0) / 1e9;
+        windowMark("end");
+        return el;
+    }
+
     private static void windowMark(String what) throws IOException {
         if (System.getenv("HLBENCH_WINDOW") == null) {
             return;
@@ -352,15 +369,7 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
-        windowMark("start");
-        long t0 = System.nanoTime();
-        end[0] = t0 + durNs;
-        start.await();
-        for (Thread t : threads) {
-            t.join();
-        }
-        double el = (System.nanoTime() - t0) / 1e9;
-        windowMark("end");
+        double el = runWindow(threads, start, end, durNs);
         List<Long> all = new ArrayList<>();
         List<Long> hs = new ArrayList<>();
         long total = 0;
@@ -686,15 +695,7 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
-        windowMark("start");
-        long t0 = System.nanoTime();
-        end[0] = t0 + durNs;
-        start.await();
-        for (Thread t : threads) {
-            t.join();
-        }
-        double el = (System.nanoTime() - t0) / 1e9;
-        windowMark("end");
+        double el = runWindow(threads, start, end, durNs);
         StringBuilder sb = new StringBuilder();
         sb.append(String.format(Locale.ROOT, "{\"scenario\":\"random\",\"lang\":\"java\","
                 + "\"lib\":\"redisson\",\"mode\":\"threads\",\"workers\":%d,"
