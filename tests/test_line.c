@@ -423,6 +423,41 @@ static void spawn_loops(pid_t *pids, int n, void (*fn)(const role *),
 		wait_flag((atomic_int *)&base->sh->s[i].state, 30000);
 }
 
+/* What a run of looping processes came to. */
+typedef struct tally {
+	long long total, scripts;
+	int min_got, max_got;
+	double per; /* scripts per acquisition */
+} tally;
+
+/* Let the n processes spawned go, reap them, and add up: every one ended
+ * without a timeout, an error or a lost hold. */
+static void run_tally(ht_redis *r, shared *sh, const pid_t *pids, int n,
+                      tally *t)
+{
+	long long s0 = scripts_run(r);
+	int i;
+
+	memset(t, 0, sizeof(*t));
+	t->min_got = 1 << 30;
+	atomic_store(&sh->go, 1);
+	for (i = 0; i < n; i++)
+		reap(pids[i], 30000);
+	t->scripts = scripts_run(r) - s0;
+	for (i = 0; i < n; i++) {
+		slot *sl = &sh->s[i];
+		t->total += sl->got;
+		if (sl->got < t->min_got)
+			t->min_got = sl->got;
+		if (sl->got > t->max_got)
+			t->max_got = sl->got;
+		HT_CHECKF(sl->timeouts == 0 && sl->errors == 0 && sl->lost == 0,
+		          "p%d: %d timeouts, %d errors, %d lost", i,
+		          sl->timeouts, sl->errors, sl->lost);
+	}
+	t->per = t->total ? (double)t->scripts / (double)t->total : 0;
+}
+
 /* ---- 1. no herd ---------------------------------------------------------- */
 
 /* 8 processes loop acquire / 1 ms / release for 1.5 s. A release wakes
@@ -438,40 +473,22 @@ static void no_herd(void)
 	role base = {r, sh, 0, "line:herd", NULL, 10000, 1};
 	char path[64];
 	pid_t pids[P];
-	long long s0, s1, total = 0;
-	int i, min_got = 1 << 30, max_got = 0;
-	double per;
+	tally t;
 
 	cs_path(path, sizeof path);
 	base.path = path;
 	g_loop_ms = 1500;
 	spawn_loops(pids, P, role_loop_for, &base);
-	s0 = scripts_run(r);
-	atomic_store(&sh->go, 1);
-	for (i = 0; i < P; i++)
-		reap(pids[i], 30000);
-	s1 = scripts_run(r);
-	for (i = 0; i < P; i++) {
-		slot *s = &sh->s[i];
-		total += s->got;
-		if (s->got < min_got)
-			min_got = s->got;
-		if (s->got > max_got)
-			max_got = s->got;
-		HT_CHECKF(s->timeouts == 0 && s->errors == 0 && s->lost == 0,
-		          "p%d: %d timeouts, %d errors, %d lost", i,
-		          s->timeouts, s->errors, s->lost);
-	}
-	HT_EQ(ht_cs_check(path), total);
-	per = total ? (double)(s1 - s0) / (double)total : 0;
+	run_tally(r, sh, pids, P, &t);
+	HT_EQ(ht_cs_check(path), t.total);
 	ht_note("%lld acquisitions, %lld scripts (%.2f per acquisition), "
 	        "fewest/most %d/%d",
-	        total, s1 - s0, per, min_got, max_got);
-	HT_CHECKF(min_got >= 1, "a process never got the lock in 1.5 s");
-	HT_CHECKF(total >= P, "only %lld acquisitions", total);
-	HT_CHECKF(per <= 4.0,
+	        t.total, t.scripts, t.per, t.min_got, t.max_got);
+	HT_CHECKF(t.min_got >= 1, "a process never got the lock in 1.5 s");
+	HT_CHECKF(t.total >= P, "only %lld acquisitions", t.total);
+	HT_CHECKF(t.per <= 4.0,
 	          "%.2f scripts per acquisition: every release woke the herd?",
-	          per);
+	          t.per);
 	/* the line is gone with the last waiter */
 	HT_CHECK(zcard(r, n.line) == 0);
 	unlink(path);
@@ -541,9 +558,8 @@ static void semaphore_no_herd(void)
 	        mmap(NULL, 2 * sizeof(atomic_int), PROT_READ | PROT_WRITE,
 	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	pid_t pids[P];
-	long long s0, s1, total = 0;
-	int i, set = 0, min_got = 1 << 30, max_got = 0;
-	double per;
+	tally t;
+	int set = 0;
 	int64_t left = -1;
 
 	HT_CHECK(counters != MAP_FAILED);
@@ -558,33 +574,17 @@ static void semaphore_no_herd(void)
 	HT_OK(hl_semaphore_new(&sem, c, HT_S("line:sem")));
 	HT_OK(hl_semaphore_try_set_permits(&set, sem, 2));
 	HT_EQ(set, 1);
-	s0 = scripts_run(r);
-	atomic_store(&sh->go, 1);
-	for (i = 0; i < P; i++)
-		reap(pids[i], 30000);
-	s1 = scripts_run(r);
-	for (i = 0; i < P; i++) {
-		slot *s = &sh->s[i];
-		total += s->got;
-		if (s->got < min_got)
-			min_got = s->got;
-		if (s->got > max_got)
-			max_got = s->got;
-		HT_CHECKF(s->timeouts == 0 && s->errors == 0,
-		          "p%d: %d timeouts, %d errors", i, s->timeouts,
-		          s->errors);
-	}
-	per = total ? (double)(s1 - s0) / (double)total : 0;
+	run_tally(r, sh, pids, P, &t);
 	ht_note("%lld acquisitions, %lld scripts (%.2f per acquisition), "
 	        "fewest/most %d/%d, at most %d inside",
-	        total, s1 - s0, per, min_got, max_got,
+	        t.total, t.scripts, t.per, t.min_got, t.max_got,
 	        atomic_load(g_most_inside));
-	HT_CHECKF(min_got >= 1, "a process never got a permit in 1.5 s");
+	HT_CHECKF(t.min_got >= 1, "a process never got a permit in 1.5 s");
 	HT_CHECKF(atomic_load(g_most_inside) <= 2, "%d inside a semaphore of 2",
 	          atomic_load(g_most_inside));
-	HT_CHECKF(per <= 4.0,
+	HT_CHECKF(t.per <= 4.0,
 	          "%.2f scripts per acquisition: every release woke the herd?",
-	          per);
+	          t.per);
 	/* every permit back, the line gone */
 	HT_OK(hl_semaphore_available(&left, sem));
 	HT_EQ(left, 2);
