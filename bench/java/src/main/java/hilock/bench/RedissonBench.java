@@ -96,7 +96,19 @@ public final class RedissonBench {
      * once every worker ended and the window closed. */
     private static double runWindow(Thread[] threads, CyclicBarrier start, long[] end,
             long durNs) throws Exception {
+        return runWindow(threads, start, end, durNs, edge -> { });
+    }
+
+    /* What a run samples just inside its window: at its start (edge 0) and
+     * at its end (edge 1). */
+    private interface AtEdge {
+        void sample(int edge) throws Exception;
+    }
+
+    private static double runWindow(Thread[] threads, CyclicBarrier start, long[] end,
+            long durNs, AtEdge at) throws Exception {
         windowMark("start");
+        at.sample(0);
         long t0 = System.nanoTime();
         end[0] = t0 + durNs;
         start.await();
@@ -104,6 +116,7 @@ public final class RedissonBench {
             t.join();
         }
         double el = (System.nanoTime() - t0) / 1e9;
+        at.sample(1);
         windowMark("end");
         return el;
     }
@@ -594,19 +607,16 @@ public final class RedissonBench {
             });
             threads[i].start();
         }
-        windowMark("start");
-        double[] c0 = serverCounters(url);
-        long p0 = processCpuNs();
-        long t0 = System.nanoTime();
-        end[0] = t0 + durNs;
-        start.await();
-        for (Thread t : threads) {
-            t.join();
-        }
-        double el = (System.nanoTime() - t0) / 1e9;
-        double[] c1 = serverCounters(url);
-        long p1 = processCpuNs();
-        windowMark("end");
+        final double[][] c = new double[2][];
+        final long[] p = new long[2];
+        double el = runWindow(threads, start, end, durNs, edge -> {
+            c[edge] = serverCounters(url);
+            p[edge] = processCpuNs();
+        });
+        double[] c0 = c[0];
+        double[] c1 = c[1];
+        long p0 = p[0];
+        long p1 = p[1];
         List<Long> all = new ArrayList<>();
         long total = 0;
         long cs = 0;
