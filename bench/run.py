@@ -697,6 +697,26 @@ def run_family(R, pieces, hb, url, secs, csecs, workers, reps, want,
     F["duration_s"] = round(time.time() - F.pop("started"))
 
 
+def measured_by(G, R, extra=""):
+    """The line under a section's title: the command and run that measured
+    it (G, the group's results; R, the run's), the machine's load at both
+    ends, extra (a sentence, or ""), the core it ran."""
+    return ("Measured by `%s` on %s UTC in %d s; the other sections keep the "
+            "figures of their own run. Load average (1, 5, 15 min) %s at the "
+            "start, %s at the end (above 2 on this 2-core machine, runnable "
+            "threads waited for a core).%s%s\n" % (
+                G.get("argv", R.get("argv", "?")),
+                G.get("date", R.get("date", "?")), G.get("duration_s", 0),
+                " / ".join("%.2f" % x for x in G.get("load_start", [])) or "?",
+                " / ".join("%.2f" % x for x in G.get("load_end", [])) or "?",
+                extra, (" Core: %s." % G["core"]) if G.get("core") else ""))
+
+
+def rtt_sentence(rtt):
+    return " One PING round trip (RTT) in this run: %s." % (
+        "%.1f µs" % rtt if rtt else "not measured")
+
+
 def family_rtt(R):
     F = R.get("family") or {}
     return ((F.get("floor") or R.get("floor") or {}).get("ping_rtt_us"))
@@ -721,17 +741,7 @@ def render_family(R):
         w(FAMILY_END)
         return o
     rtt = family_rtt(R)
-    load = " / ".join("%.2f" % x for x in F.get("load_start", []))
-    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
-      "figures of their own run. The machine is the shared 2-core VM of "
-      "the rest of this page, and other work ran on it meanwhile: load "
-      "average (1, 5, 15 min) %s at the start, %s at the end (above 2, "
-      "runnable threads waited for a core). One PING round trip (RTT) in "
-      "this run: %s.\n" % (
-          F.get("argv", R.get("argv", "?")), F.get("date", R.get("date")),
-          F.get("duration_s", 0), load or "?",
-          " / ".join("%.2f" % x for x in F.get("load_end", [])) or "?",
-          "%.1f µs" % rtt if rtt else "not measured"))
+    w(measured_by(F, R, rtt_sentence(rtt)))
 
     # ---- kinds
     w("### Uncontended lock+unlock per kind, against its own floor\n")
@@ -1175,18 +1185,7 @@ def render_sync(R):
         w(SYNC_END)
         return o
     rtt = sync_rtt(R)
-    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
-      "figures of their own run. The machine is the shared 2-core VM of "
-      "the rest of this page, and other work ran on it meanwhile: load "
-      "average (1, 5, 15 min) %s at the start, %s at the end (above 2, "
-      "runnable threads waited for a core). One PING round trip (RTT) in "
-      "this run: %s.%s\n" % (
-          S.get("argv", R.get("argv", "?")), S.get("date", R.get("date")),
-          S.get("duration_s", 0),
-          " / ".join("%.2f" % x for x in S.get("load_start", [])) or "?",
-          " / ".join("%.2f" % x for x in S.get("load_end", [])) or "?",
-          "%.1f µs" % rtt if rtt else "not measured",
-          (" Core: %s." % S["core"]) if S.get("core") else ""))
+    w(measured_by(S, R, rtt_sentence(rtt)))
 
     # ---- uncontended
     w("### Uncontended, against the floor of its own scripts\n")
@@ -1756,15 +1755,7 @@ def render_random(R):
         w(RANDOM_END)
         return o
     W, hold = Q["workers"], Q["max_hold_ms"]
-    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
-      "figures of their own run. The machine is the shared 2-core VM of "
-      "the rest of this page: load average (1, 5, 15 min) %s at the "
-      "start, %s at the end.%s\n" % (
-          Q.get("argv", R.get("argv", "?")), Q.get("date", R.get("date")),
-          Q.get("duration_s", 0),
-          " / ".join("%.2f" % x for x in Q.get("load_start", [])) or "?",
-          " / ".join("%.2f" % x for x in Q.get("load_end", [])) or "?",
-          (" Core: %s." % Q["core"]) if Q.get("core") else ""))
+    w(measured_by(Q, R))
     w("W = %d workers, one client each, loop for %g s: acquire with a wait "
       "of %g s, hold a time drawn uniformly in 0..%d ms (mean %d ms), "
       "release; an acquire begun before the end is waited for. Each "
@@ -2097,18 +2088,8 @@ def render_grid(R):
                                                     "grid)"))
         w(GRID_END)
         return o
-    w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
-      "figures of their own run. The machine is the shared 2-core VM of "
-      "the rest of this page, and other work ran on it meanwhile (other "
-      "builds and test suites): load average (1, 5, 15 min) %s at the "
-      "start, %s at the end (above 2, runnable threads waited for a "
-      "core). Each figure is the median of %d runs of %g s.%s\n" % (
-          G.get("argv", R.get("argv", "?")), G.get("date", R.get("date")),
-          G.get("duration_s", 0),
-          " / ".join("%.2f" % x for x in G.get("load_start", [])) or "?",
-          " / ".join("%.2f" % x for x in G.get("load_end", [])) or "?",
-          G.get("reps", 1), G.get("secs", 0),
-          (" Core: %s." % G["core"]) if G.get("core") else ""))
+    w(measured_by(G, R, " Each figure is the median of %d runs of %g s." % (
+        G.get("reps", 1), G.get("secs", 0))))
     w("The floor of an operation is what hilock sends for it, captured "
       "once with MONITOR (`hlbench URL grid-capture`) and replayed over "
       "one raw hiredis connection (bench/floor.c `hlfloor_cmds`): the same "
@@ -3084,13 +3065,7 @@ def render_uncontended(R):
     U = R.get("unc")
     if U:
         w("")
-        w("Measured by `%s` on %s UTC in %d s; the other sections keep the "
-          "figures of their own run. Load average (1, 5, 15 min) %s at the "
-          "start, %s at the end. Core: %s.\n" % (
-              U.get("argv", "?"), U.get("date", "?"), U.get("duration_s", 0),
-              " / ".join("%.2f" % x for x in U.get("load_start", [])) or "?",
-              " / ".join("%.2f" % x for x in U.get("load_end", [])) or "?",
-              U.get("core", "?")))
+        w(measured_by(U, {}))
     else:
         w("")
     w(UNC_END)
@@ -3152,14 +3127,7 @@ def render_contend(R):
     w("## (2) Contention: one lock, %d µs critical section\n" % CS_US)
     C = R.get("contend_run")
     if C:
-        w("Measured by `%s` on %s UTC in %d s; the other sections keep "
-          "the figures of their own run. Load average (1, 5, 15 min) %s "
-          "at the start, %s at the end. Core: %s.\n" % (
-              C.get("argv", "?"), C.get("date", "?"),
-              C.get("duration_s", 0),
-              " / ".join("%.2f" % x for x in C.get("load_start", [])),
-              " / ".join("%.2f" % x for x in C.get("load_end", [])),
-              C.get("core", "?")))
+        w(measured_by(C, {}))
     w("W workers loop: acquire (wait timed), sleep %d µs, release. "
       "Threads share one client per process; processes have one client "
       "each; Go uses goroutines. Ideal = 1 / (1 ms + one PING round trip) "
