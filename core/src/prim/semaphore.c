@@ -22,8 +22,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The semaphore's line: its two keys (hilock_line:{name} and
+ * hilock_line_timeout:{name}). */
+typedef struct sem_line {
+	char *line, *dl;
+	size_t line_len, dl_len;
+} sem_line;
+
 struct hl_semaphore {
 	hl_named o;
+	sem_line keys; /* derived once: every release names them */
 };
 
 /* ---- the permits this client holds ----------------------------------- */
@@ -80,13 +88,6 @@ void hl__permits_free_all(hl_client *c)
 }
 
 /* ---- scripts ------------------------------------------------------------- */
-
-/* The semaphore's line: its two keys (hilock_line:{name} and
- * hilock_line_timeout:{name}). */
-typedef struct sem_line {
-	char *line, *dl;
-	size_t line_len, dl_len;
-} sem_line;
 
 static int line_keys(sem_line *k, const hl_named *o)
 {
@@ -343,15 +344,22 @@ int hl_semaphore_new(hl_semaphore **out, hl_client *client, const void *name,
 		return hl__fail(HL_EINVAL, "out is NULL");
 	rc = hl__object_new(&h, sizeof(hl_semaphore), client, name, name_len,
 	                    "redisson_sc:", 0, NULL, "semaphore");
-	if (rc == HL_OK)
-		*out = h;
-	return rc;
+	if (rc != HL_OK)
+		return rc;
+	if ((rc = line_keys(&((hl_semaphore *)h)->keys,
+	                    &((hl_semaphore *)h)->o)) != HL_OK) {
+		hl_semaphore_free(h);
+		return rc;
+	}
+	*out = h;
+	return HL_OK;
 }
 
 void hl_semaphore_free(hl_semaphore *sem)
 {
 	if (!sem)
 		return;
+	line_keys_free(&sem->keys);
 	hl__object_fini(&sem->o);
 	free(sem);
 }
@@ -429,17 +437,9 @@ int hl_semaphore_release(hl_semaphore *sem, int64_t permits)
 		              (long long)held_get(&sem->o), (long long)permits);
 		goto out;
 	}
-	{
-		sem_line k;
-		if ((rc = line_keys(&k, &sem->o)) != HL_OK) {
-			held_add(&sem->o, permits);
-			goto out;
-		}
-		rc = sem_call_line(&sem->o, &v, HL_SCRIPT_SEM_LINE_RELEASE,
-		                   permits, &k, LINE_RELEASE, NULL, NULL, NULL,
-		                   &sent, "releasing permits of");
-		line_keys_free(&k);
-	}
+	rc = sem_call_line(&sem->o, &v, HL_SCRIPT_SEM_LINE_RELEASE, permits,
+	                   &sem->keys, LINE_RELEASE, NULL, NULL, NULL, &sent,
+	                   "releasing permits of");
 	if (rc == HL_OK || (rc == HL_ECLOSED && sent != HL_SENT_NOTHING))
 		;
 	else if (sent == HL_SENT_NOTHING)
