@@ -501,21 +501,38 @@ static void no_herd(void)
  * stop; counts how many are inside at once (never more than the permits). */
 static atomic_int *g_inside, *g_most_inside;
 
+/* The loop of semaphore_no_herd: a semaphore, or (g_expsem) a
+ * permit-expirable one with 10 s leases. */
+static int g_expsem;
+
+static int sem_take(hl_semaphore *sem, hl_expsem *xs, char *id, int *acquired,
+                    int64_t wait_ms)
+{
+	if (xs)
+		return hl_expsem_try_acquire(acquired, id, 1, xs, wait_ms,
+		                             10000, NULL);
+	return hl_semaphore_try_acquire(acquired, sem, 1, wait_ms, NULL);
+}
+
 static void role_sem_loop(const role *ro)
 {
 	slot *s = &ro->sh->s[ro->i];
 	hl_client *c = ht_client(ro->r, 0);
-	hl_semaphore *sem;
+	hl_semaphore *sem = NULL;
+	hl_expsem *xs = NULL;
+	char id[HL_PERMIT_ID_LEN + 1];
 	int64_t until;
 
-	HT_OK(hl_semaphore_new(&sem, c, ro->name, strlen(ro->name)));
+	if (g_expsem)
+		HT_OK(hl_expsem_new(&xs, c, ro->name, strlen(ro->name)));
+	else
+		HT_OK(hl_semaphore_new(&sem, c, ro->name, strlen(ro->name)));
 	atomic_store(&s->state, 1);
 	wait_flag(&ro->sh->go, 30000);
 	until = ht_now_ms() + g_loop_ms;
 	while (ht_now_ms() < until) {
 		int acquired = 0, in;
-		int rc = hl_semaphore_try_acquire(&acquired, sem, 1,
-		                                  ro->wait_ms, NULL);
+		int rc = sem_take(sem, xs, id, &acquired, ro->wait_ms);
 		if (rc != HL_OK || !acquired) {
 			if (rc != HL_OK)
 				s->errors++;
@@ -531,29 +548,33 @@ static void role_sem_loop(const role *ro)
 		ht_sleep_ms(1);
 		atomic_fetch_sub(g_inside, 1);
 		s->got++;
-		if (hl_semaphore_release(sem, 1) != HL_OK) {
+		rc = xs ? hl_expsem_release(xs, id)
+		        : hl_semaphore_release(sem, 1);
+		if (rc != HL_OK) {
 			s->errors++;
 			break;
 		}
 	}
 	atomic_store(&s->state, 3);
 	hl_semaphore_free(sem);
+	hl_expsem_free(xs);
 	hl_client_free(c);
 }
 
-/* 8 processes on a semaphore of 2 permits, 1.5 s. A release tells the
- * first in line only (a herd costs one attempt per waiting process):
- * about 3 scripts per acquisition, every process served, never more than
- * 2 inside, and the line gone at the end. */
-static void semaphore_no_herd(void)
+/* 8 processes on a semaphore of 2 permits (expsem: permit-expirable), 1.5
+ * s. A release tells the first in line only (a herd costs one attempt per
+ * waiting process): about 3 scripts per acquisition, every process served,
+ * never more than 2 inside, and the line gone at the end. */
+static void no_herd_of(const char *name, int expsem)
 {
 	enum { P = 8 };
 	ht_redis *r = ht_redis_default();
 	shared *sh = shared_new();
-	names n = names_of("line:sem");
-	role base = {r, sh, 0, "line:sem", NULL, 10000, 1};
+	names n = names_of(name);
+	role base = {r, sh, 0, name, NULL, 10000, 1};
 	hl_client *c;
-	hl_semaphore *sem;
+	hl_semaphore *sem = NULL;
+	hl_expsem *xs = NULL;
 	atomic_int *counters =
 	        mmap(NULL, 2 * sizeof(atomic_int), PROT_READ | PROT_WRITE,
 	             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -568,11 +589,17 @@ static void semaphore_no_herd(void)
 	g_inside = &counters[0];
 	g_most_inside = &counters[1];
 	g_loop_ms = 1500;
+	g_expsem = expsem;
 	/* the processes first: no client of this process before a fork */
 	spawn_loops(pids, P, role_sem_loop, &base);
 	c = ht_client(r, 0);
-	HT_OK(hl_semaphore_new(&sem, c, HT_S("line:sem")));
-	HT_OK(hl_semaphore_try_set_permits(&set, sem, 2));
+	if (expsem) {
+		HT_OK(hl_expsem_new(&xs, c, name, strlen(name)));
+		HT_OK(hl_expsem_try_set_permits(&set, xs, 2));
+	} else {
+		HT_OK(hl_semaphore_new(&sem, c, name, strlen(name)));
+		HT_OK(hl_semaphore_try_set_permits(&set, sem, 2));
+	}
 	HT_EQ(set, 1);
 	run_tally(r, sh, pids, P, &t);
 	ht_note("%lld acquisitions, %lld scripts (%.2f per acquisition), "
@@ -586,13 +613,27 @@ static void semaphore_no_herd(void)
 	          "%.2f scripts per acquisition: every release woke the herd?",
 	          t.per);
 	/* every permit back, the line gone */
-	HT_OK(hl_semaphore_available(&left, sem));
+	if (expsem)
+		HT_OK(hl_expsem_available(&left, xs));
+	else
+		HT_OK(hl_semaphore_available(&left, sem));
 	HT_EQ(left, 2);
 	HT_CHECK(zcard(r, n.line) == 0);
 	hl_semaphore_free(sem);
+	hl_expsem_free(xs);
 	hl_client_free(c);
 	munmap(counters, 2 * sizeof(atomic_int));
 	munmap(sh, sizeof(*sh));
+}
+
+static void semaphore_no_herd(void)
+{
+	no_herd_of("line:sem", 0);
+}
+
+static void expsem_no_herd(void)
+{
+	no_herd_of("line:xsem", 1);
 }
 
 /* ---- 2. random holds ----------------------------------------------------- */
@@ -1385,7 +1426,8 @@ static void nonreentrant(void)
 	hl_client_free(b);
 }
 
-HT_MAIN(HT_CASE(no_herd), HT_CASE(semaphore_no_herd), HT_CASE(random_holds),
-        HT_CASE(redisson_waiter_served), HT_CASE(kill_head),
-        HT_CASE(kill_behind), HT_CASE(sigstop_head), HT_CASE(leave_on_timeout),
-        HT_CASE(keys_vanish), HT_CASE(ticket_message), HT_CASE(nonreentrant))
+HT_MAIN(HT_CASE(no_herd), HT_CASE(semaphore_no_herd), HT_CASE(expsem_no_herd),
+        HT_CASE(random_holds), HT_CASE(redisson_waiter_served),
+        HT_CASE(kill_head), HT_CASE(kill_behind), HT_CASE(sigstop_head),
+        HT_CASE(leave_on_timeout), HT_CASE(keys_vanish),
+        HT_CASE(ticket_message), HT_CASE(nonreentrant))

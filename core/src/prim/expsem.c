@@ -6,7 +6,12 @@
  * back the permits whose lease ran out, so a holder that died returns its
  * permits when their leases end, whoever looks next. Ids are shown as 32
  * lowercase hex characters.
+ *
+ * Across processes, waiters queue in hilock's line beside Redisson's state
+ * (prim/line.h, docs/PROTOCOL.md), as the semaphore's do: permits go to
+ * the first in line, and a release tells the first its turn.
  */
+#include "prim/line.h"
 #include "prim/object.h"
 
 #include <stdio.h>
@@ -19,7 +24,12 @@
 
 struct hl_expsem {
 	hl_named o;
+	hl_line_keys keys; /* derived once: every release names them */
 };
+
+/* How an acquire goes with the line: one attempt (no place), or a wait
+ * (takes a place). */
+enum { LINE_ONCE = 0, LINE_WAIT };
 
 static int xs_enter(const hl_expsem *s)
 {
@@ -93,39 +103,53 @@ static int xs_call(const hl_named *o, int64_t *out, enum hl_script_id id,
 	                       doing);
 }
 
+/* Release the permit of raw id (len bytes): the release script with the
+ * line's keys, so that the first in line hears its turn. */
+static int release_id(const hl_named *o, const hl_line_keys *k, int64_t *out,
+                      const char *id, size_t len, const hl_bound *b,
+                      enum hl_sent *sent)
+{
+	const char *x[3] = {id, k->line, k->dl};
+	size_t xl[3] = {len, k->line_len, k->dl_len};
+	return xs_call(o, out, HL_SCRIPT_PSEM_LINE_RELEASE, x, xl, 3, 1,
+	               HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, sent,
+	               "releasing");
+}
+
 /* Release the permits of ids (n raw ids), those that are out. */
-static void give_back_ids(const hl_named *o, const unsigned char *ids, size_t n,
-                          const hl_bound *b)
+static void give_back_ids(const hl_named *o, const hl_line_keys *k,
+                          const unsigned char *ids, size_t n, const hl_bound *b)
 {
 	size_t i;
 	int64_t v;
-	for (i = 0; i < n; i++) {
-		const char *x = (const char *)ids + i * ID_BYTES;
-		size_t xl = ID_BYTES;
-		xs_call(o, &v, HL_SCRIPT_PSEM_RELEASE, &x, &xl, 1, 1,
-		        HL_CMD_WRITE | HL_CMD_IDEMPOTENT, b, NULL, NULL,
-		        "releasing");
-	}
+	for (i = 0; i < n; i++)
+		release_id(o, k, &v, (const char *)ids + i * ID_BYTES, ID_BYTES,
+		           b, NULL);
 }
 
 /* One attempt to take n permits with the given ids (raw bytes) and
  * expiry: *acquired, or *retry_ms until the nearest lease ends (-1: a
- * release will say). The ids make it safe to resend: a copy that finds
+ * release will say). how: LINE_WAIT takes (or renews) the client's place
+ * in the line when not acquired, and *ticket, *first say where it stands
+ * (ticket 0: no place). The ids make it safe to resend: a copy that finds
  * its first id taken answers acquired. */
-static int take(const hl_named *o, const unsigned char *ids, size_t n,
-                const char *exp, const hl_bound *b, int *acquired,
-                int64_t *retry_ms)
+static int take(const hl_named *o, const hl_line_keys *k, int how,
+                const unsigned char *ids, size_t n, const char *exp,
+                const hl_bound *b, int *acquired, int64_t *retry_ms,
+                int64_t *ticket, int *first)
 {
 	hl_client *c = o->client;
-	size_t argc = 3 + 4 + n, i;
+	size_t argc = 3 + 9 + n, i;
 	const char **argv = malloc(argc * sizeof(*argv));
 	size_t *lens = malloc(argc * sizeof(*lens));
-	char now[24], cnt[24], label[80];
+	char now[24], cnt[24], lease[24], label[80];
 	hl_reply *r = NULL;
 	enum hl_sent sent = HL_SENT_NOTHING;
 	int rc, replicated = -1;
 	*acquired = 0;
 	*retry_ms = -1;
+	*ticket = 0;
+	*first = 0;
 	if (!argv || !lens) {
 		free(argv);
 		free(lens);
@@ -145,12 +169,23 @@ static int take(const hl_named *o, const unsigned char *ids, size_t n,
 	lens[5] = strlen(cnt);
 	argv[6] = exp;
 	lens[6] = strlen(exp);
+	argv[7] = how == LINE_WAIT ? "1" : "0";
+	lens[7] = 1;
+	argv[8] = num(lease, HL_LINE_LEASE_MS);
+	lens[8] = strlen(lease);
+	argv[9] = c->id;
+	lens[9] = HL_UUID_LEN;
+	argv[10] = k->line;
+	lens[10] = k->line_len;
+	argv[11] = k->dl;
+	lens[11] = k->dl_len;
 	for (i = 0; i < n; i++) {
-		argv[7 + i] = (const char *)ids + i * ID_BYTES;
-		lens[7 + i] = ID_BYTES;
+		argv[12 + i] = (const char *)ids + i * ID_BYTES;
+		lens[12 + i] = ID_BYTES;
 	}
-	rc = hl__eval(c, &r, HL_SCRIPT_PSEM_ACQUIRE, 3, (int)argc, argv, lens,
-	              HL_CMD_WRITE | HL_CMD_IDEMPOTENT, &sent, b, &replicated);
+	rc = hl__eval(c, &r, HL_SCRIPT_PSEM_LINE_ACQUIRE, 3, (int)argc, argv,
+	              lens, HL_CMD_WRITE | HL_CMD_IDEMPOTENT, &sent, b,
+	              &replicated);
 	free(argv);
 	free(lens);
 	if (rc != HL_OK && sent != HL_SENT_NOTHING && rc != HL_ECLOSED) {
@@ -158,16 +193,18 @@ static int take(const hl_named *o, const unsigned char *ids, size_t n,
 		 * so releasing them takes back exactly what it took */
 		char msg[512];
 		snprintf(msg, sizeof(msg), "%s", hl_error_last());
-		give_back_ids(o, ids, n, NULL);
+		give_back_ids(o, k, ids, n, NULL);
 		hl__fail(rc, "%s", msg);
 	}
 	if (rc != HL_OK)
 		return rc;
-	if (hl__reply_type(r) == HL_REPLY_ARRAY)
+	if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) == 1)
 		*acquired = 1;
-	else if (hl__reply_type(r) == HL_REPLY_INTEGER)
-		*retry_ms = hl__reply_int(r);
-	else
+	else if (hl__reply_type(r) == HL_REPLY_ARRAY && hl__reply_len(r) == 3) {
+		*retry_ms = hl__reply_int(hl__reply_at(r, 0));
+		*ticket = hl__reply_int(hl__reply_at(r, 1));
+		*first = hl__reply_int(hl__reply_at(r, 2)) == 1;
+	} else
 		rc = hl__fail(hl__reply_type(r) == HL_REPLY_ERROR
 		                      ? HL_EREDIS
 		                      : HL_EPROTOCOL,
@@ -181,7 +218,7 @@ static int take(const hl_named *o, const unsigned char *ids, size_t n,
 	 * say so (the engine tries again while the wait lasts) */
 	if (rc == HL_OK && *acquired && replicated == 0) {
 		*acquired = 0;
-		give_back_ids(o, ids, n, b);
+		give_back_ids(o, k, ids, n, b);
 		*retry_ms = c->conf.retry_delay_ms;
 	}
 	return rc;
@@ -190,7 +227,7 @@ static int take(const hl_named *o, const unsigned char *ids, size_t n,
 /* ---- waiting ------------------------------------------------------------- */
 
 typedef struct xs_ctx {
-	hl_named *o;
+	hl_line_wait w; /* first: the line's ops take the context as one */
 	size_t n;
 	int64_t lease_ms;
 	unsigned char *ids; /* n * 16 bytes */
@@ -201,26 +238,41 @@ static int xs_attempt(void *arg, const hl_bound *b, int *acquired,
 {
 	xs_ctx *x = arg;
 	char buf[24];
-	return take(x->o, x->ids, x->n, expiry(buf, x->lease_ms), b, acquired,
-	            retry_ms);
+	int64_t ticket;
+	int first;
+	int rc = take(x->w.o, &x->w.keys, x->w.in_line ? LINE_WAIT : LINE_ONCE,
+	              x->ids, x->n, expiry(buf, x->lease_ms), b, acquired,
+	              retry_ms, &ticket, &first);
+	if (rc == HL_OK && !*acquired && x->w.in_line) {
+		/* in line: renewed by the next attempt, at most half the
+		 * place's lease later; a lease that ends sooner says sooner */
+		hl__line_note(&x->w.line, ticket, first, 1);
+		if (ticket > 0 &&
+		    (*retry_ms < 0 || *retry_ms > HL_LINE_LEASE_MS / 2))
+			*retry_ms = HL_LINE_LEASE_MS / 2;
+	}
+	return rc;
 }
 
 static void xs_undo(void *arg, const hl_bound *b)
 {
 	xs_ctx *x = arg;
-	give_back_ids(x->o, x->ids, x->n, b);
+	give_back_ids(x->w.o, &x->w.keys, x->ids, x->n, b);
 }
 
 static void xs_free(void *arg)
 {
 	xs_ctx *x = arg;
-	hl__object_dup_free(x->o);
+	hl__line_wait_fini_locked(&x->w); /* under wait_mu, by the engine */
 	free(x->ids);
 	free(x);
 }
 
 static const hl_wait_ops xs_wait_ops = {xs_attempt, xs_undo, NULL, xs_free,
                                         NULL};
+static const hl_wait_ops xs_line_ops = {xs_attempt, xs_undo,
+                                        hl__line_wait_give_up, xs_free,
+                                        hl__line_wait_wants};
 
 /* New random ids: into ids_out (n * 33 bytes: 32 hex and a NUL each) and
  * the context's raw bytes. */
@@ -229,14 +281,16 @@ static int wait_spec(hl_wait_spec *spec, const hl_expsem *s, char *ids_out,
 {
 	xs_ctx *x = calloc(1, sizeof(*x));
 	size_t i;
-	if (x) {
-		x->o = hl__object_dup(&s->o);
-		x->ids = malloc(n * ID_BYTES);
-	}
-	if (!x || !x->o || !x->ids) {
-		if (x)
-			xs_free(x);
+	int rc;
+	if (!x || !(x->ids = malloc(n * ID_BYTES))) {
+		free(x);
 		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	/* a wait takes a place in the line; one attempt does not */
+	if ((rc = hl__line_wait_init(&x->w, &s->o, wait_ms != 0)) != HL_OK) {
+		free(x->ids);
+		free(x);
+		return rc;
 	}
 	x->n = n;
 	x->lease_ms = lease_ms;
@@ -245,7 +299,10 @@ static int wait_spec(hl_wait_spec *spec, const hl_expsem *s, char *ids_out,
 		hl__random_hex(hex);
 		id_decode(x->ids + i * ID_BYTES, ID_BYTES, hex);
 	}
-	hl__object_wait_spec(spec, x->o, &xs_wait_ops, x, 1, wait_ms);
+	hl__object_wait_spec(spec, x->w.o,
+	                     x->w.in_line ? &xs_line_ops : &xs_wait_ops, x, 1,
+	                     wait_ms);
+	hl__line_wait_spec(spec, &x->w);
 	return HL_OK;
 }
 
@@ -280,15 +337,23 @@ int hl_expsem_new(hl_expsem **out, hl_client *client, const void *name,
 		return hl__fail(HL_EINVAL, "out is NULL");
 	rc = hl__object_new(&h, sizeof(hl_expsem), client, name, name_len,
 	                    "redisson_sc:", 0, ":timeout", "semaphore");
-	if (rc == HL_OK)
-		*out = h;
-	return rc;
+	if (rc != HL_OK)
+		return rc;
+	if ((rc = hl__line_keys_init(&((hl_expsem *)h)->keys,
+	                             ((hl_expsem *)h)->o.name,
+	                             ((hl_expsem *)h)->o.name_len)) != HL_OK) {
+		hl_expsem_free(h);
+		return rc;
+	}
+	*out = h;
+	return HL_OK;
 }
 
 void hl_expsem_free(hl_expsem *sem)
 {
 	if (!sem)
 		return;
+	hl__line_keys_free(&sem->keys);
 	hl__object_fini(&sem->o);
 	free(sem);
 }
@@ -360,8 +425,12 @@ static int id_call(hl_expsem *sem, int64_t *out, enum hl_script_id id,
 		x[1] = extra;
 		xl[1] = strlen(extra);
 	}
-	rc = xs_call(&sem->o, out, id, x, xl, extra ? 2 : 1, marker, flags,
-	             NULL, NULL, sent, doing);
+	if (id == HL_SCRIPT_PSEM_LINE_RELEASE)
+		rc = release_id(&sem->o, &sem->keys, out, x[0], xl[0], NULL,
+		                sent);
+	else
+		rc = xs_call(&sem->o, out, id, x, xl, extra ? 2 : 1, marker,
+		             flags, NULL, NULL, sent, doing);
 	hl__client_leave(sem->o.client);
 	return rc;
 }
@@ -371,7 +440,7 @@ int hl_expsem_release(hl_expsem *sem, const char *id)
 	char label[80];
 	int64_t v = 0;
 	enum hl_sent sent = HL_SENT_NOTHING;
-	int rc = id_call(sem, &v, HL_SCRIPT_PSEM_RELEASE, id, NULL, 1,
+	int rc = id_call(sem, &v, HL_SCRIPT_PSEM_LINE_RELEASE, id, NULL, 1,
 	                 HL_CMD_WRITE | HL_CMD_IDEMPOTENT, &sent, "releasing");
 	if (rc != HL_OK && rc != HL_ECLOSED && rc != HL_EINVAL &&
 	    sent != HL_SENT_NOTHING)

@@ -1,10 +1,12 @@
 /*
  * The waiting line's client side (prim/line.h): shared by the default lock
- * (lock.c) and the semaphore (semaphore.c).
+ * (lock.c), the semaphore (semaphore.c) and the permit-expirable semaphore
+ * (expsem.c).
  */
 #include "prim/line.h"
 
 #include "prim/args.h"
+#include "prim/object.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,25 @@
 /* The longest a waiter's end waits for its leaving the line: past it, the
  * place lapses by itself. */
 #define HL_LINE_LEAVE_MS 100
+
+int hl__line_keys_init(hl_line_keys *k, const char *name, size_t name_len)
+{
+	k->line = hl__derive_name("hilock_line:", "", name, name_len, 0,
+	                          &k->line_len);
+	k->dl = hl__derive_name("hilock_line_timeout:", "", name, name_len, 0,
+	                        &k->dl_len);
+	if (k->line && k->dl)
+		return HL_OK;
+	hl__line_keys_free(k);
+	return hl__fail(HL_ENOMEM, "out of memory");
+}
+
+void hl__line_keys_free(hl_line_keys *k)
+{
+	free(k->line);
+	free(k->dl);
+	k->line = k->dl = NULL;
+}
 
 int hl__line_channel(char **buf, size_t *out_len, const hl_client *c,
                      const char *line_key, size_t line_len)
@@ -158,4 +179,51 @@ void hl__line_tell_local_locked(hl_client *c, const char *place,
 		return;
 	snprintf(msg, sizeof(msg), "%lld", (long long)ticket);
 	hl__pubsub_message(s, msg, strlen(msg));
+}
+
+int hl__line_wait_init(hl_line_wait *w, const hl_named *o, int in_line)
+{
+	memset(w, 0, sizeof(*w));
+	w->in_line = in_line;
+	if (!(w->o = hl__object_dup(o)) ||
+	    hl__line_keys_init(&w->keys, o->name, o->name_len) != HL_OK ||
+	    (in_line && hl__line_init(&w->line, w->o->client, w->keys.line,
+	                              w->keys.line_len, w->o->channel,
+	                              w->o->channel_len) != HL_OK)) {
+		hl__line_wait_fini_locked(w); /* no ear yet */
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	return HL_OK;
+}
+
+void hl__line_wait_spec(hl_wait_spec *spec, const hl_line_wait *w)
+{
+	if (w->in_line) {
+		/* it hears its turn on its client's place's channel */
+		spec->channel = w->line.channel;
+		spec->channel_len = w->line.channel_len;
+	}
+}
+
+int hl__line_wait_wants(void *arg, const char *msg, size_t len)
+{
+	return hl__line_wants(&((hl_line_wait *)arg)->line, msg, len);
+}
+
+/* The wait ended without the permits: the client leaves the line. */
+void hl__line_wait_give_up(void *arg, const hl_bound *b)
+{
+	hl_line_wait *w = arg;
+	(void)b;
+	hl__line_leave(w->o->client, w->o->name, w->o->name_len, w->keys.line,
+	               w->keys.line_len, w->keys.dl, w->keys.dl_len);
+}
+
+void hl__line_wait_fini_locked(hl_line_wait *w)
+{
+	hl__line_fini_locked(&w->line);
+	hl__line_keys_free(&w->keys);
+	if (w->o)
+		hl__object_dup_free(w->o);
+	w->o = NULL;
 }

@@ -12,6 +12,7 @@
 #define HL_LINE_H
 
 #include "internal.h"
+#include "prim/object.h"
 
 /* How long a place lasts unless its waiter renews it (by its next attempt,
  * at most half of it later): how long a waiter that died or stopped holds
@@ -34,6 +35,17 @@ typedef struct hl_line {
 	 * wait's attempts (one at a time) and by hl__line_fini_locked. */
 	hl_listener *ear;
 } hl_line;
+
+/* An object's line: its two keys, hilock_line:{name} and
+ * hilock_line_timeout:{name} (owned). */
+typedef struct hl_line_keys {
+	char *line, *dl;
+	size_t line_len, dl_len;
+} hl_line_keys;
+
+/* The line keys of the object named name (HL_ENOMEM). */
+int hl__line_keys_init(hl_line_keys *k, const char *name, size_t name_len);
+void hl__line_keys_free(hl_line_keys *k);
 
 /* The channel of c's place in the line line_key: <line_key>:<client id>,
  * in *buf (malloc'd). */
@@ -64,5 +76,26 @@ void hl__line_leave(hl_client *c, const char *name, size_t name_len,
  * wait_mu; place is hl__line_channel's. */
 void hl__line_tell_local_locked(hl_client *c, const char *place,
                                 size_t place_len, int64_t ticket);
+
+/* A semaphore's wait (either kind): its context begins with this. */
+typedef struct hl_line_wait {
+	hl_named *o; /* a copy of the object's */
+	hl_line_keys keys;
+	hl_line line; /* when in_line */
+	int in_line;  /* a wait (takes a place), not one attempt */
+} hl_line_wait;
+
+/* w for object o: a wait (in_line, its place's channel in the spec that
+ * hl__object_wait_spec() made) or one attempt. HL_ENOMEM (then w is
+ * finished already). */
+int hl__line_wait_init(hl_line_wait *w, const hl_named *o, int in_line);
+/* Its spec's channel: the place's while in line. */
+void hl__line_wait_spec(hl_wait_spec *spec, const hl_line_wait *w);
+/* hl_wait_ops.wants and .give_up of a context that begins with an
+ * hl_line_wait. */
+int hl__line_wait_wants(void *arg, const char *msg, size_t len);
+void hl__line_wait_give_up(void *arg, const hl_bound *b);
+/* Its end (the engine frees a context under wait_mu). */
+void hl__line_wait_fini_locked(hl_line_wait *w);
 
 #endif

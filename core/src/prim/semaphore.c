@@ -22,16 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The semaphore's line: its two keys (hilock_line:{name} and
- * hilock_line_timeout:{name}). */
-typedef struct sem_line {
-	char *line, *dl;
-	size_t line_len, dl_len;
-} sem_line;
-
 struct hl_semaphore {
 	hl_named o;
-	sem_line keys; /* derived once: every release names them */
+	hl_line_keys keys; /* derived once: every release names them */
 };
 
 /* ---- the permits this client holds ----------------------------------- */
@@ -89,26 +82,6 @@ void hl__permits_free_all(hl_client *c)
 
 /* ---- scripts ------------------------------------------------------------- */
 
-static int line_keys(sem_line *k, const hl_named *o)
-{
-	k->line = hl__derive_name("hilock_line:", "", o->name, o->name_len, 0,
-	                          &k->line_len);
-	k->dl = hl__derive_name("hilock_line_timeout:", "", o->name,
-	                        o->name_len, 0, &k->dl_len);
-	if (k->line && k->dl)
-		return HL_OK;
-	free(k->line);
-	free(k->dl);
-	k->line = k->dl = NULL;
-	return hl__fail(HL_ENOMEM, "out of memory");
-}
-
-static void line_keys_free(sem_line *k)
-{
-	free(k->line);
-	free(k->dl);
-}
-
 /* How a script goes with the line: not at all, an acquire that is one
  * attempt, an acquire that waits (takes a place), a release. */
 enum { LINE_NONE = 0, LINE_ONCE, LINE_WAIT, LINE_RELEASE };
@@ -119,7 +92,7 @@ enum { LINE_NONE = 0, LINE_ONCE, LINE_WAIT, LINE_RELEASE };
  * for LINE_NONE), the marker's lifetime. *sent (may be NULL) as
  * hl__command's. */
 static int sem_call_line(const hl_named *o, int64_t *out, enum hl_script_id id,
-                         int64_t n, const sem_line *k, int how,
+                         int64_t n, const hl_line_keys *k, int how,
                          const char *marker_id, const hl_bound *b,
                          int *replicated, enum hl_sent *sent, const char *doing)
 {
@@ -177,7 +150,7 @@ static int give_back(const hl_named *o, int64_t n, const hl_bound *b)
  * attempt cut short (its wait ended, a cancel, the network) after it may
  * have run is taken back through its request marker: the permits go back
  * if it took them, and a copy still on its way can no longer take any. */
-static int take(const hl_named *o, int64_t n, const sem_line *k, int how,
+static int take(const hl_named *o, int64_t n, const hl_line_keys *k, int how,
                 const hl_bound *b, int *acquired, int64_t *answer)
 {
 	hl_client *c = o->client;
@@ -232,11 +205,8 @@ static int take(const hl_named *o, int64_t n, const sem_line *k, int how,
 /* ---- waiting ------------------------------------------------------------- */
 
 typedef struct sem_ctx {
-	hl_named *o;
+	hl_line_wait w; /* first: the line's ops take the context as one */
 	int64_t n;
-	int how; /* LINE_WAIT or LINE_ONCE */
-	sem_line keys;
-	hl_line line; /* LINE_WAIT */
 } sem_ctx;
 
 static int sem_attempt(void *arg, const hl_bound *b, int *acquired,
@@ -244,84 +214,59 @@ static int sem_attempt(void *arg, const hl_bound *b, int *acquired,
 {
 	sem_ctx *x = arg;
 	int64_t answer = 0;
-	int rc = take(x->o, x->n, &x->keys, x->how, b, acquired, &answer);
+	int rc = take(x->w.o, x->n, &x->w.keys,
+	              x->w.in_line ? LINE_WAIT : LINE_ONCE, b, acquired,
+	              &answer);
 	*retry_ms = -1; /* a release tells the first, publishes the count */
-	if (rc == HL_OK && x->how == LINE_WAIT) {
+	if (rc == HL_OK && x->w.in_line) {
 		/* -(2 x ticket + first): in line, renewed by the next attempt
 		 */
 		int64_t t = answer < 0 ? -answer : 0;
-		hl__line_note(&x->line, t / 2, t % 2 == 1, 1);
+		hl__line_note(&x->w.line, t / 2, t % 2 == 1, 1);
 		if (answer < 0)
 			*retry_ms = HL_LINE_LEASE_MS / 2;
 	}
 	return rc;
 }
 
-static int sem_wants(void *arg, const char *msg, size_t len)
-{
-	return hl__line_wants(&((sem_ctx *)arg)->line, msg, len);
-}
-
-/* The wait ended without the permits: the client leaves the line. */
-static void sem_give_up(void *arg, const hl_bound *b)
-{
-	sem_ctx *x = arg;
-	(void)b;
-	hl__line_leave(x->o->client, x->o->name, x->o->name_len, x->keys.line,
-	               x->keys.line_len, x->keys.dl, x->keys.dl_len);
-}
-
 static void sem_undo(void *arg, const hl_bound *b)
 {
 	sem_ctx *x = arg;
-	if (held_add(x->o, -x->n) == 0)
-		give_back(x->o, x->n, b);
+	if (held_add(x->w.o, -x->n) == 0)
+		give_back(x->w.o, x->n, b);
 }
 
 static void sem_free(void *arg)
 {
 	sem_ctx *x = arg;
-	hl__line_fini_locked(&x->line); /* the engine frees it under wait_mu */
-	line_keys_free(&x->keys);
-	hl__object_dup_free(x->o);
+	hl__line_wait_fini_locked(&x->w); /* under wait_mu, by the engine */
 	free(x);
 }
 
 static const hl_wait_ops sem_wait_ops = {sem_attempt, sem_undo, NULL, sem_free,
                                          NULL};
-static const hl_wait_ops sem_line_ops = {sem_attempt, sem_undo, sem_give_up,
-                                         sem_free, sem_wants};
+static const hl_wait_ops sem_line_ops = {sem_attempt, sem_undo,
+                                         hl__line_wait_give_up, sem_free,
+                                         hl__line_wait_wants};
 
 /* A wait for n permits of s until deadline; *spec owns a new context. */
 static int wait_spec(hl_wait_spec *spec, const hl_semaphore *s, int64_t n,
                      int64_t wait_ms)
 {
 	sem_ctx *x = calloc(1, sizeof(*x));
-	if (x && !(x->o = hl__object_dup(&s->o))) {
-		free(x);
-		x = NULL;
-	}
+	int rc;
 	if (!x)
 		return hl__fail(HL_ENOMEM, "out of memory");
-	x->n = n;
 	/* a wait takes a place in the line; one attempt does not */
-	x->how = wait_ms != 0 ? LINE_WAIT : LINE_ONCE;
-	if (line_keys(&x->keys, x->o) != HL_OK ||
-	    (x->how == LINE_WAIT &&
-	     hl__line_init(&x->line, x->o->client, x->keys.line,
-	                   x->keys.line_len, x->o->channel,
-	                   x->o->channel_len) != HL_OK)) {
-		sem_free(x); /* no ear yet: wait_mu is not needed */
-		return hl__fail(HL_ENOMEM, "out of memory");
+	if ((rc = hl__line_wait_init(&x->w, &s->o, wait_ms != 0)) != HL_OK) {
+		free(x);
+		return rc;
 	}
-	hl__object_wait_spec(
-	        spec, x->o, x->how == LINE_WAIT ? &sem_line_ops : &sem_wait_ops,
-	        x, 1, wait_ms);
-	if (x->how == LINE_WAIT) {
-		/* it hears its turn on its client's place's channel */
-		spec->channel = x->line.channel;
-		spec->channel_len = x->line.channel_len;
-	}
+	x->n = n;
+	hl__object_wait_spec(spec, x->w.o,
+	                     x->w.in_line ? &sem_line_ops : &sem_wait_ops, x, 1,
+	                     wait_ms);
+	hl__line_wait_spec(spec, &x->w);
 	return HL_OK;
 }
 
@@ -346,8 +291,9 @@ int hl_semaphore_new(hl_semaphore **out, hl_client *client, const void *name,
 	                    "redisson_sc:", 0, NULL, "semaphore");
 	if (rc != HL_OK)
 		return rc;
-	if ((rc = line_keys(&((hl_semaphore *)h)->keys,
-	                    &((hl_semaphore *)h)->o)) != HL_OK) {
+	if ((rc = hl__line_keys_init(
+	             &((hl_semaphore *)h)->keys, ((hl_semaphore *)h)->o.name,
+	             ((hl_semaphore *)h)->o.name_len)) != HL_OK) {
 		hl_semaphore_free(h);
 		return rc;
 	}
@@ -359,7 +305,7 @@ void hl_semaphore_free(hl_semaphore *sem)
 {
 	if (!sem)
 		return;
-	line_keys_free(&sem->keys);
+	hl__line_keys_free(&sem->keys);
 	hl__object_fini(&sem->o);
 	free(sem);
 }

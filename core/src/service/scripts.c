@@ -665,6 +665,23 @@ static const char latch_delete_src[] =
 	"  redis.call('zrem', LINE, gone[i])\n"                             \
 	"  redis.call('zrem', DL, gone[i])\n"                             \
 	"end\n"
+/* A waiter takes its client's place at the end of the line (ticket: the
+ * last one's plus one; the first place is 2) unless it has one (mine: its
+ * ticket, or false: LINE_MINE), and renews its deadline: ID its client's
+ * id, lease the place's lease ms; h the line's first ({} when empty)
+ * becomes it when the line was empty. Leaves its ticket in mine. */
+#define LINE_MINE(ID) "local mine = redis.call('zscore', LINE, " ID ")\n"
+#define LINE_PLACE(ID)                                                         \
+	"if not mine then\n"                                                   \
+	"  local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"    \
+	"  mine = 2\n"                                                         \
+	"  if last[2] then mine = tonumber(last[2]) + 1 end\n"                 \
+	"  redis.call('zadd', LINE, mine, " ID ")\n"                           \
+	"  if not h[1] then h = {" ID ", mine} end\n"                          \
+	"end\n"                                                                \
+	"redis.call('zadd', DL, now + lease, " ID ")\n"                        \
+	"redis.call('pexpire', LINE, lease)\n"                                 \
+	"redis.call('pexpire', DL, lease)\n"
 /* Tell the first in line (h: {client, ticket}) that the lock is free: its
  * ticket on its own channel (ARGV[PUB] the publish command). */
 #define LINE_TELL(H, PUB)                                                      \
@@ -712,18 +729,9 @@ static const char line_acquire_src[] =
 	"  return {tonumber(ARGV[3])}\n"
 	"end\n"
 	"local lease = tonumber(ARGV[5])\n"
-	"local mine = redis.call('zscore', LINE, ARGV[7])\n"
+	LINE_MINE("ARGV[7]")
 	"if ARGV[4] == '1' then\n"
-	"  if not mine then\n"
-	"    local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"
-	"    mine = 2\n"
-	"    if last[2] then mine = tonumber(last[2]) + 1 end\n"
-	"    redis.call('zadd', LINE, mine, ARGV[7])\n"
-	"    if not h[1] then h = {ARGV[7], mine} end\n"
-	"  end\n"
-	"  redis.call('zadd', DL, now + lease, ARGV[7])\n"
-	"  redis.call('pexpire', LINE, lease)\n"
-	"  redis.call('pexpire', DL, lease)\n"
+	LINE_PLACE("ARGV[7]")
 	"end\n"
 	"local wait\n"
 	"if held then\n"
@@ -828,17 +836,7 @@ static const char sem_line_acquire_src[] =
 	"  end\n"
 	"  if ARGV[3] ~= '1' then return 0 end\n"
 	"  local lease = tonumber(ARGV[4])\n"
-	"  local mine = redis.call('zscore', LINE, ARGV[5])\n"
-	"  if not mine then\n"
-	"    local last = redis.call('zrange', LINE, -1, -1, 'withscores')\n"
-	"    mine = 2\n"
-	"    if last[2] then mine = tonumber(last[2]) + 1 end\n"
-	"    redis.call('zadd', LINE, mine, ARGV[5])\n"
-	"    if not h[1] then h = {ARGV[5], mine} end\n"
-	"  end\n"
-	"  redis.call('zadd', DL, now + lease, ARGV[5])\n"
-	"  redis.call('pexpire', LINE, lease)\n"
-	"  redis.call('pexpire', DL, lease)\n"
+	"  " LINE_MINE("ARGV[5]") LINE_PLACE("ARGV[5]")
 	"  if purged > 0 and v > 0 and h[1] ~= ARGV[5] then\n"
 	"    " LINE_TELL("h", "ARGV[2]")
 	"  end\n"
@@ -864,6 +862,95 @@ static const char sem_line_release_src[] =
 	"  end\n"
 	"  redis.call(ARGV[2], KEYS[2], v)\n"
 	"  return v\n"
+	ONCE_END;
+
+/* The permit-expirable semaphore's line (as the semaphore's): KEYS as
+ * psem_acquire_src's (the counter, the leases, the channel); ARGV[1] now
+ * (wall-clock ms, the leases' clock), ARGV[2] publish command, ARGV[3] n,
+ * ARGV[4] the new permits' expiry, ARGV[5] "1": a waiter, "0": one
+ * attempt, ARGV[6] the place's lease ms, ARGV[7] the client's id, ARGV[8]
+ * LINE, ARGV[9] DL, ARGV[10..] the n ids. Permits go to the first in line
+ * (to anyone while the line is empty) when there are enough; the first
+ * that takes some and leaves some tells the next. Acquired: {1} (also a
+ * resent copy that finds its first id taken). Not: {ms until the nearest
+ * lease ends (-1: none ends by itself), its ticket (0: no place), 1 if
+ * first in line}. The line's deadlines are on Redis's clock (TIME), the
+ * leases on the callers' (ARGV[1]), as Redisson keeps them. */
+static const char psem_line_acquire_src[] = PSEM_RECLAIM
+	"local LINE, DL = ARGV[8], ARGV[9]\n"
+	"local n = tonumber(ARGV[3])\n"
+	"reclaim(n)\n"
+	"if redis.call('zscore', KEYS[2], ARGV[10]) then return {1} end\n"
+	"local function take()\n"
+	"  redis.call('decrby', KEYS[1], n)\n"
+	"  for i = 1, n do\n"
+	"    redis.call('zadd', KEYS[2], ARGV[4], ARGV[9 + i])\n"
+	"  end\n"
+	"  local ttl = redis.call('pttl', KEYS[1])\n"
+	"  if ttl > 0 then redis.call('pexpire', KEYS[2], ttl) end\n"
+	"end\n"
+	"local v = tonumber(redis.call('get', KEYS[1])) or 0\n"
+	"local lined = redis.call('exists', LINE) == 1\n"
+	"if not lined and v >= n then\n"
+	"  take()\n"
+	"  return {1}\n"
+	"end\n"
+	"local wait = -1\n"
+	"local low = redis.call('zrange', KEYS[2], 0, 0, 'withscores')\n"
+	"if #low == 2 and low[2] ~= NONE then\n"
+	"  wait = math.max(1, tonumber(low[2]) - tonumber(ARGV[1]))\n"
+	"end\n"
+	"if not lined and ARGV[5] ~= '1' then return {wait, 0, 0} end\n"
+	LINE_NOW
+	"local purged = 0\n"
+	"if lined then\n"
+	LINE_PURGE
+	"  purged = #gone\n"
+	"end\n"
+	"local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"if (not h[1] or h[1] == ARGV[7]) and v >= n then\n"
+	"  take()\n"
+	"  if h[1] then\n"
+	"    redis.call('zrem', LINE, ARGV[7])\n"
+	"    redis.call('zrem', DL, ARGV[7])\n"
+	"    local nx = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"    if nx[1] and v > n then\n"
+	"      " LINE_TELL("nx", "ARGV[2]")
+	"    end\n"
+	"  end\n"
+	"  return {1}\n"
+	"end\n"
+	"if ARGV[5] ~= '1' then return {wait, 0, 0} end\n"
+	"local lease = tonumber(ARGV[6])\n"
+	LINE_MINE("ARGV[7]") LINE_PLACE("ARGV[7]")
+	"if purged > 0 and v > 0 and h[1] ~= ARGV[7] then\n"
+	"  " LINE_TELL("h", "ARGV[2]")
+	"end\n"
+	"local first = 0\n"
+	"if h[1] == ARGV[7] then first = 1 end\n"
+	"return {wait, tonumber(mine), first}\n";
+
+/* As psem_release_src (KEYS[4] the request marker; ARGV[3] the id,
+ * ARGV[4] LINE, ARGV[5] DL, ARGV[6] the marker's lifetime), and the first
+ * in line is told its turn. */
+static const char psem_line_release_src[] =
+	ONCE_BEGIN
+	"  local LINE, DL = ARGV[4], ARGV[5]\n"
+	"  local s = redis.call('zscore', KEYS[2], ARGV[3])\n"
+	"  if not s then return -1 end\n"
+	"  redis.call('zrem', KEYS[2], ARGV[3])\n"
+	"  local v = redis.call('incrby', KEYS[1], 1)\n"
+	"  if redis.call('exists', LINE) == 1 then\n"
+	"  " LINE_NOW
+	"  " LINE_PURGE
+	"    local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
+	"    if h[1] then\n"
+	"      " LINE_TELL("h", "ARGV[2]")
+	"    end\n"
+	"  end\n"
+	"  redis.call(ARGV[2], KEYS[3], v)\n"
+	"  if tonumber(s) <= tonumber(ARGV[1]) then return 0 end\n"
+	"  return 1\n"
 	ONCE_END;
 /* clang-format on */
 
@@ -908,6 +995,8 @@ static const hl_script scripts[HL_SCRIPT_COUNT] = {
         {"line-leave", line_leave_src},
         {"semaphore-line-acquire", sem_line_acquire_src},
         {"semaphore-line-release", sem_line_release_src},
+        {"permit-line-acquire", psem_line_acquire_src},
+        {"permit-line-release", psem_line_release_src},
 };
 
 const hl_script *hl__script(enum hl_script_id id)
