@@ -684,6 +684,88 @@ static void release_task(void)
 	hl_client_free(c);
 }
 
+/* ---- begin: the first attempt here, the wait a task -------------------- */
+
+/* hl_lock_try_acquire_begin: a free lock is taken on the calling thread
+ * (no task); a lock held elsewhere answers a task at once, its client's
+ * place in the line taken by that first attempt (before the task ran),
+ * and the task gets the lock when the holder lets go; a wait of 0 answers
+ * without a task; a black-holed network gives control back within about
+ * the grace, the task still waiting (and cancellable). */
+static void begin(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_lock *h, *l;
+	hl_client *hc = holder(r, &h), *c = ht_client(r, 0);
+	hl_task *t = (hl_task *)1;
+	ht_proxy *p;
+	hl_client *pc;
+	hl_lock *pl;
+	int acquired = 7;
+	int64_t t0;
+
+	l = ht_lock(c, NAME);
+	/* held elsewhere: a task, and the place is in Redis already */
+	HT_OK(hl_lock_try_acquire_begin(&t, &acquired, l, 10000, -1));
+	HT_CHECK(t != NULL);
+	HT_EQ(acquired, 0);
+	{
+		redisReply *z =
+		        ht_raw(ht_raw_of(r), "ZCARD hilock_line:{%s}", NAME);
+		HT_EQ(z->integer, 1);
+		freeReplyObject(z);
+	}
+	HT_OK(hl_lock_release(NULL, h));
+	HT_OK(ht_task_result(t, &acquired, 5000));
+	HT_EQ(acquired, 1);
+	HT_EQ(ht_hget_int(r, HT_S(NAME), ht_owner(l)), 1);
+	hl_task_free(t);
+	/* a re-entry (and any decided first attempt): no task */
+	t = (hl_task *)1;
+	HT_OK(hl_lock_try_acquire_begin(&t, &acquired, l, 10000, -1));
+	HT_CHECK(t == NULL);
+	HT_EQ(acquired, 1);
+	HT_EQ(ht_hget_int(r, HT_S(NAME), ht_owner(l)), 2);
+	HT_OK(hl_lock_release(NULL, l));
+	HT_OK(hl_lock_release(NULL, l));
+	/* wait 0 while held elsewhere: no task, not acquired */
+	HT_OK(hl_lock_acquire(h, -1, NULL));
+	HT_OK(hl_lock_try_acquire_begin(&t, &acquired, l, 0, -1));
+	HT_CHECK(t == NULL);
+	HT_EQ(acquired, 0);
+	HT_OK(hl_lock_release(NULL, h));
+	/* bad input */
+	HT_RC(hl_lock_try_acquire_begin(NULL, &acquired, l, 0, -1), HL_EINVAL);
+	HT_RC(hl_lock_try_acquire_begin(&t, NULL, l, 0, -1), HL_EINVAL);
+	HT_RC(hl_lock_try_acquire_begin(&t, &acquired, NULL, 0, -1), HL_EINVAL);
+	HT_RC(hl_lock_try_acquire_begin(&t, &acquired, l, -5, -1), HL_EINVAL);
+
+	/* a black hole: back within the grace, the wait a task */
+	p = ht_proxy_start(r->port);
+	pc = ht_client_url(p->url, NULL);
+	pl = ht_lock(pc, "task:begin:bh");
+	HT_OK(hl_lock_acquire(pl, -1, NULL));
+	HT_OK(hl_lock_release(NULL, pl));
+	ht_proxy_cmd(p, "blackhole on");
+	t0 = ht_now_ms();
+	HT_OK(hl_lock_try_acquire_begin(&t, &acquired, pl, 30000, -1));
+	HT_RANGE(ht_now_ms() - t0, 0, 1000 * ht_scale());
+	HT_CHECK(t != NULL);
+	HT_EQ(acquired, 0);
+	HT_EQ(hl_task_done(t), 0);
+	hl_task_cancel(t);
+	HT_RC(ht_task_result(t, &acquired, 10000), HL_EINTERRUPTED);
+	hl_task_free(t);
+	ht_proxy_cmd(p, "blackhole off");
+	hl_lock_free(pl);
+	hl_client_free(pc);
+	ht_proxy_stop(p);
+	hl_lock_free(l);
+	hl_lock_free(h);
+	hl_client_free(c);
+	hl_client_free(hc);
+}
+
 /* ---- bad input ----------------------------------------------------------- */
 
 static void bad_input(void)
@@ -995,9 +1077,9 @@ static void fork_child(void)
 	hl_client_free(c);
 }
 
-HT_MAIN(HT_CASE(many_waiters), HT_CASE(cancel_waiting), HT_CASE(cancel_race),
-        HT_CASE(cancel_in_flight), HT_CASE(client_fd), HT_CASE(waits),
-        HT_CASE(close_pending), HT_CASE(free_pending), HT_CASE(interrupt),
-        HT_CASE(wait_lost_task), HT_CASE(release_task), HT_CASE(bad_input),
-        HT_CASE(kinds), HT_CASE(kinds_fair_cancel_and_read),
+HT_MAIN(HT_CASE(many_waiters), HT_CASE(begin), HT_CASE(cancel_waiting),
+        HT_CASE(cancel_race), HT_CASE(cancel_in_flight), HT_CASE(client_fd),
+        HT_CASE(waits), HT_CASE(close_pending), HT_CASE(free_pending),
+        HT_CASE(interrupt), HT_CASE(wait_lost_task), HT_CASE(release_task),
+        HT_CASE(bad_input), HT_CASE(kinds), HT_CASE(kinds_fair_cancel_and_read),
         HT_CASE(fork_child))

@@ -557,8 +557,64 @@ static void lingering_subscription(void)
 	hl_client_free(wc);
 }
 
-HT_MAIN(HT_CASE(lingering_subscription), HT_CASE(handoff_across_clients),
-        HT_CASE(same_client), HT_CASE(subscription_confirmed),
-        HT_CASE(other_client), HT_CASE(no_polling), HT_CASE(force_unlock),
-        HT_CASE(several_waiters), HT_CASE(external_unlock),
-        HT_CASE(release_while_subscribing), HT_CASE(reacquire_after_wait))
+static uint64_t read_by_waiter(hl_client *c)
+{
+	hl_client_stats st;
+	st.version = HL_CLIENT_STATS_VERSION;
+	HT_OK(hl_client_stats_get(&st, c));
+	return st.wakeups_read_by_waiter;
+}
+
+/* A blocking waiter reads the message that wakes it from the subscriber
+ * connection itself, so the hand-off costs no hop through the subscriber
+ * thread (message -> subscriber thread -> waiter): for the default lock
+ * (its first in line hears the release) and for the fair lock (its
+ * waiter's own channel), each wait counts at least one such read. Fails
+ * where the subscriber thread reads every message (the count stays 0). */
+static void waiter_reads_wakeup(void)
+{
+	static const int kinds[] = {HL_LOCK_REENTRANT, HL_LOCK_FAIR};
+	ht_redis *r = ht_redis_default();
+	hl_client *hc = ht_client(r, 0), *wc = ht_client(r, 0);
+	size_t i;
+
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		uint64_t before = read_by_waiter(wc), after = before;
+		int tries;
+		/* The release can come before the waiter has taken the lead
+		 * (it is counted waiting a moment before it polls the
+		 * socket; under TSan that moment is long), and then the
+		 * subscriber thread rightly reads it: up to five waits, of
+		 * which one must be read by the waiter. */
+		for (tries = 1; tries <= 5 && after == before; tries++) {
+			wait_once(hc, wc, kinds[i], hl_owner_id_new());
+			after = read_by_waiter(wc);
+		}
+		ht_note("kind %d: %llu reads by the waiter in %d waits",
+		        kinds[i], (unsigned long long)(after - before),
+		        tries - 1);
+		HT_CHECKF(after > before,
+		          "kind %d: the waiter read nothing itself in 5 "
+		          "waits: the subscriber thread woke it each time",
+		          kinds[i]);
+	}
+	HT_EQ(read_by_waiter(hc), 0); /* it never waited */
+	{
+		/* a version 2 struct is not written past its end */
+		hl_client_stats st;
+		memset(&st, 0x5a, sizeof st);
+		st.version = 2;
+		HT_OK(hl_client_stats_get(&st, wc));
+		HT_EQ(st.waiting, 0);
+		HT_EQ(st.wakeups_read_by_waiter, 0x5a5a5a5a5a5a5a5aULL);
+	}
+	hl_client_free(hc);
+	hl_client_free(wc);
+}
+
+HT_MAIN(HT_CASE(lingering_subscription), HT_CASE(waiter_reads_wakeup),
+        HT_CASE(handoff_across_clients), HT_CASE(same_client),
+        HT_CASE(subscription_confirmed), HT_CASE(other_client),
+        HT_CASE(no_polling), HT_CASE(force_unlock), HT_CASE(several_waiters),
+        HT_CASE(external_unlock), HT_CASE(release_while_subscribing),
+        HT_CASE(reacquire_after_wait))

@@ -215,13 +215,44 @@ typedef struct hlgo_multi_out {
 	int v[];
 } hlgo_multi_out;
 
+// hlgo_multi_open opens the n member locks of a multilock of kind, each
+// named by its client, its lock kind, its bytes in names (lens[i] each,
+// one after another) and its owner, and the multilock over them (NULL and
+// r set on failure). Acquire (op 0): was_lost[i] = the member's previous
+// hold had been found lost. The multilock (and any task started from it)
+// keeps its own copies: hlgo_multi_close frees these at once.
+static hl_multilock *hlgo_multi_open(hlgo_result *r, hl_lock **lk, int op,
+		int kind, int n, hl_client *const *clients, const hlgo_kind *kinds,
+		const char *names, const size_t *lens, const uint64_t *owners,
+		int *was_lost) {
+	hl_multilock *m = NULL;
+	size_t off = 0;
+	int i, rc, lost;
+	for (i = 0; i < n; i++) {
+		if (hlgo_open(&lk[i], r, clients[i], &kinds[i], names + off,
+				lens[i], owners[i]) != HL_OK)
+			return NULL;
+		off += lens[i];
+		if (op == 0 && hl_lock_is_lost(&lost, lk[i]) == HL_OK)
+			was_lost[i] = lost;
+	}
+	if ((rc = hl_multilock_new(&m, lk, (size_t)n, kind)) != HL_OK)
+		hlgo_fail(r, rc);
+	return m;
+}
+
+static void hlgo_multi_close(hl_multilock *m, hl_lock **lk, int n) {
+	int i;
+	hl_multilock_free(m);
+	for (i = 0; lk && i < n; i++)
+		hl_lock_free(lk[i]);
+	free(lk);
+}
+
 // hlgo_multi_start starts a task of clients[0] that takes (op 0) or
-// releases (op 1) a multilock of kind over n member locks, each named by
-// its client, its lock kind, its bytes in names (lens[i] each, one after
-// another) and its owner, with data set. Acquire: was_lost[i] = the
-// member's previous hold had been found lost. Release: members says which
-// to release and epochs which hold of each (copied now). *out_buf gets the
-// outputs (hlgo_multi_take).
+// releases (op 1) a multilock (see hlgo_multi_open), with data set.
+// Release: members says which to release and epochs which hold of each
+// (copied now). *out_buf gets the outputs (hlgo_multi_take).
 static void hlgo_multi_start(hlgo_result *r, hl_task **out,
 		hlgo_multi_out **out_buf, int op, int kind, int n,
 		hl_client *const *clients, const hlgo_kind *kinds,
@@ -231,31 +262,23 @@ static void hlgo_multi_start(hlgo_result *r, hl_task **out,
 	hl_lock **lk = calloc((size_t)n, sizeof(*lk));
 	hlgo_multi_out *o = calloc(1, sizeof(*o) + 3 * (size_t)n * sizeof(int));
 	hl_multilock *m = NULL;
-	size_t off = 0;
-	int i, rc = HL_OK, lost;
+	int rc;
 	hlgo_reset(r);
 	*out = NULL;
 	*out_buf = NULL;
 	if (!lk || !o) {
 		r->status = HL_ENOMEM;
 		hlgo_copy(r->msg, "out of memory");
-		free(o);
-		o = NULL;
 		goto out;
 	}
-	for (i = 0; i < n; i++) {
-		if (hlgo_open(&lk[i], r, clients[i], &kinds[i], names + off,
-				lens[i], owners[i]) != HL_OK)
-			goto out;
-		off += lens[i];
-		if (op == 0 && hl_lock_is_lost(&lost, lk[i]) == HL_OK)
-			was_lost[i] = lost;
-	}
-	rc = hl_multilock_new(&m, lk, (size_t)n, kind);
-	if (rc == HL_OK && op == 0)
+	m = hlgo_multi_open(r, lk, op, kind, n, clients, kinds, names, lens,
+			owners, was_lost);
+	if (!m)
+		goto out;
+	if (op == 0)
 		rc = hl_multilock_try_acquire_ex_start(out, &o->valid, o->v, m,
 				wait_ms, lease_ms);
-	else if (rc == HL_OK)
+	else
 		rc = hl_multilock_release_holds_start(out, o->v + n,
 				o->v + 2 * n, m, members, epochs);
 	if (rc != HL_OK) {
@@ -267,11 +290,43 @@ static void hlgo_multi_start(hlgo_result *r, hl_task **out,
 	o = NULL;
 out:
 	free(o);
-	// the task has its own copies of the handles
-	hl_multilock_free(m);
-	for (i = 0; lk && i < n; i++)
-		hl_lock_free(lk[i]);
-	free(lk);
+	hlgo_multi_close(m, lk, n);
+}
+
+// hlgo_multi_call: the same operation as a blocking call on this thread,
+// no task: op 0 takes the members with wait_ms (r->flag: acquired;
+// members[i]: taken; *valid), op 1 releases those members says (statuses,
+// released).
+static void hlgo_multi_call(hlgo_result *r, int op, int kind, int n,
+		hl_client *const *clients, const hlgo_kind *kinds,
+		const char *names, const size_t *lens, const uint64_t *owners,
+		int64_t wait_ms, int64_t lease_ms, int *members,
+		const uint64_t *epochs, int *was_lost, int64_t *valid,
+		int *statuses, int *released) {
+	hl_lock **lk = calloc((size_t)n, sizeof(*lk));
+	hl_multilock *m = NULL;
+	int rc, flag = 0;
+	hlgo_reset(r);
+	if (!lk) {
+		r->status = HL_ENOMEM;
+		hlgo_copy(r->msg, "out of memory");
+		return;
+	}
+	m = hlgo_multi_open(r, lk, op, kind, n, clients, kinds, names, lens,
+			owners, was_lost);
+	if (m) {
+		if (op == 0)
+			rc = hl_multilock_try_acquire_ex(&flag, valid, members,
+					m, wait_ms, lease_ms, NULL);
+		else
+			rc = hl_multilock_release_holds(statuses, released, m,
+					members, epochs);
+		if (rc != HL_OK)
+			hlgo_fail(r, rc);
+		else
+			r->flag = flag;
+	}
+	hlgo_multi_close(m, lk, n);
 }
 
 // Copy a done (or freed) task's outputs out and free them.
@@ -714,6 +769,35 @@ func (mc *multiCall) start(op int, waitMs, leaseMs int64, data uint64) (*cTask, 
 	return t, res
 }
 
+// call runs the operation (op 0: acquire with waitMs, 1: release) as a
+// blocking call on this goroutine's thread, no task; the outputs land in
+// mc at once. all: every member or none, even for a RedLock (a round that
+// must not stop at a quorum). The caller holds every member client's mu
+// for reading.
+func (mc *multiCall) call(op int, waitMs, leaseMs int64, all bool) opResult {
+	var r cResult
+	var valid C.int64_t
+	kind := C.int(C.HL_MULTILOCK_ALL)
+	if mc.red && !all {
+		kind = C.HL_MULTILOCK_RED
+	}
+	C.hlgo_multi_call(&r, C.int(op), kind, C.int(len(mc.ps)), &mc.ps[0],
+		&mc.kinds[0], (*C.char)(unsafe.Pointer(&mc.names[0])), &mc.lens[0], &mc.owners[0],
+		C.int64_t(waitMs), C.int64_t(leaseMs), &mc.members[0], &mc.epochs[0], &mc.wasLost[0],
+		&valid, &mc.status[0], &mc.freed[0])
+	runtime.KeepAlive(mc)
+	mc.valid = int64(valid)
+	res := opResult{status: int(r.status), flag: r.flag != 0}
+	if r.status != C.HL_OK {
+		opName := "lock"
+		if op == 1 {
+			opName = "unlock"
+		}
+		res.err = resultError(opName, &r)
+	}
+	return res
+}
+
 // release asks a release for member i's hold epoch (0: whichever).
 func (mc *multiCall) release(i int, epoch uint64) {
 	mc.members[i] = 1
@@ -744,17 +828,18 @@ func clientStats(p *C.hl_client) Stats {
 		return Stats{}
 	}
 	return Stats{
-		Acquisitions:    uint64(s.acquisitions),
-		AcquireWaits:    uint64(s.acquire_waits),
-		WaitTime:        time.Duration(s.wait_time_ms) * time.Millisecond,
-		Releases:        uint64(s.releases),
-		Renewals:        uint64(s.renewals),
-		RenewalFailures: uint64(s.renewal_failures),
-		Losses:          uint64(s.losses),
-		Reconnects:      uint64(s.reconnects),
-		Failovers:       uint64(s.failovers),
-		EventsDropped:   uint64(s.events_dropped),
-		Waiting:         uint64(s.waiting),
+		Acquisitions:        uint64(s.acquisitions),
+		AcquireWaits:        uint64(s.acquire_waits),
+		WaitTime:            time.Duration(s.wait_time_ms) * time.Millisecond,
+		Releases:            uint64(s.releases),
+		Renewals:            uint64(s.renewals),
+		RenewalFailures:     uint64(s.renewal_failures),
+		Losses:              uint64(s.losses),
+		Reconnects:          uint64(s.reconnects),
+		Failovers:           uint64(s.failovers),
+		EventsDropped:       uint64(s.events_dropped),
+		Waiting:             uint64(s.waiting),
+		WakeupsReadByWaiter: uint64(s.wakeups_read_by_waiter),
 	}
 }
 

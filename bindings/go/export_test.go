@@ -8,6 +8,9 @@ import "sync/atomic"
 // received by their waiters.
 func PendingTasks(c *Client) int64 { return atomic.LoadInt64(&c.tasks.pending) }
 
+// TasksStarted is how many tasks of c have ever started.
+func TasksStarted(c *Client) int64 { return atomic.LoadInt64(&c.tasks.total) }
+
 // NoFastPath makes every acquire and release of c, and every wait of its
 // synchronizers, go through a task, as when many goroutines are in the
 // library at once (no fast slot is free); the returned function ends that.

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,6 +65,12 @@ type MultiLock struct {
 	// back.
 	mu    sync.Mutex
 	holds []multiHold // newest last
+
+	// slow (atomic) is set when the fast round failed with an error (a
+	// member's server down): with time to wait, acquires go straight to
+	// the task's rounds, which take a RedLock's quorum past a dead
+	// member, until one of them takes every member again.
+	slow int32
 }
 
 // multiHold is one acquisition: which members it took, the hold of each
@@ -311,11 +318,35 @@ func (l *MultiLock) acquireRedis(ctx context.Context, waitMs, leaseMs int64, gat
 	if err != nil {
 		return false, err
 	}
+	c0 := l.locks[0].c
+	if (waitMs == 0 || atomic.LoadInt32(&l.slow) == 0) && c0.tryFast() {
+		// One round without waiting, as a blocking call on this thread:
+		// an uncontended acquire crosses no thread (its round trips are
+		// bounded by the command timeout). The task below only when a
+		// member is held elsewhere, or the round failed with time left.
+		// With time to wait, that round takes every member or none: a
+		// RedLock's member held elsewhere gets its share of the wait
+		// (the task's), and a quorum without it is not taken early.
+		began := time.Now()
+		r := mc.call(0, 0, leaseMs, waitMs != 0)
+		c0.fastDone()
+		if r.flag || waitMs == 0 {
+			leave()
+			return l.acquired(ctx, mc, r, byDeadline, gated)
+		}
+		if r.err != nil {
+			atomic.StoreInt32(&l.slow, 1)
+		}
+		if waitMs > 0 {
+			if waitMs -= time.Since(began).Milliseconds(); waitMs < 0 {
+				waitMs = 0
+			}
+		}
+	}
 	// The wait is a task of the first member's client (each member waited
 	// for by a task of its own): this goroutine blocks on a channel, not
 	// an OS thread in C. ctx.Done() cancels it, and the library gives back
 	// whatever it had taken before the task completes.
-	c0 := l.locks[0].c
 	t, ch, h, r0 := c0.startTask(mc.ps[0], func(data uint64) (*cTask, opResult) {
 		return mc.start(0, waitMs, leaseMs, data)
 	})
@@ -326,6 +357,23 @@ func (l *MultiLock) acquireRedis(ctx context.Context, waitMs, leaseMs int64, gat
 	d := c0.await(t, ch, h, ctx.Done())
 	mc.take()
 	r := d.result("lock")
+	if r.flag && atomic.LoadInt32(&l.slow) != 0 {
+		all := true
+		for _, m := range mc.members {
+			all = all && m != 0
+		}
+		if all {
+			atomic.StoreInt32(&l.slow, 0)
+		}
+	}
+	return l.acquired(ctx, mc, r, byDeadline, gated)
+}
+
+// acquired ends an acquire whose outcome is r (its members in mc): the
+// hold recorded when taken, else the error or "not acquired" the caller
+// gets.
+func (l *MultiLock) acquired(ctx context.Context, mc *multiCall, r opResult, byDeadline,
+	gated bool) (bool, error) {
 	if r.err != nil {
 		if r.status == statusInterrupted && ctx.Err() != nil {
 			return false, ctx.Err()
@@ -485,21 +533,31 @@ func (l *MultiLock) Release() error {
 		}
 		return first
 	}
-	// The round trips run on an executor of the first member's client.
 	c0 := l.locks[0].c
-	t, ch, th, r0 := c0.startTask(mc.ps[0], func(data uint64) (*cTask, opResult) {
-		return mc.start(1, -1, -1, data)
-	})
-	leave()
-	if r0.err != nil {
-		return r0.err
+	var r opResult
+	if c0.tryFast() {
+		// Few goroutines in the library: the round trips on this thread.
+		r = mc.call(1, -1, -1, false)
+		c0.fastDone()
+		leave()
+	} else {
+		// The round trips run on an executor of the first member's
+		// client, and this goroutine pins no thread meanwhile.
+		t, ch, th, r0 := c0.startTask(mc.ps[0], func(data uint64) (*cTask, opResult) {
+			return mc.start(1, -1, -1, data)
+		})
+		leave()
+		if r0.err != nil {
+			return r0.err
+		}
+		d := c0.await(t, ch, th, nil) // a release runs to its end
+		mc.take()
+		r = d.result("unlock")
 	}
-	d := c0.await(t, ch, th, nil) // a release runs to its end
-	mc.take()
 	for i, m := range l.locks {
 		if h.taken[i] {
 			m.released(int(mc.status[i]), h.epochs[i])
 		}
 	}
-	return d.result("unlock").err
+	return r.err
 }

@@ -185,6 +185,89 @@ func TestMultiLockAllOrNothing(t *testing.T) {
 	}
 }
 
+// An uncontended MultiLock or RedLock, with or without a wait, is one
+// blocking round on the caller's thread: its acquire and its release start
+// no task (no thread hand-off); through tasks (NoFastPath) each starts one.
+// A RedLock with time to wait does not stop at a quorum in that round: a
+// member held elsewhere gets its share of the wait, as in the task's
+// rounds (TestMultiLockCancelLeavesNothingHeld); with no wait, one round
+// with a quorum is the RedLock's answer.
+func TestMultiLockUncontendedStartsNoTask(t *testing.T) {
+	srv, cli := threeServers(t)
+	name := uniqueName(t)
+	ctx := context.Background()
+	for _, red := range []bool{false, true} {
+		for _, wait := range []time.Duration{-1, 0, time.Second} {
+			ms := mutexes(cli, name)
+			ml := hilock.NewMultiLock(ms...)
+			if red {
+				ml = hilock.NewRedLock(ms...)
+			}
+			before := hilock.TasksStarted(cli[0])
+			ok, err := ml.TryLock(ctx, wait, 0)
+			if !ok || err != nil {
+				t.Fatalf("red %v wait %v: TryLock %v, %v", red, wait, ok, err)
+			}
+			for i, m := range ms {
+				if n, err := m.HoldCount(); n != 1 || err != nil {
+					t.Fatalf("red %v wait %v: member %d HoldCount %d, %v", red, wait, i, n, err)
+				}
+			}
+			if err := ml.Release(); err != nil {
+				t.Fatalf("red %v wait %v: Release: %v", red, wait, err)
+			}
+			if n := hilock.TasksStarted(cli[0]) - before; n != 0 {
+				t.Fatalf("red %v wait %v: %d tasks started, want none", red, wait, n)
+			}
+			restore := hilock.NoFastPath(cli[0])
+			before = hilock.TasksStarted(cli[0])
+			ok, err = ml.TryLock(ctx, wait, 0)
+			if !ok || err != nil {
+				t.Fatalf("red %v wait %v, no fast path: TryLock %v, %v", red, wait, ok, err)
+			}
+			if err := ml.Release(); err != nil {
+				t.Fatalf("red %v wait %v, no fast path: Release: %v", red, wait, err)
+			}
+			restore()
+			if n := hilock.TasksStarted(cli[0]) - before; n != 2 {
+				t.Fatalf("red %v wait %v, no fast path: %d tasks started, want 2", red, wait, n)
+			}
+		}
+	}
+
+	// member 2 held elsewhere: with no wait a RedLock takes its quorum in
+	// one round; with 300 ms it first waits member 2's share (100 ms)
+	oc, err := hilock.Connect(ctx, srv[2].url())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer oc.Close()
+	holder := oc.Mutex(name)
+	holder.Lock()
+	defer holder.Unlock()
+	rl := hilock.NewRedLock(mutexes(cli, name)...)
+	start := time.Now()
+	if ok, err := rl.TryLock(ctx, 0, 0); !ok || err != nil {
+		t.Fatalf("RedLock, wait 0, a quorum free: %v, %v", ok, err)
+	}
+	if err := rl.Release(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wait 0: %v", time.Since(start))
+	start = time.Now()
+	if ok, err := rl.TryLock(ctx, 300*time.Millisecond, 0); !ok || err != nil {
+		t.Fatalf("RedLock, wait 300 ms, a quorum free: %v, %v", ok, err)
+	}
+	took := time.Since(start)
+	if err := rl.Release(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wait 300 ms: %v", took)
+	if took < 90*time.Millisecond {
+		t.Fatalf("RedLock, wait 300 ms: acquired after %v, before member 2's share of the wait", took)
+	}
+}
+
 func TestRedLockServersDown(t *testing.T) {
 	srv, cli := threeServers(t)
 	name := uniqueName(t)
@@ -222,6 +305,19 @@ func TestRedLockServersDown(t *testing.T) {
 		if n, _ := ms[i].HoldCount(); n != 0 {
 			t.Fatalf("member %d HoldCount %d", i, n)
 		}
+	}
+	// The fast round failed at the dead member above: while one is dead,
+	// an acquire with time to wait goes to the task's round at once (one
+	// script on a live member, not a round taken and given back first).
+	before := bqCalls(t, rawOf(t, srv[0]), "evalsha")
+	if ok, err := rl.TryLock(context.Background(), 1500*time.Millisecond, 10*time.Second); !ok || err != nil {
+		t.Fatalf("one of three down, again: TryLock = %v, %v", ok, err)
+	}
+	if n := bqCalls(t, rawOf(t, srv[0]), "evalsha") - before; n != 1 {
+		t.Fatalf("one of three down, again: %d scripts on member 0 for one acquire, want 1", n)
+	}
+	if err := rl.Release(); err != nil {
+		t.Fatalf("Release: %v", err)
 	}
 
 	srv[2].stop()

@@ -40,6 +40,12 @@ type Stats struct {
 	// or queued behind this client's own waiters, so that only a
 	// message, a timer or their turn moves them on.
 	Waiting uint64
+	// WakeupsReadByWaiter counts wake-ups a blocked C caller read from the
+	// subscriber connection itself, with no hop through the subscriber
+	// thread. Goroutines wait as tasks, not blocked in C, so a client used
+	// from Go alone keeps it at 0 (the C library's counter, shared by
+	// every binding).
+	WakeupsReadByWaiter uint64
 }
 
 // Stats returns the client's counters, read without a round trip. After

@@ -39,6 +39,7 @@ type taskState struct {
 	done    chan struct{} // closed when the loop goroutine has ended
 
 	pending int64 // atomic: tasks started and not yet received
+	total   int64 // atomic: tasks ever started (the tests' TasksStarted)
 }
 
 // tryFast takes a fast-path slot if one is free.
@@ -76,6 +77,7 @@ func (c *Client) startTask(p *cClient, start func(data uint64) (*cTask, opResult
 		return nil, nil, 0, r
 	}
 	atomic.AddInt64(&c.tasks.pending, 1)
+	atomic.AddInt64(&c.tasks.total, 1)
 	return t, ch, h, r
 }
 

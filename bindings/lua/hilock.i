@@ -532,7 +532,7 @@ typedef int hl_rc;
 	$1 = &tmp;
 }
 %typemap(argout) hl_client_stats *OUT_STATS {
-	lua_createtable(L, 0, 10);
+	lua_createtable(L, 0, 12);
 #define HLUA_STAT(field)                                                       \
 	lua_pushinteger(L, (lua_Integer)$1->field);                            \
 	lua_setfield(L, -2, #field);
@@ -547,6 +547,7 @@ typedef int hl_rc;
 	HLUA_STAT(failovers)
 	HLUA_STAT(events_dropped)
 	HLUA_STAT(waiting)
+	HLUA_STAT(wakeups_read_by_waiter)
 #undef HLUA_STAT
 	SWIG_arg++;
 }

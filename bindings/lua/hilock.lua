@@ -390,7 +390,9 @@ end
 -- lost), reconnects (connections made again after one broke), failovers
 -- (new masters followed), events_dropped (the queue of 1024 was full),
 -- waiting (a gauge: the client's waits waiting now, found taken with their
--- subscription active or queued behind this client's own waiters).
+-- subscription active or queued behind this client's own waiters),
+-- wakeups_read_by_waiter (wake-ups a blocked waiter read from the subscriber
+-- connection itself, with no hop through the subscriber thread).
 -- Also after close (the final counts). No round trip.
 function Client:stats()
 	if getmetatable(self) ~= Client then

@@ -26,7 +26,9 @@ _plan = build_support.plan()
 HELPERS_CDEF = """
 int hlpy_lock_try_acquire(hl_lock *lock, int64_t wait_ms, int64_t lease_ms);
 int hlpy_lock_acquire_watchdog(hl_lock *lock);
-int hlpy_lock_try_once_watchdog(hl_lock *lock);
+int hlpy_lock_begin(hl_lock *lock, int64_t wait_ms, int64_t lease_ms);
+int hlpy_lock_begin_watchdog(hl_lock *lock);
+hl_task *hlpy_begun_task(void);
 int hlpy_lock_release(hl_lock *lock);
 """
 HELPERS_SOURCE = """
@@ -43,9 +45,35 @@ static int hlpy_lock_acquire_watchdog(hl_lock *lock)
         return hlpy_lock_try_acquire(lock, -1, -1);
 }
 
-static int hlpy_lock_try_once_watchdog(hl_lock *lock)
+/* hl_lock_try_acquire_begin in one call: a negative status, 1 acquired,
+ * 0 not, 2 a task to wait on (hlpy_begun_task() hands it over, once). */
+static _Thread_local hl_task *hlpy_begun;
+
+static int hlpy_lock_begin(hl_lock *lock, int64_t wait_ms, int64_t lease_ms)
 {
-        return hlpy_lock_try_acquire(lock, 0, -1);
+        hl_task *t = NULL;
+        int acquired = 0;
+        int rc = hl_lock_try_acquire_begin(&t, &acquired, lock, wait_ms,
+                                           lease_ms);
+        if (rc != HL_OK)
+                return rc;
+        if (t) {
+                hlpy_begun = t;
+                return 2;
+        }
+        return acquired != 0;
+}
+
+static int hlpy_lock_begin_watchdog(hl_lock *lock)
+{
+        return hlpy_lock_begin(lock, -1, -1);
+}
+
+static hl_task *hlpy_begun_task(void)
+{
+        hl_task *t = hlpy_begun;
+        hlpy_begun = NULL;
+        return t;
 }
 
 static int hlpy_lock_release(hl_lock *lock)

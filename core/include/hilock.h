@@ -305,7 +305,7 @@ HL_EXTERN int hl_client_interrupt(hl_client *client);
  * own (hl_client_event_fd, hl_client_next_event). No counter or event ever
  * holds a password. */
 
-#define HL_CLIENT_STATS_VERSION 2
+#define HL_CLIENT_STATS_VERSION 3
 
 /* Append-only: a field is never removed or moved, new ones go at the end
  * with a new version. */
@@ -352,6 +352,11 @@ typedef struct hl_client_stats {
 	 * for a lock, so that only a message, a timer or its turn moves it
 	 * on; it stops counting when it ends. */
 	uint64_t waiting;
+	/* Version 3. Wake-ups a blocking waiter read from the subscriber
+	 * connection itself: a message (or a reply) it read while it waited,
+	 * instead of the subscriber thread reading it and waking the waiter
+	 * (one thread switch less before its next attempt). */
+	uint64_t wakeups_read_by_waiter;
 } hl_client_stats;
 
 /* Copy the client's counters into *out. out->version, set by the caller,
@@ -983,6 +988,21 @@ typedef struct hl_task hl_task;
 HL_EXTERN int hl_lock_try_acquire_start(hl_task **out, hl_lock *lock,
                                         int64_t wait_ms, int64_t lease_ms);
 
+/* hl_lock_try_acquire(), but its wait is a task the caller waits on (a
+ * thread that must wake for something else meanwhile, e.g. a signal): the
+ * first attempt is made on the calling thread, as hl_lock_try_acquire()
+ * makes it (one round trip, no task when it decides), and a waiter that
+ * did not get the lock keeps the place that attempt took in the line.
+ * On HL_OK either *out_task is NULL and *out_acquired says whether the
+ * lock was acquired, or *out_task is a new task (as
+ * hl_lock_try_acquire_start()'s: its result is the acquire's, cancelling
+ * it leaves nothing held) and *out_acquired is 0. Returns what
+ * hl_lock_try_acquire() returns (HL_EINVAL also for a NULL out_task).
+ * Blocks the calling thread for that first round trip at most. */
+HL_EXTERN int hl_lock_try_acquire_begin(hl_task **out_task, int *out_acquired,
+                                        hl_lock *lock, int64_t wait_ms,
+                                        int64_t lease_ms);
+
 /* Start hl_lock_release(out_released, lock) for this owner, on an executor
  * thread. Its result is the release's status and, for HL_OK, 1 if the lock
  * is now free, 0 if this owner still holds it. hl_client_interrupt() does
@@ -1526,8 +1546,7 @@ HL_EXTERN int hl_client_command_blocking(hl_value **out, hl_client *client,
                                          const size_t *lens,
                                          const void *route_key,
                                          size_t route_key_len,
-                                         int64_t timeout_ms,
-                                         hl_cancel *cancel);
+                                         int64_t timeout_ms, hl_cancel *cancel);
 
 /* The masters client sends to, for a tool that visits each (SCAN on every
  * node): *out = an HL_VALUE_ARRAY of their addresses as bytes, "host:port"
@@ -1561,8 +1580,7 @@ HL_EXTERN int hl_client_command_node(hl_value **out, hl_client *client,
  * anything it took back at the head of its queue. Returns HL_OK,
  * HL_EINVAL (bad kind, names or timeout), HL_EINTERRUPTED, HL_ECLOSED,
  * HL_EFORKED, HL_EREDIS (a key of another type), HL_ENOMEM. Any thread. */
-HL_EXTERN int hl_blocking_queue_poll_from_any(hl_value **out,
-                                              hl_object *queue,
+HL_EXTERN int hl_blocking_queue_poll_from_any(hl_value **out, hl_object *queue,
                                               const char *const *others,
                                               const size_t *other_lens,
                                               size_t nothers,
@@ -1575,6 +1593,20 @@ HL_EXTERN int hl_blocking_queue_poll_from_any(hl_value **out,
 HL_EXTERN int hl_blocking_queue_poll_from_any_start(
         hl_task **out, hl_object *queue, const char *const *others,
         const size_t *other_lens, size_t nothers, int64_t timeout_ms);
+/* A take's fast path, for a binding whose waits are tasks (Go): one look
+ * at queue (a blocking queue, deque or bounded queue; last: the tail of a
+ * deque) without waiting, on the calling thread. *out = the element,
+ * taken as a take takes it (one script moves it into an in-flight list,
+ * then the acknowledgement: nothing lost, docs/grid-blocking-queue.md);
+ * HL_VALUE_NIL when the queue was empty (nothing of the look is left in
+ * Redis); NULL, without a round trip, when this client's task takers of
+ * the queue already wait in line (they come first: start a task). A
+ * failure of the wire answers after one command timeout (an element the
+ * look may have moved goes back after its lease). Returns HL_OK,
+ * HL_EINVAL, HL_EIO, HL_ECONNECT, HL_ETIMEDOUT, HL_EINDOUBT, HL_ECLOSED,
+ * HL_EFORKED, HL_EREDIS (a key of another type), HL_ENOMEM. Any thread. */
+HL_EXTERN int hl_blocking_queue_try_take(hl_value **out, hl_object *queue,
+                                         int last);
 
 /* The rate limiter's waits (docs/grid-rate-limiter.md). Take permits
  * (1 to 2^32-1, at most the rate), waiting up to timeout_ms (-1: as long

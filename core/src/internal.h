@@ -61,6 +61,7 @@ enum hl_stat {
 	HL_STAT_FAILOVERS,
 	HL_STAT_EVENTS_DROPPED,
 	HL_STAT_WAITING, /* a gauge: up and down */
+	HL_STAT_WAKEUPS_READ_BY_WAITER,
 	HL_STAT_COUNT
 };
 
@@ -431,6 +432,9 @@ typedef struct hl_cancel_reg {
 	struct hl_cancel_reg *next;
 	pthread_mutex_t *mu;
 	pthread_cond_t *cond;
+	/* set (under mu) while the waiter polls instead of waiting on cond:
+	 * a trigger sets it too (NULL: none) */
+	const hl_notify *notify;
 } hl_cancel_reg;
 
 void hl__cancel_register(hl_cancel *cancel, hl_cancel_reg *reg);
@@ -477,6 +481,19 @@ void hl__pubsub_stop(hl_client *c);
 void hl__pubsub_drop_inherited(hl_client *c);
 /* Wake the subscriber thread (new or dropped interest). */
 void hl__pubsub_kick(hl_client *c);
+/* A blocking waiter reads the subscriber connection of its subscription s
+ * itself while it waits (it polls that descriptor and n, which is set to
+ * wake it), so the message that wakes it costs no hop through the
+ * subscriber thread, which leaves that connection's reads to it
+ * meanwhile. Returns the connection's index and its descriptor in *fd, or
+ * -1: no connection to lead (not connected, or another waiter leads it). Caller
+ * holds wait_mu; hl__pubsub_unlead ends it. */
+int hl__pubsub_lead(hl_client *c, const hl_sub *s, const void *waiter,
+                    const hl_notify *n, int *fd);
+/* The end of a lead: read and dispatch what came (as the subscriber thread
+ * does), then give the connection back to the subscriber thread. Caller
+ * holds wait_mu. */
+void hl__pubsub_unlead(hl_client *c, int k, const void *waiter);
 /* Wake local waiters of a channel (after our own unlock). */
 void hl__pubsub_notify_local(hl_client *c, const char *channel, size_t len);
 /* Wake the waiters of one subscription (caller holds wait_mu). */

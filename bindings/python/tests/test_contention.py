@@ -161,6 +161,50 @@ def test_main_thread_wait_is_the_main_threads_hold(client):
     assert not lock.locked()
 
 
+def _scripts(redis) -> int:
+    """The scripts Redis has run (INFO commandstats)."""
+    n = 0
+    for line in redis.cmd("INFO", "commandstats").decode().splitlines():
+        if line.startswith(("cmdstat_eval:", "cmdstat_evalsha:")):
+            n += int(line.split("calls=")[1].split(",")[0])
+    return n
+
+
+def test_main_thread_contended_wait_two_scripts(client, other_client, redis):
+    """A contended acquire in the main thread (waited on there, so Ctrl-C
+    works) makes its first attempt as a waiter, taking its place in the
+    line at once: one script before the release and one after, not a
+    wasted single attempt ahead of the wait's own first one. (The first
+    round subscribes, and attempts again after: a release could have gone
+    by unheard meanwhile. Later rounds find the subscription there.)"""
+    assert threading.current_thread() is threading.main_thread()
+    theirs = other_client.lock("main-scripts")
+    lock = client.lock("main-scripts")
+    scripts = []
+    for lease in (None, None, 30):  # the watchdog's path and a lease's
+        held, go = threading.Event(), threading.Event()
+
+        def holder() -> None:
+            with theirs:
+                held.set()
+                go.wait(10)
+
+        t = threading.Thread(target=holder)
+        t.start()
+        assert held.wait(10)
+        threading.Timer(0.3, go.set).start()
+        before = _scripts(redis)
+        if lease is None:
+            assert lock.acquire() is True
+        else:
+            assert lock.acquire(timeout=10, lease=lease) is True
+        # the waiter's two attempts and the holder's release
+        scripts.append(_scripts(redis) - before)
+        lock.release()
+        t.join(10)
+    assert scripts[1:] == [3, 3], scripts
+
+
 def test_basics_example_runs(url):
     example = os.path.join(REPO, "examples", "python", "basics.py")
     env = python_env()

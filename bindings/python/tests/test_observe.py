@@ -41,7 +41,7 @@ def _records(caplog, kind: str) -> list:  # type: ignore[no-untyped-def]
 def test_stats_count_acquires_waits_releases(client, other_client):
     s = client.stats()
     assert isinstance(s, hilock.Stats)
-    assert s == hilock.Stats(0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0)
+    assert s == hilock.Stats(0, 0, 0.0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
     lock = client.lock("py:obs:count")
     with lock:
         with lock:  # reentrant: counted too
@@ -76,6 +76,30 @@ def _wait_waiting(client, n: int) -> None:
     while client.stats().waiting != n:
         assert time.monotonic() < deadline, f"waiting {client.stats().waiting}, want {n}"
         time.sleep(0.01)
+
+
+def test_stats_waiter_reads_its_wakeup(client, other_client):
+    """A blocked acquire reads the release message from the subscriber
+    connection itself (no hop through the subscriber thread): counted."""
+    holder = Holder(other_client.lock("py:obs:lead"))
+    lock = client.lock("py:obs:lead")
+    got: List[bool] = []
+
+    def waiter() -> None:
+        got.append(lock.acquire(timeout=20))
+        if got[0]:
+            lock.release()
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    try:
+        _wait_waiting(client, 1)
+        before = client.stats().wakeups_read_by_waiter
+    finally:
+        holder.release()
+    t.join(25)
+    assert got == [True]
+    assert client.stats().wakeups_read_by_waiter > before
 
 
 def test_stats_waiting_gauge(client, other_client):

@@ -1010,13 +1010,14 @@ static int wait_spec(hl_wait_spec *spec, const hl_lock *lock, uint64_t owner_id,
 }
 
 /* The blocking wait after the fast path: a task, and this thread waits for
- * it (woken by its completion, its cancel, or its deadline). */
+ * it (woken by its completion, its cancel, or its deadline). With
+ * out_task, the task is the caller's instead (executors run it). */
 static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
                         int64_t local, int64_t lease, const attempt_opts *ao,
                         int64_t deadline, const hl_bound *b, hl_cancel *cancel,
                         int64_t tried_us, int64_t tried_retry_ms,
                         const char *unanswered, int64_t unanswered_since_ms,
-                        int *acquired)
+                        int *acquired, hl_task **out_task)
 {
 	hl_wait_spec spec;
 	hl_task *t;
@@ -1026,16 +1027,31 @@ static int slow_acquire(hl_lock *lock, uint64_t owner_id, const char *owner,
 	if ((rc = wait_spec(&spec, lock, owner_id, local, lease, ao)) != HL_OK)
 		return rc;
 	spec.deadline_ms = deadline;
-	spec.io_deadline_ms = b->deadline_ms;
+	/* begin's first attempt had a shorter bound than the wait's */
+	spec.io_deadline_ms = out_task ? hl__io_deadline(lock->client, deadline)
+	                               : b->deadline_ms;
 	spec.first = HL_WAIT_TRIED;
 	spec.tried_us = tried_us;
 	spec.tried_retry_ms = tried_retry_ms;
 	spec.unanswered = unanswered;
 	spec.unanswered_since_ms = unanswered_since_ms;
 	spec.interrupt_gen = b->interrupt_gen;
-	spec.blocking = 1;
+	spec.blocking = out_task == NULL;
+	if (out_task) {
+		/* the task counts itself in the stats, as a _start task does:
+		 * a wait (the first attempt, here, did not take the lock) and
+		 * the acquisition it delivers */
+		lock_ctx *x = spec.arg;
+		x->count_stats = 1;
+		x->may_wait = 1;
+		x->attempts = 1;
+	}
 	if ((rc = hl__task_wait_start(&t, lock->client, &spec)) != HL_OK)
 		return rc;
+	if (out_task) {
+		*out_task = t;
+		return HL_OK;
+	}
 	rc = hl__task_finish_blocking(t, cancel, &result);
 	if (rc == HL_OK)
 		*acquired = result;
@@ -1142,9 +1158,55 @@ int hl_lock_try_acquire(int *out_acquired, hl_lock *lock, int64_t wait_ms,
 	                               wait_ms, lease_ms, cancel);
 }
 
+static int try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
+                          int64_t wait_ms, int64_t lease_ms, hl_cancel *cancel,
+                          hl_task **out_task, int *out_fresh,
+                          int64_t *out_fresh_deadline);
+
+int hl_lock_try_acquire_begin(hl_task **out_task, int *out_acquired,
+                              hl_lock *lock, int64_t wait_ms, int64_t lease_ms)
+{
+	int rc, fresh = 0;
+	int64_t deadline = -1;
+	if (!out_task)
+		return hl__fail(HL_EINVAL, "out_task is NULL");
+	*out_task = NULL;
+	rc = try_acquire_as(out_acquired, lock,
+	                    lock ? hl__effective_owner(lock) : 0, wait_ms,
+	                    lease_ms, NULL, out_task, &fresh, &deadline);
+	if (rc == HL_OK && fresh) {
+		/* Redis did not answer that attempt: the wait starts afresh
+		 * as a task (what the attempt may have left is being taken
+		 * back meanwhile), as a single attempt and then
+		 * hl_lock_try_acquire_start() would do */
+		int64_t left = -1;
+		if (deadline >= 0) {
+			left = deadline - hl__now_ms();
+			if (left < 1)
+				left = 1;
+		}
+		rc = hl_lock_try_acquire_start(out_task, lock, left, lease_ms);
+	}
+	return rc;
+}
+
 int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
                             int64_t wait_ms, int64_t lease_ms,
                             hl_cancel *cancel)
+{
+	return try_acquire_as(out_acquired, lock, owner_id, wait_ms, lease_ms,
+	                      cancel, NULL, NULL, NULL);
+}
+
+/* As hl__lock_try_acquire_as; out_task non-NULL (begin): a wait after the
+ * first attempt is a task given to the caller, and a first attempt
+ * Redis did not answer sets *out_fresh, and *out_fresh_deadline to the
+ * wait's deadline (-1: none), for the caller to start the wait afresh as a
+ * task of its own. */
+static int try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
+                          int64_t wait_ms, int64_t lease_ms, hl_cancel *cancel,
+                          hl_task **out_task, int *out_fresh,
+                          int64_t *out_fresh_deadline)
 {
 	hl_client *c;
 	char owner[HL_OWNER_MAX];
@@ -1171,6 +1233,11 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 	                : HL_GRACE_MS;
 	io_deadline = deadline;
 	if (deadline >= 0 && deadline < hl__now_ms() + grace)
+		io_deadline = hl__now_ms() + grace;
+	/* A caller that waits on a task (begin) gets back control within the
+	 * grace: an unanswered first attempt goes on in the task. */
+	if (out_task && wait_ms != 0 &&
+	    (deadline < 0 || deadline > hl__now_ms() + grace))
 		io_deadline = hl__now_ms() + grace;
 	hl__bound_init(&b, c, io_deadline, cancel, 1);
 	hl__owner_string(owner, c, owner_id);
@@ -1230,9 +1297,11 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 		hl__tl_heard = 0;
 		rc = attempt_op(lock, owner_id, owner, lease_ms, &ao, &b,
 		                &acquired, &ttl, NULL);
-		/* a wait outlasts an outage too (see service/task.c) */
-		if ((rc == HL_EIO || rc == HL_ECONNECT) && wait_ms != 0 &&
-		    hl__remaining(deadline) != 0) {
+		/* a wait outlasts an outage too (see service/task.c), and
+		 * begin's task an attempt its grace cut short */
+		if ((rc == HL_EIO || rc == HL_ECONNECT ||
+		     (rc == HL_ETIMEDOUT && out_task)) &&
+		    wait_ms != 0 && hl__remaining(deadline) != 0) {
 			snprintf(outage, sizeof(outage), "%s", hl_error_last());
 			rc = HL_OK;
 			tried_us = 0; /* no answer: attempt again */
@@ -1244,18 +1313,24 @@ int hl__lock_try_acquire_as(int *out_acquired, hl_lock *lock, uint64_t owner_id,
 			rc = hl__outage_fail(
 			        c, tried_ms,
 			        hl__timeout_cause(hl_error_last()));
-		if (rc == HL_OK && !acquired && wait_ms != 0) {
+		if (rc == HL_OK && !acquired && out_fresh && outage[0]) {
+			/* begin: the caller starts the wait afresh */
 			waited = 1;
-			rc = slow_acquire(
-			        lock, owner_id, owner, local, lease_ms, &ao,
-			        deadline, &b, cancel, tried_us, ttl,
-			        outage[0] ? outage : NULL, tried_ms, &acquired);
+			*out_fresh = 1;
+			*out_fresh_deadline = deadline;
+		} else if (rc == HL_OK && !acquired && wait_ms != 0) {
+			waited = 1;
+			rc = slow_acquire(lock, owner_id, owner, local,
+			                  lease_ms, &ao, deadline, &b, cancel,
+			                  tried_us, ttl,
+			                  outage[0] ? outage : NULL, tried_ms,
+			                  &acquired, out_task);
 		}
 	} else {
 		waited = 1;
 		rc = slow_acquire(lock, owner_id, owner, local, lease_ms, &ao,
 		                  deadline, &b, cancel, 0, -1, NULL, 0,
-		                  &acquired);
+		                  &acquired, out_task);
 	}
 	/* A fair lock's waiter that did not get it leaves the queue, so
 	 * those behind it need not wait out its deadline (a wait's task did

@@ -35,6 +35,8 @@ void hl_cancel_trigger(hl_cancel *c)
 	for (r = c->regs; r; r = r->next) {
 		pthread_mutex_lock(r->mu);
 		pthread_cond_broadcast(r->cond);
+		if (r->notify)
+			hl__notify_set(r->notify);
 		pthread_mutex_unlock(r->mu);
 	}
 	pthread_mutex_unlock(&c->mu);

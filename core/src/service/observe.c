@@ -496,6 +496,8 @@ static size_t stats_size(unsigned int v)
 	case 1:
 		return offsetof(hl_client_stats, waiting);
 	case 2:
+		return offsetof(hl_client_stats, wakeups_read_by_waiter);
+	case 3:
 		return sizeof(hl_client_stats);
 	}
 	return 0;
@@ -531,6 +533,7 @@ int hl_client_stats_get(hl_client_stats *out, hl_client *c)
 	HL_GET_(failovers, HL_STAT_FAILOVERS);
 	HL_GET_(events_dropped, HL_STAT_EVENTS_DROPPED);
 	HL_GET_(waiting, HL_STAT_WAITING);
+	HL_GET_(wakeups_read_by_waiter, HL_STAT_WAKEUPS_READ_BY_WAITER);
 #undef HL_GET_
 	/* an older struct is a prefix of this one */
 	memcpy(out, &s, n);

@@ -213,6 +213,11 @@ struct hl_subconn {
 	int64_t pending_since; /* the oldest unconfirmed SUBSCRIBE */
 	int64_t retry_at;      /* when to connect again (-1: now) */
 	int attempt;
+	/* A blocking waiter that reads this connection itself while it waits
+	 * (hl__pubsub_lead; NULL: none), and what wakes it. Meanwhile the
+	 * subscriber thread does not poll the connection for reading. */
+	const void *leader;
+	const hl_notify *leader_wake;
 };
 
 #define HL_MAX_SUBCONNS 64
@@ -280,6 +285,9 @@ static void subconn_drop(hl_client *c, int k)
 	hl__conn_free(sc->conn);
 	sc->conn = NULL;
 	sc->ping_sent = sc->pending_since = -1;
+	if (sc->leader) /* it polls a descriptor that is gone */
+		hl__notify_set(sc->leader_wake);
+	sc->leader = NULL;
 	subs_reset(c, k);
 }
 
@@ -488,6 +496,67 @@ static int handle_reply(hl_client *c, int k, hl_reply *r)
 	return 0;
 }
 
+/* Read what connection k has and handle each reply: messages wake their
+ * waiters. The subscriber thread, or a waiter that leads k. Caller holds
+ * wait_mu. */
+static void sub_read(hl_client *c, int k)
+{
+	struct hl_subconn *sc = &c->subconns[k];
+	hl_reply *reply = NULL;
+	if (hl__conn_read_some(sc->conn) != HL_OK) {
+		subconn_drop(c, k);
+		return;
+	}
+	for (;;) {
+		if (hl__conn_next_reply(sc->conn, &reply) != HL_OK) {
+			subconn_drop(c, k);
+			return;
+		}
+		if (!reply)
+			return;
+		if (handle_reply(c, k, reply))
+			sc->ping_sent = -1;
+		hl__reply_free(reply);
+	}
+}
+
+int hl__pubsub_lead(hl_client *c, const hl_sub *s, const void *waiter,
+                    const hl_notify *n, int *fd)
+{
+	struct hl_subconn *sc;
+	int k = s->conn - 1;
+	/* (TLS too: a read drains what OpenSSL decrypted, as the
+	 * subscriber thread's does) */
+	if (k < 0 || k >= c->nsubconns)
+		return -1;
+	sc = &c->subconns[k];
+	if (!sc->conn || sc->leader)
+		return -1;
+	sc->leader = waiter;
+	sc->leader_wake = n;
+	*fd = hl__conn_fd(sc->conn);
+	return k;
+}
+
+void hl__pubsub_unlead(hl_client *c, int k, const void *waiter)
+{
+	struct hl_subconn *sc = &c->subconns[k];
+	uint64_t before;
+	if (k >= c->nsubconns || sc->leader != waiter)
+		return; /* dropped meanwhile: the thread has it again */
+	sc->leader = NULL;
+	/* whatever woke it: what came meanwhile is read now (the subscriber
+	 * thread left it), and a socket that has nothing answers at once */
+	if (sc->conn) {
+		before = hl__conn_reads(sc->conn);
+		sub_read(c, k);
+		if (sc->conn && hl__conn_reads(sc->conn) != before)
+			hl__stat_add(c, HL_STAT_WAKEUPS_READ_BY_WAITER, 1);
+	}
+	/* the thread polls it again from its next turn */
+	hl__pubsub_kick(c);
+}
+
 /*
  * The subscriber loop. Health: a connection can die silently (a network
  * that drops everything sends no reset), and a dead subscriber loses
@@ -608,12 +677,13 @@ static void *sub_main(void *arg)
 		pfd[n++].revents = 0;
 		for (k = 0; k < c->nsubconns; k++) {
 			hl_conn *conn = c->subconns[k].conn;
-			pfd[n].fd = conn ? hl__conn_fd(conn) : -1;
-			pfd[n].events =
-			        (short)(POLLIN |
-			                (conn && hl__conn_pending_output(conn)
-			                         ? POLLOUT
-			                         : 0));
+			int out = conn && hl__conn_pending_output(conn);
+			/* a leader reads it: only its writes are ours */
+			int in = !c->subconns[k].leader;
+			pfd[n].fd =
+			        conn && (in || out) ? hl__conn_fd(conn) : -1;
+			pfd[n].events = (short)((in ? POLLIN : 0) |
+			                        (out ? POLLOUT : 0));
 			pfd[n++].revents = 0;
 		}
 		reload = c->sub_map_stale;
@@ -634,29 +704,12 @@ static void *sub_main(void *arg)
 		if (pfd[0].revents & POLLIN)
 			hl__notify_clear(&c->sub_wake);
 		pthread_mutex_lock(&c->wait_mu);
-		for (k = 0; k + 1 < n && k < c->nsubconns; k++) {
-			struct hl_subconn *sc = &c->subconns[k];
-			hl_reply *reply = NULL;
-			if (!sc->conn || !(pfd[k + 1].revents &
-			                   (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			if (hl__conn_read_some(sc->conn) != HL_OK) {
-				subconn_drop(c, k);
-				continue;
-			}
-			for (;;) {
-				if (hl__conn_next_reply(sc->conn, &reply) !=
-				    HL_OK) {
-					subconn_drop(c, k);
-					break;
-				}
-				if (!reply)
-					break;
-				if (handle_reply(c, k, reply))
-					sc->ping_sent = -1;
-				hl__reply_free(reply);
-			}
-		}
+		/* a connection a waiter leads is its to read (it polled it
+		 * too: it is awake) */
+		for (k = 0; k + 1 < n && k < c->nsubconns; k++)
+			if (c->subconns[k].conn && !c->subconns[k].leader &&
+			    (pfd[k + 1].revents & (POLLIN | POLLHUP | POLLERR)))
+				sub_read(c, k);
 		pthread_mutex_unlock(&c->wait_mu);
 	}
 	return NULL;

@@ -35,6 +35,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,9 +90,12 @@ struct hl_task {
 	                itself: when ready it is not in engine->ready, its
 	                cond is signalled instead (one thread switch less
 	                per wake-up) */
-	int kicked;  /* K_DRIVE: something happened while its step ran */
-	int chosen;  /* K_WAIT: a message for it (hl_wait_ops.wants) came
-	                while its attempt ran */
+	/* its caller polls the subscriber connection (hl__pubsub_lead) and
+	 * this, which wakes it as cond does (NULL: it waits on cond) */
+	const hl_notify *lead;
+	int kicked; /* K_DRIVE: something happened while its step ran */
+	int chosen; /* K_WAIT: a message for it (hl_wait_ops.wants) came
+	               while its attempt ran */
 	uint64_t interrupt_gen;
 	int64_t deadline_ms, io_deadline_ms;
 	int64_t wake_ms; /* the timer (-1: none) */
@@ -241,6 +245,8 @@ static void make_ready(hl_engine *e, hl_task *t)
 	t->state = S_READY;
 	if (t->caller) {
 		pthread_cond_broadcast(&t->cond);
+		if (t->lead)
+			hl__notify_set(t->lead);
 		return;
 	}
 	hl__dlist_push(&e->ready, &t->q_link);
@@ -537,6 +543,8 @@ static void complete(hl_client *c, hl_task *t, int status, int result,
 	}
 	fd_signal(&t->fd);
 	pthread_cond_broadcast(&t->cond);
+	if (t->lead)
+		hl__notify_set(t->lead);
 	t->arg = NULL;
 	if (arg)
 		free_arg(t, arg);
@@ -1493,6 +1501,44 @@ static void expire(hl_client *c, hl_task *t)
 	}
 }
 
+/* A blocking caller whose wait is parked on a subscription waits by
+ * reading that subscription's connection itself, until wake (-1: an
+ * event): the message that wakes it then costs no hop through the
+ * subscriber thread (message -> subscriber thread -> caller). Returns 0
+ * when it cannot lead the connection (the caller waits on its cond);
+ * else 1, after a wait (the caller looks at its task again). *n is opened
+ * the first time (closed by the caller). Caller holds wait_mu. */
+static int lead_wait(hl_client *c, hl_task *t, hl_cancel_reg *reg, hl_notify *n,
+                     int64_t wake)
+{
+	struct pollfd p[2];
+	int k, fd = -1, ms = -1;
+	if (n->rfd < 0 && hl__notify_open(n, 0) < 0)
+		return 0;
+	if ((k = hl__pubsub_lead(c, t->sub, t, n, &fd)) < 0)
+		return 0;
+	t->lead = n;
+	reg->notify = n;
+	if (wake >= 0) {
+		int64_t d = wake - hl__now_ms();
+		ms = d <= 0 ? 0 : d > 60000 ? 60000 : (int)d;
+	}
+	pthread_mutex_unlock(&c->wait_mu);
+	p[0].fd = n->rfd;
+	p[0].events = POLLIN;
+	p[0].revents = 0;
+	p[1].fd = fd;
+	p[1].events = POLLIN;
+	p[1].revents = 0;
+	(void)poll(p, 2, ms); /* EINTR: as a wake-up */
+	pthread_mutex_lock(&c->wait_mu);
+	t->lead = NULL;
+	reg->notify = NULL;
+	hl__notify_clear(n);
+	hl__pubsub_unlead(c, k, t);
+	return 1;
+}
+
 /* Wait until t is done, or until (monotonic) (-1: no limit), or cancel.
  * cancel_stops: a triggered cancel stops the task (else it ends the wait
  * with HL_EINTERRUPTED). run: this thread runs the task's steps itself
@@ -1505,9 +1551,12 @@ static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
 	hl_client *c = t->c;
 	hl_engine *e = c->engine;
 	hl_cancel_reg reg;
+	hl_notify lead;
 	int rc = HL_OK, expired = 0, stopped = 0;
+	hl__notify_none(&lead);
 	reg.mu = &c->wait_mu;
 	reg.cond = &t->cond;
+	reg.notify = NULL;
 	hl__cancel_register(cancel, &reg);
 	pthread_mutex_lock(&c->wait_mu);
 	if (run && t->state != S_DONE && !t->caller) {
@@ -1554,8 +1603,13 @@ static int wait_done(hl_task *t, int64_t until, hl_cancel *cancel,
 		if (!expired && t->deadline_ms >= 0 &&
 		    (wake < 0 || t->deadline_ms < wake))
 			wake = t->deadline_ms;
+		if (t->caller && t->state == S_PARKED && t->sub &&
+		    tl_executor != c && lead_wait(c, t, &reg, &lead, wake))
+			continue;
 		hl__cond_wait_until(&t->cond, &c->wait_mu, wake);
 	}
+	if (lead.rfd >= 0)
+		hl__notify_close(&lead);
 	if (t->caller) {
 		/* back to the executors (left early: cancel, a time limit) */
 		t->caller = 0;

@@ -115,7 +115,10 @@ _get_ident = threading.get_ident
 _c_try_acquire = lib.hlpy_lock_try_acquire
 # the same with the watchdog (lease -1): wait as long as it takes, or once
 _c_acquire_wd = lib.hlpy_lock_acquire_watchdog
-_c_try_once_wd = lib.hlpy_lock_try_once_watchdog
+# the main thread's: the first attempt here, then (2) a task to wait on in
+# select(), so that signal handlers run (hlpy_begun_task() hands it over)
+_c_begin = lib.hlpy_lock_begin
+_c_begin_wd = lib.hlpy_lock_begin_watchdog
 _c_release = lib.hlpy_lock_release  # hl_lock_release(NULL, lock)
 
 
@@ -144,11 +147,6 @@ def _wait_ms(blocking: bool, timeout: float) -> int:
     if timeout is None or timeout == -1:
         return -1
     return ms(timeout, "timeout")
-
-
-# Redis unreachable: a wait outlasts it (and, if Redis never answers
-# during the wait, says so with ConnectionError rather than False).
-_OUTAGE = (lib.HL_EIO, lib.HL_ECONNECT)
 
 
 def _safe_url(url: str) -> str:
@@ -267,7 +265,13 @@ def _task_in_main_thread(start: Callable[[Any], int],
     rc = start(out)
     if rc:
         return rc, 0, last_detail()
-    t = ffi.gc(out[0], lib.hl_task_free)
+    return _run_task_in_main_thread(out[0], undo)
+
+
+def _run_task_in_main_thread(task: Any,
+                             undo: Optional[Callable[[Tuple[int, int, str]], Any]]) -> Tuple[int, int, str]:
+    """_task_in_main_thread for a task started already (owned from here)."""
+    t = ffi.gc(task, lib.hl_task_free)
     fdp = ffi.new("int *")
     rc = lib.hl_task_fd(fdp, t)
     if rc:
@@ -1049,11 +1053,11 @@ class Lock:
                 rc = _c_acquire_wd(self._handle) if lease_ms == -1 else \
                     _c_try_acquire(self._handle, -1, lease_ms)
             else:
-                rc = _c_try_once_wd(self._handle) if lease_ms == -1 else \
-                    _c_try_acquire(self._handle, 0, lease_ms)
-                if rc == 0 or rc in _OUTAGE:
-                    # taken, or Redis unreachable: the wait rides it out
-                    return self._wait_main_thread(self._handle, -1, lease_ms)
+                rc = _c_begin_wd(self._handle) if lease_ms == -1 else \
+                    _c_begin(self._handle, -1, lease_ms)
+                if rc == 2:
+                    # taken: the wait (in line already) rides it out
+                    return self._wait_begun(self._handle)
             if rc < 0:
                 raise error_for(rc, last_detail())
             return rc == 1
@@ -1074,22 +1078,21 @@ class Lock:
             return bool(acquired)
 
         # Main thread: signals are handled here, and only between bytecodes.
-        start = time.monotonic()
-        rc, acquired, detail = _try_acquire(handle, 0, lease_ms, NULL)
-        if rc and not (rc in _OUTAGE and wait_ms != 0):
-            raise error_for(rc, detail)
-        if acquired:
-            return True
-        if wait_ms > 0:
-            wait_ms = max(0, wait_ms - int((time.monotonic() - start) * 1000))
-        return self._wait_main_thread(handle, wait_ms, lease_ms)
+        # The first attempt is made here (one round trip); a wait goes on as
+        # a task, in the place that attempt took in the line.
+        rc = _c_begin(handle, wait_ms, lease_ms)
+        if rc == 2:
+            return self._wait_begun(handle)
+        if rc < 0:
+            raise error_for(rc, last_detail())
+        return rc == 1
 
-    def _wait_main_thread(self, handle: Any, wait_ms: int, lease_ms: int) -> bool:
+    def _wait_begun(self, handle: Any) -> bool:
         """The main thread's wait after a first attempt found the lock
-        taken: a libhilock task, so that signal handlers run meanwhile."""
-        # The wait is a task of this thread's owner (fixed when it starts).
-        rc, acquired, detail = _task_in_main_thread(
-            lambda out: lib.hl_lock_try_acquire_start(out, handle, wait_ms, lease_ms),
+        taken: the libhilock task hl_lock_try_acquire_begin started (of this
+        thread's owner), waited on so that signal handlers run meanwhile."""
+        rc, acquired, detail = _run_task_in_main_thread(
+            lib.hlpy_begun_task(),
             lambda res: _release_quietly(handle) if res[0] == 0 and res[1] else None)
         if rc:
             raise error_for(rc, detail)

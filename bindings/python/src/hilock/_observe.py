@@ -54,7 +54,9 @@ class Stats:
     the client's queue (1024) was full. ``waiting`` is a gauge, not a
     count: the client's waits (lock, semaphore, latch; threads and asyncio
     tasks) waiting now, found taken with their subscription active or
-    queued behind this client's own waiters.
+    queued behind this client's own waiters. ``wakeups_read_by_waiter``:
+    wake-ups a blocking waiter read from the subscriber connection itself,
+    with no hop through the subscriber thread.
     """
 
     acquisitions: int
@@ -68,6 +70,7 @@ class Stats:
     failovers: int
     events_dropped: int
     waiting: int
+    wakeups_read_by_waiter: int
 
 
 @dataclass(frozen=True)
@@ -139,6 +142,7 @@ def stats(ptr: Any) -> Tuple[int, Optional[Stats], str]:
         failovers=int(s.failovers),
         events_dropped=int(s.events_dropped),
         waiting=int(s.waiting),
+        wakeups_read_by_waiter=int(s.wakeups_read_by_waiter),
     ), ""
 
 
