@@ -206,18 +206,21 @@ static void fifo(void)
 	hl_client_free(c);
 }
 
-/* The reply of a BLMOVE that took an element is lost (held by the proxy,
- * then every connection reset): the element waits in the take's
+/* The reply of the command that moved an element is lost (held by the
+ * proxy, then every connection reset): a BLMOVE (the take waited on an
+ * empty queue) or, in_prep, the prep script (the take found the element
+ * waiting and the prep moved it). The element waits in the take's
  * in-flight list (seen with raw commands), the take answers it once it
- * reconnected, and it is delivered exactly once (the queue and the
- * in-flight lists empty, a second take gets nothing). */
-static void lost_reply(void)
+ * reconnected (the prep sent again answers it), and it is delivered
+ * exactly once (the queue and the in-flight lists empty, a second take
+ * gets nothing). */
+static void lost_move(const char *name, int in_prep)
 {
 	ht_redis *r = ht_redis_default();
 	ht_proxy *px = ht_proxy_start(r->port);
 	hl_client_options o;
 	hl_client *c, *p = ht_client(r, 0);
-	hl_object *q, *pq = bq(p, "bq:lost");
+	hl_object *q, *pq = bq(p, name);
 	static taker t;
 	pthread_t th;
 	hl_value *v = NULL;
@@ -229,17 +232,30 @@ static void lost_reply(void)
 	o.retry_delay_ms = 50;
 	o.watchdog_timeout_ms = 900; /* slices of 300 ms */
 	c = ht_client_url(px->url, &o);
-	q = bq(c, "bq:lost");
+	q = bq(c, name);
 	memset(&t, 0, sizeof t);
 	t.q = q;
 	t.timeout = -1;
-	th = ht_thread_start(take_run, &t);
-	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
-	ht_proxy_cmd(px, "delay 3000"); /* its reply held */
-	HT_OK(hl_blocking_queue_offer(&ok, pq, "only", 4));
-	HT_OK(hl_blocking_queue_offer(&ok, pq, "next", 4));
+	if (in_prep) {
+		/* connected, and the scripts loaded, before the delay */
+		HT_OK(hl_blocking_queue_poll_timeout(&v, q, 1));
+		HT_CHECK(hl_value_type(v) == HL_VALUE_NIL);
+		hl_value_free(v);
+		v = NULL;
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "only", 4));
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "next", 4));
+		HT_EQ(raw_list(r, name, buf, sizeof buf), 2);
+		ht_proxy_cmd(px, "delay 3000"); /* the prep's reply held */
+		th = ht_thread_start(take_run, &t);
+	} else {
+		th = ht_thread_start(take_run, &t);
+		HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+		ht_proxy_cmd(px, "delay 3000"); /* its reply held */
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "only", 4));
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "next", 4));
+	}
 	HT_CHECK(ht_wait_until(inflight_there, r, 10000));
-	HT_EQ(raw_list(r, "bq:lost", buf, sizeof buf), 1); /* "next" left */
+	HT_EQ(raw_list(r, name, buf, sizeof buf), 1); /* "next" left */
 	HT_EQ(atomic_load(&t.done), 0);
 	ht_proxy_cmd(px, "reset"); /* the reply is lost for good */
 	ht_proxy_cmd(px, "delay 0");
@@ -247,27 +263,32 @@ static void lost_reply(void)
 	HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
 	HT_STREQ(t.got, "only");
 	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
-	HT_EQ(raw_list(r, "bq:lost", buf, sizeof buf), 1);
+	HT_EQ(raw_list(r, name, buf, sizeof buf), 1);
 	HT_STREQ(buf, "next");
 	TAKE_STR(hl_blocking_queue_take(&tv_, q), "next");
 	HT_OK(hl_blocking_queue_poll_timeout(&v, q, 200));
 	HT_CHECK(hl_value_type(v) == HL_VALUE_NIL); /* none twice */
 	hl_value_free(v);
 	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
-	/* The attempt given up was killed on the server (CLIENT KILL), so its
+	/* An attempt given up was killed on the server (CLIENT KILL), so its
 	 * entry usually went with the claim; when the kill could not reach
 	 * Redis (the reset raced it on a loaded machine) the entry keeps a
 	 * short lease instead. Either way a recover after it ends leaves no
 	 * taker and gives nothing back: the element was delivered once. */
 	gone_r = r;
 	HT_CHECK(ht_wait_until(takers_gone, q, 10000));
-	HT_EQ(raw_list(r, "bq:lost", buf, sizeof buf), 0);
+	HT_EQ(raw_list(r, name, buf, sizeof buf), 0);
 	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
 	hl_object_free(q);
 	hl_object_free(pq);
 	hl_client_free(c);
 	hl_client_free(p);
 	ht_proxy_stop(px);
+}
+
+static void lost_reply(void)
+{
+	lost_move("bq:lost", 0);
 }
 
 /* Takes as tasks started while elements wait (8 threads, a client each,
@@ -1262,6 +1283,158 @@ static void bounded_lost(void)
 	ht_proxy_stop(px);
 }
 
+/* A take that finds an element costs two round trips: the prep script
+ * moves it into the take's in-flight list itself (no BLMOVE), then the
+ * ack; the element is delivered once and nothing of the take is left. */
+static void round_trips(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *q = bq(c, "bq:rtt");
+	hl_object *d = NULL;
+	long long mv, ev;
+	char buf[64];
+	int ok = 0;
+	HT_OK(hl_blocking_deque_new(&d, c, HT_S("bq:rttd")));
+	HT_OK(hl_blocking_queue_offer(&ok, q, "warm", 4));
+	TAKE_STR(hl_blocking_queue_take(&tv_, q), "warm"); /* scripts loaded */
+	HT_OK(hl_blocking_queue_offer(&ok, q, "a", 1));
+	HT_OK(hl_blocking_queue_offer(&ok, q, "b", 1));
+	HT_OK(hl_blocking_queue_offer(&ok, q, "c", 1));
+	mv = ht_cmd_calls(r, "blmove");
+	ev = ht_cmd_calls(r, "evalsha");
+	TAKE_STR(hl_blocking_queue_take(&tv_, q), "a");
+	TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, q, 5000), "b");
+	HT_EQ(ht_cmd_calls(r, "blmove") - mv, 0);
+	HT_EQ(ht_cmd_calls(r, "evalsha") - ev, 4); /* prep + ack, twice */
+	HT_EQ(keys_like(r, "hilock_*"), 0);
+	HT_EQ(raw_list(r, "bq:rtt", buf, sizeof buf), 1);
+	HT_STREQ(buf, "c");
+	/* from the tail of a deque: the same, from the right end */
+	HT_OK(hl_blocking_deque_put_last(d, "x", 1));
+	HT_OK(hl_blocking_deque_put_last(d, "y", 1));
+	mv = ht_cmd_calls(r, "blmove");
+	{
+		hl_value *v = NULL;
+		HT_OK(hl_object_call(&v, d, HL_OP_BLOCKING_DEQUE_TAKE_LAST,
+		                     NULL, 0));
+		HT_STREQ(str(v, buf, sizeof buf), "y");
+		hl_value_free(v);
+	}
+	HT_EQ(ht_cmd_calls(r, "blmove") - mv, 0);
+	HT_EQ(raw_list(r, "bq:rttd", buf, sizeof buf), 1);
+	HT_STREQ(buf, "x");
+	HT_EQ(keys_like(r, "hilock_*"), 0);
+	/* an empty queue still waits (BLMOVE) and wakes */
+	{
+		static taker t;
+		pthread_t th;
+		hl_client *p = ht_client(r, 0);
+		hl_object *pq = bq(p, "bq:rtt2");
+		memset(&t, 0, sizeof t);
+		t.q = bq(c, "bq:rtt2");
+		t.timeout = -1;
+		th = ht_thread_start(take_run, &t);
+		HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+		HT_OK(hl_blocking_queue_offer(&ok, pq, "w", 1));
+		ht_thread_join(th, 10000);
+		HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
+		HT_STREQ(t.got, "w");
+		HT_EQ(keys_like(r, "hilock_*"), 0);
+		hl_object_free(t.q);
+		hl_object_free(pq);
+		hl_client_free(p);
+	}
+	ht_del(r, HT_S("bq:rtt"));
+	hl_object_free(d);
+	hl_object_free(q);
+	hl_client_free(c);
+}
+
+static void lost_prep(void)
+{
+	lost_move("bq:lostprep", 1);
+}
+
+/* hl_blocking_queue_try_take (the Go binding's fast path): an element is
+ * taken once with nothing left; an empty queue answers nil in one round
+ * trip with no key left; with this client's task takers in the queue's
+ * line it answers NULL without a round trip (they come first). */
+static void try_take(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0), *p = ht_client(r, 0);
+	hl_object *q = bq(c, "bq:try"), *pq = bq(p, "bq:try"), *d = NULL;
+	hl_object *m = NULL;
+	hl_value *v = NULL;
+	hl_task *t = NULL;
+	const hl_value *tv = NULL;
+	char buf[64];
+	long long ev, all;
+	int ok = 0, res = 0;
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "x", 1));
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "z", 1));
+	HT_OK(hl_blocking_queue_try_take(&v, q, 0));
+	HT_CHECK(v != NULL);
+	HT_STREQ(str(v, buf, sizeof buf), "x");
+	hl_value_free(v);
+	HT_EQ(keys_like(r, "hilock_*"), 0);
+	HT_EQ(raw_list(r, "bq:try", buf, sizeof buf), 1);
+	HT_OK(hl_blocking_queue_try_take(&v, q, 0));
+	HT_STREQ(str(v, buf, sizeof buf), "z");
+	hl_value_free(v);
+	ev = ht_cmd_calls(r, "evalsha");
+	HT_OK(hl_blocking_queue_try_take(&v, q, 0));
+	HT_CHECK(v != NULL && hl_value_type(v) == HL_VALUE_NIL);
+	hl_value_free(v);
+	HT_EQ(ht_cmd_calls(r, "evalsha") - ev, 1);
+	HT_EQ(keys_like(r, "hilock_*"), 0);
+	/* a task taker waits in line: no look, it gets the next element */
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0));
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	all = ht_total_commands(r);
+	HT_OK(hl_blocking_queue_try_take(&v, q, 0));
+	HT_CHECK(v == NULL);
+	/* INFO itself is one command */
+	HT_CHECKF(ht_total_commands(r) - all <= 1, "%lld commands",
+	          ht_total_commands(r) - all);
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "y", 1));
+	HT_OK(ht_task_result(t, &res, 10000));
+	HT_OK(hl_task_value(&tv, t));
+	HT_STREQ(str(tv, buf, sizeof buf), "y");
+	hl_task_free(t);
+	/* a deque's tail */
+	HT_OK(hl_blocking_deque_new(&d, c, HT_S("bq:tryd")));
+	HT_OK(hl_blocking_deque_put_last(d, "h", 1));
+	HT_OK(hl_blocking_deque_put_last(d, "t", 1));
+	HT_OK(hl_blocking_queue_try_take(&v, d, 1));
+	HT_STREQ(str(v, buf, sizeof buf), "t");
+	hl_value_free(v);
+	HT_EQ(raw_list(r, "bq:tryd", buf, sizeof buf), 1);
+	HT_STREQ(buf, "h");
+	/* bad input */
+	HT_RC(hl_blocking_queue_try_take(NULL, q, 0), HL_EINVAL);
+	HT_RC(hl_blocking_queue_try_take(&v, NULL, 0), HL_EINVAL);
+	HT_RC(hl_blocking_queue_try_take(&v, q, 1), HL_EINVAL);
+	HT_OK(hl_object_new(&m, c, HL_KIND_MAP, HT_S("bq:trym")));
+	HT_RC(hl_blocking_queue_try_take(&v, m, 0), HL_EINVAL);
+	freeReplyObject(ht_raw(ht_raw_of(r), "HSET bq:tryw f v"));
+	{
+		hl_object *w = bq(c, "bq:tryw");
+		HT_RC(hl_blocking_queue_try_take(&v, w, 0), HL_EREDIS);
+		HT_EQ(keys_like(r, "hilock_*"), 0);
+		hl_object_free(w);
+	}
+	ht_del(r, HT_S("bq:tryw"));
+	ht_del(r, HT_S("bq:tryd"));
+	hl_object_free(m);
+	hl_object_free(d);
+	hl_object_free(q);
+	hl_object_free(pq);
+	hl_client_free(c);
+	hl_client_free(p);
+}
+
 static void bad_input(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -1296,4 +1469,5 @@ HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
         HT_CASE(redisson_compat), HT_CASE(many), HT_CASE(cluster),
         HT_CASE(sentinel_failover), HT_CASE(restart), HT_CASE(tasks),
         HT_CASE(deque), HT_CASE(bounded), HT_CASE(bounded_lost),
-        HT_CASE(bad_input))
+        HT_CASE(bad_input), HT_CASE(round_trips), HT_CASE(lost_prep),
+        HT_CASE(try_take))

@@ -5,7 +5,8 @@
  * after its timeout, works across cluster slots, and loses nothing: a
  * cancel leaves every element queued, and of two elements arriving on two
  * queues at once one is answered and the other stays in its queue, with
- * nothing in flight afterwards.
+ * nothing in flight afterwards; a cancel that cuts the pumps' prep short
+ * leaves no takers' entry behind.
  */
 #include "harness.h"
 #include "harness_grid.h"
@@ -410,6 +411,49 @@ static void lost_reply(void)
 	ht_proxy_stop(px);
 }
 
+static int two_takers(void *arg)
+{
+	return keys_like(arg, "hilock_consumers:*") == 2;
+}
+
+/* A poll_from_any task cancelled while its pumps' prep scripts' answers
+ * are on the way (the scripts ran: their entries are there; the proxy
+ * holds the answers 400 ms): each pump's line runs empty, its prep is cut
+ * short, and the take gives its entry back at once, not after its lease
+ * (the default 30 s: the wait below is far shorter). */
+static void cut_prep(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client *c = ht_client_url(px->url, NULL);
+	hl_object *q = bq(c, "pc:1");
+	const char *other = "pc:2";
+	size_t olen = 4;
+	hl_task *t = NULL;
+	hl_value *v = NULL;
+	int res = 0, ok = 0;
+	/* the pool's connections open before the delay */
+	HT_OK(hl_blocking_queue_offer(&ok, q, "w", 1));
+	HT_OK(hl_blocking_queue_poll_timeout(&v, q, 1000));
+	hl_value_free(v);
+	HT_CHECK(ht_wait_until(nothing_in_flight, r, 5000));
+	ht_proxy_cmd(px, "delay 400");
+	HT_OK(hl_blocking_queue_poll_from_any_start(&t, q, &other, &olen, 1,
+	                                            20000));
+	HT_CHECK(ht_wait_until(two_takers, r, 5000));
+	hl_task_cancel(t);
+	HT_RC(ht_task_result(t, &res, 10000), HL_EINTERRUPTED);
+	hl_task_free(t);
+	ht_proxy_cmd(px, "delay 0");
+	HT_CHECKF(ht_wait_until(nothing_in_flight, r, 5000),
+	          "%ld takers' hashes left",
+	          (long)keys_like(r, "hilock_consumers:*"));
+	HT_EQ(ht_exists(r, HT_S("pc:1")), 0);
+	hl_object_free(q);
+	hl_client_free(c);
+	ht_proxy_stop(px);
+}
+
 /* The other kinds: a bounded queue's poll_from_any gives the capacity
  * back (as a take), whether it waited or looked (timeout 0); a deque's
  * takes its head. */
@@ -509,4 +553,4 @@ static void bad_input(void)
 
 HT_MAIN(HT_CASE(wake), HT_CASE(timeout), HT_CASE(cluster), HT_CASE(cancel),
         HT_CASE(both), HT_CASE(tasks), HT_CASE(kinds), HT_CASE(lost_reply),
-        HT_CASE(bad_input))
+        HT_CASE(bad_input), HT_CASE(cut_prep))

@@ -113,6 +113,37 @@ static void hlgo_bq_any_start(hlgo_result *r, hl_task **out, hl_client *c,
 	free(argv);
 }
 
+// A take's fast path: one look without waiting (hl_blocking_queue_try_take)
+// of a kind's object: 2 and the element in *v (the caller frees it), 1 when
+// the queue was empty, 0 when the client's task takers of the queue wait in
+// line already (no look), -1 with r set when it failed.
+static int hlgo_bq_try(hlgo_result *r, hl_value **v, hl_client *c, int kind,
+		const void *name, size_t name_len, int op) {
+	hl_object *o = NULL;
+	int rc, last = op == HL_OP_BLOCKING_DEQUE_TAKE_LAST ||
+	               op == HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT;
+	*v = NULL;
+	hlgo_reset(r);
+	if ((rc = hl_object_new(&o, c, kind, name, name_len)) != HL_OK) {
+		hlgo_fail(r, rc);
+		return -1;
+	}
+	rc = hl_blocking_queue_try_take(v, o, last);
+	hl_object_free(o);
+	if (rc != HL_OK) {
+		hlgo_fail(r, rc);
+		return -1;
+	}
+	if (!*v)
+		return 0;
+	if (hl_value_type(*v) != HL_VALUE_BYTES) {
+		hl_value_free(*v);
+		*v = NULL;
+		return 1;
+	}
+	return 2;
+}
+
 // The [name, element] a done poll from several queues answered: the
 // element's length (*p), the name's (*np, *nn); -1 for nil.
 static int64_t hlgo_bq_any_value(hl_task *t, const char **np, int64_t *nn,
@@ -140,8 +171,9 @@ import (
 	"unsafe"
 )
 
-// Take takes the head, waiting as long as ctx allows for one (a BLMOVE
-// into an in-flight list, acknowledged once the element arrived here). A
+// Take takes the head, waiting as long as ctx allows for one (moved into
+// an in-flight list, acknowledged once the element arrived here; one
+// look on this goroutine's thread first, then a task that waits). A
 // cancel of ctx loses nothing: an element taken just before it is
 // returned (with a nil error), else the wait ends with ctx.Err() and the
 // queue keeps its elements.
@@ -192,6 +224,44 @@ func waitOn(ctx context.Context, o *object, op int, opName string, waitMs int64)
 		return nil, false, err
 	}
 	name := o.name
+	// The fast path: one look on this goroutine's thread when a fast slot
+	// is free and none of this client's goroutines waits in the queue's
+	// line: an element there is taken (moved into an in-flight list and
+	// acknowledged, as any take) without the task's hops (pump thread,
+	// executor, channel). An empty queue, or an outage met by the look,
+	// goes on as a task below, which waits (and rides the outage out).
+	if c.tryFast() {
+		var cr cResult
+		var v *C.hl_value
+		start := time.Now()
+		n := C.hlgo_bq_try(&cr, &v, p, C.int(o.kind), unsafe.Pointer(&name[0]),
+			C.size_t(len(name)), C.int(op))
+		c.fastDone()
+		switch {
+		case n == 2:
+			var ln C.size_t
+			bp := C.hl_value_bytes(v, &ln)
+			out := C.GoBytes(unsafe.Pointer(bp), C.int(ln))
+			C.hl_value_free(v)
+			c.mu.RUnlock()
+			return out, true, nil
+		case n == 1 && waitMs == 0:
+			c.mu.RUnlock()
+			return nil, false, nil
+		case n < 0:
+			r := syncResult(what, &cr)
+			if r.status != statusIO && r.status != statusConnect &&
+				r.status != statusTimedOut && r.status != statusInDoubt {
+				c.mu.RUnlock()
+				return nil, false, r.err
+			}
+		}
+		if waitMs > 0 {
+			if waitMs -= durationMs(time.Since(start)); waitMs <= 0 {
+				waitMs = 0 // the look used the whole wait: one more
+			}
+		}
+	}
 	t, ch, h, r0 := c.startTask(p, func(data uint64) (*cTask, opResult) {
 		var cr cResult
 		var t *C.hl_task

@@ -298,3 +298,76 @@ func TestGridBoundedBlockingQueue(t *testing.T) {
 		t.Fatalf("poll of nothing %q %v", v, err)
 	}
 }
+
+// bqCalls is how many times Redis ran cmd (INFO commandstats; 0: never).
+func bqCalls(t *testing.T, r *redis, cmd string) int {
+	t.Helper()
+	var info string
+	switch s := r.do("INFO", "commandstats").(type) {
+	case []byte:
+		info = string(s)
+	case string:
+		info = s
+	}
+	i := strings.Index(info, "cmdstat_"+cmd+":calls=")
+	if i < 0 {
+		return 0
+	}
+	rest := info[i+len("cmdstat_"+cmd+":calls="):]
+	n, _ := strconv.Atoi(rest[:strings.IndexAny(rest, ",\r\n")])
+	return n
+}
+
+// A Take of a queue that holds elements is one look on the goroutine's
+// thread (the fast path: no pump, no BLMOVE): every element once, in
+// order, no key left; a Take of an empty queue still waits and wakes.
+func TestGridBlockingQueueFastTake(t *testing.T) {
+	c := connect(t)
+	r := newRedis(t)
+	ctx := context.Background()
+	q := c.BlockingQueue("go:bq:fast")
+	const n = 50
+	for i := 0; i < n; i++ {
+		if err := q.Put(ctx, []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mv := bqCalls(t, r, "blmove")
+	for i := 0; i < n; i++ {
+		v, err := q.Take(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(v) != fmt.Sprint(i) {
+			t.Fatalf("take %d: %q", i, v)
+		}
+	}
+	if d := bqCalls(t, r, "blmove") - mv; d != 0 {
+		t.Fatalf("%d BLMOVEs for %d takes of a filled queue, want 0", d, n)
+	}
+	if k := r.do("KEYS", "hilock_*go:bq:fast*").([]interface{}); len(k) != 0 {
+		t.Fatalf("keys left: %q", k)
+	}
+	v, err := q.PollTimeout(ctx, 0)
+	if err != nil || v != nil {
+		t.Fatalf("poll of an empty queue: %q %v", v, err)
+	}
+	done := make(chan string, 1)
+	go func() {
+		v, err := q.Take(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- string(v)
+	}()
+	bqWait(t, "a blocked taker", func() bool { return bqBlocked(t, r) >= 1 })
+	if err := q.Put(ctx, []byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if v := <-done; v != "late" {
+		t.Fatalf("waiting take: %q", v)
+	}
+	if k := r.do("KEYS", "hilock_*go:bq:fast*").([]interface{}); len(k) != 0 {
+		t.Fatalf("keys left: %q", k)
+	}
+}

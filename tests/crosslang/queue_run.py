@@ -154,12 +154,17 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
             while time.monotonic() < deadline and not found:
                 time.sleep(0.2)
                 new = set(r.keys("hilock_inflight:*")) - before
-                if new:
-                    time.sleep(0.3)
-                    found = [k for k in new if r("EXISTS", k) == 1]
+                # A live consumer's list goes with its ack, the stopped
+                # victim's stays: a list counts when it holds the same
+                # elements at two reads 0.5 s apart.
+                seen = {k: r("LRANGE", k, "0", "-1") for k in new}
+                if any(seen.values()):
+                    time.sleep(0.5)
+                    found = [v for k, v in seen.items()
+                             if v and r("LRANGE", k, "0", "-1") == v]
             if found:
-                for k in found:
-                    held += r("LRANGE", k, "0", "-1")
+                for v in found:
+                    held += v
                 victim.send_signal(signal.SIGKILL)
                 break
             victim.send_signal(signal.SIGCONT)

@@ -1,13 +1,18 @@
 """The delayed queue (Redisson RDelayedQueue): offer with a delay in
 seconds, Redisson's keys and member bytes, not before its time and
 promptly after, a consumer that only opened it moves elements, the waiting
-part's operations, bad input."""
+part's operations, bad input; offer_async (a libhilock task): many at once
+from one event loop, each element once and not early, a cancel."""
+import asyncio
 import struct
+import threading
 import time
 
 import pytest
 
 import hilock
+from conftest import Resp
+from faults import faultproxy  # noqa: F401 (a fixture)
 
 
 def _wait_len(q, n, timeout=10.0):
@@ -92,3 +97,144 @@ def test_two_movers_each_once(client, other_client):
     got = q.poll_many(1000)
     assert len(got) == 200 and len(set(got)) == 200
     assert len(a) == 0 and len(b) == 0
+
+
+class _Collector:
+    """BLPOPs the destination on a connection of its own (a thread), noting
+    the wall time (ms) each value arrived."""
+
+    def __init__(self, port: int, name: str) -> None:
+        self.got = []  # (value, wall ms)
+        self._stop = threading.Event()
+        self._cond = threading.Condition()
+        self._r = Resp(port)
+        self._name = name
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            v = self._r.cmd("BLPOP", self._name, "0.2")
+            at = time.time() * 1000.0
+            if v:
+                with self._cond:
+                    self.got.append((v[1], at))
+                    self._cond.notify_all()
+
+    def wait(self, n: int, timeout: float) -> int:
+        with self._cond:
+            self._cond.wait_for(lambda: len(self.got) >= n, timeout)
+            return len(self.got)
+
+    def close(self) -> None:
+        self._stop.set()
+        self._t.join(5)
+        self._r.close()
+
+    def check(self, n: int) -> None:
+        """Exactly the n values 0..n-1 ("i:due_ms"), each once, none before
+        its due time."""
+        seen = {}
+        for v, at in self.got:
+            i, due = (int(x) for x in v.split(b":"))
+            assert i not in seen, "element %d arrived twice" % i
+            assert at >= due, "element %d arrived %.1f ms early" % (i, due - at)
+            seen[i] = at
+        assert sorted(seen) == list(range(n)), "%d arrivals of %d" % (len(self.got), n)
+
+
+def test_offer_async_many_at_once_each_once_not_early(client, redis_server, redis):
+    """500 offer_async from one event loop at once (libhilock tasks, no
+    thread): each element reaches the destination once, none before its
+    time, and promptly after; the loop never blocks on them."""
+    name = "py:dq:async"
+    d = client.delayed_queue(name)
+    col = _Collector(redis_server.port, name)
+    n = 500
+    try:
+        async def one(i: int) -> None:
+            delay = (i * 13 % 700) / 1000.0  # 0 to 0.7 s
+            due = int(time.time() * 1000) + int(delay * 1000)  # a lower bound
+            await d.offer_async("%d:%d" % (i, due), delay)
+
+        async def main() -> None:
+            threads = threading.active_count()
+            gaps = []
+            stop = asyncio.Event()
+
+            async def heartbeat() -> None:
+                last = time.monotonic()
+                while not stop.is_set():
+                    await asyncio.sleep(0.005)
+                    now = time.monotonic()
+                    gaps.append(now - last)
+                    last = now
+
+            hb = asyncio.ensure_future(heartbeat())
+            offers = asyncio.gather(*(one(i) for i in range(n)))
+            await asyncio.sleep(0)
+            assert threading.active_count() == threads  # no thread per offer
+            await asyncio.wait_for(offers, 30)
+            stop.set()
+            await hb
+            assert threading.active_count() == threads
+            # the loop ran while 500 offers were in flight
+            assert len(gaps) >= 1 and max(gaps) < 1.0, max(gaps)
+
+        t0 = time.time() * 1000
+        asyncio.run(main())
+        assert col.wait(n, 20) == n
+        time.sleep(0.3)  # a second copy would show now
+        col.check(n)
+        # promptly: the last was due by about +0.7 s (plus the offers' time)
+        last = max(at for _, at in col.got)
+        assert last - t0 < 0.7 * 1000 + 3000, last - t0
+        assert redis.cmd("ZCARD", "redisson_delay_queue_timeout:{%s}" % name) == 0
+        assert redis.cmd("LLEN", "redisson_delay_queue:{%s}" % name) == 0
+    finally:
+        col.close()
+    # bad input raises as offer's does, from the coroutine
+    with pytest.raises(hilock.InvalidArgumentError):
+        asyncio.run(d.offer_async("x", -1))
+    with pytest.raises(TypeError):
+        asyncio.run(d.offer_async(5, 1))
+
+
+def test_offer_async_cancel(client, redis_server, redis, faultproxy):  # noqa: F811
+    """Cancelling the task that awaits offer_async: like release_async, the
+    offer runs to its end (one write, never doubled), then CancelledError
+    propagates; the element arrives once. The proxy holds the reply, so
+    the cancel meets the offer in flight."""
+    name = "py:dq:async-cancel"
+    p = faultproxy()
+    c = hilock.Client(p.url)
+    col = _Collector(redis_server.port, name)
+    try:
+        d = c.delayed_queue(name)
+        mover = client.delayed_queue(name)  # moves too, straight to Redis
+        asyncio.run(d.offer_async("0:0", 0))  # the script cached
+        assert col.wait(1, 10) == 1
+        p.delay(300)
+
+        async def main() -> None:
+            due = int(time.time() * 1000) + 200
+            t = asyncio.ensure_future(d.offer_async("1:%d" % due, 0.2))
+            await asyncio.sleep(0.1)  # the offer is on the wire
+            assert not t.done()
+            t0 = time.monotonic()
+            t.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await t
+            # it waited for the offer's reply (about 2 x 300 ms in all)
+            assert time.monotonic() - t0 > 0.2
+
+        asyncio.run(main())
+        p.delay(0)
+        assert col.wait(2, 10) == 2
+        time.sleep(1.2)  # a second copy would have moved by now
+        col.check(2)
+        assert redis.cmd("ZCARD", "redisson_delay_queue_timeout:{%s}" % name) == 0
+        del mover
+    finally:
+        col.close()
+        c.close()

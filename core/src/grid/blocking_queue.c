@@ -155,6 +155,8 @@ static void key_of(const bq_keys *k, char *key, const char *id)
 	memcpy(key + k->prefix_len, id, ID_LEN);
 }
 
+static void give_back(hl_gridcall *call, bq_keys *k, const char *id);
+
 static int64_t lease_ms(const hl_object *o)
 {
 	int64_t l = o->client->conf.watchdog_ms;
@@ -165,10 +167,17 @@ static int64_t lease_ms(const hl_object *o)
  * caller's bound or of the input. */
 static int transient(int rc, const hl_bound *b)
 {
-	if (hl__bound_check(b) != HL_OK)
+	char msg[400];
+	if (rc != HL_EIO && rc != HL_ECONNECT && rc != HL_ETIMEDOUT &&
+	    rc != HL_EINDOUBT)
 		return 0;
-	return rc == HL_EIO || rc == HL_ECONNECT || rc == HL_ETIMEDOUT ||
-	       rc == HL_EINDOUBT;
+	/* the bound's check records its own error: rc's stays the one said */
+	snprintf(msg, sizeof msg, "%s", hl_error_last());
+	if (hl__bound_check(b) != HL_OK) {
+		hl__fail(rc, "%s", msg);
+		return 0;
+	}
+	return 1;
 }
 
 static int wrong(hl_gridcall *call, const hl_reply *r)
@@ -184,19 +193,43 @@ static int wrong(hl_gridcall *call, const hl_reply *r)
 	return hl__fail(HL_EREDIS, "%s: %s: %.300s", label, call->op->name, e);
 }
 
+/* How prep takes (its script's ARGV[6]). */
+enum { PREP_NO_MOVE, PREP_MOVE, PREP_LOOK };
+
 /* The prep script: id "" renews nothing (recover); old "" gives up no
  * attempt. *mine: this take's in-flight element (NULL: none); *moved:
- * how many elements went back. */
+ * how many elements went back. move: PREP_MOVE also moves the head (the
+ * tail: an id starting with r) into this take's list when it holds none,
+ * answered in *mine (a take that finds an element needs no BLMOVE);
+ * PREP_LOOK too, and when none was there the take's entry goes (no wait
+ * follows). */
 static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
-                int64_t old_window, hl_value **mine, int64_t *moved)
+                int64_t old_window, int move, hl_value **mine, int64_t *moved)
 {
-	const char *argv[9];
-	size_t lens[9];
+	const char *argv[10];
+	size_t lens[10];
+	char how[2];
 	char lease[24], window[24];
 	hl_reply *r = NULL;
+	hl_gridcall own = *call;
+	hl_bound b = *call->b;
 	int rc;
 	if (mine)
 		*mine = NULL;
+	if (move != PREP_NO_MOVE) {
+		/* it may move an element: not cut short by a cancel or an
+		 * interrupt once sent (its answer read, the element handed
+		 * on or given back, never left in flight unseen until the
+		 * lease ends), but given one command's time: in an outage
+		 * the caller's loop checks its own bound (a cancel) between
+		 * preps, and a prep sent again answers what one moved */
+		b.deadline_ms = hl__deadline(
+		        call->obj->client->conf.command_timeout_ms);
+		b.cancel = NULL;
+		b.interrupts = NULL;
+		own.b = &b;
+		call = &own;
+	}
 	if (id[0])
 		key_of(k, k->own, id);
 	if (old[0])
@@ -219,7 +252,11 @@ static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
 	lens[7] = strlen(old);
 	argv[8] = window;
 	lens[8] = hl__fmt_i64(window, old_window);
-	rc = hl__grid_eval(call, &hl__script_blocking_queue_prep, 4, 5, argv,
+	how[0] = (char)('0' + move);
+	how[1] = '\0';
+	argv[9] = how;
+	lens[9] = 1;
+	rc = hl__grid_eval(call, &hl__script_blocking_queue_prep, 4, 6, argv,
 	                   lens, &r);
 	if (rc != HL_OK)
 		return rc;
@@ -398,7 +435,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 	hl_client *c = o->client;
 	int64_t lease = lease_ms(o), until, window = 0, backoff = 0;
 	char old[ID_LEN + 1] = "";
-	int rc, looked = 0;
+	int rc;
 	*got = NULL;
 	new_id(id, last);
 	until = wait_ms < 0 ? -1 : hl__now_ms() + wait_ms;
@@ -406,23 +443,28 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 		enum hl_sent sent = HL_SENT_NOTHING;
 		int64_t now, slice;
 		int settled = 0;
-		rc = prep(call, k, id, old, window, got, NULL);
+		/* the prep takes the head when there is one (one round trip
+		 * for the take); a look whose time is up leaves no entry */
+		int look = until >= 0 && hl__now_ms() >= until;
+		rc = prep(call, k, id, old, window,
+		          look ? PREP_LOOK : PREP_MOVE, got, NULL);
 		if (rc == HL_OK) {
 			old[0] = '\0';
 			backoff = 0;
 			if (*got)
 				return HL_OK;
+			if (look)
+				return HL_OK; /* none; the entry went with it */
 			now = hl__now_ms();
-			/* a timed poll looks at the queue at least once, also
-			 * with a timeout of 0 or one spent on the prep */
-			if (until >= 0 && now >= until && looked)
+			/* the prep looked at the queue: a timed poll whose time
+			 * ran out meanwhile ends */
+			if (until >= 0 && now >= until)
 				return ack(call, k, id, NULL); /* none taken */
 			slice = lease / 3;
 			if (until >= 0 && until - now < slice)
 				slice = until - now;
 			if (slice < 1)
 				slice = 1;
-			looked = 1;
 			rc = move_one(call, k, id, slice, got, &sent, &settled);
 			if (rc == HL_OK && *got)
 				return HL_OK;
@@ -449,8 +491,16 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 				return hl__fail(keep, "%s", msg);
 			}
 		}
-		if (!transient(rc, call->b) && rc != HL_OK)
-			return rc; /* an entry left ends with its lease */
+		if (!transient(rc, call->b) && rc != HL_OK) {
+			/* a cancel (a pump whose line ran empty) that cut a
+			 * prep short after it ran left this take's entry (and
+			 * what it moved into the list): both go now, not after
+			 * the lease (an attempt given up, old, keeps its
+			 * entry: its command may still land) */
+			if (rc == HL_EINTERRUPTED && !old[0])
+				give_back(call, k, id);
+			return rc; /* else an entry left ends with its lease */
+		}
 		/* the wire failed: wait on, on the node there is now */
 		backoff = backoff ? backoff * 2 : c->conf.retry_delay_ms;
 		if (backoff < 20)
@@ -493,7 +543,8 @@ static int take(hl_gridcall *call, int64_t wait_ms, int last)
 	for (;;) {
 		int gone = 0;
 		int64_t left = until < 0 ? -1 : until - hl__now_ms();
-		rc = take_core(call, &k, until < 0 || left > 0 ? left : 1, last,
+		/* a time that is up: one look (the prep takes the head) */
+		rc = take_core(call, &k, until < 0 || left > 0 ? left : 0, last,
 		               &got, id);
 		if (rc != HL_OK || !got)
 			break;
@@ -553,7 +604,7 @@ int hl__blocking_queue_recover(hl_gridcall *call)
 	int rc = keys_make(call->obj, &k);
 	if (rc != HL_OK)
 		return rc;
-	rc = prep(call, &k, "", "", 0, NULL, &moved);
+	rc = prep(call, &k, "", "", 0, PREP_NO_MOVE, NULL, &moved);
 	keys_free(&k);
 	if (rc == HL_OK && call->out && !(*call->out = hl__value_int(moved)))
 		rc = hl__fail(HL_ENOMEM, "out of memory");
@@ -1375,6 +1426,61 @@ int hl_blocking_queue_poll_from_any(hl_value **out, hl_object *queue,
 	rc = hl__task_finish_blocking_value(t, cancel, &result, out);
 	if (rc == HL_OK && !*out && !(*out = hl__value_new(HL_VALUE_NIL)))
 		rc = hl__fail(HL_ENOMEM, "out of memory");
+	return rc;
+}
+
+int hl_blocking_queue_try_take(hl_value **out, hl_object *queue, int last)
+{
+	hl_gridcall call;
+	hl_bound b;
+	bq_pump *p;
+	int op, waiting = 0, kind, rc;
+	if (!out)
+		return hl__fail(HL_EINVAL, "try_take: out is NULL (the element "
+		                           "taken would be lost)");
+	*out = NULL;
+	if (!queue || !any_kind(queue->kind->kind))
+		return hl__fail(HL_EINVAL,
+		                "try_take: queue is NULL or not a blocking "
+		                "queue, deque or bounded queue");
+	kind = queue->kind->kind;
+	if (last && kind != HL_KIND_BLOCKING_DEQUE)
+		return hl__fail(HL_EINVAL,
+		                "try_take: only a deque takes from the tail");
+	op = kind == HL_KIND_BLOCKING_DEQUE
+	             ? (last ? HL_OP_BLOCKING_DEQUE_POLL_LAST_TIMEOUT
+	                     : HL_OP_BLOCKING_DEQUE_POLL_FIRST_TIMEOUT)
+	     : kind == HL_KIND_BOUNDED_BLOCKING_QUEUE
+	             ? HL_OP_BOUNDED_BLOCKING_QUEUE_POLL_TIMEOUT
+	             : HL_OP_BLOCKING_QUEUE_POLL_TIMEOUT;
+	/* this client's waiters of the queue come first (their FIFO line) */
+	pthread_mutex_lock(&pumps_mu);
+	for (p = pumps; p; p = p->next)
+		if (p->c == queue->client && p->last == last &&
+		    p->pid == getpid() && p->nwaiting > 0 &&
+		    p->obj->name_len == queue->name_len &&
+		    memcmp(p->obj->name, queue->name, queue->name_len) == 0)
+			waiting = 1;
+	pthread_mutex_unlock(&pumps_mu);
+	if (waiting)
+		return HL_OK;
+	if ((rc = hl__client_enter(queue->client)) != HL_OK)
+		return rc;
+	/* a poll of timeout 0: one look (its script takes the head); the
+	 * call's deadline of 1 ms ends a failing look after one command's
+	 * time (the look's own command is not cut shorter) */
+	hl__bound_init(&b, queue->client, hl__deadline(1), NULL, 0);
+	memset(&call, 0, sizeof call);
+	call.obj = queue;
+	call.op = hl__grid_op(op);
+	call.b = &b;
+	call.out = out;
+	rc = take(&call, 0, last);
+	if (rc != HL_OK) {
+		hl_value_free(*out);
+		*out = NULL;
+	}
+	hl__client_leave(queue->client);
 	return rc;
 }
 

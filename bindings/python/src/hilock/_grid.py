@@ -35,6 +35,20 @@ def _bytes(v: Any, what: str) -> bytes:
     raise TypeError("%s must be bytes or str, not %s" % (what, type(v).__name__))
 
 
+def _bytes_int_args(b: bytes, n: int) -> Tuple[Any, Any]:
+    """The arguments (bytes b, integer n) of an hl_object call: the hl_arg
+    array, and the buffer it points into (kept alive until the call has
+    returned)."""
+    keep = ffi.from_buffer(b)
+    args = ffi.new("hl_arg[2]")
+    args[0].type = lib.HL_ARG_BYTES
+    args[0].bytes = keep
+    args[0].len = len(b)
+    args[1].type = lib.HL_ARG_INT
+    args[1].i = n
+    return args, keep
+
+
 def _i64(v: Any, what: str) -> int:
     if isinstance(v, bool) or not isinstance(v, int):
         raise TypeError("%s must be an int, not %s" % (what, type(v).__name__))

@@ -17,7 +17,7 @@ import asyncio
 from typing import Any, Iterator, Optional, Tuple
 
 from ._grid import _convert, _take
-from ._grid import _bytes
+from ._grid import _bytes, _bytes_int_args
 from ._grid_gen import BlockingDequeBase, BlockingQueueBase, BoundedBlockingQueueBase
 from ._grid_list import _pages
 from ._lowlevel import check, error_for, ffi, lib, ms
@@ -309,15 +309,7 @@ class BoundedBlockingQueue(BoundedBlockingQueueBase):
     __repr__ = BlockingQueue.__repr__
 
     def _offer_args(self, value: Any, wait_ms: int) -> Any:
-        b = value if type(value) is bytes else _bytes(value, "value")
-        keep = ffi.from_buffer(b)
-        args = ffi.new("hl_arg[2]")
-        args[0].type = lib.HL_ARG_BYTES
-        args[0].bytes = keep
-        args[0].len = len(b)
-        args[1].type = lib.HL_ARG_INT
-        args[1].i = wait_ms
-        return args, keep
+        return _bytes_int_args(_bytes(value, "value"), wait_ms)
 
     def offer(self, value: Any, timeout: float = 0) -> bool:  # type: ignore[override]
         """Add value at the tail if there is room: at once (timeout 0), or
