@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CHECK(cond)                                                            \
@@ -210,6 +211,80 @@ static void random_bytes(void)
 	CHECK(hl__random_bytes(big, 0) == 0);
 }
 
+/* Unique ids: no two alike among many calls of several threads and of a
+ * forked child (whose first ids would repeat the parent's if the child
+ * kept the forking thread's key), bits balanced, and short ids too. */
+#define UID_THREADS 4
+#define UID_EACH    2000
+static unsigned char uid_seen[(UID_THREADS + 2) * UID_EACH][16];
+
+static void *uid_thread(void *arg)
+{
+	unsigned char(*out)[16] = arg;
+	for (int i = 0; i < UID_EACH; i++)
+		CHECK(hl__unique_bytes(out[i], 16) == 0);
+	return NULL;
+}
+
+static int uid_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, 16);
+}
+
+static void unique_bytes(void)
+{
+	pthread_t t[UID_THREADS];
+	int fds[2], i, status;
+	size_t n = (UID_THREADS + 2) * UID_EACH, ones = 0, got = 0;
+	unsigned char small[3], zero[3] = {0};
+	pid_t pid;
+	/* this thread's key drawn before the fork */
+	CHECK(hl__unique_bytes(uid_seen[0], 16) == 0);
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		unsigned char buf[UID_EACH][16];
+		close(fds[0]);
+		for (i = 0; i < UID_EACH; i++)
+			if (hl__unique_bytes(buf[i], 16) != 0)
+				_exit(1);
+		_exit(write(fds[1], buf, sizeof(buf)) == (ssize_t)sizeof(buf)
+		              ? 0
+		              : 1);
+	}
+	close(fds[1]);
+	while (got < sizeof(uid_seen[0]) * UID_EACH) {
+		ssize_t r =
+		        read(fds[0], (unsigned char *)uid_seen[UID_EACH] + got,
+		             sizeof(uid_seen[0]) * UID_EACH - got);
+		CHECK(r > 0);
+		got += (size_t)r;
+	}
+	close(fds[0]);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	      WEXITSTATUS(status) == 0);
+	/* the parent goes on with the same key after the fork */
+	for (i = 1; i < UID_EACH; i++)
+		CHECK(hl__unique_bytes(uid_seen[i], 16) == 0);
+	for (i = 0; i < UID_THREADS; i++)
+		CHECK(pthread_create(&t[i], NULL, uid_thread,
+		                     uid_seen[(i + 2) * UID_EACH]) == 0);
+	for (i = 0; i < UID_THREADS; i++)
+		CHECK(pthread_join(t[i], NULL) == 0);
+	for (size_t k = 0; k < n * 16 * 8; k++)
+		ones += (uid_seen[k / 128][(k / 8) % 16] >> (k % 8)) & 1;
+	/* 1,536,000 bits: within 1% of half is beyond 20 standard
+	 * deviations */
+	CHECK(ones > n * 64 * 99 / 100 && ones < n * 64 * 101 / 100);
+	qsort(uid_seen, n, 16, uid_cmp);
+	for (size_t k = 1; k < n; k++)
+		CHECK(memcmp(uid_seen[k - 1], uid_seen[k], 16) != 0);
+	CHECK(hl__unique_bytes(small, sizeof(small)) == 0);
+	CHECK(memcmp(small, zero, sizeof(small)) != 0);
+	CHECK(hl__unique_bytes(small, 0) == 0);
+}
+
 struct waker {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
@@ -294,6 +369,7 @@ static const struct {
         {"socket_flags", socket_flags},
         {"send_no_sigpipe", send_no_sigpipe},
         {"random_bytes", random_bytes},
+        {"unique_bytes", unique_bytes},
         {"cond_wait", cond_wait},
         {"thread_name", thread_name},
 };

@@ -5,8 +5,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -240,6 +242,69 @@ int hl__random_bytes(void *buf, size_t n)
 	}
 	close(fd);
 	return got == n ? 0 : -1;
+}
+
+/* ---- unique ids ---------------------------------------------------------- */
+
+/* Each thread draws a 128-bit key from the system once, then numbers its
+ * ids: id i is mix(k0 ^ i) . mix(k1 + i), where mix is splitmix64's
+ * finaliser, a bijection. So a thread's ids never repeat, those of other
+ * threads and processes differ unless two random keys meet, and an id
+ * costs no system call. A forked child draws a new key before its first
+ * id (the thread that forked would otherwise repeat its parent's ids). */
+static atomic_ulong uid_fork_gen;
+static pthread_once_t uid_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct {
+	uint64_t k0, k1, n;
+	unsigned long gen;
+	int seeded;
+} tl_uid;
+
+static void uid_on_fork_child(void)
+{
+	atomic_fetch_add_explicit(&uid_fork_gen, 1, memory_order_relaxed);
+}
+
+static void uid_init(void)
+{
+	pthread_atfork(NULL, NULL, uid_on_fork_child);
+}
+
+static uint64_t uid_mix(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ULL;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+int hl__unique_bytes(void *buf, size_t n)
+{
+	unsigned char *p = buf;
+	unsigned long gen;
+	pthread_once(&uid_once, uid_init);
+	gen = atomic_load_explicit(&uid_fork_gen, memory_order_relaxed);
+	if (!tl_uid.seeded || tl_uid.gen != gen) {
+		uint64_t k[2];
+		if (hl__random_bytes(k, sizeof(k)) != 0)
+			return -1;
+		tl_uid.k0 = k[0];
+		tl_uid.k1 = k[1];
+		tl_uid.n = 0;
+		tl_uid.gen = gen;
+		tl_uid.seeded = 1;
+	}
+	while (n > 0) {
+		uint64_t w[2];
+		size_t take = n < sizeof(w) ? n : sizeof(w);
+		tl_uid.n++;
+		w[0] = uid_mix(tl_uid.k0 ^ tl_uid.n);
+		w[1] = uid_mix(tl_uid.k1 + tl_uid.n);
+		memcpy(p, w, take);
+		p += take;
+		n -= take;
+	}
+	return 0;
 }
 
 /* ---- thread names -------------------------------------------------------- */

@@ -41,6 +41,11 @@ ssize_t hl__send(int fd, const void *buf, size_t len, int flags);
 
 /* n random bytes from the system's generator. 0, or -1 if none answered. */
 int hl__random_bytes(void *buf, size_t n);
+/* n bytes of an id unique to this call (request ids, permit ids, grant
+ * ids): unlike every other call's of any thread or process, with the odds
+ * of two 128-bit random keys meeting, and no system call after a thread's
+ * first. Not secret. 0, or -1 if the system gave no random key. */
+int hl__unique_bytes(void *buf, size_t n);
 
 /* Name the calling thread for debuggers and ps (best effort; at most 15
  * characters are kept on Linux). */

@@ -414,7 +414,7 @@ int hl__delayed_queue_offer(hl_gridcall *call)
 	char id[33], rnd[8], sdue[HL_DEC_MAX], sttl[HL_DEC_MAX], label[120];
 	char *w, *mark, *chan;
 	hl_reply *r = NULL;
-	int rc, i;
+	int rc;
 	if (delay < 0)
 		return hl__fail(HL_EINVAL,
 		                "%s: offer: delay is %lld ms; it must be 0 or "
@@ -433,18 +433,9 @@ int hl__delayed_queue_offer(hl_gridcall *call)
 	      (cf->command_timeout_ms + 2 * cf->retry_delay_ms);
 	if (ttl < 1000)
 		ttl = 1000;
-	/* The member's 8 random bytes and the request marker: made once,
+	/* The member's 8 unique bytes and the request marker: made once,
 	 * the same for every resend of this call. */
-	hl__random_hex(id);
-	for (i = 0; i < 8; i++) {
-		unsigned hi =
-		        (unsigned)(id[2 * i] <= '9' ? id[2 * i] - '0'
-		                                    : id[2 * i] - 'a' + 10);
-		unsigned lo = (unsigned)(id[2 * i + 1] <= '9'
-		                                 ? id[2 * i + 1] - '0'
-		                                 : id[2 * i + 1] - 'a' + 10);
-		rnd[i] = (char)(hi << 4 | lo);
-	}
+	hl__unique_id(rnd, sizeof(rnd));
 	hl__random_hex(id);
 	w = hl__derive_name("hilock_request:", "", o->name, o->name_len, 0, &n);
 	chan = hl__derive_name("redisson_delay_queue_channel:", "", o->name,

@@ -673,8 +673,8 @@ static const char *const bloom_filter_keys[] = {NULL, ":config"};
 /* ---- rate_limiter ---- */
 
 const hl_script_def hl__script_rate_limiter_acquire = {
-	"rate_limiter.acquire", "411757e27fdf4f39760992845ddb93c2a9b47d7d",
-	"-- ARGV: permits, now (client ms), 16 random bytes (the grant's id)\n"
+	"rate_limiter.acquire", "6a3e12ed46184fd4d4048397e23a47c416c12e67",
+	"-- ARGV: permits, now (client ms), the grant's 16-byte id (unique)\n"
 	"local c = redis.call('hmget', KEYS[1], 'rate', 'interval', 'type', 'keepAliveTime')\n"
 	"if not c[1] or not c[2] or not c[3] then\n"
 	"  return redis.error_reply('ERR hilock: rate limiter not initialized: set its rate first')\n"
@@ -842,8 +842,8 @@ const hl_script_def hl__script_rate_limiter_try_set_rate = {
 	""};
 
 const hl_script_def hl__script_rate_limiter_undo = {
-	"rate_limiter.undo", "c3b8af440c31b97812965e4b71cbef4d10cba356",
-	"-- ARGV: permits, 16 random bytes: take back a grant nobody received\n"
+	"rate_limiter.undo", "dcdeedbe2f63b2cd89a0c262faa5f877f0bdf89a",
+	"-- ARGV: permits, the grant's 16-byte id: take back a grant nobody received\n"
 	"local c = redis.call('hmget', KEYS[1], 'rate', 'type')\n"
 	"if not c[1] or not c[2] then return 0 end\n"
 	"local vkey, pkey = KEYS[2], KEYS[4]\n"
@@ -2426,11 +2426,16 @@ const hl_script_def hl__script_blocking_queue_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_queue_prep = {
-	"blocking_queue.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
+	"blocking_queue.prep", "40d40a8ed30a24b4d7ffb9760d8704b4cf44ae4e",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
 	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
-	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot),\n"
+	"-- and whether to take: '0' no; '1' move the head (an id starting with r:\n"
+	"-- the tail) into this take's list when it holds none, and answer it (so a\n"
+	"-- take that finds an element costs this one round trip, no BLMOVE); '2'\n"
+	"-- the same, but when none was there this take's entry goes too (a look\n"
+	"-- that will not wait: nothing of it is left).\n"
 	"local t = redis.call('time')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"if ARGV[4] ~= '' then\n"
@@ -2459,6 +2464,19 @@ const hl_script_def hl__script_blocking_queue_prep = {
 	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
 	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
 	"  if mine then return {1, mine} end\n"
+	"  if ARGV[6] == '1' or ARGV[6] == '2' then\n"
+	"    if string.sub(ARGV[1], 1, 1) == 'r' then\n"
+	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'RIGHT', 'RIGHT')\n"
+	"    else\n"
+	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')\n"
+	"    end\n"
+	"    if type(mine) == 'table' and mine.err then -- not a list: no entry left\n"
+	"      redis.call('hdel', KEYS[2], ARGV[1])\n"
+	"      return mine\n"
+	"    end\n"
+	"    if mine then return {1, mine} end\n"
+	"    if ARGV[6] == '2' then redis.call('hdel', KEYS[2], ARGV[1]) end\n"
+	"  end\n"
 	"end\n"
 	"return {0, moved}\n"
 	""};
@@ -2703,11 +2721,16 @@ const hl_script_def hl__script_blocking_deque_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_deque_prep = {
-	"blocking_deque.prep", "ed88c4e5bec193e5341ae3e6b104448e814448f7",
+	"blocking_deque.prep", "40d40a8ed30a24b4d7ffb9760d8704b4cf44ae4e",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
 	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
-	"-- ''), how long that attempt's command may still land (ms; 0: it cannot).\n"
+	"-- ''), how long that attempt's command may still land (ms; 0: it cannot),\n"
+	"-- and whether to take: '0' no; '1' move the head (an id starting with r:\n"
+	"-- the tail) into this take's list when it holds none, and answer it (so a\n"
+	"-- take that finds an element costs this one round trip, no BLMOVE); '2'\n"
+	"-- the same, but when none was there this take's entry goes too (a look\n"
+	"-- that will not wait: nothing of it is left).\n"
 	"local t = redis.call('time')\n"
 	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
 	"if ARGV[4] ~= '' then\n"
@@ -2736,6 +2759,19 @@ const hl_script_def hl__script_blocking_deque_prep = {
 	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
 	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
 	"  if mine then return {1, mine} end\n"
+	"  if ARGV[6] == '1' or ARGV[6] == '2' then\n"
+	"    if string.sub(ARGV[1], 1, 1) == 'r' then\n"
+	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'RIGHT', 'RIGHT')\n"
+	"    else\n"
+	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')\n"
+	"    end\n"
+	"    if type(mine) == 'table' and mine.err then -- not a list: no entry left\n"
+	"      redis.call('hdel', KEYS[2], ARGV[1])\n"
+	"      return mine\n"
+	"    end\n"
+	"    if mine then return {1, mine} end\n"
+	"    if ARGV[6] == '2' then redis.call('hdel', KEYS[2], ARGV[1]) end\n"
+	"  end\n"
 	"end\n"
 	"return {0, moved}\n"
 	""};

@@ -3,11 +3,11 @@
  * the waits and the lost-reply rule: docs/grid-rate-limiter.md).
  *
  * An attempt runs the acquire script once with the client's wall clock
- * and 16 fresh random bytes: the grant's member in the log, which is also
- * the request's id. A resend of the same command after a lost reply finds
- * that member and answers "taken" without taking again, so an acquire is
- * sent again like a read. A wait is a task of the engine (task.c): the
- * attempts run on its executors, parked between them for the delay the
+ * and a fresh 16-byte id (hl__unique_bytes): the grant's member in the log,
+ * which is also the request's id. A resend of the same command after a lost
+ * reply finds that member and answers "taken" without taking again, so an
+ * acquire is sent again like a read. A wait is a task of the engine (task.c):
+ * the attempts run on its executors, parked between them for the delay the
  * script answers, gated per client and name (this client's waiters take
  * turns, first come first served); a blocking call makes its first attempt
  * on its own thread and then waits for the task.
@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "grid/grid.h"
@@ -180,9 +179,8 @@ static int rl_attempt(void *arg, const hl_bound *b, int *acquired,
 	*retry_ms = -1;
 	/* After an unanswered attempt the same grant is asked again (with
 	 * the time now): the script finds it if the first landed. */
-	if (!x->pending &&
-	    getrandom(x->id, sizeof(x->id), 0) != (ssize_t)sizeof(x->id))
-		return hl__fail(HL_ESYSTEM, "getrandom failed");
+	if (!x->pending && hl__unique_bytes(x->id, sizeof(x->id)) != 0)
+		return hl__fail(HL_ESYSTEM, "no random key from the system");
 	x->have_id = 1;
 	x->pending = 1;
 	args[0] = pn;

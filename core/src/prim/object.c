@@ -133,17 +133,30 @@ int hl__object_enter(const hl_named *o)
 	return hl__client_enter(o->client);
 }
 
+void hl__unique_id(void *out, size_t n)
+{
+	/* uniqueness, not secrecy: a thread's numbered ids under its random
+	 * key (no system call); if the system gave no key, libuuid's random
+	 * UUIDs */
+	unsigned char *p = out;
+	if (hl__unique_bytes(p, n) == 0)
+		return;
+	while (n > 0) {
+		uuid_t u;
+		size_t take = n < sizeof(u) ? n : sizeof(u);
+		uuid_generate_random(u);
+		memcpy(p, u, take);
+		p += take;
+		n -= take;
+	}
+}
+
 void hl__random_hex(char out[33])
 {
 	static const char hex[] = "0123456789abcdef";
 	unsigned char u[16];
 	int i;
-	/* 128 bits from the system (getrandom, one system call on Linux;
-	 * libuuid's uuid_generate_random, the fallback, also reseeds
-	 * random(3) on every call): the permit ids and markers need
-	 * uniqueness */
-	if (hl__random_bytes(u, sizeof(u)) != 0)
-		uuid_generate_random(u);
+	hl__unique_id(u, sizeof(u));
 	for (i = 0; i < 16; i++) {
 		out[2 * i] = hex[u[i] >> 4];
 		out[2 * i + 1] = hex[u[i] & 15];

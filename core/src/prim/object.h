@@ -107,7 +107,11 @@ char *hl__derive_name(const char *prefix, const char *suffix, const char *name,
 /* Check a name: not NULL, 1 to HL_NAME_MAX bytes. */
 int hl__check_name(const void *name, size_t name_len);
 
-/* 16 random bytes as 32 lowercase hex characters and a NUL. */
+/* n bytes unlike those of any other call (base/sys.h hl__unique_bytes,
+ * or libuuid's random UUIDs if the system gave no key): the permit ids,
+ * request markers and members' ids. */
+void hl__unique_id(void *out, size_t n);
+/* A 16-byte hl__unique_id as 32 lowercase hex characters and a NUL. */
 void hl__random_hex(char out[33]);
 
 #endif
