@@ -17,6 +17,7 @@
  */
 #include "harness.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <poll.h>
 #include <signal.h>
@@ -798,6 +799,105 @@ static void no_false_loss_under_resets(void)
 	ht_proxy_stop(p);
 }
 
+/* The hl-reaper thread's voluntary context switches (each of its waits
+ * ends in one), or -1 when the process has no such thread. */
+static long reaper_switches(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	long n = -1;
+	HT_CHECK(d != NULL);
+	while (n < 0 && (e = readdir(d)) != NULL) {
+		char path[300], line[128];
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+		         e->d_name);
+		if (!(f = fopen(path, "r")))
+			continue;
+		if (!fgets(line, sizeof(line), f) ||
+		    strcmp(line, "hl-reaper\n") != 0) {
+			fclose(f);
+			continue;
+		}
+		fclose(f);
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+		         e->d_name);
+		HT_CHECK((f = fopen(path, "r")) != NULL);
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) ==
+			    1)
+				break;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+/* A reply's read has no timer of its own; the process's reaper thread
+ * ends it (transport/conn.c). A read stuck in a black hole ends at its
+ * command timeout, the reaper scanning while it waits; the connection it
+ * cut is not used again; with no read waiting the reaper sleeps. */
+static void reaper(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *p = ht_proxy_start(r->port);
+	hl_client_options o;
+	hl_client *c;
+	hl_object *b;
+	hl_value *v = NULL;
+	long s0, s1;
+	int64_t t0, took;
+	size_t len = 0;
+	int deleted = 0;
+
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 400;
+	o.retry_attempts = 0;
+	c = ht_client_url(p->url, &o);
+	HT_OK(hl_object_new(&b, c, HL_KIND_BUCKET, "faults:reaper", 13));
+	HT_OK(hl_bucket_set(b, "v1", 2, -1));
+	HT_OK(hl_bucket_get(&v, b));
+	hl_value_free(v);
+	v = NULL;
+	HT_CHECKF(reaper_switches() >= 0, "no hl-reaper thread after a read");
+
+	ht_proxy_cmd(p, "blackhole on");
+	s0 = reaper_switches();
+	t0 = ht_now_ms();
+	HT_RC(hl_bucket_get(&v, b), HL_EIO);
+	took = ht_now_ms() - t0;
+	s1 = reaper_switches();
+	ht_note("a read in a black hole: %s after %lld ms; the reaper woke "
+	        "%ld times",
+	        hl_error_last(), (long long)took, s1 - s0);
+	HT_RANGE(took, 390, 400 + 300 * ht_scale());
+	/* every 20 ms while the read waited (400 ms) */
+	HT_RANGE(s1 - s0, 5, 1000);
+
+	/* the cut connection is dropped: the next call opens another */
+	ht_proxy_cmd(p, "blackhole off");
+	HT_OK(hl_bucket_get(&v, b));
+	HT_EQ(memcmp(hl_value_bytes(v, &len), "v1", 2), 0);
+	HT_EQ(len, 2);
+	hl_value_free(v);
+	v = NULL;
+
+	/* no read waits: after a second of scanning, it sleeps */
+	ht_sleep_ms(1500);
+	s0 = reaper_switches();
+	ht_sleep_ms(500);
+	s1 = reaper_switches();
+	HT_RANGE(s1 - s0, 0, 1);
+
+	HT_OK(hl_object_delete(&deleted, b));
+	HT_EQ(deleted, 1);
+	hl_object_free(b);
+	hl_client_free(c);
+	ht_proxy_stop(p);
+}
+
 /* ---- issue 23: an outage is not contention ------------------------------
  * A wait during which Redis never answered fails with HL_ECONNECT naming
  * the server and the outage; a lock held by someone else stays a plain
@@ -882,4 +982,5 @@ HT_MAIN(HT_CASE(release_lost_unsent), HT_CASE(release_lost_reply),
         HT_CASE(dead_subscriber), HT_CASE(no_barging),
         HT_CASE(overlap_under_resets), HT_CASE(no_false_loss_under_resets),
         HT_CASE(release_lost_reply_noscript),
-        HT_CASE(acquire_answered_too_late), HT_CASE(outage_not_contention))
+        HT_CASE(acquire_answered_too_late), HT_CASE(outage_not_contention),
+        HT_CASE(reaper))

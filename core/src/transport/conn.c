@@ -5,8 +5,9 @@
  * command timeout and by the caller's bound (deadline, cancel flag, client
  * close or interrupt), so no call outlives its deadline because the network
  * stopped answering; the TLS handshake too. A wait is a poll(), except a
- * plain socket's wait for a reply: a recv() with a socket timeout (see
- * rcvtimeo_ms), one system call where poll() and recv() took two.
+ * plain socket's wait for a reply: one blocking recv(), where poll() and
+ * recv() took two system calls, ended at its deadline by the reaper
+ * thread (plain_read_wait).
  */
 #include "transport/tls.h"
 #include "transport/transport.h"
@@ -19,6 +20,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-/* How often a wait without data rechecks cancel, close and interrupt. */
+/* How often a poll() without data rechecks cancel, close and interrupt. */
 #define HL_IO_SLICE_MS 20
+/* A blocking read's socket timeout: only a backstop for the reaper. */
+#define HL_IO_BACKSTOP_MS 10000
 
 /* The earlier of now + timeout_ms and the bound's deadline. */
 static int64_t io_deadline(const hl_bound *b, int64_t timeout_ms)
@@ -85,10 +89,10 @@ struct hl_conn {
 	char server_addr[64]; /* CLIENT INFO addr: us as the server sees us */
 	int64_t last_read_ms; /* when data last arrived */
 	uint64_t reads;       /* reads that brought data */
-	/* A plain socket is blocking, and a read waits at most this long
-	 * (SO_RCVTIMEO), so that one recv() waits for a reply where poll()
-	 * and recv() took two system calls; every other call on it is
-	 * non-blocking (MSG_DONTWAIT). 0: a non-blocking socket (TLS). */
+	/* A plain socket is blocking, so that one recv() waits for a reply
+	 * where poll() and recv() took two system calls; every other call
+	 * on it is non-blocking (MSG_DONTWAIT). Its SO_RCVTIMEO (a backstop:
+	 * the reaper ends its reads); 0: a non-blocking socket (TLS). */
 	int rcvtimeo_ms;
 };
 
@@ -428,20 +432,21 @@ static const char *node_label(char *buf, size_t len, const hl_conf *conf,
 	return buf;
 }
 
-/* A connected plain socket becomes blocking with reads bounded by
- * HL_IO_SLICE_MS (see rcvtimeo_ms); if the system refuses, it stays
- * non-blocking and waits with poll(). */
+/* A connected plain socket becomes blocking, its reads ended by the
+ * reaper (plain_read_wait) and, as a backstop, by a socket timeout of
+ * HL_IO_BACKSTOP_MS; if the system refuses, it stays non-blocking and
+ * waits with poll(). */
 static void plain_blocking(hl_conn *conn)
 {
 	struct timeval tv;
 	int fl = fcntl(conn->fd, F_GETFL);
-	tv.tv_sec = 0;
-	tv.tv_usec = HL_IO_SLICE_MS * 1000;
+	tv.tv_sec = HL_IO_BACKSTOP_MS / 1000;
+	tv.tv_usec = 0;
 	if (fl < 0 ||
 	    setsockopt(conn->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0)
 		return;
 	if (fcntl(conn->fd, F_SETFL, fl & ~O_NONBLOCK) == 0)
-		conn->rcvtimeo_ms = HL_IO_SLICE_MS;
+		conn->rcvtimeo_ms = HL_IO_BACKSTOP_MS;
 }
 
 int hl__conn_open(hl_conn **out, const hl_conf *conf, const hl_addr *addr,
@@ -740,28 +745,187 @@ int hl__conn_read_some(hl_conn *conn)
 	return rc;
 }
 
+/* ---- the reaper: ends blocked reads at their deadline or bound -------- */
+
+/* A plain socket's wait for a reply is one recv() that blocks with no
+ * timer of its own: arming and cancelling a socket timeout for every reply
+ * cost 1.5 us of CPU per command here (a VM, where programming a timer
+ * exits to the hypervisor). One thread of the process, the reaper, watches
+ * every such wait instead: when its deadline passes or its bound stops it
+ * (cancel, close, interrupt), the reaper shuts the socket's reading side,
+ * which wakes the recv(); the reader then reports the deadline or the
+ * bound, and the connection, whose reply may still come, is not used
+ * again (hl__conn_dead finds it closed). The reaper scans every
+ * HL_REAPER_SCAN_MS (the bound's flags) and wakes at the earliest
+ * deadline; with nothing to watch for HL_REAPER_LINGER_MS it sleeps until
+ * a wait is added. A read within HL_IO_NEAR_MS of its deadline polls
+ * instead (to the millisecond, no reaper), and so does every read if the
+ * reaper's thread cannot start. */
+#define HL_REAPER_SCAN_MS   20
+#define HL_REAPER_LINGER_MS 1000
+#define HL_IO_NEAR_MS       30
+
+typedef struct reap_wait {
+	struct reap_wait *prev, *next;
+	int fd;
+	int64_t deadline;
+	const hl_bound *b;
+	int fired; /* the reaper shut fd's reading side */
+} reap_wait;
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	reap_wait *head;
+	int state; /* 0: no thread, 1: running, -1: cannot start */
+	int idle;  /* the thread sleeps until a wait is added */
+	int64_t wake_at;
+} reaper = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0};
+static pthread_once_t reaper_once = PTHREAD_ONCE_INIT;
+
+/* A forked child has no reaper thread and no waits: start afresh. */
+static void reaper_on_fork_child(void)
+{
+	pthread_mutex_init(&reaper.mu, NULL);
+	hl__cond_init(&reaper.cond);
+	reaper.head = NULL;
+	reaper.state = 0;
+	reaper.idle = 0;
+}
+
+static void reaper_init(void)
+{
+	hl__cond_init(&reaper.cond);
+	pthread_atfork(NULL, NULL, reaper_on_fork_child);
+}
+
+static void *reaper_main(void *arg)
+{
+	int64_t empty_since = -1;
+	(void)arg;
+	hl__thread_name("hl-reaper");
+	pthread_mutex_lock(&reaper.mu);
+	for (;;) {
+		int64_t now = hl__now_ms(), next = now + HL_REAPER_SCAN_MS;
+		reap_wait *w;
+		for (w = reaper.head; w; w = w->next) {
+			if (w->fired)
+				continue;
+			if (now >= w->deadline ||
+			    hl__bound_check(w->b) != HL_OK) {
+				shutdown(w->fd, SHUT_RD);
+				w->fired = 1;
+			} else if (w->deadline < next) {
+				next = w->deadline;
+			}
+		}
+		if (reaper.head) {
+			empty_since = -1;
+		} else if (empty_since < 0) {
+			empty_since = now;
+		} else if (now - empty_since >= HL_REAPER_LINGER_MS) {
+			reaper.idle = 1;
+			while (!reaper.head)
+				pthread_cond_wait(&reaper.cond, &reaper.mu);
+			reaper.idle = 0;
+			empty_since = -1;
+			continue;
+		}
+		reaper.wake_at = next;
+		hl__cond_wait_until(&reaper.cond, &reaper.mu, next);
+	}
+	return NULL;
+}
+
+/* Watch w (fd, deadline, b) until reaper_remove. -1: no reaper. */
+static int reaper_add(reap_wait *w, int fd, int64_t deadline, const hl_bound *b)
+{
+	pthread_once(&reaper_once, reaper_init);
+	w->fd = fd;
+	w->deadline = deadline;
+	w->b = b;
+	w->fired = 0;
+	w->prev = NULL;
+	pthread_mutex_lock(&reaper.mu);
+	if (reaper.state == 0) {
+		pthread_t t;
+		pthread_attr_t a;
+		reaper.state = -1;
+		if (pthread_attr_init(&a) == 0) {
+			pthread_attr_setdetachstate(&a,
+			                            PTHREAD_CREATE_DETACHED);
+			if (pthread_create(&t, &a, reaper_main, NULL) == 0)
+				reaper.state = 1;
+			pthread_attr_destroy(&a);
+		}
+	}
+	if (reaper.state < 0) {
+		pthread_mutex_unlock(&reaper.mu);
+		return -1;
+	}
+	w->next = reaper.head;
+	if (reaper.head)
+		reaper.head->prev = w;
+	reaper.head = w;
+	if (reaper.idle || deadline < reaper.wake_at)
+		pthread_cond_signal(&reaper.cond);
+	pthread_mutex_unlock(&reaper.mu);
+	return 0;
+}
+
+/* Stop watching w: 1 if the reaper shut its socket's reading side. */
+static int reaper_remove(reap_wait *w)
+{
+	int fired;
+	pthread_mutex_lock(&reaper.mu);
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		reaper.head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	fired = w->fired;
+	pthread_mutex_unlock(&reaper.mu);
+	return fired;
+}
+
 /* Wait for data on a blocking plain socket and read it (as wait_fd then
- * hl__conn_read_some, in one system call instead of two): recv() waits
- * for a slice at most, and the bound is checked between slices. Socket
- * timeouts count in clock ticks (up to 10 ms), so the last slice before
- * the deadline is a poll(), which keeps the deadline to the millisecond. */
+ * hl__conn_read_some, in one system call instead of two): recv() blocks,
+ * and the reaper ends it at the deadline or when the bound stops the
+ * call (above). Within HL_IO_NEAR_MS of the deadline, a poll(), which
+ * keeps the deadline to the millisecond. */
 static int plain_read_wait(hl_conn *conn, int64_t deadline, const hl_bound *b,
                            int64_t timeout_ms)
 {
+	reap_wait w;
+	int rc, got, watched = 0;
 	for (;;) {
-		int rc, got;
 		if ((rc = hl__bound_check(b)) != HL_OK)
-			return rc;
-		if (deadline - hl__now_ms() <= conn->rcvtimeo_ms + 10) {
-			if ((rc = wait_fd(conn->fd, POLLIN, deadline, b,
-			                  "reading from redis", timeout_ms)) !=
-			    HL_OK)
-				return rc;
-			return hl__conn_read_some(conn);
+			break;
+		if (deadline - hl__now_ms() <= HL_IO_NEAR_MS ||
+		    (!watched && reaper_add(&w, conn->fd, deadline, b) != 0)) {
+			rc = wait_fd(conn->fd, POLLIN, deadline, b,
+			             "reading from redis", timeout_ms);
+			if (rc == HL_OK)
+				rc = hl__conn_read_some(conn);
+			break;
 		}
+		watched = 1;
+		/* got 0: the socket's own timeout (a backstop) ran out; -1: a
+		 * signal */
 		if ((rc = plain_recv(conn, 0, &got)) != HL_OK || got > 0)
-			return rc;
+			break;
 	}
+	if (watched && reaper_remove(&w) && rc != HL_OK) {
+		/* our shutdown, not the server's close: say why */
+		conn->peer_closed = 0;
+		if ((rc = hl__bound_check(b)) == HL_OK)
+			rc = hl__fail(HL_EIO,
+			              "reading from redis: no answer "
+			              "within %lld ms",
+			              (long long)timeout_ms);
+	}
+	return rc;
 }
 
 int hl__conn_next_reply(hl_conn *conn, hl_reply **out)
