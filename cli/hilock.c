@@ -91,14 +91,42 @@ enum {
 	K_LIST = 13,
 	K_QUEUE = 14,
 	K_DEQUE = 15,
-	K_GRID_MAX = 15
+	K_BLOCKING_QUEUE = 16,
+	K_BLOCKING_DEQUE = 17,
+	K_BOUNDED_BLOCKING_QUEUE = 18,
+	K_DELAYED_QUEUE = 19,
+	K_PRIORITY_QUEUE = 20,
+	K_PRIORITY_DEQUE = 21,
+	K_PRIORITY_BLOCKING_QUEUE = 22,
+	K_PRIORITY_BLOCKING_DEQUE = 23,
+	K_GRID_MAX = 23
 };
 
 static const char *const grid_kinds[K_GRID_MAX + 1] = {
-        NULL,           "bucket",     "atomic_long",  "atomic_double",
-        "bit_set",      "long_adder", "double_adder", "bloom_filter",
-        "rate_limiter", "map",        "set",          "scored_sorted_set",
-        "sorted_set",   "list",       "queue",        "deque"};
+        NULL,
+        "bucket",
+        "atomic_long",
+        "atomic_double",
+        "bit_set",
+        "long_adder",
+        "double_adder",
+        "bloom_filter",
+        "rate_limiter",
+        "map",
+        "set",
+        "scored_sorted_set",
+        "sorted_set",
+        "list",
+        "queue",
+        "deque",
+        "blocking_queue",
+        "blocking_deque",
+        "bounded_blocking_queue",
+        "delayed_queue",
+        "priority_queue",
+        "priority_deque",
+        "priority_blocking_queue",
+        "priority_blocking_deque"};
 
 static const char *grid_kind_name(int kind)
 {
@@ -261,6 +289,34 @@ static const char usage_inspect[] =
         "    shown says how many of size were shown. A sorted_set adds\n"
         "    comparator (redisson_sortedset_comparator:{NAME}; none is\n"
         "    natural order) and locked (redisson_sortedset_lock:{NAME}).\n"
+        "  blocking_queue, blocking_deque, bounded_blocking_queue: as a\n"
+        "    list, with head and tail before the items, then hilock's\n"
+        "    takes: takers_key (hilock_consumers:<base>), takes, one\n"
+        "    \"take: <id> lease_in_ms=N in_flight=K\" line per take (N: when\n"
+        "    its lease ends, on Redis's clock; below 0: a dead taker whose\n"
+        "    elements the next take gives back; K: the elements its\n"
+        "    in-flight list holds; \" end=tail\" for a take from the tail),\n"
+        "    in_flight (their sum); a bounded queue adds capacity_key\n"
+        "    (redisson_bqs:{NAME}), remaining_capacity, capacity\n"
+        "    (remaining + size + in flight), capacity_channel and\n"
+        "    capacity_listeners (its subscribers: waiting puts);\n"
+        "  delayed_queue (NAME is the destination queue): destination,\n"
+        "    destination_size, timeout_key\n"
+        "    (redisson_delay_queue_timeout:{NAME}), delayed (its count),\n"
+        "    next_due_in_ms (on Redis's clock; below 0: due, not moved\n"
+        "    yet), list_key (redisson_delay_queue:{NAME}), list_size,\n"
+        "    channel (redisson_delay_queue_channel:{NAME}), movers (its\n"
+        "    subscribers: the clients moving elements), then \"element: V\n"
+        "    due_in_ms=N\" for the first 10 due, and shown;\n"
+        "  priority_queue, priority_deque, priority_blocking_queue,\n"
+        "    priority_blocking_deque: as a list, with head (the lowest)\n"
+        "    and tail, then comparator_key\n"
+        "    ({NAME}:redisson_sortedset_comparator), comparator (none:\n"
+        "    natural order; a Java class hilock refuses), lock_key\n"
+        "    (redisson_sortedset_lock:{NAME}), locked (with lock_holder and\n"
+        "    lock_ttl_ms), wake_channel\n"
+        "    (hilock_priority_queue_channel:{NAME}) and listeners (hilock\n"
+        "    clients with takers waiting).\n"
         "Without --kind the kind is read from Redis: a mode field makes an\n"
         "rwlock, an existing queue a fair lock; reentrant, spin, fenced and\n"
         "non-reentrant locks look alike (\"lock\"). A hash with rate,\n"
@@ -273,8 +329,14 @@ static const char usage_inspect[] =
         "lock's (<client-uuid>:<id> holds, mode) nor a rate limiter's is\n"
         "a map, a set a set, a zset a scored_sorted_set, a list a list\n"
         "(queues and deques are lists too) or a sorted_set when its\n"
-        "comparator or lock key exists. A --kind that Redis contradicts\n"
-        "gets a warning on stderr.\n";
+        "comparator or lock key exists. A list (or nothing) under NAME is\n"
+        "a delayed_queue when redisson_delay_queue_timeout:{NAME} or\n"
+        "redisson_delay_queue:{NAME} exists, a bounded_blocking_queue when\n"
+        "redisson_bqs:{NAME} does, a priority queue when its comparator\n"
+        "exists or hilock takers listen on its channel, a blocking queue\n"
+        "when hilock_consumers:<base> exists (in that order; use --kind\n"
+        "for another view: a plain priority queue looks like a list). A\n"
+        "--kind that Redis contradicts gets a warning on stderr.\n";
 
 static const char usage_list[] =
         "Usage: hilock [OPTIONS] list [PATTERN]\n"
@@ -583,11 +645,11 @@ static int parse_opts(cli *o, int argc, char **argv, const char *sub, int *next)
 				        "kinds",
 				        optarg);
 			{
-				char kinds[200], grid[200] = "";
+				char kinds[200], grid[600] = "";
 				int k;
 				size_t at = 0;
-				for (k = 1;
-				     sub == usage_inspect && k <= K_GRID_MAX;
+				for (k = 1; sub == usage_inspect &&
+				            k <= K_GRID_MAX && at < sizeof grid;
 				     k++)
 					at += (size_t)snprintf(
 					        grid + at, sizeof grid - at,
@@ -1004,7 +1066,83 @@ typedef struct names {
 	char *value;     /* a rate limiter's: {NAME}:value */
 	char *permits;   /* and {NAME}:permits */
 	char *adder;     /* an adder's topic: {NAME}:adder-topic */
+	char *bqs;       /* a bounded queue's capacity: redisson_bqs:{NAME} */
+	char *bqs_chan;  /* its channel: redisson_sc:redisson_bqs:{NAME} */
+	char *delay_z;   /* redisson_delay_queue_timeout:{NAME} */
+	char *delay_l;   /* redisson_delay_queue:{NAME} */
+	char *delay_ch;  /* redisson_delay_queue_channel:{NAME} */
+	char *pq_cmp;    /* {NAME}:redisson_sortedset_comparator */
+	char *ss_lock;   /* redisson_sortedset_lock:{NAME} */
+	char *pq_chan;   /* hilock_priority_queue_channel:{NAME} */
+	char *takers;   /* hilock_consumers:<base> (docs/grid-blocking-queue) */
+	char *inflight; /* hilock_inflight:<base>: (+ a take's id) */
 } names;
+
+/* Redis Cluster's CRC16 (XMODEM) of the key's hash tag, or of the key. */
+static unsigned key_slot(const char *k, size_t n)
+{
+	size_t i, j, s = 0, l = n;
+	unsigned crc = 0;
+	int b;
+	for (i = 0; i < n && k[i] != '{'; i++)
+		;
+	if (i < n) {
+		for (j = i + 1; j < n && k[j] != '}'; j++)
+			;
+		if (j < n && j > i + 1) {
+			s = i + 1;
+			l = j - i - 1;
+		}
+	}
+	for (i = s; i < s + l; i++) {
+		crc ^= (unsigned)(unsigned char)k[i] << 8;
+		for (b = 0; b < 8; b++)
+			crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff
+			                   : (crc << 1) & 0xffff;
+	}
+	return crc & 16383;
+}
+
+/* The blocking queue's <base> (docs/grid-blocking-queue.md, "Cluster"):
+ * a name with a hash tag as it is; one without braces inside a tag; any
+ * other a short tag of its slot, ':' and the name. malloc'd. */
+static char *takers_base(const char *name)
+{
+	size_t n = strlen(name), i, tl = 0;
+	const char *o = strchr(name, '{'), *cl = o ? strchr(o, '}') : NULL;
+	static const char al[] = "0123456789abcdefghijklmnopqrstuvwxyz";
+	char t[8];
+	unsigned k, want;
+	if (o && cl && cl > o + 1)
+		return derived("", name, ""); /* braces: kept as it is */
+	if (!o && !strchr(name, '}'))
+		return derived("", name, ""); /* {name} */
+	want = key_slot(name, n);
+	for (k = 0; k < 36u * 36u * 36u * 36u; k++) {
+		unsigned x = k;
+		tl = 0;
+		do {
+			t[tl++] = al[x % 36];
+			x /= 36;
+		} while (x && tl < 6);
+		if (key_slot(t, tl) == want)
+			break;
+	}
+	t[tl] = 0;
+	{
+		char *tag = derived("", t, ":"); /* "{tag}:" */
+		char *b = malloc(strlen(tag) + n + 1);
+		if (!b) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(EXIT_OSERR);
+		}
+		i = strlen(tag);
+		memcpy(b, tag, i);
+		memcpy(b + i, name, n + 1);
+		free(tag);
+		return b;
+	}
+}
 
 static void names_init(names *n, const char *name)
 {
@@ -1019,6 +1157,27 @@ static void names_init(names *n, const char *name)
 	n->value = derived("", name, ":value");
 	n->permits = derived("", name, ":permits");
 	n->adder = derived("", name, ":adder-topic");
+	n->bqs = derived("redisson_bqs:", name, "");
+	n->bqs_chan = derived("redisson_sc:redisson_bqs:", name, "");
+	n->delay_z = derived("redisson_delay_queue_timeout:", name, "");
+	n->delay_l = derived("redisson_delay_queue:", name, "");
+	n->delay_ch = derived("redisson_delay_queue_channel:", name, "");
+	n->pq_cmp = derived("", name, ":redisson_sortedset_comparator");
+	n->ss_lock = derived("redisson_sortedset_lock:", name, "");
+	n->pq_chan = derived("hilock_priority_queue_channel:", name, "");
+	{
+		char *b = takers_base(name);
+		size_t bl = strlen(b);
+		n->takers = malloc(bl + 18);
+		n->inflight = malloc(bl + 18);
+		if (!n->takers || !n->inflight) {
+			fprintf(stderr, "%s: out of memory\n", prog);
+			exit(EXIT_OSERR);
+		}
+		snprintf(n->takers, bl + 18, "hilock_consumers:%s", b);
+		snprintf(n->inflight, bl + 18, "hilock_inflight:%s:", b);
+		free(b);
+	}
 }
 
 static void names_free(names *n)
@@ -1034,6 +1193,16 @@ static void names_free(names *n)
 	free(n->value);
 	free(n->permits);
 	free(n->adder);
+	free(n->bqs);
+	free(n->bqs_chan);
+	free(n->delay_z);
+	free(n->delay_l);
+	free(n->delay_ch);
+	free(n->pq_cmp);
+	free(n->ss_lock);
+	free(n->pq_chan);
+	free(n->takers);
+	free(n->inflight);
 }
 
 /* The kind Redis shows (PROTOCOL 2-4): a mode field makes a read-write
@@ -1570,6 +1739,14 @@ static const char *grid_type(int kind)
 	case K_LIST:
 	case K_QUEUE:
 	case K_DEQUE:
+	case K_BLOCKING_QUEUE:
+	case K_BLOCKING_DEQUE:
+	case K_BOUNDED_BLOCKING_QUEUE:
+	case K_DELAYED_QUEUE: /* NAME is its destination */
+	case K_PRIORITY_QUEUE:
+	case K_PRIORITY_DEQUE:
+	case K_PRIORITY_BLOCKING_QUEUE:
+	case K_PRIORITY_BLOCKING_DEQUE:
 		return "list";
 	default:
 		return "string";
@@ -1579,10 +1756,9 @@ static const char *grid_type(int kind)
 /* An element of a collection as TEXT, or hex:HEX when it is not UTF-8
  * text (or is empty, or holds '=' or ' ', which would read ambiguously
  * in "entry: KEY = VALUE"). */
-static void put_element(const hl_value *v)
+static void put_bytes(const unsigned char *p, size_t n)
 {
-	const unsigned char *p = (const unsigned char *)vstr(v);
-	size_t i, n = vlen(v);
+	size_t i;
 	if (n > 0 && is_text(p, n) && !memchr(p, '=', n) &&
 	    !memchr(p, ' ', n)) {
 		fwrite(p, 1, n, stdout);
@@ -1593,11 +1769,17 @@ static void put_element(const hl_value *v)
 		printf("%02x", p[i]);
 }
 
+static void put_element(const hl_value *v)
+{
+	put_bytes((const unsigned char *)vstr(v), vlen(v));
+}
+
 #define SHOW_ELEMENTS 10
 
 /* A collection: its size, TTL and first elements (one page, never the
  * whole of it); a sorted set's comparator and lock. */
-static int inspect_collection(hl_client *c, const char *name, int kind)
+static int inspect_collection(hl_client *c, const char *name, int kind,
+                              long long *size_out)
 {
 	static const char *const card[] = {"HLEN", "SCARD", "ZCARD", "LLEN"};
 	const char *type = grid_type(kind);
@@ -1614,6 +1796,7 @@ static int inspect_collection(hl_client *c, const char *name, int kind)
 	if ((rc = count_of(c, &size, card[t], name, NULL, NULL)) != 0)
 		return rc;
 	printf("size: %lld\n", size);
+	*size_out = size;
 	if ((rc = print_ttl(c, name)) != 0)
 		return rc;
 	if (kind == K_SORTED_SET) {
@@ -1638,6 +1821,22 @@ static int inspect_collection(hl_client *c, const char *name, int kind)
 		if (rc != 0)
 			return rc;
 		printf("locked: %s\n", held ? "yes" : "no");
+	}
+	if (kind >= K_BLOCKING_QUEUE && size > 0) { /* a queue's ends */
+		static const char *const end[2] = {"0", "-1"};
+		int e;
+		for (e = 0; e < 2; e++) {
+			if ((rc = rq(c, &v, NULL, "LINDEX", name, end[e],
+			             NULL)) != HL_OK)
+				return fail_hl(rc, "LINDEX \"%s\"", name);
+			if (hl_value_type(v) == HL_VALUE_BYTES) {
+				fputs(e ? "tail: " : "head: ", stdout);
+				put_element(v);
+				fputc('\n', stdout);
+			}
+			hl_value_free(v);
+			v = NULL;
+		}
 	}
 	snprintf(last, sizeof last, "%d", SHOW_ELEMENTS - 1);
 	switch (t) {
@@ -1679,6 +1878,229 @@ static int inspect_collection(hl_client *c, const char *name, int kind)
 	return 0;
 }
 
+/* Redis's clock (TIME on the node of route's slot), in ms. */
+static int redis_now_ms(hl_client *c, const char *route, int64_t *out)
+{
+	hl_value *v = NULL;
+	int rc = rq(c, &v, route, "TIME", NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "TIME");
+	if (hl_value_type(v) != HL_VALUE_ARRAY || hl_value_len(v) != 2) {
+		hl_value_free(v);
+		fprintf(stderr, "%s: TIME: unexpected reply\n", prog);
+		return EXIT_UNAVAILABLE;
+	}
+	*out = (int64_t)strtoll(vstr(hl_value_at(v, 0)), NULL, 10) * 1000 +
+	       strtoll(vstr(hl_value_at(v, 1)), NULL, 10) / 1000;
+	hl_value_free(v);
+	return 0;
+}
+
+#define TAKES_MAX 1000 /* takes whose in-flight lists are counted */
+
+/* hilock's takes of a blocking queue (docs/grid-blocking-queue.md): the
+ * takers' hash hilock_consumers:<base>, one "take:" line for each of the
+ * first 10 (its id, when its lease ends on Redis's clock, the elements
+ * its in-flight list hilock_inflight:<base>:<id> holds), and the sum of
+ * those elements into *held (-1: not counted, more than TAKES_MAX). */
+static int inspect_takes(hl_client *c, const char *name, const names *nm,
+                         long long *held)
+{
+	hl_value *h = NULL;
+	long long n = 0, len = 0;
+	int64_t now = 0;
+	size_t i, shown = 0, plen = strlen(nm->inflight);
+	int rc;
+	*held = 0;
+	if ((rc = count_of(c, &n, "HLEN", nm->takers, NULL, NULL)) != 0)
+		return rc;
+	printf("takers_key: %s\ntakes: %lld\n", nm->takers, n);
+	if (n == 0) {
+		printf("in_flight: 0\n");
+		return 0;
+	}
+	if (n > TAKES_MAX) {
+		*held = -1;
+		printf("takes_shown: 0 (more than %d)\n", TAKES_MAX);
+		return 0;
+	}
+	if ((rc = redis_now_ms(c, name, &now)) != 0)
+		return rc;
+	if ((rc = rq(c, &h, NULL, "HGETALL", nm->takers, NULL)) != HL_OK)
+		return fail_hl(rc, "HGETALL \"%s\"", nm->takers);
+	for (i = 0; rc == 0 && i + 1 < hl_value_len(h); i += 2) {
+		const hl_value *id = hl_value_at(h, i);
+		char *key = malloc(plen + vlen(id) + 1);
+		if (!key) {
+			rc = EXIT_OSERR;
+			break;
+		}
+		memcpy(key, nm->inflight, plen);
+		memcpy(key + plen, vstr(id), vlen(id) + 1);
+		rc = count_of(c, &len, "LLEN", key, NULL, NULL);
+		free(key);
+		if (rc != 0)
+			break;
+		*held += len;
+		if (shown++ >= SHOW_ELEMENTS)
+			continue;
+		fputs("take: ", stdout);
+		put_element(id);
+		printf(" lease_in_ms=%lld in_flight=%lld%s\n",
+		       vnum(hl_value_at(h, i + 1)) - (long long)now, len,
+		       vstr(id)[0] == 'r' ? " end=tail" : "");
+	}
+	hl_value_free(h);
+	if (rc == 0)
+		printf("in_flight: %lld\n", *held);
+	return rc;
+}
+
+/* A bounded queue's capacity (GRID-PROTOCOL 3.8): redisson_bqs:{NAME}
+ * holds what remains; the capacity is that, the elements queued and those
+ * in flight (each holds its unit until acknowledged). */
+static int inspect_capacity(hl_client *c, const names *nm, long long size,
+                            long long held)
+{
+	hl_value *v = NULL;
+	long long listeners = 0, rem;
+	int rc = rq(c, &v, NULL, "GET", nm->bqs, NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "GET \"%s\"", nm->bqs);
+	printf("capacity_key: %s\n", nm->bqs);
+	if (hl_value_type(v) != HL_VALUE_BYTES) {
+		printf("remaining_capacity: none (not set: offers fail until "
+		       "try_set_capacity)\n");
+	} else {
+		rem = vnum(v);
+		printf("remaining_capacity: %lld\n", rem);
+		if (held >= 0)
+			printf("capacity: %lld (remaining + size + in "
+			       "flight)\n",
+			       rem + size + held);
+	}
+	hl_value_free(v);
+	if ((rc = subscribers(c, nm->bqs_chan, &listeners)) != 0)
+		return rc;
+	printf("capacity_channel: %s\ncapacity_listeners: %lld\n", nm->bqs_chan,
+	       listeners);
+	return 0;
+}
+
+/* A delayed queue (GRID-PROTOCOL 3.9; NAME is its destination): the
+ * timeout zset (count, the next due time against Redis's clock), the
+ * ordered list, the channel and its listeners (the clients moving
+ * elements), and the first elements due, unpacked from Redisson's
+ * member format (0x08, 8 random bytes, a 64-bit little-endian length,
+ * the value). */
+static int inspect_delayed(hl_client *c, const char *name, const names *nm)
+{
+	hl_value *z = NULL;
+	long long dest = 0, count = 0, listed = 0, movers = 0;
+	int64_t now = 0;
+	size_t i, shown = 0;
+	int rc;
+	char last[16];
+	if ((rc = count_of(c, &dest, "LLEN", name, NULL, NULL)) != 0 ||
+	    (rc = count_of(c, &count, "ZCARD", nm->delay_z, NULL, NULL)) != 0 ||
+	    (rc = count_of(c, &listed, "LLEN", nm->delay_l, NULL, NULL)) != 0 ||
+	    (rc = subscribers(c, nm->delay_ch, &movers)) != 0 ||
+	    (rc = redis_now_ms(c, name, &now)) != 0)
+		return rc;
+	printf("destination: %s\ndestination_size: %lld\n", name, dest);
+	printf("timeout_key: %s\ndelayed: %lld\n", nm->delay_z, count);
+	snprintf(last, sizeof last, "%d", SHOW_ELEMENTS - 1);
+	if ((rc = rq(c, &z, NULL, "ZRANGE", nm->delay_z, "0", last,
+	             "WITHSCORES", NULL)) != HL_OK)
+		return fail_hl(rc, "ZRANGE \"%s\"", nm->delay_z);
+	if (hl_value_len(z) >= 2)
+		printf("next_due_in_ms: %lld\n",
+		       (long long)strtod(vstr(hl_value_at(z, 1)), NULL) -
+		               (long long)now);
+	printf("list_key: %s\nlist_size: %lld\n", nm->delay_l, listed);
+	printf("channel: %s\nmovers: %lld\n", nm->delay_ch, movers);
+	for (i = 0; i + 1 < hl_value_len(z); i += 2, shown++) {
+		const unsigned char *p =
+		        (const unsigned char *)vstr(hl_value_at(z, i));
+		size_t n = vlen(hl_value_at(z, i));
+		uint64_t l = 0;
+		int k;
+		for (k = 7; n >= 17 && k >= 0; k--)
+			l = l << 8 | p[9 + k];
+		fputs("element: ", stdout);
+		if (n >= 17 && p[0] == 8 && l == n - 17)
+			put_bytes(p + 17, n - 17);
+		else
+			put_bytes(p, n); /* not Redisson's packing */
+		printf(" due_in_ms=%lld\n",
+		       (long long)strtod(vstr(hl_value_at(z, i + 1)), NULL) -
+		               (long long)now);
+	}
+	printf("shown: %zu of %lld\n", shown, count);
+	hl_value_free(z);
+	return 0;
+}
+
+/* A priority queue's state beside its list (GRID-PROTOCOL 3.10): the
+ * comparator Java may have set, Redisson's lock, and the clients
+ * listening on hilock's wake-up channel (hilock's waiting takers). */
+static int inspect_priority(hl_client *c, const names *nm)
+{
+	hl_value *v = NULL;
+	long long listeners = 0, ttl = 0;
+	int rc = rq(c, &v, NULL, "GET", nm->pq_cmp, NULL);
+	if (rc != HL_OK)
+		return fail_hl(rc, "GET \"%s\"", nm->pq_cmp);
+	printf("comparator_key: %s\n", nm->pq_cmp);
+	if (hl_value_type(v) == HL_VALUE_BYTES) {
+		fputs("comparator: ", stdout);
+		put_element(v);
+		fputs(" (a Java comparator: hilock refuses the queue)\n",
+		      stdout);
+	} else {
+		printf("comparator: none (natural order)\n");
+	}
+	hl_value_free(v);
+	v = NULL;
+	if ((rc = rq(c, &v, NULL, "HGETALL", nm->ss_lock, NULL)) != HL_OK)
+		return fail_hl(rc, "HGETALL \"%s\"", nm->ss_lock);
+	printf("lock_key: %s\n", nm->ss_lock);
+	if (hl_value_len(v) >= 2) {
+		rc = count_of(c, &ttl, "PTTL", nm->ss_lock, NULL, NULL);
+		if (rc == 0) {
+			fputs("locked: yes\nlock_holder: ", stdout);
+			put_element(hl_value_at(v, 0));
+			printf("\nlock_ttl_ms: %lld\n", ttl);
+		}
+	} else {
+		printf("locked: no\n");
+	}
+	hl_value_free(v);
+	if (rc == 0 && (rc = subscribers(c, nm->pq_chan, &listeners)) == 0)
+		printf("wake_channel: %s\nlisteners: %lld\n", nm->pq_chan,
+		       listeners);
+	return rc;
+}
+
+/* The new queues: the list's part, then each kind's own. */
+static int inspect_queue(hl_client *c, const char *name, const names *nm,
+                         int kind)
+{
+	long long size = 0, held = 0;
+	int rc;
+	if (kind == K_DELAYED_QUEUE)
+		return inspect_delayed(c, name, nm);
+	if ((rc = inspect_collection(c, name, kind, &size)) != 0)
+		return rc;
+	if (kind >= K_PRIORITY_QUEUE)
+		return inspect_priority(c, nm);
+	if ((rc = inspect_takes(c, name, nm, &held)) != 0)
+		return rc;
+	return kind == K_BOUNDED_BLOCKING_QUEUE
+	               ? inspect_capacity(c, nm, size, held)
+	               : 0;
+}
+
 /* inspect of a grid object of kind, NAME's type being type. */
 static int inspect_grid(hl_client *c, const char *name, const names *nm,
                         int kind, const char *type, const char *label)
@@ -1706,8 +2128,19 @@ static int inspect_grid(hl_client *c, const char *name, const names *nm,
 	case K_LONG_ADDER:
 	case K_DOUBLE_ADDER:
 		return inspect_adder(c, nm);
-	default:
-		return inspect_collection(c, name, kind);
+	case K_BLOCKING_QUEUE:
+	case K_BLOCKING_DEQUE:
+	case K_BOUNDED_BLOCKING_QUEUE:
+	case K_DELAYED_QUEUE:
+	case K_PRIORITY_QUEUE:
+	case K_PRIORITY_DEQUE:
+	case K_PRIORITY_BLOCKING_QUEUE:
+	case K_PRIORITY_BLOCKING_DEQUE:
+		return inspect_queue(c, name, nm, kind);
+	default: {
+		long long size = 0;
+		return inspect_collection(c, name, kind, &size);
+	}
 	}
 }
 
@@ -1729,19 +2162,53 @@ static int is_lock_hash(const hl_value *h)
 	return 1;
 }
 
-/* The kind of a collection NAME of Redis type type (K_* or 0): a list is
- * a sorted_set when its comparator or lock key exists. */
-static int collection_kind(hl_client *c, const char *name, const char *type,
-                           int *kind)
+/* The kind of a collection NAME of Redis type type (K_* or 0), its label
+ * in *label when Redis cannot tell it exactly. A list, or nothing, under
+ * NAME is: a delayed queue's destination when the delayed queue's zset or
+ * list exists; a bounded blocking queue when its capacity key exists; a
+ * priority queue when its comparator key exists or hilock takers listen
+ * on its channel; a blocking queue when hilock's takers' hash exists; a
+ * sorted_set when its comparator or lock key exists; else a list. */
+static int collection_kind(hl_client *c, const char *name, const names *nm,
+                           const char *type, int *kind, const char **label)
 {
 	char *cmp, *lock;
 	long long n = 0;
-	int rc;
+	int rc, none = strcmp(type, "none") == 0;
 	*kind = strcmp(type, "set") == 0    ? K_SET
 	        : strcmp(type, "zset") == 0 ? K_SCORED_SORTED_SET
 	        : strcmp(type, "list") == 0 ? K_LIST
 	                                    : 0;
-	if (*kind != K_LIST)
+	if (*kind != K_LIST && !none)
+		return 0;
+	if ((rc = count_of(c, &n, "EXISTS", nm->delay_z, nm->delay_l, NULL)) !=
+	            0 ||
+	    n > 0) {
+		*kind = n > 0 ? K_DELAYED_QUEUE : *kind;
+		return rc;
+	}
+	if ((rc = count_of(c, &n, "EXISTS", nm->bqs, NULL, NULL)) != 0 ||
+	    n > 0) {
+		*kind = n > 0 ? K_BOUNDED_BLOCKING_QUEUE : *kind;
+		return rc;
+	}
+	if ((rc = count_of(c, &n, "EXISTS", nm->pq_cmp, NULL, NULL)) != 0 ||
+	    (!n && (rc = subscribers(c, nm->pq_chan, &n)) != 0))
+		return rc;
+	if (n > 0) {
+		*kind = K_PRIORITY_QUEUE;
+		*label = "priority_queue (or priority_deque, or their "
+		         "blocking forms)";
+		return 0;
+	}
+	if ((rc = count_of(c, &n, "EXISTS", nm->takers, NULL, NULL)) != 0 ||
+	    n > 0) {
+		*kind = n > 0 ? K_BLOCKING_QUEUE : *kind;
+		if (n > 0)
+			*label = "blocking_queue (or blocking_deque)";
+		return rc;
+	}
+	if (none)
 		return 0;
 	cmp = derived("redisson_sortedset_comparator:", name, "");
 	lock = derived("redisson_sortedset_lock:", name, "");
@@ -2012,7 +2479,7 @@ static int cmd_inspect(cli *o, const char *name)
 	    (rc = string_kind(c, name, &nm, &grid)) != 0)
 		goto out;
 	if (o->kind < 0 && !grid &&
-	    (rc = collection_kind(c, name, s.type, &grid)) != 0)
+	    (rc = collection_kind(c, name, &nm, s.type, &grid, &label)) != 0)
 		goto out;
 	/* a big hash is a map: a lock's has a field per holder, and its
 	 * HGETALL would be the whole map */

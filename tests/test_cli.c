@@ -1070,6 +1070,272 @@ static void inspect_collections(void)
 	HAS(out, "kind: lock\nttl_ms: -1\nholders: 1\n");
 }
 
+/* A raw reply's integer or string (as a number), on r. */
+static long long raw_num(ht_redis *r, const char *cmd, const char *key)
+{
+	redisReply *rep = ht_raw(ht_raw_of(r), "%s %s", cmd, key);
+	long long n = rep->type == REDIS_REPLY_INTEGER ? rep->integer
+	              : rep->type == REDIS_REPLY_STRING
+	                      ? strtoll(rep->str, NULL, 10)
+	                      : -1;
+	freeReplyObject(rep);
+	return n;
+}
+
+/* 1 when a client of r waits in BLMOVE. */
+static int blmove_waits(void *arg)
+{
+	redisReply *rep = ht_raw(ht_raw_of(arg), "CLIENT LIST");
+	int yes = rep->type == REDIS_REPLY_STRING &&
+	          strstr(rep->str, "cmd=blmove") != NULL;
+	freeReplyObject(rep);
+	return yes;
+}
+
+/* A blocking queue's length, head and tail, and a take in flight: a
+ * child process waits in its take, is stopped, gets its element moved
+ * into its in-flight list (BLMOVE runs in Redis) and is killed before it
+ * can acknowledge it. inspect shows the take, its lease (30 s, on Redis's
+ * clock) and the one element its list holds; the kind is read from
+ * hilock's takers' hash. */
+static void inspect_blocking_queue(void)
+{
+	ht_redis *r = ht_redis_default();
+	const char *vals[] = {"a", "b", "c"};
+	hl_client *c;
+	hl_object *q;
+	hl_task *t = NULL;
+	redisReply *rep;
+	pid_t pid;
+	int i, ok = 0, st;
+
+	ht_del(r, HT_S("cli:bq"));
+	pid = fork();
+	HT_CHECK(pid >= 0);
+	if (pid == 0) {
+		hl_client *cc = ht_client(r, 30000);
+		hl_object *cq = NULL;
+		hl_value *v = NULL;
+		if (hl_object_new(&cq, cc, HL_KIND_BLOCKING_QUEUE,
+		                  HT_S("cli:bq")) != HL_OK)
+			_exit(3);
+		hl_blocking_queue_take(&v, cq);
+		_exit(0);
+	}
+	HT_CHECK(ht_wait_until(blmove_waits, r, 10000));
+	kill(pid, SIGSTOP);
+	RAW_OK(r, "RPUSH cli:bq taken");
+	kill(pid, SIGKILL);
+	HT_EQ(waitpid(pid, &st, 0), pid);
+	HT_EQ(llen(r, "cli:bq"), 0); /* moved, not acknowledged */
+
+	c = ht_client(r, 0);
+	q = grid_object(c, HL_KIND_BLOCKING_QUEUE, "cli:bq");
+	for (i = 0; i < 3; i++) {
+		HT_OK(hl_blocking_queue_offer(&ok, q, HT_S(vals[i])));
+		HT_EQ(ok, 1);
+	}
+	HT_EQ(cli("--url", url(), "inspect", "cli:bq", NULL), 0);
+	HAS(out, "name: cli:bq\nkind: blocking_queue (or blocking_deque)\n"
+	         "size: 3\nttl_ms: -1\nhead: a\ntail: c\nitem: a\nitem: b\n"
+	         "item: c\nshown: 3 of 3\n"
+	         "takers_key: hilock_consumers:{cli:bq}\ntakes: 1\ntake: ");
+	HAS(out, " in_flight=1\nin_flight: 1\n");
+	HT_RANGE(field_of("take: ", "lease_in_ms="), 1000, 30000);
+	/* --kind blocking_deque: the same keys */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "blocking-deque",
+	          "cli:bq", NULL),
+	      0);
+	HAS(out, "kind: blocking_deque\nsize: 3\n");
+	HAS(out, "takes: 1\n");
+	/* inspect only reads: the take is still there */
+	HT_EQ(ht_hlen(r, HT_S("hilock_consumers:{cli:bq}")), 1);
+	rep = ht_raw(ht_raw_of(r), "HKEYS hilock_consumers:{cli:bq}");
+	HT_EQ((long long)rep->elements, 1);
+	RAW_OK(r, "DEL hilock_consumers:{cli:bq} hilock_inflight:{cli:bq}:%s",
+	       rep->element[0]->str);
+	freeReplyObject(rep);
+	hl_object_free(q);
+	/* an empty queue whose name has braces but no tag (its takers' keys
+	 * carry a tag of its slot): a take waiting is seen, in_flight 0 */
+	q = grid_object(c, HL_KIND_BLOCKING_QUEUE, "cli}odd");
+	HT_OK(hl_object_call_start(&t, q, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0));
+	HT_CHECK(ht_wait_until(blmove_waits, r, 10000));
+	HT_EQ(cli("--url", url(), "inspect", "cli}odd", NULL), 0);
+	HAS(out, "kind: blocking_queue (or blocking_deque)\nsize: 0\n");
+	HAS(out, "takes: 1\ntake: ");
+	HAS(out, " in_flight=0\nin_flight: 0\n");
+	hl_task_cancel(t);
+	HT_OK(hl_task_wait(t, 10000, NULL));
+	hl_task_free(t);
+	hl_object_free(q);
+	hl_client_free(c);
+}
+
+/* A bounded blocking queue: capacity 5 with 3 queued leaves 2; a poll
+ * gives its unit back; an empty one with its capacity set is still seen;
+ * one whose capacity was never set says so. */
+static void inspect_bounded(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *q =
+	        grid_object(c, HL_KIND_BOUNDED_BLOCKING_QUEUE, "cli:bounded");
+	const char *vals[] = {"a", "b", "c"};
+	hl_value *v = NULL;
+	int i, ok = 0;
+
+	HT_OK(hl_bounded_blocking_queue_try_set_capacity(&ok, q, 5));
+	HT_EQ(ok, 1);
+	for (i = 0; i < 3; i++) {
+		HT_OK(hl_bounded_blocking_queue_offer(&ok, q, HT_S(vals[i])));
+		HT_EQ(ok, 1);
+	}
+	HT_EQ(cli("--url", url(), "inspect", "cli:bounded", NULL), 0);
+	HAS(out, "kind: bounded_blocking_queue\nsize: 3\nttl_ms: -1\n"
+	         "head: a\ntail: c\n");
+	HAS(out, "takes: 0\nin_flight: 0\n"
+	         "capacity_key: redisson_bqs:{cli:bounded}\n"
+	         "remaining_capacity: 2\n"
+	         "capacity: 5 (remaining + size + in flight)\n"
+	         "capacity_channel: redisson_sc:redisson_bqs:{cli:bounded}\n"
+	         "capacity_listeners: 0\n");
+	HT_OK(hl_bounded_blocking_queue_poll(&v, q));
+	HT_CHECK(v && hl_value_bytes(v, NULL) &&
+	         strcmp(hl_value_bytes(v, NULL), "a") == 0);
+	hl_value_free(v);
+	v = NULL;
+	HT_EQ(cli("--url", url(), "inspect", "cli:bounded", NULL), 0);
+	HAS(out, "size: 2\nttl_ms: -1\nhead: b\ntail: c\n");
+	HAS(out, "remaining_capacity: 3\ncapacity: 5 (");
+	HT_OK(hl_bounded_blocking_queue_poll_many(&v, q, 10));
+	hl_value_free(v);
+	HT_EQ(cli("--url", url(), "inspect", "cli:bounded", NULL), 0);
+	HAS(out, "kind: bounded_blocking_queue\nsize: 0\n");
+	HASNT(out, "head: ");
+	HAS(out, "remaining_capacity: 5\ncapacity: 5 (");
+	HT_EQ(raw_num(r, "GET", "redisson_bqs:{cli:bounded}"), 5);
+	/* no capacity set */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "bounded_blocking_queue",
+	          "cli:nocap", NULL),
+	      0);
+	HAS(out, "remaining_capacity: none (not set");
+	hl_object_free(q);
+	hl_client_free(c);
+}
+
+/* A delayed queue: two elements waiting (the next due in 20-30 s, on
+ * Redis's clock, listed soonest first), one already moved to the
+ * destination, the client's mover listening on the channel. */
+static void inspect_delayed(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *d = grid_object(c, HL_KIND_DELAYED_QUEUE, "cli:delayed");
+	long long due;
+
+	HT_OK(hl_delayed_queue_offer(d, HT_S("later"), 60000));
+	HT_OK(hl_delayed_queue_offer(d, HT_S("soon"), 30000));
+	HT_OK(hl_delayed_queue_offer(d, HT_S("now"), 0));
+	wait_llen(r, "cli:delayed", 1);
+	wait_numsub(r, "redisson_delay_queue_channel:{cli:delayed}", 1);
+	HT_EQ(cli("--url", url(), "inspect", "cli:delayed", NULL), 0);
+	HAS(out, "name: cli:delayed\nkind: delayed_queue\n"
+	         "destination: cli:delayed\ndestination_size: 1\n"
+	         "timeout_key: redisson_delay_queue_timeout:{cli:delayed}\n"
+	         "delayed: 2\nnext_due_in_ms: ");
+	HAS(out, "list_key: redisson_delay_queue:{cli:delayed}\n"
+	         "list_size: 2\n"
+	         "channel: redisson_delay_queue_channel:{cli:delayed}\n"
+	         "movers: 1\nelement: soon due_in_ms=");
+	HAS(out, "\nelement: later due_in_ms=");
+	HAS(out, "shown: 2 of 2\n");
+	due = field_of("next_due_in_ms: ", "next_due_in_ms: ");
+	HT_RANGE(due, 20000, 30000);
+	HT_EQ(field_of("element: soon", "due_in_ms="), due);
+	HT_RANGE(field_of("element: later", "due_in_ms="), 50000, 60000);
+	/* --kind queue: the destination alone */
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "queue", "cli:delayed",
+	          NULL),
+	      0);
+	HAS(out, "kind: queue\nsize: 1\nttl_ms: -1\nitem: now\n");
+	HT_OK(hl_delayed_queue_clear(d));
+	hl_object_free(d);
+	hl_client_free(c);
+}
+
+/* Priority queues: the head the lowest, the comparator and Redisson's
+ * lock; a Java comparator and a held lock shown; a waiting take of the
+ * blocking form counted on hilock's channel, and its queue seen as a
+ * priority queue without --kind. */
+static void inspect_priority(void)
+{
+	ht_redis *r = ht_redis_default();
+	hl_client *c = ht_client(r, 0);
+	hl_object *p = grid_object(c, HL_KIND_PRIORITY_QUEUE, "cli:prio");
+	hl_object *b =
+	        grid_object(c, HL_KIND_PRIORITY_BLOCKING_QUEUE, "cli:pbq");
+	const char *vals[] = {"b", "c", "a"};
+	const hl_value *got = NULL;
+	hl_task *t = NULL;
+	int i, ok = 0;
+
+	for (i = 0; i < 3; i++) {
+		HT_OK(hl_priority_queue_add(&ok, p, HT_S(vals[i])));
+		HT_EQ(ok, 1);
+	}
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "priority_queue",
+	          "cli:prio", NULL),
+	      0);
+	HT_STREQ(out, "name: cli:prio\nkind: priority_queue\nsize: 3\n"
+	              "ttl_ms: -1\nhead: a\ntail: c\nitem: a\nitem: b\n"
+	              "item: c\nshown: 3 of 3\n"
+	              "comparator_key: "
+	              "{cli:prio}:redisson_sortedset_comparator\n"
+	              "comparator: none (natural order)\n"
+	              "lock_key: redisson_sortedset_lock:{cli:prio}\n"
+	              "locked: no\n"
+	              "wake_channel: hilock_priority_queue_channel:{cli:prio}\n"
+	              "listeners: 0\n");
+	/* a Java comparator and Redisson's lock held */
+	RAW_OK(r, "SET {cli:prio}:redisson_sortedset_comparator "
+	          "com.example.ByLength:7");
+	RAW_OK(r, "HSET redisson_sortedset_lock:{cli:prio} "
+	          "5b9b3e3a-8d55-4a7e-9c1e-2f5ab0a1c0de:1 1");
+	RAW_OK(r, "PEXPIRE redisson_sortedset_lock:{cli:prio} 30000");
+	HT_EQ(cli("--url", url(), "inspect", "cli:prio", NULL), 0);
+	HAS(out, "kind: priority_queue (or priority_deque, or their blocking "
+	         "forms)\nsize: 3\n");
+	HAS(out, "comparator: com.example.ByLength:7 (a Java comparator: "
+	         "hilock refuses the queue)\n");
+	HAS(out, "locked: yes\nlock_holder: "
+	         "5b9b3e3a-8d55-4a7e-9c1e-2f5ab0a1c0de:1\nlock_ttl_ms: ");
+	HT_RANGE(field_of("lock_ttl_ms: ", "lock_ttl_ms: "), 1000, 30000);
+	ht_del(r, HT_S("{cli:prio}:redisson_sortedset_comparator"));
+	ht_del(r, HT_S("redisson_sortedset_lock:{cli:prio}"));
+	/* a take waiting on an empty priority blocking queue */
+	HT_OK(hl_object_call_start(&t, b, HL_OP_PRIORITY_BLOCKING_QUEUE_TAKE,
+	                           NULL, 0));
+	wait_numsub(r, "hilock_priority_queue_channel:{cli:pbq}", 1);
+	HT_EQ(cli("--url", url(), "inspect", "cli:pbq", NULL), 0);
+	HAS(out, "kind: priority_queue (or priority_deque, or their blocking "
+	         "forms)\nsize: 0\nttl_ms: -2\nshown: 0 of 0\n");
+	HAS(out, "listeners: 1\n");
+	HT_EQ(cli("--url", url(), "inspect", "--kind",
+	          "priority_blocking_deque", "cli:pbq", NULL),
+	      0);
+	HAS(out, "kind: priority_blocking_deque\nsize: 0\n");
+	HT_OK(hl_priority_blocking_queue_add(&ok, b, HT_S("x")));
+	HT_OK(hl_task_wait(t, 10000, NULL));
+	HT_OK(hl_task_result(NULL, t));
+	HT_OK(hl_task_value(&got, t));
+	HT_CHECK(got && strcmp(hl_value_bytes(got, NULL), "x") == 0);
+	hl_task_free(t);
+	hl_object_free(b);
+	hl_object_free(p);
+	hl_client_free(c);
+}
+
 /* Adders keep nothing in Redis: inspect says so and counts the clients
  * listening on the adder's topic; with one, it is seen without --kind. */
 static void inspect_adder(void)
@@ -1189,6 +1455,10 @@ static void bad_kind(void)
 	HT_EQ(cli("inspect", "--kind", "atomic_longer", "x", NULL), 64);
 	HAS(out, "bucket, atomic_long, atomic_double, bit_set, long_adder, "
 	         "double_adder, bloom_filter, rate_limiter");
+	HAS(out,
+	    "deque, blocking_queue, blocking_deque, bounded_blocking_queue, "
+	    "delayed_queue, priority_queue, priority_deque, "
+	    "priority_blocking_queue, priority_blocking_deque)");
 	/* every kind hl_lock_kind_name knows is accepted */
 	{
 		int k;
@@ -1291,4 +1561,6 @@ HT_MAIN(HT_CASE(run_ok), HT_CASE(run_fails), HT_CASE(run_killed),
         HT_CASE(inspect_bucket), HT_CASE(inspect_atomic),
         HT_CASE(inspect_bit_set), HT_CASE(inspect_bloom_filter),
         HT_CASE(inspect_rate_limiter), HT_CASE(inspect_adder), HT_CASE(cluster),
-        HT_CASE(inspect_collections))
+        HT_CASE(inspect_collections), HT_CASE(inspect_blocking_queue),
+        HT_CASE(inspect_bounded), HT_CASE(inspect_delayed),
+        HT_CASE(inspect_priority))
