@@ -163,24 +163,60 @@ void ht_check_rc(const char *file, int line, const char *expr, int got,
 /* ------------------------------------------------------------------------
  * redis-server
  * ------------------------------------------------------------------------ */
+/* The lowest port of the system's ephemeral range (the ports outgoing
+ * connections are given), 32768 when it cannot be read. */
+static int ephemeral_low(void)
+{
+	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	int lo = 32768, hi = 0;
+	if (f) {
+		if (fscanf(f, "%d %d", &lo, &hi) != 2)
+			lo = 32768;
+		fclose(f);
+	}
+	return lo;
+}
+
+/* A free loopback port for a server, below the ephemeral range: a port the
+ * kernel could hand to an outgoing connection meanwhile (a cluster node
+ * reaching another's bus, a client polling for readiness) would make the
+ * server's bind fail, or a connection to a port nobody listens on yet
+ * connect to itself (source port = destination port), which a cluster
+ * node then takes for the peer it meant to meet. Random in [10000, the
+ * range's start); port 0 (the kernel's choice) if none is found. */
 int ht_free_port(void)
 {
+	static unsigned seed;
 	struct sockaddr_in a;
 	socklen_t len = sizeof a;
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	int port;
+	int lo = ephemeral_low(), tries, port = 0;
 
-	if (fd < 0)
-		HT_FAIL("socket: %s", strerror(errno));
-	memset(&a, 0, sizeof a);
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	a.sin_port = 0;
-	if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
-	    getsockname(fd, (struct sockaddr *)&a, &len) != 0)
-		HT_FAIL("bind/getsockname: %s", strerror(errno));
-	port = ntohs(a.sin_port);
-	close(fd);
+	if (!seed)
+		seed = (unsigned)getpid() ^ (unsigned)ht_now_ms();
+	for (tries = 0; tries < 200; tries++) {
+		int fd = socket(AF_INET, SOCK_STREAM, 0), p, ok;
+		if (fd < 0)
+			HT_FAIL("socket: %s", strerror(errno));
+		p = lo > 11024 ? 10000 + (int)(rand_r(&seed) %
+		                               (unsigned)(lo - 10000))
+		               : 0;
+		memset(&a, 0, sizeof a);
+		a.sin_family = AF_INET;
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.sin_port = htons((unsigned short)p);
+		len = sizeof a;
+		ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+		     getsockname(fd, (struct sockaddr *)&a, &len) == 0;
+		close(fd);
+		if (ok) {
+			port = ntohs(a.sin_port);
+			break;
+		}
+		if (p == 0)
+			HT_FAIL("bind/getsockname: %s", strerror(errno));
+	}
+	if (!port)
+		HT_FAIL("no free loopback port below %d in 200 tries", lo);
 	return port;
 }
 

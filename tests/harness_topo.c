@@ -1754,9 +1754,48 @@ static void sentinel_wait_data(ht_sentinel *s, int master_port,
 	}
 }
 
+/* Every running replica of master_port has applied the replication
+ * stream up to the master's offset when first asked (target, 0 = ask now):
+ * what the master acknowledged before then survives its kill. */
+static int sentinel_offsets_caught_up(ht_sentinel *s, int master_port,
+                                      long long *target, char *why,
+                                      size_t why_len)
+{
+	char v[64];
+	int i;
+
+	if (*target <= 0) {
+		ht_node *m = ht_sentinel_node(s, master_port);
+
+		if (!node_info_t(m, "replication", "master_repl_offset", v,
+		                 sizeof v)) {
+			snprintf(why, why_len, "master %d: no offset",
+			         master_port);
+			return 0;
+		}
+		*target = atoll(v);
+	}
+	for (i = 0; i < HT_SENTINEL_DATA; i++) {
+		ht_node *d = &s->data[i];
+
+		if (d->port == master_port || !node_up(d))
+			continue;
+		if (!node_info_t(d, "replication", "slave_repl_offset", v,
+		                 sizeof v) ||
+		    atoll(v) < *target) {
+			snprintf(why, why_len,
+			         "%s: replica offset %s, master's %lld",
+			         d->name, v[0] ? v : "?", *target);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 void ht_sentinel_wait_synced(ht_sentinel *s, int64_t timeout_ms)
 {
 	int64_t deadline = deadline_in(timeout_ms);
+	long long target = 0;
 	char why[512];
 	int port;
 
@@ -1773,6 +1812,12 @@ void ht_sentinel_wait_synced(ht_sentinel *s, int64_t timeout_ms)
 		wait_pause("sentinel sync", why);
 	}
 	s->master_port = port;
+	while (!sentinel_offsets_caught_up(s, port, &target, why, sizeof why)) {
+		if (ht_now_ms() >= deadline)
+			HT_FAIL("sentinel: replicas behind after %lld ms: %s",
+			        (long long)timeout_ms, why);
+		wait_pause("sentinel offsets", why);
+	}
 }
 
 ht_sentinel *ht_sentinel_start(const ht_sentinel_opts *opts)
@@ -1995,10 +2040,21 @@ void ht_sentinel_restart_node(ht_sentinel *s, int port)
 static ht_cluster *g_clusters[8];
 static int g_nclusters;
 
+/* The node timeout while a cluster forms. Redis forgets a node whose bus
+ * handshake (CLUSTER MEET) did not complete within the node timeout, and
+ * nothing meets it again: with the tests' 1 s, a loaded machine (two
+ * suites at once, one under TSan) left a node out and `redis-cli --cluster
+ * create` waiting for the join until the test's own timeout. Once it has
+ * joined, every node gets the test's timeout (CONFIG SET). */
+#define HT_CLUSTER_FORM_TIMEOUT_MS 15000
+
 static void conf_cluster(FILE *f, ht_node *n)
 {
 	ht_cluster *c = n->owner;
+	int timeout = c->opts.node_timeout_ms;
 
+	if (!c->formed && timeout < HT_CLUSTER_FORM_TIMEOUT_MS)
+		timeout = HT_CLUSTER_FORM_TIMEOUT_MS;
 	fprintf(f,
 	        "cluster-enabled yes\n"
 	        "cluster-config-file \"%s/nodes.conf\"\n"
@@ -2006,7 +2062,7 @@ static void conf_cluster(FILE *f, ht_node *n)
 	        "cluster-port %d\n"
 	        "cluster-replica-validity-factor 0\n"
 	        "cluster-allow-replica-migration no\n",
-	        n->dir, c->opts.node_timeout_ms, n->bus_port);
+	        n->dir, timeout, n->bus_port);
 	if (n->tls)
 		fprintf(f, "tls-cluster yes\n");
 }
@@ -2345,6 +2401,16 @@ ht_cluster *ht_cluster_start(const ht_cluster_opts *opts)
 	rc = ht_run(out, sizeof out, 60000, argv);
 	if (rc != 0)
 		HT_FAIL("redis-cli --cluster create failed (%d):\n%s", rc, out);
+	/* joined (every handshake done): the test's node timeout from now on,
+	 * and in the config of every later start of a node; a long one would
+	 * also slow the gossip that the wait below waits for */
+	c->formed = 1;
+	for (i = 0; i < HT_CLUSTER_NODES; i++)
+		expect_ok(&c->nodes[i],
+		          ht_node_cmd(&c->nodes[i],
+		                      "CONFIG SET cluster-node-timeout %d",
+		                      c->opts.node_timeout_ms),
+		          "CONFIG SET cluster-node-timeout");
 	ht_cluster_wait_ok(c, 20000);
 	ht_cluster_url(c, c->url, sizeof c->url);
 	c->start_ms = ht_now_ms() - t0;

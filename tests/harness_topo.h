@@ -274,8 +274,10 @@ void ht_sentinel_cont(ht_sentinel *s);
 int ht_sentinel_wait_failover(ht_sentinel *s, int old_master_port,
                               int64_t timeout_ms);
 /* Wait until every running data node but the master replicates from it
- * (link up, the master lists it online) and every running sentinel sees
- * those replicas healthy. */
+ * (link up, the master lists it online), every running sentinel sees
+ * those replicas healthy, and every replica has applied what the master
+ * had written when they were: a write acknowledged before this call
+ * survives a kill -9 of the master after it. */
 void ht_sentinel_wait_synced(ht_sentinel *s, int64_t timeout_ms);
 /* SENTINEL FAILOVER (a clean, forced failover), then wait for the new
  * master; the old one, still running and still master, is made its replica
@@ -313,6 +315,8 @@ typedef struct ht_cluster {
 	char dir[256];
 	char url[512]; /* see ht_cluster_url() */
 	int64_t start_ms;
+	int formed; /* its nodes run with opts.node_timeout_ms (a longer one
+	               while it forms) */
 	ht_cluster_opts opts;
 	char password[128];
 	/* slot migrations under way */

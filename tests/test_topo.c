@@ -235,7 +235,7 @@ static void sentinel_failover_kill(void)
 	old_node = ht_sentinel_node(s, old);
 	HT_EQ(old_node->pid, 0);
 	t0 = ht_now_ms();
-	port = ht_sentinel_wait_failover(s, old, 10000);
+	port = ht_sentinel_wait_failover(s, old, 20000);
 	took = ht_now_ms() - t0;
 	ht_note("kill -9 to new master: %lld ms", (long long)took);
 	HT_CHECK(port != old);
@@ -285,7 +285,7 @@ static void sentinel_pause(void)
 
 	old = ht_sentinel_stop_master(s);
 	HT_EQ(ht_sentinel_node(s, old)->paused, 1);
-	port = ht_sentinel_wait_failover(s, old, 10000);
+	port = ht_sentinel_wait_failover(s, old, 20000);
 	HT_CHECK(port != old);
 	ht_sentinel_cont(s);
 	HT_EQ(ht_sentinel_node(s, old)->paused, 0);
@@ -320,7 +320,7 @@ static void sentinel_tls(void)
 	/* a failover over TLS */
 	{
 		int old = ht_sentinel_kill_master(s);
-		int port = ht_sentinel_wait_failover(s, old, 10000);
+		int port = ht_sentinel_wait_failover(s, old, 20000);
 
 		m = ht_sentinel_node(s, port);
 		wait_value(m, "topo:tls", "1");

@@ -432,7 +432,8 @@ static void slow_network(void)
 	/* renewed every 300 ms (a tenth of the timeout, while replies are
 	 * slow), each confirmed 2 s after it was sent: not a storm either */
 	HT_CHECKF(renewals_of(c) - renewed >= 4 &&
-	                  renewals_of(c) - renewed <= 3 * HOLD / 300,
+	                  renewals_of(c) - renewed <=
+	                          (uint64_t)(3 * HOLD / 300),
 	          "%llu renewals in %lld ms",
 	          (unsigned long long)(renewals_of(c) - renewed),
 	          (long long)HOLD);
