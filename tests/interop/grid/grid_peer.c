@@ -21,6 +21,16 @@
  *                                    of each of the n granted
  *   free KIND NAME                   free the object (adders: stop taking
  *                                    part in sums)
+ *   pfa MS KIND NAME NAME...         hl_blocking_queue_poll_from_any on
+ *                                    the first queue and the others, MS
+ *                                    the timeout: RESULT is [b:NAME,b:ELEM]
+ *                                    or nil
+ *   pfa_start THREADS MS KIND NAME...
+ *                                    THREADS threads repeat that call until
+ *                                    pfa_join; answers ok nil at once
+ *   pfa_join                         the threads end at their next nil (or
+ *                                    failure): RESULT = "<failures> NAME:ELEM
+ *                                    ..." (hex), every element they took
  *
  * KIND and OP are the names of docs/grid.md, NAME is hex. An ARG is i:N,
  * d:X, b:HEX (bytes, "b:" alone is empty) or n (left out). A RESULT value
@@ -229,6 +239,19 @@ static void err(int rc)
 	printf("err %s %s\n", hl_status_name(rc), hl_error_last());
 }
 
+/* a call's answer line: "ok VALUE" or "err ..." (rc from a statement
+ * of its own: arguments are evaluated in no set order) */
+static void answer(int rc, const hl_value *v)
+{
+	if (rc != HL_OK) {
+		err(rc);
+		return;
+	}
+	printf("ok ");
+	print_value(v);
+	printf("\n");
+}
+
 struct par {
 	struct call *c;
 	long count;
@@ -295,6 +318,125 @@ static void *rate_run(void *arg)
 	return NULL;
 }
 
+/* poll_from_any over hex names (the first is the queue) of kind: 0 or
+ * the call's status */
+static int pfa_call(hl_value **v, int kind, char **names, int n, long long ms)
+{
+	char *others[64];
+	size_t lens[64];
+	int i, rc, k = 0;
+	hl_object *q =
+	        kind < 0 || n < 1 || n > 64 ? NULL : get_obj(kind, names[0]);
+	if (!q)
+		return HL_EINVAL;
+	for (i = 1; i < n; i++) {
+		long len = unhex(&others[k], names[i]);
+		if (len < 0)
+			break;
+		lens[k++] = (size_t)len;
+	}
+	rc = i < n ? HL_EINVAL
+	           : hl_blocking_queue_poll_from_any(
+	                     v, q, (const char *const *)others, lens, (size_t)k,
+	                     ms, NULL);
+	while (k)
+		free(others[--k]);
+	return rc;
+}
+
+static void pfa_print(const hl_value *v, FILE *f)
+{
+	size_t i, j, n;
+	for (j = 0; j < 2; j++) {
+		const char *b = hl_value_bytes(hl_value_at(v, j), &n);
+		for (i = 0; i < n; i++)
+			fprintf(f, "%02x", (unsigned char)b[i]);
+		fputc(j ? ' ' : ':', f);
+	}
+}
+
+/* the pfa_start threads: their results go to one memory stream */
+static struct {
+	pthread_t t[64];
+	int n, kind, nnames;
+	char *names[64];
+	long long ms;
+	volatile int stop;
+	long fails;
+	char *buf;
+	size_t len;
+	FILE *f;
+	pthread_mutex_t mu;
+} pfa = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void *pfa_run(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		hl_value *v = NULL;
+		int rc = pfa_call(&v, pfa.kind, pfa.names, pfa.nnames, pfa.ms);
+		int got = rc == HL_OK && hl_value_type(v) == HL_VALUE_ARRAY;
+		pthread_mutex_lock(&pfa.mu);
+		/* a failure only counted: stderr may be the driver's stdout */
+		if (rc != HL_OK)
+			pfa.fails++;
+		else if (got)
+			pfa_print(v, pfa.f);
+		pthread_mutex_unlock(&pfa.mu);
+		hl_value_free(v);
+		if (!got && pfa.stop)
+			break;
+		if (rc != HL_OK) {
+			struct timespec ts = {0, 50000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	return NULL;
+}
+
+static void pfa_line(char **tok, int ntok)
+{
+	int i;
+	if (strcmp(tok[0], "pfa") == 0) {
+		hl_value *v = NULL;
+		int rc = ntok < 4 ? HL_EINVAL
+		                  : pfa_call(&v, kind_of(tok[2]), tok + 3,
+		                             ntok - 3, atoll(tok[1]));
+		answer(rc, v);
+		hl_value_free(v);
+	} else if (strcmp(tok[0], "pfa_start") == 0) {
+		if (pfa.n || ntok < 5 || ntok - 4 > 64 || atoi(tok[1]) < 1 ||
+		    atoi(tok[1]) > 64 || kind_of(tok[3]) < 0) {
+			printf("err EINVAL bad pfa_start line\n");
+			return;
+		}
+		pfa.kind = kind_of(tok[3]);
+		pfa.ms = atoll(tok[2]);
+		pfa.nnames = ntok - 4;
+		for (i = 0; i < pfa.nnames; i++)
+			pfa.names[i] = strdup(tok[4 + i]);
+		pfa.stop = 0;
+		pfa.fails = 0;
+		pfa.f = open_memstream(&pfa.buf, &pfa.len);
+		for (i = 0; i < atoi(tok[1]); i++)
+			if (pthread_create(&pfa.t[pfa.n], NULL, pfa_run,
+			                   NULL) == 0)
+				pfa.n++;
+		printf("ok nil\n");
+	} else if (strcmp(tok[0], "pfa_join") == 0 && pfa.n) {
+		pfa.stop = 1;
+		while (pfa.n)
+			pthread_join(pfa.t[--pfa.n], NULL);
+		fclose(pfa.f);
+		printf("ok %ld %s\n", pfa.fails, pfa.buf);
+		free(pfa.buf);
+		for (i = 0; i < pfa.nnames; i++)
+			free(pfa.names[i]);
+	} else {
+		printf("err EINVAL unknown pfa line\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static char line[1 << 20];
@@ -322,14 +464,10 @@ int main(int argc, char **argv)
 			hl_value *v = NULL;
 			if (parse_call(&call, tok + 1, ntok - 1) != 0) {
 				printf("err EINVAL bad call line\n");
-			} else if ((rc = hl_object_call(&v, call.o, call.op,
-			                                call.args,
-			                                call.nargs)) != HL_OK) {
-				err(rc);
 			} else {
-				printf("ok ");
-				print_value(v);
-				printf("\n");
+				rc = hl_object_call(&v, call.o, call.op,
+				                    call.args, call.nargs);
+				answer(rc, v);
 			}
 			hl_value_free(v);
 			free_call(&call);
@@ -406,6 +544,8 @@ int main(int argc, char **argv)
 			}
 			for (i = 0; i < n; i++)
 				free(r[i].log);
+		} else if (strncmp(tok[0], "pfa", 3) == 0) {
+			pfa_line(tok, ntok);
 #ifdef GRID_PEER_MORE
 		} else if (GRID_PEER_MORE(tok, ntok)) {
 			/* answered */

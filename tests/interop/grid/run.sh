@@ -39,34 +39,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
 filter=${2:-}
 topologies=${3:-single,cluster}
-versions=${GRID_REDISSON_VERSIONS:-4.3.1 4.7.0}
 out="$build/interop-grid"
+who=interop-grid
 topo_bin="$build/tests/tools/hl_topo"
-mkdir -p "$out"
-for tool in java javac mvn cc pkg-config redis-server redis-cli; do
-	command -v "$tool" >/dev/null 2>&1 || { echo "interop-grid: $tool not found" >&2; exit 1; }
-done
-
-PKG_CONFIG_PATH="$build/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-export PKG_CONFIG_PATH
-# shellcheck disable=SC2046
-cc -std=c11 -O2 -Wall -Wextra -o "$out/grid_peer" "$here/grid_peer.c" \
-	$(pkg-config --cflags --libs hilock) -lpthread
-# shellcheck disable=SC2046
-cc -std=c11 -O2 -Wall -Wextra -o "$out/collections_peer" "$here/collections_peer.c" \
-	$(pkg-config --cflags --libs hilock) -lpthread
+. "$here/common.sh"
+grid_tools
+grid_peers grid_peer collections_peer
 
 # Redisson's classpath for each version (Maven only resolves it; offline
 # first), and the driver compiled against it.
 for v in $versions; do
-	cp="$out/cp-$v.txt"
-	if [ ! -s "$cp" ] || [ "$here/pom.xml" -nt "$cp" ]; then
-		mvn -q -B -o -f "$here/pom.xml" -Dredisson.version="$v" -DbuildDir="$out/mvn" \
-			-Dmdep.outputFile="$cp" dependency:build-classpath >/dev/null 2>&1 ||
-			mvn -q -B -f "$here/pom.xml" -Dredisson.version="$v" -DbuildDir="$out/mvn" \
-				-Dmdep.outputFile="$cp" dependency:build-classpath
-	fi
-	mkdir -p "$out/classes-$v"
+	grid_classpath "$v"
 	javac -d "$out/classes-$v" -cp "$(cat "$cp")" "$here/GridInterop.java" \
 		"$here/BloomVectors.java" "$here/CollectionsInterop.java" "$here/PriorityInterop.java" \
 		"$here/DelayedInterop.java"
