@@ -217,8 +217,10 @@ struct hlfloor_cmds {
 	int argc[CMDS_MAX];
 	char *argv[CMDS_MAX][CMD_ARGS_MAX];
 	size_t lens[CMDS_MAX][CMD_ARGS_MAX];
-	int mark[CMDS_MAX]; /* the index of a request marker key, or 0 */
-	unsigned long long round;
+	int mark[CMDS_MAX];   /* the index of a request marker key, or 0 */
+	int now_at[CMDS_MAX]; /* "! now I": the argument of the wall clock */
+	int id_at[CMDS_MAX];  /* "! id I": the argument of a fresh id */
+	unsigned long long round, opened;
 	char error[256];
 };
 
@@ -245,11 +247,36 @@ static int unhex(int ch)
 	return -1;
 }
 
+/* "! now I" or "! id I": argument I of the last command made fresh in
+ * every round (floor.h). Its buffer is made big enough for it. */
+static int parse_fresh(hlfloor_cmds *f, const char *line)
+{
+	char what[8];
+	int i;
+	char *b;
+	if (f->n == 0 || sscanf(line, "! %7s %d", what, &i) != 2 || i < 1 ||
+	    i >= f->argc[f->n - 1])
+		return -1;
+	if (strcmp(what, "now") == 0)
+		f->now_at[f->n - 1] = i;
+	else if (strcmp(what, "id") == 0)
+		f->id_at[f->n - 1] = i;
+	else
+		return -1;
+	b = realloc(f->argv[f->n - 1][i], 32);
+	if (!b)
+		return -1;
+	f->argv[f->n - 1][i] = b;
+	return 0;
+}
+
 /* One line of the file into command f->n. */
 static int parse_cmd(hlfloor_cmds *f, char *line)
 {
 	int argc = 0;
 	char *save = NULL, *w;
+	if (line[0] == '!')
+		return parse_fresh(f, line);
 	for (w = strtok_r(line, " \t\r\n", &save); w;
 	     w = strtok_r(NULL, " \t\r\n", &save)) {
 		size_t n = strlen(w), len = 0;
@@ -330,6 +357,7 @@ hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
 	}
 	/* markers of this process unlike those of another one before it */
 	f->round = (unsigned long long)(hlfloor_now() * 1e9);
+	f->opened = f->round;
 	return f;
 }
 
@@ -347,6 +375,23 @@ int hlfloor_cmds_once(hlfloor_cmds *f)
 			char hex[17];
 			snprintf(hex, sizeof(hex), "%016llx", f->round);
 			memcpy(m + f->lens[i][f->mark[i]] - 16, hex, 16);
+		}
+	}
+	for (int i = 0; i < f->n; i++) {
+		if (f->now_at[i]) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			f->lens[i][f->now_at[i]] = (size_t)snprintf(
+			        f->argv[i][f->now_at[i]], 32, "%lld",
+			        (long long)ts.tv_sec * 1000 +
+			                ts.tv_nsec / 1000000);
+		}
+		if (f->id_at[i]) {
+			/* the round (unique in this process) and the time
+			 * this process opened the file (unlike another's) */
+			unsigned long long w[2] = {f->round, f->opened};
+			memcpy(f->argv[i][f->id_at[i]], w, 16);
+			f->lens[i][f->id_at[i]] = 16;
 		}
 	}
 	for (int i = 0; i < f->n; i++)

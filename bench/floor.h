@@ -44,8 +44,12 @@ void hlfloor_close(hlfloor *f);
  * grid-capture), replayed over one hiredis connection: every command
  * appended, then every reply read (one round trip when hilock sends one
  * command). The file holds one command a line, its arguments hex-encoded
- * and separated by spaces ("=" for an empty one). A script's EVALSHA
- * needs the script in Redis's cache: the capture left it there. */
+ * and separated by spaces ("=" for an empty one). A line "! now I" or
+ * "! id I" after a command makes its argument I fresh in every round, as
+ * hilock makes it fresh in every call: the wall clock in ms, or 16 bytes
+ * no round used before (a rate limiter's grant: a replayed id would only
+ * find the first round's grant). A script's EVALSHA needs the script in
+ * Redis's cache: the capture left it there. */
 typedef struct hlfloor_cmds hlfloor_cmds;
 
 hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,

@@ -237,7 +237,7 @@ def render(R, rp):
       "the end of the page).\n")
     w("As section (11): the floor of an operation is what hilock sends for "
       "it, captured once with MONITOR and replayed over one raw hiredis "
-      "connection (bench/floor.c), alternating in 100 ms slices with the "
+      "connection (bench/floor.c), alternating in 5 ms slices with the "
       "call in the same process; a peer runs in its own process against "
       "that floor (Redisson: against the floor run just before and just "
       "after it). A `mark` operation (a poll) sends a request marker key "

@@ -2094,8 +2094,8 @@ def render_grid(R):
       "once with MONITOR (`hlbench URL grid-capture`) and replayed over "
       "one raw hiredis connection (bench/floor.c `hlfloor_cmds`): the same "
       "command, or the same EVALSHA of the same script with the same "
-      "arguments. Every language alternates 100 ms slices of its call "
-      "with 100 ms of that C floor in its own process (Python through "
+      "arguments. Every language alternates 5 ms slices of its call "
+      "with 5 ms of that C floor in its own process (Python through "
       "ctypes, Lua through the module hlfloor, Go through dlopen), so "
       "both see the same load; hilock's call is the binding's own method "
       "(C: `hl_object_call()`). Peers run the same way in their own "
@@ -2106,9 +2106,12 @@ def render_grid(R):
       "Redisson (StringCodec for the bucket and the Bloom filter) runs "
       "in a JVM after a second of warm-up, against the mean of the floor "
       "run just before and just after it. Each cell: the ratio to the "
-      "floor of its own process (higher is faster), and ops/s. On a loaded "
-      "machine the ratios move by ±10%% from run to run; the client CPU "
-      "per operation below says what the library adds more steadily.\n")
+      "floor of its own process (higher is faster), and ops/s. The slices "
+      "were 100 ms until 2026-11-28: a burst of the VM's steal time then "
+      "fell on one side of a pair and moved a run's ratio by up to ±10%% "
+      "(eight runs of C's bucket.get: standard deviation 0.045); in 5 ms "
+      "slices, 0.01. The client CPU per operation below says what the "
+      "library adds.\n")
 
     cell = grid_cell
 
@@ -2176,12 +2179,12 @@ def render_grid(R):
     kinds = {r["kind"] for r in G["rows"] if not r.get("missing")}
     if "rate_limiter" in kinds:
         w("The rate limiter runs a rate of 1,000,000 a second, hilock's and "
-          "its peers' alike, so no call is refused. Its floor replays one "
-          "captured `try_acquire`: the same grant id each time, which the "
-          "script takes, nearly every time, for a resend of a grant it "
-          "holds (it answers without taking a permit), so that floor does "
-          "less than an acquire and the rate limiter's ratios are low by "
-          "that difference.\n")
+          "its peers' alike, so no call is refused. Its floor replays the "
+          "captured `try_acquire` with a fresh grant id and the wall clock "
+          "in every round, as hilock sends them (the capture marks the two "
+          "arguments, bench/floor.h), so it takes a permit every time as "
+          "hilock does; a replayed id would only find the first round's "
+          "grant and take nothing.\n")
     if "bloom_filter" in kinds:
         w("A batch (`add_all`, `contains_all`: %d values in one call, one "
           "script) against a single `add`: values/s is ops/s times %d.\n" % (
@@ -2414,7 +2417,9 @@ def main():
                          "(bench/grid_queue.py) only their own sections; "
                          "random, section (16), alone only its own; "
                          "contend, the contention rows of (2) of every "
-                         "language, only (2))")
+                         "language, only (2); sections, (3) to (8) "
+                         "(scale, watchdog, memory, faults, the topologies, "
+                         "RedLock), only those)")
     ap.add_argument("--random-workers", type=int, default=RANDOM_WORKERS,
                     help="group random: processes (default %(default)s)")
     ap.add_argument("--random-seconds", type=float, default=None,
@@ -2440,7 +2445,8 @@ def main():
                       for k, v in R["scale"].items()}
         if R.get("family_only") or R.get("sync_only") or R.get("unc_only") \
                 or R.get("grid_only") or R.get("sections_only") \
-                or R.get("random_only") or R.get("contend_only"):
+                or R.get("random_only") or R.get("contend_only") \
+                or R.get("core_sections_only"):
             if R.get("redlock"):
                 replace_redlock_section(args.out, R)
             with open(args.out) as f:
@@ -2449,6 +2455,8 @@ def main():
                 page = splice_uncontended(page, R)
             if R.get("contend_only"):
                 page = splice_contend(page, R)
+            if R.get("core_sections_only"):
+                page = splice_core_sections(page, R)
             if R.get("family_only"):
                 page = splice_family(page, R)
             if R.get("sync_only"):
@@ -2479,6 +2487,10 @@ def main():
         """Scenario (1) of g: also in group unc."""
         return want(g) or "unc" in only
 
+    def want3(g):
+        """Sections (3) to (8): group g's, also in group sections."""
+        return want(g) or "sections" in only
+
     secs = 1.0 if args.quick else 3.0
     csecs = 1.5 if args.quick else 4.0
     workers = [2, 16] if args.quick else WORKERS
@@ -2505,6 +2517,7 @@ def main():
         pieces.prepare(lambda g: want(g) or (
             ("unc" in only or "contend" in only) and
             g in ("python", "go", "java")) or (
+            "sections" in only and g in ("redlock", "java")) or (
             g == "grid" and "grid-coll" in only))
         hb = None
         try:
@@ -2647,7 +2660,10 @@ def main():
             C["core"] = core_version(build)
 
         # ---- (3) scale ---------------------------------------------------
-        if hb and want("c"):
+        if "sections" in only:
+            R["sections_run"] = {"started": time.time(),
+                                 "load_start": os.getloadavg()}
+        if hb and want3("c"):
             # REPS rounds of 1, 8, 32 threads and 32 threads limited to a
             # pool of 4 connections (what the pool is worth); each
             # figure is compared with the one thread of its own round, and
@@ -2673,7 +2689,7 @@ def main():
                     R["scale"][k] = r
 
         # ---- (4) watchdog, (5) memory -----------------------------------
-        if hb and want("c"):
+        if hb and want3("c"):
             R["watchdog"] = attempt("watchdog", lambda: run_json(
                 hb + [url, "watchdog", str(WD_LOCKS), "2" if args.quick
                       else "4", str(WD_TIMEOUT_MS)], 300))
@@ -2682,11 +2698,11 @@ def main():
 
         # ---- (6) faults: the fault proxy between client and Redis --------
         proxy = os.path.join(build, "tests", "tools", "faultproxy")
-        if hb and want("c") and os.access(proxy, os.X_OK):
+        if hb and want3("c") and os.access(proxy, os.X_OK):
             R["faults"] = attempt("faults", lambda: run_json(
                 hb + [url, "faults", proxy, "3" if args.quick else "10",
                       str(FAULT_WD_MS)], 600))
-        elif hb and want("c"):
+        elif hb and want3("c"):
             R["notes"]["faults"] = "no %s (build the tests)" % proxy
 
         # ---- (7) topologies: deployments of their own (bench/topo.py) -
@@ -2697,13 +2713,13 @@ def main():
                 ("tls", lambda: run_tls(R, hb, secs, reps, attempt)),
                 ("failover", lambda: run_failover(R, pieces, hb, args.quick,
                                                   attempt))):
-            if want(group) and hb:
+            if want3(group) and hb:
                 fn()
-            elif want(group):
+            elif want3(group):
                 R["notes"]["topo/" + group] = R["notes"].get("c")
 
         # ---- (8) RedLock: three servers of its own ----------------------
-        if want("redlock"):
+        if want3("redlock"):
             run_redlock(R, pieces, secs, csecs, args.quick, attempt)
             if only == {"redlock"}:
                 R["versions"] = versions(redis, build, pieces)
@@ -2762,8 +2778,8 @@ def main():
         # figures (and say from which run). (With redlock too, its
         # section is replaced as --only redlock does.)
         own = set(FAMILY_GROUPS) | set(SYNC_GROUPS) | set(UNC_GROUPS) | \
-            set(GRID_GROUPS) | set(RANDOM_GROUPS) | {"grid-coll",
-                                                     "grid-queue", "contend"}
+            set(GRID_GROUPS) | set(RANDOM_GROUPS) | {
+                "grid-coll", "grid-queue", "contend", "sections"}
         partial = bool(only & own) and only <= own | {"redlock"} and \
             os.path.exists(args.out)
         family_only = partial and bool(only & set(FAMILY_GROUPS))
@@ -2776,6 +2792,12 @@ def main():
         R["grid_only"] = grid_only
         R["random_only"] = partial and bool(only & set(RANDOM_GROUPS))
         R["contend_only"] = partial and "contend" in only
+        R["core_sections_only"] = partial and "sections" in only
+        if R.get("sections_run"):
+            C = R["sections_run"]
+            C["load_end"] = os.getloadavg()
+            C["duration_s"] = round(time.time() - C.pop("started"))
+            C["core"] = core_version(build)
         # only sections spliced in by their own modules (grid-coll,
         # grid-queue): --render must not rewrite the rest of the page
         R["sections_only"] = partial
@@ -2793,7 +2815,7 @@ def main():
             if (args.quick or only) else "make bench"
         R["date"] = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
         for sec in ("family", "sync", "unc", "grid", "grid_coll",
-                    "grid_queue", "random", "contend_run"):
+                    "grid_queue", "random", "contend_run", "sections_run"):
             if R.get(sec):
                 R[sec]["argv"] = R["argv"]
                 R[sec]["date"] = R["date"]
@@ -2807,7 +2829,8 @@ def main():
                 "-gridcoll" if only == {"grid-coll"} else
                 "-gridqueue" if only == {"grid-queue"} else
                 "-random" if only == {"random"} else
-                "-contend" if only == {"contend"} else "",
+                "-contend" if only == {"contend"} else
+                "-sections" if only == {"sections"} else "",
                 "-quick" if args.quick else "")), "w") as f:
             json.dump(R, f, indent=1, default=str)
         if partial:
@@ -2817,6 +2840,8 @@ def main():
                 page = splice_uncontended(page, R)
             if R["contend_only"]:
                 page = splice_contend(page, R)
+            if R["core_sections_only"]:
+                page = splice_core_sections(page, R)
             if family_only:
                 page = splice_family(page, R)
             if sync_only:
@@ -3222,54 +3247,24 @@ def splice_contend(page, R):
     return page.rstrip("\n") + "\n\n" + block
 
 
-def render(R):
-    o = []
+# The rows of the Targets table that sections (3) to (8) measure (a
+# substring of each label).
+SECTION_TARGETS = ("32 threads >= 4x", "black hole:", "watchdog locks",
+                   "cluster router", "TLS uncontended",
+                   "failover: hilock faster")
+SECTIONS_BEGIN = "<!-- sections:begin -->"
+SECTIONS_END = "<!-- sections:end -->"
+
+
+def render_core_sections(R):
+    """Sections (3) to (8), between SECTIONS_BEGIN and SECTIONS_END: the
+    page can take a run of group sections alone (splice_core_sections)."""
+    o = [SECTIONS_BEGIN]
     w = o.append
-    v = R["versions"]
-    floor = R.get("floor") or {}
-    fpairs = floor.get("pairs_per_s")
-    rtt_us = floor.get("ping_rtt_us")
-    w("# Benchmarks\n")
-    w("Generated by `%s` (bench/run.py) on %s UTC in %d s. Every figure "
-      "stands next to a reference measured in the same run, as a ratio. "
-      "Scenario (1) repeats each binding three times, the others run "
-      "once: on a shared 2-core machine treat "
-      "differences under ~15%% as noise.%s\n" % (
-          R["argv"], R["date"],
-          R["duration_s"],
-          " **Quick mode: short runs, fewer worker counts.**" if R["quick"]
-          else ""))
-    w("## Machine and versions\n")
-    w("| | |\n|---|---|")
-    for k in ("machine", "redis", "hiredis", "openssl", "hilock", "python",
-              "redis-py", "python-redis-lock", "go", "redsync", "lua", "java",
-              "redisson"):
-        if k in v:
-            w("| %s | %s |" % (k, v[k]))
-    w("\nOne redis-server (started by the bench, `--save \"\" "
-      "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
-      "round trips are loopback round trips, and the server shares the two "
-      "cores with the clients. Section (7) starts deployments of its own "
-      "(a cluster, a TLS server, Sentinel).\n")
-
-    w("## The floor\n")
-    w("`hlbench floor`: a raw hiredis program, one connection, no library "
-      "logic, sending the core's own acquire and release scripts "
-      "(core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with "
-      "EVALSHA, and PING.\n")
-    if floor:
-        w("| reference | per second | one round trip |\n|---|---:|---:|")
-        w("| EVALSHA acquire + EVALSHA release (pair) | %s | %.1f µs per pair |"
-          % (fmt(fpairs), 1e6 / fpairs))
-        w("| PING | %s | %.1f µs |\n" % (fmt(floor["ping_per_s"]), rtt_us))
-    else:
-        w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
-
-    o.extend(render_uncontended(R))
-    w("")
-    ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
-    o.extend(render_contend(R))
     w("## (3) Scale: threads on distinct locks, one client\n")
+    if R.get("sections_run"):
+        w(measured_by(R["sections_run"], R, " It measured sections (3) "
+                      "to (8)."))
     w("T threads each lock+unlock their own lock through one shared client "
       "(default pool: up to 32 command connections, opened as threads need "
       "them). Target: 32 threads at "
@@ -3376,7 +3371,85 @@ def render(R):
 
     render_topo(R, w)
     render_redlock(R, w)
+    w(SECTIONS_END)
+    return o
+
+
+def splice_core_sections(page, R):
+    """The page with sections (3) to (8), their rows of the Targets table
+    and the hand-written tail (Analysis, Reproduce) replaced by this run's:
+    between the markers, else from the heading of (3) to that of (9)."""
+    block = "\n".join(render_core_sections(R)).rstrip("\n")
+    if SECTIONS_BEGIN in page and SECTIONS_END in page:
+        page = splice_block(page, SECTIONS_BEGIN, SECTIONS_END, block)
+    else:
+        # up to (9), or to the marker of the lock family's block before it
+        a = page.index("## (3) Scale")
+        b = page.index("\n## (9) ") + 1
+        if FAMILY_BEGIN in page[a:b]:
+            b = page.index(FAMILY_BEGIN, a)
+        page = page[:a] + block + "\n\n" + page[b:]
+    # their targets: the rows of targets() that name them, by their label
+    rows = [l for l in targets(R, None, None).split("\n")
+            if l.startswith("| ") and not l.startswith("| target ")]
+    new = {l.split(" | ")[0]: l for l in rows
+           if any(k in l for k in SECTION_TARGETS)}
+    lines = page.split("\n")
+    for i, line in enumerate(lines):
+        key = line.split(" | ")[0]
+        if key in new:
+            lines[i] = new.pop(key)
+    return with_tail("\n".join(lines))
+
+
+def render(R):
+    o = []
+    w = o.append
+    v = R["versions"]
+    floor = R.get("floor") or {}
+    fpairs = floor.get("pairs_per_s")
+    rtt_us = floor.get("ping_rtt_us")
+    w("# Benchmarks\n")
+    w("Generated by `%s` (bench/run.py) on %s UTC in %d s. Every figure "
+      "stands next to a reference measured in the same run, as a ratio. "
+      "Scenario (1) repeats each binding three times, the others run "
+      "once: on a shared 2-core machine treat "
+      "differences under ~15%% as noise.%s\n" % (
+          R["argv"], R["date"],
+          R["duration_s"],
+          " **Quick mode: short runs, fewer worker counts.**" if R["quick"]
+          else ""))
+    w("## Machine and versions\n")
+    w("| | |\n|---|---|")
+    for k in ("machine", "redis", "hiredis", "openssl", "hilock", "python",
+              "redis-py", "python-redis-lock", "go", "redsync", "lua", "java",
+              "redisson"):
+        if k in v:
+            w("| %s | %s |" % (k, v[k]))
+    w("\nOne redis-server (started by the bench, `--save \"\" "
+      "--appendonly no`) on 127.0.0.1, on the same machine as the clients: "
+      "round trips are loopback round trips, and the server shares the two "
+      "cores with the clients. Section (7) starts deployments of its own "
+      "(a cluster, a TLS server, Sentinel).\n")
+
+    w("## The floor\n")
+    w("`hlbench floor`: a raw hiredis program, one connection, no library "
+      "logic, sending the core's own acquire and release scripts "
+      "(core/src/service/scripts.c compiled in, loaded with SCRIPT LOAD) with "
+      "EVALSHA, and PING.\n")
+    if floor:
+        w("| reference | per second | one round trip |\n|---|---:|---:|")
+        w("| EVALSHA acquire + EVALSHA release (pair) | %s | %.1f µs per pair |"
+          % (fmt(fpairs), 1e6 / fpairs))
+        w("| PING | %s | %.1f µs |\n" % (fmt(floor["ping_per_s"]), rtt_us))
+    else:
+        w("not measured: %s\n" % R["notes"].get("floor", R["notes"].get("c")))
+
+    o.extend(render_uncontended(R))
     w("")
+    ideal = 1e6 / (CS_US + rtt_us) if rtt_us else None
+    o.extend(render_contend(R))
+    o.extend(render_core_sections(R))
 
     o.extend(render_family(R))
     w("")

@@ -23,6 +23,9 @@
 # and Redisson besides hilock), replacing only its own section (15). Its
 # Python peers go into BUILD/venv-bench-queue (pinned), asynq comes from
 # the Go module proxy (bench/go/queue, a module of its own).
+# BENCH_ARGS="--only sections" measures sections (3) to (8) (scale,
+# watchdog, memory, faults, the topologies, RedLock) and replaces only
+# them, their rows of the Targets table and the Analysis tail.
 #
 # Its extra Debian packages (Python for the driver and the Python peers, Go
 # for redsync and go-redis, a JDK and Maven for Redisson) are installed only by

@@ -77,11 +77,12 @@ if scenario == "grid" then
 	local stop = now() + secs
 	while now() < stop do
 		local c0 = os.clock()
-		local c, el = floor:run(0.1)
+		-- 5 ms slices, as bench/hlbench.c GRID_SLICE_NS
+		local c, el = floor:run(0.005)
 		nf, tf = nf + c, tf + el
 		cf = cf + os.clock() - c0
 		c0 = os.clock()
-		c, el = ops_for(0.1)
+		c, el = ops_for(0.005)
 		nh, th = nh + c, th + el
 		ch = ch + os.clock() - c0
 	end

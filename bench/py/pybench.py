@@ -112,6 +112,7 @@ def uncontended(url, lib, seconds):
 
 
 SLICE_S = 0.1
+GRID_SLICE_S = 0.005  # the grid's slices: see bench/hlbench.c GRID_SLICE_NS
 WARMUP_S = 0.3
 
 
@@ -323,11 +324,11 @@ def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
     while time.perf_counter() < end:
         if floor:
             c0 = time.process_time()
-            n, el = floor(SLICE_S)
+            n, el = floor(GRID_SLICE_S)
             nf, tf = nf + n, tf + el
             cf += time.process_time() - c0
         c0 = time.process_time()
-        n, el = ops_for(SLICE_S)
+        n, el = ops_for(GRID_SLICE_S)
         nh, th = nh + n, th + el
         ch += time.process_time() - c0
     res = {"scenario": "grid", "lang": "python", "lib": lib, "kind": kind,

@@ -100,6 +100,10 @@ return 0`)
 
 const rate = 1000000 // permits per second: high enough never to deny here
 
+// The floor and the call alternate in slices of this many seconds (as
+// bench/hlbench.c GRID_SLICE_NS).
+const gridSlice = 0.005
+
 // ops: "lib kind.op" -> the call. A kind that lands plugs in with a line
 // per operation.
 var ops = map[string]func(e *env) call{
@@ -381,12 +385,12 @@ func main() {
 		for time.Now().Before(end) {
 			if fl != nil {
 				c0 := cpuSeconds()
-				n, el := fl(0.1)
+				n, el := fl(gridSlice)
 				nf, tf = nf+n, tf+el
 				cf += cpuSeconds() - c0
 			}
 			c0 := cpuSeconds()
-			n, el := opsFor(0.1)
+			n, el := opsFor(gridSlice)
 			nh, th = nh+n, th+el
 			ch += cpuSeconds() - c0
 		}
