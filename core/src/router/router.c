@@ -753,11 +753,17 @@ static int parse_redirect(const char *e, unsigned *slot, hl_addr *to)
 /* A retry pause that ends early when the topology changes (the sentinels
  * named a new master, the slot map moved): the next attempt goes there at
  * once instead of waiting out a backoff meant for the old node. */
-static int pause_for_topology(hl_client *c, int64_t ms, const hl_bound *b)
+static int pause_for_topology(hl_client *c, int64_t ms, uint64_t routed,
+                              const hl_bound *b)
 {
 	uint64_t epoch = hl__router_epoch(c);
 	int64_t until = hl__now_ms() + ms;
 	int rc = HL_OK;
+	/* The failed attempt already learned where to go now (a connect
+	 * refused asks the sentinels at once): go there without a pause,
+	 * which a short wait such as a try-acquire's would not outlast. */
+	if (routed && epoch != routed)
+		return HL_OK;
 	while (rc == HL_OK && hl__router_epoch(c) == epoch) {
 		int64_t left = until - hl__now_ms();
 		if (left <= 0)
@@ -1049,7 +1055,7 @@ int hl__command_at(hl_client *c, hl_reply **out, int argc, const char **argv,
 			        c,
 			        hl__jitter_delay(c->conf.retry_delay_ms,
 			                         attempt),
-			        b);
+			        epoch, b);
 			if (prc == HL_ETIMEDOUT)
 				/* the wait ended between tries: say why they
 				 * failed (an outage is no mere deadline) */
