@@ -5,7 +5,10 @@
  * transport/conn.c does.
  */
 #include <hiredis/hiredis.h>
+#include <math.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -174,4 +177,78 @@ static void thread_cache(void)
 	HT_CHECK(ok);
 }
 
-HT_MAIN(HT_CASE(scored), HT_CASE(mixed), HT_CASE(thread_cache))
+/* hl__fmt_double's fast path (decimals in [1e-3, 1e7): no printf, no
+ * strtod) writes what its reference, printf and strtod, writes, for
+ * decimals of 0 to 9 places at every scale of that range and a little
+ * beyond it, values next to the range's bounds, and random bit patterns
+ * (most outside it); and what it writes reads back as d. */
+static void check_format(double d)
+{
+	char fast[HL_NUM_MAX], ref[HL_NUM_MAX];
+	size_t nf = hl__fmt_double_ex(fast, sizeof fast, d, 0),
+	       nr = hl__fmt_double_ex(ref, sizeof ref, d, 1);
+	HT_CHECKF(nf == nr && strcmp(fast, ref) == 0,
+	          "%.17g: fast path %s, reference %s", d, fast, ref);
+	if (nf && fabs(d) >= 1e-3 && fabs(d) < 1e7)
+		HT_CHECKF(strtod(fast, NULL) == d, "%.17g written %s", d, fast);
+}
+
+static void double_format(void)
+{
+	static const double edges[] = {0.1,
+	                               0.2,
+	                               0.3,
+	                               1e-3,
+	                               1e7,
+	                               9999999.5,
+	                               0.7,
+	                               1.005,
+	                               2.675,
+	                               1234567.89,
+	                               0.0015,
+	                               0.00123456789,
+	                               1.5,
+	                               100.0,
+	                               123456.0,
+	                               4.35,
+	                               0.1 + 0.2,
+	                               1.0 / 3.0,
+	                               2.0 / 3.0,
+	                               9007199.254740991,
+	                               1e-3 * 1.0000000000000002};
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4,
+	                             1e5, 1e6, 1e7, 1e8, 1e9};
+	uint64_t x = 0x9E3779B97F4A7C15u;
+	size_t i;
+	int k;
+	for (i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+		check_format(edges[i]);
+		check_format(-edges[i]);
+		check_format(nextafter(edges[i], 0));
+		check_format(nextafter(edges[i], INFINITY));
+	}
+	for (i = 0; i < 20000; i++) {
+		uint64_t n;
+		double d;
+		/* splitmix64 */
+		x += 0x9E3779B97F4A7C15u;
+		n = x;
+		n = (n ^ (n >> 30)) * 0xBF58476D1CE4E5B9u;
+		n = (n ^ (n >> 27)) * 0x94D049BB133111EBu;
+		n ^= n >> 31;
+		/* a random bit pattern */
+		memcpy(&d, &n, sizeof d);
+		if (!isnan(d) && !isinf(d))
+			check_format(d);
+		/* a decimal of k places with up to 13 digits */
+		k = (int)(n % 10);
+		d = (double)((n >> 8) % (i % 2 ? 10000000000000u : 100000u)) /
+		    p10[k];
+		check_format(d);
+		check_format(-d);
+		check_format(nextafter(d, INFINITY));
+	}
+}
+
+HT_MAIN(HT_CASE(scored), HT_CASE(mixed), HT_CASE(thread_cache),
+        HT_CASE(double_format))

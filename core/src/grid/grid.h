@@ -206,6 +206,9 @@ int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
  * BigDecimal.valueOf(d).toPlainString(). Its length; 0 for NaN and the
  * infinities. */
 size_t hl__fmt_double(char *buf, size_t cap, double d);
+/* The same; ref != 0: always through printf and strtod (the reference the
+ * fast path is tested against, tests/test_grid.c double_format). */
+size_t hl__fmt_double_ex(char *buf, size_t cap, double d, int ref);
 /* Parse a decimal integer / a number in any form (1, 1.5, 1.0E10,
  * 1e+20): HL_OK, or HL_EPROTOCOL with a message naming what. */
 int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what);

@@ -410,24 +410,21 @@ hl_arg hl__arg_none(void)
 /* ---- numbers --------------------------------------------------------------
  */
 
-size_t hl__fmt_double(char *buf, size_t cap, double d)
+/* The shortest digits that read back as d (d != 0, finite), d = D.DDD x
+ * 10^e: digits (no point, no trailing zeros; at least one) and their
+ * count. The reference: printf's %.*e from 15 significant digits up, each
+ * read back with strtod. */
+static void shortest_digits_ref(double d, char digits[40], int *out_nd,
+                                int *out_e)
 {
-	char tmp[64], digits[40];
-	int prec, e = 0, nd = 0, i, scale, frac;
-	size_t n = 0;
+	char tmp[64];
+	int prec, e = 0, nd = 0;
 	const char *p;
 	double ad = d < 0 ? -d : d;
-	if (isnan(d) || isinf(d) || cap < HL_NUM_MAX)
-		return 0;
-	if (d == 0) {
-		memcpy(buf, "0.0", 4);
-		return 3;
-	}
-	/* The shortest digits that read back as d: d = D.DDD x 10^e. A
-	 * normal double whose shortest form has at most 15 digits (DBL_DIG)
-	 * gives those digits, padded with zeros, at 15 (%.14e): so start
-	 * there, and try 16 and 17 only when 15 does not read back. A
-	 * subnormal has fewer digits of precision: it tries them all. */
+	/* A normal double whose shortest form has at most 15 digits
+	 * (DBL_DIG) gives those digits, padded with zeros, at 15 (%.14e):
+	 * so start there, and try 16 and 17 only when 15 does not read back.
+	 * A subnormal has fewer digits of precision: it tries them all. */
 	for (prec = ad >= DBL_MIN ? DBL_DIG - 1 : 0; prec < 17; prec++) {
 		snprintf(tmp, sizeof(tmp), "%.*e", prec, d);
 		if (strtod(tmp, NULL) == d)
@@ -442,6 +439,69 @@ size_t hl__fmt_double(char *buf, size_t cap, double d)
 		e = atoi(p + 1);
 	while (nd > 1 && digits[nd - 1] == '0')
 		nd--;
+	*out_nd = nd;
+	*out_e = e;
+}
+
+/* The same digits without printf or strtod for the common numbers: |d| in
+ * [1e-3, 1e7) with at most 9 decimals and 15 digits, i.e. n / 10^k for the
+ * least k (increments, amounts). n = round(|d| x 10^k) and the check that
+ * n / 10^k (both exact doubles: n < 10^15, 10^k <= 10^9, so the quotient
+ * is correctly rounded, as strtod of that decimal is) is d again: then n's
+ * digits read back as d, and the least such k gives the fewest digits. At
+ * most 15 digits (DBL_DIG) no other decimal of as many reads back as d, so
+ * they are the reference's; and below 10^15 |d x 10^k - n| stays under
+ * 0.2, so the rounding cannot pick a neighbour of the right n. With 16
+ * digits two decimals can read back as d, and the reference picks the
+ * nearer (tests/test_grid_flat.c double_format found one). 0 when it does
+ * not apply. */
+static int shortest_digits_fast(double ad, char digits[40], int *out_nd,
+                                int *out_e)
+{
+	static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4,
+	                             1e5, 1e6, 1e7, 1e8, 1e9};
+	char rev[24];
+	int k, nr = 0, i, nd = 0;
+	if (!(ad >= 1e-3 && ad < 1e7))
+		return 0;
+	for (k = 0; k < 10; k++) {
+		double x = ad * p10[k];
+		uint64_t n;
+		if (x >= 1e15)
+			return 0; /* 16 digits and more: the reference's */
+		n = (uint64_t)(x + 0.5);
+		if ((double)n / p10[k] != ad)
+			continue;
+		do {
+			rev[nr++] = (char)('0' + n % 10);
+			n /= 10;
+		} while (n);
+		/* d = n x 10^-k: its leading digit's power of ten */
+		*out_e = nr - 1 - k;
+		for (i = nr - 1; i >= 0; i--)
+			digits[nd++] = rev[i];
+		while (nd > 1 && digits[nd - 1] == '0')
+			nd--;
+		*out_nd = nd;
+		return 1;
+	}
+	return 0;
+}
+
+size_t hl__fmt_double_ex(char *buf, size_t cap, double d, int ref)
+{
+	char digits[40];
+	int e = 0, nd = 0, i, scale, frac;
+	size_t n = 0;
+	double ad = d < 0 ? -d : d;
+	if (isnan(d) || isinf(d) || cap < HL_NUM_MAX)
+		return 0;
+	if (d == 0) {
+		memcpy(buf, "0.0", 4);
+		return 3;
+	}
+	if (ref || !shortest_digits_fast(ad, digits, &nd, &e))
+		shortest_digits_ref(d, digits, &nd, &e);
 	if (d < 0)
 		buf[n++] = '-';
 	if (ad >= 1e-3 && ad < 1e7) {
@@ -493,6 +553,11 @@ size_t hl__fmt_double(char *buf, size_t cap, double d)
 	}
 	buf[n] = '\0';
 	return n;
+}
+
+size_t hl__fmt_double(char *buf, size_t cap, double d)
+{
+	return hl__fmt_double_ex(buf, cap, d, 0);
 }
 
 int hl__parse_i64(const char *s, size_t len, int64_t *out, const char *what)
