@@ -12,6 +12,7 @@ package hilock
 import (
 	"context"
 	"os"
+	"runtime"
 	"runtime/cgo"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,37 @@ func (c *Client) tryFast() bool {
 	}
 }
 
-func (c *Client) fastDone() { <-c.fast }
+// fastDone ends a fast-path call: it gives its slot back, and now and
+// then yields (yieldAfterCgo).
+func (c *Client) fastDone() {
+	<-c.fast
+	yieldAfterCgo()
+}
+
+// cgoYieldEvery is how often goroutines that make blocking cgo calls back
+// to back yield their processor.
+const cgoYieldEvery = 2 * time.Millisecond
+
+var (
+	monoBase   = time.Now()
+	cgoYieldAt int64 // atomic: when one last yielded, since monoBase
+)
+
+// yieldAfterCgo yields the processor (runtime.Gosched) when no goroutine
+// has for cgoYieldEvery. A goroutine in blocking cgo calls back to back
+// never reschedules, and once it has run 10 ms without, the runtime's
+// monitor takes its processor away during its next call and hands it to
+// another thread, and keeps waking every 20 us for a while after: on a
+// 2-core machine that cost the Go binding 4-10 us of CPU per round trip
+// (bench/ANALYSIS.md, (11)). A yield every 2 ms, which costs well under a
+// microsecond, keeps the goroutine's time slice fresh.
+func yieldAfterCgo() {
+	now := int64(time.Since(monoBase))
+	last := atomic.LoadInt64(&cgoYieldAt)
+	if now-last >= int64(cgoYieldEvery) && atomic.CompareAndSwapInt64(&cgoYieldAt, last, now) {
+		runtime.Gosched()
+	}
+}
 
 // startTask starts a task with start (a cgo call that sets the task's data
 // to the waiter's handle), with p valid (c.mu held for reading). It
