@@ -2435,7 +2435,7 @@ end
 -- integer, d number, s number or +-inf, m seconds, t boolean, ? optional, * the
 -- rest bytes).
 local sub = string.sub
-local function grid_args(fname, sig, ...)
+local function grid_args(label, name, sig, ...)
 	local args, n, pos = {}, select("#", ...), 1
 	local i = 1
 	while i <= #sig do
@@ -2448,52 +2448,52 @@ local function grid_args(fname, sig, ...)
 			local all = {...}
 			for k = pos, n do
 				local v = all[k]
-				if type(v) ~= "string" then argerror(k, fname, "string expected, got " .. type(v), 3) end
+				if type(v) ~= "string" then argerror(k, label .. ":" .. name, "string expected, got " .. type(v), 3) end
 				args[#args + 1] = v
 			end
 			pos = n + 1
 		else
 			local v = select(pos, ...)
 			if v == nil then
-				if not opt then argerror(pos, fname, "value expected", 3) end
+				if not opt then argerror(pos, label .. ":" .. name, "value expected", 3) end
 				args[pos] = nil
 			elseif t == "b" then
-				if type(v) ~= "string" then argerror(pos, fname, "string expected, got " .. type(v), 3) end
+				if type(v) ~= "string" then argerror(pos, label .. ":" .. name, "string expected, got " .. type(v), 3) end
 			elseif t == "i" then
-				if math.type(v) ~= "integer" then argerror(pos, fname, "integer expected, got " .. (math.type(v) or type(v)), 3) end
+				if math.type(v) ~= "integer" then argerror(pos, label .. ":" .. name, "integer expected, got " .. (math.type(v) or type(v)), 3) end
 			elseif t == "d" then
 				if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
-					argerror(pos, fname, "finite number expected", 3)
+					argerror(pos, label .. ":" .. name, "finite number expected", 3)
 				end
 				v = v + 0.0
 			elseif t == "p" then -- scored pairs: {member = score} or {{member, score}, ...}
-				if type(v) ~= "table" then argerror(pos, fname, "table expected, got " .. type(v), 3) end
+				if type(v) ~= "table" then argerror(pos, label .. ":" .. name, "table expected, got " .. type(v), 3) end
 				local flat = {}
 				local function put(m, s)
-					if type(m) ~= "string" then argerror(pos, fname, "member: string expected, got " .. type(m), 3) end
+					if type(m) ~= "string" then argerror(pos, label .. ":" .. name, "member: string expected, got " .. type(m), 3) end
 					if type(s) ~= "number" or s ~= s or s == huge or s == -huge then
-						argerror(pos, fname, "score: finite number expected", 3)
+						argerror(pos, label .. ":" .. name, "score: finite number expected", 3)
 					end
 					flat[#flat + 1] = s + 0.0
 					flat[#flat + 1] = m
 				end
 				if v[1] ~= nil then
 					for _, e in ipairs(v) do
-						if type(e) ~= "table" then argerror(pos, fname, "{member, score} pairs expected", 3) end
+						if type(e) ~= "table" then argerror(pos, label .. ":" .. name, "{member, score} pairs expected", 3) end
 						put(e[1], e[2])
 					end
 				else
 					for m, s in pairs(v) do put(m, s) end
 				end
-				if pos < n then argerror(pos + 1, fname, "too many arguments", 3) end
+				if pos < n then argerror(pos + 1, label .. ":" .. name, "too many arguments", 3) end
 				for k = 1, #flat do args[pos + k - 1] = flat[k] end
 				return args, pos - 1 + #flat -- the last argument
 			elseif t == "s" then -- a score range's end: may be infinite
-				if type(v) ~= "number" or v ~= v then argerror(pos, fname, "number expected", 3) end
+				if type(v) ~= "number" or v ~= v then argerror(pos, label .. ":" .. name, "number expected", 3) end
 				v = v + 0.0
 			elseif t == "m" then
-				if type(v) ~= "number" or v <= 0 then argerror(pos, fname, "positive number of seconds expected", 3) end
-				v = to_ms(v, "seconds", fname, 3)
+				if type(v) ~= "number" or v <= 0 then argerror(pos, label .. ":" .. name, "positive number of seconds expected", 3) end
+				v = to_ms(v, "seconds", label .. ":" .. name, 3)
 			elseif t == "t" then
 				v = v and 1 or 0
 			end
@@ -2502,7 +2502,7 @@ local function grid_args(fname, sig, ...)
 		end
 		i = i + 1
 	end
-	if pos <= n then argerror(pos, fname, "too many arguments", 3) end
+	if pos <= n then argerror(pos, label .. ":" .. name, "too many arguments", 3) end
 	return args, pos - 1
 end
 
@@ -2558,9 +2558,61 @@ local function grid_scan(fetch)
 	end
 end
 
--- The generated methods' one path. Common shapes (no argument; one string
--- or integer where the spec says so) go straight to C; the others are
--- checked and converted against the signature first.
+-- A signature's shape for the direct path (plain[sig]): its letters, which
+-- of them are optional, how many lead up to the last required one; false
+-- when it has a letter whose argument is converted (a duration, a flag, a
+-- score range, pairs, a batch).
+local plain = {}
+local function plain_shape(sig)
+	local p, i = {n = 0, req = 0, opt = {}}, 1
+	while i <= #sig do
+		local c = sub(sig, i, i)
+		local opt = sub(sig, i + 1, i + 1) == "?"
+		if c ~= "b" and c ~= "i" and c ~= "d" then
+			-- past the arguments given it does not matter: shape
+			-- the rest as optional so that it is checked by count
+			if not opt then return false end
+		end
+		p.n = p.n + 1
+		p[p.n], p.opt[p.n] = c, opt
+		if not opt then p.req = p.n end
+		i = i + (opt and 2 or 1)
+	end
+	return p
+end
+
+-- Whether the n arguments can go to C as they are: each a string, an
+-- integer or a finite float where the signature says so (nil where it is
+-- optional), and none missing that is required.
+local function direct(sig, n, ...)
+	local p = plain[sig]
+	if p == nil then
+		p = plain_shape(sig)
+		plain[sig] = p
+	end
+	if not p or n > p.n or n < p.req then return false end
+	for k = 1, n do
+		local v, c = select(k, ...), p[k]
+		if v == nil then
+			if not p.opt[k] then return false end
+		elseif c == "b" then
+			if type(v) ~= "string" then return false end
+		elseif c == "i" then
+			if math_type(v) ~= "integer" then return false end
+		elseif c == "d" then
+			if math_type(v) ~= "float" or v ~= v or v == huge or v == -huge then
+				return false
+			end
+		else
+			return false -- a converted letter, given
+		end
+	end
+	return true
+end
+
+-- The generated methods' one path. Arguments that need no conversion (see
+-- direct) go straight to C; the others are checked and converted against
+-- the signature first.
 local function grid_call(self, op, name, sig, result, ...)
 	local mt = metatable_of(self)
 	local client = type(self) == "table" and rawget(self, "_client")
@@ -2572,11 +2624,11 @@ local function grid_call(self, op, name, sig, result, ...)
 	if client._on_event then auto_dispatch(client) end
 	local n, h = select("#", ...), self._h
 	if n == 0 and sig == "" or n == 1 and (sig == "b" and type((...)) == "string" or
-		sig == "i" and math_type((...)) == "integer") then
+		sig == "i" and math_type((...)) == "integer") or direct(sig, n, ...) then
 		if h then return grid_finish(result, grid_ocall_c(h, op, ...)) end
 		return grid_finish(result, grid_call_c(client._c, self._kind, self._name, op, ...))
 	end
-	local args, cnt = grid_args(self._label .. ":" .. name, sig, ...)
+	local args, cnt = grid_args(self._label, name, sig, ...)
 	if h then return grid_finish(result, grid_ocall_c(h, op, unpack(args, 1, cnt))) end
 	return grid_finish(result, grid_call_c(client._c, self._kind, self._name, op,
 		unpack(args, 1, cnt)))
