@@ -2566,9 +2566,9 @@ def main():
                 return res
             return attempt(key, run)
         def paired(key, fn):
-            """hilock in C and its bindings: one process alternates 100
-            ms of the floor (the same C floor, bench/floor.c) and 100 ms
-            of hilock; REPS runs, the median ratio's run kept."""
+            """hilock in C and its bindings: one process alternates 5 ms
+            of the floor (the same C floor, bench/floor.c) and 5 ms of
+            hilock; REPS runs, the median ratio's run kept."""
             def run():
                 runs = [fn() for _ in range(REPS)]
                 ratios = sorted((r["hilock_pairs_per_s"] /
@@ -2581,7 +2581,7 @@ def main():
             return attempt(key, run)
         if hb and want1("c"):
             # C runs the floor and hilock in one process, in alternating
-            # 100 ms slices: both see the same load. The fixed-lease row
+            # 5 ms slices: both see the same load. The fixed-lease row
             # shows what the watchdog's bookkeeping costs per pair.
             for key, extra in (("c/hilock", []), ("c/hilock-lease", ["30000"])):
                 U[key] = paired(key, lambda extra=extra: run_json(
@@ -2602,8 +2602,9 @@ def main():
                                 env=env)
             U["lua/hilock"] = paired("lua/hilock", lua_paired)
         if want1("go"):
-            U["go/hilock"] = floored("go/hilock", lambda: run_json(
-                pieces.go("hilock") + [url, "uncontended", str(secs)], 120))
+            U["go/hilock"] = paired("go/hilock", lambda: run_json(
+                pieces.go("hilock") + [url, "paired", str(2 * secs),
+                                       pieces.floorlib()], 120))
             U["go/redsync"] = floored("go/redsync", lambda: run_json(
                 pieces.go("redsync") + [url, "uncontended", str(secs)], 120))
         if want1("java"):
@@ -3058,11 +3059,13 @@ def render_uncontended(R):
     w("## (1) Uncontended lock+unlock, one thread\n")
     w("Pairs per second, one thread, one lock, lock then unlock at once "
       "(hilock with the watchdog, lease -1). The machine is shared, so "
-      "each row carries its own floor: for hilock in C, Python and Lua, "
-      "one process alternates 100 ms of the floor and 100 ms of hilock "
-      "(`hlbench paired`; `pybench.py paired` and `luabench.lua paired` "
-      "load the same C floor, bench/floor.c, into the Python or Lua "
-      "process: libhlfloor through ctypes, the Lua module hlfloor), %d "
+      "each row carries its own floor: for hilock in C, Python, Lua and "
+      "Go, one process alternates 5 ms of the floor and 5 ms of hilock "
+      "(`hlbench paired`; `pybench.py paired`, `luabench.lua paired` and "
+      "bench/go/hilock's `paired` load the same C floor, bench/floor.c, "
+      "into the Python, Lua or Go process: libhlfloor through ctypes, the "
+      "Lua module hlfloor, dlopen; until 2026-11-28 the slices were 100 "
+      "ms, and Go ran between floor runs of their own), %d "
       "times, showing the run of the median ratio; every other row runs "
       "%d times, each between two floor runs (separate processes), and "
       "shows the median of the ratios to the mean of the floors on "

@@ -8,13 +8,13 @@
 -- (lock:acquire() gives a guard; guard:release()). Prints one JSON object.
 -- uncontended: plain Lua has no sub-second wall clock, so the run is timed
 -- in whole seconds of os.time(), starting on a second boundary.
--- paired: the pairs in 100 ms slices that alternate, in this process, with
+-- paired: the pairs in 5 ms slices that alternate, in this process, with
 -- slices of the raw-hiredis floor (the Lua module hlfloor over the C floor
 -- of bench/floor.c, built with the Lua binding into bench/lua of the build
 -- tree, which also gives the clock), after 300 ms of each to warm up: both
 -- see the same load, as hlbench's paired scenario for C.
 -- grid: one operation of the data grid (the last OP group; those before
--- it set up) through the binding's method, in 100 ms slices alternating
+-- it set up) through the binding's method, in 5 ms slices alternating
 -- with its floor: FLOORFILE (the commands hilock sent for it) replayed by
 -- the C floor (hlfloor.cmds). ARG as bench/hlbench.c takes them.
 local hilock = require "hilock"
@@ -117,9 +117,9 @@ if scenario == "paired" then
 	local nf, tf, nh, th = 0, 0, 0, 0
 	local stop = now() + secs
 	while now() < stop do
-		local n, el = floor:run(0.1)
+		local n, el = floor:run(0.005)
 		nf, tf = nf + n, tf + el
-		n, el = pairs_for(0.1)
+		n, el = pairs_for(0.005)
 		nh, th = nh + n, th + el
 	end
 	floor:close()

@@ -7,7 +7,7 @@
     pybench.py URL LIB grid SECONDS FLOORLIB FLOORFILE KIND NAME OP N ARG...
 
 grid: one operation of the data grid (the last OP group; the ones before
-it set up, e.g. a bucket's set before its get) in 100 ms slices that
+it set up, e.g. a bucket's set before its get) in 5 ms slices that
 alternate with slices of its floor: FLOORFILE (the commands hilock sent
 for it, bench/floor.h's hlfloor_cmds) replayed by the C floor in this
 process; FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
@@ -15,7 +15,7 @@ LIB: hilock, or a peer of GRID_PEERS (redispy: raw redis-py; limits; pottery).
 ARG: b:TEXT, x:HEX, i:N, f:X, m:MODE, s:SECONDS, - (None), as
 bench/hlbench.c takes them.
 
-paired: the uncontended pairs in 100 ms slices that alternate, in this
+paired: the uncontended pairs in 5 ms slices that alternate, in this
 process, with slices of the raw-hiredis floor (FLOORLIB: libhlfloor, the C
 floor of bench/floor.c, loaded with ctypes), after 300 ms of each to warm
 up: both see the same load, as hlbench's paired scenario for C.
@@ -111,7 +111,7 @@ def uncontended(url, lib, seconds):
             "pairs_per_s": round(n / el, 1)}
 
 
-SLICE_S = 0.1
+SLICE_S = 0.005  # (1)'s slices: see bench/hlbench.c PAIRED_SLICE_NS
 GRID_SLICE_S = 0.005  # the grid's slices: see bench/hlbench.c GRID_SLICE_NS
 WARMUP_S = 0.3
 

@@ -1,6 +1,6 @@
 // The data grid's Go bench: one operation of a grid kind through hilock's
 // cgo binding or a peer (raw go-redis; redis_rate for the rate limiter),
-// in 100 ms slices that alternate, in this process, with slices of its
+// in 5 ms slices that alternate, in this process, with slices of its
 // floor: the commands hilock sent for it (captured by hlbench
 // grid-capture into FLOORFILE) replayed by the C floor, libhlfloor
 // (bench/floor.h's hlfloor_cmds), loaded with dlopen. Prints one JSON
