@@ -2605,8 +2605,9 @@ def main():
             U["go/hilock"] = paired("go/hilock", lambda: run_json(
                 pieces.go("hilock") + [url, "paired", str(2 * secs),
                                        pieces.floorlib()], 120))
-            U["go/redsync"] = floored("go/redsync", lambda: run_json(
-                pieces.go("redsync") + [url, "uncontended", str(secs)], 120))
+            U["go/redsync"] = paired("go/redsync", lambda: run_json(
+                pieces.go("redsync") + [url, "paired", str(2 * secs),
+                                        pieces.floorlib()], 120))
         if want1("java"):
             U["java/redisson"] = floored("java/redisson", lambda: run_json(
                 pieces.java() + [url, "uncontended", str(secs)], 300))
@@ -3060,12 +3061,13 @@ def render_uncontended(R):
     w("Pairs per second, one thread, one lock, lock then unlock at once "
       "(hilock with the watchdog, lease -1). The machine is shared, so "
       "each row carries its own floor: for hilock in C, Python, Lua and "
-      "Go, one process alternates 5 ms of the floor and 5 ms of hilock "
-      "(`hlbench paired`; `pybench.py paired`, `luabench.lua paired` and "
-      "bench/go/hilock's `paired` load the same C floor, bench/floor.c, "
+      "Go, and for redsync, one process alternates 5 ms of the floor and "
+      "5 ms of the library (`hlbench paired`; `pybench.py paired`, "
+      "`luabench.lua paired` and the Go bench's `paired`, "
+      "bench/go/harness/paired.go, load the same C floor, bench/floor.c, "
       "into the Python, Lua or Go process: libhlfloor through ctypes, the "
       "Lua module hlfloor, dlopen; until 2026-11-28 the slices were 100 "
-      "ms, and Go ran between floor runs of their own), %d "
+      "ms, and Go's rows ran between floor runs of their own), %d "
       "times, showing the run of the median ratio; every other row runs "
       "%d times, each between two floor runs (separate processes), and "
       "shows the median of the ratios to the mean of the floors on "

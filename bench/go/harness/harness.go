@@ -5,6 +5,7 @@
 //	PROG URL uncontended SECONDS
 //	PROG URL contend SECONDS W goroutines CS_US [SAMPLES_FILE]
 //	PROG URL random SECONDS W MAX_HOLD_MS [WAIT_MS]
+//	PROG URL paired SECONDS FLOORLIB        (paired.go)
 //
 // random: W goroutines, each with its own Locker (which must be a
 // TimedLocker), loop acquire with a wait of WAIT_MS (20000 by default),
@@ -106,6 +107,8 @@ func Main(lib string, args []string, newLock Factory) {
 	dur := time.Duration(secs * float64(time.Second))
 	out := map[string]interface{}{"lang": "go", "lib": lib}
 	switch args[1] {
+	case "paired":
+		paired(out, newLock, lib, args[0], args[2:])
 	case "uncontended":
 		l := newLock("bench:go:uncontended:" + lib)
 		n := 0

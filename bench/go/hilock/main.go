@@ -2,7 +2,6 @@
 // Client per process, a Mutex per worker (ownership follows the Mutex).
 //
 //	hilock URL SCENARIO ...              one server, a Mutex per worker
-//	hilock URL paired SECONDS FLOORLIB   (1) against the C floor (paired.go)
 //	hilock redlock URL,URL,URL SCENARIO ...
 //	                                     a RedLock over one Client per
 //	                                     server, per worker (fixed 8 s
@@ -65,10 +64,6 @@ func main() {
 		panic(err)
 	}
 	defer c.Close()
-	if len(os.Args) > 2 && os.Args[2] == "paired" {
-		paired(c, os.Args[1], os.Args[3:])
-		return
-	}
 	harness.Main("hilock", os.Args[1:], func(name string) harness.Locker {
 		return locker{c.Mutex(name)}
 	})

@@ -1,11 +1,11 @@
-package main
+package harness
 
-// The paired scenario: the uncontended pair (a Mutex's lock and unlock)
+// The paired scenario: the uncontended pair (a Locker's Lock and Unlock)
 // in 5 ms slices that alternate, in this process, with slices of the C
-// floor (libhlfloor, bench/floor.h's hlfloor_run: the same scripts through
+// floor (libhlfloor, bench/floor.h's hlfloor_run: hilock's scripts through
 // raw hiredis), loaded with dlopen, as C, Python and Lua measure (1).
 //
-//	hilock URL paired SECONDS FLOORLIB
+//	PROG URL paired SECONDS FLOORLIB
 
 /*
 #cgo LDFLAGS: -ldl
@@ -35,15 +35,10 @@ static long long pfloor_run(void *f, double s, double *el) { return p_run(f, s, 
 import "C"
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
 	"unsafe"
-
-	hilock "github.com/hilock/hilock/bindings/go"
 )
 
 const (
@@ -52,13 +47,13 @@ const (
 )
 
 func pairedDie(f string, a ...interface{}) {
-	fmt.Fprintf(os.Stderr, "hilock paired: "+f+"\n", a...)
-	os.Exit(1)
+	die(fmt.Errorf("paired: "+f, a...))
 }
 
-func paired(c *hilock.Client, url string, args []string) {
+// paired fills out; args: SECONDS FLOORLIB.
+func paired(out map[string]interface{}, newLock Factory, lib, url string, args []string) {
 	if len(args) != 2 {
-		pairedDie("usage: hilock URL paired SECONDS FLOORLIB")
+		pairedDie("usage: URL paired SECONDS FLOORLIB")
 	}
 	secs, err := strconv.ParseFloat(args[0], 64)
 	if err != nil || secs <= 0 {
@@ -69,7 +64,7 @@ func paired(c *hilock.Client, url string, args []string) {
 	if e := C.pfloor_load(clib); e != nil {
 		pairedDie("%s", C.GoString(e))
 	}
-	const name = "bench:go:paired"
+	name := "bench:go:paired:" + lib
 	curl, cname := C.CString(url), C.CString(name)
 	defer C.free(unsafe.Pointer(curl))
 	defer C.free(unsafe.Pointer(cname))
@@ -86,8 +81,7 @@ func paired(c *hilock.Client, url string, args []string) {
 		}
 		return int64(n), time.Duration(float64(el) * float64(time.Second))
 	}
-	m := c.Mutex(name)
-	ctx := context.Background()
+	l := newLock(name)
 	pairs := func(d time.Duration) (int64, time.Duration) {
 		var n int64
 		t0 := time.Now()
@@ -96,10 +90,10 @@ func paired(c *hilock.Client, url string, args []string) {
 			if el >= d {
 				return n, el
 			}
-			if err := m.LockContext(ctx); err != nil {
+			if err := l.Lock(); err != nil {
 				pairedDie("lock: %v", err)
 			}
-			if err := m.Release(); err != nil {
+			if err := l.Unlock(); err != nil {
 				pairedDie("unlock: %v", err)
 			}
 			n++
@@ -116,10 +110,8 @@ func paired(c *hilock.Client, url string, args []string) {
 		n, el = pairs(pairedSlice)
 		nh, th = nh+n, th+el
 	}
-	out, _ := json.Marshal(map[string]interface{}{
-		"scenario": "paired", "lang": "go", "lib": "hilock",
-		"floor_pairs_per_s":  float64(nf) / tf.Seconds(),
-		"hilock_pairs_per_s": float64(nh) / th.Seconds(),
-	})
-	fmt.Println(string(out))
+	out["scenario"] = "paired"
+	out["floor_pairs_per_s"] = float64(nf) / tf.Seconds()
+	// the library's pairs, under the key C's, Python's and Lua's use
+	out["hilock_pairs_per_s"] = float64(nh) / th.Seconds()
 }
