@@ -687,6 +687,21 @@ static const char latch_delete_src[] =
 #define LINE_TELL(H, PUB)                                                      \
 	"redis.call(" PUB ", LINE .. ':' .. " H "[1], " H "[2])\n"
 
+/* Wake the first in line after a release, if anyone waits: LINE_TELL to
+ * the first live place (lapsed ones dropped first). Leaves in t the
+ * ticket told (0: none). */
+#define LINE_WAKE_FIRST(PUB)                                                   \
+	"local t = 0\n"                                                        \
+	"if redis.call('exists', LINE) == 1 then\n"                            \
+	LINE_NOW                                                               \
+	LINE_PURGE                                                             \
+	"  local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"         \
+	"  if h[1] then\n"                                                     \
+	"    " LINE_TELL("h", PUB)                                             \
+	"    t = tonumber(h[2])\n"                                             \
+	"  end\n"                                                              \
+	"end\n"
+
 /* ARGV[1] lease ms, ARGV[2] owner, ARGV[3] hold count once acquired,
  * ARGV[4] "1": a waiter, which takes (or renews) its client's place in the
  * line when it does not get the lock, "0": one attempt, which does not;
@@ -764,16 +779,7 @@ static const char line_acquire_src[] =
 static const char line_release_src[] =
 	"local LINE, DL = ARGV[6], ARGV[7]\n"
 	RELEASE_HOLD
-	"local t = 0\n"
-	"if redis.call('exists', LINE) == 1 then\n"
-	LINE_NOW
-	LINE_PURGE
-	"  local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
-	"  if h[1] then\n"
-	"    " LINE_TELL("h", "ARGV[4]")
-	"    t = tonumber(h[2])\n"
-	"  end\n"
-	"end\n"
+	LINE_WAKE_FIRST("ARGV[4]")
 	"return {1, redis.call(ARGV[4], KEYS[2], ARGV[1]), t}\n";
 
 /* KEYS[1] the object (a lock, a semaphore). ARGV[1] the client's id,
@@ -852,14 +858,7 @@ static const char sem_line_release_src[] =
 	ONCE_BEGIN
 	"  local LINE, DL = ARGV[3], ARGV[4]\n"
 	"  local v = redis.call('incrby', KEYS[1], ARGV[1])\n"
-	"  if redis.call('exists', LINE) == 1 then\n"
-	"  " LINE_NOW
-	"  " LINE_PURGE
-	"    local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
-	"    if h[1] then\n"
-	"      " LINE_TELL("h", "ARGV[2]")
-	"    end\n"
-	"  end\n"
+	LINE_WAKE_FIRST("ARGV[2]")
 	"  redis.call(ARGV[2], KEYS[2], v)\n"
 	"  return v\n"
 	ONCE_END;
@@ -940,14 +939,7 @@ static const char psem_line_release_src[] =
 	"  if not s then return -1 end\n"
 	"  redis.call('zrem', KEYS[2], ARGV[3])\n"
 	"  local v = redis.call('incrby', KEYS[1], 1)\n"
-	"  if redis.call('exists', LINE) == 1 then\n"
-	"  " LINE_NOW
-	"  " LINE_PURGE
-	"    local h = redis.call('zrange', LINE, 0, 0, 'withscores')\n"
-	"    if h[1] then\n"
-	"      " LINE_TELL("h", "ARGV[2]")
-	"    end\n"
-	"  end\n"
+	LINE_WAKE_FIRST("ARGV[2]")
 	"  redis.call(ARGV[2], KEYS[3], v)\n"
 	"  if tonumber(s) <= tonumber(ARGV[1]) then return 0 end\n"
 	"  return 1\n"
