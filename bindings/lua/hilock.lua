@@ -2435,6 +2435,12 @@ end
 -- integer, d number, s number or +-inf, m seconds, t boolean, ? optional, * the
 -- rest bytes).
 local sub = string.sub
+-- argerror for grid_args: the method's name ("kind:op") joined only when
+-- an error is raised, not on every call.
+local function gerr(n, label, name, msg)
+	argerror(n, label .. ":" .. name, msg, 4)
+end
+
 local function grid_args(label, name, sig, ...)
 	local args, n, pos = {}, select("#", ...), 1
 	local i = 1
@@ -2448,51 +2454,51 @@ local function grid_args(label, name, sig, ...)
 			local all = {...}
 			for k = pos, n do
 				local v = all[k]
-				if type(v) ~= "string" then argerror(k, label .. ":" .. name, "string expected, got " .. type(v), 3) end
+				if type(v) ~= "string" then gerr(k, label, name, "string expected, got " .. type(v)) end
 				args[#args + 1] = v
 			end
 			pos = n + 1
 		else
 			local v = select(pos, ...)
 			if v == nil then
-				if not opt then argerror(pos, label .. ":" .. name, "value expected", 3) end
+				if not opt then gerr(pos, label, name, "value expected") end
 				args[pos] = nil
 			elseif t == "b" then
-				if type(v) ~= "string" then argerror(pos, label .. ":" .. name, "string expected, got " .. type(v), 3) end
+				if type(v) ~= "string" then gerr(pos, label, name, "string expected, got " .. type(v)) end
 			elseif t == "i" then
-				if math.type(v) ~= "integer" then argerror(pos, label .. ":" .. name, "integer expected, got " .. (math.type(v) or type(v)), 3) end
+				if math.type(v) ~= "integer" then gerr(pos, label, name, "integer expected, got " .. (math.type(v) or type(v))) end
 			elseif t == "d" then
 				if type(v) ~= "number" or v ~= v or v == huge or v == -huge then
-					argerror(pos, label .. ":" .. name, "finite number expected", 3)
+					gerr(pos, label, name, "finite number expected")
 				end
 				v = v + 0.0
 			elseif t == "p" then -- scored pairs: {member = score} or {{member, score}, ...}
-				if type(v) ~= "table" then argerror(pos, label .. ":" .. name, "table expected, got " .. type(v), 3) end
+				if type(v) ~= "table" then gerr(pos, label, name, "table expected, got " .. type(v)) end
 				local flat = {}
 				local function put(m, s)
-					if type(m) ~= "string" then argerror(pos, label .. ":" .. name, "member: string expected, got " .. type(m), 3) end
+					if type(m) ~= "string" then gerr(pos, label, name, "member: string expected, got " .. type(m)) end
 					if type(s) ~= "number" or s ~= s or s == huge or s == -huge then
-						argerror(pos, label .. ":" .. name, "score: finite number expected", 3)
+						gerr(pos, label, name, "score: finite number expected")
 					end
 					flat[#flat + 1] = s + 0.0
 					flat[#flat + 1] = m
 				end
 				if v[1] ~= nil then
 					for _, e in ipairs(v) do
-						if type(e) ~= "table" then argerror(pos, label .. ":" .. name, "{member, score} pairs expected", 3) end
+						if type(e) ~= "table" then gerr(pos, label, name, "{member, score} pairs expected") end
 						put(e[1], e[2])
 					end
 				else
 					for m, s in pairs(v) do put(m, s) end
 				end
-				if pos < n then argerror(pos + 1, label .. ":" .. name, "too many arguments", 3) end
+				if pos < n then gerr(pos + 1, label, name, "too many arguments") end
 				for k = 1, #flat do args[pos + k - 1] = flat[k] end
 				return args, pos - 1 + #flat -- the last argument
 			elseif t == "s" then -- a score range's end: may be infinite
-				if type(v) ~= "number" or v ~= v then argerror(pos, label .. ":" .. name, "number expected", 3) end
+				if type(v) ~= "number" or v ~= v then gerr(pos, label, name, "number expected") end
 				v = v + 0.0
 			elseif t == "m" then
-				if type(v) ~= "number" or v <= 0 then argerror(pos, label .. ":" .. name, "positive number of seconds expected", 3) end
+				if type(v) ~= "number" or v <= 0 then gerr(pos, label, name, "positive number of seconds expected") end
 				v = to_ms(v, "seconds", label .. ":" .. name, 3)
 			elseif t == "t" then
 				v = v and 1 or 0
@@ -2502,7 +2508,7 @@ local function grid_args(label, name, sig, ...)
 		end
 		i = i + 1
 	end
-	if pos <= n then argerror(pos, label .. ":" .. name, "too many arguments", 3) end
+	if pos <= n then gerr(pos, label, name, "too many arguments") end
 	return args, pos - 1
 end
 
