@@ -85,6 +85,15 @@ static inline long long keys_like(ht_redis *r, const char *pattern)
 	return n;
 }
 
+/* ZCARD of key (-1: an error). */
+static inline long long raw_zcard(ht_redis *r, const char *key)
+{
+	redisReply *x = ht_raw(ht_raw_of(r), "ZCARD %s", key);
+	long long n = x->type == REDIS_REPLY_INTEGER ? x->integer : -1;
+	freeReplyObject(x);
+	return n;
+}
+
 /* The bytes of v as a C string (NUL as '0'); "(nil)" for nil. */
 static inline const char *str(const hl_value *v, char *buf, size_t cap)
 {

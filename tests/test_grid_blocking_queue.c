@@ -43,6 +43,7 @@ typedef struct taker {
 	hl_object *q;
 	int64_t timeout; /* -1: take */
 	hl_cancel *cancel;
+	int bounded; /* q a bounded blocking queue (a take) */
 	int rc;
 	char got[64], err[300];
 	atomic_int done;
@@ -57,6 +58,8 @@ static void *take_run(void *arg)
 	if (t->cancel)
 		t->rc = hl_object_call_ex(&v, t->q, HL_OP_BLOCKING_QUEUE_TAKE,
 		                          NULL, 0, -1, t->cancel);
+	else if (t->bounded)
+		t->rc = hl_bounded_blocking_queue_take(&v, t->q);
 	else if (t->timeout < 0)
 		t->rc = hl_blocking_queue_take(&v, t->q);
 	else
@@ -415,6 +418,195 @@ static void late_ack(void)
 		hl_client_free(p);
 		ht_proxy_stop(px);
 	}
+}
+
+/* As late_ack, but the late ack's reply is lost too (the connection is
+ * reset while the ack waits in the proxy's 1000 ms delay): the take sends
+ * it again, and that resend finds no in-flight list, as it would if its
+ * own first run had removed it. The given-back set tells the two apart:
+ * another consumer gave x back, so x is not this take's (it was received
+ * there); it takes the next element, and x comes once. The reset falls
+ * between the BLMOVE's reply reaching the take (+1000 ms after the offer)
+ * and the ack's reply (+3000 ms): at +2000. (A machine so slow that the
+ * ack leaves later than that sends it once, after the reset: the case of
+ * late_ack, which passes either way.) Once for a blocking take, once for
+ * a take as a task, and once for a bounded queue's take, whose ack must
+ * not give x's unit of capacity back a second time. */
+static int recovered_bounded(void *arg)
+{
+	int64_t n = 0;
+	HT_OK(hl_bounded_blocking_queue_recover(&n, arg));
+	return n > 0;
+}
+
+static void lost_late_ack(void)
+{
+	ht_redis *r = ht_redis_default();
+	int round;
+	for (round = 0; round < 3; round++) {
+		ht_proxy *px = ht_proxy_start(r->port);
+		hl_client_options o;
+		hl_client *c, *p = ht_client(r, 0);
+		hl_object *q = NULL, *pq = NULL;
+		static taker t;
+		pthread_t th = 0;
+		hl_task *task = NULL;
+		const hl_value *tv = NULL;
+		char got[64] = "";
+		int ok = 0, res = 0;
+		int64_t t0, left, cap = 0;
+		HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+		o.command_timeout_ms = 5000; /* the delay loses no reply */
+		o.watchdog_timeout_ms = 600; /* slices of 200 ms */
+		o.retry_delay_ms = 50;
+		c = ht_client_url(px->url, &o);
+		if (round < 2) {
+			q = bq(c, "bq:lostlate");
+			pq = bq(p, "bq:lostlate");
+		} else {
+			HT_OK(hl_bounded_blocking_queue_new(
+			        &q, c, HT_S("bq:lostlate")));
+			HT_OK(hl_bounded_blocking_queue_new(
+			        &pq, p, HT_S("bq:lostlate")));
+			HT_OK(hl_bounded_blocking_queue_try_set_capacity(
+			        &ok, pq, 5));
+			HT_EQ(ok, 1);
+		}
+		if (round != 1) {
+			memset(&t, 0, sizeof t);
+			t.q = q;
+			t.timeout = -1;
+			t.bounded = round == 2;
+			th = ht_thread_start(take_run, &t);
+		} else {
+			HT_OK(hl_object_call_start(
+			        &task, q, HL_OP_BLOCKING_QUEUE_TAKE, NULL, 0));
+		}
+		HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+		ht_proxy_cmd(px, "delay 1000");
+		t0 = ht_now_ms();
+		HT_OK(round < 2 ? hl_blocking_queue_offer(&ok, pq, "x", 1)
+		                : hl_bounded_blocking_queue_offer(&ok, pq, "x",
+		                                                  1));
+		HT_CHECK(ht_wait_until(inflight_there, r, 10000));
+		/* the take's lease ends: another consumer gives x back (the
+		 * given-back set names the take) and takes it */
+		if (round < 2) {
+			HT_CHECK(ht_wait_until(recovered, pq, 10000));
+			TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, pq, 2000),
+			         "x");
+		} else {
+			HT_CHECK(ht_wait_until(recovered_bounded, pq, 10000));
+			TAKE_STR(hl_bounded_blocking_queue_poll_timeout(
+			                 &tv_, pq, 2000),
+			         "x");
+		}
+		HT_EQ(keys_like(r, "hilock_given_back:{bq:lostlate}"), 1);
+		left = t0 + 2000 - ht_now_ms();
+		if (left > 0)
+			ht_sleep_ms(left);
+		ht_proxy_cmd(px, "delay 0");
+		ht_proxy_cmd(px, "reset");
+		HT_OK(round < 2 ? hl_blocking_queue_offer(&ok, pq, "next", 4)
+		                : hl_bounded_blocking_queue_offer(&ok, pq,
+		                                                  "next", 4));
+		if (round != 1) {
+			ht_thread_join(th, 30000);
+			HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
+			snprintf(got, sizeof got, "%s", t.got);
+		} else {
+			HT_OK(ht_task_result(task, &res, 30000));
+			HT_OK(hl_task_value(&tv, task));
+			str(tv, got, sizeof got);
+			hl_task_free(task);
+		}
+		/* x went to the other consumer only */
+		HT_STREQ(got, "next");
+		HT_EQ(ht_exists(r, HT_S("bq:lostlate")), 0);
+		if (round == 2) {
+			/* each take gave one unit back: x's once */
+			HT_OK(hl_bounded_blocking_queue_remaining_capacity(&cap,
+			                                                   pq));
+			HT_EQ(cap, 5);
+			ht_del(r, HT_S("redisson_bqs:{bq:lostlate}"));
+		}
+		gone_r = r;
+		if (round == 2) {
+			int64_t n = 0;
+			HT_OK(hl_bounded_blocking_queue_recover(&n, pq));
+		} else {
+			HT_CHECK(ht_wait_until(takers_gone, pq, 10000));
+		}
+		HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
+		HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+		/* the given-back set ends by itself (10 minutes) */
+		HT_CHECK(ht_pttl(r, HT_S("hilock_given_back:{bq:lostlate}")) >
+		         500000);
+		ht_del(r, HT_S("hilock_given_back:{bq:lostlate}"));
+		hl_object_free(q);
+		hl_object_free(pq);
+		hl_client_free(c);
+		hl_client_free(p);
+		ht_proxy_stop(px);
+	}
+}
+
+/* A blocking take's ack keeps being sent past the client's usual retries
+ * (here 2 x (300 + 100) ms), until its lease and those retries again have
+ * passed: the proxy drops everything for 2 s just after the BLMOVE's
+ * reply left Redis (it reaches the take 200 ms later, into the drop), so
+ * no ack gets through until the network flows again. The take answers x
+ * and its in-flight list is gone: acknowledged, so x never comes again.
+ * (An ack that gave up after the usual retries would leave the list,
+ * given back after the 6 s lease: x twice.) */
+static void patient_ack(void)
+{
+	ht_redis *r = ht_redis_default();
+	ht_proxy *px = ht_proxy_start(r->port);
+	hl_client_options o;
+	hl_client *c, *p = ht_client(r, 0);
+	hl_object *q, *pq = bq(p, "bq:patient");
+	static taker t;
+	pthread_t th;
+	int ok = 0;
+	int64_t n = -1;
+	HT_OK(hl_client_options_init(&o, HL_CLIENT_OPTIONS_VERSION));
+	o.command_timeout_ms = 300;
+	o.connect_timeout_ms = 300;
+	o.retry_attempts = 1;
+	o.retry_delay_ms = 100;
+	o.watchdog_timeout_ms = 6000; /* slices of 2 s */
+	c = ht_client_url(px->url, &o);
+	q = bq(c, "bq:patient");
+	memset(&t, 0, sizeof t);
+	t.q = q;
+	t.timeout = -1;
+	th = ht_thread_start(take_run, &t);
+	HT_CHECK(ht_wait_until(one_blocked, r, 10000));
+	ht_proxy_cmd(px, "delay 200");
+	HT_OK(hl_blocking_queue_offer(&ok, pq, "x", 1));
+	/* the reply is in the proxy (held 200 ms); what follows is lost */
+	ht_sleep_ms(50);
+	ht_proxy_cmd(px, "drop on");
+	ht_sleep_ms(2000);
+	HT_EQ(atomic_load(&t.done), 0); /* still acknowledging */
+	ht_proxy_cmd(px, "drop off");
+	ht_proxy_cmd(px, "delay 0");
+	ht_thread_join(th, 30000);
+	HT_CHECKF(t.rc == HL_OK, "take: %d %s", t.rc, t.err);
+	HT_STREQ(t.got, "x");
+	HT_CHECK(t.took_ms >= 2000);
+	/* acknowledged: nothing in flight, no entry, nothing to give back */
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
+	HT_OK(hl_blocking_queue_recover(&n, pq));
+	HT_EQ(n, 0);
+	HT_EQ(ht_exists(r, HT_S("bq:patient")), 0);
+	hl_object_free(q);
+	hl_object_free(pq);
+	hl_client_free(c);
+	hl_client_free(p);
+	ht_proxy_stop(px);
 }
 
 /* The network black-holes a take's connection after its BLMOVE took an
@@ -1057,6 +1249,11 @@ static void deque(void)
 	TAKE_STR(hl_blocking_deque_take_last(&tv_, d), "tail");
 	TAKE_STR(hl_blocking_deque_take_first(&tv_, d), "head");
 	TAKE_STR(hl_blocking_deque_take_last(&tv_, d), "m");
+	/* no taker left; the two given back are named for a late ack */
+	HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
+	HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
+	HT_EQ(raw_zcard(r, "hilock_given_back:{bq:deque}"), 2);
+	ht_del(r, HT_S("hilock_given_back:{bq:deque}"));
 	HT_EQ(keys_like(r, "hilock_*"), 0);
 	/* a task at the tail */
 	HT_OK(hl_object_call_start(&t, d, HL_OP_BLOCKING_DEQUE_TAKE_LAST, NULL,
@@ -1464,10 +1661,10 @@ static void bad_input(void)
 }
 
 HT_MAIN(HT_CASE(ops), HT_CASE(wake), HT_CASE(poll_timeout), HT_CASE(fifo),
-        HT_CASE(lost_reply), HT_CASE(late_ack), HT_CASE(tasks_race),
-        HT_CASE(blackhole), HT_CASE(kill9), HT_CASE(cancel),
-        HT_CASE(redisson_compat), HT_CASE(many), HT_CASE(cluster),
-        HT_CASE(sentinel_failover), HT_CASE(restart), HT_CASE(tasks),
-        HT_CASE(deque), HT_CASE(bounded), HT_CASE(bounded_lost),
-        HT_CASE(bad_input), HT_CASE(round_trips), HT_CASE(lost_prep),
-        HT_CASE(try_take))
+        HT_CASE(lost_reply), HT_CASE(late_ack), HT_CASE(lost_late_ack),
+        HT_CASE(patient_ack), HT_CASE(tasks_race), HT_CASE(blackhole),
+        HT_CASE(kill9), HT_CASE(cancel), HT_CASE(redisson_compat),
+        HT_CASE(many), HT_CASE(cluster), HT_CASE(sentinel_failover),
+        HT_CASE(restart), HT_CASE(tasks), HT_CASE(deque), HT_CASE(bounded),
+        HT_CASE(bounded_lost), HT_CASE(bad_input), HT_CASE(round_trips),
+        HT_CASE(lost_prep), HT_CASE(try_take))

@@ -40,8 +40,8 @@ extern const hl_script_def hl__script_bounded_blocking_queue_offer_marked;
 #define ID_LEN 32
 
 typedef struct bq_keys {
-	char *hash, *prefix, *own, *old;
-	size_t hash_len, prefix_len;
+	char *hash, *prefix, *own, *old, *given;
+	size_t hash_len, prefix_len, given_len;
 } bq_keys;
 
 /* The hash tag of key as Redis reads it: the text between the first '{'
@@ -119,6 +119,7 @@ static void keys_free(bq_keys *k)
 	free(k->prefix);
 	free(k->own);
 	free(k->old);
+	free(k->given);
 }
 
 static int keys_make(hl_object *o, bq_keys *k)
@@ -132,7 +133,8 @@ static int keys_make(hl_object *o, bq_keys *k)
 	k->prefix = malloc(bl + 32);
 	k->own = malloc(bl + 32 + ID_LEN);
 	k->old = malloc(bl + 32 + ID_LEN);
-	if (!k->hash || !k->prefix || !k->own || !k->old) {
+	k->given = malloc(bl + 32);
+	if (!k->hash || !k->prefix || !k->own || !k->old || !k->given) {
 		free(base);
 		keys_free(k);
 		return hl__fail(HL_ENOMEM, "out of memory");
@@ -144,6 +146,9 @@ static int keys_make(hl_object *o, bq_keys *k)
 	memcpy(k->prefix + 16, base, bl);
 	k->prefix[16 + bl] = ':';
 	k->prefix_len = 17 + bl;
+	memcpy(k->given, "hilock_given_back:", 18);
+	memcpy(k->given + 18, base, bl);
+	k->given_len = 18 + bl;
 	free(base);
 	return HL_OK;
 }
@@ -163,13 +168,19 @@ static int64_t lease_ms(const hl_object *o)
 	return l < 600 ? 600 : l;
 }
 
+/* A failure of the wire: the command did not answer. */
+static int wire(int rc)
+{
+	return rc == HL_EIO || rc == HL_ECONNECT || rc == HL_ETIMEDOUT ||
+	       rc == HL_EINDOUBT;
+}
+
 /* A failure of the wire (the take waits and tries again), not of the
  * caller's bound or of the input. */
 static int transient(int rc, const hl_bound *b)
 {
 	char msg[400];
-	if (rc != HL_EIO && rc != HL_ECONNECT && rc != HL_ETIMEDOUT &&
-	    rc != HL_EINDOUBT)
+	if (!wire(rc))
 		return 0;
 	/* the bound's check records its own error: rc's stays the one said */
 	snprintf(msg, sizeof msg, "%s", hl_error_last());
@@ -206,8 +217,8 @@ enum { PREP_NO_MOVE, PREP_MOVE, PREP_LOOK };
 static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
                 int64_t old_window, int move, hl_value **mine, int64_t *moved)
 {
-	const char *argv[10];
-	size_t lens[10];
+	const char *argv[11];
+	size_t lens[11];
 	char how[2];
 	char lease[24], window[24];
 	hl_reply *r = NULL;
@@ -242,21 +253,23 @@ static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
 	lens[2] = id[0] ? k->prefix_len + ID_LEN : k->hash_len;
 	argv[3] = old[0] ? k->old : argv[2];
 	lens[3] = old[0] ? k->prefix_len + ID_LEN : lens[2];
-	argv[4] = id;
-	lens[4] = strlen(id);
-	argv[5] = lease;
-	lens[5] = hl__fmt_i64(lease, lease_ms(call->obj));
-	argv[6] = k->prefix;
-	lens[6] = k->prefix_len;
-	argv[7] = old;
-	lens[7] = strlen(old);
-	argv[8] = window;
-	lens[8] = hl__fmt_i64(window, old_window);
+	argv[4] = k->given;
+	lens[4] = k->given_len;
+	argv[5] = id;
+	lens[5] = strlen(id);
+	argv[6] = lease;
+	lens[6] = hl__fmt_i64(lease, lease_ms(call->obj));
+	argv[7] = k->prefix;
+	lens[7] = k->prefix_len;
+	argv[8] = old;
+	lens[8] = strlen(old);
+	argv[9] = window;
+	lens[9] = hl__fmt_i64(window, old_window);
 	how[0] = (char)('0' + move);
 	how[1] = '\0';
-	argv[9] = how;
-	lens[9] = 1;
-	rc = hl__grid_eval(call, &hl__script_blocking_queue_prep, 4, 6, argv,
+	argv[10] = how;
+	lens[10] = 1;
+	rc = hl__grid_eval(call, &hl__script_blocking_queue_prep, 5, 6, argv,
 	                   lens, &r);
 	if (rc != HL_OK)
 		return rc;
@@ -284,34 +297,46 @@ static int prep(hl_gridcall *call, bq_keys *k, const char *id, const char *old,
 
 /* The ack: this take's in-flight list and its entry go (the bounded
  * queue's unit of capacity comes back in the same script). With gone
- * (the take has an element), *gone = 1 when the ack found no list: the
- * take's lease had ended (its ack came late: a network cut off longer
- * than the lease) and another take gave the element back to the queue,
- * so it is not this caller's and the take goes on. The ack is not sent
- * again blindly: a resend of an ack whose reply was lost also finds no
- * list (its first run removed it), so that answer counts as acked (the
- * element the caller's; at least once, the documented case). */
-static int ack(hl_gridcall *call, bq_keys *k, const char *id, int *gone)
+ * (the take has an element), *gone = 1 when the element is not the
+ * caller's after all: the take's lease ended before the ack (a network
+ * cut off for longer than the lease) and a prep gave the element back to
+ * the queue, which the ack learns from the given-back set (or, sent
+ * once, from finding no list), so the take goes on for the next one.
+ *
+ * It is sent again until Redis answers, and the answer is exact: a
+ * resend after a lost reply that finds no list and no given-back entry
+ * is its own first run's (the element the caller's). First for the
+ * client's usual retries, which nothing cuts short (the caller has its
+ * element or gave up waiting, and the entry goes either way); then on,
+ * while only the caller's cancel, interrupt or close stops it, until the
+ * lease and those retries again have passed (patient: a blocking
+ * caller's thread; a task's ack, on an executor that other tasks share,
+ * keeps to the usual retries): an outage shorter than that delivers
+ * nothing twice. Only a longer one hands the element to the caller
+ * unacknowledged, to come again after its lease (at least once:
+ * docs/grid-blocking-queue.md). */
+static int ack(hl_gridcall *call, bq_keys *k, const char *id, int *gone,
+               int patient)
 {
-	const char *argv[4];
-	size_t lens[4];
+	const char *argv[5];
+	size_t lens[5];
 	hl_reply *r = NULL;
 	hl_gridcall own = *call;
 	hl_opdef once = *call->op;
 	hl_bound b;
+	const hl_bound *caller = call->b;
 	const hl_conf *cf = &call->obj->client->conf;
+	int64_t retries = (int64_t)(cf->retry_attempts + 1) *
+	                  (cf->command_timeout_ms + cf->retry_delay_ms);
+	int64_t longest = patient && gone
+	                          ? hl__deadline(lease_ms(call->obj) + retries)
+	                          : 0;
 	int rc, bounded =
 	                call->obj->kind->kind == HL_KIND_BOUNDED_BLOCKING_QUEUE;
-	int maybe = 0;
+	int maybe = 0, later = 0;
 	if (gone)
 		*gone = 0;
-	/* not cut short by the caller's cancel or deadline: the caller has
-	 * its element, or gave up waiting (the entry goes either way) */
-	hl__bound_plain(
-	        &b,
-	        hl__deadline((int64_t)(cf->retry_attempts + 1) *
-	                     (cf->command_timeout_ms + cf->retry_delay_ms)),
-	        NULL);
+	hl__bound_plain(&b, hl__deadline(retries), NULL);
 	once.mode = HL_MODE_ONCE; /* a lost reply: HL_EINDOUBT, sent below */
 	own.op = &once;
 	own.b = &b;
@@ -325,34 +350,51 @@ static int ack(hl_gridcall *call, bq_keys *k, const char *id, int *gone)
 		/* its unit of capacity back, in the same script */
 		argv[2] = call->obj->keys[1];
 		lens[2] = call->obj->key_lens[1];
+		argv[3] = k->given;
+		lens[3] = k->given_len;
+		argv[4] = id;
+		lens[4] = ID_LEN;
+	} else {
+		argv[2] = k->given;
+		lens[2] = k->given_len;
 		argv[3] = id;
 		lens[3] = ID_LEN;
-	} else {
-		argv[2] = id;
-		lens[2] = ID_LEN;
 	}
 	for (;;) {
 		rc = bounded ? hl__grid_eval(
 		                       call,
 		                       &hl__script_bounded_blocking_queue_ack_bounded,
-		                       3, 1, argv, lens, &r)
+		                       4, 1, argv, lens, &r)
 		             : hl__grid_eval(call,
-		                             &hl__script_blocking_queue_ack, 2,
+		                             &hl__script_blocking_queue_ack, 3,
 		                             1, argv, lens, &r);
 		if (rc == HL_OK) {
+			long long a = hl__reply_type(r) == HL_REPLY_INTEGER
+			                      ? hl__reply_int(r)
+			                      : 1;
 			if (hl__reply_type(r) == HL_REPLY_ERROR)
 				rc = wrong(call, r);
-			else if (gone && !maybe &&
-			         hl__reply_type(r) == HL_REPLY_INTEGER &&
-			         hl__reply_int(r) == 0)
+			else if (gone && (a < 0 || (a == 0 && !maybe)))
 				*gone = 1;
 			break;
 		}
 		if (rc == HL_EINDOUBT)
 			maybe = 1; /* it may have run: its answer is unknown */
-		if (!transient(rc, &b) ||
-		    hl__pause(call->obj->client, cf->retry_delay_ms, &b) !=
-		            HL_OK)
+		if (!wire(rc))
+			break;
+		if (!transient(rc, &b)) {
+			if (later || hl__now_ms() >= longest)
+				break;
+			/* the usual retries are over: on, as the caller allows
+			 * (its cancel, interrupt or close, not its deadline) */
+			b = *caller;
+			b.deadline_ms = longest;
+			later = 1;
+			if (!transient(rc, &b))
+				break;
+		}
+		if (hl__pause(call->obj->client, cf->retry_delay_ms, &b) !=
+		    HL_OK)
 			break;
 	}
 	hl__reply_free(r);
@@ -459,7 +501,8 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 			/* the prep looked at the queue: a timed poll whose time
 			 * ran out meanwhile ends */
 			if (until >= 0 && now >= until)
-				return ack(call, k, id, NULL); /* none taken */
+				/* none taken */
+				return ack(call, k, id, NULL, 0);
 			slice = lease / 3;
 			if (until >= 0 && until - now < slice)
 				slice = until - now;
@@ -487,7 +530,7 @@ static int take_core(hl_gridcall *call, bq_keys *k, int64_t wait_ms, int last,
 				char msg[400];
 				snprintf(msg, sizeof msg, "%s",
 				         hl_error_last());
-				ack(call, k, id, NULL);
+				ack(call, k, id, NULL, 0);
 				return hl__fail(keep, "%s", msg);
 			}
 		}
@@ -551,7 +594,7 @@ static int take(hl_gridcall *call, int64_t wait_ms, int last)
 		/* the caller's once Redis knows (the ack is sent again until
 		 * it answers; when it never does, the element comes again
 		 * after the lease: at least once, see the docs) */
-		ack(call, &k, id, &gone);
+		ack(call, &k, id, &gone, 1);
 		if (!gone)
 			break;
 		/* its lease ended before the ack: given back, not ours */
@@ -1017,7 +1060,7 @@ static int waiter_step(void *arg, hl_task *self, int stop, int *done,
 			                stop == HL_ECLOSED ? "closed"
 			                                   : "interrupted");
 		}
-		ack(&call, &k, w->id, &gone);
+		ack(&call, &k, w->id, &gone, 0);
 		keys_free(&k);
 		if (gone && !w->any && !w->sib) {
 			/* its lease ended before the ack and another take

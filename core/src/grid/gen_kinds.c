@@ -2286,12 +2286,15 @@ static const char *const deque_keys[] = {NULL};
 /* ---- blocking_queue ---- */
 
 const hl_script_def hl__script_blocking_queue_ack = {
-	"blocking_queue.ack", "7cebd1025d71bf382156195a151965890914d897",
-	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
-	"-- 1 if the list was there (its element the caller's); 0 if not: none\n"
-	"-- taken, or the lease ended and another take gave the element back.\n"
+	"blocking_queue.ack", "3a95c01d1ef4c34a639361909019560118612293",
+	"-- KEYS: the takers' hash, this take's in-flight list, the given-back\n"
+	"-- set. ARGV: its id. 1 if the list was there (its element the caller's);\n"
+	"-- -1 if a prep gave its element back (the lease ended first: not the\n"
+	"-- caller's); 0 if neither: none taken, or this ack ran before (a resend\n"
+	"-- after a lost reply: the element the caller's).\n"
 	"local had = redis.call('del', KEYS[2])\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"if had == 0 and redis.call('zscore', KEYS[3], ARGV[1]) then return -1 end\n"
 	"return had\n"
 	""};
 
@@ -2426,9 +2429,11 @@ const hl_script_def hl__script_blocking_queue_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_queue_prep = {
-	"blocking_queue.prep", "40d40a8ed30a24b4d7ffb9760d8704b4cf44ae4e",
+	"blocking_queue.prep", "fd4558be1a2b658825901f8da0fd1a6afc4a69d8",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
-	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
+	"-- abandoned attempt's (or this one's again), the given-back set (the ids\n"
+	"-- whose elements a prep gave back, scored by when: an ack that comes\n"
+	"-- after that answers \"not yours\", see ack). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
 	"-- ''), how long that attempt's command may still land (ms; 0: it cannot),\n"
 	"-- and whether to take: '0' no; '1' move the head (an id starting with r:\n"
@@ -2452,13 +2457,20 @@ const hl_script_def hl__script_blocking_queue_prep = {
 	"  local f = all[i]\n"
 	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
 	"    local k = ARGV[3] .. f\n"
+	"    local was = moved\n"
 	"    if string.sub(f, 1, 1) == 'r' then -- taken from the tail: back there\n"
 	"      while redis.call('lmove', k, KEYS[1], 'LEFT', 'RIGHT') do moved = moved + 1 end\n"
 	"    else\n"
 	"      while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
 	"    end\n"
 	"    redis.call('hdel', KEYS[2], f)\n"
+	"    if moved > was then redis.call('zadd', KEYS[5], now, f) end\n"
 	"  end\n"
+	"end\n"
+	"if moved > 0 then -- kept 10 minutes (or three leases): rare, and small\n"
+	"  local keep = math.max(600000, 3 * tonumber(ARGV[2]))\n"
+	"  redis.call('zremrangebyscore', KEYS[5], '-inf', now - keep)\n"
+	"  redis.call('pexpire', KEYS[5], keep)\n"
 	"end\n"
 	"if ARGV[1] ~= '' then\n"
 	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
@@ -2563,12 +2575,15 @@ static const char *const blocking_queue_keys[] = {NULL};
 /* ---- blocking_deque ---- */
 
 const hl_script_def hl__script_blocking_deque_ack = {
-	"blocking_deque.ack", "7cebd1025d71bf382156195a151965890914d897",
-	"-- KEYS: the takers' hash, this take's in-flight list. ARGV: its id.\n"
-	"-- 1 if the list was there (its element the caller's); 0 if not: none\n"
-	"-- taken, or the lease ended and another take gave the element back.\n"
+	"blocking_deque.ack", "3a95c01d1ef4c34a639361909019560118612293",
+	"-- KEYS: the takers' hash, this take's in-flight list, the given-back\n"
+	"-- set. ARGV: its id. 1 if the list was there (its element the caller's);\n"
+	"-- -1 if a prep gave its element back (the lease ended first: not the\n"
+	"-- caller's); 0 if neither: none taken, or this ack ran before (a resend\n"
+	"-- after a lost reply: the element the caller's).\n"
 	"local had = redis.call('del', KEYS[2])\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"if had == 0 and redis.call('zscore', KEYS[3], ARGV[1]) then return -1 end\n"
 	"return had\n"
 	""};
 
@@ -2721,9 +2736,11 @@ const hl_script_def hl__script_blocking_deque_poll_marked = {
 	""};
 
 const hl_script_def hl__script_blocking_deque_prep = {
-	"blocking_deque.prep", "40d40a8ed30a24b4d7ffb9760d8704b4cf44ae4e",
+	"blocking_deque.prep", "fd4558be1a2b658825901f8da0fd1a6afc4a69d8",
 	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
-	"-- abandoned attempt's (or this one's again). ARGV: this take's id, its\n"
+	"-- abandoned attempt's (or this one's again), the given-back set (the ids\n"
+	"-- whose elements a prep gave back, scored by when: an ack that comes\n"
+	"-- after that answers \"not yours\", see ack). ARGV: this take's id, its\n"
 	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
 	"-- ''), how long that attempt's command may still land (ms; 0: it cannot),\n"
 	"-- and whether to take: '0' no; '1' move the head (an id starting with r:\n"
@@ -2747,13 +2764,20 @@ const hl_script_def hl__script_blocking_deque_prep = {
 	"  local f = all[i]\n"
 	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
 	"    local k = ARGV[3] .. f\n"
+	"    local was = moved\n"
 	"    if string.sub(f, 1, 1) == 'r' then -- taken from the tail: back there\n"
 	"      while redis.call('lmove', k, KEYS[1], 'LEFT', 'RIGHT') do moved = moved + 1 end\n"
 	"    else\n"
 	"      while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
 	"    end\n"
 	"    redis.call('hdel', KEYS[2], f)\n"
+	"    if moved > was then redis.call('zadd', KEYS[5], now, f) end\n"
 	"  end\n"
+	"end\n"
+	"if moved > 0 then -- kept 10 minutes (or three leases): rare, and small\n"
+	"  local keep = math.max(600000, 3 * tonumber(ARGV[2]))\n"
+	"  redis.call('zremrangebyscore', KEYS[5], '-inf', now - keep)\n"
+	"  redis.call('pexpire', KEYS[5], keep)\n"
 	"end\n"
 	"if ARGV[1] ~= '' then\n"
 	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
@@ -2932,17 +2956,19 @@ static const char *const blocking_deque_keys[] = {NULL};
 /* ---- bounded_blocking_queue ---- */
 
 const hl_script_def hl__script_bounded_blocking_queue_ack_bounded = {
-	"bounded_blocking_queue.ack_bounded", "b51277fd037cd009b95db9b80e864d2152008755",
-	"-- KEYS: the takers' hash, this take's in-flight list, the capacity.\n"
-	"-- ARGV: its id. Its element is the caller's: its unit given back once\n"
-	"-- (sent again, the list is gone: no second unit).\n"
-	"-- 1 if the list was there (its element the caller's); 0 if not.\n"
+	"bounded_blocking_queue.ack_bounded", "d9d60cbdfacb2ad16452b0db908a08b407ee2f9e",
+	"-- KEYS: the takers' hash, this take's in-flight list, the capacity, the\n"
+	"-- given-back set. ARGV: its id. Its element is the caller's: its unit\n"
+	"-- given back once (sent again, the list is gone: no second unit).\n"
+	"-- 1 if the list was there (its element the caller's); -1 if a prep gave\n"
+	"-- it back (not the caller's); 0 if neither (none taken, or sent again).\n"
 	"local had = redis.call('del', KEYS[2])\n"
 	"if had == 1 then\n"
 	"  local left = redis.call('incrby', KEYS[3], 1)\n"
 	"  redis.call('publish', 'redisson_sc:' .. KEYS[3], left)\n"
 	"end\n"
 	"redis.call('hdel', KEYS[1], ARGV[1])\n"
+	"if had == 0 and redis.call('zscore', KEYS[4], ARGV[1]) then return -1 end\n"
 	"return had\n"
 	""};
 
