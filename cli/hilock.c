@@ -299,7 +299,11 @@ static const char usage_inspect[] =
         "    in_flight (their sum); a bounded queue adds capacity_key\n"
         "    (redisson_bqs:{NAME}), remaining_capacity, capacity\n"
         "    (remaining + size + in flight), capacity_channel and\n"
-        "    capacity_listeners (its subscribers: waiting puts);\n"
+        "    capacity_listeners (its subscribers: waiting puts); then\n"
+        "    given_back_key (hilock_given_back:<base>) and\n"
+        "    given_back_recently: takes whose elements went back to the\n"
+        "    queue after their lease ended, in the last 10 minutes\n"
+        "    (consumers killed or cut off);\n"
         "  delayed_queue (NAME is the destination queue): destination,\n"
         "    destination_size, timeout_key\n"
         "    (redisson_delay_queue_timeout:{NAME}), delayed (its count),\n"
@@ -1076,6 +1080,7 @@ typedef struct names {
 	char *pq_chan;   /* hilock_priority_queue_channel:{NAME} */
 	char *takers;   /* hilock_consumers:<base> (docs/grid-blocking-queue) */
 	char *inflight; /* hilock_inflight:<base>: (+ a take's id) */
+	char *given;    /* hilock_given_back:<base> (ids given back) */
 } names;
 
 /* Redis Cluster's CRC16 (XMODEM) of the key's hash tag, or of the key. */
@@ -1170,12 +1175,14 @@ static void names_init(names *n, const char *name)
 		size_t bl = strlen(b);
 		n->takers = malloc(bl + 18);
 		n->inflight = malloc(bl + 18);
-		if (!n->takers || !n->inflight) {
+		n->given = malloc(bl + 19);
+		if (!n->takers || !n->inflight || !n->given) {
 			fprintf(stderr, "%s: out of memory\n", prog);
 			exit(EXIT_OSERR);
 		}
 		snprintf(n->takers, bl + 18, "hilock_consumers:%s", b);
 		snprintf(n->inflight, bl + 18, "hilock_inflight:%s:", b);
+		snprintf(n->given, bl + 19, "hilock_given_back:%s", b);
 		free(b);
 	}
 }
@@ -1203,6 +1210,7 @@ static void names_free(names *n)
 	free(n->pq_chan);
 	free(n->takers);
 	free(n->inflight);
+	free(n->given);
 }
 
 /* The kind Redis shows (PROTOCOL 2-4): a mode field makes a read-write
@@ -1901,7 +1909,7 @@ static int redis_now_ms(hl_client *c, const char *route, int64_t *out)
 /* hilock's takes of a blocking queue (docs/grid-blocking-queue.md): the
  * takers' hash hilock_consumers:<base>, one "take:" line for each of the
  * first 10 (its id, when its lease ends on Redis's clock, the elements
- * its in-flight list hilock_inflight:<base>:<id> holds), and the sum of
+ * its in-flight list hilock_inflight:<base>:<id> holds), the sum of
  * those elements into *held (-1: not counted, more than TAKES_MAX). */
 static int inspect_takes(hl_client *c, const char *name, const names *nm,
                          long long *held)
@@ -2094,11 +2102,17 @@ static int inspect_queue(hl_client *c, const char *name, const names *nm,
 		return rc;
 	if (kind >= K_PRIORITY_QUEUE)
 		return inspect_priority(c, nm);
-	if ((rc = inspect_takes(c, name, nm, &held)) != 0)
+	if ((rc = inspect_takes(c, name, nm, &held)) != 0 ||
+	    (kind == K_BOUNDED_BLOCKING_QUEUE &&
+	     (rc = inspect_capacity(c, nm, size, held)) != 0))
 		return rc;
-	return kind == K_BOUNDED_BLOCKING_QUEUE
-	               ? inspect_capacity(c, nm, size, held)
-	               : 0;
+	/* takes whose elements were given back after their lease ended
+	 * (kept 10 minutes: a sign of consumers killed or cut off) */
+	if ((rc = count_of(c, &size, "ZCARD", nm->given, NULL, NULL)) != 0)
+		return rc;
+	printf("given_back_key: %s\ngiven_back_recently: %lld\n", nm->given,
+	       size);
+	return 0;
 }
 
 /* inspect of a grid object of kind, NAME's type being type. */

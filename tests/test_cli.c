@@ -1140,7 +1140,9 @@ static void inspect_blocking_queue(void)
 	         "size: 3\nttl_ms: -1\nhead: a\ntail: c\nitem: a\nitem: b\n"
 	         "item: c\nshown: 3 of 3\n"
 	         "takers_key: hilock_consumers:{cli:bq}\ntakes: 1\ntake: ");
-	HAS(out, " in_flight=1\nin_flight: 1\n");
+	HAS(out, " in_flight=1\nin_flight: 1\n"
+	         "given_back_key: hilock_given_back:{cli:bq}\n"
+	         "given_back_recently: 0\n");
 	HT_RANGE(field_of("take: ", "lease_in_ms="), 1000, 30000);
 	/* --kind blocking_deque: the same keys */
 	HT_EQ(cli("--url", url(), "inspect", "--kind", "blocking-deque",
@@ -1155,6 +1157,22 @@ static void inspect_blocking_queue(void)
 	RAW_OK(r, "DEL hilock_consumers:{cli:bq} hilock_inflight:{cli:bq}:%s",
 	       rep->element[0]->str);
 	freeReplyObject(rep);
+	/* a dead take's element given back is counted for a while */
+	RAW_OK(r, "HSET hilock_consumers:{cli:bq} dead 1");
+	RAW_OK(r, "RPUSH hilock_inflight:{cli:bq}:dead z");
+	{
+		int64_t n = 0;
+		HT_OK(hl_blocking_queue_recover(&n, q));
+		HT_EQ(n, 1);
+	}
+	HT_EQ(cli("--url", url(), "inspect", "--kind", "blocking-queue",
+	          "cli:bq", NULL),
+	      0);
+	HAS(out, "size: 4\n");
+	HAS(out, "takes: 0\nin_flight: 0\n"
+	         "given_back_key: hilock_given_back:{cli:bq}\n"
+	         "given_back_recently: 1\n");
+	RAW_OK(r, "DEL cli:bq hilock_given_back:{cli:bq}");
 	hl_object_free(q);
 	/* an empty queue whose name has braces but no tag (its takers' keys
 	 * carry a tag of its slot): a take waiting is seen, in_flight 0 */
