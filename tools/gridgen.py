@@ -204,12 +204,32 @@ def finish(kind):
             src = kind.scripts[o.template[1]]
             o.template[1] += "_marked"
             kind.scripts[o.template[1]] = MARK_HEAD + src + MARK_TAIL
-    if not any(o.template[0] == "custom" for o in kind.ops):
-        used = {o.template[1] for o in kind.ops if o.template[0] == "eval"}
-        for sname in list(kind.scripts):
-            if sname not in used:  # only its marked copy runs
-                del kind.scripts[sname]
+    used = {o.template[1] for o in kind.ops if o.template[0] == "eval"}
+    if any(o.template[0] == "custom" for o in kind.ops):
+        # its own C runs scripts by name: those it names are kept too
+        refs = c_script_refs()
+        used |= {s for s in kind.scripts if "hl__script_%s_%s" % (kind.name, s) in refs}
+    for sname in list(kind.scripts):
+        if sname not in used:  # only its marked copy runs, or an included
+            del kind.scripts[sname]  # kind's C runs its own copy
     return kind
+
+
+_C_REFS = None
+
+
+def c_script_refs():
+    """The hl__script_* names the core's C (but gen_kinds.c) uses."""
+    global _C_REFS
+    if _C_REFS is None:
+        _C_REFS = set()
+        src = os.path.join(ROOT, "core", "src")
+        for d, _, files in os.walk(src):
+            for f in files:
+                if f.endswith(".c") and f != "gen_kinds.c":
+                    with open(os.path.join(d, f), encoding="utf-8") as fh:
+                        _C_REFS.update(re.findall(r"\bhl__script_\w+", fh.read()))
+    return _C_REFS
 
 
 def check_template(kind, op):

@@ -917,13 +917,6 @@ const hl_script_def hl__script_map_put_if_absent = {
 	"return redis.call('hget', KEYS[1], ARGV[1])\n"
 	""};
 
-const hl_script_def hl__script_map_remove = {
-	"map.remove", "2c81f1b079e956fcb8930b6c36fb3f458044ee7e",
-	"local old = redis.call('hget', KEYS[1], ARGV[1])\n"
-	"if old then redis.call('hdel', KEYS[1], ARGV[1]) end\n"
-	"return old\n"
-	""};
-
 const hl_script_def hl__script_map_remove_if = {
 	"map.remove_if", "2cb478109f6b990b412c8519154046791e41d89e",
 	"if redis.call('hget', KEYS[1], ARGV[1]) == ARGV[2] then\n"
@@ -2298,24 +2291,6 @@ const hl_script_def hl__script_blocking_queue_ack = {
 	"return had\n"
 	""};
 
-const hl_script_def hl__script_blocking_queue_drain_to = {
-	"blocking_queue.drain_to", "c5d8b91c8a2bdbe0821d3a8cb4e2ca7efc163c49",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
-	"local out\n"
-	"if n < 0 then\n"
-	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
-	"  redis.call('del', KEYS[1])\n"
-	"elseif n == 0 then\n"
-	"  out = {}\n"
-	"else\n"
-	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
-	"  redis.call('ltrim', KEYS[1], n, -1)\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"return out\n"
-	""};
-
 const hl_script_def hl__script_blocking_queue_drain_to_marked = {
 	"blocking_queue.drain_to_marked", "1b3f26242d21ada64f463aa7142374a56cd14cf7",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -2356,16 +2331,6 @@ const hl_script_def hl__script_blocking_queue_give_back = {
 	"return 1\n"
 	""};
 
-const hl_script_def hl__script_blocking_queue_poll = {
-	"blocking_queue.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
-	"return redis.call('lpop', KEYS[1])\n"
-	""};
-
-const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to = {
-	"blocking_queue.poll_last_and_offer_first_to", "efe1c62d8c7e32c5d4adad9e99f1676eb1d4bdb3",
-	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
-	""};
-
 const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to_marked = {
 	"blocking_queue.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -2377,20 +2342,6 @@ const hl_script_def hl__script_blocking_queue_poll_last_and_offer_first_to_marke
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
 	"return hl_r\n"
-	""};
-
-const hl_script_def hl__script_blocking_queue_poll_many = {
-	"blocking_queue.poll_many", "0a39a345ae644607d9b11261af67469df717c0fb",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
-	"local out = {}\n"
-	"for i = 1, n do\n"
-	"  local v = redis.call('lpop', KEYS[1])\n"
-	"  if not v then break end\n"
-	"  out[i] = v\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"return out\n"
 	""};
 
 const hl_script_def hl__script_blocking_queue_poll_many_marked = {
@@ -2574,37 +2525,6 @@ static const char *const blocking_queue_keys[] = {NULL};
 
 /* ---- blocking_deque ---- */
 
-const hl_script_def hl__script_blocking_deque_ack = {
-	"blocking_deque.ack", "3a95c01d1ef4c34a639361909019560118612293",
-	"-- KEYS: the takers' hash, this take's in-flight list, the given-back\n"
-	"-- set. ARGV: its id. 1 if the list was there (its element the caller's);\n"
-	"-- -1 if a prep gave its element back (the lease ended first: not the\n"
-	"-- caller's); 0 if neither: none taken, or this ack ran before (a resend\n"
-	"-- after a lost reply: the element the caller's).\n"
-	"local had = redis.call('del', KEYS[2])\n"
-	"redis.call('hdel', KEYS[1], ARGV[1])\n"
-	"if had == 0 and redis.call('zscore', KEYS[3], ARGV[1]) then return -1 end\n"
-	"return had\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_drain_to = {
-	"blocking_deque.drain_to", "c5d8b91c8a2bdbe0821d3a8cb4e2ca7efc163c49",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
-	"local out\n"
-	"if n < 0 then\n"
-	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
-	"  redis.call('del', KEYS[1])\n"
-	"elseif n == 0 then\n"
-	"  out = {}\n"
-	"else\n"
-	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
-	"  redis.call('ltrim', KEYS[1], n, -1)\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"return out\n"
-	""};
-
 const hl_script_def hl__script_blocking_deque_drain_to_marked = {
 	"blocking_deque.drain_to_marked", "1b3f26242d21ada64f463aa7142374a56cd14cf7",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -2631,35 +2551,6 @@ const hl_script_def hl__script_blocking_deque_drain_to_marked = {
 	"return hl_r\n"
 	""};
 
-const hl_script_def hl__script_blocking_deque_give_back = {
-	"blocking_deque.give_back", "030698acda40c127c23c85eb0ab0100ea59220e1",
-	"-- KEYS: the queue, the takers' hash, a take's in-flight list. ARGV: its\n"
-	"-- id. Its element back where it was taken, the head (or the tail: an id\n"
-	"-- starting with r); nobody received it. Sent again, a no-op.\n"
-	"if string.sub(ARGV[1], 1, 1) == 'r' then -- taken from the tail\n"
-	"  redis.call('lmove', KEYS[3], KEYS[1], 'LEFT', 'RIGHT')\n"
-	"else\n"
-	"  redis.call('lmove', KEYS[3], KEYS[1], 'RIGHT', 'LEFT')\n"
-	"end\n"
-	"redis.call('hdel', KEYS[2], ARGV[1])\n"
-	"return 1\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_poll = {
-	"blocking_deque.poll", "d0ff9bbe18a0ec2748a7657ee154601f45a44659",
-	"return redis.call('lpop', KEYS[1])\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_poll_last = {
-	"blocking_deque.poll_last", "47fcf7151b978442e9cbc5fa605fa30f3770a194",
-	"return redis.call('rpop', KEYS[1])\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_poll_last_and_offer_first_to = {
-	"blocking_deque.poll_last_and_offer_first_to", "efe1c62d8c7e32c5d4adad9e99f1676eb1d4bdb3",
-	"return redis.call('rpoplpush', KEYS[1], KEYS[2])\n"
-	""};
-
 const hl_script_def hl__script_blocking_deque_poll_last_and_offer_first_to_marked = {
 	"blocking_deque.poll_last_and_offer_first_to_marked", "1a1524537a345f433c22710ffd136e73fb2a0509",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -2684,20 +2575,6 @@ const hl_script_def hl__script_blocking_deque_poll_last_marked = {
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
 	"return hl_r\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_poll_many = {
-	"blocking_deque.poll_many", "0a39a345ae644607d9b11261af67469df717c0fb",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
-	"local out = {}\n"
-	"for i = 1, n do\n"
-	"  local v = redis.call('lpop', KEYS[1])\n"
-	"  if not v then break end\n"
-	"  out[i] = v\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"return out\n"
 	""};
 
 const hl_script_def hl__script_blocking_deque_poll_many_marked = {
@@ -2733,71 +2610,6 @@ const hl_script_def hl__script_blocking_deque_poll_marked = {
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
 	"return hl_r\n"
-	""};
-
-const hl_script_def hl__script_blocking_deque_prep = {
-	"blocking_deque.prep", "fd4558be1a2b658825901f8da0fd1a6afc4a69d8",
-	"-- KEYS: the queue, the takers' hash, this take's in-flight list, an\n"
-	"-- abandoned attempt's (or this one's again), the given-back set (the ids\n"
-	"-- whose elements a prep gave back, scored by when: an ack that comes\n"
-	"-- after that answers \"not yours\", see ack). ARGV: this take's id, its\n"
-	"-- lease (ms), the in-flight lists' prefix, the abandoned attempt's id (or\n"
-	"-- ''), how long that attempt's command may still land (ms; 0: it cannot),\n"
-	"-- and whether to take: '0' no; '1' move the head (an id starting with r:\n"
-	"-- the tail) into this take's list when it holds none, and answer it (so a\n"
-	"-- take that finds an element costs this one round trip, no BLMOVE); '2'\n"
-	"-- the same, but when none was there this take's entry goes too (a look\n"
-	"-- that will not wait: nothing of it is left).\n"
-	"local t = redis.call('time')\n"
-	"local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"if ARGV[4] ~= '' then\n"
-	"  redis.call('lmove', KEYS[4], KEYS[3], 'LEFT', 'RIGHT')\n"
-	"  if tonumber(ARGV[5]) > 0 then -- it may still land: a lease that long\n"
-	"    redis.call('hset', KEYS[2], ARGV[4], now + tonumber(ARGV[5]))\n"
-	"  else -- settled (its connection killed there): nothing more can land\n"
-	"    redis.call('hdel', KEYS[2], ARGV[4])\n"
-	"  end\n"
-	"end\n"
-	"local moved = 0\n"
-	"local all = redis.call('hgetall', KEYS[2])\n"
-	"for i = 1, #all, 2 do\n"
-	"  local f = all[i]\n"
-	"  if f ~= ARGV[1] and f ~= ARGV[4] and tonumber(all[i + 1]) < now then\n"
-	"    local k = ARGV[3] .. f\n"
-	"    local was = moved\n"
-	"    if string.sub(f, 1, 1) == 'r' then -- taken from the tail: back there\n"
-	"      while redis.call('lmove', k, KEYS[1], 'LEFT', 'RIGHT') do moved = moved + 1 end\n"
-	"    else\n"
-	"      while redis.call('lmove', k, KEYS[1], 'RIGHT', 'LEFT') do moved = moved + 1 end\n"
-	"    end\n"
-	"    redis.call('hdel', KEYS[2], f)\n"
-	"    if moved > was then redis.call('zadd', KEYS[5], now, f) end\n"
-	"  end\n"
-	"end\n"
-	"if moved > 0 then -- kept 10 minutes (or three leases): rare, and small\n"
-	"  local keep = math.max(600000, 3 * tonumber(ARGV[2]))\n"
-	"  redis.call('zremrangebyscore', KEYS[5], '-inf', now - keep)\n"
-	"  redis.call('pexpire', KEYS[5], keep)\n"
-	"end\n"
-	"if ARGV[1] ~= '' then\n"
-	"  redis.call('hset', KEYS[2], ARGV[1], now + tonumber(ARGV[2]))\n"
-	"  local mine = redis.call('lindex', KEYS[3], 0)\n"
-	"  if mine then return {1, mine} end\n"
-	"  if ARGV[6] == '1' or ARGV[6] == '2' then\n"
-	"    if string.sub(ARGV[1], 1, 1) == 'r' then\n"
-	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'RIGHT', 'RIGHT')\n"
-	"    else\n"
-	"      mine = redis.pcall('lmove', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')\n"
-	"    end\n"
-	"    if type(mine) == 'table' and mine.err then -- not a list: no entry left\n"
-	"      redis.call('hdel', KEYS[2], ARGV[1])\n"
-	"      return mine\n"
-	"    end\n"
-	"    if mine then return {1, mine} end\n"
-	"    if ARGV[6] == '2' then redis.call('hdel', KEYS[2], ARGV[1]) end\n"
-	"  end\n"
-	"end\n"
-	"return {0, moved}\n"
 	""};
 
 static const hl_argdef blocking_deque_offer_args[] = {
@@ -2972,26 +2784,6 @@ const hl_script_def hl__script_bounded_blocking_queue_ack_bounded = {
 	"return had\n"
 	""};
 
-const hl_script_def hl__script_bounded_blocking_queue_drain_to = {
-	"bounded_blocking_queue.drain_to", "a106c5cdbe5d8ec634fc714e83deedae90539266",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < -1 then return redis.error_reply('ERR hilock: max is ' .. ARGV[1] .. '; it must be -1 (every element) or more') end\n"
-	"local out\n"
-	"if n < 0 then\n"
-	"  out = redis.call('lrange', KEYS[1], 0, -1)\n"
-	"  redis.call('del', KEYS[1])\n"
-	"elseif n == 0 then\n"
-	"  out = {}\n"
-	"else\n"
-	"  out = redis.call('lrange', KEYS[1], 0, n - 1)\n"
-	"  redis.call('ltrim', KEYS[1], n, -1)\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"local left = redis.call('incrby', KEYS[2], #out)\n"
-	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
-	"return out\n"
-	""};
-
 const hl_script_def hl__script_bounded_blocking_queue_drain_to_marked = {
 	"bounded_blocking_queue.drain_to_marked", "a96f2bdda2a05d2810c5ff0ae6ba35411b504f0f",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -3020,16 +2812,6 @@ const hl_script_def hl__script_bounded_blocking_queue_drain_to_marked = {
 	"return hl_r\n"
 	""};
 
-const hl_script_def hl__script_bounded_blocking_queue_offer = {
-	"bounded_blocking_queue.offer", "4d0104d036c28ecee33cd357d420ed55fadfee36",
-	"local left = redis.call('get', KEYS[2])\n"
-	"if not left then return redis.error_reply('ERR hilock: capacity of queue ' .. KEYS[1] .. ' has not been set') end\n"
-	"if tonumber(left) < 1 then return false end -- full: no marker kept\n"
-	"redis.call('decrby', KEYS[2], 1)\n"
-	"redis.call('rpush', KEYS[1], ARGV[1])\n"
-	"return 1\n"
-	""};
-
 const hl_script_def hl__script_bounded_blocking_queue_offer_marked = {
 	"bounded_blocking_queue.offer_marked", "4cc215c7fb6bf266b1af5e54e2da9ddc8ef7a76c",
 	"local hl_mark = table.remove(KEYS)\n"
@@ -3046,32 +2828,6 @@ const hl_script_def hl__script_bounded_blocking_queue_offer_marked = {
 	"end)()\n"
 	"if hl_r then redis.call('set', hl_mark, cmsgpack.pack(hl_r), 'px', hl_ttl) end\n"
 	"return hl_r\n"
-	""};
-
-const hl_script_def hl__script_bounded_blocking_queue_poll = {
-	"bounded_blocking_queue.poll", "6a2777d86cec1fc78e6792ab1d08425b71713c74",
-	"local v = redis.call('lpop', KEYS[1])\n"
-	"if v then\n"
-	"  local left = redis.call('incrby', KEYS[2], 1)\n"
-	"  redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
-	"end\n"
-	"return v\n"
-	""};
-
-const hl_script_def hl__script_bounded_blocking_queue_poll_many = {
-	"bounded_blocking_queue.poll_many", "ba2b8eb428774f251502fe0064b098beff0d7ba7",
-	"local n = tonumber(ARGV[1])\n"
-	"if n < 0 then return redis.error_reply('ERR hilock: limit is ' .. ARGV[1] .. '; it must be 0 or more') end\n"
-	"local out = {}\n"
-	"for i = 1, n do\n"
-	"  local v = redis.call('lpop', KEYS[1])\n"
-	"  if not v then break end\n"
-	"  out[i] = v\n"
-	"end\n"
-	"if #out == 0 then return nil end -- nothing taken: no marker kept\n"
-	"local left = redis.call('incrby', KEYS[2], #out)\n"
-	"redis.call('publish', 'redisson_sc:' .. KEYS[2], left)\n"
-	"return out\n"
 	""};
 
 const hl_script_def hl__script_bounded_blocking_queue_poll_many_marked = {
@@ -3250,15 +3006,6 @@ const hl_script_def hl__script_delayed_queue_peek = {
 	"delayed_queue.peek", "5e0e2f76db2d523a787e7216054937688e86022a",
 	"local m = redis.call('lindex', KEYS[1], 0)\n"
 	"if not m then return nil end\n"
-	"local _, v = struct.unpack('Bc0Lc0', m)\n"
-	"return v\n"
-	""};
-
-const hl_script_def hl__script_delayed_queue_poll = {
-	"delayed_queue.poll", "5c7d15b951d4c2277728b33d0b2e83e03de6de86",
-	"local m = redis.call('lpop', KEYS[2])\n"
-	"if not m then return nil end\n"
-	"redis.call('zrem', KEYS[1], m)\n"
 	"local _, v = struct.unpack('Bc0Lc0', m)\n"
 	"return v\n"
 	""};
