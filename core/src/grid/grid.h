@@ -200,6 +200,11 @@ hl_value *hl__value_array_take(hl_value **items, size_t n);
 int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
                             const char *what);
 
+/* The entries of an HMGET's reply r to keys (as many as its elements),
+ * in one allocation as hl__value_flat_of_reply: key, value, ... for each
+ * key present (an absent one, nil in r, left out). HL_OK or an error. */
+int hl__value_flat_pairs(hl_value **out, const hl_arg *keys, const hl_reply *r);
+
 /* Numbers as Redisson writes them, and as any writer left them. */
 #define HL_NUM_MAX 400
 /* d in plain notation (no exponent), the shortest that reads back as d:

@@ -63,8 +63,6 @@ int hl__map_get_all(hl_gridcall *call)
 {
 	char label[120];
 	hl_reply *r = NULL;
-	hl_value **items;
-	size_t i, n = 0;
 	int rc;
 	if (call->nargs == 0)
 		return answer_empty(call, HL_VALUE_ARRAY);
@@ -86,29 +84,10 @@ int hl__map_get_all(hl_gridcall *call)
 		hl__reply_free(r);
 		return HL_OK;
 	}
-	items = calloc(call->nargs * 2, sizeof(*items));
-	for (i = 0; items && i < call->nargs; i++) {
-		const hl_reply *e = hl__reply_at(r, i);
-		if (hl__reply_type(e) != HL_REPLY_STRING)
-			continue; /* absent */
-		items[n] =
-		        hl__value_bytes(call->args[i].bytes, call->args[i].len);
-		items[n + 1] = hl__value_of_reply(e);
-		n += 2;
-		if (!items[n - 2] || !items[n - 1])
-			break;
-	}
+	/* one allocation for the entries (not two an entry) */
+	rc = hl__value_flat_pairs(call->out, call->args, r);
 	hl__reply_free(r);
-	if (!items || i < call->nargs ||
-	    !(*call->out = hl__value_array(items, n))) {
-		if (items && i < call->nargs)
-			while (n--)
-				hl_value_free(items[n]);
-		free(items);
-		return hl__fail(HL_ENOMEM, "out of memory");
-	}
-	free(items);
-	return HL_OK;
+	return rc;
 }
 
 int hl__map_fast_remove(hl_gridcall *call)

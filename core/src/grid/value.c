@@ -195,6 +195,69 @@ static void flat_free(flat_block *b)
 	}
 }
 
+/* Room for an item of need bytes (the item and its bytes, aligned) in
+ * v's blocks: its place, or NULL (out of memory). */
+static hl_value *flat_item(hl_value *v, flat_cache *c, char **p, size_t *room,
+                           size_t need)
+{
+	hl_value *e;
+	need = (need + FLAT_ALIGN - 1) / FLAT_ALIGN * FLAT_ALIGN;
+	if (need > *room) {
+		flat_block *b = flat_new(c, need);
+		if (!b)
+			return NULL;
+		b->next = v->blocks;
+		v->blocks = b;
+		*p = (char *)(b + 1);
+		*room = b->size;
+	}
+	e = (hl_value *)(void *)*p;
+	*p += need;
+	*room -= need;
+	memset(e, 0, sizeof(*e));
+	return e;
+}
+
+int hl__value_flat_pairs(hl_value **out, const hl_arg *keys, const hl_reply *r)
+{
+	size_t i, n = hl__reply_len(r), k = 0, room = 0;
+	hl_value *v = hl__value_new(HL_VALUE_ARRAY);
+	flat_cache *c = flat_cache_get();
+	char *p = NULL;
+	*out = NULL;
+	if (!v || !(v->items = malloc(sizeof(*v->items) * (n ? 2 * n : 1)))) {
+		free(v);
+		return hl__fail(HL_ENOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++) {
+		const hl_reply *x = hl__reply_at(r, i);
+		size_t len = hl__reply_strlen(x), j;
+		if (hl__reply_type(x) != HL_REPLY_STRING)
+			continue; /* absent */
+		for (j = 0; j < 2; j++) {
+			const char *b = j ? hl__reply_str(x) : keys[i].bytes;
+			size_t bl = j ? len : keys[i].len;
+			hl_value *e;
+			if (bl > SIZE_MAX / 2 ||
+			    !(e = flat_item(v, c, &p, &room,
+			                    sizeof(*e) + bl + 1))) {
+				hl_value_free(v);
+				return hl__fail(HL_ENOMEM, "out of memory");
+			}
+			e->type = HL_VALUE_BYTES;
+			e->len = bl;
+			e->bytes = (char *)(e + 1);
+			if (bl)
+				memcpy(e->bytes, b, bl);
+			e->bytes[bl] = '\0';
+			v->items[k++] = e;
+			v->len = k;
+		}
+	}
+	*out = v;
+	return HL_OK;
+}
+
 int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
                             const char *what)
 {
