@@ -140,6 +140,8 @@ def gen_python(kinds):
                 items = "*[_bytes(x, %r) for x in %s]" % (lst.name, lst.name) if lst.type == "bytes*" else \
                     "*_scored(%s, %r)" % (lst.name, lst.name)
                 callexpr = "self._call(0x%04x, %s)" % (op.number, ", ".join(fixed + [items]))
+                if lst.type == "bytes*" and not fixed:  # joined as given, no loop
+                    callexpr = "self._call_many(0x%04x, %s, %r)" % (op.number, lst.name, lst.name)
                 if op.result == "none":
                     o.append("        %s\n" % callexpr)
                 else:

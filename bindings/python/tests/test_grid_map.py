@@ -84,6 +84,11 @@ def test_redisson_operations(client, redis):
     assert m.get_all("p1", "p2", "nope", "p5") == {b"p1": b"v1", b"p2": b"", b"p5": b"v5"}
     assert m.get_all(["p3", "p4"]) == {b"p3": b"v3", b"p4": b"v4"}
     assert m.get_all() == {} and m.get_all([]) == {}
+    # bytes-likes as given, str as UTF-8, in one list; anything else named
+    assert m.get_all(b"p1", bytearray(b"p3"), memoryview(b"p4")) == {b"p1": b"v1", b"p3": b"v3", b"p4": b"v4"}
+    assert m.get_all([b"p1", "p5"]) == {b"p1": b"v1", b"p5": b"v5"}
+    with pytest.raises(TypeError, match="keys must be bytes or str, not int"):
+        m.get_all(b"p1", 5)
     assert sorted(m.random_keys(100)) == [b"a", b"c", b"p1", b"p2", b"p3", b"p4", b"p5"]
     assert m.random_entries(100)[b"p1"] == b"v1" and len(m.random_keys(2)) == 2
     assert m.fast_remove("p1", "p2", "nope") == 2 and m.fast_remove() == 0

@@ -156,7 +156,10 @@ def _pairs(items: List[Any]) -> List[Tuple[Any, Any]]:
 def _as_map(items: List[Any]) -> Dict[Any, Any]:
     """Alternating keys and values as a dict (nil values left out)."""
     it = iter(items)
-    return {k: v for k, v in zip(it, it) if v is not None}
+    d = dict(zip(it, it))
+    if None in d.values():  # rare: a loop only then
+        d = {k: v for k, v in d.items() if v is not None}
+    return d
 
 
 def _page(page: List[Any], conv: Any) -> Tuple[bytes, Any]:
@@ -215,21 +218,40 @@ _A_BYTES, _A_INT, _A_DOUBLE, _A_NONE = lib.HL_ARG_BYTES, lib.HL_ARG_INT, lib.HL_
 _BYTES_TYPE = bytes([_A_BYTES])
 
 
+def _packed_bytes(h: Any, op: int, items: Any) -> Optional[int]:
+    """hlpy_call of values that are all bytes-like, packed without a loop
+    here (a batch of 100 makes four cdata, not 200); None when one is not
+    (a str, a number): then the caller converts them one by one."""
+    n = len(items)
+    try:
+        blob = b"".join(items)
+    except TypeError:
+        return None
+    lens = list(map(len, items))
+    if sum(lens) != len(blob):  # a memoryview's len may count items
+        return None
+    return lib.hlpy_call(h, op, n, _BYTES_TYPE * n, NULL, NULL, blob, ffi.new("size_t[]", lens))
+
+
+def _packed_many(h: Any, op: int, items: Any, what: str) -> int:
+    """_packed_call of one list of bytes or str values (what names it in
+    an error)."""
+    if items:
+        r = _packed_bytes(h, op, items)
+        if r is not None:
+            return r
+    return _packed_call(h, op, [_bytes(x, what) for x in items])
+
+
 def _packed_call(h: Any, op: int, args: Any) -> int:
     """hl_object_call through hlpy_call: the arguments packed in a few
     arrays (a batch of 100 values makes four cdata, not 200), the result
     as a bytes helper's (_unpack(_held(r), r) or _held_result(r))."""
     n = len(args)
-    if n > 1:  # a batch of values: all bytes, packed without a loop here
-        try:
-            blob = b"".join(args)
-        except TypeError:
-            pass  # not all bytes-like
-        else:
-            lens = list(map(len, args))
-            if sum(lens) == len(blob):  # (a memoryview's len may be items)
-                return lib.hlpy_call(h, op, n, _BYTES_TYPE * n, NULL, NULL, blob,
-                                     ffi.new("size_t[]", lens))
+    if n > 1:  # a batch of values
+        r = _packed_bytes(h, op, args)
+        if r is not None:
+            return r
     types = bytearray(n)
     ints = dbls = None
     parts, lens = [], [0] * n  # lens by position, as ints and dbls
@@ -331,6 +353,11 @@ class GridObject:
         """The generic call: operation ``op`` (``HL_OP_*``) with ``args``
         (bytes/str, int, float, None for an optional one left out)."""
         r = _packed_call(self._h, op, args)
+        return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
+
+    def _call_many(self, op: int, items: Any, what: str) -> Any:
+        """_call with one list of bytes or str values (what: its name)."""
+        r = _packed_many(self._h, op, items, what)
         return _unpack(_held(r), r) if 0 <= r <= 65536 else _held_result(r)
 
     def __repr__(self) -> str:

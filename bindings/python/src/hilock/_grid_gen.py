@@ -377,16 +377,16 @@ class BitSet(GridObject):
 
     def and_(self, *names: Value) -> None:
         """This bitset AND the bitsets named (BITOP AND into this key)."""
-        self._call(0x040a, *[_bytes(x, 'names') for x in names])
+        self._call_many(0x040a, names, 'names')
 
     def or_(self, *names: Value) -> None:
         """This bitset OR the bitsets named (BITOP OR into this key)."""
-        self._call(0x040b, *[_bytes(x, 'names') for x in names])
+        self._call_many(0x040b, names, 'names')
 
     def xor_(self, *names: Value) -> None:
         """This bitset XOR the bitsets named (BITOP XOR into this key). Raises OutcomeUnknown when
         its reply is lost after it may have run (never applied twice)."""
-        self._call(0x040c, *[_bytes(x, 'names') for x in names])
+        self._call_many(0x040c, names, 'names')
 
     def not_(self) -> None:
         """Flip every bit of the bytes held (BITOP NOT into this key). Raises OutcomeUnknown when its
@@ -521,7 +521,7 @@ class BloomFilter(GridObject):
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many had a bit not set before. Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        return int(self._call(0x0702, *[_bytes(x, 'values') for x in values]))
+        return int(self._call_many(0x0702, values, 'values'))
 
     def contains(self, value: Value) -> bool:
         """True if value may have been added (all its bits set); false if it was certainly not."""
@@ -533,11 +533,11 @@ class BloomFilter(GridObject):
 
     def contains_all(self, *values: Value) -> int:
         """How many of the values may have been added, in one round trip."""
-        return int(self._call(0x0704, *[_bytes(x, 'values') for x in values]))
+        return int(self._call_many(0x0704, values, 'values'))
 
     def contains_each(self, *values: Value) -> Any:
         """For each value, 1 if it may have been added, else 0 (a list), in one round trip."""
-        return self._call(0x0705, *[_bytes(x, 'values') for x in values])
+        return self._call_many(0x0705, values, 'values')
 
     def count(self) -> int:
         """The estimated number of values added (Redisson's formula over the bits set)."""
@@ -643,7 +643,7 @@ class MapBase(GridObject):
 
     def get_all(self, *keys: Value) -> dict[bytes, bytes]:
         """The entries of the keys present, in one round trip (HMGET; none asked: no round trip)."""
-        return _as_map(self._call(0x0904, *[_bytes(x, 'keys') for x in keys]))
+        return _as_map(self._call_many(0x0904, keys, 'keys'))
 
     def scan(self, cursor: Value, count: int = 1000, pattern: Optional[Value] = None) -> tuple[bytes, list[tuple[bytes, bytes]]]:
         """One page of entries from cursor ("0" to start), about count of them; with pattern (Redis's
@@ -726,7 +726,7 @@ class MapBase(GridObject):
         """Remove the keys (HDEL, one round trip): how many were present (none given: 0, no round
         trip). Raises OutcomeUnknown when its reply is lost after it may have run (never applied
         twice)."""
-        return int(self._call(0x090d, *[_bytes(x, 'keys') for x in keys]))
+        return int(self._call_many(0x090d, keys, 'keys'))
 
     def contains_key(self, key: Value) -> bool:
         """True if key is present."""
@@ -841,16 +841,16 @@ class SetBase(GridObject):
     def add_all(self, *values: Value) -> int:
         """Add every value in one round trip: how many were not there (0 for none given). Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        return int(self._call(0x0a04, *[_bytes(x, 'values') for x in values]))
+        return int(self._call_many(0x0a04, values, 'values'))
 
     def remove_all(self, *values: Value) -> int:
         """Remove every value in one round trip: how many were there (0 for none given). Raises
         OutcomeUnknown when its reply is lost after it may have run (never applied twice)."""
-        return int(self._call(0x0a05, *[_bytes(x, 'values') for x in values]))
+        return int(self._call_many(0x0a05, values, 'values'))
 
     def contains_all(self, *values: Value) -> bool:
         """True if every value is a member (SMISMEMBER; true for none given)."""
-        return bool(self._call(0x0a06, *[_bytes(x, 'values') for x in values]))
+        return bool(self._call_many(0x0a06, values, 'values'))
 
     def random(self) -> Optional[bytes]:
         """A random member, left in the set; None when empty."""
@@ -1161,7 +1161,7 @@ class ListBase(GridObject):
         """Append every value at the end, in order, in one round trip: true if the list changed
         (false for no values). Raises OutcomeUnknown when its reply is lost after it may have run
         (never applied twice)."""
-        return bool(self._call(0x0d01, *[_bytes(x, 'values') for x in values]))
+        return bool(self._call_many(0x0d01, values, 'values'))
 
     def get(self, index: int) -> Optional[bytes]:
         """The value at index, None when the index is out of range."""
