@@ -154,6 +154,24 @@ static void hlpy_held_drop(void)
         hlpy_hold(NULL);
 }
 
+/* An array's bytes gathered into buf (hl_value_gather, cap its total),
+ * with ends[i] where element i ends in buf (the running sum of their
+ * lengths, which the binding would otherwise add up element by element):
+ * 1; 0 when an element is not bytes (ends then holds hl_value_gather's
+ * lengths, that element's (size_t)-1). */
+static int hlpy_gather_ends(const hl_value *v, size_t *ends, char *buf,
+                            size_t cap)
+{
+        size_t i, n = hl_value_len(v), at = 0;
+        hl_value_gather(v, ends, buf, cap);
+        for (i = 0; i < n; i++)
+                if (ends[i] == (size_t)-1)
+                        return 0;
+        for (i = 0; i < n; i++)
+                ends[i] = at += ends[i];
+        return 1;
+}
+
 /* The generic call (hl_object_call) with its n arguments packed, so the
  * binding makes no cdata per argument: types[i] an HL_ARG_*; an
  * HL_ARG_INT's value is ints[i], an HL_ARG_DOUBLE's dbls[i], an
@@ -235,6 +253,7 @@ int hlpy_grid_status(void);
 int64_t hlpy_call(hl_object *obj, int op, size_t n, const char *types, const int64_t *ints,
                   const double *dbls, const char *blob, const size_t *lens);
 const hl_value *hlpy_held_value(void);
+int hlpy_gather_ends(const hl_value *v, size_t *ends, char *buf, size_t cap);
 const char *hlpy_held_bytes(int64_t n);
 void hlpy_held_drop(void);
 """

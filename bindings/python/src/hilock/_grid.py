@@ -11,7 +11,6 @@ byte-exact codec (``StringCodec``, ``ByteArrayCodec``).
 from __future__ import annotations
 
 import math
-from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from . import _errors as E
@@ -111,22 +110,23 @@ _new_raw = ffi.new_allocator(should_clear_after_alloc=False)
 
 
 def _convert_array(v: Any) -> List[Any]:
-    """An array's elements: its bytes gathered by the library in one call
-    (hl_value_gather) and cut here, so a page of 1000 entries costs two
-    calls into C instead of several per element; the others (nil, numbers,
-    nested arrays) one by one."""
+    """An array's elements: its bytes gathered by the library (the total
+    asked of hl_value_gather, then hlpy_gather_ends copies them and sums
+    their lengths into ends) and cut here, so a page of 1000 entries costs
+    two calls into C instead of several per element; the others (nil,
+    numbers, nested arrays) one by one."""
     n = lib.hl_value_len(v)
     if not n:
         return []
     lens = _new_raw("size_t[]", n)
     total = lib.hl_value_gather(v, lens, ffi.NULL, 0)
     buf = _new_raw("char[]", total or 1)
-    lib.hl_value_gather(v, lens, buf, total)
+    if lib.hlpy_gather_ends(v, lens, buf, total):  # all bytes: cut at the ends
+        ends = ffi.unpack(lens, n)
+        data = ffi.buffer(buf, total)[:]
+        return [data[a:b] for a, b in zip([0] + ends, ends)]
     data = ffi.buffer(buf, total)[:]
     ls = ffi.unpack(lens, n)
-    if _NOT_BYTES not in ls:  # all bytes: cut at the running sums
-        ends = list(accumulate(ls))
-        return [data[a:b] for a, b in zip([0] + ends, ends)]
     out: List[Any] = []
     add = out.append
     o = 0
