@@ -282,23 +282,10 @@ int hl__value_flat_of_reply(hl_value **out, const hl_reply *r, int scored,
 		           t == HL_REPLY_ERROR) &&
 		          !(scored && i % 2);
 		size_t len = str ? hl__reply_strlen(x) : 0;
-		size_t need = sizeof(*e) + (str ? len + 1 : 0);
-		if (len > SIZE_MAX / 2)
+		if (len > SIZE_MAX / 2 ||
+		    !(e = flat_item(v, c, &p, &room,
+		                    sizeof(*e) + (str ? len + 1 : 0))))
 			goto nomem;
-		need = (need + FLAT_ALIGN - 1) / FLAT_ALIGN * FLAT_ALIGN;
-		if (need > room) {
-			flat_block *b = flat_new(c, need);
-			if (!b)
-				goto nomem;
-			b->next = v->blocks;
-			v->blocks = b;
-			p = (char *)(b + 1);
-			room = b->size;
-		}
-		e = (hl_value *)(void *)p;
-		p += need;
-		room -= need;
-		memset(e, 0, sizeof(*e));
 		v->items[i] = e;
 		v->len = i + 1;
 		if (scored && i % 2) {
