@@ -25,12 +25,23 @@ static int one_blocked(void *arg)
 	return blocked_clients(arg) >= 1;
 }
 
+/* q's recover (a blocking or a bounded blocking queue): how many
+ * elements of ended leases it gave back. */
+static int64_t recover_of(hl_object *q)
+{
+	int64_t n = 0;
+	if (hl_object_kind(q) == HL_KIND_BOUNDED_BLOCKING_QUEUE)
+		HT_OK(hl_bounded_blocking_queue_recover(&n, q));
+	else
+		HT_OK(hl_blocking_queue_recover(&n, q));
+	return n;
+}
+
 /* After a recover (a lease that ended is given back), no takers left. */
 static ht_redis *gone_r;
 static int takers_gone(void *arg)
 {
-	int64_t n = 0;
-	HT_OK(hl_blocking_queue_recover(&n, arg));
+	recover_of(arg);
 	return keys_like(gone_r, "hilock_consumers:*") == 0;
 }
 
@@ -352,9 +363,7 @@ static void tasks_race(void)
  * once for a take as a task (the queue's pump). */
 static int recovered(void *arg)
 {
-	int64_t n = 0;
-	HT_OK(hl_blocking_queue_recover(&n, arg));
-	return n > 0;
+	return recover_of(arg) > 0;
 }
 
 static void late_ack(void)
@@ -432,13 +441,6 @@ static void late_ack(void)
  * late_ack, which passes either way.) Once for a blocking take, once for
  * a take as a task, and once for a bounded queue's take, whose ack must
  * not give x's unit of capacity back a second time. */
-static int recovered_bounded(void *arg)
-{
-	int64_t n = 0;
-	HT_OK(hl_bounded_blocking_queue_recover(&n, arg));
-	return n > 0;
-}
-
 static void lost_late_ack(void)
 {
 	ht_redis *r = ht_redis_default();
@@ -491,16 +493,14 @@ static void lost_late_ack(void)
 		HT_CHECK(ht_wait_until(inflight_there, r, 10000));
 		/* the take's lease ends: another consumer gives x back (the
 		 * given-back set names the take) and takes it */
-		if (round < 2) {
-			HT_CHECK(ht_wait_until(recovered, pq, 10000));
+		HT_CHECK(ht_wait_until(recovered, pq, 10000));
+		if (round < 2)
 			TAKE_STR(hl_blocking_queue_poll_timeout(&tv_, pq, 2000),
 			         "x");
-		} else {
-			HT_CHECK(ht_wait_until(recovered_bounded, pq, 10000));
+		else
 			TAKE_STR(hl_bounded_blocking_queue_poll_timeout(
 			                 &tv_, pq, 2000),
 			         "x");
-		}
 		HT_EQ(keys_like(r, "hilock_given_back:{bq:lostlate}"), 1);
 		left = t0 + 2000 - ht_now_ms();
 		if (left > 0)
@@ -531,12 +531,7 @@ static void lost_late_ack(void)
 			ht_del(r, HT_S("redisson_bqs:{bq:lostlate}"));
 		}
 		gone_r = r;
-		if (round == 2) {
-			int64_t n = 0;
-			HT_OK(hl_bounded_blocking_queue_recover(&n, pq));
-		} else {
-			HT_CHECK(ht_wait_until(takers_gone, pq, 10000));
-		}
+		HT_CHECK(ht_wait_until(takers_gone, pq, 10000));
 		HT_EQ(keys_like(r, "hilock_consumers:*"), 0);
 		HT_EQ(keys_like(r, "hilock_inflight:*"), 0);
 		/* the given-back set ends by itself (10 minutes) */
