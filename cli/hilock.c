@@ -2094,7 +2094,7 @@ static int inspect_priority(hl_client *c, const names *nm)
 static int inspect_queue(hl_client *c, const char *name, const names *nm,
                          int kind)
 {
-	long long size = 0, held = 0;
+	long long size = 0, held = 0, given = 0;
 	int rc;
 	if (kind == K_DELAYED_QUEUE)
 		return inspect_delayed(c, name, nm);
@@ -2108,10 +2108,10 @@ static int inspect_queue(hl_client *c, const char *name, const names *nm,
 		return rc;
 	/* takes whose elements were given back after their lease ended
 	 * (kept 10 minutes: a sign of consumers killed or cut off) */
-	if ((rc = count_of(c, &size, "ZCARD", nm->given, NULL, NULL)) != 0)
+	if ((rc = count_of(c, &given, "ZCARD", nm->given, NULL, NULL)) != 0)
 		return rc;
 	printf("given_back_key: %s\ngiven_back_recently: %lld\n", nm->given,
-	       size);
+	       given);
 	return 0;
 }
 
