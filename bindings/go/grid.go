@@ -35,10 +35,12 @@ typedef struct hlgo_gout {
 // hlgo_object_call makes the object, runs op and frees the object: one
 // cgo call per operation (the arguments read from Go memory, buf: the
 // name then the arguments' bytes), the failure detail copied on this
-// thread.
+// thread. A bytes result of at most cap bytes is copied back into buf
+// (out->v NULL: the arguments are read by then), so that Go need not
+// call C again to free it.
 static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
-		hl_object *have, int kind, const char *buf, size_t name_len, int op,
-		const hlgo_garg *ga, size_t nargs, int64_t timeout_ms) {
+		hl_object *have, int kind, char *buf, size_t cap, size_t name_len,
+		int op, const hlgo_garg *ga, size_t nargs, int64_t timeout_ms) {
 	hl_arg stack[8], *args = stack;
 	hl_object *o = NULL;
 	hl_value *v = NULL;
@@ -75,6 +77,12 @@ static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
 	if (out->type == HL_VALUE_BYTES || out->type == HL_VALUE_ARRAY) {
 		out->b = hl_value_bytes(v, &out->n);
 		out->v = v;
+		if (out->type == HL_VALUE_BYTES && out->n <= cap) {
+			memcpy(buf, out->b, out->n);
+			out->b = NULL;
+			out->v = NULL;
+			hl_value_free(v);
+		}
 		return;
 	}
 	out->i = hl_value_int(v);
@@ -487,13 +495,14 @@ func timeoutMs(ctx context.Context) (int64, error) {
 // client's command timeout in any case).
 func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (Value, error) {
 	defer runtime.KeepAlive(o)
-	opName = o.what + " " + opName
-	if err := o.check(opName); err != nil {
-		return Value{}, err
+	// the operation's full name ("map get") only for an error: no
+	// allocation on the way that succeeds
+	if o.c == nil || o.err != nil {
+		return Value{}, o.check(o.opName(opName))
 	}
 	for _, a := range args {
 		if a.err != "" {
-			return Value{}, invalid(opName, a.err)
+			return Value{}, invalid(o.opName(opName), a.err)
 		}
 	}
 	ms, err := timeoutMs(ctx)
@@ -536,18 +545,26 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 			o.st.mu.RLock()
 			defer o.st.mu.RUnlock()
 			if o.st.p == nil {
-				return opResult{err: invalid(opName, "the object was closed")}
+				return opResult{err: invalid(o.opName(opName), "the object was closed")}
 			}
 			have = o.st.p
 		}
+		buf = buf[:cap(buf)]
 		C.hlgo_object_call(cr, g, p, have, C.int(o.kind), (*C.char)(unsafe.Pointer(&buf[0])),
-			C.size_t(len(o.name)), C.int(op), gap, C.size_t(len(ga)), C.int64_t(ms))
+			C.size_t(len(buf)), C.size_t(len(o.name)), C.int(op), gap, C.size_t(len(ga)),
+			C.int64_t(ms))
 		switch int(g._type) {
 		case int(C.HL_VALUE_INT):
 			out = Value{kind: valueInt, i: int64(g.i)}
 		case int(C.HL_VALUE_DOUBLE):
 			out = Value{kind: valueFloat, f: float64(g.d)}
 		case int(C.HL_VALUE_BYTES):
+			if g.v == nil { // copied back into buf (never nil: make)
+				b := make([]byte, int(g.n))
+				copy(b, buf)
+				out = Value{kind: valueBytes, b: b}
+				break
+			}
 			out = Value{kind: valueBytes, b: C.GoBytes(unsafe.Pointer(g.b), C.int(g.n))}
 			C.hl_value_free(g.v)
 		case int(C.HL_VALUE_ARRAY):
@@ -555,12 +572,15 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 			C.hl_value_free(g.v)
 		}
 		if cr.status != 0 {
-			return opResult{err: resultError(opName, cr)}
+			return opResult{err: resultError(o.opName(opName), cr)}
 		}
 		return opResult{}
 	})
 	return out, r.err
 }
+
+// opName is an operation's full name in errors: "map get".
+func (o *object) opName(op string) string { return o.what + " " + op }
 
 // local runs a local operation (an adder's add: no round trip) of a kind
 // with state, with at most one number argument, in one cgo call.

@@ -55,6 +55,34 @@ func TestGridBucket(t *testing.T) {
 	}
 }
 
+// A value comes back exactly whatever its size: one that fits the call's
+// buffer is copied back in the call, a longer one is read from C after it
+// (grid.go, object.call); the sizes straddle the buffer's 256 bytes and
+// its 4096 kept.
+func TestGridValueSizes(t *testing.T) {
+	ctx := context.Background()
+	c := connect(t)
+	b := c.Bucket(uniqueName(t))
+	for _, n := range []int{0, 1, 200, 255, 256, 257, 300, 4095, 4096, 4097, 70000} {
+		v := make([]byte, n)
+		for i := range v {
+			v[i] = byte(i*7 + n)
+		}
+		if err := b.Set(ctx, v, 0); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Get(ctx)
+		if err != nil || got == nil || string(got) != string(v) {
+			t.Fatalf("%d bytes: got %d bytes (%v), equal %v", n, len(got), err,
+				string(got) == string(v))
+		}
+		// the next call's buffer must not be the value's
+		if _, err := b.Get(ctx); err != nil || string(got) != string(v) {
+			t.Fatalf("%d bytes: changed by the next call", n)
+		}
+	}
+}
+
 func TestGridAtomics(t *testing.T) {
 	ctx := context.Background()
 	c := connect(t)
