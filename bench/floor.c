@@ -316,6 +316,8 @@ static int parse_cmd(hlfloor_cmds *f, char *line)
 	return 0;
 }
 
+static unsigned cmds_opened; /* floors this process opened */
+
 hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
                                 size_t err_len)
 {
@@ -355,8 +357,14 @@ hlfloor_cmds *hlfloor_cmds_open(const char *url, const char *path, char *err,
 		hlfloor_cmds_close(f);
 		return NULL;
 	}
-	/* markers of this process unlike those of another one before it */
-	f->round = (unsigned long long)(hlfloor_now() * 1e9);
+	/* markers of this process unlike those of another one before it
+	 * (the monotonic clock in ns, below 2^50 for 13 days of uptime),
+	 * and unlike those of another floor of this process (its own high
+	 * bits: a bench opens one for its slices, one for single rounds) */
+	f->round = (unsigned long long)(hlfloor_now() * 1e9) +
+	           ((unsigned long long)__atomic_fetch_add(&cmds_opened, 1,
+	                                                   __ATOMIC_RELAXED)
+	            << 50);
 	f->opened = f->round;
 	return f;
 }

@@ -284,6 +284,7 @@ def render(R, rp):
         w("| %s.%s | %s |" % (r["kind"], r["op"], " | ".join(
             cpu(r["res"].get(x)) for x in LANGS)))
     w("")
+    o.extend(rp.grid_cross_lines(rows))
     peers = [p for p in PEER_NAMES
              if any(r["res"].get(p) for r in G["rows"])]
     w("### Side by side: the peers, against the same floor\n")

@@ -2077,6 +2077,44 @@ def grid_cell(r, target=None):
     return s
 
 
+def grid_cross_lines(rows):
+    """The crossing's table of a grid section: per binding, the floor's
+    round called once per operation from the language (one call into C
+    a round: pybench, luabench, bench/go/grid) against the floor's C
+    loop, and hilock's call against that crossing, from the same run."""
+    langs = [x for x in ("python", "lua", "go")
+             if any((r["res"].get(x) or {}).get("cross_ops_per_s")
+                    for r in rows)]
+    if not langs:
+        return []
+    names = {"python": "Python", "lua": "Lua", "go": "Go"}
+    o = ["### The crossing: what a call into C costs, without hilock\n",
+         "Each binding's run also times a third kind of slice: the same "
+         "floor, on a connection of its own, called once per operation "
+         "from the language (Python through cffi, Lua through the module "
+         "hlfloor, Go through cgo), as a binding calls C. *crossing*: its "
+         "ratio to the C loop (what crossing into C and back, and the "
+         "language's own loop, cost each operation without hilock); "
+         "*hilock / crossing*: the binding's call against it (what hilock, "
+         "its C core and the binding's idiom, adds to that). Same runs as "
+         "the table above.\n",
+         "| operation | %s |" % " | ".join(
+             "%s: crossing | %s: hilock / crossing" % (names[x], names[x])
+             for x in langs),
+         "|---|%s" % ("---:|---:|" * len(langs))]
+    for r in rows:
+        cells = []
+        for x in langs:
+            m = r["res"].get(x) or {}
+            f, c, h = (m.get("floor_ops_per_s"), m.get("cross_ops_per_s"),
+                       m.get("ops_per_s"))
+            cells.append("**%.2fx**" % (c / f) if f and c else "—")
+            cells.append("**%.2fx**" % (h / c) if h and c else "—")
+        o.append("| %s.%s | %s |" % (r["kind"], r["op"], " | ".join(cells)))
+    o.append("")
+    return o
+
+
 def render_grid(R):
     """Section (11), between GRID_BEGIN and GRID_END."""
     o = [GRID_BEGIN]
@@ -2152,6 +2190,7 @@ def render_grid(R):
         w("| %s.%s | %s |" % (r["kind"], r["op"], " | ".join(
             cpu(r["res"].get(lang)) for lang in GRID_LANGS)))
     w("")
+    o.extend(grid_cross_lines(rows))
     peers = [p for p in GRID_PEER_NAMES
              if any(r["res"].get(p) for r in G["rows"])]
     w("### Side by side: the peers, against the same floor\n")

@@ -9,6 +9,7 @@
  *   local g = assert(hlfloor.cmds(url, path))   -- the grid's floor
  *                                               -- (floor.h hlfloor_cmds)
  *   local n, elapsed = g:run(seconds)           -- rounds, seconds
+ *   g:once()                                    -- one round, one call from Lua
  *   hlfloor.now()                               -- CLOCK_MONOTONIC seconds
  */
 #include "../floor.h"
@@ -97,6 +98,17 @@ static int l_cmds_run(lua_State *L)
 	return 2;
 }
 
+/* One round, from Lua: what a call into C costs each operation. */
+static int l_cmds_once(lua_State *L)
+{
+	hlfloor_cmds **f = luaL_checkudata(L, 1, CMDS_MT);
+	if (*f == NULL)
+		return luaL_error(L, "hlfloor: closed");
+	if (hlfloor_cmds_once(*f) != 0)
+		return luaL_error(L, "%s", hlfloor_cmds_error(*f));
+	return 0;
+}
+
 static int l_cmds_close(lua_State *L)
 {
 	hlfloor_cmds **f = luaL_checkudata(L, 1, CMDS_MT);
@@ -120,6 +132,7 @@ int luaopen_hlfloor(lua_State *L)
 	                                   {"__gc", l_close},
 	                                   {NULL, NULL}};
 	static const luaL_Reg cmds_methods[] = {{"run", l_cmds_run},
+	                                        {"once", l_cmds_once},
 	                                        {"close", l_cmds_close},
 	                                        {"__gc", l_cmds_close},
 	                                        {NULL, NULL}};

@@ -16,7 +16,9 @@
 -- grid: one operation of the data grid (the last OP group; those before
 -- it set up) through the binding's method, in 5 ms slices alternating
 -- with its floor: FLOORFILE (the commands hilock sent for it) replayed by
--- the C floor (hlfloor.cmds). ARG as bench/hlbench.c takes them.
+-- the C floor (hlfloor.cmds), and with the crossing: the floor's round
+-- called once per operation from Lua (hlfloor's once), which is what a
+-- call into C costs without hilock. ARG as bench/hlbench.c takes them.
 local hilock = require "hilock"
 
 local url, scenario, secs = arg[1], arg[2], tonumber(arg[3] or "3")
@@ -70,10 +72,24 @@ if scenario == "grid" then
 			c = c + 1
 		end
 	end
+	-- the crossing: the floor's round on a connection of its own, one
+	-- call from Lua a round (what calling C costs, without hilock)
+	local cross = assert(hlfloor.cmds(url, arg[4]))
+	local function cross_for(s)
+		local t0 = now()
+		local stop, c, t = t0 + s, 0, t0
+		while true do
+			t = now()
+			if t >= stop then return c, t - t0 end
+			cross:once()
+			c = c + 1
+		end
+	end
 	floor:run(0.3)
 	ops_for(0.3)
-	-- cf, ch: the process's CPU time (os.clock) in each
-	local nf, tf, nh, th, cf, ch = 0, 0, 0, 0, 0, 0
+	cross_for(0.3)
+	-- cf, ch, cx: the process's CPU time (os.clock) in each
+	local nf, tf, nh, th, nx, tx, cf, ch, cx = 0, 0, 0, 0, 0, 0, 0, 0, 0
 	local stop = now() + secs
 	while now() < stop do
 		local c0 = os.clock()
@@ -85,13 +101,20 @@ if scenario == "grid" then
 		c, el = ops_for(0.005)
 		nh, th = nh + c, th + el
 		ch = ch + os.clock() - c0
+		c0 = os.clock()
+		c, el = cross_for(0.005)
+		nx, tx = nx + c, tx + el
+		cx = cx + os.clock() - c0
 	end
 	floor:close()
+	cross:close()
 	client:close()
 	print(string.format('{"scenario":"grid","lang":"lua","lib":"hilock",'
 		.. '"kind":"%s","op":"%s","floor_ops_per_s":%.1f,"ops_per_s":%.1f,'
-		.. '"floor_cpu_us":%.2f,"cpu_us":%.2f}',
-		kind, o.op, nf / tf, nh / th, cf / nf * 1e6, ch / nh * 1e6))
+		.. '"floor_cpu_us":%.2f,"cpu_us":%.2f,'
+		.. '"cross_ops_per_s":%.1f,"cross_cpu_us":%.2f}',
+		kind, o.op, nf / tf, nh / th, cf / nf * 1e6, ch / nh * 1e6,
+		nx / tx, cx / nx * 1e6))
 	return
 end
 

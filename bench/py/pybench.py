@@ -11,6 +11,9 @@ it set up, e.g. a bucket's set before its get) in 5 ms slices that
 alternate with slices of its floor: FLOORFILE (the commands hilock sent
 for it, bench/floor.h's hlfloor_cmds) replayed by the C floor in this
 process; FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
+hilock's runs add slices of the crossing: the floor's round called once
+per operation from Python (cffi), which is what a call into C costs
+without hilock (cross_ops_per_s, cross_cpu_us).
 LIB: hilock, or a peer of GRID_PEERS (redispy: raw redis-py; limits; pottery).
 ARG: b:TEXT, x:HEX, i:N, f:X, m:MODE, s:SECONDS, - (None), as
 bench/hlbench.c takes them.
@@ -281,6 +284,31 @@ def open_cmds_floor(floorlib, path, url):
     return run
 
 
+def open_cmds_cross(floorlib, path, url):
+    """The crossing: the grid's floor (hlfloor_cmds) on a connection of
+    its own, one call from Python a round, through cffi as the binding
+    calls C (ABI mode: no compiler needed): what calling C costs each
+    operation, without hilock. Returns the call of one round."""
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef("void *hlfloor_cmds_open(const char *, const char *, char *,"
+             " size_t); int hlfloor_cmds_once(void *);"
+             " const char *hlfloor_cmds_error(void *);")
+    lib = ffi.dlopen(floorlib)
+    err = ffi.new("char[]", 256)
+    f = lib.hlfloor_cmds_open(url.encode(), path.encode(), err, 256)
+    if f == ffi.NULL:
+        raise SystemExit("pybench: floor: " + ffi.string(err).decode())
+    once = lib.hlfloor_cmds_once
+
+    def round_():
+        if once(f):
+            raise SystemExit("pybench: " + ffi.string(
+                lib.hlfloor_cmds_error(f)).decode())
+    return round_
+
+
 def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
     ops = grid_args(argv)
     if lib == "hilock":
@@ -302,7 +330,7 @@ def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
             raise SystemExit("pybench: %s has no %s.%s" % (lib, kind, op))
         call = make(url, name, a)
 
-    def ops_for(secs):
+    def ops_for(secs, call):
         n = 0
         t0 = time.perf_counter()
         end = t0 + secs
@@ -315,11 +343,18 @@ def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
 
     floor = open_cmds_floor(floorlib, floorfile, url) \
         if floorfile != "-" else None
+    # hilock's runs also time the crossing: the floor's round called
+    # once per operation from Python (open_cmds_cross), in slices of
+    # its own.
+    cross = open_cmds_cross(floorlib, floorfile, url) \
+        if floor and lib == "hilock" else None
+    slices = [("h", call)] + ([("x", cross)] if cross else [])
     if floor:
         floor(WARMUP_S)
-    ops_for(WARMUP_S)
-    nf = nh = 0
-    tf = th = cf = ch = 0.0  # cf, ch: the process's CPU time in each
+    for _, each in slices:
+        ops_for(WARMUP_S, each)
+    nf, tf, cf = 0, 0.0, 0.0  # cf: the process's CPU time in them
+    got = {k: [0, 0.0, 0.0] for k, _ in slices}  # ops, seconds, CPU
     end = time.perf_counter() + seconds
     while time.perf_counter() < end:
         if floor:
@@ -327,16 +362,23 @@ def grid(url, lib, seconds, floorlib, floorfile, kind, name, argv):
             n, el = floor(GRID_SLICE_S)
             nf, tf = nf + n, tf + el
             cf += time.process_time() - c0
-        c0 = time.process_time()
-        n, el = ops_for(GRID_SLICE_S)
-        nh, th = nh + n, th + el
-        ch += time.process_time() - c0
+        for k, each in slices:
+            c0 = time.process_time()
+            n, el = ops_for(GRID_SLICE_S, each)
+            g = got[k]
+            g[0], g[1] = g[0] + n, g[1] + el
+            g[2] += time.process_time() - c0
+    nh, th, ch = got["h"]
     res = {"scenario": "grid", "lang": "python", "lib": lib, "kind": kind,
            "op": op, "ops_per_s": round(nh / th, 1),
            "cpu_us": round(ch / nh * 1e6, 2)}
     if floor:
         res["floor_ops_per_s"] = round(nf / tf, 1)
         res["floor_cpu_us"] = round(cf / nf * 1e6, 2)
+    if cross:
+        nx, tx, cx = got["x"]
+        res["cross_ops_per_s"] = round(nx / tx, 1)
+        res["cross_cpu_us"] = round(cx / nx * 1e6, 2)
     return res
 
 

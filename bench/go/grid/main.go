@@ -13,6 +13,9 @@
 // b:TEXT, x:HEX, i:N, f:X, m:MODE (a rate limiter's mode by name),
 // s:SECONDS (a duration), - (left out), as hlbench takes them.
 // FLOORFILE "-": no floor (a peer of a kind hilock has not yet).
+// hilock's runs add slices of the crossing: the floor's round called once
+// per operation through cgo, which is what calling C costs without hilock
+// (cross_ops_per_s, cross_cpu_us).
 package main
 
 /*
@@ -23,9 +26,11 @@ package main
 typedef void *(*hlf_open)(const char *, const char *, char *, size_t);
 typedef long long (*hlf_run)(void *, double, double *);
 typedef const char *(*hlf_err)(const void *);
+typedef int (*hlf_once)(void *);
 static hlf_open g_open;
 static hlf_run g_run;
 static hlf_err g_err;
+static hlf_once g_once;
 
 static const char *floor_load(const char *path) {
 	void *h = dlopen(path, RTLD_NOW);
@@ -34,7 +39,8 @@ static const char *floor_load(const char *path) {
 	g_open = (hlf_open)dlsym(h, "hlfloor_cmds_open");
 	g_run = (hlf_run)dlsym(h, "hlfloor_cmds_run");
 	g_err = (hlf_err)dlsym(h, "hlfloor_cmds_error");
-	if (!g_open || !g_run || !g_err)
+	g_once = (hlf_once)dlsym(h, "hlfloor_cmds_once");
+	if (!g_open || !g_run || !g_err || !g_once)
 		return "libhlfloor has no hlfloor_cmds";
 	return NULL;
 }
@@ -43,6 +49,7 @@ static void *floor_open(const char *url, const char *path, char *err, size_t n) 
 }
 static long long floor_run(void *f, double s, double *el) { return g_run(f, s, el); }
 static const char *floor_err(void *f) { return g_err(f); }
+static int floor_once(void *f) { return g_once(f); }
 */
 import "C"
 
@@ -52,6 +59,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -291,7 +299,10 @@ func cpuSeconds() float64 {
 
 type floor func(secs float64) (int64, float64)
 
-func openFloor(lib, url, path string) floor {
+// openFloor opens the floor: its slices (run), and the crossing (once):
+// the same round on a connection of its own, one cgo call a round, which
+// is what calling C costs each operation without hilock.
+func openFloor(lib, url, path string) (run floor, once func() error) {
 	clib := C.CString(lib)
 	defer C.free(unsafe.Pointer(clib))
 	if e := C.floor_load(clib); e != nil {
@@ -302,10 +313,11 @@ func openFloor(lib, url, path string) floor {
 	defer C.free(unsafe.Pointer(cpath))
 	var errbuf [256]C.char
 	f := C.floor_open(curl, cpath, &errbuf[0], 256)
-	if f == nil {
+	x := C.floor_open(curl, cpath, &errbuf[0], 256)
+	if f == nil || x == nil {
 		die("floor: %s", C.GoString(&errbuf[0]))
 	}
-	return func(secs float64) (int64, float64) {
+	run = func(secs float64) (int64, float64) {
 		var el C.double
 		n := C.floor_run(f, C.double(secs), &el)
 		if n < 0 {
@@ -313,6 +325,13 @@ func openFloor(lib, url, path string) floor {
 		}
 		return int64(n), float64(el)
 	}
+	once = func() error {
+		if C.floor_once(x) != 0 {
+			return fmt.Errorf("%s", C.GoString(C.floor_err(x)))
+		}
+		return nil
+	}
+	return run, once
 }
 
 func main() {
@@ -357,10 +376,16 @@ func main() {
 			continue
 		}
 		var fl floor
+		// hilock's runs also time the crossing, in slices of its own
+		slices := []func(ctx context.Context) error{fn}
 		if floorFile != "-" {
-			fl = openFloor(floorLib, url, floorFile)
+			var once func() error
+			fl, once = openFloor(floorLib, url, floorFile)
+			if lib == "hilock" {
+				slices = append(slices, func(context.Context) error { return once() })
+			}
 		}
-		opsFor := func(s float64) (int64, float64) {
+		opsFor := func(s float64, fn func(ctx context.Context) error) (int64, float64) {
 			t0 := time.Now()
 			end := t0.Add(time.Duration(s * 1e9))
 			var n int64
@@ -378,28 +403,45 @@ func main() {
 		if fl != nil {
 			fl(0.3)
 		}
-		opsFor(0.3)
-		var nf, nh int64
-		var tf, th, cf, ch float64 // cf, ch: the process's CPU time in each
+		for _, f := range slices {
+			opsFor(0.3, f)
+		}
+		var nf int64
+		var tf, cf float64 // cf: the process's CPU time in the floor's
+		ns := make([]int64, len(slices))
+		ts, cs := make([]float64, len(slices)), make([]float64, len(slices))
 		end := time.Now().Add(time.Duration(secs * 1e9))
+		// Every slice starts on a fresh time slice (runtime.Gosched): a
+		// goroutine that runs 10 ms without rescheduling, as the floor's
+		// slice and the crossing's back to back would, has its processor
+		// taken away during its next cgo call (the binding yields every
+		// 2 ms for the same reason: bindings/go/tasks.go yieldAfterCgo).
 		for time.Now().Before(end) {
 			if fl != nil {
+				runtime.Gosched()
 				c0 := cpuSeconds()
 				n, el := fl(gridSlice)
 				nf, tf = nf+n, tf+el
 				cf += cpuSeconds() - c0
 			}
-			c0 := cpuSeconds()
-			n, el := opsFor(gridSlice)
-			nh, th = nh+n, th+el
-			ch += cpuSeconds() - c0
+			for i, f := range slices {
+				runtime.Gosched()
+				c0 := cpuSeconds()
+				n, el := opsFor(gridSlice, f)
+				ns[i], ts[i] = ns[i]+n, ts[i]+el
+				cs[i] += cpuSeconds() - c0
+			}
 		}
 		out := map[string]interface{}{"scenario": "grid", "lang": "go", "lib": lib,
-			"kind": kind, "op": g.op, "ops_per_s": float64(nh) / th,
-			"cpu_us": ch / float64(nh) * 1e6}
+			"kind": kind, "op": g.op, "ops_per_s": float64(ns[0]) / ts[0],
+			"cpu_us": cs[0] / float64(ns[0]) * 1e6}
 		if fl != nil {
 			out["floor_ops_per_s"] = float64(nf) / tf
 			out["floor_cpu_us"] = cf / float64(nf) * 1e6
+		}
+		if len(slices) > 1 {
+			out["cross_ops_per_s"] = float64(ns[1]) / ts[1]
+			out["cross_cpu_us"] = cs[1] / float64(ns[1]) * 1e6
 		}
 		b, _ := json.Marshal(out)
 		fmt.Println(string(b))
