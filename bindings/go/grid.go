@@ -21,24 +21,23 @@ typedef struct hlgo_garg {
 	double d;
 } hlgo_garg;
 
-// The value as the call left it: a number in i or d; bytes and lists stay
-// in v for Go to copy, then free (nil and numbers are freed here).
+// The value as the call left it: its type, a number in i or d, a bytes
+// value's length. No pointer: cgo then checks nothing when Go hands it
+// over (a struct with pointers is walked on every call).
 typedef struct hlgo_gout {
 	int type;
 	int64_t i;
 	double d;
-	const char *b; // bytes: v's, n of them
 	size_t n;
-	hl_value *v;
 } hlgo_gout;
 
 // hlgo_object_call makes the object, runs op and frees the object: one
 // cgo call per operation (the arguments read from Go memory, buf: the
 // name then the arguments' bytes), the failure detail copied on this
 // thread. A bytes result of at most cap bytes is copied back into buf
-// (out->v NULL: the arguments are read by then), so that Go need not
-// call C again to free it.
-static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
+// (the arguments are read by then) and freed here; a longer one, or a
+// list, is returned for Go to copy, then free (NULL otherwise).
+static hl_value *hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
 		hl_object *have, int kind, char *buf, size_t cap, size_t name_len,
 		int op, const hlgo_garg *ga, size_t nargs, int64_t timeout_ms) {
 	hl_arg stack[8], *args = stack;
@@ -47,10 +46,9 @@ static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
 	int rc;
 	hlgo_reset(r);
 	out->type = HL_VALUE_NIL;
-	out->v = NULL;
 	if (nargs > 8 && !(args = calloc(nargs, sizeof(hl_arg)))) {
 		hlgo_fail(r, HL_ENOMEM);
-		return;
+		return NULL;
 	}
 	for (size_t i = 0; i < nargs; i++) {
 		args[i].type = ga[i].type;
@@ -74,20 +72,18 @@ static void hlgo_object_call(hlgo_result *r, hlgo_gout *out, hl_client *c,
 	if (args != stack)
 		free(args);
 	out->type = hl_value_type(v);
-	if (out->type == HL_VALUE_BYTES || out->type == HL_VALUE_ARRAY) {
-		out->b = hl_value_bytes(v, &out->n);
-		out->v = v;
-		if (out->type == HL_VALUE_BYTES && out->n <= cap) {
-			memcpy(buf, out->b, out->n);
-			out->b = NULL;
-			out->v = NULL;
-			hl_value_free(v);
-		}
-		return;
+	if (out->type == HL_VALUE_BYTES) {
+		const char *b = hl_value_bytes(v, &out->n);
+		if (out->n > cap)
+			return v;
+		memcpy(buf, b, out->n);
+	} else if (out->type == HL_VALUE_ARRAY) {
+		return v;
 	}
 	out->i = hl_value_int(v);
 	out->d = hl_value_double(v);
 	hl_value_free(v);
+	return NULL;
 }
 
 // hlgo_object_common runs a common operation: 0 delete, 1 exists, 2
@@ -550,7 +546,7 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 			have = o.st.p
 		}
 		buf = buf[:cap(buf)]
-		C.hlgo_object_call(cr, g, p, have, C.int(o.kind), (*C.char)(unsafe.Pointer(&buf[0])),
+		v := C.hlgo_object_call(cr, g, p, have, C.int(o.kind), (*C.char)(unsafe.Pointer(&buf[0])),
 			C.size_t(len(buf)), C.size_t(len(o.name)), C.int(op), gap, C.size_t(len(ga)),
 			C.int64_t(ms))
 		switch int(g._type) {
@@ -559,17 +555,17 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 		case int(C.HL_VALUE_DOUBLE):
 			out = Value{kind: valueFloat, f: float64(g.d)}
 		case int(C.HL_VALUE_BYTES):
-			if g.v == nil { // copied back into buf (never nil: make)
+			if v == nil { // copied back into buf (never nil: make)
 				b := make([]byte, int(g.n))
 				copy(b, buf)
 				out = Value{kind: valueBytes, b: b}
 				break
 			}
-			out = Value{kind: valueBytes, b: C.GoBytes(unsafe.Pointer(g.b), C.int(g.n))}
-			C.hl_value_free(g.v)
+			out = goValue(v)
+			C.hl_value_free(v)
 		case int(C.HL_VALUE_ARRAY):
-			out = goValue(g.v)
-			C.hl_value_free(g.v)
+			out = goValue(v)
+			C.hl_value_free(v)
 		}
 		if cr.status != 0 {
 			return opResult{err: resultError(o.opName(opName), cr)}
