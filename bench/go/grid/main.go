@@ -299,10 +299,11 @@ func cpuSeconds() float64 {
 
 type floor func(secs float64) (int64, float64)
 
-// openFloor opens the floor: its slices (run), and the crossing (once):
-// the same round on a connection of its own, one cgo call a round, which
-// is what calling C costs each operation without hilock.
-func openFloor(lib, url, path string) (run floor, once func() error) {
+// openFloor opens the floor: its slices (run), and with cross the
+// crossing (once, else nil): the same round on a connection of its own,
+// one cgo call a round, which is what calling C costs each operation
+// without hilock.
+func openFloor(lib, url, path string, cross bool) (run floor, once func() error) {
 	clib := C.CString(lib)
 	defer C.free(unsafe.Pointer(clib))
 	if e := C.floor_load(clib); e != nil {
@@ -313,8 +314,7 @@ func openFloor(lib, url, path string) (run floor, once func() error) {
 	defer C.free(unsafe.Pointer(cpath))
 	var errbuf [256]C.char
 	f := C.floor_open(curl, cpath, &errbuf[0], 256)
-	x := C.floor_open(curl, cpath, &errbuf[0], 256)
-	if f == nil || x == nil {
+	if f == nil {
 		die("floor: %s", C.GoString(&errbuf[0]))
 	}
 	run = func(secs float64) (int64, float64) {
@@ -324,6 +324,13 @@ func openFloor(lib, url, path string) (run floor, once func() error) {
 			die("%s", C.GoString(C.floor_err(f)))
 		}
 		return int64(n), float64(el)
+	}
+	if !cross {
+		return run, nil
+	}
+	x := C.floor_open(curl, cpath, &errbuf[0], 256)
+	if x == nil {
+		die("floor: %s", C.GoString(&errbuf[0]))
 	}
 	once = func() error {
 		if C.floor_once(x) != 0 {
@@ -380,8 +387,8 @@ func main() {
 		slices := []func(ctx context.Context) error{fn}
 		if floorFile != "-" {
 			var once func() error
-			fl, once = openFloor(floorLib, url, floorFile)
-			if lib == "hilock" {
+			fl, once = openFloor(floorLib, url, floorFile, lib == "hilock")
+			if once != nil {
 				slices = append(slices, func(context.Context) error { return once() })
 			}
 		}
