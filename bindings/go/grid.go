@@ -549,23 +549,18 @@ func (o *object) call(ctx context.Context, op int, opName string, args ...arg) (
 		v := C.hlgo_object_call(cr, g, p, have, C.int(o.kind), (*C.char)(unsafe.Pointer(&buf[0])),
 			C.size_t(len(buf)), C.size_t(len(o.name)), C.int(op), gap, C.size_t(len(ga)),
 			C.int64_t(ms))
-		switch int(g._type) {
-		case int(C.HL_VALUE_INT):
+		switch {
+		case v != nil: // a list, or bytes longer than buf
+			out = goValue(v)
+			C.hl_value_free(v)
+		case int(g._type) == int(C.HL_VALUE_INT):
 			out = Value{kind: valueInt, i: int64(g.i)}
-		case int(C.HL_VALUE_DOUBLE):
+		case int(g._type) == int(C.HL_VALUE_DOUBLE):
 			out = Value{kind: valueFloat, f: float64(g.d)}
-		case int(C.HL_VALUE_BYTES):
-			if v == nil { // copied back into buf (never nil: make)
-				b := make([]byte, int(g.n))
-				copy(b, buf)
-				out = Value{kind: valueBytes, b: b}
-				break
-			}
-			out = goValue(v)
-			C.hl_value_free(v)
-		case int(C.HL_VALUE_ARRAY):
-			out = goValue(v)
-			C.hl_value_free(v)
+		case int(g._type) == int(C.HL_VALUE_BYTES): // copied back into buf
+			b := make([]byte, int(g.n)) // never nil, even empty
+			copy(b, buf)
+			out = Value{kind: valueBytes, b: b}
 		}
 		if cr.status != 0 {
 			return opResult{err: resultError(o.opName(opName), cr)}
