@@ -64,38 +64,33 @@ if scenario == "grid" then
 	-- the method called as a program calls it: up to three arguments in
 	-- locals, no table.unpack in the loop
 	local a1, a2, a3 = a[1], a[2], a[3]
-	local function ops_for(s)
-		local t0 = now()
-		local stop, c, t = t0 + s, 0, t0
-		while true do
-			t = now()
-			if t >= stop then return c, t - t0 end
-			local r, err
-			if n == 0 then r, err = fn(obj)
-			elseif n == 1 then r, err = fn(obj, a1)
-			elseif n == 2 then r, err = fn(obj, a1, a2)
-			elseif n == 3 then r, err = fn(obj, a1, a2, a3)
-			else r, err = fn(obj, table.unpack(a, 1, n)) end
-			if r == nil and err then error(err) end
-			c = c + 1
-		end
-	end
 	-- the crossing: the floor's round on a connection of its own, one
 	-- call from Lua a round (what calling C costs, without hilock)
 	local cross = assert(hlfloor.cmds(url, arg[4]))
-	local function cross_for(s)
+	-- calls for s seconds: hilock's, or with x the crossing's
+	local function ops_for(s, x)
 		local t0 = now()
 		local stop, c, t = t0 + s, 0, t0
 		while true do
 			t = now()
 			if t >= stop then return c, t - t0 end
-			cross:once()
+			if x then
+				x:once()
+			else
+				local r, err
+				if n == 0 then r, err = fn(obj)
+				elseif n == 1 then r, err = fn(obj, a1)
+				elseif n == 2 then r, err = fn(obj, a1, a2)
+				elseif n == 3 then r, err = fn(obj, a1, a2, a3)
+				else r, err = fn(obj, table.unpack(a, 1, n)) end
+				if r == nil and err then error(err) end
+			end
 			c = c + 1
 		end
 	end
 	floor:run(0.3)
 	ops_for(0.3)
-	cross_for(0.3)
+	ops_for(0.3, cross)
 	-- cf, ch, cx: the process's CPU time (os.clock) in each
 	local nf, tf, nh, th, nx, tx, cf, ch, cx = 0, 0, 0, 0, 0, 0, 0, 0, 0
 	local stop = now() + secs
@@ -110,7 +105,7 @@ if scenario == "grid" then
 		nh, th = nh + c, th + el
 		ch = ch + os.clock() - c0
 		c0 = os.clock()
-		c, el = cross_for(0.005)
+		c, el = ops_for(0.005, cross)
 		nx, tx = nx + c, tx + el
 		cx = cx + os.clock() - c0
 	end

@@ -392,7 +392,7 @@ func main() {
 				slices = append(slices, func(context.Context) error { return once() })
 			}
 		}
-		opsFor := func(s float64, fn func(ctx context.Context) error) (int64, float64) {
+		opsFor := func(s float64, step func(ctx context.Context) error) (int64, float64) {
 			t0 := time.Now()
 			end := t0.Add(time.Duration(s * 1e9))
 			var n int64
@@ -401,7 +401,7 @@ func main() {
 				if !t.Before(end) {
 					return n, t.Sub(t0).Seconds()
 				}
-				if err := fn(ctx); err != nil {
+				if err := step(ctx); err != nil {
 					die("%s: %v", g.op, err)
 				}
 				n++
