@@ -607,7 +607,13 @@ static void sentinel(void)
 	HT_EQ(rep->integer, 1);
 	freeReplyObject(rep);
 	rep = ht_node_cmd(ht_sentinel_master(s), "GET {rl:sent}:value");
-	HT_CHECK(rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "1") == 0);
+	/* (what was there, should this fail again: it failed once in a
+	 * loaded CI's ASan build and never since) */
+	HT_CHECKF(rep->type == REDIS_REPLY_STRING && strcmp(rep->str, "1") == 0,
+	          "the new master's value is %s (reply type %d), %lld ms "
+	          "after the wait began",
+	          rep->type == REDIS_REPLY_STRING ? rep->str : "not a string",
+	          rep->type, (long long)(ht_now_ms() - t0));
 	freeReplyObject(rep);
 	HT_OK(hl_rate_limiter_try_acquire(&ok, o, 2, 0));
 	HT_EQ(ok, 0); /* one of the two is in use */
