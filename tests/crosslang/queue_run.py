@@ -5,18 +5,16 @@ capacity 4 (`make test-crosslang`).
     python queue_run.py BUILD_DIR
 
 Starts a throwaway redis-server. For each kind ("queue": blocking_queue,
-"bounded": bounded_blocking_queue) it runs one producer per language,
-putting COUNT distinct elements "<lang>-<pid>-<i>" directly, and one
-consumer per language plus a victim consumer, each through a fault proxy
-of its own (tests/tools/faultproxy), polling with a 0.5 s timeout under a
-3 s lease and appending what it got to a file of its own. While they run
-the runner
-
-- stops the victim (SIGSTOP) until an in-flight list of its appears and
-  stays, records the element(s) in it, and kills it (SIGKILL): it never
-  read them, or read them without acknowledging;
-- three times resets every live consumer's proxy, then black-holes two of
-  them for a second.
+"bounded": bounded_blocking_queue) it first starts the victim, a consumer
+alone on the queue: once its take waits in Redis (BLMOVE, seen in CLIENT
+LIST) the runner stops it (SIGSTOP), puts one element, which Redis moves
+into the victim's in-flight list, and kills it (SIGKILL): it never read it.
+Then it runs one producer per language, putting COUNT distinct elements
+"<lang>-<pid>-<i>" directly, and one consumer per language, each through a
+fault proxy of its own (tests/tools/faultproxy), polling with a 0.5 s
+timeout under a 3 s lease and appending what it got to a file of its own.
+While they run the runner three times resets every live consumer's proxy,
+then black-holes two of them for a while.
 
 When the producers are done, every element was received and no in-flight
 list is left, the consumers are told to stop (a stop file). Checks: every
@@ -110,6 +108,16 @@ def lines_of(path: str) -> "list[str]":
         return []
 
 
+def blocked_takes(r: Resp) -> "list[str]":
+    """The clients Redis holds blocked in a BLMOVE (a take's wait)."""
+    out = []
+    for line in r("CLIENT", "LIST").splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split(" ") if "=" in kv)
+        if f.get("cmd") == "blmove" and "b" in f.get("flags", ""):
+            out.append(f.get("id", ""))
+    return out
+
+
 def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
              count: int) -> None:
     url = f"redis://127.0.0.1:{port}/0"
@@ -130,50 +138,71 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
         ctags = langs + ["victim"]
         for tag in ctags:
             proxies[tag] = FaultProxy(port)
-        for tag in ctags:
+
+        def start_consumer(tag: str) -> None:
             cmd = workers[victim_lang if tag == "victim" else tag]
             consumers[tag] = subprocess.Popen(
                 cmd + ["consume", proxies[tag].url, kind, name, os.path.join(d, f"got.{tag}"),
                        tag, stop, "120"], env=env, stderr=subprocess.PIPE, text=True)
+
+        # The victim first, alone. Once its take waits in Redis (BLMOVE) it
+        # is stopped; still waiting, the runner puts one element, which
+        # Redis moves into the stopped victim's in-flight list at once (no
+        # other taker waits); then it is killed: it never read the element.
+        # When its wait's slice ended just then, the element stays queued:
+        # the victim is continued, takes it as usual, and it tries again.
+        start_consumer("victim")
+        victim = consumers["victim"]
+        held: "list[str]" = []
+        runner_put = os.path.join(d, "put.runner")
+        deadline = time.monotonic() + 30
+        tries = 0
+        while not held and time.monotonic() < deadline and victim.poll() is None:
+            if not blocked_takes(r):
+                time.sleep(0.02)
+                continue
+            victim.send_signal(signal.SIGSTOP)
+            if not blocked_takes(r):
+                victim.send_signal(signal.SIGCONT)
+                continue
+            v = f"runner-{tries}"
+            tries += 1
+            if not q.offer(v):
+                victim.send_signal(signal.SIGCONT)
+                continue
+            with open(runner_put, "a") as f:
+                f.write(v + "\n")
+            wait_until = time.monotonic() + 2
+            while time.monotonic() < wait_until and not held:
+                if any(v in r("LRANGE", k, "0", "-1") for k in r.keys("hilock_inflight:*")):
+                    held = [v]
+                else:
+                    time.sleep(0.02)
+            if held:
+                victim.send_signal(signal.SIGKILL)
+            else:
+                victim.send_signal(signal.SIGCONT)
+        tap.check(bool(held), f"{kind}: the victim ({victim_lang}) was killed holding "
+                  f"an element in flight ({held}, after {tries} tries)")
+        if not held:
+            victim.kill()
+        victim.wait(10)
+
+        # The live consumers, each waiting in Redis (so connected) before
+        # the producers start and the faults begin.
+        for tag in langs:
+            start_consumer(tag)
+        deadline = time.monotonic() + 30
+        while len(blocked_takes(r)) < len(langs) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tap.check(len(blocked_takes(r)) >= len(langs),
+                  f"{kind}: the {len(langs)} live consumers wait on the queue",
+                  str(blocked_takes(r)))
         for tag in langs:
             producers[tag] = subprocess.Popen(
                 workers[tag] + ["produce", url, kind, name, os.path.join(d, f"put.{tag}"),
                                 tag, str(count), "40"],
                 env=env, stderr=subprocess.PIPE, text=True)
-
-        # The victim: stopped until an in-flight list of its own shows
-        # (one that appeared while it was stopped, and stays), then killed.
-        victim = consumers["victim"]
-        held: "list[str]" = []
-        time.sleep(0.5)
-        for _ in range(20):
-            before = set(r.keys("hilock_inflight:*"))
-            victim.send_signal(signal.SIGSTOP)
-            found = []
-            deadline = time.monotonic() + 1.5
-            while time.monotonic() < deadline and not found:
-                time.sleep(0.2)
-                new = set(r.keys("hilock_inflight:*")) - before
-                # A live consumer's list goes with its ack, the stopped
-                # victim's stays: a list counts when it holds the same
-                # elements at two reads 0.5 s apart.
-                seen = {k: r("LRANGE", k, "0", "-1") for k in new}
-                if any(seen.values()):
-                    time.sleep(0.5)
-                    found = [v for k, v in seen.items()
-                             if v and r("LRANGE", k, "0", "-1") == v]
-            if found:
-                for v in found:
-                    held += v
-                victim.send_signal(signal.SIGKILL)
-                break
-            victim.send_signal(signal.SIGCONT)
-            time.sleep(0.15)
-        tap.check(bool(held), f"{kind}: the victim ({victim_lang}) was killed holding "
-                  f"an element in flight ({held})")
-        if not held:
-            victim.kill()
-        victim.wait(10)
 
         # Faults on the live consumers' connections.
         live = [t for t in ctags if t != "victim"]
@@ -200,7 +229,7 @@ def run_kind(tap: Tap, kind: str, port: int, tmp: str, workers: dict, env: dict,
             tap.check(p.returncode == 0, f"{kind}: {tag} producer exited 0",
                       f"status {p.returncode}\n{err}")
         put = {t: lines_of(os.path.join(d, f"put.{t}")) for t in langs}
-        offered = [e for t in langs for e in put[t]]
+        offered = [e for t in langs for e in put[t]] + lines_of(runner_put)
         tap.check(all(len(v) == count for v in put.values()),
                   f"{kind}: every producer put its {count} elements",
                   str({t: len(v) for t, v in put.items()}))
