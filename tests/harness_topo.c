@@ -673,15 +673,15 @@ static struct ht_conn *conn_open(ht_node *n, int64_t timeout_ms)
 		return NULL;
 	}
 	if (rep->type == REDIS_REPLY_ERROR && n->password[0] &&
-	    !strstr(rep->str, "LOADING") && n == g_node_starting) {
+	    !strstr(rep->str, "LOADING")) {
+		if (n != g_node_starting)
+			HT_FAIL("AUTH on %s (port %d) refused: %s", n->name,
+			        n->port, rep->str);
+		/* another server on the port it picked: ours exits */
 		freeReplyObject(rep);
 		conn_close(c);
 		return NULL;
 	}
-	if (rep->type == REDIS_REPLY_ERROR && n->password[0] &&
-	    !strstr(rep->str, "LOADING"))
-		HT_FAIL("AUTH on %s (port %d) refused: %s", n->name, n->port,
-		        rep->str);
 	freeReplyObject(rep);
 	return c;
 }
